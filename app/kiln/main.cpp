@@ -1,0 +1,257 @@
+//===- main.cpp - The `kiln` command-line tool ----------------------------===//
+//
+//   kiln compile MODEL [-o OUT.kiln] [--emit=tosa|linalg|llvm-ir|asm]
+//   kiln run MODEL|ARTIFACT --input=@in.npy ... [--output=@out.npy ...]
+//            [--benchmark=N]
+//   kiln --version
+//
+// Exit status: 0 on success, 1 on a user error (one message on stderr),
+// 2 on bad usage.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Compiler.h"
+#include "kiln/Npy.h"
+#include "kiln/Run.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory kilnCategory("kiln options");
+
+static cl::SubCommand compileCmd("compile",
+                                 "Compile a model to a .kiln artifact or print "
+                                 "an intermediate stage");
+static cl::SubCommand runCmd("run", "Run a .kiln artifact (or compile a model "
+                                    "in memory and run it)");
+
+// compile
+static cl::opt<std::string> compileModel(cl::Positional, cl::Required,
+                                         cl::desc("<model.tflite|model.mlir>"),
+                                         cl::sub(compileCmd));
+static cl::opt<std::string> compileOutput("o", cl::desc("Output file (default: MODEL.kiln, or stdout with --emit)"),
+                                          cl::value_desc("file"), cl::sub(compileCmd),
+                                          cl::cat(kilnCategory));
+static cl::opt<std::string> emit("emit",
+                                 cl::desc("Print the module after a stage: tosa, linalg, "
+                                          "llvm-ir, asm"),
+                                 cl::value_desc("stage"), cl::sub(compileCmd),
+                                 cl::cat(kilnCategory));
+
+// run
+static cl::opt<std::string> runModel(cl::Positional, cl::Required,
+                                     cl::desc("<artifact.kiln|model.tflite>"),
+                                     cl::sub(runCmd));
+static cl::list<std::string> runInputs("input",
+                                       cl::desc("An input, in signature order: @file.npy "
+                                                "or DIMSxTYPE=VALUE (e.g. 1x16x96xf32=0.5)"),
+                                       cl::value_desc("spec"), cl::sub(runCmd),
+                                       cl::cat(kilnCategory));
+static cl::list<std::string> runOutputs("output",
+                                        cl::desc("Where to write an output, in signature "
+                                                 "order: @file.npy"),
+                                        cl::value_desc("@file.npy"), cl::sub(runCmd),
+                                        cl::cat(kilnCategory));
+static cl::opt<unsigned> benchmark("benchmark",
+                                   cl::desc("Run N more warm inferences and print the median, "
+                                            "min and max latency"),
+                                   cl::init(0), cl::value_desc("N"), cl::sub(runCmd),
+                                   cl::cat(kilnCategory));
+
+// shared by compile and run (compiling a model)
+static cl::list<std::string> fixShapes("fix-shape",
+                                       cl::desc("Give a dynamic input a static shape: "
+                                                "INPUT=DIMS (name or index), e.g. 0=1x76x32x1"),
+                                       cl::value_desc("input=dims"), cl::sub(compileCmd),
+                                       cl::sub(runCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> targetTriple("target-triple",
+                                         cl::desc("LLVM target triple (default: host)"),
+                                         cl::sub(compileCmd), cl::sub(runCmd),
+                                         cl::cat(kilnCategory));
+static cl::opt<std::string> targetCpu("target-cpu",
+                                      cl::desc("LLVM CPU name (default: generic)"),
+                                      cl::init("generic"), cl::sub(compileCmd),
+                                      cl::sub(runCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> targetFeatures("target-cpu-features",
+                                           cl::desc("LLVM CPU features, e.g. +avx2,+fma"),
+                                           cl::sub(compileCmd), cl::sub(runCmd),
+                                           cl::cat(kilnCategory));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "kiln: error: " << message << "\n";
+  return 1;
+}
+
+static int fail(llvm::Error err) {
+  std::string message = llvm::toString(std::move(err));
+  return fail(message);
+}
+
+static llvm::Expected<kiln::CompileOptions> compileOptions() {
+  kiln::CompileOptions options;
+  options.target.triple = targetTriple;
+  options.target.cpu = targetCpu;
+  options.target.features = targetFeatures;
+  for (const std::string &text : fixShapes) {
+    auto fix = kiln::parseShapeFix(text);
+    if (!fix)
+      return fix.takeError();
+    options.fixedShapes.push_back(*fix);
+  }
+  return options;
+}
+
+static llvm::Error writeFile(const std::string &path, const void *data, size_t size) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
+                                   ec.message().c_str());
+  os.write(static_cast<const char *>(data), size);
+  os.close();
+  if (os.has_error())
+    return llvm::createStringError(os.error(), "%s: write failed", path.c_str());
+  return llvm::Error::success();
+}
+
+static int runCompile() {
+  auto options = compileOptions();
+  if (!options)
+    return fail(options.takeError());
+  if (!emit.empty()) {
+    kiln::EmitStage stage;
+    if (!kiln::parseEmitStage(emit, stage))
+      return fail("--emit='" + emit + "' is not a stage; use tosa, linalg, llvm-ir or asm");
+    auto text = kiln::emitStage(compileModel, stage, *options);
+    if (!text)
+      return fail(text.takeError());
+    if (compileOutput.empty() || compileOutput == "-") {
+      llvm::outs() << *text;
+      return 0;
+    }
+    if (llvm::Error err = writeFile(compileOutput, text->data(), text->size()))
+      return fail(std::move(err));
+    return 0;
+  }
+  std::string out = compileOutput;
+  if (out.empty()) {
+    llvm::SmallString<256> path(compileModel.getValue());
+    llvm::sys::path::replace_extension(path, "kiln");
+    out = path.str().str();
+  }
+  auto artifact = kiln::compileArtifact(compileModel, *options);
+  if (!artifact)
+    return fail(artifact.takeError());
+  if (llvm::Error err = writeFile(out, artifact->data(), artifact->size()))
+    return fail(std::move(err));
+  llvm::outs() << "wrote " << out << " (" << artifact->size() << " bytes)\n";
+  return 0;
+}
+
+static std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s;
+}
+
+static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,
+                         size_t index) {
+  llvm::outs() << "output " << index << " '" << info.name << "': "
+               << shapeText(info.shape) << "x"
+               << (info.dtype == "<f4" ? "f32" : info.dtype);
+  if (info.dtype == "<f4") {
+    size_t n = value.data.size() / 4;
+    const float *f = reinterpret_cast<const float *>(value.data.data());
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    for (size_t i = 0; i < n; ++i) {
+      sum += f[i];
+      lo = std::min<double>(lo, f[i]);
+      hi = std::max<double>(hi, f[i]);
+    }
+    llvm::outs() << llvm::format(" min %.6g max %.6g mean %.6g", lo, hi, n ? sum / n : 0.0)
+                 << " [";
+    for (size_t i = 0; i < std::min<size_t>(n, 6); ++i)
+      llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", f[i]);
+    llvm::outs() << (n > 6 ? ", ...]" : "]");
+  }
+  llvm::outs() << "\n";
+}
+
+static int runRun() {
+  std::vector<uint8_t> artifact;
+  llvm::StringRef path(runModel);
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer)
+    return fail(path + ": cannot read: " + buffer.getError().message());
+  llvm::StringRef data = (*buffer)->getBuffer();
+  bool isArtifact = data.size() >= 8 && data.substr(4, 4) == "KILN";
+  if (isArtifact || path.ends_with(".kiln")) {
+    artifact.assign(data.begin(), data.end());
+  } else {
+    auto options = compileOptions();
+    if (!options)
+      return fail(options.takeError());
+    auto compiled = kiln::compileArtifact(runModel, *options);
+    if (!compiled)
+      return fail(compiled.takeError());
+    artifact = std::move(*compiled);
+  }
+  std::vector<kiln::NpyArray> inputs;
+  for (const std::string &spec : runInputs) {
+    auto array = kiln::parseInputSpec(spec);
+    if (!array)
+      return fail(array.takeError());
+    inputs.push_back(std::move(*array));
+  }
+  auto result = kiln::runArtifact(artifact, inputs, benchmark);
+  if (!result)
+    return fail(llvm::Twine(path) + ": " + llvm::toString(result.takeError()));
+  if (!runOutputs.empty() && runOutputs.size() != result->outputs.size())
+    return fail("the model has " + llvm::Twine(result->outputs.size()) + " output(s), " +
+                llvm::Twine(runOutputs.size()) + " --output given");
+  for (size_t i = 0; i < result->outputs.size(); ++i) {
+    printSummary(result->outputs[i], result->outputValues[i], i);
+    if (i < runOutputs.size()) {
+      llvm::StringRef target(runOutputs[i]);
+      if (!target.consume_front("@"))
+        return fail("--output='" + runOutputs[i] + "': expected @file.npy");
+      if (llvm::Error err = kiln::writeNpyFile(target.str(), result->outputValues[i]))
+        return fail(std::move(err));
+    }
+  }
+  if (benchmark > 0) {
+    std::vector<double> t = result->timesMs;
+    std::sort(t.begin(), t.end());
+    double median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+    llvm::outs() << llvm::format("median: %.4f ms (min %.4f ms, max %.4f ms, %zu runs)\n", median,
+                                 t.front(), t.back(), t.size());
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "kiln " << kiln::version() << "\n"
+       << "built with LLVM/MLIR " << kiln::llvmVersion() << "\n";
+  });
+  cl::HideUnrelatedOptions(kilnCategory);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "Kiln: ahead-of-time compiler for neural-network models\n",
+                                   &llvm::errs()))
+    return 2;
+  if (compileCmd)
+    return runCompile();
+  if (runCmd)
+    return runRun();
+  cl::PrintHelpMessage(false, true);
+  return 2;
+}

@@ -1,0 +1,51 @@
+//===- kiln/Npy.h - NumPy .npy files ---------------------------*- C++ -*-===//
+//
+// Reads and writes NumPy `.npy` arrays (format versions 1.0-3.0, little
+// endian, C order; dtypes <f4 <f2 <i4 <i8 |i1 |u1 |b1), the format
+// `iree-run-module --input=@x.npy` takes. Spec: numpy.lib.format
+// ("NEP 1 - A Simple File Format for NumPy Arrays").
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_NPY_H
+#define KILN_NPY_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/Support/Error.h"
+
+namespace kiln {
+
+/// An n-dimensional array: dtype descriptor ("<f4", "<i4", ...), shape in
+/// elements (row-major) and raw little-endian bytes.
+struct NpyArray {
+  std::string dtype = "<f4";
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+
+  /// Number of elements (1 for a 0-d array).
+  int64_t numElements() const;
+};
+
+/// Bytes per element of a dtype descriptor, 0 if unsupported.
+size_t npyDtypeSize(const std::string &dtype);
+
+/// Parses .npy bytes. Errors say what is wrong (bad magic, big-endian or
+/// Fortran-order data, unsupported dtype, size mismatch). `what` names the
+/// file in messages.
+llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
+                                  const std::string &what);
+
+/// Reads a .npy file; errors name the path.
+llvm::Expected<NpyArray> readNpyFile(const std::string &path);
+
+/// Serializes to .npy format 1.0 bytes.
+std::vector<uint8_t> serializeNpy(const NpyArray &array);
+
+/// Writes a .npy file; errors name the path.
+llvm::Error writeNpyFile(const std::string &path, const NpyArray &array);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,58 @@
+//===- kiln/Run.h - Run artifacts on the host ------------------*- C++ -*-===//
+//
+// Host-side driver over the runtime's C API (runtime/include/kiln/runtime.h)
+// shared by `kiln run` and the workbench: load an artifact, check and bind
+// inputs, invoke, time warm runs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_RUN_H
+#define KILN_RUN_H
+
+#include "kiln/Npy.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/Support/Error.h"
+
+namespace kiln {
+
+/// Description of one model input or output, from the artifact.
+struct IOInfo {
+  std::string name;
+  std::string dtype; ///< NumPy descriptor, e.g. "<f4"
+  std::vector<int64_t> shape;
+};
+
+/// Outcome of runArtifact.
+struct RunResult {
+  std::vector<IOInfo> inputs;
+  std::vector<IOInfo> outputs;
+  /// Output arrays of the last invocation, in signature order.
+  std::vector<NpyArray> outputValues;
+  /// Wall time of each timed invocation, milliseconds (empty without
+  /// benchmarking).
+  std::vector<double> timesMs;
+  /// Arena the artifact asked for, bytes.
+  uint64_t arenaBytes = 0;
+};
+
+/// Parses one `--input=` value: "@file.npy", or "DIMSxTYPE=VALUES" with
+/// TYPE f32 or i32 and VALUES one number (broadcast) or a comma-separated
+/// list of all elements, e.g. "1x16x96xf32=0.5". Errors explain the syntax.
+llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
+
+/// Loads `artifact` (bytes of a .kiln file), checks `inputs` against its
+/// signature (count, dtype, shape: errors name the input and what was
+/// expected), runs it once, then `benchmarkRuns` more timed runs.
+llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
+                                      const std::vector<NpyArray> &inputs,
+                                      unsigned benchmarkRuns = 0);
+
+/// Reads the I/O signature of an artifact without running it.
+llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,95 @@
+//===- ArtifactWriter.cpp - Serialize a compiled model to .kiln -----------===//
+#include "ArtifactWriter.h"
+
+#include "kiln_artifact_generated.h"
+
+namespace kiln {
+
+namespace fb = kiln::artifact;
+
+size_t elementSize(ElementKind type) {
+  switch (type) {
+  case ElementKind::F32:
+  case ElementKind::I32:
+    return 4;
+  case ElementKind::F16:
+    return 2;
+  case ElementKind::I64:
+    return 8;
+  case ElementKind::I8:
+  case ElementKind::U8:
+  case ElementKind::I1:
+    return 1;
+  }
+  return 1;
+}
+
+/// Alignment of constant data and code inside the file, bytes.
+static constexpr size_t kDataAlignment = 64;
+
+static flatbuffers::Offset<flatbuffers::Vector<uint8_t>>
+createAlignedBytes(flatbuffers::FlatBufferBuilder &fbb,
+                   const std::vector<uint8_t> &bytes) {
+  fbb.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), kDataAlignment);
+  return fbb.CreateVector(bytes);
+}
+
+static flatbuffers::Offset<fb::TensorDesc>
+createTensorDesc(flatbuffers::FlatBufferBuilder &fbb, const TensorSpec &t) {
+  return fb::CreateTensorDescDirect(
+      fbb, t.name.c_str(), static_cast<fb::ElementType>(t.type), &t.shape);
+}
+
+std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
+  flatbuffers::FlatBufferBuilder fbb(1 << 16);
+
+  // Large blobs first: the builder works back to front, so these end up at
+  // the end of the file, after the small tables.
+  std::vector<flatbuffers::Offset<fb::Constant>> constants;
+  for (const ConstantSpec &c : spec.constants) {
+    auto data = createAlignedBytes(fbb, c.data);
+    auto name = fbb.CreateString(c.name);
+    auto shape = fbb.CreateVector(c.shape);
+    constants.push_back(fb::CreateConstant(
+        fbb, name, static_cast<fb::ElementType>(c.type), shape, data));
+  }
+  std::vector<flatbuffers::Offset<fb::Executable>> executables;
+  for (const ExecutableSpec &e : spec.executables) {
+    auto code = createAlignedBytes(fbb, e.code);
+    auto triple = fbb.CreateString(e.triple);
+    auto cpu = fbb.CreateString(e.cpu);
+    auto entries = fbb.CreateVectorOfStrings(e.entryPoints);
+    executables.push_back(fb::CreateExecutable(
+        fbb, fb::ExecutableFormat::elf_shared_object, triple, cpu, entries,
+        code));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Command>> commands;
+  for (const DispatchSpec &d : spec.commands) {
+    std::vector<flatbuffers::Offset<fb::Binding>> bindings;
+    for (const BindingSpec &b : d.bindings)
+      bindings.push_back(fb::CreateBinding(
+          fbb, static_cast<fb::BindingKind>(b.source), b.index, b.offset,
+          b.length));
+    commands.push_back(fb::CreateCommandDirect(
+        fbb, fb::CommandKind::dispatch, d.executable, d.entryPoint,
+        &d.workgroupCount, &bindings));
+  }
+
+  std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
+  for (const TensorSpec &t : spec.inputs)
+    inputs.push_back(createTensorDesc(fbb, t));
+  for (const TensorSpec &t : spec.outputs)
+    outputs.push_back(createTensorDesc(fbb, t));
+  auto io = fb::CreateIOTableDirect(fbb, &inputs, &outputs);
+
+  auto root = fb::CreateArtifactDirect(
+      fbb, kArtifactFormatMajor, kArtifactFormatMinor, spec.producer.c_str(),
+      spec.source.c_str(), io, &commands, spec.arenaBytes, &executables,
+      &constants);
+  fb::FinishArtifactBuffer(fbb, root);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                              fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+} // namespace kiln

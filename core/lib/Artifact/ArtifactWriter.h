@@ -1,0 +1,86 @@
+//===- ArtifactWriter.h - Serialize a compiled model to .kiln --*- C++ -*-===//
+//
+// Plain description of what goes into a `.kiln` file and the writer that
+// serializes it with the flatc-generated builder for
+// runtime/schema/kiln_artifact.fbs. Internal to core.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_ARTIFACT_ARTIFACTWRITER_H
+#define KILN_CORE_ARTIFACT_ARTIFACTWRITER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// Element types as stored in the artifact (kiln.artifact.ElementType).
+enum class ElementKind : uint8_t { F32 = 0, F16 = 1, I32 = 2, I64 = 3, I8 = 4, U8 = 5, I1 = 6 };
+
+/// A model input or output: name, element type, static shape (elements).
+struct TensorSpec {
+  std::string name;
+  ElementKind type = ElementKind::F32;
+  std::vector<int64_t> shape;
+};
+
+/// A constant (weights) with its raw little-endian bytes.
+struct ConstantSpec {
+  std::string name;
+  ElementKind type = ElementKind::F32;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> data;
+};
+
+/// Where a binding points (kiln.artifact.BindingKind).
+enum class BindingSource : uint8_t { Input = 0, Output = 1, Constant = 2, Arena = 3 };
+
+/// One binding of a dispatch: buffer and byte range.
+struct BindingSpec {
+  BindingSource source;
+  uint32_t index = 0;
+  uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+/// One dispatch command: executable ordinal, entry point ordinal, bindings.
+struct DispatchSpec {
+  uint32_t executable = 0;
+  uint32_t entryPoint = 0;
+  std::vector<uint32_t> workgroupCount = {1, 1, 1};
+  std::vector<BindingSpec> bindings;
+};
+
+/// Native code for one target (an ELF shared object).
+struct ExecutableSpec {
+  std::string triple;
+  std::string cpu;
+  std::vector<std::string> entryPoints;
+  std::vector<uint8_t> code;
+};
+
+/// Everything one artifact holds.
+struct ArtifactSpec {
+  std::string producer;
+  std::string source;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<ConstantSpec> constants;
+  std::vector<ExecutableSpec> executables;
+  std::vector<DispatchSpec> commands;
+  uint64_t arenaBytes = 0;
+};
+
+/// Format version written by this compiler (kiln_artifact.fbs header).
+inline constexpr uint32_t kArtifactFormatMajor = 1;
+inline constexpr uint32_t kArtifactFormatMinor = 0;
+
+/// Serializes `spec`; constants and code are 64-byte aligned in the file.
+std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec);
+
+/// Bytes per element of `type`.
+size_t elementSize(ElementKind type);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,207 @@
+//===- HostCodegen.cpp - LLVM IR, object code and linking -----------------===//
+#include "HostCodegen.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "lld/Common/CommonLinkerContext.h"
+#include "lld/Common/Driver.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <mutex>
+
+namespace kiln {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+static void initializeTargetsOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
+  });
+}
+
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetOptions &options, unsigned optLevel) {
+  initializeTargetsOnce();
+  std::string triple = options.triple.empty()
+                           ? llvm::sys::getDefaultTargetTriple()
+                           : llvm::Triple::normalize(options.triple);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError("unknown target '" + triple + "': " + error);
+  llvm::TargetOptions targetOptions;
+  llvm::CodeGenOpt::Level level =
+      optLevel == 0   ? llvm::CodeGenOpt::None
+      : optLevel == 1 ? llvm::CodeGenOpt::Less
+      : optLevel == 2 ? llvm::CodeGenOpt::Default
+                      : llvm::CodeGenOpt::Aggressive;
+  std::string cpu = options.cpu.empty() ? "generic" : options.cpu;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, options.features, targetOptions, llvm::Reloc::PIC_,
+      std::nullopt, level));
+  if (!tm)
+    return makeError("cannot create a target machine for '" + triple +
+                     "' cpu '" + cpu + "'");
+  return tm;
+}
+
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                  llvm::StringRef kernel, llvm::StringRef entry,
+                  unsigned numBindings) {
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(module, context, "kiln");
+  if (!llvmModule)
+    return makeError("internal error: translation to LLVM IR failed");
+  llvm::Function *kernelFn = llvmModule->getFunction(kernel);
+  if (!kernelFn)
+    return makeError("internal error: kernel '" + kernel + "' not found");
+  if (kernelFn->arg_size() != numBindings)
+    return makeError("internal error: kernel '" + kernel + "' takes " +
+                     llvm::Twine(kernelFn->arg_size()) + " arguments, " +
+                     llvm::Twine(numBindings) + " bindings planned");
+
+  // void entry(void **bindings) { kernel(bindings[0], bindings[1], ...); }
+  llvm::Type *ptrTy = llvm::PointerType::getUnqual(context);
+  auto *entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                                          {ptrTy}, /*isVarArg=*/false);
+  llvm::Function *entryFn = llvm::Function::Create(
+      entryTy, llvm::GlobalValue::ExternalLinkage, entry, *llvmModule);
+  entryFn->getArg(0)->setName("bindings");
+  entryFn->addParamAttr(0, llvm::Attribute::NoAlias);
+  llvm::IRBuilder<> builder(
+      llvm::BasicBlock::Create(context, "entry", entryFn));
+  llvm::SmallVector<llvm::Value *> args;
+  for (unsigned i = 0; i < numBindings; ++i) {
+    llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(
+        ptrTy, entryFn->getArg(0), i, "binding" + llvm::Twine(i) + ".addr");
+    llvm::Value *arg = builder.CreateLoad(ptrTy, slot, "binding" + llvm::Twine(i));
+    args.push_back(builder.CreateBitCast(arg, kernelFn->getArg(i)->getType()));
+  }
+  builder.CreateCall(kernelFn, args);
+  builder.CreateRetVoid();
+  kernelFn->setLinkage(llvm::GlobalValue::InternalLinkage);
+  kernelFn->addFnAttr(llvm::Attribute::AlwaysInline);
+  // Buffers bound to one dispatch never overlap (the planner guarantees it).
+  for (unsigned i = 0; i < numBindings; ++i)
+    kernelFn->addParamAttr(i, llvm::Attribute::NoAlias);
+
+  std::string message;
+  llvm::raw_string_ostream os(message);
+  if (llvm::verifyModule(*llvmModule, &os))
+    return makeError("internal error: invalid LLVM IR: " + os.str());
+  return llvmModule;
+}
+
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
+                    unsigned optLevel) {
+  module.setDataLayout(tm.createDataLayout());
+  module.setTargetTriple(tm.getTargetTriple().str());
+  for (llvm::Function &fn : module) {
+    if (fn.isDeclaration())
+      continue;
+    fn.addFnAttr("target-cpu", tm.getTargetCPU());
+    if (!tm.getTargetFeatureString().empty())
+      fn.addFnAttr("target-features", tm.getTargetFeatureString());
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel == 0   ? llvm::OptimizationLevel::O0
+                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                  : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(module, mam);
+}
+
+llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
+                                            llvm::TargetMachine &tm,
+                                            bool asText) {
+  module.setDataLayout(tm.createDataLayout());
+  module.setTargetTriple(tm.getTargetTriple().str());
+  std::string out;
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream bos(buffer);
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, bos, nullptr,
+                             asText ? llvm::CGFT_AssemblyFile
+                                    : llvm::CGFT_ObjectFile))
+    return makeError("target '" + tm.getTargetTriple().str() +
+                     "' cannot emit " + (asText ? "assembly" : "objects"));
+  pm.run(module);
+  return std::string(buffer.begin(), buffer.end());
+}
+
+llvm::Expected<std::vector<uint8_t>>
+linkSharedObject(llvm::ArrayRef<char> object) {
+  static std::mutex lldMutex;
+  std::lock_guard<std::mutex> lock(lldMutex);
+
+  llvm::SmallString<128> objPath, soPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", objPath))
+    return makeError("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover objRemover(objPath);
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", soPath))
+    return makeError("cannot create a temporary file: " + ec.message());
+  llvm::FileRemover soRemover(soPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objPath, ec);
+    if (ec)
+      return makeError("cannot write " + objPath + ": " + ec.message());
+    os.write(object.data(), object.size());
+  }
+  std::string linkerOut, linkerErr;
+  llvm::raw_string_ostream outOs(linkerOut), errOs(linkerErr);
+  const char *args[] = {"ld.lld",          "-shared",      "--build-id=none",
+                        "-z",              "noexecstack",  "--hash-style=gnu",
+                        "--gc-sections",   "-o",           soPath.c_str(),
+                        objPath.c_str()};
+  bool ok = lld::elf::link(args, outOs, errOs, /*exitEarly=*/false,
+                           /*disableOutput=*/false);
+  lld::CommonLinkerContext::destroy();
+  if (!ok)
+    return makeError("linking kernels failed: " + errOs.str());
+  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  if (!buffer)
+    return makeError("cannot read linked kernels: " +
+                     buffer.getError().message());
+  const auto *begin =
+      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
+  return std::vector<uint8_t>(begin, begin + (*buffer)->getBufferSize());
+}
+
+} // namespace kiln

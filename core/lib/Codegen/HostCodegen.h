@@ -1,0 +1,66 @@
+//===- HostCodegen.h - LLVM IR, object code and linking --------*- C++ -*-===//
+//
+// Turns the LLVM-dialect module produced by buildLinalgToLLVMPipeline into
+// native code: LLVM IR translation, the dispatch ABI wrapper, LLVM's -O
+// pipeline, object/assembly emission through a TargetMachine, and an
+// in-process LLD link into a position-independent ELF shared object.
+// Internal to core.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_CODEGEN_HOSTCODEGEN_H
+#define KILN_CORE_CODEGEN_HOSTCODEGEN_H
+
+#include "kiln/Compiler.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace kiln {
+
+/// Creates a TargetMachine for `options` (host triple when empty; PIC
+/// relocation model). Errors name the unknown triple or CPU.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const TargetOptions &options, unsigned optLevel);
+
+/// Translates an LLVM-dialect module to LLVM IR and adds, for the kernel
+/// function `kernel` taking `numBindings` pointer arguments, the dispatch
+/// entry point `entry` with the ABI `void entry(void **bindings)`.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                  llvm::StringRef kernel, llvm::StringRef entry,
+                  unsigned numBindings);
+
+/// Runs LLVM's default per-module pipeline at `optLevel` (0..3) for `tm`.
+void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
+                    unsigned optLevel);
+
+/// Emits `module` as an ELF relocatable object (asText=false) or as
+/// assembly text (asText=true).
+llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
+                                            llvm::TargetMachine &tm,
+                                            bool asText);
+
+/// Links one relocatable object into a position-independent ELF shared
+/// object with LLD (in-process; calls are serialized). Unresolved libm
+/// symbols stay imports resolved by the runtime's loader.
+llvm::Expected<std::vector<uint8_t>>
+linkSharedObject(llvm::ArrayRef<char> object);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,59 @@
+//===- Import.h - Model importers ------------------------------*- C++ -*-===//
+//
+// Importers turn a model file into an MLIR module in Kiln's input form:
+//   module attributes {kiln.source = "model.tflite"} {
+//     func.func @main(%x: tensor<1x16x96xf32> {kiln.name = "input"})
+//         -> (tensor<1x1xf32> {kiln.name = "output"}) { ... TOSA ... }
+//   }
+// One func.func named `main`, static tensor types only, weights as
+// tosa.const, the model's input and output names in `kiln.name` argument and
+// result attributes. Internal to core.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_IMPORT_IMPORT_H
+#define KILN_CORE_IMPORT_IMPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace kiln {
+
+struct ShapeFix;
+
+/// Attribute naming a model input (argument) or output (result).
+inline constexpr const char *kNameAttr = "kiln.name";
+
+/// Reads `path` and picks the importer from its contents: TFLite flatbuffer
+/// (file identifier "TFL3") or MLIR text/bytecode in the TOSA dialect.
+/// Errors name the file and what is supported.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
+                const std::vector<ShapeFix> &fixes);
+
+/// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs). `filename`
+/// is only used in messages. Errors: not a TFLite file, fails flatbuffers
+/// verification, several subgraphs, quantized or non-float tensors on the
+/// compute path, dynamic dimensions, unsupported or custom operators (named
+/// with their index, with the list of supported ones). `fixes` gives static
+/// shapes to inputs with dynamic dimensions.
+///
+/// Locations: every op carries NameLoc(<first output tensor name>,
+/// FileLineColLoc(<file>, <operator index>, 0)), so later phases can name
+/// the source operator.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+             llvm::StringRef filename, const std::vector<ShapeFix> &fixes);
+
+/// Parses a TOSA-dialect MLIR module and checks it is in Kiln's input form.
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importTosaMLIR(mlir::MLIRContext &context, llvm::StringRef text,
+               llvm::StringRef filename);
+
+} // namespace kiln
+
+#endif

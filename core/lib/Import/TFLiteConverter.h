@@ -1,0 +1,150 @@
+//===- TFLiteConverter.h - TFLite operator -> TOSA converters --*- C++ -*-===//
+//
+// The importer walks the operators of a TFLite subgraph in order and hands
+// each one, wrapped in an OpContext, to the converter registered for its
+// BuiltinOperator. A converter reads the operator's inputs (SSA values or
+// constant buffers) and options, emits TOSA ops and binds the outputs.
+//
+// Converters are grouped by family, one file each:
+//   TFLiteConvOps.cpp        CONV_2D DEPTHWISE_CONV_2D TRANSPOSE_CONV
+//                            FULLY_CONNECTED BATCH_MATMUL pools
+//   TFLiteElementwiseOps.cpp binary and unary elementwise, activations
+//   TFLiteShapeOps.cpp       reshape/squeeze/expand_dims/transpose/concat/
+//                            pad/slice/strided_slice/gather/resize/dequantize
+//   TFLiteReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
+//
+// TFLite semantics follow the TensorFlow Lite builtin operator reference
+// (tensorflow/lite/kernels, schema v3); TOSA semantics follow the TOSA 0.60
+// specification that MLIR 16's tosa dialect implements.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_IMPORT_TFLITECONVERTER_H
+#define KILN_CORE_IMPORT_TFLITECONVERTER_H
+
+#include "tflite_generated.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tfl {
+
+namespace schema = ::kiln::tflite;
+using schema::BuiltinOperator;
+
+class ModelImporter;
+
+/// One TFLite operator being converted.
+class OpContext {
+public:
+  OpContext(ModelImporter &importer, const schema::Operator *op, int index,
+            BuiltinOperator code);
+
+  mlir::OpBuilder &builder();
+  mlir::Location loc() const { return location; }
+  mlir::MLIRContext *context();
+  int index() const { return opIndex; }
+  BuiltinOperator code() const { return opCode; }
+  /// e.g. "CONV_2D".
+  const char *name() const;
+
+  /// Number of input/output slots (optional inputs count, with index -1).
+  int numInputs() const;
+  int numOutputs() const;
+  /// True if input slot `i` exists and is not the "absent" marker -1.
+  bool hasInput(int i) const;
+  const schema::Tensor *inputTensor(int i) const;
+  const schema::Tensor *outputTensor(int i) const;
+
+  /// SSA value of input `i`; constants become tosa.const (f16 data is
+  /// widened to f32). Fails (with a message) if the slot is absent.
+  mlir::FailureOr<mlir::Value> input(int i);
+  /// True if input `i` is backed by a constant buffer.
+  bool isConstant(int i) const;
+  /// Constant input `i` as integers (int32/int64 buffers); fails if not a
+  /// constant integer tensor.
+  mlir::FailureOr<std::vector<int64_t>> constantInts(int i);
+  /// Constant input `i` as f32 values (f32 or f16 buffers).
+  mlir::FailureOr<std::vector<float>> constantFloats(int i);
+  /// Static shape of input/output tensor `i` as recorded in the model.
+  std::vector<int64_t> inputShape(int i) const;
+  std::vector<int64_t> outputShape(int i) const;
+  /// The declared type of output `i` (static shape, element type).
+  mlir::RankedTensorType outputType(int i) const;
+
+  /// Options table, or nullptr when absent/other type.
+  template <typename T> const T *options() const {
+    return op->builtin_options_as<T>();
+  }
+
+  /// Binds output `i` to `value`. If the value's static type differs from
+  /// the declared output type only in shape with equal element count, a
+  /// tosa.reshape is inserted; any other mismatch is an error.
+  mlir::LogicalResult setOutput(int i, mlir::Value value);
+
+  /// Records an error "operator #N (NAME): <message>" and returns failure.
+  mlir::LogicalResult fail(const llvm::Twine &message);
+
+  // --- Builders shared by converters -------------------------------------
+  /// f32 tensor type of `shape`.
+  mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape);
+  mlir::Value constF32(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<float> values);
+  mlir::Value constI32(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int32_t> values);
+  mlir::Value constI64(llvm::ArrayRef<int64_t> shape,
+                       llvm::ArrayRef<int64_t> values);
+  /// A rank-`rank` f32 tensor of ones-shape holding `value` (for broadcasts).
+  mlir::Value scalarF32(float value, int64_t rank);
+  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
+  /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting rule).
+  mlir::Value broadcastRank(mlir::Value value, int64_t rank);
+  /// Applies a fused activation; fails for SIGN_BIT.
+  mlir::FailureOr<mlir::Value>
+  applyActivation(mlir::Value value, schema::ActivationFunctionType act);
+  /// tosa.clamp over f32 with float bounds.
+  mlir::Value clamp(mlir::Value value, float lo, float hi);
+
+  template <typename OpTy, typename... Args>
+  mlir::Value create(mlir::Type type, Args &&...args) {
+    return builder()
+        .create<OpTy>(location, type, std::forward<Args>(args)...)
+        .getResult();
+  }
+
+private:
+  ModelImporter &importer;
+  const schema::Operator *op;
+  int opIndex;
+  BuiltinOperator opCode;
+  mlir::Location location;
+};
+
+/// Converts one operator. Returns failure after calling OpContext::fail.
+using ConverterFn = mlir::LogicalResult (*)(OpContext &);
+using ConverterTable = std::map<BuiltinOperator, ConverterFn>;
+
+void registerConvOps(ConverterTable &table);
+void registerElementwiseOps(ConverterTable &table);
+void registerShapeOps(ConverterTable &table);
+void registerReductionOps(ConverterTable &table);
+
+/// All registered converters.
+const ConverterTable &converters();
+
+/// Bytes of a TFLite element type (0 if unknown).
+size_t tensorTypeSize(schema::TensorType type);
+
+} // namespace kiln::tfl
+
+#endif

@@ -1,0 +1,774 @@
+//===- TFLiteImporter.cpp - TFLite flatbuffer -> TOSA ---------------------===//
+//
+// Reads a TFLite model (schema: core/schema/tflite.fbs, Kiln's subset of the
+// TensorFlow Lite schema v3) after flatbuffers verification and emits one
+// func.func @main in the TOSA dialect (see Import.h for the form).
+//
+//===----------------------------------------------------------------------===//
+#include "Import.h"
+#include "TFLiteConverter.h"
+
+#include "kiln/Compiler.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace kiln {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+namespace tfl {
+
+size_t tensorTypeSize(schema::TensorType type) {
+  switch (type) {
+  case schema::TensorType::FLOAT32:
+  case schema::TensorType::INT32:
+  case schema::TensorType::UINT32:
+    return 4;
+  case schema::TensorType::FLOAT16:
+  case schema::TensorType::INT16:
+  case schema::TensorType::UINT16:
+    return 2;
+  case schema::TensorType::INT64:
+  case schema::TensorType::UINT64:
+  case schema::TensorType::FLOAT64:
+    return 8;
+  case schema::TensorType::INT8:
+  case schema::TensorType::UINT8:
+  case schema::TensorType::BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+const ConverterTable &converters() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    registerConvOps(t);
+    registerElementwiseOps(t);
+    registerShapeOps(t);
+    registerReductionOps(t);
+    return t;
+  }();
+  return table;
+}
+
+/// IEEE 754 binary16 -> binary32.
+static float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f;
+  uint32_t mantissa = h & 0x3ffu;
+  uint32_t bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else { // subnormal: renormalize
+      exponent = 127 - 15 + 1;
+      while (!(mantissa & 0x400u)) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      mantissa &= 0x3ffu;
+      bits = sign | (exponent << 23) | (mantissa << 13);
+    }
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+static std::string tensorName(const schema::Tensor *t, int index) {
+  if (t && t->name() && t->name()->size())
+    return t->name()->str();
+  return "tensor" + std::to_string(index);
+}
+
+/// Converts one TFLite model into `module`.
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+                llvm::StringRef filename, const std::vector<ShapeFix> &fixes)
+      : context(context), bytes(bytes), filename(filename.str()),
+        fixes(fixes), builder(&context) {}
+
+  llvm::Expected<OwningOpRef<ModuleOp>> run();
+
+  // Used by OpContext.
+  MLIRContext &context;
+  llvm::ArrayRef<uint8_t> bytes;
+  std::string filename;
+  const std::vector<ShapeFix> &fixes;
+  OpBuilder builder;
+  const schema::Model *model = nullptr;
+  const schema::SubGraph *graph = nullptr;
+  std::vector<Value> values;
+  std::string error;
+
+  const schema::Tensor *tensor(int index) const {
+    if (index < 0 || !graph->tensors() ||
+        index >= static_cast<int>(graph->tensors()->size()))
+      return nullptr;
+    return graph->tensors()->Get(index);
+  }
+
+  /// Constant data of tensor `index`, or an empty ref if it has none.
+  llvm::ArrayRef<uint8_t> constantData(int index) const {
+    const schema::Tensor *t = tensor(index);
+    if (!t || t->buffer() == 0 || !model->buffers() ||
+        t->buffer() >= model->buffers()->size())
+      return {};
+    const schema::Buffer *b = model->buffers()->Get(t->buffer());
+    if (!b)
+      return {};
+    if (b->data() && b->data()->size())
+      return {b->data()->data(), b->data()->size()};
+    // Models over 2 GB keep data after the flatbuffer (offset/size).
+    if (b->offset() > 1 && b->size() && b->offset() + b->size() <= bytes.size())
+      return bytes.slice(b->offset(), b->size());
+    return {};
+  }
+
+  std::vector<int64_t> shapeOf(int index) const {
+    std::vector<int64_t> shape;
+    if (const schema::Tensor *t = tensor(index))
+      if (t->shape())
+        shape.assign(t->shape()->begin(), t->shape()->end());
+    return shape;
+  }
+
+  Value materializeConstant(int index, Location loc);
+
+  static BuiltinOperator effectiveCode(const schema::OperatorCode *code) {
+    int deprecated = code->deprecated_builtin_code();
+    int builtin = static_cast<int>(code->builtin_code());
+    return static_cast<BuiltinOperator>(std::max(deprecated, builtin));
+  }
+
+private:
+  llvm::Error fail(const llvm::Twine &message) {
+    return makeError(filename + ": " + message);
+  }
+  llvm::Error checkTensors();
+  llvm::Error checkOperators();
+  llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
+};
+
+Value ModelImporter::materializeConstant(int index, Location loc) {
+  const schema::Tensor *t = tensor(index);
+  llvm::ArrayRef<uint8_t> data = constantData(index);
+  std::vector<int64_t> shape = shapeOf(index);
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  DenseElementsAttr attr;
+  switch (t->type()) {
+  case schema::TensorType::FLOAT32:
+  case schema::TensorType::FLOAT16: {
+    std::vector<float> v(count);
+    for (int64_t i = 0; i < count; ++i) {
+      if (t->type() == schema::TensorType::FLOAT32) {
+        std::memcpy(&v[i], data.data() + 4 * i, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, data.data() + 2 * i, 2);
+        v[i] = halfToFloat(h);
+      }
+    }
+    auto type = RankedTensorType::get(shape, builder.getF32Type());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<float>(v));
+    break;
+  }
+  case schema::TensorType::INT32: {
+    std::vector<int32_t> v(count);
+    std::memcpy(v.data(), data.data(), 4 * count);
+    auto type = RankedTensorType::get(shape, builder.getI32Type());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(v));
+    break;
+  }
+  case schema::TensorType::INT64: {
+    // TOSA computes in i32; shape-like int64 constants fit.
+    std::vector<int32_t> v(count);
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t x;
+      std::memcpy(&x, data.data() + 8 * i, 8);
+      v[i] = static_cast<int32_t>(x);
+    }
+    auto type = RankedTensorType::get(shape, builder.getI32Type());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(v));
+    break;
+  }
+  default:
+    return {};
+  }
+  return builder.create<tosa::ConstOp>(loc, attr.getType(), attr).getResult();
+}
+
+llvm::Error ModelImporter::checkTensors() {
+  // Quantized tensors first: they are the root cause of most other errors in
+  // a quantized model.
+  int n = graph->tensors() ? graph->tensors()->size() : 0;
+  for (int i = 0; i < n; ++i) {
+    const schema::Tensor *t = graph->tensors()->Get(i);
+    if (!t)
+      return fail("tensor " + llvm::Twine(i) + " is missing");
+    const schema::QuantizationParameters *q = t->quantization();
+    bool quantized = q && q->scale() && q->scale()->size() > 0;
+    schema::TensorType type = t->type();
+    bool integerData = type == schema::TensorType::INT8 ||
+                       type == schema::TensorType::UINT8 ||
+                       type == schema::TensorType::INT16;
+    if (quantized || integerData) {
+      std::string detail;
+      if (quantized) {
+        detail = " (scale " + std::to_string(q->scale()->Get(0));
+        if (q->zero_point() && q->zero_point()->size())
+          detail += ", zero point " + std::to_string(q->zero_point()->Get(0));
+        detail += ")";
+      }
+      return fail("tensor '" + tensorName(t, i) + "' (index " + llvm::Twine(i) +
+                  ") is " + schema::EnumNameTensorType(type) + "-quantized" +
+                  detail +
+                  "; Kiln compiles float32 models (float16 weights behind "
+                  "DEQUANTIZE are accepted): export the model without "
+                  "integer quantization");
+    }
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModelImporter::checkOperators() {
+  const auto &table = converters();
+  if (!graph->operators())
+    return llvm::Error::success();
+  int index = 0;
+  for (const schema::Operator *op : *graph->operators()) {
+    if (!op || !model->operator_codes() ||
+        op->opcode_index() >= model->operator_codes()->size())
+      return fail("operator #" + llvm::Twine(index) +
+                  " has an invalid operator code index");
+    const schema::OperatorCode *code =
+        model->operator_codes()->Get(op->opcode_index());
+    BuiltinOperator builtin = effectiveCode(code);
+    if (builtin == BuiltinOperator::CUSTOM || !table.count(builtin)) {
+      std::string supported;
+      for (const auto &entry : table)
+        supported += std::string(supported.empty() ? "" : ", ") +
+                     schema::EnumNameBuiltinOperator(entry.first);
+      std::string what;
+      if (builtin == BuiltinOperator::CUSTOM)
+        what = "is the custom operator '" +
+               (code->custom_code() ? code->custom_code()->str()
+                                    : std::string("?")) +
+               "'; custom operators are not supported";
+      else {
+        const char *name = schema::EnumNameBuiltinOperator(builtin);
+        what = std::string("is ") + (name && *name ? name : "an unknown builtin") +
+               " (builtin code " + std::to_string(static_cast<int>(builtin)) +
+               "), which Kiln does not support";
+      }
+      return fail("operator #" + llvm::Twine(index) + " " + what +
+                  ". Supported float32 builtin operators: " + supported);
+    }
+    ++index;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
+                                                               int index) {
+  const schema::Tensor *t = tensor(index);
+  std::vector<int64_t> shape = shapeOf(index);
+  std::string name = tensorName(t, index);
+  std::vector<int64_t> signature = shape;
+  if (t->shape_signature() && t->shape_signature()->size() == shape.size())
+    signature.assign(t->shape_signature()->begin(),
+                     t->shape_signature()->end());
+  const ShapeFix *fix = nullptr;
+  for (const ShapeFix &f : fixes)
+    if (f.input == name || f.input == std::to_string(position))
+      fix = &f;
+  int dynamicDim = -1;
+  for (size_t d = 0; d < signature.size(); ++d)
+    if (signature[d] < 0 || shape[d] < 0) {
+      dynamicDim = static_cast<int>(d);
+      break;
+    }
+  if (!fix) {
+    if (dynamicDim < 0)
+      return shape;
+    std::string suggestion;
+    for (size_t d = 0; d < shape.size(); ++d)
+      suggestion += (d ? "x" : "") +
+                    std::to_string(shape[d] > 0 ? shape[d] : 1);
+    return fail("input '" + name + "' (input " + llvm::Twine(position) +
+                ") has a dynamic dimension " + llvm::Twine(dynamicDim) +
+                " (shape signature " + shapeString(signature) +
+                "); Kiln compiles static shapes only: fix it with --fix-shape=" +
+                name + "=" + suggestion);
+  }
+  if (fix->shape.size() != signature.size())
+    return fail("--fix-shape for input '" + name + "' gives rank " +
+                llvm::Twine(fix->shape.size()) + ", the input has rank " +
+                llvm::Twine(signature.size()) + " (" + shapeString(signature) +
+                ")");
+  for (size_t d = 0; d < signature.size(); ++d) {
+    if (fix->shape[d] <= 0)
+      return fail("--fix-shape for input '" + name + "': dimension " +
+                  llvm::Twine(d) + " must be positive");
+    if (signature[d] >= 0 && fix->shape[d] != signature[d])
+      return fail("--fix-shape for input '" + name + "': dimension " +
+                  llvm::Twine(d) + " is static (" + llvm::Twine(signature[d]) +
+                  ") and cannot become " + llvm::Twine(fix->shape[d]));
+    if (fix->shape[d] != shape[d])
+      return fail("--fix-shape for input '" + name + "': dimension " +
+                  llvm::Twine(d) + " can only be fixed to the size the model "
+                  "records for it (" + llvm::Twine(shape[d]) +
+                  "): shape propagation through the graph is not supported yet");
+  }
+  return shape;
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
+  if (bytes.size() < 8 ||
+      !flatbuffers::BufferHasIdentifier(bytes.data(), schema::ModelIdentifier()))
+    return fail("not a TFLite model: the flatbuffer file identifier 'TFL3' is "
+                "missing (supported inputs: .tflite, TOSA .mlir)");
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(),
+                                 /*max_depth=*/128, /*max_tables=*/10000000);
+  if (!schema::VerifyModelBuffer(verifier))
+    return fail("the TFLite flatbuffer is truncated or corrupted (" +
+                llvm::Twine(bytes.size()) +
+                " bytes; flatbuffers verification failed)");
+  model = schema::GetModel(bytes.data());
+  if (!model->subgraphs() || model->subgraphs()->size() == 0)
+    return fail("the model has no subgraph");
+  if (model->subgraphs()->size() != 1)
+    return fail("the model has " + llvm::Twine(model->subgraphs()->size()) +
+                " subgraphs; Kiln compiles single-subgraph models (control "
+                "flow such as WHILE/IF and multi-signature models are not "
+                "supported)");
+  graph = model->subgraphs()->Get(0);
+  if (!graph->inputs() || !graph->outputs() || !graph->tensors())
+    return fail("the subgraph has no inputs, outputs or tensors");
+  if (llvm::Error err = checkTensors())
+    return std::move(err);
+  if (llvm::Error err = checkOperators())
+    return std::move(err);
+
+  int numTensors = graph->tensors()->size();
+  values.assign(numTensors, Value());
+  Location fileLoc = FileLineColLoc::get(&context, filename, 0, 0);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  (*module)->setAttr("kiln.source", builder.getStringAttr(filename));
+
+  // Signature.
+  llvm::SmallVector<Type> inputTypes, outputTypes;
+  for (int position = 0; position < static_cast<int>(graph->inputs()->size());
+       ++position) {
+    int index = graph->inputs()->Get(position);
+    const schema::Tensor *t = tensor(index);
+    if (!t)
+      return fail("model input " + llvm::Twine(position) +
+                  " refers to a missing tensor");
+    if (t->type() != schema::TensorType::FLOAT32 &&
+        t->type() != schema::TensorType::INT32)
+      return fail("input '" + tensorName(t, index) + "' has element type " +
+                  schema::EnumNameTensorType(t->type()) +
+                  "; supported input types: FLOAT32, INT32");
+    auto shape = inputShape(position, index);
+    if (!shape)
+      return shape.takeError();
+    Type element = t->type() == schema::TensorType::FLOAT32
+                       ? builder.getF32Type()
+                       : Type(builder.getI32Type());
+    inputTypes.push_back(RankedTensorType::get(*shape, element));
+  }
+  for (int position = 0; position < static_cast<int>(graph->outputs()->size());
+       ++position) {
+    int index = graph->outputs()->Get(position);
+    const schema::Tensor *t = tensor(index);
+    if (!t)
+      return fail("model output " + llvm::Twine(position) +
+                  " refers to a missing tensor");
+    if (t->type() != schema::TensorType::FLOAT32)
+      return fail("output '" + tensorName(t, index) + "' has element type " +
+                  schema::EnumNameTensorType(t->type()) +
+                  "; supported output type: FLOAT32");
+    outputTypes.push_back(
+        RankedTensorType::get(shapeOf(index), builder.getF32Type()));
+  }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      fileLoc, "main", builder.getFunctionType(inputTypes, outputTypes));
+  for (int position = 0; position < static_cast<int>(inputTypes.size());
+       ++position) {
+    int index = graph->inputs()->Get(position);
+    func.setArgAttr(position, kNameAttr,
+                    builder.getStringAttr(tensorName(tensor(index), index)));
+  }
+  for (int position = 0; position < static_cast<int>(outputTypes.size());
+       ++position) {
+    int index = graph->outputs()->Get(position);
+    func.setResultAttr(position, kNameAttr,
+                       builder.getStringAttr(tensorName(tensor(index), index)));
+  }
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+  for (int position = 0; position < static_cast<int>(inputTypes.size());
+       ++position)
+    values[graph->inputs()->Get(position)] = body->getArgument(position);
+
+  // Operators, in the order the model lists them (TFLite keeps them in a
+  // valid execution order).
+  const auto &table = converters();
+  if (graph->operators()) {
+    int index = 0;
+    for (const schema::Operator *op : *graph->operators()) {
+      BuiltinOperator code =
+          effectiveCode(model->operator_codes()->Get(op->opcode_index()));
+      OpContext ctx(*this, op, index, code);
+      if (failed(table.at(code)(ctx)))
+        return fail(error.empty() ? "operator #" + std::to_string(index) +
+                                        " could not be converted"
+                                  : error);
+      ++index;
+    }
+  }
+
+  llvm::SmallVector<Value> results;
+  for (int position = 0; position < static_cast<int>(outputTypes.size());
+       ++position) {
+    int index = graph->outputs()->Get(position);
+    Value v = values[index];
+    if (!v && !constantData(index).empty())
+      v = materializeConstant(index, fileLoc);
+    if (!v)
+      return fail("output '" + tensorName(tensor(index), index) +
+                  "' is never computed by any operator");
+    results.push_back(v);
+  }
+  builder.create<func::ReturnOp>(fileLoc, results);
+
+  // The converters build well-formed TOSA; a verifier failure here is a Kiln
+  // bug, reported with the first diagnostic rather than an IR dump.
+  std::string firstError;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (firstError.empty()) {
+        llvm::raw_string_ostream os(firstError);
+        os << diag.str();
+        if (auto name = diag.getLocation().dyn_cast<NameLoc>())
+          os << " (producing '" << name.getName().getValue() << "')";
+      }
+      return success();
+    });
+    if (failed(verify(*module)))
+      return fail("internal error: the imported TOSA does not verify: " +
+                  firstError);
+  }
+  return std::move(module);
+}
+
+// --- OpContext ------------------------------------------------------------
+
+static Location opLocation(ModelImporter &importer, const schema::Operator *op,
+                           int index) {
+  MLIRContext *ctx = &importer.context;
+  // NameLoc(first output tensor, file:operatorIndex:0): the line holds the
+  // operator's index in the subgraph, the name its output tensor.
+  std::string name;
+  if (op->outputs() && op->outputs()->size())
+    name = tensorName(importer.tensor(op->outputs()->Get(0)),
+                      op->outputs()->Get(0));
+  Location file = FileLineColLoc::get(ctx, importer.filename, index, 0);
+  return NameLoc::get(StringAttr::get(ctx, name), file);
+}
+
+OpContext::OpContext(ModelImporter &importer, const schema::Operator *op,
+                     int index, BuiltinOperator code)
+    : importer(importer), op(op), opIndex(index), opCode(code),
+      location(opLocation(importer, op, index)) {}
+
+OpBuilder &OpContext::builder() { return importer.builder; }
+MLIRContext *OpContext::context() { return &importer.context; }
+const char *OpContext::name() const {
+  return schema::EnumNameBuiltinOperator(opCode);
+}
+
+int OpContext::numInputs() const {
+  return op->inputs() ? op->inputs()->size() : 0;
+}
+int OpContext::numOutputs() const {
+  return op->outputs() ? op->outputs()->size() : 0;
+}
+bool OpContext::hasInput(int i) const {
+  return i >= 0 && i < numInputs() && op->inputs()->Get(i) >= 0;
+}
+const schema::Tensor *OpContext::inputTensor(int i) const {
+  return hasInput(i) ? importer.tensor(op->inputs()->Get(i)) : nullptr;
+}
+const schema::Tensor *OpContext::outputTensor(int i) const {
+  return i >= 0 && i < numOutputs() ? importer.tensor(op->outputs()->Get(i))
+                                    : nullptr;
+}
+bool OpContext::isConstant(int i) const {
+  return hasInput(i) && !importer.constantData(op->inputs()->Get(i)).empty();
+}
+
+std::vector<int64_t> OpContext::inputShape(int i) const {
+  return hasInput(i) ? importer.shapeOf(op->inputs()->Get(i))
+                     : std::vector<int64_t>();
+}
+std::vector<int64_t> OpContext::outputShape(int i) const {
+  return i < numOutputs() ? importer.shapeOf(op->outputs()->Get(i))
+                          : std::vector<int64_t>();
+}
+
+RankedTensorType OpContext::outputType(int i) const {
+  const schema::Tensor *t = outputTensor(i);
+  Type element = importer.builder.getF32Type();
+  if (t && (t->type() == schema::TensorType::INT32 ||
+            t->type() == schema::TensorType::INT64))
+    element = importer.builder.getI32Type();
+  else if (t && t->type() == schema::TensorType::BOOL)
+    element = importer.builder.getI1Type();
+  return RankedTensorType::get(outputShape(i), element);
+}
+
+LogicalResult OpContext::fail(const llvm::Twine &message) {
+  if (importer.error.empty())
+    importer.error = ("operator #" + llvm::Twine(opIndex) + " (" + name() +
+                      "): " + message)
+                         .str();
+  return failure();
+}
+
+FailureOr<Value> OpContext::input(int i) {
+  if (!hasInput(i))
+    return fail("input " + llvm::Twine(i) + " is missing");
+  int index = op->inputs()->Get(i);
+  Value &v = importer.values[index];
+  if (v)
+    return v;
+  const schema::Tensor *t = importer.tensor(index);
+  llvm::ArrayRef<uint8_t> data = importer.constantData(index);
+  if (data.empty())
+    return fail("input " + llvm::Twine(i) + " ('" + tensorName(t, index) +
+                "') is used before any operator computes it");
+  int64_t count = 1;
+  for (int64_t d : importer.shapeOf(index))
+    count *= d;
+  size_t elementSize = tensorTypeSize(t->type());
+  if (elementSize == 0 ||
+      (t->type() != schema::TensorType::FLOAT32 &&
+       t->type() != schema::TensorType::FLOAT16 &&
+       t->type() != schema::TensorType::INT32 &&
+       t->type() != schema::TensorType::INT64))
+    return fail("constant '" + tensorName(t, index) + "' has element type " +
+                schema::EnumNameTensorType(t->type()) +
+                "; supported: FLOAT32, FLOAT16, INT32, INT64");
+  if (data.size() != elementSize * count)
+    return fail("constant '" + tensorName(t, index) + "' holds " +
+                llvm::Twine(data.size()) + " bytes, its shape " +
+                shapeString(importer.shapeOf(index)) + " needs " +
+                llvm::Twine(elementSize * count));
+  v = importer.materializeConstant(index, location);
+  return v;
+}
+
+FailureOr<std::vector<int64_t>> OpContext::constantInts(int i) {
+  if (!isConstant(i))
+    return fail("input " + llvm::Twine(i) +
+                " must be a constant tensor (computed shapes are not supported)");
+  const schema::Tensor *t = inputTensor(i);
+  llvm::ArrayRef<uint8_t> data = importer.constantData(op->inputs()->Get(i));
+  std::vector<int64_t> out;
+  if (t->type() == schema::TensorType::INT32) {
+    for (size_t k = 0; k + 4 <= data.size(); k += 4) {
+      int32_t x;
+      std::memcpy(&x, data.data() + k, 4);
+      out.push_back(x);
+    }
+  } else if (t->type() == schema::TensorType::INT64) {
+    for (size_t k = 0; k + 8 <= data.size(); k += 8) {
+      int64_t x;
+      std::memcpy(&x, data.data() + k, 8);
+      out.push_back(x);
+    }
+  } else {
+    return fail("input " + llvm::Twine(i) + " must be INT32 or INT64, not " +
+                schema::EnumNameTensorType(t->type()));
+  }
+  return out;
+}
+
+FailureOr<std::vector<float>> OpContext::constantFloats(int i) {
+  if (!isConstant(i))
+    return fail("input " + llvm::Twine(i) + " must be a constant tensor");
+  const schema::Tensor *t = inputTensor(i);
+  llvm::ArrayRef<uint8_t> data = importer.constantData(op->inputs()->Get(i));
+  std::vector<float> out;
+  if (t->type() == schema::TensorType::FLOAT32) {
+    out.resize(data.size() / 4);
+    std::memcpy(out.data(), data.data(), out.size() * 4);
+  } else if (t->type() == schema::TensorType::FLOAT16) {
+    for (size_t k = 0; k + 2 <= data.size(); k += 2) {
+      uint16_t h;
+      std::memcpy(&h, data.data() + k, 2);
+      out.push_back(halfToFloat(h));
+    }
+  } else {
+    return fail("input " + llvm::Twine(i) + " must be FLOAT32 or FLOAT16");
+  }
+  return out;
+}
+
+LogicalResult OpContext::setOutput(int i, Value value) {
+  if (i >= numOutputs())
+    return fail("has no output " + llvm::Twine(i));
+  RankedTensorType declared = outputType(i);
+  auto actual = value.getType().dyn_cast<RankedTensorType>();
+  if (!actual)
+    return fail("internal error: output " + llvm::Twine(i) + " is unranked");
+  if (actual != declared) {
+    if (actual.getElementType() != declared.getElementType() ||
+        actual.getNumElements() != declared.getNumElements())
+      return fail("computes " + shapeString(actual.getShape()) +
+                  " for output '" +
+                  tensorName(outputTensor(i), op->outputs()->Get(i)) +
+                  "', the model declares " +
+                  shapeString(declared.getShape()));
+    value = reshape(value, declared.getShape());
+  }
+  importer.values[op->outputs()->Get(i)] = value;
+  return success();
+}
+
+RankedTensorType OpContext::f32Type(llvm::ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, builder().getF32Type());
+}
+
+Value OpContext::constF32(llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<float> values) {
+  auto type = f32Type(shape);
+  auto attr = DenseElementsAttr::get(type, values);
+  return builder().create<tosa::ConstOp>(location, type, attr).getResult();
+}
+
+Value OpContext::constI32(llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<int32_t> values) {
+  auto type = RankedTensorType::get(shape, builder().getI32Type());
+  auto attr = DenseElementsAttr::get(type, values);
+  return builder().create<tosa::ConstOp>(location, type, attr).getResult();
+}
+
+Value OpContext::constI64(llvm::ArrayRef<int64_t> shape,
+                          llvm::ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, builder().getI64Type());
+  auto attr = DenseElementsAttr::get(type, values);
+  return builder().create<tosa::ConstOp>(location, type, attr).getResult();
+}
+
+Value OpContext::scalarF32(float value, int64_t rank) {
+  llvm::SmallVector<int64_t> shape(rank, 1);
+  return constF32(shape, {value});
+}
+
+Value OpContext::reshape(Value value, llvm::ArrayRef<int64_t> shape) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getShape() == shape)
+    return value;
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  return builder()
+      .create<tosa::ReshapeOp>(location, result, value,
+                               builder().getDenseI64ArrayAttr(shape))
+      .getResult();
+}
+
+Value OpContext::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
+  auto type = value.getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape;
+  for (int32_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  Value perms = constI32({static_cast<int64_t>(perm.size())}, perm);
+  auto result = RankedTensorType::get(shape, type.getElementType());
+  return builder()
+      .create<tosa::TransposeOp>(location, result, value, perms)
+      .getResult();
+}
+
+Value OpContext::broadcastRank(Value value, int64_t rank) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getRank() >= rank)
+    return value;
+  llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
+  shape.append(type.getShape().begin(), type.getShape().end());
+  return reshape(value, shape);
+}
+
+Value OpContext::clamp(Value value, float lo, float hi) {
+  auto b = builder();
+  return builder()
+      .create<tosa::ClampOp>(
+          location, value.getType(), value,
+          b.getI64IntegerAttr(static_cast<int64_t>(std::max(lo, -2.1e9f))),
+          b.getI64IntegerAttr(static_cast<int64_t>(std::min(hi, 2.1e9f))),
+          b.getF32FloatAttr(lo), b.getF32FloatAttr(hi))
+      .getResult();
+}
+
+FailureOr<Value> OpContext::applyActivation(Value value,
+                                            schema::ActivationFunctionType act) {
+  using A = schema::ActivationFunctionType;
+  switch (act) {
+  case A::NONE:
+    return value;
+  case A::RELU:
+    return clamp(value, 0.0f, std::numeric_limits<float>::max());
+  case A::RELU_N1_TO_1:
+    return clamp(value, -1.0f, 1.0f);
+  case A::RELU6:
+    return clamp(value, 0.0f, 6.0f);
+  case A::TANH:
+    return create<tosa::TanhOp>(value.getType(), value);
+  default:
+    return fail(std::string("fused activation ") +
+                schema::EnumNameActivationFunctionType(act) +
+                " is not supported (supported: NONE, RELU, RELU_N1_TO_1, "
+                "RELU6, TANH)");
+  }
+}
+
+} // namespace tfl
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+             llvm::StringRef filename, const std::vector<ShapeFix> &fixes) {
+  tfl::ModelImporter importer(context, bytes, filename, fixes);
+  return importer.run();
+}
+
+} // namespace kiln

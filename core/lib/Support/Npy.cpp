@@ -1,0 +1,173 @@
+//===- Npy.cpp - NumPy .npy files -----------------------------------------===//
+#include "kiln/Npy.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+namespace kiln {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+int64_t NpyArray::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+size_t npyDtypeSize(const std::string &dtype) {
+  if (dtype == "<f4" || dtype == "<i4" || dtype == "<u4")
+    return 4;
+  if (dtype == "<f2" || dtype == "<i2" || dtype == "<u2")
+    return 2;
+  if (dtype == "<i8" || dtype == "<f8" || dtype == "<u8")
+    return 8;
+  if (dtype == "|i1" || dtype == "|u1" || dtype == "|b1")
+    return 1;
+  return 0;
+}
+
+/// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.
+static bool findHeaderValue(llvm::StringRef header, llvm::StringRef key,
+                            llvm::StringRef &value) {
+  size_t pos = header.find(("'" + key + "'").str());
+  if (pos == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef rest = header.drop_front(pos + key.size() + 2).ltrim();
+  if (!rest.consume_front(":"))
+    return false;
+  rest = rest.ltrim();
+  if (rest.starts_with("'")) {
+    size_t end = rest.find('\'', 1);
+    if (end == llvm::StringRef::npos)
+      return false;
+    value = rest.slice(1, end);
+  } else if (rest.starts_with("(")) {
+    size_t end = rest.find(')');
+    if (end == llvm::StringRef::npos)
+      return false;
+    value = rest.slice(1, end);
+  } else {
+    size_t end = rest.find_first_of(",}");
+    value = rest.take_front(end).trim();
+  }
+  return true;
+}
+
+llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
+                                  const std::string &what) {
+  static const char magic[] = "\x93NUMPY";
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0)
+    return makeError(what + ": not a NumPy .npy file (bad magic)");
+  unsigned major = bytes[6];
+  size_t headerLen, headerStart;
+  if (major == 1) {
+    headerLen = bytes[8] | (bytes[9] << 8);
+    headerStart = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return makeError(what + ": truncated .npy header");
+    headerLen = bytes[8] | (bytes[9] << 8) | (bytes[10] << 16) |
+                (size_t(bytes[11]) << 24);
+    headerStart = 12;
+  } else {
+    return makeError(what + ": unsupported .npy format version " +
+                     llvm::Twine(major));
+  }
+  if (headerStart + headerLen > bytes.size())
+    return makeError(what + ": truncated .npy header");
+  llvm::StringRef header(reinterpret_cast<const char *>(bytes.data()) +
+                             headerStart,
+                         headerLen);
+  llvm::StringRef descr, fortran, shapeText;
+  if (!findHeaderValue(header, "descr", descr) ||
+      !findHeaderValue(header, "fortran_order", fortran) ||
+      !findHeaderValue(header, "shape", shapeText))
+    return makeError(what + ": malformed .npy header '" + header.trim() + "'");
+  NpyArray array;
+  array.dtype = descr.str();
+  if (array.dtype == "<f4" || array.dtype == "=f4")
+    array.dtype = "<f4";
+  size_t elementSize = npyDtypeSize(array.dtype);
+  if (elementSize == 0)
+    return makeError(what + ": unsupported dtype '" + descr +
+                     "' (supported: <f4 <f2 <i4 <i8 |i1 |u1 |b1, little endian)");
+  if (fortran != "False")
+    return makeError(what + ": Fortran-order arrays are not supported; save "
+                            "with numpy.ascontiguousarray");
+  llvm::SmallVector<llvm::StringRef> dims;
+  shapeText.split(dims, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef dim : dims) {
+    dim = dim.trim();
+    if (dim.empty())
+      continue;
+    int64_t value;
+    if (dim.getAsInteger(10, value) || value < 0)
+      return makeError(what + ": bad shape '(" + shapeText + ")'");
+    array.shape.push_back(value);
+  }
+  size_t dataStart = headerStart + headerLen;
+  size_t expected = elementSize * static_cast<size_t>(array.numElements());
+  if (bytes.size() - dataStart != expected)
+    return makeError(what + ": holds " + llvm::Twine(bytes.size() - dataStart) +
+                     " data bytes, shape (" + shapeText + ") of " + descr +
+                     " needs " + llvm::Twine(expected));
+  array.data.assign(bytes.begin() + dataStart, bytes.end());
+  return array;
+}
+
+llvm::Expected<NpyArray> readNpyFile(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError(path + ": cannot read: " + buffer.getError().message());
+  const auto *begin =
+      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
+  return parseNpy(std::vector<uint8_t>(begin, begin + (*buffer)->getBufferSize()),
+                  path);
+}
+
+std::vector<uint8_t> serializeNpy(const NpyArray &array) {
+  std::string header = "{'descr': '" + array.dtype +
+                       "', 'fortran_order': False, 'shape': (";
+  for (size_t i = 0; i < array.shape.size(); ++i) {
+    header += std::to_string(array.shape[i]);
+    if (array.shape.size() == 1 || i + 1 < array.shape.size())
+      header += ",";
+    if (i + 1 < array.shape.size())
+      header += " ";
+  }
+  header += "), }";
+  // Pad with spaces so data starts at a multiple of 64, ending in '\n'.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::vector<uint8_t> out = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                              static_cast<uint8_t>(header.size() & 0xff),
+                              static_cast<uint8_t>(header.size() >> 8)};
+  out.insert(out.end(), header.begin(), header.end());
+  out.insert(out.end(), array.data.begin(), array.data.end());
+  return out;
+}
+
+llvm::Error writeNpyFile(const std::string &path, const NpyArray &array) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return makeError(path + ": cannot write: " + ec.message());
+  std::vector<uint8_t> bytes = serializeNpy(array);
+  os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  os.close();
+  if (os.has_error())
+    return makeError(path + ": write failed: " + os.error().message());
+  return llvm::Error::success();
+}
+
+} // namespace kiln

@@ -1,0 +1,225 @@
+//===- Run.cpp - Run artifacts on the host --------------------------------===//
+#include "kiln/Run.h"
+
+#include "kiln/runtime.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+namespace kiln {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+static const char *dtypeOf(kiln_element_type_t t) {
+  switch (t) {
+  case KILN_F32: return "<f4";
+  case KILN_F16: return "<f2";
+  case KILN_I32: return "<i4";
+  case KILN_I64: return "<i8";
+  case KILN_I8: return "|i1";
+  case KILN_U8: return "|u1";
+  case KILN_I1: return "|b1";
+  }
+  return "?";
+}
+
+static std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s.empty() ? "scalar" : s;
+}
+
+llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
+  llvm::StringRef ref(spec);
+  if (ref.consume_front("@"))
+    return readNpyFile(ref.str());
+  size_t eq = ref.find('=');
+  if (eq == llvm::StringRef::npos)
+    return makeError("--input='" + spec +
+                     "': expected @file.npy or DIMSxTYPE=VALUES, e.g. "
+                     "1x16x96xf32=0.5");
+  llvm::StringRef typeText = ref.take_front(eq);
+  llvm::StringRef valuesText = ref.drop_front(eq + 1);
+  llvm::SmallVector<llvm::StringRef> parts;
+  typeText.split(parts, 'x');
+  NpyArray array;
+  llvm::StringRef type = parts.pop_back_val();
+  if (type == "f32")
+    array.dtype = "<f4";
+  else if (type == "i32")
+    array.dtype = "<i4";
+  else
+    return makeError("--input='" + spec + "': element type '" + type +
+                     "' is not supported (f32, i32)");
+  for (llvm::StringRef p : parts) {
+    int64_t d;
+    if (p.getAsInteger(10, d) || d < 0)
+      return makeError("--input='" + spec + "': bad dimension '" + p + "'");
+    array.shape.push_back(d);
+  }
+  int64_t n = array.numElements();
+  llvm::SmallVector<llvm::StringRef> values;
+  valuesText.split(values, ',');
+  if (values.size() != 1 && static_cast<int64_t>(values.size()) != n)
+    return makeError("--input='" + spec + "': " + llvm::Twine(values.size()) +
+                     " values for " + llvm::Twine(n) + " elements");
+  array.data.resize(4 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    llvm::StringRef v = values.size() == 1 ? values[0] : values[i];
+    v = v.trim();
+    if (array.dtype == "<f4") {
+      double d;
+      if (v.getAsDouble(d))
+        return makeError("--input='" + spec + "': '" + v + "' is not a number");
+      float f = static_cast<float>(d);
+      std::memcpy(array.data.data() + 4 * i, &f, 4);
+    } else {
+      int64_t x;
+      if (v.getAsInteger(10, x))
+        return makeError("--input='" + spec + "': '" + v + "' is not an integer");
+      int32_t x32 = static_cast<int32_t>(x);
+      std::memcpy(array.data.data() + 4 * i, &x32, 4);
+    }
+  }
+  return array;
+}
+
+namespace {
+
+struct FreeDeleter {
+  void operator()(void *p) const { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<uint8_t, FreeDeleter>;
+
+AlignedBytes alignedCopy(const std::vector<uint8_t> &bytes) {
+  size_t size = (bytes.size() + 63) / 64 * 64;
+  auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, size ? size : 64));
+  if (p && !bytes.empty())
+    std::memcpy(p, bytes.data(), bytes.size());
+  return AlignedBytes(p);
+}
+
+struct ModuleDeleter {
+  void operator()(kiln_module_t *m) const { kiln_module_release(m); }
+};
+
+IOInfo infoOf(const kiln_tensor_info_t &t) {
+  IOInfo info;
+  info.name = t.name;
+  info.dtype = dtypeOf(t.element_type);
+  info.shape.assign(t.shape, t.shape + t.rank);
+  return info;
+}
+
+} // namespace
+
+static llvm::Expected<std::unique_ptr<kiln_module_t, ModuleDeleter>>
+loadModule(const uint8_t *data, size_t size, RunResult &result) {
+  kiln_module_t *raw = nullptr;
+  kiln_status_t status = kiln_module_load(data, size, &raw);
+  if (status.code != KILN_OK)
+    return makeError(status.message);
+  std::unique_ptr<kiln_module_t, ModuleDeleter> module(raw);
+  for (size_t i = 0; i < kiln_module_input_count(raw); ++i) {
+    kiln_tensor_info_t t;
+    kiln_module_input_info(raw, i, &t);
+    result.inputs.push_back(infoOf(t));
+  }
+  for (size_t i = 0; i < kiln_module_output_count(raw); ++i) {
+    kiln_tensor_info_t t;
+    kiln_module_output_info(raw, i, &t);
+    result.outputs.push_back(infoOf(t));
+  }
+  result.arenaBytes = kiln_module_arena_bytes(raw);
+  return module;
+}
+
+llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact) {
+  AlignedBytes bytes = alignedCopy(artifact);
+  RunResult result;
+  auto module = loadModule(bytes.get(), artifact.size(), result);
+  if (!module)
+    return module.takeError();
+  return result;
+}
+
+llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
+                                      const std::vector<NpyArray> &inputs,
+                                      unsigned benchmarkRuns) {
+  AlignedBytes bytes = alignedCopy(artifact);
+  if (!bytes)
+    return makeError("out of memory copying the artifact");
+  RunResult result;
+  auto module = loadModule(bytes.get(), artifact.size(), result);
+  if (!module)
+    return module.takeError();
+  if (inputs.size() != result.inputs.size()) {
+    std::string expected;
+    for (const IOInfo &in : result.inputs)
+      expected += "\n  '" + in.name + "' " + shapeText(in.shape) + " " + in.dtype;
+    return makeError("the model takes " + llvm::Twine(result.inputs.size()) +
+                     " input(s), " + llvm::Twine(inputs.size()) +
+                     " given; expected, in order:" + expected);
+  }
+  std::vector<const void *> inPtrs;
+  std::vector<size_t> inSizes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const IOInfo &want = result.inputs[i];
+    const NpyArray &got = inputs[i];
+    if (got.dtype != want.dtype || got.shape != want.shape)
+      return makeError("input " + llvm::Twine(i) + " '" + want.name +
+                       "' expects " + shapeText(want.shape) + " " + want.dtype +
+                       ", got " + shapeText(got.shape) + " " + got.dtype);
+    inPtrs.push_back(got.data.data());
+    inSizes.push_back(got.data.size());
+  }
+  result.outputValues.resize(result.outputs.size());
+  std::vector<void *> outPtrs;
+  std::vector<size_t> outSizes;
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    NpyArray &out = result.outputValues[i];
+    out.dtype = result.outputs[i].dtype;
+    out.shape = result.outputs[i].shape;
+    out.data.resize(npyDtypeSize(out.dtype) * out.numElements());
+    outPtrs.push_back(out.data.data());
+    outSizes.push_back(out.data.size());
+  }
+  AlignedBytes arena;
+  if (result.arenaBytes) {
+    arena.reset(static_cast<uint8_t *>(
+        std::aligned_alloc(64, (result.arenaBytes + 63) / 64 * 64)));
+    if (!arena)
+      return makeError("cannot allocate the " + llvm::Twine(result.arenaBytes) +
+                       "-byte arena");
+  }
+  auto invoke = [&]() -> llvm::Error {
+    kiln_status_t status = kiln_module_invoke(
+        module->get(), inPtrs.data(), inSizes.data(), inPtrs.size(),
+        outPtrs.data(), outSizes.data(), outPtrs.size(), arena.get(),
+        result.arenaBytes);
+    if (status.code != KILN_OK)
+      return makeError(status.message);
+    return llvm::Error::success();
+  };
+  if (llvm::Error err = invoke())
+    return std::move(err);
+  for (unsigned i = 0; i < benchmarkRuns; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error err = invoke())
+      return std::move(err);
+    auto end = std::chrono::steady_clock::now();
+    result.timesMs.push_back(
+        std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  return result;
+}
+
+} // namespace kiln

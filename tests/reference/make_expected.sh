@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Regenerate Kiln's committed TFLite reference data:
+#   tests/data/models/{alexa,embedding,blazeface}/{input_K.npy,output_K.npy,meta.json}
+# (seed 1, TFLite wasm interpreter, 1 thread).
+#
+#   tests/reference/make_expected.sh [--cache DIR]
+#
+# Fetches/verifies the models first (fetch_models.mjs; cached, offline once
+# cached) and installs the pinned npm packages if node_modules is missing.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cd "$here"
+
+if [ ! -d node_modules/@tensorflow/tfjs-tflite ] || [ ! -d node_modules/onnxruntime-node ]; then
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund
+fi
+
+cache="$(node fetch_models.mjs --quiet "$@" | tail -n 1)"
+
+for m in alexa embedding blazeface; do
+  node tflite_reference.mjs --model "$cache/$m.tflite" --seed 1 --out "$repo/tests/data/models/$m"
+done
+echo "expected data written to $repo/tests/data/models"

@@ -1,0 +1,103 @@
+// Tiny read-only view of a .tflite flatbuffer: just enough to list the main
+// subgraph's tensors and its declared inputs/outputs (and signature defs), so
+// the reference scripts can check the interpreter's I/O order against the
+// model file. Field ids follow tensorflow/lite/schema/schema.fbs.
+
+const TENSOR_TYPES = [
+  'float32', 'float16', 'int32', 'uint8', 'int64', 'string', 'bool', 'int16',
+  'complex64', 'int8', 'float64', 'complex128', 'uint64', 'resource', 'variant',
+  'uint32', 'uint16', 'int4',
+];
+
+class Table {
+  constructor(view, pos) {
+    this.v = view;
+    this.pos = pos;
+    this.vt = pos - view.getInt32(pos, true);
+    this.vtLen = view.getUint16(this.vt, true);
+  }
+  off(field) {
+    const o = 4 + 2 * field;
+    if (o >= this.vtLen) return 0;
+    return this.v.getUint16(this.vt + o, true);
+  }
+  has(field) { return this.off(field) !== 0; }
+  u32(field, dflt = 0) { const o = this.off(field); return o ? this.v.getUint32(this.pos + o, true) : dflt; }
+  i32(field, dflt = 0) { const o = this.off(field); return o ? this.v.getInt32(this.pos + o, true) : dflt; }
+  i8(field, dflt = 0) { const o = this.off(field); return o ? this.v.getInt8(this.pos + o) : dflt; }
+  bool(field) { return this.i8(field, 0) !== 0; }
+  indirect(field) {
+    const o = this.off(field);
+    if (!o) return 0;
+    const at = this.pos + o;
+    return at + this.v.getUint32(at, true);
+  }
+  table(field) { const p = this.indirect(field); return p ? new Table(this.v, p) : null; }
+  str(field) {
+    const p = this.indirect(field);
+    if (!p) return null;
+    const n = this.v.getUint32(p, true);
+    return Buffer.from(this.v.buffer, this.v.byteOffset + p + 4, n).toString('utf8');
+  }
+  vecLen(field) { const p = this.indirect(field); return p ? this.v.getUint32(p, true) : 0; }
+  i32Vec(field) {
+    const p = this.indirect(field);
+    if (!p) return [];
+    const n = this.v.getUint32(p, true);
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(this.v.getInt32(p + 4 + 4 * i, true));
+    return out;
+  }
+  tableVec(field) {
+    const p = this.indirect(field);
+    if (!p) return [];
+    const n = this.v.getUint32(p, true);
+    const out = [];
+    for (let i = 0; i < n; i++) {
+      const at = p + 4 + 4 * i;
+      out.push(new Table(this.v, at + this.v.getUint32(at, true)));
+    }
+    return out;
+  }
+}
+
+// Returns { version, subgraphs: [{ name, inputs, outputs, tensors: [{index,
+// name, shape, dtype, buffer, constant}] }], signatures: [{ key, subgraph,
+// inputs: [{name, tensor}], outputs: [...] }] }.
+export function parseTflite(bytes) {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const ident = buf.toString('latin1', 4, 8);
+  if (ident !== 'TFL3') throw new Error(`not a TFLite flatbuffer (identifier "${ident}")`);
+  const model = new Table(view, view.getUint32(0, true));
+  const buffers = model.tableVec(4).map((b) => ({
+    size: b.vecLen(0),
+    // Buffers > 2 GB-style models keep data outside the flatbuffer (offset/size, fields 1/2).
+    external: b.has(1) && Number(view.getBigUint64(b.pos + b.off(1), true)) > 1,
+  }));
+  const subgraphs = model.tableVec(2).map((sg) => {
+    const tensors = sg.tableVec(0).map((t, index) => {
+      const buffer = t.u32(2, 0);
+      const b = buffers[buffer];
+      return {
+        index,
+        name: t.str(3) ?? '',
+        shape: t.i32Vec(0),
+        shapeSignature: t.has(7) ? t.i32Vec(7) : null,
+        dtype: TENSOR_TYPES[t.i8(1, 0)] ?? `type${t.i8(1, 0)}`,
+        buffer,
+        constant: !!b && buffer !== 0 && (b.size > 0 || b.external),
+        isVariable: t.bool(5),
+      };
+    });
+    return { name: sg.str(4) ?? '', inputs: sg.i32Vec(1), outputs: sg.i32Vec(2), tensors };
+  });
+  const tensorMap = (v) => v.map((m) => ({ name: m.str(0) ?? '', tensor: m.u32(1, 0) }));
+  const signatures = model.tableVec(7).map((s) => ({
+    key: s.str(2) ?? '',
+    subgraph: s.u32(4, 0),
+    inputs: tensorMap(s.tableVec(0)),
+    outputs: tensorMap(s.tableVec(1)),
+  }));
+  return { version: model.u32(0, 0), subgraphs, signatures };
+}
