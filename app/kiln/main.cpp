@@ -123,31 +123,35 @@ static llvm::Error writeFile(const std::string &path, const void *data, size_t s
 }
 
 static int runCompile() {
+  // Copied first: compiling resets llvm::cl occurrences (see runRun).
+  const std::string model = compileModel;
+  const std::string output = compileOutput;
+  const std::string emitText = emit;
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
-  if (!emit.empty()) {
+  if (!emitText.empty()) {
     kiln::EmitStage stage;
-    if (!kiln::parseEmitStage(emit, stage))
-      return fail("--emit='" + emit + "' is not a stage; use tosa, linalg, llvm-ir or asm");
-    auto text = kiln::emitStage(compileModel, stage, *options);
+    if (!kiln::parseEmitStage(emitText, stage))
+      return fail("--emit='" + emitText + "' is not a stage; use tosa, linalg, llvm-ir or asm");
+    auto text = kiln::emitStage(model, stage, *options);
     if (!text)
       return fail(text.takeError());
-    if (compileOutput.empty() || compileOutput == "-") {
+    if (output.empty() || output == "-") {
       llvm::outs() << *text;
       return 0;
     }
-    if (llvm::Error err = writeFile(compileOutput, text->data(), text->size()))
+    if (llvm::Error err = writeFile(output, text->data(), text->size()))
       return fail(std::move(err));
     return 0;
   }
-  std::string out = compileOutput;
+  std::string out = output;
   if (out.empty()) {
-    llvm::SmallString<256> path(compileModel.getValue());
+    llvm::SmallString<256> path(model);
     llvm::sys::path::replace_extension(path, "kiln");
     out = path.str().str();
   }
-  auto artifact = kiln::compileArtifact(compileModel, *options);
+  auto artifact = kiln::compileArtifact(model, *options);
   if (!artifact)
     return fail(artifact.takeError());
   if (llvm::Error err = writeFile(out, artifact->data(), artifact->size()))
@@ -187,8 +191,21 @@ static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,
 }
 
 static int runRun() {
+  // Copy every option first: the in-process LLD link inside compileArtifact
+  // resets llvm::cl occurrences (cl::ResetAllOptionOccurrences), which
+  // empties cl::list values.
+  const std::string pathText = runModel;
+  const std::vector<std::string> outputSpecs(runOutputs.begin(), runOutputs.end());
+  const unsigned benchmarkRuns = benchmark;
+  std::vector<kiln::NpyArray> inputs;
+  for (const std::string &spec : runInputs) {
+    auto array = kiln::parseInputSpec(spec);
+    if (!array)
+      return fail(array.takeError());
+    inputs.push_back(std::move(*array));
+  }
   std::vector<uint8_t> artifact;
-  llvm::StringRef path(runModel);
+  llvm::StringRef path(pathText);
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return fail(path + ": cannot read: " + buffer.getError().message());
@@ -200,35 +217,28 @@ static int runRun() {
     auto options = compileOptions();
     if (!options)
       return fail(options.takeError());
-    auto compiled = kiln::compileArtifact(runModel, *options);
+    auto compiled = kiln::compileArtifact(pathText, *options);
     if (!compiled)
       return fail(compiled.takeError());
     artifact = std::move(*compiled);
   }
-  std::vector<kiln::NpyArray> inputs;
-  for (const std::string &spec : runInputs) {
-    auto array = kiln::parseInputSpec(spec);
-    if (!array)
-      return fail(array.takeError());
-    inputs.push_back(std::move(*array));
-  }
-  auto result = kiln::runArtifact(artifact, inputs, benchmark);
+  auto result = kiln::runArtifact(artifact, inputs, benchmarkRuns);
   if (!result)
     return fail(llvm::Twine(path) + ": " + llvm::toString(result.takeError()));
-  if (!runOutputs.empty() && runOutputs.size() != result->outputs.size())
+  if (!outputSpecs.empty() && outputSpecs.size() != result->outputs.size())
     return fail("the model has " + llvm::Twine(result->outputs.size()) + " output(s), " +
-                llvm::Twine(runOutputs.size()) + " --output given");
+                llvm::Twine(outputSpecs.size()) + " --output given");
   for (size_t i = 0; i < result->outputs.size(); ++i) {
     printSummary(result->outputs[i], result->outputValues[i], i);
-    if (i < runOutputs.size()) {
-      llvm::StringRef target(runOutputs[i]);
+    if (i < outputSpecs.size()) {
+      llvm::StringRef target(outputSpecs[i]);
       if (!target.consume_front("@"))
-        return fail("--output='" + runOutputs[i] + "': expected @file.npy");
+        return fail("--output='" + outputSpecs[i] + "': expected @file.npy");
       if (llvm::Error err = kiln::writeNpyFile(target.str(), result->outputValues[i]))
         return fail(std::move(err));
     }
   }
-  if (benchmark > 0) {
+  if (benchmarkRuns > 0) {
     std::vector<double> t = result->timesMs;
     std::sort(t.begin(), t.end());
     double median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;

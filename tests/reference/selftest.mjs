@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { decodeNpy, encodeNpy, readNpy } from './npy.mjs';
 import { mulberry32 } from './prng.mjs';
-import { buildTfliteModel } from './tflite_builder.mjs';
+import { buildTfliteModel, fromFloat16Bits, toFloat16Bits } from './tflite_builder.mjs';
 import { parseTflite } from './tflite_flatbuffer.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -175,6 +175,40 @@ await check('constant tensor listed as a subgraph input is not overwritten', () 
   const x = readNpy(path.join(out, 'input_0.npy')).data;
   const y = readNpy(path.join(out, 'output_0.npy')).data;
   for (let i = 0; i < 3; i++) assert.equal(y[i], Math.fround(x[i] + (i + 1)));
+});
+
+await check('builder: builtin options, op versions, float16 constants', () => {
+  // float16 bits: exact values, rounding to nearest even, subnormals, overflow.
+  assert.deepEqual(Array.from(toFloat16Bits([1, -2.5, 65504, 0.1, 2 ** -24, 1e-8, 70000, 1 + 2 ** -11])),
+    [0x3c00, 0xc100, 0x7bff, 0x2e66, 0x0001, 0x0000, 0x7c00, 0x3c00]);
+  assert.deepEqual(Array.from(fromFloat16Bits(Uint16Array.from([0x3c00, 0xc100, 0x0001]))), [1, -2.5, 2 ** -24]);
+  // LEAKY_RELU(alpha 0.25) of DEQUANTIZE(float16 constant) + x: checks the
+  // options table, a version-3 DEQUANTIZE and a FLOAT16 buffer end to end.
+  const k = [0.5, -1.5, 2, -4];
+  const model = writeModel('options', {
+    tensors: [
+      { name: 'x', shape: [4] },
+      { name: 'k16', shape: [4], dtype: 'float16', data: toFloat16Bits(k) },
+      { name: 'k', shape: [4] },
+      { name: 'sum', shape: [4] },
+      { name: 'y', shape: [4] },
+    ],
+    operators: [
+      { op: 'DEQUANTIZE', version: 3, inputs: [1], outputs: [2], options: {} },
+      { op: 'ADD', inputs: [0, 2], outputs: [3], options: { fused_activation_function: 'NONE' } },
+      { op: 'LEAKY_RELU', inputs: [3], outputs: [4], options: { alpha: 0.25 } },
+    ],
+    inputs: [0],
+    outputs: [4],
+  });
+  const out = path.join(tmp, 'options');
+  runRef(model, out, ['--seed', '4']);
+  const x = readNpy(path.join(out, 'input_0.npy')).data;
+  const y = readNpy(path.join(out, 'output_0.npy')).data;
+  for (let i = 0; i < 4; i++) {
+    const sum = Math.fround(x[i] + k[i]);
+    assert.ok(Math.abs(y[i] - (sum >= 0 ? sum : 0.25 * sum)) < 1e-6, `y[${i}]`);
+  }
 });
 
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -38,6 +38,13 @@ export function tflitePackageVersion() {
 }
 
 let cached = null;
+let logSink = null;
+
+// Route the interpreter's log lines (e.g. why a model was refused) to fn
+// instead of stderr; null restores the default. Applies to loaded modules too.
+export function setTfliteLogSink(fn) {
+  logSink = fn;
+}
 
 // variant: 'cc_simd' (default, what the brief asks for) or 'cc' (no SIMD).
 export async function loadTflite({ variant = 'cc_simd', quiet = false } = {}) {
@@ -45,7 +52,10 @@ export async function loadTflite({ variant = 'cc_simd', quiet = false } = {}) {
   const dir = tfliteWasmDir();
   const base = path.join(dir, `tflite_web_api_${variant}`);
   const factory = require(`${base}.js`);
-  const log = quiet ? () => {} : (s) => process.stderr.write(`[tflite] ${s}\n`);
+  const log = (s) => {
+    if (logSink) logSink(s);
+    else if (!quiet) process.stderr.write(`[tflite] ${s}\n`);
+  };
   const module = await factory({
     wasmBinary: fs.readFileSync(`${base}.wasm`),
     print: log,

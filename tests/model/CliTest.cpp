@@ -1,0 +1,132 @@
+//===- CliTest.cpp - The kiln command line: happy paths and bad input -----===//
+//
+// Every bad input must give exit status 1 and one clear message naming the
+// file, operator or tensor, never a crash, a stack dump or an IR dump.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include <cstring>
+#include <fstream>
+
+using namespace kiln::test;
+
+namespace {
+
+std::string dataFile(const std::string &rel) { return std::string(KILN_TEST_DATA_DIR) + "/" + rel; }
+
+/// Runs kiln with `args`; expects exit 1 and every needle in the output.
+void expectCleanError(const std::string &args, std::initializer_list<const char *> needles) {
+  CommandResult r = runCommand(kilnBinary() + " " + args);
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  for (const char *needle : needles)
+    EXPECT_NE(r.output.find(needle), std::string::npos)
+        << "missing '" << needle << "' in:\n" << r.output;
+  for (const char *bad : {"Stack dump", "PLEASE submit", "module {", "func.func", "Assertion"})
+    EXPECT_EQ(r.output.find(bad), std::string::npos) << "leaked '" << bad << "':\n" << r.output;
+  // One message: a single "error:" line.
+  size_t count = 0;
+  for (size_t p = r.output.find("error:"); p != std::string::npos; p = r.output.find("error:", p + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << r.output;
+}
+
+TEST(Cli, VersionNamesKilnAndLLVM) {
+  CommandResult r = runCommand(kilnBinary() + " --version");
+  EXPECT_EQ(r.exitCode, 0);
+  EXPECT_NE(r.output.find("kiln 0."), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("LLVM/MLIR 16."), std::string::npos) << r.output;
+}
+
+TEST(Cli, TosaMlirRunsWithLiteralInputs) {
+  TempDir tmp;
+  std::string out = tmp.file("sum.npy");
+  CommandResult r = runCommand(kilnBinary() + " run " + shellQuote(dataFile("mlir/add_scale.mlir")) +
+                               " --input=2x3xf32=1 --input=2x3xf32=1,2,3,4,5,6 --output=@" + out);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  kiln::NpyArray sum = loadNpy(out);
+  ASSERT_EQ(sum.shape, (std::vector<int64_t>{2, 3}));
+  const float *f = reinterpret_cast<const float *>(sum.data.data());
+  for (int i = 0; i < 6; ++i)
+    EXPECT_FLOAT_EQ(f[i], (1.0f + (i + 1)) * 0.5f) << i;
+}
+
+TEST(Cli, CompileThenRunArtifact) {
+  TempDir tmp;
+  std::string artifact = tmp.file("add.kiln");
+  CommandResult c = runCommand(kilnBinary() + " compile " + shellQuote(dataFile("mlir/add_scale.mlir")) +
+                               " -o " + artifact);
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  CommandResult r = runCommand(kilnBinary() + " run " + artifact +
+                               " --input=2x3xf32=3 --input=2x3xf32=5 --benchmark=5");
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("output 0 'sum': 2x3xf32 min 4 max 4"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("median: "), std::string::npos) << r.output;
+}
+
+TEST(Cli, EmitStagesPrintEachPhase) {
+  std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
+  struct Stage { const char *name; const char *marker; } stages[] = {
+      {"tosa", "tosa.add"}, {"linalg", "linalg.generic"}, {"llvm-ir", "define void @main_dispatch_0"},
+      {"asm", "main_dispatch_0:"}};
+  for (const Stage &s : stages) {
+    CommandResult r = runCommand(kilnBinary() + " compile " + model + " --emit=" + s.name);
+    EXPECT_EQ(r.exitCode, 0) << s.name << r.output;
+    EXPECT_NE(r.output.find(s.marker), std::string::npos) << s.name << ":\n" << r.output.substr(0, 2000);
+  }
+  expectCleanError("compile " + model + " --emit=spirv", {"--emit='spirv'", "tosa, linalg, llvm-ir or asm"});
+}
+
+TEST(Cli, RunRejectsWrongInputs) {
+  std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
+  expectCleanError("run " + model + " --input=2x3xf32=1", {"takes 2 input(s), 1 given", "'a'", "'b'"});
+  expectCleanError("run " + model + " --input=3x2xf32=1 --input=2x3xf32=1",
+                   {"input 0 'a' expects 2x3 <f4, got 3x2 <f4"});
+  expectCleanError("run " + model + " --input=2x3xf32=1 --input=2x3xi32=1",
+                   {"input 1 'b' expects 2x3 <f4, got 2x3 <i4"});
+  TempDir tmp;
+  std::string bogus = tmp.file("bogus.npy");
+  std::ofstream(bogus) << "this is not an npy file";
+  expectCleanError("run " + model + " --input=@" + bogus + " --input=2x3xf32=1",
+                   {"bogus.npy", "not a NumPy .npy file"});
+  expectCleanError("run " + model + " --input=@" + tmp.file("missing.npy") + " --input=2x3xf32=1",
+                   {"missing.npy", "cannot read"});
+  expectCleanError("run " + model + " --input=2x3xf32=abc --input=2x3xf32=1", {"'abc' is not a number"});
+}
+
+TEST(Cli, BadModelFiles) {
+  auto bad = [](const char *name) { return shellQuote(dataFile(std::string("bad/") + name)); };
+  expectCleanError("compile " + bad("not_tflite.tflite"), {"not_tflite.tflite", "not a TFLite model"});
+  expectCleanError("compile " + bad("truncated.tflite"), {"truncated.tflite", "truncated or corrupted"});
+  expectCleanError("compile " + bad("garbled.tflite"), {"garbled.tflite", "truncated or corrupted"});
+  expectCleanError("compile " + bad("custom_op.tflite"),
+                   {"operator #1", "custom operator 'MyCustomOp'", "Supported float32 builtin operators"});
+  expectCleanError("compile " + bad("unsupported_op.tflite"),
+                   {"operator #1", "which Kiln does not support", "CONV_2D"});
+  expectCleanError("compile " + bad("int8_quantized.tflite"), {"INT8-quantized", "float32"});
+  expectCleanError("compile " + bad("two_subgraphs.tflite"), {"2 subgraphs"});
+  expectCleanError("compile " + bad("dynamic_batch.tflite"),
+                   {"dynamic dimension 0", "[-1,8]", "--fix-shape="});
+  expectCleanError("compile " + shellQuote(dataFile("bad/does_not_exist.tflite")), {"cannot read"});
+}
+
+TEST(Cli, FixShapeCompilesDynamicBatch) {
+  TempDir tmp;
+  CommandResult r = runCommand(kilnBinary() + " compile " +
+                               shellQuote(dataFile("bad/dynamic_batch.tflite")) +
+                               " --fix-shape=0=1x8 -o " + tmp.file("d.kiln"));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  expectCleanError("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) + " --fix-shape=0=1x9",
+                   {"dimension 1 is static (8)"});
+  expectCleanError("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) + " --fix-shape=0=axb",
+                   {"not a positive dimension"});
+}
+
+TEST(Cli, BadArtifacts) {
+  TempDir tmp;
+  std::string garbage = tmp.file("garbage.kiln");
+  std::ofstream(garbage) << "0123456789abcdef";
+  expectCleanError("run " + garbage + " --input=2x3xf32=1", {"not a Kiln artifact"});
+}
+
+} // namespace

@@ -1,0 +1,59 @@
+//===- OpCaseTest.cpp - One TFLite operator at a time vs TensorFlow Lite --===//
+//
+// Every folder of tests/data/ops holds a small float32 model (one operator,
+// or a short chain), seeded inputs and the outputs the real TensorFlow Lite
+// interpreter computed for them (tests/reference/make_op_cases.mjs). Each is
+// compiled and run in-process and compared within 1e-4 * (1 + |reference|).
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/Compiler.h"
+#include "kiln/Run.h"
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace kiln::test;
+
+namespace {
+
+std::vector<std::string> listCases() {
+  std::vector<std::string> cases;
+  std::filesystem::path root = std::filesystem::path(KILN_TEST_DATA_DIR) / "ops";
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(root, ec))
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "model.tflite"))
+      cases.push_back(entry.path().filename().string());
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+class OpCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OpCase, MatchesTFLite) {
+  std::string dir = std::string(KILN_TEST_DATA_DIR) + "/ops/" + GetParam();
+  auto artifact = kiln::compileArtifact(dir + "/model.tflite", kiln::CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  std::vector<kiln::NpyArray> inputs;
+  for (const std::string &path : numberedFiles(dir, "input"))
+    inputs.push_back(loadNpy(path));
+  auto result = kiln::runArtifact(*artifact, inputs);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  std::vector<std::string> expected = numberedFiles(dir, "output");
+  ASSERT_EQ(result->outputValues.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) {
+    SCOPED_TRACE("output " + std::to_string(k));
+    EXPECT_TRUE(allClose(result->outputValues[k], loadNpy(expected[k])));
+  }
+}
+
+// The suite must not silently shrink to nothing.
+TEST(OpCases, FolderIsPopulated) { EXPECT_GE(listCases().size(), 50u); }
+
+INSTANTIATE_TEST_SUITE_P(TFLite, OpCase, ::testing::ValuesIn(listCases()),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return info.param;
+                         });
+
+} // namespace

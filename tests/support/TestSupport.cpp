@@ -1,0 +1,116 @@
+//===- TestSupport.cpp - Shared helpers for Kiln's tests ------------------===//
+#include "TestSupport.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sys/wait.h>
+
+namespace kiln::test {
+
+std::string shellQuote(const std::string &s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'')
+      out += "'\\''";
+    else
+      out += c;
+  }
+  return out + "'";
+}
+
+CommandResult runCommand(const std::string &command) {
+  CommandResult result;
+  std::string full = command + " 2>&1";
+  FILE *pipe = popen(full.c_str(), "r");
+  if (!pipe)
+    return result;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    result.output.append(buffer, n);
+  int status = pclose(pipe);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::string kilnBinary() {
+  const char *env = std::getenv("KILN_BINARY");
+  return env ? env : KILN_BINARY_PATH;
+}
+
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/kiln-test-XXXXXX";
+  const char *made = mkdtemp(tmpl);
+  dir = made ? made : "/tmp";
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  if (dir != "/tmp")
+    std::filesystem::remove_all(dir, ec);
+}
+
+::testing::AssertionResult allClose(const NpyArray &got, const NpyArray &want,
+                                    double tolerance) {
+  if (got.dtype != "<f4" || want.dtype != "<f4")
+    return ::testing::AssertionFailure()
+           << "expected float32 arrays, got " << got.dtype << " and " << want.dtype;
+  if (got.shape != want.shape) {
+    auto text = [](const std::vector<int64_t> &s) {
+      std::string t;
+      for (int64_t d : s)
+        t += std::to_string(d) + " ";
+      return t;
+    };
+    return ::testing::AssertionFailure()
+           << "shape mismatch: got [" << text(got.shape) << "], want [" << text(want.shape) << "]";
+  }
+  size_t n = got.data.size() / 4;
+  const float *g = reinterpret_cast<const float *>(got.data.data());
+  const float *w = reinterpret_cast<const float *>(want.data.data());
+  size_t bad = 0, worst = 0;
+  double worstRatio = 0;
+  for (size_t i = 0; i < n; ++i) {
+    double limit = tolerance * (1.0 + std::fabs(w[i]));
+    double err = std::fabs(double(g[i]) - double(w[i]));
+    bool ok = err <= limit || (std::isnan(g[i]) && std::isnan(w[i]));
+    if (!ok)
+      ++bad;
+    double ratio = std::isnan(err) ? INFINITY : err / limit;
+    if (ratio > worstRatio || (!ok && bad == 1)) {
+      worstRatio = ratio;
+      worst = i;
+    }
+  }
+  if (bad == 0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << bad << " of " << n << " elements outside " << tolerance
+         << "*(1+|ref|); worst at flat index " << worst << ": got " << g[worst] << ", want "
+         << w[worst];
+}
+
+NpyArray loadNpy(const std::string &path) {
+  auto array = readNpyFile(path);
+  if (!array) {
+    ADD_FAILURE() << llvm::toString(array.takeError());
+    return {};
+  }
+  return std::move(*array);
+}
+
+std::vector<std::string> numberedFiles(const std::string &dir, const std::string &prefix) {
+  std::vector<std::string> files;
+  for (int k = 0;; ++k) {
+    std::string path = dir + "/" + prefix + "_" + std::to_string(k) + ".npy";
+    if (!std::filesystem::exists(path))
+      break;
+    files.push_back(path);
+  }
+  return files;
+}
+
+} // namespace kiln::test

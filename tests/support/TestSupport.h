@@ -1,0 +1,56 @@
+//===- TestSupport.h - Shared helpers for Kiln's tests ---------*- C++ -*-===//
+#ifndef KILN_TESTS_TESTSUPPORT_H
+#define KILN_TESTS_TESTSUPPORT_H
+
+#include "kiln/Npy.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kiln::test {
+
+/// Output of a finished child process (stdout and stderr interleaved).
+struct CommandResult {
+  int exitCode = -1;
+  std::string output;
+};
+
+/// Runs `command` through /bin/sh, capturing stdout and stderr.
+CommandResult runCommand(const std::string &command);
+
+/// Quotes `s` for /bin/sh.
+std::string shellQuote(const std::string &s);
+
+/// Path of the `kiln` binary under test (KILN_BINARY).
+std::string kilnBinary();
+
+/// A fresh temporary directory, removed when the object dies.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  const std::string &path() const { return dir; }
+  std::string file(const std::string &name) const { return dir + "/" + name; }
+
+private:
+  std::string dir;
+};
+
+/// Every element of `got` is within atol_rel * (1 + |want|) of `want`
+/// (float32 arrays of equal shape). On failure the message gives the worst
+/// element's index, both values and the count of violations.
+::testing::AssertionResult allClose(const NpyArray &got, const NpyArray &want,
+                                    double tolerance = 1e-4);
+
+/// Reads a .npy file or fails the test.
+NpyArray loadNpy(const std::string &path);
+
+/// Files named input_K.npy / output_K.npy in `dir`, K = 0, 1, ... in order.
+std::vector<std::string> numberedFiles(const std::string &dir,
+                                       const std::string &prefix);
+
+} // namespace kiln::test
+
+#endif

@@ -1,0 +1,59 @@
+//===- NpyTest.cpp - .npy reading and writing -----------------------------===//
+#include "kiln/Npy.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using kiln::NpyArray;
+
+namespace {
+
+std::vector<uint8_t> npyBytes(const std::string &header, size_t dataBytes) {
+  std::vector<uint8_t> b = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+                            static_cast<uint8_t>(header.size()), 0};
+  b.insert(b.end(), header.begin(), header.end());
+  b.resize(b.size() + dataBytes, 0);
+  return b;
+}
+
+TEST(Npy, RoundTripKeepsShapeDtypeAndBytes) {
+  NpyArray a;
+  a.shape = {2, 3};
+  float values[6] = {1, -2.5f, 3, 4, 5e-8f, 6};
+  a.data.assign(reinterpret_cast<uint8_t *>(values), reinterpret_cast<uint8_t *>(values) + 24);
+  std::vector<uint8_t> bytes = kiln::serializeNpy(a);
+  // Header padded so the data starts on a 64-byte boundary (format spec).
+  EXPECT_EQ((bytes.size() - 24) % 64, 0u);
+  auto back = kiln::parseNpy(bytes, "mem");
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->dtype, "<f4");
+  EXPECT_EQ(back->shape, a.shape);
+  EXPECT_EQ(back->data, a.data);
+}
+
+TEST(Npy, ParsesOneDimensionalAndScalarShapes) {
+  auto one = kiln::parseNpy(npyBytes("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }\n", 12), "x");
+  ASSERT_TRUE(static_cast<bool>(one));
+  EXPECT_EQ(one->shape, std::vector<int64_t>{3});
+  auto scalar = kiln::parseNpy(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (), }\n", 4), "x");
+  ASSERT_TRUE(static_cast<bool>(scalar));
+  EXPECT_TRUE(scalar->shape.empty());
+  EXPECT_EQ(scalar->numElements(), 1);
+}
+
+TEST(Npy, RejectsWhatItCannotRead) {
+  auto expectError = [](const std::vector<uint8_t> &bytes, const char *needle) {
+    auto r = kiln::parseNpy(bytes, "in.npy");
+    ASSERT_FALSE(static_cast<bool>(r));
+    std::string message = llvm::toString(r.takeError());
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+    EXPECT_NE(message.find("in.npy"), std::string::npos) << message;
+  };
+  expectError({'h', 'e', 'l', 'l', 'o', 0, 0, 0, 0, 0, 0}, "bad magic");
+  expectError(npyBytes("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }\n", 8), "unsupported dtype");
+  expectError(npyBytes("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }\n", 8), "Fortran");
+  expectError(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", 7), "needs 8");
+}
+
+} // namespace
