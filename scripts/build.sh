@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures (once) and builds Kiln into ./build with Ninja and ccache.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+fi
+ninja -C "$BUILD_DIR" "$@"

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Kiln builds and tests with (needs root).
+# Skips apt entirely when everything is already installed.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build ccache g++ pkg-config
+  llvm-16-dev libmlir-16-dev mlir-16-tools lld-16 liblld-16-dev
+  zlib1g-dev libzstd-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libgtest-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Node.js runs the model fetcher (npm pack); the reference engines under
+# tests/reference need `npm ci` only to regenerate expected outputs.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q nodejs npm
+fi

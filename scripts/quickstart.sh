@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# One command from a clean checkout: install dependencies, build, fetch the
+# real models, compile BlazeFace to a .kiln artifact and run it on the seeded
+# input, comparing with TensorFlow Lite's output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh kiln
+cache=$(node tests/reference/fetch_models.mjs --quiet | tail -n 1)
+kiln=build/bin/kiln
+$kiln --version
+$kiln compile "$cache/blazeface.tflite" -o build/blazeface.kiln
+$kiln run build/blazeface.kiln \
+  --input=@tests/data/models/blazeface/input_0.npy \
+  --output=@build/regressors.npy --output=@build/classificators.npy \
+  --benchmark=20
+echo "outputs written to build/regressors.npy and build/classificators.npy"
