@@ -7,6 +7,8 @@
 #include "lld/Common/CommonLinkerContext.h"
 #include "lld/Common/Driver.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Operator.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -121,6 +123,14 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
   for (llvm::Function &fn : module) {
     if (fn.isDeclaration())
       continue;
+    // Allow reassociation and FMA contraction of float math so LLVM can
+    // vectorize the reductions of convolutions and matmuls; results move by
+    // rounding only (checked against TFLite in the tests).
+    for (llvm::Instruction &inst : llvm::instructions(fn))
+      if (llvm::isa<llvm::FPMathOperator>(inst)) {
+        inst.setHasAllowReassoc(true);
+        inst.setHasAllowContract(true);
+      }
     fn.addFnAttr("target-cpu", tm.getTargetCPU());
     if (!tm.getTargetFeatureString().empty())
       fn.addFnAttr("target-features", tm.getTargetFeatureString());

@@ -753,7 +753,11 @@ FailureOr<Value> OpContext::applyActivation(Value value,
   case A::RELU6:
     return clamp(value, 0.0f, 6.0f);
   case A::TANH:
-    return create<tosa::TanhOp>(value.getType(), value);
+    // TFLite's float kernels turn the fused activation into a clamp range
+    // (CalculateActivationRange in tensorflow/lite/kernels/kernel_util.h),
+    // which has no case for TANH: the interpreter applies nothing. Kiln
+    // matches the interpreter, not the enum's name.
+    return value;
   default:
     return fail(std::string("fused activation ") +
                 schema::EnumNameActivationFunctionType(act) +

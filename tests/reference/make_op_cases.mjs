@@ -1,0 +1,1008 @@
+#!/usr/bin/env node
+// Per-operator conformance cases for Kiln's TFLite importer.
+//
+//   node tests/reference/make_op_cases.mjs [--only REGEX] [--list] [--no-bad] [--verbose]
+//
+// For every case below this writes tests/data/ops/<case>/model.tflite (a tiny
+// float32 model with one operator, a few with two or more), then runs it on
+// the real TensorFlow Lite interpreter (tflite_reference.mjs: wasm, XNNPACK
+// delegate, 1 thread) and writes input_K.npy, output_K.npy and meta.json next
+// to it, plus tests/data/ops/index.json (one entry per case). It also writes
+// the error-case models of tests/data/bad/ (no reference run).
+//
+// Everything is deterministic: running it twice gives identical files.
+//   - Inputs: seed 1, the generator of prng.mjs (input K: mulberry32 seeded
+//     with 1 + K, x = float32(-1 + 2u) in [-1, 1)). Some cases map x through
+//     a documented transform to stay where the op is defined or to reach its
+//     interesting ranges (clip points of RELU6, tails of HARD_SWISH, ...):
+//     value = float32(f(x)), f evaluated in double. meta.json lists the
+//     transform of each such input ("inputs_source.transforms"); the C++ test
+//     only needs to read input_K.npy.
+//   - Constants (weights, biases, constant operands): float32 uniform in a
+//     per-tensor range from mulberry32 seeded with FNV-1a("<case>/<tensor>"),
+//     value = float32(lo + (hi - lo) * u). Shape-like operands are int32.
+//   - Operator code versions follow TFLite's op_version.cc for these float
+//     signatures (1 unless noted: DEPTHWISE dilation 2, FULLY_CONNECTED
+//     keep_num_dims 5 / no-bias-input 6, TRANSPOSE_CONV with bias 3,
+//     DEQUANTIZE float16 3, STRIDED_SLICE ellipsis 6, RESIZE_* 3 where
+//     half_pixel_centers (or align_corners for NEAREST) is set).
+//
+// Each case's declared tensor shapes (all of them, intermediates included)
+// are checked against the shapes the interpreter computes, and every output
+// must be finite. Cases marked `refused` are variants TFLite rejects (built
+// and run to confirm the refusal, never written); `dropped` ones have no
+// trustworthy reference (not run); `quirk` ones are written with a note
+// (meta.json case.quirk, index.json). check_op_cases.mjs re-derives every
+// output with an independent JS implementation of the operators.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { mulberry32, fillInput } from './prng.mjs';
+import { buildTfliteModel, toFloat16Bits } from './tflite_builder.mjs';
+import { runReference } from './tflite_reference.mjs';
+import { createRunner, loadTflite, resetTflite, setTfliteLogSink } from './tflite_runtime.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../..');
+const OPS_DIR = path.join(repo, 'tests/data/ops');
+const BAD_DIR = path.join(repo, 'tests/data/bad');
+const SEED = 1;
+
+// ---------------------------------------------------------------- helpers
+
+const numel = (s) => s.reduce((a, b) => a * b, 1);
+
+function fnv1a(str) {
+  let h = 0x811c9dc5;
+  for (const c of Buffer.from(str, 'utf8')) {
+    h ^= c;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+function randFloats(key, n, lo = -1, hi = 1) {
+  const u = mulberry32(fnv1a(key));
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) out[i] = lo + (hi - lo) * u();
+  return out;
+}
+
+// Input transforms: x is the generated float32 in [-1, 1).
+const T = {
+  scale: (k) => ({ desc: `${k} * x`, range: `[-${k}, ${k})`, fn: (x) => k * x }),
+  affine: (a, b) => ({ desc: `${a} + ${b} * x`, range: `[${a - b}, ${a + b})`, fn: (x) => a + b * x }),
+  awayFromZero: {
+    desc: 'x + (x < 0 ? -0.5 : 0.5)', range: '(-1.5, -0.5] U [0.5, 1.5)',
+    fn: (x) => x + (x < 0 ? -0.5 : 0.5),
+  },
+};
+// The same maps for constants: [lo, hi) ranges or value functions.
+const awayFromZeroConst = (v) => v + (v < 0 ? -0.5 : 0.5);
+
+function broadcastShape(a, b) {
+  const n = Math.max(a.length, b.length);
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const x = a[a.length - n + i] ?? 1;
+    const y = b[b.length - n + i] ?? 1;
+    if (x !== y && x !== 1 && y !== 1) throw new Error(`cannot broadcast [${a}] with [${b}]`);
+    out.push(x === 1 ? y : x);
+  }
+  return out;
+}
+
+const outDim = (size, k, stride, dil, padding) => {
+  const ek = (k - 1) * dil + 1;
+  return padding === 'SAME' ? Math.ceil(size / stride) : Math.floor((size - ek) / stride) + 1;
+};
+
+function stridedSliceShape(shape, begin, end, strides, o) {
+  const bit = (m, i) => ((m ?? 0) >> i) & 1;
+  const spec = [];
+  for (let i = 0; i < begin.length; i++) {
+    if (bit(o.ellipsis_mask, i)) {
+      for (let k = 0; k < shape.length - (begin.length - 1); k++) spec.push({ s: 1, bm: 1, em: 1 });
+    } else {
+      spec.push({ b: begin[i], e: end[i], s: strides[i], bm: bit(o.begin_mask, i), em: bit(o.end_mask, i), sh: bit(o.shrink_axis_mask, i) });
+    }
+  }
+  while (spec.length < shape.length) spec.push({ s: 1, bm: 1, em: 1 });
+  const out = [];
+  spec.forEach((d, i) => {
+    if (d.sh) return;
+    const D = shape[i];
+    const norm = (v) => (v < 0 ? v + D : v);
+    const clamp = (v, lo, hi) => Math.min(Math.max(v, lo), hi);
+    let size;
+    if (d.s > 0) {
+      const b = d.bm ? 0 : clamp(norm(d.b), 0, D);
+      const e = d.em ? D : clamp(norm(d.e), 0, D);
+      size = Math.max(0, Math.ceil((e - b) / d.s));
+    } else {
+      const b = d.bm ? D - 1 : clamp(norm(d.b), -1, D - 1);
+      const e = d.em ? -1 : clamp(norm(d.e), -1, D - 1);
+      size = Math.max(0, Math.ceil((b - e) / -d.s));
+    }
+    out.push(size);
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------- graph
+
+class Graph {
+  constructor(name) {
+    this.name = name;
+    this.tensors = [];
+    this.operators = [];
+    this.inputs = [];
+    this.outputs = [];
+    this.transforms = {};
+  }
+
+  uniq(name) {
+    if (!this.tensors.some((t) => t.name === name)) return name;
+    for (let i = 1; ; i++) if (!this.tensors.some((t) => t.name === `${name}_${i}`)) return `${name}_${i}`;
+  }
+
+  tensor(name, shape, dtype = 'float32', data, extra = {}) {
+    this.tensors.push({ name: this.uniq(name), shape: [...shape], dtype, ...(data ? { data } : {}), ...extra });
+    return this.tensors.length - 1;
+  }
+
+  shape(i) { return this.tensors[i].shape; }
+
+  input(shape, { name, transform } = {}) {
+    const i = this.tensor(name ?? (this.inputs.length ? `input_${this.inputs.length}` : 'input'), shape);
+    if (transform) this.transforms[this.inputs.length] = transform;
+    this.inputs.push(i);
+    return i;
+  }
+
+  // float32 constant: uniform [lo, hi), optionally mapped by fn.
+  weights(name, shape, { lo = -1, hi = 1, fn, values } = {}) {
+    const uname = this.uniq(name);
+    let data = values ? Float32Array.from(values) : randFloats(`${this.name}/${uname}`, numel(shape), lo, hi);
+    if (fn) data = data.map(fn);
+    if (data.length !== numel(shape)) throw new Error(`${uname}: ${data.length} values for shape [${shape}]`);
+    return this.tensor(uname, shape, 'float32', data);
+  }
+
+  // float16 constant (raw half bits in the buffer) for DEQUANTIZE.
+  weightsF16(name, shape, { lo = -1, hi = 1 } = {}) {
+    const uname = this.uniq(name);
+    return this.tensor(uname, shape, 'float16', toFloat16Bits(randFloats(`${this.name}/${uname}`, numel(shape), lo, hi)));
+  }
+
+  i32(name, values, shape = [values.length]) {
+    return this.tensor(name, shape, 'int32', Int32Array.from(values));
+  }
+
+  op(op, inputs, outShape, options, { version = 1, name } = {}) {
+    const out = this.tensor(name ?? op.toLowerCase(), outShape);
+    this.operators.push({ op, inputs, outputs: [out], ...(options ? { options } : {}), ...(version !== 1 ? { version } : {}) });
+    return out;
+  }
+
+  output(...idx) { this.outputs.push(...idx); }
+
+  spec() {
+    return { tensors: this.tensors, operators: this.operators, inputs: this.inputs, outputs: this.outputs, description: `kiln op case ${this.name}` };
+  }
+}
+
+// ---------------------------------------------------------------- op helpers
+// Each computes the output shape the way TFLite does and records options.
+
+function conv2d(g, x, { cout, kh = 3, kw = kh, stride = 1, strideW, dil = 1, dilW, padding = 'SAME', act = 'NONE', bias = 'random', filterF16 = false }) {
+  const [n, h, w, cin] = g.shape(x);
+  const sh = stride; const sw = strideW ?? stride; const dh = dil; const dw = dilW ?? dil;
+  let f = filterF16 ? g.weightsF16('filter_f16', [cout, kh, kw, cin]) : g.weights('filter', [cout, kh, kw, cin]);
+  if (filterF16) f = g.op('DEQUANTIZE', [f], [cout, kh, kw, cin], {}, { version: 3, name: 'filter' });
+  const ins = [x, f];
+  if (bias === 'random') ins.push(g.weights('bias', [cout]));
+  else if (bias === 'zero') ins.push(g.weights('bias', [cout], { values: new Float32Array(cout) }));
+  else if (bias === 'f16') ins.push(g.op('DEQUANTIZE', [g.weightsF16('bias_f16', [cout])], [cout], {}, { version: 3, name: 'bias' }));
+  else if (bias === 'omitted') ins.push(-1);
+  else if (bias !== 'none') throw new Error(bias);
+  return g.op('CONV_2D', ins, [n, outDim(h, kh, sh, dh, padding), outDim(w, kw, sw, dw, padding), cout], {
+    padding, stride_w: sw, stride_h: sh, fused_activation_function: act, dilation_w_factor: dw, dilation_h_factor: dh,
+  });
+}
+
+function depthwise(g, x, { mult = 1, kh = 3, kw = kh, stride = 1, dil = 1, padding = 'SAME', act = 'NONE', f16 = false }) {
+  const [n, h, w, cin] = g.shape(x);
+  const cout = cin * mult;
+  let f; let b;
+  if (f16) {
+    f = g.op('DEQUANTIZE', [g.weightsF16('filter_f16', [1, kh, kw, cout])], [1, kh, kw, cout], {}, { version: 3, name: 'filter' });
+    b = g.op('DEQUANTIZE', [g.weightsF16('bias_f16', [cout])], [cout], {}, { version: 3, name: 'bias' });
+  } else {
+    f = g.weights('filter', [1, kh, kw, cout]);
+    b = g.weights('bias', [cout]);
+  }
+  return g.op('DEPTHWISE_CONV_2D', [x, f, b], [n, outDim(h, kh, stride, dil, padding), outDim(w, kw, stride, dil, padding), cout], {
+    padding, stride_w: stride, stride_h: stride, depth_multiplier: mult, fused_activation_function: act,
+    dilation_w_factor: dil, dilation_h_factor: dil,
+  }, { version: dil !== 1 ? 2 : 1 });
+}
+
+function transposeConv(g, x, { cout, k = 3, stride = 1, padding = 'SAME', bias = false, out }) {
+  const [n, h, w, cin] = g.shape(x);
+  const oh = out ?? (padding === 'SAME' ? h * stride : (h - 1) * stride + k);
+  const ow = out ?? (padding === 'SAME' ? w * stride : (w - 1) * stride + k);
+  const shape = g.i32('output_shape', [n, oh, ow, cout]);
+  const f = g.weights('filter', [cout, k, k, cin]);
+  const ins = [shape, f, x];
+  if (bias) ins.push(g.weights('bias', [cout]));
+  return g.op('TRANSPOSE_CONV', ins, [n, oh, ow, cout], { padding, stride_w: stride, stride_h: stride }, { version: bias ? 3 : 1 });
+}
+
+function fc(g, x, { units, bias = 'random', keep = false, act = 'NONE', inSize }) {
+  const s = g.shape(x);
+  const k = inSize ?? s[s.length - 1];
+  const f = g.weights('weights', [units, k]);
+  const ins = [x, f];
+  if (bias === 'random') ins.push(g.weights('bias', [units]));
+  else if (bias === 'omitted') ins.push(-1);
+  else if (bias !== 'none') throw new Error(bias);
+  const outShape = keep ? [...s.slice(0, -1), units] : [numel(s) / k, units];
+  const version = ins.length === 2 ? 6 : keep ? 5 : 1;
+  return g.op('FULLY_CONNECTED', ins, outShape, { fused_activation_function: act, keep_num_dims: keep }, { version });
+}
+
+function batchMatmul(g, a, b, { adjX = false, adjY = false } = {}) {
+  const sa = g.shape(a); const sb = g.shape(b);
+  const batch = broadcastShape(sa.slice(0, -2), sb.slice(0, -2));
+  const rows = adjX ? sa[sa.length - 1] : sa[sa.length - 2];
+  const cols = adjY ? sb[sb.length - 2] : sb[sb.length - 1];
+  return g.op('BATCH_MATMUL', [a, b], [...batch, rows, cols], { adj_x: adjX, adj_y: adjY });
+}
+
+const BINARY_WITH_ACT = new Set(['ADD', 'SUB', 'MUL', 'DIV']);
+function binary(g, op, a, b, { act } = {}) {
+  const outShape = broadcastShape(g.shape(a), g.shape(b));
+  const options = BINARY_WITH_ACT.has(op) ? { fused_activation_function: act ?? 'NONE' } : {};
+  if (act && !BINARY_WITH_ACT.has(op)) throw new Error(`${op} has no fused activation`);
+  return g.op(op, [a, b], outShape, options);
+}
+
+const NO_OPTIONS = new Set(['RELU', 'RELU6', 'RELU_N1_TO_1', 'LOGISTIC', 'TANH', 'LOG', 'SQRT', 'RSQRT']);
+function unary(g, op, x, options) {
+  return g.op(op, [x], g.shape(x), NO_OPTIONS.has(op) ? undefined : (options ?? {}));
+}
+
+function pool(g, op, x, { fh, fw = fh, stride = 1, strideW, padding, act = 'NONE' }) {
+  const [n, h, w, c] = g.shape(x);
+  const sw = strideW ?? stride;
+  return g.op(op, [x], [n, outDim(h, fh, stride, 1, padding), outDim(w, fw, sw, 1, padding), c], {
+    padding, stride_w: sw, stride_h: stride, filter_width: fw, filter_height: fh, fused_activation_function: act,
+  });
+}
+
+function reduce(g, op, x, axes, keep, { scalarAxis = false } = {}) {
+  const s = g.shape(x);
+  const ax = new Set(axes.map((a) => (a < 0 ? a + s.length : a)));
+  const outShape = keep ? s.map((d, i) => (ax.has(i) ? 1 : d)) : s.filter((_, i) => !ax.has(i));
+  const axisT = scalarAxis ? g.i32('axis', axes, []) : g.i32('axes', axes);
+  return g.op(op, [x, axisT], outShape, { keep_dims: keep });
+}
+
+function reshape(g, x, shape, { mode = 'both' } = {}) {
+  const s = g.shape(x);
+  const known = shape.filter((d) => d !== -1).reduce((a, b) => a * b, 1);
+  const outShape = shape.map((d) => (d === -1 ? numel(s) / known : d));
+  const ins = [x];
+  if (mode !== 'options') ins.push(g.i32('shape', shape));
+  return g.op('RESHAPE', ins, outShape, mode === 'input' ? {} : { new_shape: shape });
+}
+
+function concat(g, xs, axis, act = 'NONE') {
+  const s0 = g.shape(xs[0]);
+  const a = axis < 0 ? axis + s0.length : axis;
+  const outShape = [...s0];
+  outShape[a] = xs.reduce((acc, x) => acc + g.shape(x)[a], 0);
+  return g.op('CONCATENATION', xs, outShape, { axis, fused_activation_function: act });
+}
+
+function pad(g, x, paddings, value) {
+  const s = g.shape(x);
+  const p = g.i32('paddings', paddings.flat(), [s.length, 2]);
+  const outShape = s.map((d, i) => d + paddings[i][0] + paddings[i][1]);
+  if (value === undefined) return g.op('PAD', [x, p], outShape, {});
+  const v = g.weights('constant_value', [], { values: [value] });
+  return g.op('PADV2', [x, p, v], outShape, {});
+}
+
+function resize(g, op, x, [oh, ow], { alignCorners = false, halfPixel = false } = {}) {
+  const [n, , , c] = g.shape(x);
+  const size = g.i32('size', [oh, ow]);
+  const version = op === 'RESIZE_BILINEAR' ? (halfPixel ? 3 : 1) : (halfPixel || alignCorners ? 3 : 1);
+  return g.op(op, [x, size], [n, oh, ow, c], { align_corners: alignCorners, half_pixel_centers: halfPixel }, { version });
+}
+
+function gather(g, params, indices, indicesShape, axis) {
+  const s = g.shape(params);
+  const a = axis < 0 ? axis + s.length : axis;
+  const idx = g.i32('indices', indices, indicesShape);
+  return g.op('GATHER', [params, idx], [...s.slice(0, a), ...indicesShape, ...s.slice(a + 1)], { axis });
+}
+
+function stridedSlice(g, x, begin, end, strides, masks = {}) {
+  const outShape = stridedSliceShape(g.shape(x), begin, end, strides, masks);
+  const b = g.i32('begin', begin); const e = g.i32('end', end); const st = g.i32('strides', strides);
+  const version = masks.ellipsis_mask ? 6 : g.shape(x).length > 4 ? 4 : 1;
+  return g.op('STRIDED_SLICE', [x, b, e, st], outShape, {
+    begin_mask: masks.begin_mask ?? 0, end_mask: masks.end_mask ?? 0, ellipsis_mask: masks.ellipsis_mask ?? 0,
+    new_axis_mask: 0, shrink_axis_mask: masks.shrink_axis_mask ?? 0,
+  }, { version });
+}
+
+// ---------------------------------------------------------------- cases
+
+export const CASES = [];
+// build(g) creates the graph; desc says what the case checks.
+// Flags: refused: TFLite rejects the model (built and run to confirm, never
+// written); dropped: TFLite runs it but its output is not a trustworthy
+// reference (not run, not written); quirk: written, but the reference shows
+// a TFLite behaviour an importer may not expect (listed in index.json).
+function add(name, desc, build, { refused, dropped, quirk } = {}) {
+  if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad case name ${name}`);
+  if (CASES.some((c) => c.name === name)) throw new Error(`duplicate case ${name}`);
+  CASES.push({ name, desc, build, refused, dropped, quirk });
+}
+// Single-op case: input(s) -> op -> output.
+const single = (fn) => (g) => { g.output(fn(g)); };
+
+// CONV_2D ---------------------------------------------------------------
+add('conv_2d_same', '3x3 SAME stride 1, 3->4 channels, bias, no activation',
+  single((g) => conv2d(g, g.input([1, 6, 6, 3]), { cout: 4, padding: 'SAME' })));
+add('conv_2d_valid_relu', '3x3 VALID stride 1, fused RELU',
+  single((g) => conv2d(g, g.input([1, 6, 6, 3]), { cout: 4, padding: 'VALID', act: 'RELU' })));
+add('conv_2d_same_stride2_relu6', '3x3 SAME stride 2 on 7x7 (uneven padding), fused RELU6; input x4 so outputs cross 6',
+  single((g) => conv2d(g, g.input([1, 7, 7, 3], { transform: T.scale(4) }), { cout: 4, stride: 2, padding: 'SAME', act: 'RELU6' })));
+add('conv_2d_valid_stride2_relu_n1_to_1', '3x3 VALID stride 2, fused RELU_N1_TO_1',
+  single((g) => conv2d(g, g.input([1, 8, 8, 2]), { cout: 4, stride: 2, padding: 'VALID', act: 'RELU_N1_TO_1' })));
+const TANH_QUIRK = 'fused_tanh_ignored: TFLite float kernels apply no activation for a fused TANH '
+  + '(CalculateActivationRange only clamps the RELU family; XNNPACK declines the node), so the reference equals the op with activation NONE';
+add('conv_2d_same_dilation2_tanh', '3x3 SAME dilation 2, fused TANH (ignored by TFLite, see quirk)',
+  single((g) => conv2d(g, g.input([1, 8, 8, 2]), { cout: 3, dil: 2, padding: 'SAME', act: 'TANH' })), { quirk: TANH_QUIRK });
+add('conv_2d_valid_dilation2', '3x3 VALID dilation 2 (9x9 -> 5x5)',
+  single((g) => conv2d(g, g.input([1, 9, 9, 2]), { cout: 3, dil: 2, padding: 'VALID' })));
+add('conv_2d_nonsquare_kernel', 'kernel 3x2 (HxW), 4 input channels, stride h1 w2, SAME',
+  single((g) => conv2d(g, g.input([1, 6, 7, 4]), { cout: 5, kh: 3, kw: 2, stride: 1, strideW: 2, padding: 'SAME' })));
+add('conv_2d_stride2x1_dilation1x2', 'mixed stride (h2, w1) and dilation (h1, w2), VALID, RELU',
+  single((g) => conv2d(g, g.input([1, 7, 8, 3]), { cout: 2, stride: 2, strideW: 1, dil: 1, dilW: 2, padding: 'VALID', act: 'RELU' })));
+add('conv_2d_1x1', 'pointwise 1x1 conv 8 -> 6 channels',
+  single((g) => conv2d(g, g.input([1, 4, 4, 8]), { cout: 6, kh: 1, padding: 'VALID' })));
+add('conv_2d_batch2', 'batch 2, SAME, fused RELU',
+  single((g) => conv2d(g, g.input([2, 5, 5, 3]), { cout: 4, padding: 'SAME', act: 'RELU' })));
+add('conv_2d_zero_bias', 'bias tensor of zeros (how converters express "no bias")',
+  single((g) => conv2d(g, g.input([1, 5, 5, 3]), { cout: 4, padding: 'SAME', bias: 'zero' })));
+add('conv_2d_no_bias_input', 'only 2 inputs (input, filter): no bias tensor at all',
+  single((g) => conv2d(g, g.input([1, 5, 5, 3]), { cout: 4, padding: 'SAME', bias: 'none' })),
+  { refused: 'CONV_2D needs a bias tensor in this TFLite (conv.cc: has_bias was not true)' });
+add('conv_2d_bias_omitted', '3 inputs with bias index -1 (omitted optional input)',
+  single((g) => conv2d(g, g.input([1, 5, 5, 3]), { cout: 4, padding: 'SAME', bias: 'omitted' })),
+  { refused: 'CONV_2D bias may not be an omitted (-1) input' });
+
+// DEPTHWISE_CONV_2D -----------------------------------------------------
+add('depthwise_conv_2d_same', '3x3 SAME depth_multiplier 1',
+  single((g) => depthwise(g, g.input([1, 6, 6, 4]), { padding: 'SAME' })));
+add('depthwise_conv_2d_valid_m2', '3x3 VALID depth_multiplier 2 (3 -> 6 channels)',
+  single((g) => depthwise(g, g.input([1, 6, 6, 3]), { mult: 2, padding: 'VALID' })));
+add('depthwise_conv_2d_same_stride2_relu6', '3x3 SAME stride 2 on 7x7, fused RELU6; input x4',
+  single((g) => depthwise(g, g.input([1, 7, 7, 4], { transform: T.scale(4) }), { stride: 2, padding: 'SAME', act: 'RELU6' })));
+add('depthwise_conv_2d_valid_stride2_m2', '3x3 VALID stride 2, depth_multiplier 2',
+  single((g) => depthwise(g, g.input([1, 8, 8, 2]), { mult: 2, stride: 2, padding: 'VALID' })));
+add('depthwise_conv_2d_same_dilation2_relu', '3x3 SAME dilation 2, fused RELU',
+  single((g) => depthwise(g, g.input([1, 8, 8, 3]), { dil: 2, padding: 'SAME', act: 'RELU' })));
+add('depthwise_conv_2d_valid_dilation2_m2', '3x3 VALID dilation 2, depth_multiplier 2 (9x9 -> 5x5)',
+  single((g) => depthwise(g, g.input([1, 9, 9, 2]), { mult: 2, dil: 2, padding: 'VALID' })));
+add('depthwise_conv_2d_5x5_same', '5x5 SAME (BlazeFace-style), depth_multiplier 1',
+  single((g) => depthwise(g, g.input([1, 8, 8, 4]), { kh: 5, padding: 'SAME' })));
+
+// TRANSPOSE_CONV --------------------------------------------------------
+add('transpose_conv_same_stride2', '3x3 SAME stride 2, 4x4 -> 8x8, no bias (3 inputs)',
+  single((g) => transposeConv(g, g.input([1, 4, 4, 3]), { cout: 2, stride: 2, padding: 'SAME' })));
+add('transpose_conv_same_stride2_bias', '3x3 SAME stride 2 with bias (4th input)',
+  single((g) => transposeConv(g, g.input([1, 4, 4, 3]), { cout: 2, stride: 2, padding: 'SAME', bias: true })));
+add('transpose_conv_valid_stride1', '3x3 VALID stride 1, 4x4 -> 6x6, no bias',
+  single((g) => transposeConv(g, g.input([1, 4, 4, 3]), { cout: 2, stride: 1, padding: 'VALID' })));
+add('transpose_conv_valid_stride1_bias', '3x3 VALID stride 1 with bias',
+  single((g) => transposeConv(g, g.input([1, 4, 4, 3]), { cout: 2, stride: 1, padding: 'VALID', bias: true })));
+add('transpose_conv_valid_stride2_2x2', '2x2 VALID stride 2 (3x3 -> 6x6), the usual learned upsampler, bias',
+  single((g) => transposeConv(g, g.input([1, 3, 3, 4]), { cout: 3, k: 2, stride: 2, padding: 'VALID', bias: true })));
+add('transpose_conv_same_stride2_out5', '3x3 SAME stride 2 with output_shape 5x5 from 3x3 (not in*stride): padding follows output_shape',
+  single((g) => transposeConv(g, g.input([1, 3, 3, 2]), { cout: 2, stride: 2, padding: 'SAME', out: 5, bias: true })));
+
+// FULLY_CONNECTED -------------------------------------------------------
+add('fully_connected_2d', '[3,10] x W[6,10]^T + b',
+  single((g) => fc(g, g.input([3, 10]), { units: 6 })));
+add('fully_connected_bias_omitted', 'bias input index -1',
+  single((g) => fc(g, g.input([3, 10]), { units: 6, bias: 'omitted' })));
+add('fully_connected_no_bias_input', 'only 2 inputs (version 6)',
+  single((g) => fc(g, g.input([3, 10]), { units: 6, bias: 'none' })));
+add('fully_connected_3d', '[2,3,10] input, keep_num_dims false -> [6,6]',
+  single((g) => fc(g, g.input([2, 3, 10]), { units: 6 })));
+add('fully_connected_3d_keep_num_dims', '[2,3,10] input, keep_num_dims true -> [2,3,6]',
+  single((g) => fc(g, g.input([2, 3, 10]), { units: 6, keep: true })));
+add('fully_connected_relu', 'fused RELU',
+  single((g) => fc(g, g.input([2, 16]), { units: 8, act: 'RELU' })));
+add('fully_connected_4d_flatten', '[1,2,2,8] input with W[5,32]: implicit flatten to [1,32] -> [1,5]',
+  single((g) => fc(g, g.input([1, 2, 2, 8]), { units: 5, inSize: 32 })));
+
+// BATCH_MATMUL ----------------------------------------------------------
+add('batch_matmul_rank3', '[2,3,4] x [2,4,5], both operands are inputs',
+  single((g) => batchMatmul(g, g.input([2, 3, 4]), g.input([2, 4, 5]))));
+add('batch_matmul_rank2', '[3,4] x [4,5]',
+  single((g) => batchMatmul(g, g.input([3, 4]), g.input([4, 5]))));
+add('batch_matmul_adj_x', 'adj_x: [2,4,3]^T x [2,4,5]',
+  single((g) => batchMatmul(g, g.input([2, 4, 3]), g.input([2, 4, 5]), { adjX: true })));
+add('batch_matmul_adj_y', 'adj_y: [2,3,4] x [2,5,4]^T',
+  single((g) => batchMatmul(g, g.input([2, 3, 4]), g.input([2, 5, 4]), { adjY: true })));
+add('batch_matmul_adj_x_adj_y', 'adj_x and adj_y',
+  single((g) => batchMatmul(g, g.input([2, 4, 3]), g.input([2, 5, 4]), { adjX: true, adjY: true })));
+add('batch_matmul_bcast_rank4_rank3', '[2,2,3,4] x [2,4,5] -> [2,2,3,5]',
+  single((g) => batchMatmul(g, g.input([2, 2, 3, 4]), g.input([2, 4, 5]))));
+add('batch_matmul_bcast_batch1', '[1,3,4] x [3,4,5] -> [3,3,5]',
+  single((g) => batchMatmul(g, g.input([1, 3, 4]), g.input([3, 4, 5]))));
+add('batch_matmul_const_rhs', '[2,3,4] x constant [2,4,5]',
+  single((g) => batchMatmul(g, g.input([2, 3, 4]), g.weights('rhs', [2, 4, 5]))));
+add('batch_matmul_const_rhs_rank2', '[2,3,4] x constant [4,5] (rank-2 rhs broadcast over batch)',
+  single((g) => batchMatmul(g, g.input([2, 3, 4]), g.weights('rhs', [4, 5]))));
+
+// Binary elementwise ----------------------------------------------------
+// DIV: divisor mapped away from 0 (|v| in [0.5, 1.5)); POW: base in [0.5, 1.5).
+const BINARY = ['ADD', 'SUB', 'MUL', 'DIV', 'MAXIMUM', 'MINIMUM', 'SQUARED_DIFFERENCE', 'POW'];
+const lhsT = (op) => (op === 'POW' ? T.affine(1, 0.5) : undefined);
+const rhsT = (op) => (op === 'DIV' ? T.awayFromZero : undefined);
+const rhsConst = (op) => (op === 'DIV' ? { fn: awayFromZeroConst } : {});
+for (const op of BINARY) {
+  const n = op.toLowerCase();
+  const bin = (a, b) => single((g) => binary(g, op, g.input(a, { transform: lhsT(op) }), g.input(b, { transform: rhsT(op) })));
+  add(`${n}_same_shape`, `${op} [1,4,4,3] with [1,4,4,3]`, bin([1, 4, 4, 3], [1, 4, 4, 3]));
+  add(`${n}_bcast_c`, `${op} [1,4,4,3] with [3]`, bin([1, 4, 4, 3], [3]));
+  add(`${n}_bcast_11c`, `${op} [1,4,4,3] with [1,1,1,3]`, bin([1, 4, 4, 3], [1, 1, 1, 3]));
+  add(`${n}_bcast_w1c`, `${op} [1,4,4,3] with [4,1,3]`, bin([1, 4, 4, 3], [4, 1, 3]));
+  add(`${n}_const`, `${op} [1,4,4,3] with a constant [1,1,1,3]`,
+    single((g) => binary(g, op, g.input([1, 4, 4, 3], { transform: lhsT(op) }), g.weights('constant', [1, 1, 1, 3], rhsConst(op)))));
+  if (['SUB', 'DIV', 'POW'].includes(op)) {
+    add(`${n}_bcast_lhs`, `${op} [4,1,3] with [1,4,4,3] (the broadcast operand first)`, bin([4, 1, 3], [1, 4, 4, 3]));
+  }
+}
+add('add_relu', 'ADD, fused RELU', single((g) => binary(g, 'ADD', g.input([1, 4, 4, 3]), g.input([1, 4, 4, 3]), { act: 'RELU' })));
+add('add_relu6', 'ADD, fused RELU6; inputs x4 so sums cross 6',
+  single((g) => binary(g, 'ADD', g.input([1, 4, 4, 3], { transform: T.scale(4) }), g.input([1, 4, 4, 3], { transform: T.scale(4) }), { act: 'RELU6' })));
+add('add_relu_n1_to_1', 'ADD, fused RELU_N1_TO_1',
+  single((g) => binary(g, 'ADD', g.input([1, 4, 4, 3]), g.input([3]), { act: 'RELU_N1_TO_1' })));
+add('add_tanh', 'ADD, fused TANH (ignored by TFLite, see quirk)',
+  single((g) => binary(g, 'ADD', g.input([1, 4, 4, 3]), g.input([1, 4, 4, 3]), { act: 'TANH' })), { quirk: TANH_QUIRK });
+add('sub_relu6', 'SUB, fused RELU6; inputs x4',
+  single((g) => binary(g, 'SUB', g.input([1, 4, 4, 3], { transform: T.scale(4) }), g.input([1, 1, 1, 3], { transform: T.scale(4) }), { act: 'RELU6' })));
+add('mul_relu_n1_to_1', 'MUL, fused RELU_N1_TO_1; inputs x2',
+  single((g) => binary(g, 'MUL', g.input([1, 4, 4, 3], { transform: T.scale(2) }), g.input([1, 4, 4, 3], { transform: T.scale(2) }), { act: 'RELU_N1_TO_1' })));
+add('div_relu', 'DIV, fused RELU; divisor away from 0',
+  single((g) => binary(g, 'DIV', g.input([1, 4, 4, 3]), g.input([1, 4, 4, 3], { transform: T.awayFromZero }), { act: 'RELU' })));
+add('mul_const_scalar', 'MUL by a rank-0 constant (0.125)',
+  single((g) => binary(g, 'MUL', g.input([2, 3, 4]), g.weights('scale', [], { values: [0.125] }))));
+add('add_const_scalar', 'ADD a rank-0 constant (0.75)',
+  single((g) => binary(g, 'ADD', g.input([2, 3, 4]), g.weights('offset', [], { values: [0.75] }))));
+
+// Unary -----------------------------------------------------------------
+add('relu', 'RELU', single((g) => unary(g, 'RELU', g.input([1, 4, 4, 3]))));
+add('relu6', 'RELU6; input x8 to hit both clip points', single((g) => unary(g, 'RELU6', g.input([1, 4, 4, 3], { transform: T.scale(8) }))));
+add('relu_n1_to_1', 'RELU_N1_TO_1; input x2', single((g) => unary(g, 'RELU_N1_TO_1', g.input([2, 24], { transform: T.scale(2) }))));
+add('leaky_relu_alpha_0_2', 'LEAKY_RELU alpha 0.2', single((g) => unary(g, 'LEAKY_RELU', g.input([1, 4, 4, 3]), { alpha: 0.2 })));
+add('leaky_relu_alpha_0_01', 'LEAKY_RELU alpha 0.01', single((g) => unary(g, 'LEAKY_RELU', g.input([2, 5, 6]), { alpha: 0.01 })));
+add('prelu_per_channel', 'PRELU, constant alpha [1,1,3] (per channel) in [0, 0.5)',
+  single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [1, 1, 3], { lo: 0, hi: 0.5 })], g.shape(x)); }));
+add('prelu_alpha_rank1', 'PRELU, constant alpha [3] (rank 1, per channel)',
+  single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [3], { lo: 0, hi: 0.5 })], g.shape(x)); }));
+add('prelu_shared_alpha', 'PRELU, constant alpha [1,1,1] broadcast to all elements',
+  single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [1, 1, 1], { lo: 0, hi: 0.5 })], g.shape(x)); }),
+  { dropped: 'the XNNPACK delegate of this TFLite build computes it wrongly (negative inputs come out as -0, i.e. alpha read as 0 '
+    + 'instead of broadcasting the single alpha over the 3 channels); no trustworthy reference' });
+add('prelu_full_alpha', 'PRELU, constant alpha [4,4,3] (one per element, broadcast over batch)',
+  single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [4, 4, 3], { lo: -0.5, hi: 0.5 })], g.shape(x)); }));
+add('hard_swish', 'HARD_SWISH; input x4 to cover x < -3 and x > 3', single((g) => unary(g, 'HARD_SWISH', g.input([1, 4, 4, 3], { transform: T.scale(4) }))));
+add('logistic', 'LOGISTIC; input x4', single((g) => unary(g, 'LOGISTIC', g.input([1, 4, 4, 3], { transform: T.scale(4) }))));
+add('tanh', 'TANH; input x3', single((g) => unary(g, 'TANH', g.input([2, 3, 8], { transform: T.scale(3) }))));
+add('exp', 'EXP; input x2', single((g) => unary(g, 'EXP', g.input([1, 4, 4, 3], { transform: T.scale(2) }))));
+add('log', 'LOG; input 1.5 + 1.45x in [0.05, 2.95)', single((g) => unary(g, 'LOG', g.input([1, 4, 4, 3], { transform: T.affine(1.5, 1.45) }))));
+add('neg', 'NEG', single((g) => unary(g, 'NEG', g.input([3, 7]))));
+add('abs', 'ABS', single((g) => unary(g, 'ABS', g.input([1, 4, 4, 3]))));
+add('sqrt', 'SQRT; input 1 + x in [0, 2)', single((g) => unary(g, 'SQRT', g.input([1, 4, 4, 3], { transform: T.affine(1, 1) }))));
+add('rsqrt', 'RSQRT; input 1.1 + x in [0.1, 2.1)', single((g) => unary(g, 'RSQRT', g.input([1, 4, 4, 3], { transform: T.affine(1.1, 1) }))));
+
+// Pooling ---------------------------------------------------------------
+add('max_pool_2d_valid_2x2_s2', 'MAX_POOL 2x2 stride 2 VALID', single((g) => pool(g, 'MAX_POOL_2D', g.input([1, 6, 6, 3]), { fh: 2, stride: 2, padding: 'VALID' })));
+add('max_pool_2d_same_3x3_s1', 'MAX_POOL 3x3 stride 1 SAME', single((g) => pool(g, 'MAX_POOL_2D', g.input([1, 5, 5, 3]), { fh: 3, stride: 1, padding: 'SAME' })));
+add('max_pool_2d_same_3x3_s2', 'MAX_POOL 3x3 stride 2 SAME on 6x6 (padding 0 before, 1 after)',
+  single((g) => pool(g, 'MAX_POOL_2D', g.input([1, 6, 6, 2]), { fh: 3, stride: 2, padding: 'SAME' })));
+add('max_pool_2d_valid_3x3_s1_relu6', 'MAX_POOL 3x3 stride 1 VALID, fused RELU6; input x8',
+  single((g) => pool(g, 'MAX_POOL_2D', g.input([1, 5, 5, 2], { transform: T.scale(8) }), { fh: 3, stride: 1, padding: 'VALID', act: 'RELU6' })));
+add('max_pool_2d_valid_2x3_s1x2', 'MAX_POOL non-square 2x3 (HxW) window, stride h1 w2, VALID',
+  single((g) => pool(g, 'MAX_POOL_2D', g.input([1, 5, 7, 2]), { fh: 2, fw: 3, stride: 1, strideW: 2, padding: 'VALID' })));
+add('average_pool_2d_valid_2x2_s2', 'AVERAGE_POOL 2x2 stride 2 VALID', single((g) => pool(g, 'AVERAGE_POOL_2D', g.input([1, 6, 6, 3]), { fh: 2, stride: 2, padding: 'VALID' })));
+add('average_pool_2d_same_3x3_s1', 'AVERAGE_POOL 3x3 stride 1 SAME: edge windows divide by the valid count',
+  single((g) => pool(g, 'AVERAGE_POOL_2D', g.input([1, 5, 5, 3]), { fh: 3, stride: 1, padding: 'SAME' })));
+add('average_pool_2d_same_2x2_s2_uneven', 'AVERAGE_POOL 2x2 stride 2 SAME on 5x5: pad 0 before, 1 after, last row/col averages fewer elements',
+  single((g) => pool(g, 'AVERAGE_POOL_2D', g.input([1, 5, 5, 3]), { fh: 2, stride: 2, padding: 'SAME' })));
+add('average_pool_2d_same_3x3_s2_uneven', 'AVERAGE_POOL 3x3 stride 2 SAME on 6x6: pad 0 before, 1 after',
+  single((g) => pool(g, 'AVERAGE_POOL_2D', g.input([1, 6, 6, 2]), { fh: 3, stride: 2, padding: 'SAME' })));
+add('average_pool_2d_valid_3x3_s1_relu', 'AVERAGE_POOL 3x3 VALID, fused RELU',
+  single((g) => pool(g, 'AVERAGE_POOL_2D', g.input([1, 5, 5, 2]), { fh: 3, stride: 1, padding: 'VALID', act: 'RELU' })));
+add('average_pool_2d_global', 'AVERAGE_POOL with the window = whole 4x4 image (global average)',
+  single((g) => pool(g, 'AVERAGE_POOL_2D', g.input([1, 4, 4, 8]), { fh: 4, stride: 1, padding: 'VALID' })));
+
+// Reductions ------------------------------------------------------------
+for (const op of ['MEAN', 'SUM', 'REDUCE_MAX', 'REDUCE_MIN']) {
+  const n = op.toLowerCase();
+  add(`${n}_axis_1`, `${op} over axis 1 of [2,3,4], keep_dims false`, single((g) => reduce(g, op, g.input([2, 3, 4]), [1], false)));
+  add(`${n}_axes_0_2_keepdims`, `${op} over axes [0,2] of [2,3,4], keep_dims true`, single((g) => reduce(g, op, g.input([2, 3, 4]), [0, 2], true)));
+  add(`${n}_neg_axis`, `${op} over axis -1 of [2,3,4], keep_dims false`, single((g) => reduce(g, op, g.input([2, 3, 4]), [-1], false)));
+  add(`${n}_hw_keepdims`, `${op} over H,W ([1,2]) of [1,4,5,3], keep_dims true`, single((g) => reduce(g, op, g.input([1, 4, 5, 3]), [1, 2], true)));
+}
+add('mean_hw', 'MEAN over H,W of [1,4,5,3], keep_dims false -> [1,3] (global average pooling as converters emit it)',
+  single((g) => reduce(g, 'MEAN', g.input([1, 4, 5, 3]), [1, 2], false)));
+add('mean_neg_axes_keepdims', 'MEAN over axes [-3,-2] of [2,3,4,5], keep_dims true',
+  single((g) => reduce(g, 'MEAN', g.input([2, 3, 4, 5]), [-3, -2], true)));
+add('sum_all_axes', 'SUM over all axes of [2,3,4] -> rank-0 output', single((g) => reduce(g, 'SUM', g.input([2, 3, 4]), [0, 1, 2], false)));
+add('sum_scalar_axis', 'SUM with a rank-0 axis tensor (1)', single((g) => reduce(g, 'SUM', g.input([2, 3, 4]), [1], false, { scalarAxis: true })));
+
+// SOFTMAX ---------------------------------------------------------------
+add('softmax_rank2_beta1', 'SOFTMAX beta 1 on [3,10]; input x3', single((g) => g.op('SOFTMAX', [g.input([3, 10], { transform: T.scale(3) })], [3, 10], { beta: 1 })));
+add('softmax_rank2_beta0_5', 'SOFTMAX beta 0.5 on [3,10]; input x3', single((g) => g.op('SOFTMAX', [g.input([3, 10], { transform: T.scale(3) })], [3, 10], { beta: 0.5 })));
+add('softmax_rank4_beta1', 'SOFTMAX beta 1 on [1,2,3,8] (last axis); input x3', single((g) => g.op('SOFTMAX', [g.input([1, 2, 3, 8], { transform: T.scale(3) })], [1, 2, 3, 8], { beta: 1 })));
+add('softmax_rank4_beta0_5', 'SOFTMAX beta 0.5 on [1,2,3,8]; input x3', single((g) => g.op('SOFTMAX', [g.input([1, 2, 3, 8], { transform: T.scale(3) })], [1, 2, 3, 8], { beta: 0.5 })));
+
+// RESHAPE ---------------------------------------------------------------
+add('reshape_const_shape', 'shape from the constant 2nd input [4,6] (ReshapeOptions.new_shape also set, as converters write it)',
+  single((g) => reshape(g, g.input([2, 3, 4]), [4, 6], { mode: 'both' })));
+add('reshape_const_shape_only', 'shape only from the constant 2nd input [6,4] (empty ReshapeOptions)',
+  single((g) => reshape(g, g.input([2, 3, 4]), [6, 4], { mode: 'input' })));
+add('reshape_const_shape_neg1', 'constant shape input [-1,8] (empty ReshapeOptions)',
+  single((g) => reshape(g, g.input([2, 3, 4]), [-1, 8], { mode: 'input' })));
+add('reshape_options_only', 'one input, shape from ReshapeOptions.new_shape [3,8]',
+  single((g) => reshape(g, g.input([2, 3, 4]), [3, 8], { mode: 'options' })));
+add('reshape_options_only_neg1', 'one input, ReshapeOptions.new_shape [2,-1,2]',
+  single((g) => reshape(g, g.input([2, 3, 4]), [2, -1, 2], { mode: 'options' })));
+add('reshape_flatten', 'flatten [1,2,2,3] to [1,-1] (shape input and new_shape)',
+  single((g) => reshape(g, g.input([1, 2, 2, 3]), [1, -1], { mode: 'both' })));
+
+// SQUEEZE / EXPAND_DIMS / TRANSPOSE ------------------------------------
+add('squeeze_dims_1_3', 'SQUEEZE dims [1,3] of [2,1,3,1]', single((g) => g.op('SQUEEZE', [g.input([2, 1, 3, 1])], [2, 3], { squeeze_dims: [1, 3] })));
+add('squeeze_all', 'SQUEEZE with no dims: all size-1 dims of [1,3,1,4]', single((g) => g.op('SQUEEZE', [g.input([1, 3, 1, 4])], [3, 4], { squeeze_dims: [] })));
+add('squeeze_negative_dim', 'SQUEEZE dim -1 of [2,3,1]', single((g) => g.op('SQUEEZE', [g.input([2, 3, 1])], [2, 3], { squeeze_dims: [-1] })));
+add('squeeze_partial', 'SQUEEZE dim 0 only of [1,1,5] (dim 1 stays)', single((g) => g.op('SQUEEZE', [g.input([1, 1, 5])], [1, 5], { squeeze_dims: [0] })));
+add('expand_dims_axis_0', 'EXPAND_DIMS axis 0 (rank-0 int32 axis) [3,4] -> [1,3,4]',
+  single((g) => g.op('EXPAND_DIMS', [g.input([3, 4]), g.i32('axis', [0], [])], [1, 3, 4], {})));
+add('expand_dims_axis_2', 'EXPAND_DIMS axis 2 (axis tensor shape [1]) [3,4] -> [3,4,1]',
+  single((g) => g.op('EXPAND_DIMS', [g.input([3, 4]), g.i32('axis', [2], [1])], [3, 4, 1], {})));
+add('expand_dims_axis_neg1', 'EXPAND_DIMS axis -1 [2,3] -> [2,3,1]',
+  single((g) => g.op('EXPAND_DIMS', [g.input([2, 3]), g.i32('axis', [-1], [])], [2, 3, 1], {})));
+add('expand_dims_axis_neg2', 'EXPAND_DIMS axis -2 [2,3] -> [2,1,3]',
+  single((g) => g.op('EXPAND_DIMS', [g.input([2, 3]), g.i32('axis', [-2], [])], [2, 1, 3], {})));
+const transposeCase = (name, shape, perm) => add(name, `TRANSPOSE [${shape}] perm [${perm}]`,
+  single((g) => g.op('TRANSPOSE', [g.input(shape), g.i32('perm', perm)], perm.map((p) => shape[p]), {})));
+transposeCase('transpose_rank2', [3, 5], [1, 0]);
+transposeCase('transpose_rank3_201', [2, 3, 4], [2, 0, 1]);
+transposeCase('transpose_rank3_021', [2, 3, 4], [0, 2, 1]);
+transposeCase('transpose_rank4_nhwc_to_nchw', [1, 2, 3, 4], [0, 3, 1, 2]);
+transposeCase('transpose_rank4_nchw_to_nhwc', [1, 4, 2, 3], [0, 2, 3, 1]);
+transposeCase('transpose_rank4_3120', [2, 3, 2, 4], [3, 1, 2, 0]);
+
+// CONCATENATION ---------------------------------------------------------
+add('concatenation_2_inputs_axis_1', '[1,3,4] ++ [1,2,4] on axis 1', single((g) => concat(g, [g.input([1, 3, 4]), g.input([1, 2, 4])], 1)));
+add('concatenation_3_inputs_last_axis', '[2,3,1] ++ [2,3,2] ++ [2,3,3] on axis 2', single((g) => concat(g, [g.input([2, 3, 1]), g.input([2, 3, 2]), g.input([2, 3, 3])], 2)));
+add('concatenation_negative_axis', '[2,2,3] ++ [2,4,3] on axis -2', single((g) => concat(g, [g.input([2, 2, 3]), g.input([2, 4, 3])], -2)));
+add('concatenation_axis_0', '[2,3] ++ [1,3] on axis 0', single((g) => concat(g, [g.input([2, 3]), g.input([1, 3])], 0)));
+add('concatenation_channels', '[1,3,3,2] ++ [1,3,3,4] on axis 3 (NHWC channel concat)',
+  single((g) => concat(g, [g.input([1, 3, 3, 2]), g.input([1, 3, 3, 4])], 3)));
+add('concatenation_channels_relu6', '[1,3,3,2] ++ [1,3,3,4] on axis 3, fused RELU6; inputs x8',
+  single((g) => concat(g, [g.input([1, 3, 3, 2], { transform: T.scale(8) }), g.input([1, 3, 3, 4], { transform: T.scale(8) })], 3, 'RELU6')),
+  { refused: 'float CONCATENATION only accepts fused activation NONE (concatenation.cc)' });
+add('concatenation_const_input', 'input [1,4,3] ++ constant [1,2,3] on axis 1', single((g) => concat(g, [g.input([1, 4, 3]), g.weights('constant', [1, 2, 3])], 1)));
+
+// PAD / PADV2 -----------------------------------------------------------
+add('pad_4d', 'PAD [1,3,3,2] with [[0,0],[1,2],[2,1],[0,0]]', single((g) => pad(g, g.input([1, 3, 3, 2]), [[0, 0], [1, 2], [2, 1], [0, 0]])));
+add('pad_2d', 'PAD [3,4] with [[1,0],[0,2]]', single((g) => pad(g, g.input([3, 4]), [[1, 0], [0, 2]])));
+add('pad_channels', 'PAD channels [1,2,2,3] -> [1,2,2,5] (BlazeFace channel padding)', single((g) => pad(g, g.input([1, 2, 2, 3]), [[0, 0], [0, 0], [0, 0], [0, 2]])));
+add('padv2_4d', 'PADV2 [1,3,3,2] with [[0,0],[2,0],[1,1],[0,0]], rank-0 constant value 0.5',
+  single((g) => pad(g, g.input([1, 3, 3, 2]), [[0, 0], [2, 0], [1, 1], [0, 0]], 0.5)));
+add('padv2_3d_negative_value', 'PADV2 [2,3,2] with [[1,1],[0,2],[1,0]], constant value -3',
+  single((g) => pad(g, g.input([2, 3, 2]), [[1, 1], [0, 2], [1, 0]], -3)));
+
+// SLICE / STRIDED_SLICE -------------------------------------------------
+const sliceCase = (name, shape, begin, size) => add(name, `SLICE [${shape}] begin [${begin}] size [${size}]`,
+  single((g) => g.op('SLICE', [g.input(shape), g.i32('begin', begin), g.i32('size', size)], size.map((s, i) => (s === -1 ? shape[i] - begin[i] : s)), {})));
+sliceCase('slice_2d', [5, 6], [1, 2], [3, 3]);
+sliceCase('slice_4d_size_neg1', [1, 4, 5, 3], [0, 1, 1, 0], [1, 2, -1, 2]);
+sliceCase('slice_3d_size_neg1_twice', [3, 4, 5], [1, 0, 2], [-1, -1, 2]);
+const ssCase = (name, desc, shape, b, e, s, m = {}) => add(name, `STRIDED_SLICE [${shape}] begin [${b}] end [${e}] strides [${s}] ${desc}`,
+  single((g) => stridedSlice(g, g.input(shape), b, e, s, m)));
+ssCase('strided_slice_basic', '', [4, 6, 5], [1, 0, 1], [3, 6, 4], [1, 1, 1]);
+ssCase('strided_slice_stride2', '', [1, 6, 6, 3], [0, 0, 1, 0], [1, 6, 6, 3], [1, 2, 2, 1]);
+ssCase('strided_slice_masks', 'begin_mask 0b101 end_mask 0b010', [4, 6, 5], [1, 2, 3], [3, 5, 4], [1, 1, 1], { begin_mask: 5, end_mask: 2 });
+ssCase('strided_slice_shrink_axis_0', 'shrink_axis_mask 0b001', [4, 6, 5], [1, 0, 0], [2, 6, 5], [1, 1, 1], { shrink_axis_mask: 1 });
+ssCase('strided_slice_shrink_axis_1', 'shrink_axis_mask 0b010 with begin/end masks on the other axes', [4, 6, 5], [0, 2, 0], [0, 3, 0], [1, 1, 1], { begin_mask: 5, end_mask: 5, shrink_axis_mask: 2 });
+ssCase('strided_slice_negative_indices', 'negative begin/end', [4, 6, 5], [-3, 1, -4], [-1, -1, 5], [1, 1, 2]);
+ssCase('strided_slice_negative_stride', 'stride -1 and -2', [4, 6, 5], [3, 0, 4], [0, 6, 0], [-1, 1, -2]);
+ssCase('strided_slice_reverse', 'full reverse of axis 1 via masks and stride -1', [3, 4, 2], [0, 0, 0], [0, 0, 0], [1, -1, 1], { begin_mask: 7, end_mask: 7 });
+ssCase('strided_slice_clamped_end', 'end beyond the dim (clamped)', [4, 6, 5], [1, 2, 0], [100, 100, 3], [2, 1, 1]);
+ssCase('strided_slice_ellipsis', 'ellipsis_mask 0b01: [..., 1:3]', [2, 3, 4, 5], [0, 1], [0, 3], [1, 1], { ellipsis_mask: 1 });
+
+// GATHER ----------------------------------------------------------------
+add('gather_axis_0_indices_rank1', 'GATHER params [5,4] axis 0 indices [4,0,2]', single((g) => gather(g, g.input([5, 4]), [4, 0, 2], [3], 0)));
+add('gather_axis_1_indices_rank1', 'GATHER params [3,5,2] axis 1 indices [0,4,4,1]', single((g) => gather(g, g.input([3, 5, 2]), [0, 4, 4, 1], [4], 1)));
+add('gather_axis_0_indices_rank2', 'GATHER params [6,3] axis 0 indices [[0,5],[2,2]]', single((g) => gather(g, g.input([6, 3]), [0, 5, 2, 2], [2, 2], 0)));
+add('gather_axis_1_indices_rank2', 'GATHER params [2,5,3] axis 1 indices [[4,0,1],[3,3,2]]', single((g) => gather(g, g.input([2, 5, 3]), [4, 0, 1, 3, 3, 2], [2, 3], 1)));
+add('gather_axis_neg1', 'GATHER params [3,6] axis -1 indices [5,0]', single((g) => gather(g, g.input([3, 6]), [5, 0], [2], -1)));
+
+// RESIZE ----------------------------------------------------------------
+const RESIZE_SIZES = [['up2x', [1, 4, 4, 2], [8, 8]], ['5x5_to_8x7', [1, 5, 5, 2], [8, 7]], ['down_8x8_to_3x5', [1, 8, 8, 2], [3, 5]]];
+const RESIZE_MODES = [['', {}], ['_align_corners', { alignCorners: true }], ['_half_pixel', { halfPixel: true }]];
+for (const op of ['RESIZE_BILINEAR', 'RESIZE_NEAREST_NEIGHBOR']) {
+  for (const [sz, inShape, out] of RESIZE_SIZES) {
+    for (const [mode, m] of RESIZE_MODES) {
+      add(`${op.toLowerCase()}_${sz}${mode}`, `${op} [${inShape}] -> ${out[0]}x${out[1]}, align_corners ${!!m.alignCorners}, half_pixel_centers ${!!m.halfPixel}`,
+        single((g) => resize(g, op, g.input(inShape), out, m)));
+    }
+  }
+}
+// Both flags true: RESIZE_BILINEAR refuses it; RESIZE_NEAREST_NEIGHBOR accepts
+// it (it applies the align_corners scale and the half-pixel offset together).
+add('resize_bilinear_up2x_align_corners_half_pixel', 'RESIZE_BILINEAR with align_corners and half_pixel_centers both true',
+  single((g) => resize(g, 'RESIZE_BILINEAR', g.input([1, 4, 4, 2]), [8, 8], { alignCorners: true, halfPixel: true })),
+  { refused: 'RESIZE_BILINEAR: align_corners and half_pixel_centers both true' });
+for (const [sz, inShape, out] of RESIZE_SIZES) {
+  add(`resize_nearest_neighbor_${sz}_align_corners_half_pixel`, `RESIZE_NEAREST_NEIGHBOR [${inShape}] -> ${out[0]}x${out[1]} with align_corners and half_pixel_centers both true (TFLite accepts it for NEAREST)`,
+    single((g) => resize(g, 'RESIZE_NEAREST_NEIGHBOR', g.input(inShape), out, { alignCorners: true, halfPixel: true })));
+}
+
+// DEQUANTIZE (float16 constants) ----------------------------------------
+add('dequantize_conv_2d', 'float16 filter and bias -> DEQUANTIZE -> CONV_2D filter/bias (BlazeFace layout)',
+  single((g) => conv2d(g, g.input([1, 6, 6, 3]), { cout: 4, padding: 'SAME', act: 'RELU', filterF16: true, bias: 'f16' })));
+add('dequantize_depthwise_conv_2d', 'float16 filter and bias -> DEQUANTIZE -> DEPTHWISE_CONV_2D',
+  single((g) => depthwise(g, g.input([1, 6, 6, 4]), { kh: 5, padding: 'SAME', f16: true })));
+add('dequantize_add', 'float16 constant [1,1,1,3] -> DEQUANTIZE -> ADD with the input',
+  single((g) => {
+    const x = g.input([1, 4, 4, 3]);
+    const k = g.op('DEQUANTIZE', [g.weightsF16('constant_f16', [1, 1, 1, 3])], [1, 1, 1, 3], {}, { version: 3, name: 'constant' });
+    return binary(g, 'ADD', x, k);
+  }));
+
+// Multi-op chains -------------------------------------------------------
+add('chain_conv_pad_maxpool_reshape_fc_softmax', 'CONV_2D(RELU) -> PAD -> MAX_POOL_2D -> RESHAPE -> FULLY_CONNECTED -> SOFTMAX', (g) => {
+  let x = g.input([1, 8, 8, 3]);
+  x = conv2d(g, x, { cout: 4, padding: 'SAME', act: 'RELU' });
+  x = pad(g, x, [[0, 0], [1, 1], [1, 1], [0, 0]]);
+  x = pool(g, 'MAX_POOL_2D', x, { fh: 2, stride: 2, padding: 'VALID' });
+  x = reshape(g, x, [1, -1]);
+  x = fc(g, x, { units: 10 });
+  g.output(g.op('SOFTMAX', [x], g.shape(x), { beta: 1 }));
+});
+add('chain_blaze_block', 'BlazeFace block: DEPTHWISE 5x5 -> CONV 1x1 -> ADD(skip) -> RELU', (g) => {
+  const x = g.input([1, 8, 8, 4]);
+  let y = depthwise(g, x, { kh: 5, padding: 'SAME' });
+  y = conv2d(g, y, { cout: 4, kh: 1, padding: 'VALID' });
+  y = binary(g, 'ADD', y, x);
+  g.output(unary(g, 'RELU', y));
+});
+add('chain_blaze_block_stride2', 'BlazeFace stride-2 block: DEPTHWISE 3x3 s2 -> CONV 1x1 (4->6) + MAX_POOL 2x2 s2 -> PAD channels 4->6 on the skip -> ADD -> RELU', (g) => {
+  const x = g.input([1, 8, 8, 4]);
+  let y = depthwise(g, x, { kh: 3, stride: 2, padding: 'SAME' });
+  y = conv2d(g, y, { cout: 6, kh: 1, padding: 'VALID' });
+  let s = pool(g, 'MAX_POOL_2D', x, { fh: 2, stride: 2, padding: 'VALID' });
+  s = pad(g, s, [[0, 0], [0, 0], [0, 0], [0, 2]]);
+  g.output(unary(g, 'RELU', binary(g, 'ADD', y, s)));
+});
+add('chain_attention', 'self-attention: FC(keep_num_dims) q/k/v -> BATCH_MATMUL(adj_y) -> MUL 1/sqrt(8) -> SOFTMAX -> BATCH_MATMUL -> ADD residual', (g) => {
+  const x = g.input([1, 4, 8]);
+  const q = fc(g, x, { units: 8, keep: true });
+  const k = fc(g, x, { units: 8, keep: true });
+  const v = fc(g, x, { units: 8, keep: true });
+  let a = batchMatmul(g, q, k, { adjY: true });
+  a = binary(g, 'MUL', a, g.weights('scale', [], { values: [1 / Math.sqrt(8)] }));
+  a = g.op('SOFTMAX', [a], g.shape(a), { beta: 1 });
+  g.output(binary(g, 'ADD', batchMatmul(g, a, v), x));
+});
+add('chain_classifier_head', 'CONV_2D s2 RELU6 -> MEAN(H,W) -> FULLY_CONNECTED -> LOGISTIC', (g) => {
+  let x = conv2d(g, g.input([1, 6, 6, 3]), { cout: 8, stride: 2, padding: 'SAME', act: 'RELU6' });
+  x = reduce(g, 'MEAN', x, [1, 2], false);
+  x = fc(g, x, { units: 3 });
+  g.output(unary(g, 'LOGISTIC', x));
+});
+add('chain_transpose_reshape_concat', 'TRANSPOSE NHWC->NCHW -> RESHAPE -> CONCATENATION with a STRIDED_SLICE of it -> TANH', (g) => {
+  let x = g.op('TRANSPOSE', [g.input([1, 2, 3, 4]), g.i32('perm', [0, 3, 1, 2])], [1, 4, 2, 3], {});
+  x = reshape(g, x, [4, 6]);
+  const s = stridedSlice(g, x, [0, 0], [4, 6], [1, 2]);
+  g.output(unary(g, 'TANH', concat(g, [x, s], 1)));
+});
+add('multi_io_two_inputs_two_outputs', 'inputs a, b [1,4,4,3]; outputs [MEAN_hw(MUL(a,b)), RELU(ADD(a,b))]: outputs listed in descending tensor order like BlazeFace', (g) => {
+  const a = g.input([1, 4, 4, 3], { name: 'a' });
+  const b = g.input([1, 4, 4, 3], { name: 'b' });
+  const r = unary(g, 'RELU', binary(g, 'ADD', a, b));
+  const m = reduce(g, 'MEAN', binary(g, 'MUL', a, b), [1, 2], false);
+  g.output(m, r);
+});
+
+// ---------------------------------------------------------------- running
+
+function parseArgs(argv) {
+  const o = { only: null, list: false, bad: true, verbose: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--only') o.only = new RegExp(argv[++i]);
+    else if (a === '--list') o.list = true;
+    else if (a === '--no-bad') o.bad = false;
+    else if (a === '--verbose' || a === '-v') o.verbose = true;
+    else if (a === '-h' || a === '--help') o.help = true;
+    else throw new Error(`unknown argument ${a}`);
+  }
+  return o;
+}
+
+export function buildCase(c) {
+  const g = new Graph(c.name);
+  c.build(g);
+  return g;
+}
+
+// Loads the model with every operator output as a model output and checks
+// that the shapes the interpreter computes match the declared ones.
+async function checkShapes(g, { verbose }) {
+  const produced = g.operators.flatMap((o) => o.outputs);
+  const spec = { ...g.spec(), outputs: produced };
+  const tfl = await loadTflite({ quiet: !verbose });
+  const m = createRunner(tfl, buildTfliteModel(spec), { numThreads: 1 });
+  m.outputs.forEach((t, i) => {
+    const want = g.tensors[produced[i]].shape;
+    if (t.shape.join(',') !== want.join(',')) {
+      throw new Error(`tensor ${g.tensors[produced[i]].name}: declared [${want}], TFLite computes [${t.shape}]`);
+    }
+  });
+}
+
+function inputDataFor(g) {
+  const data = [];
+  const transforms = {};
+  g.inputs.forEach((ti, k) => {
+    const tr = g.transforms[k];
+    if (!tr) return;
+    const base = fillInput(new Float32Array(numel(g.tensors[ti].shape)), SEED, k, 'float32');
+    data[k] = base.map((x) => tr.fn(x));
+    transforms[k] = { value: `float32(${tr.desc})`, range: tr.range };
+  });
+  return { data, transforms };
+}
+
+function describeGraph(g) {
+  return {
+    name: g.name,
+    operators: g.operators.map((o) => o.op),
+    inputs: g.inputs.map((ti, k) => ({
+      index: k, name: g.tensors[ti].name, shape: g.tensors[ti].shape,
+      ...(g.transforms[k] ? { transform: `float32(${g.transforms[k].desc})` } : {}),
+    })),
+    outputs: g.outputs.map((ti, k) => ({ index: k, name: g.tensors[ti].name, shape: g.tensors[ti].shape })),
+  };
+}
+
+async function runCase(c, { verbose }) {
+  const g = buildCase(c);
+  const dir = path.join(OPS_DIR, c.name);
+  const bytes = buildTfliteModel(g.spec());
+  await checkShapes(g, { verbose });
+  fs.mkdirSync(dir, { recursive: true });
+  const modelFile = path.join(dir, 'model.tflite');
+  fs.writeFileSync(modelFile, bytes);
+  const { data, transforms } = inputDataFor(g);
+  const inputsSource = {
+    generator: 'mulberry32', seed: SEED, seed_of_input_k: 'seed + k', value: 'x = float32(-1 + 2*u), u in [0,1)',
+    ...(Object.keys(transforms).length ? { transforms, transforms_note: 'listed inputs hold float32(f(x)) with f evaluated in double' } : {}),
+  };
+  const meta = await runReference({
+    model: modelFile, seed: SEED, out: dir, quiet: !verbose, inputData: data, inputsSource,
+    extraMeta: { case: { name: c.name, description: c.desc, operators: g.operators.map((o) => o.op), ...(c.quirk ? { quirk: c.quirk } : {}) } },
+  });
+  meta.outputs.forEach((t, k) => {
+    const want = g.tensors[g.outputs[k]].shape;
+    if (t.shape.join(',') !== want.join(',')) throw new Error(`output ${k}: declared [${want}], interpreter [${t.shape}]`);
+  });
+  for (const f of fs.readdirSync(dir)) {
+    if (!f.startsWith('output_')) continue;
+    const buf = fs.readFileSync(path.join(dir, f));
+    const hl = buf.readUInt16LE(8);
+    const vals = new Float32Array(buf.buffer.slice(buf.byteOffset + 10 + hl, buf.byteOffset + buf.length));
+    if (vals.some((v) => !Number.isFinite(v))) throw new Error(`${f} has non-finite values`);
+  }
+  return { ...describeGraph(g), description: c.desc, ...(c.quirk ? { quirk: c.quirk } : {}), bytes: fs.readdirSync(dir).reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0) };
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if (o.help) {
+    console.log('usage: node tests/reference/make_op_cases.mjs [--only REGEX] [--list] [--no-bad] [--verbose]');
+    return 0;
+  }
+  const selected = CASES.filter((c) => !o.only || o.only.test(c.name));
+  if (o.list) {
+    for (const c of selected) {
+      const flag = c.refused ? '  [refused by TFLite, not written]' : c.dropped ? '  [dropped, not written]' : c.quirk ? '  [quirk]' : '';
+      console.log(`${c.name}${flag}  ${c.desc}`);
+    }
+    return 0;
+  }
+  // A full run starts from an empty folder so that dropped cases disappear.
+  if (!o.only) fs.rmSync(OPS_DIR, { recursive: true, force: true });
+  fs.mkdirSync(OPS_DIR, { recursive: true });
+
+  const index = [];
+  const refused = [];
+  const failures = [];
+  const dropped = selected.filter((c) => c.dropped).map((c) => ({ name: c.name, reason: c.dropped }));
+  for (const c of selected) {
+    if (c.dropped) continue;
+    const log = [];
+    setTfliteLogSink((line) => {
+      if (!/XNNPACK delegate for CPU/.test(line)) log.push(line);
+      if (o.verbose) process.stderr.write(`[tflite] ${line}\n`);
+    });
+    try {
+      const entry = await runCase(c, o);
+      if (c.refused) {
+        failures.push(`${c.name}: expected TFLite to refuse it (${c.refused}) but it ran`);
+        fs.rmSync(path.join(OPS_DIR, c.name), { recursive: true, force: true });
+        continue;
+      }
+      index.push(entry);
+      if (o.verbose) console.error(`ok   ${c.name}`);
+    } catch (e) {
+      fs.rmSync(path.join(OPS_DIR, c.name), { recursive: true, force: true });
+      resetTflite(); // a rejected model may have trapped inside the wasm module
+      const why = log.filter((l) => /ERROR/.test(l)).map((l) => l.replace(/^ERROR:\s*/, '').trim());
+      const msg = [String(e.message || e).split('\n')[0], ...why].join(' | ');
+      if (c.refused) refused.push({ name: c.name, reason: c.refused, error: msg });
+      else failures.push(`${c.name}: ${msg}`);
+    }
+  }
+
+  setTfliteLogSink(null);
+  if (!o.only) {
+    const doc = {
+      generator: 'tests/reference/make_op_cases.mjs',
+      engine: 'TensorFlow Lite interpreter (wasm, XNNPACK delegate, 1 thread) via tflite_reference.mjs',
+      seed: SEED,
+      tolerance_hint: '|out - ref| <= 1e-4 * (1 + |ref|)',
+      cases: index.map(({ bytes, ...e }) => e),
+      refused_by_tflite: refused.map(({ name, reason, error }) => ({ name, reason, error })),
+      dropped,
+    };
+    // One line per case keeps the file small and diffs readable.
+    const lines = Object.entries(doc).map(([k, v]) => (Array.isArray(v)
+      ? `  ${JSON.stringify(k)}: [${v.length ? `\n${v.map((e) => `    ${JSON.stringify(e)}`).join(',\n')}\n  ` : ''}]`
+      : `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`));
+    fs.writeFileSync(path.join(OPS_DIR, 'index.json'), `{\n${lines.join(',\n')}\n}\n`);
+  }
+
+  if (o.bad && !o.only) await writeBadModels();
+
+  const total = index.reduce((s, e) => s + e.bytes, 0);
+  console.log(`${index.length} case(s) written to ${path.relative(process.cwd(), OPS_DIR) || OPS_DIR} (${(total / 1024).toFixed(1)} KiB)`);
+  for (const r of refused) console.log(`refused by TFLite (as expected): ${r.name}: ${r.error}`);
+  for (const d of dropped) console.log(`dropped: ${d.name}: ${d.reason}`);
+  for (const f of failures) console.log(`FAIL ${f}`);
+  return failures.length ? 1 : 0;
+}
+
+// ---------------------------------------------------------------- bad models
+
+async function writeBadModels() {
+  fs.mkdirSync(BAD_DIR, { recursive: true });
+  const f32 = (name, shape, extra = {}) => ({ name, shape, dtype: 'float32', ...extra });
+  const write = (name, bytes) => fs.writeFileSync(path.join(BAD_DIR, name), bytes);
+
+  // A valid reference model for truncated/garbled: a CONV_2D case.
+  const good = new Graph('bad_reference_conv');
+  good.output(conv2d(good, good.input([1, 6, 6, 3]), { cout: 4, padding: 'SAME', act: 'RELU' }));
+  const goodBytes = Buffer.from(buildTfliteModel(good.spec()));
+
+  const models = {
+    'custom_op.tflite': buildTfliteModel({
+      tensors: [f32('input', [1, 8]), f32('relu', [1, 8]), f32('custom', [1, 8])],
+      operators: [
+        { op: 'RELU', inputs: [0], outputs: [1] },
+        { op: 'CUSTOM', customCode: 'MyCustomOp', inputs: [1], outputs: [2] },
+      ],
+      inputs: [0], outputs: [2], description: 'kiln bad model: custom operator',
+    }),
+    'unsupported_op.tflite': buildTfliteModel({
+      tensors: [f32('input', [2, 5]), f32('relu', [2, 5]), { name: 'axis', shape: [], dtype: 'int32', data: Int32Array.from([1]) }, f32('cumsum', [2, 5])],
+      operators: [
+        { op: 'RELU', inputs: [0], outputs: [1] },
+        { op: 'CUMSUM', inputs: [1, 2], outputs: [3], options: { exclusive: false, reverse: false } },
+      ],
+      inputs: [0], outputs: [3], description: 'kiln bad model: CUMSUM (builtin 128), not supported by Kiln',
+    }),
+    'int8_quantized.tflite': buildTfliteModel({
+      tensors: [
+        { name: 'input', shape: [1, 8], dtype: 'int8', quantization: { scale: [0.05], zeroPoint: [-2] } },
+        { name: 'weights', shape: [4, 8], dtype: 'int8', quantization: { scale: [0.02], zeroPoint: [0] },
+          data: Int8Array.from(randFloats('bad/int8_weights', 32), (v) => Math.round(v * 127)) },
+        { name: 'bias', shape: [4], dtype: 'int32', quantization: { scale: [0.001], zeroPoint: [0] }, data: Int32Array.from([100, -50, 0, 25]) },
+        { name: 'output', shape: [1, 4], dtype: 'int8', quantization: { scale: [0.1], zeroPoint: [3] } },
+      ],
+      operators: [{ op: 'FULLY_CONNECTED', version: 4, inputs: [0, 1, 2], outputs: [3], options: { fused_activation_function: 'NONE' } }],
+      inputs: [0], outputs: [3], description: 'kiln bad model: int8-quantized FULLY_CONNECTED',
+    }),
+    'two_subgraphs.tflite': buildTfliteModel({
+      subgraphs: [
+        { name: 'main', tensors: [f32('input', [1, 8]), f32('output', [1, 8])], operators: [{ op: 'RELU', inputs: [0], outputs: [1] }], inputs: [0], outputs: [1] },
+        { name: 'second', tensors: [f32('x', [1, 8]), f32('y', [1, 8])], operators: [{ op: 'TANH', inputs: [0], outputs: [1] }], inputs: [0], outputs: [1] },
+      ],
+      description: 'kiln bad model: two subgraphs',
+    }),
+    'dynamic_batch.tflite': buildTfliteModel({
+      tensors: [f32('input', [1, 8], { shapeSignature: [-1, 8] }), f32('output', [1, 8], { shapeSignature: [-1, 8] })],
+      operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
+      inputs: [0], outputs: [1], description: 'kiln bad model: dynamic batch (shape_signature [-1,8])',
+    }),
+  };
+  for (const [name, bytes] of Object.entries(models)) write(name, bytes);
+  write('truncated.tflite', goodBytes.subarray(0, 100));
+  const garbled = Buffer.from(goodBytes);
+  const u = mulberry32(fnv1a('bad/garbled'));
+  for (let i = 8; i < garbled.length; i++) garbled[i] = Math.floor(u() * 256);
+  write('garbled.tflite', garbled);
+  write('not_tflite.tflite', 'This is a plain text file, not a TensorFlow Lite model.\n');
+
+  // Which of them the TFLite interpreter itself loads (for the README).
+  const loads = {};
+  for (const name of [...Object.keys(models), 'truncated.tflite', 'garbled.tflite', 'not_tflite.tflite']) {
+    const log = [];
+    setTfliteLogSink((line) => { if (/ERROR/.test(line)) log.push(line.replace(/^ERROR:\s*/, '').trim()); });
+    try {
+      const tfl = await loadTflite({ quiet: true });
+      const m = createRunner(tfl, fs.readFileSync(path.join(BAD_DIR, name)), { numThreads: 1 });
+      m.infer();
+      loads[name] = 'loads and runs';
+    } catch (e) {
+      resetTflite();
+      loads[name] = `refuses it: ${[String(e.message || e).split('\n')[0], ...log].join(' | ')}`;
+    }
+  }
+  setTfliteLogSink(null);
+  for (const [k, v] of Object.entries(loads)) console.log(`bad/${k}: TFLite ${v}`);
+
+  const what = {
+    'custom_op.tflite': 'RELU then a CUSTOM operator (custom_code "MyCustomOp") as operator #1; float32 [1,8].',
+    'unsupported_op.tflite': 'RELU then CUMSUM (builtin code 128, deprecated_builtin_code 127, axis constant 1), a valid builtin Kiln does not support; float32 [2,5].',
+    'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3).',
+    'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]).',
+    'dynamic_batch.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-1,8] (dynamic batch).',
+    'truncated.tflite': `the first 100 bytes of a valid ${goodBytes.length}-byte CONV_2D model.`,
+    'garbled.tflite': `the first 8 bytes (root offset + "TFL3") of that valid CONV_2D model, then ${goodBytes.length - 8} seeded random bytes (same length, ${goodBytes.length} bytes).`,
+    'not_tflite.tflite': 'a one-line text file.',
+  };
+  const readme = [
+    '# Malformed and unsupported models',
+    '',
+    'Error cases for the importer, written by `node tests/reference/make_op_cases.mjs`',
+    '(deterministic; no reference outputs). "TFLite" says what the TFLite interpreter',
+    '(wasm build of tests/reference) does with the file.',
+    '',
+    '| file | what it is | TFLite |',
+    '|---|---|---|',
+    ...Object.keys(what).map((k) => `| \`${k}\` | ${what[k]} | ${loads[k].startsWith('loads') ? 'loads and runs' : loads[k].includes('unresolved custom op') ? 'refuses: unresolved custom op MyCustomOp' : 'refuses: cannot initialize model'} |`),
+    '',
+  ].join('\n');
+  fs.writeFileSync(path.join(BAD_DIR, 'README.md'), readme);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = await main();
+}
