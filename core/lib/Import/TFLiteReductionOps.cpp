@@ -1,11 +1,250 @@
 //===- TFLiteReductionOps.cpp - Reductions and softmax --------------------===//
+//
+// MEAN SUM REDUCE_MAX REDUCE_MIN over constant axes, and SOFTMAX, float32
+// only.
+//
+// TOSA reductions take one axis, accept rank 1-4 and keep the reduced
+// dimension as size 1. A TFLite reduction over several axes of a tensor of
+// any rank is therefore first reshaped: size-1 dimensions are dropped and
+// runs of neighbouring reduced (or kept) dimensions merged, which leaves at
+// most 4 dimensions for almost any input (otherwise the kept dimensions are
+// transposed in front of the reduced ones and the tensor viewed as
+// [kept, reduced]); each remaining reduced dimension is one TOSA reduction.
+//
+//===----------------------------------------------------------------------===//
 #include "TFLiteConverter.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
 namespace kiln::tfl {
-namespace {} // namespace
+namespace {
 
-void registerReductionOps(ConverterTable &table) { (void)table; }
+enum class Reduction { Sum, Mean, Max, Min };
+
+/// Fails unless `value` is a float32 tensor.
+LogicalResult requireF32(OpContext &ctx, Value value, int input) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getElementType().isF32())
+    return success();
+  std::string element;
+  llvm::raw_string_ostream os(element);
+  os << type.getElementType();
+  return ctx.fail("input " + llvm::Twine(input) + " has element type " +
+                  os.str() + "; only float32 is supported");
+}
+
+/// One TOSA reduction over `axis`, which stays as a size-1 dimension.
+Value reduceAxis(OpContext &ctx, Value value, int64_t axis, Reduction kind) {
+  auto type = value.getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = 1;
+  RankedTensorType result = ctx.f32Type(shape);
+  IntegerAttr attr = ctx.builder().getI64IntegerAttr(axis);
+  switch (kind) {
+  case Reduction::Max:
+    return ctx.create<tosa::ReduceMaxOp>(result, value, attr);
+  case Reduction::Min:
+    return ctx.create<tosa::ReduceMinOp>(result, value, attr);
+  case Reduction::Sum:
+  case Reduction::Mean:
+    break;
+  }
+  return ctx.create<tosa::ReduceSumOp>(result, value, attr);
+}
+
+/// Reduces `value` (static shape, any rank) over the dimensions flagged in
+/// `reduced`; the result has the input's rank with reduced dimensions of
+/// size 1 (keep_dims form). Mean is reduced as Sum here.
+Value reduceDims(OpContext &ctx, Value value, llvm::ArrayRef<bool> reduced,
+                 Reduction kind) {
+  llvm::ArrayRef<int64_t> shape =
+      value.getType().cast<RankedTensorType>().getShape();
+  llvm::SmallVector<int64_t> keepShape;
+  for (size_t i = 0; i < shape.size(); ++i)
+    keepShape.push_back(reduced[i] ? 1 : shape[i]);
+
+  // Merge runs of equally-flagged dimensions; size-1 dimensions reduce to
+  // themselves and are dropped.
+  llvm::SmallVector<int64_t> groups;
+  llvm::SmallVector<bool> groupReduced;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (!groups.empty() && groupReduced.back() == reduced[i]) {
+      groups.back() *= shape[i];
+    } else {
+      groups.push_back(shape[i]);
+      groupReduced.push_back(reduced[i]);
+    }
+  }
+  if (!llvm::is_contained(groupReduced, true))
+    return ctx.reshape(value, keepShape);
+
+  value = ctx.reshape(value, groups);
+  if (groups.size() > 4) {
+    // Alternating kept/reduced dimensions: kept ones first, view as
+    // [kept, reduced]. The kept dimensions keep their order, so the result
+    // is laid out as keepShape.
+    llvm::SmallVector<int32_t> perm;
+    int64_t kept = 1, folded = 1;
+    for (size_t g = 0; g < groups.size(); ++g)
+      if (!groupReduced[g]) {
+        perm.push_back(static_cast<int32_t>(g));
+        kept *= groups[g];
+      }
+    for (size_t g = 0; g < groups.size(); ++g)
+      if (groupReduced[g]) {
+        perm.push_back(static_cast<int32_t>(g));
+        folded *= groups[g];
+      }
+    value = ctx.reshape(ctx.transpose(value, perm), {kept, folded});
+    groupReduced = {false, true};
+  }
+  for (size_t g = 0; g < groupReduced.size(); ++g)
+    if (groupReduced[g])
+      value = reduceAxis(ctx, value, static_cast<int64_t>(g), kind);
+  return ctx.reshape(value, keepShape);
+}
+
+/// Flags of the dimensions named by the constant axes input 1 (negative
+/// axes count from the back; repeats are allowed and an empty axes tensor
+/// reduces nothing, as in TFLite).
+FailureOr<llvm::SmallVector<bool>> reducedAxes(OpContext &ctx, int64_t rank) {
+  if (!ctx.hasInput(1))
+    return ctx.fail("the axes input (input 1) is missing");
+  llvm::SmallVector<bool> reduced(rank, false);
+  int64_t numAxes = 1;
+  for (int64_t d : ctx.inputShape(1))
+    numAxes *= d;
+  if (numAxes == 0) // No axes (its buffer is empty): the identity.
+    return reduced;
+  const schema::Tensor *axesTensor = ctx.inputTensor(1);
+  if (!ctx.isConstant(1))
+    return ctx.fail("the axes input (input 1) must be a constant INT32/INT64 "
+                    "tensor; axes computed at run time are not supported");
+  if (axesTensor->type() != schema::TensorType::INT32 &&
+      axesTensor->type() != schema::TensorType::INT64)
+    return ctx.fail(llvm::Twine("the axes input (input 1) must be INT32 or "
+                                "INT64, not ") +
+                    schema::EnumNameTensorType(axesTensor->type()));
+  auto axes = ctx.constantInts(1);
+  if (failed(axes))
+    return failure();
+  for (int64_t axis : *axes) {
+    if (axis < -rank || axis >= rank)
+      return ctx.fail("axis " + llvm::Twine(axis) +
+                      " is out of range for an input of rank " +
+                      llvm::Twine(rank));
+    reduced[axis < 0 ? axis + rank : axis] = true;
+  }
+  return reduced;
+}
+
+template <Reduction kind> LogicalResult convertReduce(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x) || failed(requireF32(ctx, *x, 0)))
+    return failure();
+  auto shape = x->getType().cast<RankedTensorType>().getShape();
+  auto reduced = reducedAxes(ctx, shape.size());
+  if (failed(reduced))
+    return failure();
+  Value result = reduceDims(ctx, *x, *reduced, kind);
+
+  int64_t count = 1;
+  llvm::SmallVector<int64_t> squeezed, kept;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if ((*reduced)[i])
+      count *= shape[i];
+    else
+      squeezed.push_back(shape[i]);
+    kept.push_back((*reduced)[i] ? 1 : shape[i]);
+  }
+  if (kind == Reduction::Mean && count != 1) {
+    if (count == 0)
+      return ctx.fail("the mean of an empty tensor is undefined");
+    float scale = static_cast<float>(1.0 / static_cast<double>(count));
+    result = ctx.create<tosa::MulOp>(
+        result.getType(), result,
+        ctx.scalarF32(scale, static_cast<int64_t>(shape.size())),
+        ctx.builder().getI32IntegerAttr(0));
+  }
+  const auto *opts = ctx.options<schema::ReducerOptions>();
+  bool keepDims = opts && opts->keep_dims();
+  return ctx.setOutput(0, ctx.reshape(result, keepDims ? kept : squeezed));
+}
+
+/// MEAN: average over the constant axes (input 1), keep_dims from
+/// ReducerOptions -> tosa.reduce_sum per reduced dimension, then tosa.mul by
+/// the constant 1/count.
+LogicalResult convertMean(OpContext &ctx) {
+  return convertReduce<Reduction::Mean>(ctx);
+}
+
+/// SUM: sum over the constant axes (input 1), keep_dims from ReducerOptions
+/// -> tosa.reduce_sum per reduced dimension.
+LogicalResult convertSum(OpContext &ctx) {
+  return convertReduce<Reduction::Sum>(ctx);
+}
+
+/// REDUCE_MAX: maximum over the constant axes (input 1), keep_dims from
+/// ReducerOptions -> tosa.reduce_max per reduced dimension.
+LogicalResult convertReduceMax(OpContext &ctx) {
+  return convertReduce<Reduction::Max>(ctx);
+}
+
+/// REDUCE_MIN: minimum over the constant axes (input 1), keep_dims from
+/// ReducerOptions -> tosa.reduce_min per reduced dimension.
+LogicalResult convertReduceMin(OpContext &ctx) {
+  return convertReduce<Reduction::Min>(ctx);
+}
+
+/// SOFTMAX: exp(beta * (x - max)) / sum(exp(beta * (x - max))) over the last
+/// axis (SoftmaxOptions.beta). The input is viewed as [rows, depth]; then
+/// tosa.reduce_max, tosa.sub, tosa.mul by beta (skipped for beta 1),
+/// tosa.exp, tosa.reduce_sum and tosa.mul by tosa.reciprocal of the sum.
+LogicalResult convertSoftmax(OpContext &ctx) {
+  // Without an options table TFLite runs with the schema default beta 0
+  // (a uniform output); follow it.
+  const auto *opts = ctx.options<schema::SoftmaxOptions>();
+  float beta = opts ? opts->beta() : 0.0f;
+  auto x = ctx.input(0);
+  if (failed(x) || failed(requireF32(ctx, *x, 0)))
+    return failure();
+  auto shape = x->getType().cast<RankedTensorType>().getShape();
+  if (shape.empty())
+    return ctx.fail("expects an input of rank 1 or more (softmax runs over "
+                    "the last axis)");
+  int64_t depth = shape.back();
+  int64_t rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  auto mulF32 = [&](Value a, Value b) {
+    return ctx.create<tosa::MulOp>(a.getType(), a, b,
+                                   ctx.builder().getI32IntegerAttr(0));
+  };
+  Value v = ctx.reshape(*x, {rows, depth});
+  auto matrix = v.getType();
+  Value max = reduceAxis(ctx, v, 1, Reduction::Max);
+  Value shifted = ctx.create<tosa::SubOp>(matrix, v, max);
+  if (beta != 1.0f)
+    shifted = mulF32(shifted, ctx.scalarF32(beta, 2));
+  Value e = ctx.create<tosa::ExpOp>(matrix, shifted);
+  Value sum = reduceAxis(ctx, e, 1, Reduction::Sum);
+  Value inverse = ctx.create<tosa::ReciprocalOp>(sum.getType(), sum);
+  Value out = mulF32(e, inverse);
+  return ctx.setOutput(0, ctx.reshape(out, shape));
+}
+
+} // namespace
+
+void registerReductionOps(ConverterTable &table) {
+  table[BuiltinOperator::MEAN] = convertMean;
+  table[BuiltinOperator::SUM] = convertSum;
+  table[BuiltinOperator::REDUCE_MAX] = convertReduceMax;
+  table[BuiltinOperator::REDUCE_MIN] = convertReduceMin;
+  table[BuiltinOperator::SOFTMAX] = convertSoftmax;
+}
 
 } // namespace kiln::tfl
