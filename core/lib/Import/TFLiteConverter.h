@@ -109,7 +109,8 @@ public:
   mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
   /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting rule).
   mlir::Value broadcastRank(mlir::Value value, int64_t rank);
-  /// Applies a fused activation; fails for SIGN_BIT.
+  /// Applies a fused activation as TFLite float kernels do (TANH is a
+  /// no-op there); fails for SIGN_BIT.
   mlir::FailureOr<mlir::Value>
   applyActivation(mlir::Value value, schema::ActivationFunctionType act);
   /// tosa.clamp over f32 with float bounds.
