@@ -106,6 +106,8 @@ void buildLinalgToLLVMPipeline(PassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(options));
   // Destination-passing ABI: returned buffers become caller-owned outputs.
   pm.addPass(bufferization::createBufferResultsToOutParamsPass());
+  // That pass copies returned views into the out-parameters with memref.copy.
+  pm.addNestedPass<func::FuncOp>(createStridedCopiesToLinalgPass());
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferDeallocationPass());
   pm.addPass(createCanonicalizerPass());
   // Scalar loops; LLVM's loop vectorizer and unroller take it from there.

@@ -149,6 +149,203 @@ LogicalResult convertFullyConnected(OpContext &ctx) {
   return ctx.setOutput(0, *out);
 }
 
+/// TRANSPOSE_CONV (inputs: output_shape [4] constant, weights [O, KH, KW, I],
+/// input NHWC, optional bias [O] at index 3): the transpose of CONV_2D with
+/// the same padding and stride,
+///   out[n, iy*s - pad_top + ky, ix*s - pad_left + kx, o]
+///       += in[n, iy, ix, i] * w[o, ky, kx, i],
+/// where pad_top/pad_left are CONV_2D's SAME/VALID padding for an input the
+/// size of output_shape (tensorflow/lite/kernels/transpose_conv.cc); outputs
+/// that fall outside output_shape are dropped. The fused activation of newer
+/// schemas is applied.
+///
+/// TOSA: tosa.transpose_conv2d puts input row iy at iy*s + out_pad_top + ky,
+/// so out_pad = [-pad_top, OH - ((IH-1)*s + KH) + pad_top, -pad_left, ...]
+/// (negative pads crop, positive ones extend the output with bias only);
+/// with strides > 1 the bias is a separate tosa.add (see below).
+LogicalResult convertTransposeConv(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::TransposeConvOptions>();
+  if (!opts)
+    return ctx.fail("missing TransposeConvOptions");
+  auto outputShape = ctx.constantInts(0);
+  if (failed(outputShape))
+    return failure();
+  auto filter = ctx.input(1);
+  auto input = ctx.input(2);
+  if (failed(filter) || failed(input))
+    return failure();
+  auto inShape = ctx.inputShape(2), fShape = ctx.inputShape(1);
+  if (inShape.size() != 4 || fShape.size() != 4 || outputShape->size() != 4)
+    return ctx.fail("expects a 4-D NHWC input, a 4-D OHWI filter and a "
+                    "4-element output_shape");
+  const std::vector<int64_t> &out = *outputShape;
+  if (fShape[3] != inShape[3])
+    return ctx.fail("filter has " + llvm::Twine(fShape[3]) +
+                    " input channels, the input has " +
+                    llvm::Twine(inShape[3]));
+  if (out[0] != inShape[0] || out[3] != fShape[0] || out != ctx.outputShape(0))
+    return ctx.fail("output_shape does not match the input batch, the filter's "
+                    "output channels or the declared output tensor");
+  auto bias = biasOrZeros(ctx, 3, fShape[0]);
+  if (failed(bias))
+    return failure();
+  int64_t sh = opts->stride_h(), sw = opts->stride_w();
+  if (sh <= 0 || sw <= 0)
+    return ctx.fail("strides must be positive");
+  // output_shape must be a size whose CONV_2D (same padding, stride, filter)
+  // gives back the input size, as TensorFlow's conv2d_transpose requires;
+  // for other sizes TFLite's kernels disagree (the XNNPACK one leaves
+  // outputs unwritten).
+  for (int d = 1; d <= 2; ++d) {
+    int64_t s = d == 1 ? sh : sw, k = fShape[d];
+    int64_t forward = opts->padding() == schema::Padding::SAME
+                          ? (out[d] + s - 1) / s
+                          : (out[d] >= k ? (out[d] - k) / s + 1 : 0);
+    if (forward != inShape[d])
+      return ctx.fail(
+          llvm::Twine("output_shape ") + (d == 1 ? "height " : "width ") +
+          llvm::Twine(out[d]) + " does not match input size " +
+          llvm::Twine(inShape[d]) + ": a " +
+          (opts->padding() == schema::Padding::SAME ? "SAME" : "VALID") +
+          " CONV_2D with stride " + llvm::Twine(s) + " and filter " +
+          llvm::Twine(k) + " maps " + llvm::Twine(out[d]) + " to " +
+          llvm::Twine(forward) +
+          " (supported: output sizes TensorFlow's "
+          "conv2d_transpose accepts)");
+  }
+  int64_t top, bottom, left, right;
+  computePadding(opts->padding(), out[1], fShape[1], sh, 1, top, bottom);
+  computePadding(opts->padding(), out[2], fShape[2], sw, 1, left, right);
+  int64_t padBottom = out[1] - ((inShape[1] - 1) * sh + fShape[1]) + top;
+  int64_t padRight = out[2] - ((inShape[2] - 1) * sw + fShape[2]) + left;
+  // MLIR 16's strided transpose_conv2d decomposition adds the rank-1 bias to
+  // the rank-4 result without reshaping it, which tosa-to-linalg cannot
+  // lower: strided convolutions get a zero bias (folded away) and the bias
+  // is added here as [1, 1, 1, O].
+  bool strided = sh != 1 || sw != 1;
+  Value convBias =
+      strided ? ctx.constF32({fShape[0]}, std::vector<float>(fShape[0], 0.0f))
+              : *bias;
+  auto b = ctx.builder();
+  Value conv = ctx.create<tosa::TransposeConv2DOp>(
+      ctx.f32Type(out), *input, *filter, convBias,
+      b.getDenseI64ArrayAttr({-top, padBottom, -left, padRight}),
+      b.getDenseI64ArrayAttr({sh, sw}), b.getDenseI64ArrayAttr(out), nullptr);
+  if (strided && ctx.hasInput(3))
+    conv = ctx.create<tosa::AddOp>(ctx.f32Type(out), conv,
+                                   ctx.reshape(*bias, {1, 1, 1, fShape[0]}));
+  auto result = ctx.applyActivation(conv, opts->fused_activation_function());
+  if (failed(result))
+    return failure();
+  return ctx.setOutput(0, *result);
+}
+
+/// `v` is [prod(src), rows, cols] with batch dimensions `src` (numpy-aligned
+/// to `dst`, each equal or 1); returns [prod(dst), rows, cols] with the size-1
+/// batch dimensions repeated by one tosa.tile. Adjacent dimensions that are
+/// both kept or both repeated are merged, as tosa.tile takes ranks 1 to 4.
+FailureOr<Value> broadcastBatch(OpContext &ctx, Value v,
+                                llvm::ArrayRef<int64_t> src,
+                                llvm::ArrayRef<int64_t> dst) {
+  auto shape = v.getType().cast<RankedTensorType>().getShape();
+  int64_t rows = shape[1], cols = shape[2], total = 1;
+  for (int64_t d : dst)
+    total *= d;
+  if (src == dst)
+    return v;
+  llvm::SmallVector<int64_t> dims, multiples;
+  auto push = [&](int64_t dim, int64_t multiple) {
+    if (!dims.empty() && (multiple > 1) == (multiples.back() > 1)) {
+      dims.back() *= dim; // both kept, or both size 1 and repeated
+      multiples.back() *= multiple;
+      return;
+    }
+    dims.push_back(dim);
+    multiples.push_back(multiple);
+  };
+  for (size_t i = 0; i < src.size(); ++i)
+    push(src[i], src[i] == dst[i] ? 1 : dst[i]);
+  push(rows * cols, 1);
+  if (dims.size() > 4)
+    return ctx.fail("broadcasting the batch dimensions needs a rank-" +
+                    llvm::Twine(dims.size()) +
+                    " tile; TOSA tiles ranks 1 to 4");
+  llvm::SmallVector<int64_t> tiled;
+  for (size_t i = 0; i < dims.size(); ++i)
+    tiled.push_back(dims[i] * multiples[i]);
+  Value r = ctx.reshape(v, dims);
+  r = ctx.create<tosa::TileOp>(ctx.f32Type(tiled), r,
+                               ctx.builder().getDenseI64ArrayAttr(multiples));
+  return ctx.reshape(r, {total, rows, cols});
+}
+
+/// BATCH_MATMUL: out[..., m, n] = sum_k x[..., m, k] * y[..., k, n], with x
+/// read as [..., K, M] when adj_x and y as [..., N, K] when adj_y; the batch
+/// dimensions (all but the last two, ranks 2 and up) broadcast numpy-style.
+///
+/// TOSA: both operands are viewed as [batch, rows, cols] and transposed
+/// ([0, 2, 1]) when adjointed; a rhs without batch is shared by folding the
+/// lhs batch into its rows ([1, B*M, K] x [1, K, N]); otherwise size-1 batch
+/// dimensions are tiled and tosa.matmul runs [B, M, K] x [B, K, N].
+LogicalResult convertBatchMatMul(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::BatchMatMulOptions>();
+  bool adjX = opts && opts->adj_x(), adjY = opts && opts->adj_y();
+  auto x = ctx.input(0);
+  auto y = ctx.input(1);
+  if (failed(x) || failed(y))
+    return failure();
+  auto xs = ctx.inputShape(0), ys = ctx.inputShape(1);
+  int64_t rx = xs.size(), ry = ys.size();
+  if (rx < 2 || ry < 2)
+    return ctx.fail("both operands need rank 2 or more");
+  if (!x->getType().cast<RankedTensorType>().getElementType().isF32() ||
+      !y->getType().cast<RankedTensorType>().getElementType().isF32())
+    return ctx.fail("only float32 operands are supported");
+  int64_t nb = std::max(rx, ry) - 2;
+  llvm::SmallVector<int64_t> bx(nb - (rx - 2), 1), by(nb - (ry - 2), 1), bo;
+  bx.append(xs.begin(), xs.end() - 2);
+  by.append(ys.begin(), ys.end() - 2);
+  int64_t batchX = 1, batchY = 1, batch = 1;
+  for (int64_t i = 0; i < nb; ++i) {
+    if (bx[i] != by[i] && bx[i] != 1 && by[i] != 1)
+      return ctx.fail("batch dimensions do not broadcast: lhs " +
+                      llvm::Twine(bx[i]) + ", rhs " + llvm::Twine(by[i]) +
+                      " at batch dimension " + llvm::Twine(i));
+    bo.push_back(std::max(bx[i], by[i]));
+    batchX *= bx[i];
+    batchY *= by[i];
+    batch *= bo.back();
+  }
+  int64_t m = adjX ? xs[rx - 1] : xs[rx - 2],
+          k = adjX ? xs[rx - 2] : xs[rx - 1];
+  int64_t ky = adjY ? ys[ry - 1] : ys[ry - 2],
+          n = adjY ? ys[ry - 2] : ys[ry - 1];
+  if (k != ky)
+    return ctx.fail("contraction sizes differ: lhs " + llvm::Twine(k) +
+                    ", rhs " + llvm::Twine(ky));
+  Value a = ctx.reshape(*x, {batchX, xs[rx - 2], xs[rx - 1]});
+  if (adjX)
+    a = ctx.transpose(a, {0, 2, 1});
+  Value w = ctx.reshape(*y, {batchY, ys[ry - 2], ys[ry - 1]});
+  if (adjY)
+    w = ctx.transpose(w, {0, 2, 1});
+  Value product;
+  if (batchY == 1) {
+    a = ctx.reshape(a, {1, batch * m, k});
+    product = ctx.create<tosa::MatMulOp>(ctx.f32Type({1, batch * m, n}), a, w);
+  } else {
+    auto lhs = broadcastBatch(ctx, a, bx, bo);
+    if (failed(lhs))
+      return failure();
+    auto rhs = broadcastBatch(ctx, w, by, bo);
+    if (failed(rhs))
+      return failure();
+    product =
+        ctx.create<tosa::MatMulOp>(ctx.f32Type({batch, m, n}), *lhs, *rhs);
+  }
+  return ctx.setOutput(0, product);
+}
+
 LogicalResult convertPool(OpContext &ctx, bool isMax) {
   const auto *opts = ctx.options<schema::Pool2DOptions>();
   if (!opts)
@@ -195,7 +392,9 @@ LogicalResult convertAvgPool(OpContext &ctx) { return convertPool(ctx, false); }
 void registerConvOps(ConverterTable &table) {
   table[BuiltinOperator::CONV_2D] = convertConv2D;
   table[BuiltinOperator::DEPTHWISE_CONV_2D] = convertDepthwiseConv2D;
+  table[BuiltinOperator::TRANSPOSE_CONV] = convertTransposeConv;
   table[BuiltinOperator::FULLY_CONNECTED] = convertFullyConnected;
+  table[BuiltinOperator::BATCH_MATMUL] = convertBatchMatMul;
   table[BuiltinOperator::MAX_POOL_2D] = convertMaxPool;
   table[BuiltinOperator::AVERAGE_POOL_2D] = convertAvgPool;
 }

@@ -1,10 +1,57 @@
 //===- TFLiteShapeOps.cpp - Data movement and shape operators -------------===//
+//
+// RESHAPE SQUEEZE EXPAND_DIMS DEQUANTIZE CONCATENATION PAD PADV2 TRANSPOSE
+// SLICE STRIDED_SLICE GATHER RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR -> TOSA.
+// Shape-like operands (perm, begin/end/size, resize size) must be constants:
+// Kiln compiles static shapes. Data movement converters keep the element
+// type of their input (f32 or i32).
+//
+//===----------------------------------------------------------------------===//
 #include "TFLiteConverter.h"
+
+#include <bit>
+#include <numeric>
 
 using namespace mlir;
 
 namespace kiln::tfl {
 namespace {
+
+llvm::ArrayRef<int64_t> shapeOf(Value v) {
+  return v.getType().cast<RankedTensorType>().getShape();
+}
+
+/// Tensor type of `shape` with the element type of `like`.
+RankedTensorType typeLike(Value like, llvm::ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(
+      shape, like.getType().cast<RankedTensorType>().getElementType());
+}
+
+int64_t product(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+std::string dimsString(llvm::ArrayRef<int64_t> dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+/// tosa.slice, or `v` itself when the slice is the whole tensor.
+Value slice(OpContext &ctx, Value v, llvm::ArrayRef<int64_t> start,
+            llvm::ArrayRef<int64_t> size) {
+  if (llvm::all_of(start, [](int64_t s) { return s == 0; }) &&
+      size == shapeOf(v))
+    return v;
+  auto &b = ctx.builder();
+  return ctx.create<tosa::SliceOp>(typeLike(v, size), v,
+                                   b.getDenseI64ArrayAttr(start),
+                                   b.getDenseI64ArrayAttr(size));
+}
 
 /// RESHAPE (and SQUEEZE/EXPAND_DIMS): the model records the output shape,
 /// so the target shape is read from the output tensor; the shape operand or
@@ -81,6 +128,459 @@ LogicalResult convertPad(OpContext &ctx) {
                                                   padValue, padConst, nullptr));
 }
 
+/// TRANSPOSE: output dimension k is input dimension perm[k]; perm is a
+/// constant permutation of [0, rank). -> tosa.transpose (ranks 1 to 6).
+LogicalResult convertTranspose(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto perm = ctx.constantInts(1);
+  if (failed(perm))
+    return failure();
+  int64_t rank = ctx.inputShape(0).size();
+  if (static_cast<int64_t>(perm->size()) != rank)
+    return ctx.fail("perm has " + llvm::Twine(perm->size()) +
+                    " entries, the input has rank " + llvm::Twine(rank));
+  if (rank == 0)
+    return ctx.setOutput(0, *x);
+  if (rank > 6)
+    return ctx.fail("input rank " + llvm::Twine(rank) +
+                    " is not supported (TOSA transposes ranks 1 to 6)");
+  std::vector<bool> seen(rank, false);
+  std::vector<int32_t> perm32;
+  bool identity = true;
+  for (int64_t k = 0; k < rank; ++k) {
+    int64_t p = (*perm)[k];
+    if (p < 0 || p >= rank || seen[p])
+      return ctx.fail("perm " + dimsString(*perm) +
+                      " is not a permutation of [0, " + llvm::Twine(rank) +
+                      ")");
+    seen[p] = true;
+    identity &= p == k;
+    perm32.push_back(static_cast<int32_t>(p));
+  }
+  if (identity)
+    return ctx.setOutput(0, *x);
+  return ctx.setOutput(0, ctx.transpose(*x, perm32));
+}
+
+/// SLICE: output = input[begin[d] : begin[d] + size[d]] per dimension, with
+/// size -1 meaning "to the end"; begin and size are constants.
+/// -> tosa.slice (ranks 1 to 6).
+LogicalResult convertSlice(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto begin = ctx.constantInts(1);
+  if (failed(begin))
+    return failure();
+  auto size = ctx.constantInts(2);
+  if (failed(size))
+    return failure();
+  auto inShape = ctx.inputShape(0);
+  int64_t rank = inShape.size();
+  if (rank < 1 || rank > 6)
+    return ctx.fail("input rank " + llvm::Twine(rank) +
+                    " is not supported (TOSA slices ranks 1 to 6)");
+  if (static_cast<int64_t>(begin->size()) != rank ||
+      static_cast<int64_t>(size->size()) != rank)
+    return ctx.fail("begin and size must have one entry per input dimension (" +
+                    llvm::Twine(rank) + ")");
+  std::vector<int64_t> start(rank), extent(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t b = (*begin)[d], n = (*size)[d], dim = inShape[d];
+    if (n == -1)
+      n = dim - b;
+    if (b < 0 || n < 0 || b + n > dim)
+      return ctx.fail("begin " + dimsString(*begin) + " / size " +
+                      dimsString(*size) + " are out of range for input " +
+                      dimsString(inShape));
+    if (n == 0)
+      return ctx.fail("the slice is empty along dimension " + llvm::Twine(d) +
+                      "; empty tensors are not supported");
+    start[d] = b;
+    extent[d] = n;
+  }
+  return ctx.setOutput(0, slice(ctx, *x, start, extent));
+}
+
+/// STRIDED_SLICE with constant begin/end/strides: TFLite's rules
+/// (tensorflow/lite/kernels/internal/strided_slice_logic.h, following
+/// TensorFlow's dense-spec canonicalization): an ellipsis expands to the
+/// dimensions the other entries do not address, new_axis entries only add a
+/// size-1 output dimension, masked begins/ends select the whole range,
+/// negative indices count from the end and are then clamped, and a shrunk
+/// axis selects the single element at begin.
+///
+/// TOSA: one tosa.slice of the covered range; dimensions with a negative
+/// stride are reversed (tosa.reverse on a rank-3 view); dimensions with
+/// |stride| > 1 are padded to a whole number of strides if the range ends
+/// early, split into [count, |stride|] by a reshape and sliced to index 0 of
+/// each stride; the declared output shape then drops shrunk axes and adds new
+/// ones.
+LogicalResult convertStridedSlice(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::StridedSliceOptions>();
+  uint32_t beginMask = opts ? opts->begin_mask() : 0;
+  uint32_t endMask = opts ? opts->end_mask() : 0;
+  uint32_t ellipsisMask = opts ? opts->ellipsis_mask() : 0;
+  uint32_t newAxisMask = opts ? opts->new_axis_mask() : 0;
+  uint32_t shrinkMask = opts ? opts->shrink_axis_mask() : 0;
+  bool offset = opts && opts->offset();
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto begin = ctx.constantInts(1);
+  if (failed(begin))
+    return failure();
+  auto end = ctx.constantInts(2);
+  if (failed(end))
+    return failure();
+  std::vector<int64_t> strides(begin->size(), 1);
+  if (ctx.hasInput(3)) {
+    auto s = ctx.constantInts(3);
+    if (failed(s))
+      return failure();
+    strides = *s;
+  }
+  size_t n = begin->size();
+  if (end->size() != n || strides.size() != n)
+    return ctx.fail("begin, end and strides must have the same length");
+  if (n > 32)
+    return ctx.fail("more than 32 slice entries");
+  auto inShape = ctx.inputShape(0);
+  int64_t rank = inShape.size();
+  if (rank < 1 || rank > 6)
+    return ctx.fail("input rank " + llvm::Twine(rank) +
+                    " is not supported (TOSA slices ranks 1 to 6)");
+  uint32_t used = n == 32 ? ~0u : (1u << n) - 1;
+  if (std::popcount(ellipsisMask & used) > 1)
+    return ctx.fail("more than one ellipsis in ellipsis_mask");
+
+  // Sparse spec (one entry per begin/end/strides element) -> one entry per
+  // input dimension; dimensions no entry addresses take their whole range.
+  struct Spec {
+    int64_t begin = 0, end = 0, stride = 1;
+    bool beginMasked = true, endMasked = true, shrink = false;
+  };
+  std::vector<Spec> dense(rank);
+  int64_t dim = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bit = 1u << i;
+    if (ellipsisMask & bit) {
+      int64_t rest = 0;
+      for (size_t j = i + 1; j < n; ++j)
+        if (!(newAxisMask & (1u << j)))
+          ++rest;
+      dim = std::max(dim, rank - rest);
+      continue;
+    }
+    if (newAxisMask & bit)
+      continue; // a size-1 output dimension: the declared shape has it
+    if (dim >= rank)
+      return ctx.fail("begin/end/strides address more dimensions than the "
+                      "input's rank " +
+                      llvm::Twine(rank));
+    Spec &spec = dense[dim++];
+    spec.begin = (*begin)[i];
+    spec.end = offset ? (*begin)[i] + (*end)[i] : (*end)[i];
+    spec.stride = strides[i];
+    spec.beginMasked = beginMask & bit;
+    spec.endMasked = endMask & bit;
+    spec.shrink = shrinkMask & bit;
+  }
+
+  // Per input dimension: `count` elements from `first`, `stride` apart.
+  struct Selection {
+    int64_t first, count, stride;
+  };
+  std::vector<Selection> sel(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    const Spec &spec = dense[d];
+    int64_t size = inShape[d], s = spec.stride;
+    if (s == 0)
+      return ctx.fail("stride 0 along dimension " + llvm::Twine(d));
+    if (spec.shrink) {
+      int64_t b = spec.begin < 0 ? spec.begin + size : spec.begin;
+      if (b < 0 || b >= size)
+        return ctx.fail("shrink_axis index " + llvm::Twine(spec.begin) +
+                        " is out of range for dimension " + llvm::Twine(d) +
+                        " of size " + llvm::Twine(size));
+      sel[d] = {b, 1, 1};
+      continue;
+    }
+    auto canonical = [&](int64_t v, bool masked, bool isEnd) {
+      if (masked)
+        return isEnd ? (s > 0 ? size : -1) : (s > 0 ? int64_t(0) : size - 1);
+      if (v < 0)
+        v += size;
+      return s > 0 ? std::clamp<int64_t>(v, 0, size)
+                   : std::clamp<int64_t>(v, -1, size - 1);
+    };
+    int64_t start = canonical(spec.begin, spec.beginMasked, false);
+    int64_t stop = canonical(spec.end, spec.endMasked, true);
+    int64_t span = s > 0 ? stop - start : start - stop;
+    int64_t step = s > 0 ? s : -s;
+    int64_t count = span > 0 ? (span + step - 1) / step : 0;
+    if (count == 0)
+      return ctx.fail("the slice is empty along dimension " + llvm::Twine(d) +
+                      "; empty tensors are not supported");
+    sel[d] = {start, count, count == 1 ? 1 : s};
+  }
+
+  // 1. The covered range of every dimension. A dimension with step > 1 takes
+  //    count * step elements when the input has them (so that step 4 needs no
+  //    padding), else just up to its last selected element.
+  std::vector<int64_t> start(rank), size(rank), step(rank), padAfter(rank, 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    auto [first, count, s] = sel[d];
+    int64_t a = s > 0 ? s : -s, full = count * a, tight = (count - 1) * a + 1;
+    step[d] = a;
+    if (s > 0) {
+      size[d] = first + full <= inShape[d] ? full : tight;
+      start[d] = first;
+    } else {
+      size[d] = first - full + 1 >= 0 ? full : tight;
+      start[d] = first - size[d] + 1;
+    }
+    padAfter[d] = full - size[d];
+  }
+  Value v = slice(ctx, *x, start, size);
+
+  // 2. Negative strides: reverse those dimensions (rank-3 view [outer, D,
+  //    inner], as tosa.reverse takes ranks 1 to 4), so every dimension walks
+  //    forward from index 0.
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sel[d].stride >= 0)
+      continue;
+    llvm::SmallVector<int64_t> shape(shapeOf(v));
+    llvm::ArrayRef<int64_t> dims(shape);
+    Value view = ctx.reshape(v, {product(dims.take_front(d)), shape[d],
+                                 product(dims.drop_front(d + 1))});
+    view = ctx.create<tosa::ReverseOp>(view.getType(), view,
+                                       ctx.builder().getI64IntegerAttr(1));
+    v = ctx.reshape(view, shape);
+  }
+
+  // 3. Pad strided dimensions whose range ends early to whole strides.
+  if (llvm::any_of(padAfter, [](int64_t p) { return p > 0; })) {
+    std::vector<int32_t> pads;
+    llvm::SmallVector<int64_t> padded;
+    for (int64_t d = 0; d < rank; ++d) {
+      pads.push_back(0);
+      pads.push_back(static_cast<int32_t>(padAfter[d]));
+      padded.push_back(size[d] + padAfter[d]);
+    }
+    v = ctx.create<tosa::PadOp>(typeLike(v, padded), v,
+                                ctx.constI32({rank, 2}, pads));
+  }
+
+  // 4. Split each strided dimension into [count, step] and keep index 0 of
+  //    every step; runs of unsplit dimensions are merged to keep the rank low.
+  if (llvm::any_of(step, [](int64_t a) { return a > 1; })) {
+    llvm::SmallVector<int64_t> split, keep;
+    auto push = [&](int64_t n, int64_t k) {
+      if (!split.empty() && split.back() == keep.back() && n == k) {
+        split.back() *= n;
+        keep.back() *= k;
+        return;
+      }
+      split.push_back(n);
+      keep.push_back(k);
+    };
+    for (int64_t d = 0; d < rank; ++d) {
+      push(sel[d].count, sel[d].count);
+      if (step[d] > 1)
+        push(step[d], 1);
+    }
+    if (split.size() > 6)
+      return ctx.fail("these strides need a rank-" + llvm::Twine(split.size()) +
+                      " intermediate; TOSA slices ranks 1 to 6");
+    v = ctx.reshape(v, split);
+    v = slice(ctx, v, llvm::SmallVector<int64_t>(split.size(), 0), keep);
+  }
+  return ctx.setOutput(0, v);
+}
+
+/// GATHER (batch_dims b, axis a >= b): output = params.shape[:a] +
+/// indices.shape[b:] + params.shape[a+1:], taking params[..., indices[...],
+/// ...] along axis a; the first b dimensions of params and indices are shared.
+///
+/// TOSA: tosa.gather on values [B*Outer, K, Inner] (B = batch dims, Outer =
+/// params dims b..a-1, K = params dim a, Inner = the rest) with indices
+/// [B*Outer, W], the W = prod(indices.shape[b:]) indices of each batch
+/// repeated for every Outer row: folded into the constant for constant
+/// indices, tosa.tile otherwise. Constant indices are range-checked (TFLite
+/// rejects out-of-range indices); computed ones are clamped to [0, K) so the
+/// generated code never reads outside params.
+LogicalResult convertGather(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::GatherOptions>();
+  int64_t axis = opts ? opts->axis() : 0;
+  int64_t batchDims = opts ? opts->batch_dims() : 0;
+  auto params = ctx.input(0);
+  if (failed(params))
+    return failure();
+  auto pShape = ctx.inputShape(0), iShape = ctx.inputShape(1);
+  int64_t rank = pShape.size(), iRank = iShape.size();
+  if (rank < 1)
+    return ctx.fail("params must have rank 1 or more");
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis " + llvm::Twine(opts ? opts->axis() : 0) +
+                    " is out of range for params of rank " + llvm::Twine(rank));
+  if (batchDims < 0)
+    batchDims += iRank;
+  if (batchDims < 0 || batchDims > iRank || batchDims > axis)
+    return ctx.fail("batch_dims " + llvm::Twine(opts ? opts->batch_dims() : 0) +
+                    " must lie in [0, min(axis, indices rank)]");
+  for (int64_t d = 0; d < batchDims; ++d)
+    if (pShape[d] != iShape[d])
+      return ctx.fail("batch dimension " + llvm::Twine(d) +
+                      " differs: params " + dimsString(pShape) + ", indices " +
+                      dimsString(iShape));
+  llvm::ArrayRef<int64_t> p(pShape), idx(iShape);
+  int64_t batch = product(p.take_front(batchDims));
+  int64_t outer = product(p.slice(batchDims, axis - batchDims));
+  int64_t k = pShape[axis];
+  int64_t inner = product(p.drop_front(axis + 1));
+  int64_t width = product(idx.drop_front(batchDims));
+  if (batch * outer * k * inner == 0 || width == 0)
+    return ctx.fail("empty tensors are not supported");
+  Value values = ctx.reshape(*params, {batch * outer, k, inner});
+
+  Value indices;
+  if (ctx.isConstant(1)) {
+    auto constant = ctx.constantInts(1);
+    if (failed(constant))
+      return failure();
+    if (static_cast<int64_t>(constant->size()) != batch * width)
+      return ctx.fail("indices hold " + llvm::Twine(constant->size()) +
+                      " values, their shape " + dimsString(iShape) + " needs " +
+                      llvm::Twine(batch * width));
+    std::vector<int32_t> data;
+    data.reserve(batch * outer * width);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t w = 0; w < width; ++w) {
+          int64_t i = (*constant)[b * width + w];
+          if (i < 0 || i >= k)
+            return ctx.fail("index " + llvm::Twine(i) +
+                            " is out of range [0, " + llvm::Twine(k) +
+                            ") of axis " + llvm::Twine(axis));
+          data.push_back(static_cast<int32_t>(i));
+        }
+    indices = ctx.constI32({batch * outer, width}, data);
+  } else {
+    auto computed = ctx.input(1);
+    if (failed(computed))
+      return failure();
+    auto type = computed->getType().cast<RankedTensorType>();
+    if (!type.getElementType().isInteger(32))
+      return ctx.fail("computed indices must be int32");
+    auto &b = ctx.builder();
+    Value v = ctx.create<tosa::ClampOp>(
+        type, *computed, b.getI64IntegerAttr(0), b.getI64IntegerAttr(k - 1),
+        b.getF32FloatAttr(0.0f), b.getF32FloatAttr(static_cast<float>(k - 1)));
+    v = ctx.reshape(v, {batch, 1, width});
+    if (outer > 1)
+      v = ctx.create<tosa::TileOp>(typeLike(v, {batch, outer, width}), v,
+                                   b.getDenseI64ArrayAttr({1, outer, 1}));
+    indices = ctx.reshape(v, {batch * outer, width});
+  }
+  Value gathered = ctx.create<tosa::GatherOp>(
+      typeLike(values, {batch * outer, width, inner}), values, indices);
+  return ctx.setOutput(0, gathered);
+}
+
+/// One spatial axis of a tosa.resize: output index o samples input
+/// coordinate (o * d + offset) / n; border makes the output size come out.
+struct ResizeAxis {
+  int64_t n, d, offset, border;
+};
+
+/// TFLite's sampling position for output index o, with s = p / q
+/// (align_corners: (in-1)/(out-1), else in/out):
+///   RESIZE_BILINEAR          half_pixel ? (o + 0.5) * s - 0.5 : o * s,
+///                            interpolated between floor and floor + 1
+///                            (both clamped to the input);
+///   RESIZE_NEAREST_NEIGHBOR  align_corners ? round((o + h) * s)
+///                                          : floor((o + h) * s),
+///                            h = half_pixel ? 0.5 : 0, clamped to the input.
+/// TOSA NEAREST_NEIGHBOR rounds halves up, so floor(x) is written as
+/// round_half_up(x - 0.5). Everything is scaled by 2q to stay integral.
+ResizeAxis resizeAxis(int64_t in, int64_t out, bool alignCorners,
+                      bool halfPixel, bool nearest) {
+  ResizeAxis r;
+  if (in == 1) {
+    // Every output samples the only input element.
+    r = {out, 1, 0, 0};
+  } else {
+    bool aligned = alignCorners && out > 1;
+    int64_t p = aligned ? in - 1 : in, q = aligned ? out - 1 : out;
+    r.n = 2 * q;
+    r.d = 2 * p;
+    if (!nearest)
+      r.offset = halfPixel ? p - q : 0;
+    else
+      r.offset = (halfPixel ? p : 0) - (alignCorners ? 0 : q);
+    int64_t g =
+        std::gcd(std::gcd(r.n, r.d), r.offset < 0 ? -r.offset : r.offset);
+    r.n /= g;
+    r.d /= g;
+    r.offset /= g;
+  }
+  // TOSA: out - 1 = ((in - 1) * n - offset + border) / d.
+  r.border = (out - 1) * r.d - (in - 1) * r.n + r.offset;
+  return r;
+}
+
+/// RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR on NHWC f32 with a constant
+/// [new_height, new_width] size (see resizeAxis for the sampling rules).
+/// -> tosa.resize BILINEAR / NEAREST_NEIGHBOR with per-axis scale, offset and
+/// border. Bilinear with both align_corners and half_pixel_centers is
+/// rejected, as TFLite does.
+LogicalResult convertResize(OpContext &ctx) {
+  bool nearest = ctx.code() == BuiltinOperator::RESIZE_NEAREST_NEIGHBOR;
+  bool alignCorners = false, halfPixel = false;
+  if (nearest) {
+    if (const auto *o = ctx.options<schema::ResizeNearestNeighborOptions>()) {
+      alignCorners = o->align_corners();
+      halfPixel = o->half_pixel_centers();
+    }
+  } else if (const auto *o = ctx.options<schema::ResizeBilinearOptions>()) {
+    alignCorners = o->align_corners();
+    halfPixel = o->half_pixel_centers();
+  }
+  if (!nearest && alignCorners && halfPixel)
+    return ctx.fail("align_corners and half_pixel_centers cannot both be true "
+                    "(TFLite rejects this combination)");
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto size = ctx.constantInts(1);
+  if (failed(size))
+    return failure();
+  auto inShape = ctx.inputShape(0);
+  if (inShape.size() != 4)
+    return ctx.fail("expects a 4-D NHWC input");
+  if (!x->getType().cast<RankedTensorType>().getElementType().isF32())
+    return ctx.fail("only float32 inputs are supported");
+  if (size->size() != 2 || (*size)[0] <= 0 || (*size)[1] <= 0)
+    return ctx.fail("size must hold two positive values [new_height, "
+                    "new_width]");
+  int64_t oh = (*size)[0], ow = (*size)[1];
+  llvm::SmallVector<int64_t> outShape = {inShape[0], oh, ow, inShape[3]};
+  ResizeAxis y = resizeAxis(inShape[1], oh, alignCorners, halfPixel, nearest);
+  ResizeAxis xa = resizeAxis(inShape[2], ow, alignCorners, halfPixel, nearest);
+  auto &b = ctx.builder();
+  Value resized = ctx.create<tosa::ResizeOp>(
+      ctx.f32Type(outShape), *x, b.getDenseI64ArrayAttr({y.n, y.d, xa.n, xa.d}),
+      b.getDenseI64ArrayAttr({y.offset, xa.offset}),
+      b.getDenseI64ArrayAttr({y.border, xa.border}),
+      b.getStringAttr(nearest ? "NEAREST_NEIGHBOR" : "BILINEAR"));
+  return ctx.setOutput(0, resized);
+}
+
 } // namespace
 
 void registerShapeOps(ConverterTable &table) {
@@ -91,6 +591,12 @@ void registerShapeOps(ConverterTable &table) {
   table[BuiltinOperator::CONCATENATION] = convertConcatenation;
   table[BuiltinOperator::PAD] = convertPad;
   table[BuiltinOperator::PADV2] = convertPad;
+  table[BuiltinOperator::TRANSPOSE] = convertTranspose;
+  table[BuiltinOperator::SLICE] = convertSlice;
+  table[BuiltinOperator::STRIDED_SLICE] = convertStridedSlice;
+  table[BuiltinOperator::GATHER] = convertGather;
+  table[BuiltinOperator::RESIZE_BILINEAR] = convertResize;
+  table[BuiltinOperator::RESIZE_NEAREST_NEIGHBOR] = convertResize;
 }
 
 } // namespace kiln::tfl

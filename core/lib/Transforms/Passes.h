@@ -36,6 +36,21 @@ inline constexpr const char *kConstantsAttrName = "kiln.constants";
 /// is marked `bufferization.writable = false`.
 std::unique_ptr<mlir::Pass> createOutlineConstantsPass();
 
+/// kiln-strided-copies-to-linalg (on func.func): rewrites every memref.copy
+/// whose source or target is not densely packed (e.g. the subview of a
+/// tosa.slice returned as a model output, which buffer-results-to-out-params
+/// copies into the out parameter) as linalg.copy, so it lowers to loops
+/// rather than to a call of the C runner's `memrefCopy`, which the runtime
+/// does not ship. Contiguous copies stay memref.copy (a memcpy).
+///
+/// Before:
+///   memref.copy %view, %out : memref<3x3xf32, strided<[6, 1], offset: 8>>
+///                             to memref<3x3xf32>
+/// After:
+///   linalg.copy ins(%view : memref<3x3xf32, strided<[6, 1], offset: 8>>)
+///               outs(%out : memref<3x3xf32>)
+std::unique_ptr<mlir::Pass> createStridedCopiesToLinalgPass();
+
 } // namespace kiln
 
 #endif
