@@ -1,8 +1,11 @@
 //===- main.cpp - The `kiln` command-line tool ----------------------------===//
 //
-//   kiln compile MODEL [-o OUT.kiln] [--emit=tosa|linalg|llvm-ir|asm]
+//   kiln compile MODEL [-o OUT.kiln] [--emit=STAGE] [tuning flags]
 //   kiln run MODEL|ARTIFACT --input=@in.npy ... [--output=@out.npy ...]
-//            [--benchmark=N]
+//            [--benchmark=N] [--device=local-sync|local-task] [--threads=N]
+//            [--trace=FILE.json]
+//   kiln inspect MODEL|ARTIFACT [--json] [--dump-dispatch-graph=FILE.dot]
+//            [--dump-schedule=FILE.csv]
 //   kiln --version
 //
 // Exit status: 0 on success, 1 on a user error (one message on stderr),
@@ -11,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler.h"
 #include "kiln/Npy.h"
+#include "kiln/Plan.h"
 #include "kiln/Run.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -20,6 +24,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <map>
 #include <cmath>
 #include <cstring>
 
@@ -32,6 +37,8 @@ static cl::SubCommand compileCmd("compile",
                                  "an intermediate stage");
 static cl::SubCommand runCmd("run", "Run a .kiln artifact (or compile a model "
                                     "in memory and run it)");
+static cl::SubCommand inspectCmd("inspect", "Print the dispatches, schedule and memory "
+                                            "plan of a model or artifact");
 
 // compile
 static cl::opt<std::string> compileModel(cl::Positional, cl::Required,
@@ -66,23 +73,70 @@ static cl::opt<unsigned> benchmark("benchmark",
                                    cl::init(0), cl::value_desc("N"), cl::sub(runCmd),
                                    cl::cat(kilnCategory));
 
-// shared by compile and run (compiling a model)
+static cl::opt<std::string> device("device", cl::desc("HAL device: local-sync or local-task"),
+                                   cl::init("local-sync"), cl::sub(runCmd), cl::cat(kilnCategory));
+static cl::opt<unsigned> threads("threads",
+                                 cl::desc("Threads of the local-task device (default 1)"),
+                                 cl::init(1), cl::sub(runCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> traceFile("trace",
+                                      cl::desc("Write the measured start and end of every "
+                                               "dispatch and workgroup of the first run as a "
+                                               "Chrome trace-event JSON file"),
+                                      cl::value_desc("file.json"), cl::sub(runCmd),
+                                      cl::cat(kilnCategory));
+
+// inspect
+static cl::opt<std::string> inspectPath(cl::Positional, cl::Required,
+                                        cl::desc("<model.tflite|artifact.kiln>"),
+                                        cl::sub(inspectCmd));
+static cl::opt<bool> inspectJson("json", cl::desc("Print the plan as one JSON document"),
+                                 cl::sub(inspectCmd), cl::cat(kilnCategory));
+
+// shared by compile, run and inspect (compiling a model)
+static cl::opt<std::string> dumpGraph("dump-dispatch-graph",
+                                      cl::desc("Write the dispatch graph as Graphviz DOT"),
+                                      cl::value_desc("file.dot"), cl::sub(compileCmd),
+                                      cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> dumpSchedule("dump-schedule",
+                                         cl::desc("Write the command list as CSV"),
+                                         cl::value_desc("file.csv"), cl::sub(compileCmd),
+                                         cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::list<std::string> tiles("tile",
+                                   cl::desc("Workgroup tile sizes of one dispatch: ID=S0,S1,... "
+                                            "(one per loop of its tiled op, 0 = whole loop)"),
+                                   cl::value_desc("id=sizes"), cl::sub(compileCmd),
+                                   cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> tuning("tuning",
+                                   cl::desc("JSON tuning file: {\"tiles\": {\"ID\": [..]}, "
+                                            "\"no_fusion\": [ID, ..], \"fusion\": bool}"),
+                                   cl::value_desc("file.json"), cl::sub(compileCmd),
+                                   cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::opt<bool> fusion("fusion",
+                            cl::desc("Fuse elementwise consumers and padding into their "
+                                     "root's dispatch (default true; --fusion=false: off)"),
+                            cl::init(true), cl::sub(compileCmd), cl::sub(runCmd),
+                            cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::list<int64_t> noFusion("no-fusion",
+                                  cl::desc("Turn fusion off for one dispatch id"),
+                                  cl::value_desc("id"), cl::sub(compileCmd), cl::sub(runCmd),
+                                  cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::list<std::string> fixShapes("fix-shape",
                                        cl::desc("Give a dynamic input a static shape: "
                                                 "INPUT=DIMS (name or index), e.g. 0=1x76x32x1"),
                                        cl::value_desc("input=dims"), cl::sub(compileCmd),
-                                       cl::sub(runCmd), cl::cat(kilnCategory));
+                                       cl::sub(runCmd), cl::sub(inspectCmd),
+                                       cl::cat(kilnCategory));
 static cl::opt<std::string> targetTriple("target-triple",
                                          cl::desc("LLVM target triple (default: host)"),
-                                         cl::sub(compileCmd), cl::sub(runCmd),
+                                         cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                          cl::cat(kilnCategory));
 static cl::opt<std::string> targetCpu("target-cpu",
                                       cl::desc("LLVM CPU name (default: generic)"),
                                       cl::init("generic"), cl::sub(compileCmd),
-                                      cl::sub(runCmd), cl::cat(kilnCategory));
+                                      cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
                                            cl::desc("LLVM CPU features, e.g. +avx2,+fma"),
-                                           cl::sub(compileCmd), cl::sub(runCmd),
+                                           cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                            cl::cat(kilnCategory));
 
 static int fail(const llvm::Twine &message) {
@@ -106,6 +160,18 @@ static llvm::Expected<kiln::CompileOptions> compileOptions() {
       return fix.takeError();
     options.fixedShapes.push_back(*fix);
   }
+  if (!tuning.empty())
+    if (llvm::Error err = kiln::loadTuningFile(tuning, options))
+      return std::move(err);
+  options.fusion = options.fusion && fusion;
+  for (int64_t id : noFusion)
+    options.noFusion.push_back(id);
+  for (const std::string &text : tiles) {
+    auto tile = kiln::parseTileOverride(text);
+    if (!tile)
+      return tile.takeError();
+    options.tileSizes.push_back(*tile);
+  }
   return options;
 }
 
@@ -122,18 +188,36 @@ static llvm::Error writeFile(const std::string &path, const void *data, size_t s
   return llvm::Error::success();
 }
 
+/// Writes the --dump-dispatch-graph / --dump-schedule files of `plan`.
+static llvm::Error writeDumps(const kiln::CompilationPlan &plan, const std::string &dot,
+                              const std::string &csv) {
+  if (!dot.empty()) {
+    std::string text = kiln::planToDot(plan);
+    if (llvm::Error err = writeFile(dot, text.data(), text.size()))
+      return err;
+  }
+  if (!csv.empty()) {
+    std::string text = kiln::planToCsv(plan);
+    if (llvm::Error err = writeFile(csv, text.data(), text.size()))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
 static int runCompile() {
   // Copied first: compiling resets llvm::cl occurrences (see runRun).
   const std::string model = compileModel;
   const std::string output = compileOutput;
   const std::string emitText = emit;
+  const std::string dot = dumpGraph, csv = dumpSchedule;
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
   if (!emitText.empty()) {
     kiln::EmitStage stage;
     if (!kiln::parseEmitStage(emitText, stage))
-      return fail("--emit='" + emitText + "' is not a stage; use tosa, linalg, llvm-ir or asm");
+      return fail("--emit='" + emitText +
+                  "' is not a stage; use tosa, linalg, dispatches, buffers, llvm-ir or asm");
     auto text = kiln::emitStage(model, stage, *options);
     if (!text)
       return fail(text.takeError());
@@ -151,12 +235,57 @@ static int runCompile() {
     llvm::sys::path::replace_extension(path, "kiln");
     out = path.str().str();
   }
-  auto artifact = kiln::compileArtifact(model, *options);
-  if (!artifact)
-    return fail(artifact.takeError());
-  if (llvm::Error err = writeFile(out, artifact->data(), artifact->size()))
+  auto result = kiln::compile(model, *options);
+  if (!result)
+    return fail(result.takeError());
+  if (llvm::Error err = writeFile(out, result->artifact.data(), result->artifact.size()))
     return fail(std::move(err));
-  llvm::outs() << "wrote " << out << " (" << artifact->size() << " bytes)\n";
+  if (llvm::Error err = writeDumps(*result->plan, dot, csv))
+    return fail(std::move(err));
+  llvm::outs() << "wrote " << out << " (" << result->artifact.size() << " bytes, "
+               << result->plan->dispatches.size() << " dispatches, "
+               << result->plan->schedule.waves << " waves, arena "
+               << result->plan->memory.arenaBytes << " bytes)\n";
+  return 0;
+}
+
+static int runInspect() {
+  const std::string path = inspectPath;
+  const bool asJson = inspectJson;
+  const std::string dot = dumpGraph, csv = dumpSchedule;
+  auto options = compileOptions();
+  if (!options)
+    return fail(options.takeError());
+  auto plan = kiln::inspectFile(path, *options);
+  if (!plan)
+    return fail(plan.takeError());
+  if (llvm::Error err = writeDumps(**plan, dot, csv))
+    return fail(std::move(err));
+  const kiln::CompilationPlan &p = **plan;
+  if (asJson) {
+    llvm::outs() << kiln::planToJson(p) << "\n";
+    return 0;
+  }
+  int64_t flops = 0;
+  for (const kiln::Dispatch &d : p.dispatches)
+    flops += d.flops;
+  llvm::outs() << p.source << ": " << p.dispatches.size() << " dispatches, "
+               << p.schedule.commands.size() << " commands in " << p.schedule.waves
+               << " waves, " << flops << " FLOPs\n"
+               << "arena " << p.memory.arenaBytes << " bytes (lower bound "
+               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
+  for (const kiln::Dispatch &d : p.dispatches) {
+    std::string ops;
+    for (const kiln::SourceOp &op : d.ops)
+      ops += (ops.empty() ? "" : " ") + op.name + "#" + std::to_string(op.sourceIndex);
+    std::string tileText;
+    for (size_t i = 0; i < d.tileSizes.size(); ++i)
+      tileText += (i ? "," : "") + std::to_string(d.tileSizes[i]);
+    llvm::outs() << llvm::format("  %-20s wg %4lldx%lldx%lld  tiles [%s]  %s\n",
+                                 d.name.c_str(), (long long)d.workgroupCount[0],
+                                 (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
+                                 tileText.c_str(), ops.c_str());
+  }
   return 0;
 }
 
@@ -191,12 +320,17 @@ static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,
 }
 
 static int runRun() {
-  // Copy every option first: the in-process LLD link inside compileArtifact
+  // Copy every option first: the in-process LLD link inside compile()
   // resets llvm::cl occurrences (cl::ResetAllOptionOccurrences), which
   // empties cl::list values.
   const std::string pathText = runModel;
   const std::vector<std::string> outputSpecs(runOutputs.begin(), runOutputs.end());
-  const unsigned benchmarkRuns = benchmark;
+  kiln::RunOptions runOptions;
+  runOptions.benchmarkRuns = benchmark;
+  runOptions.device = device;
+  runOptions.threads = threads;
+  const std::string tracePath = traceFile;
+  runOptions.trace = !tracePath.empty();
   std::vector<kiln::NpyArray> inputs;
   for (const std::string &spec : runInputs) {
     auto array = kiln::parseInputSpec(spec);
@@ -204,7 +338,11 @@ static int runRun() {
       return fail(array.takeError());
     inputs.push_back(std::move(*array));
   }
+  auto options = compileOptions();
+  if (!options)
+    return fail(options.takeError());
   std::vector<uint8_t> artifact;
+  std::shared_ptr<const kiln::CompilationPlan> plan;
   llvm::StringRef path(pathText);
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
@@ -213,16 +351,19 @@ static int runRun() {
   bool isArtifact = data.size() >= 8 && data.substr(4, 4) == "KILN";
   if (isArtifact || path.ends_with(".kiln")) {
     artifact.assign(data.begin(), data.end());
+    if (runOptions.trace)
+      if (auto p = kiln::inspectFile(pathText, *options))
+        plan = *p;
+      else
+        llvm::consumeError(p.takeError());
   } else {
-    auto options = compileOptions();
-    if (!options)
-      return fail(options.takeError());
-    auto compiled = kiln::compileArtifact(pathText, *options);
+    auto compiled = kiln::compile(pathText, *options);
     if (!compiled)
       return fail(compiled.takeError());
-    artifact = std::move(*compiled);
+    artifact = std::move(compiled->artifact);
+    plan = compiled->plan;
   }
-  auto result = kiln::runArtifact(artifact, inputs, benchmarkRuns);
+  auto result = kiln::runArtifact(artifact, inputs, runOptions);
   if (!result)
     return fail(llvm::Twine(path) + ": " + llvm::toString(result.takeError()));
   if (!outputSpecs.empty() && outputSpecs.size() != result->outputs.size())
@@ -238,7 +379,21 @@ static int runRun() {
         return fail(std::move(err));
     }
   }
-  if (benchmarkRuns > 0) {
+  if (runOptions.trace) {
+    std::vector<std::string> names;
+    if (plan) {
+      std::map<int64_t, std::string> byId;
+      for (const kiln::Dispatch &d : plan->dispatches)
+        byId[d.id] = d.name;
+      for (const kiln::Command &c : plan->schedule.commands)
+        names.push_back(c.kind == kiln::CommandKind::Dispatch ? byId[c.dispatch]
+                                                              : kiln::toString(c.kind));
+    }
+    std::string json = kiln::traceToChromeJson(result->trace, names);
+    if (llvm::Error err = writeFile(tracePath, json.data(), json.size()))
+      return fail(std::move(err));
+  }
+  if (runOptions.benchmarkRuns > 0) {
     std::vector<double> t = result->timesMs;
     std::sort(t.begin(), t.end());
     double median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
@@ -262,6 +417,8 @@ int main(int argc, char **argv) {
     return runCompile();
   if (runCmd)
     return runRun();
+  if (inspectCmd)
+    return runInspect();
   cl::PrintHelpMessage(false, true);
   return 2;
 }

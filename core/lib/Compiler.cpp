@@ -10,6 +10,9 @@
 #include "Codegen/HostCodegen.h"
 #include "Import/Import.h"
 #include "Pipeline.h"
+#include "Schedule/BuildPlan.h"
+#include "kiln_artifact_generated.h"
+#include "kiln/Plan.h"
 #include "Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,10 +20,14 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include <map>
 
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -41,6 +48,10 @@ bool parseEmitStage(const std::string &text, EmitStage &out) {
     out = EmitStage::Tosa;
   else if (text == "linalg")
     out = EmitStage::Linalg;
+  else if (text == "dispatches")
+    out = EmitStage::Dispatches;
+  else if (text == "buffers")
+    out = EmitStage::Buffers;
   else if (text == "llvm-ir")
     out = EmitStage::LLVMIR;
   else if (text == "asm")
@@ -102,7 +113,7 @@ public:
   /// Runs the passes `build` adds; a failure becomes one message naming the
   /// phase and the first diagnostic (never an IR dump).
   llvm::Error run(llvm::StringRef phase,
-                  void (*build)(PassManager &)) {
+                  llvm::function_ref<void(PassManager &)> build) {
     std::string firstError;
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
       if (diag.getSeverity() == DiagnosticSeverity::Error &&
@@ -213,89 +224,177 @@ static std::string producerString() {
          ")";
 }
 
-/// The dispatch entry point name of the single-dispatch lowering.
-static constexpr const char *kEntryName = "main_dispatch_0";
-
-llvm::Expected<std::string> emitStage(const std::string &path,
-                                      EmitStage stage,
-                                      const CompileOptions &options) {
-  Compilation c;
-  if (llvm::Error err = c.import(path, options.fixedShapes))
-    return std::move(err);
-  if (stage == EmitStage::Tosa)
-    return c.print();
-  if (llvm::Error err = c.run("TOSA to linalg", buildTosaToLinalgPipeline))
-    return std::move(err);
-  if (stage == EmitStage::Linalg)
-    return c.print();
-  ArtifactSpec spec;
-  collectSignature(*c.module, spec);
-  if (llvm::Error err = c.run("linalg to LLVM", buildLinalgToLLVMPipeline))
-    return std::move(err);
-  collectConstants(*c.module, spec);
-  unsigned numBindings =
-      spec.inputs.size() + spec.constants.size() + spec.outputs.size();
-  auto tm = createTargetMachine(options.target, options.optLevel);
-  if (!tm)
-    return tm.takeError();
-  llvm::LLVMContext llvmContext;
-  auto llvmModule = translateToLLVMIR(*c.module, llvmContext, "main",
-                                      kEntryName, numBindings);
-  if (!llvmModule)
-    return llvmModule.takeError();
-  optimizeModule(**llvmModule, **tm, options.optLevel);
-  if (stage == EmitStage::LLVMIR) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    (*llvmModule)->print(os, nullptr);
-    return os.str();
+llvm::Expected<std::pair<int64_t, std::vector<int64_t>>>
+parseTileOverride(const std::string &text) {
+  llvm::StringRef ref(text);
+  auto [idText, sizesText] = ref.split('=');
+  int64_t id;
+  if (idText.trim().getAsInteger(10, id) || id < 0 || sizesText.empty())
+    return makeError("--tile='" + text +
+                     "': expected DISPATCH=SIZES, e.g. 3=1,8,0,0 (dispatch "
+                     "id from `kiln inspect`, one size per loop, 0 = whole loop)");
+  std::vector<int64_t> sizes;
+  llvm::SmallVector<llvm::StringRef> parts;
+  sizesText.split(parts, ',');
+  for (llvm::StringRef p : parts) {
+    int64_t v;
+    if (p.trim().getAsInteger(10, v) || v < 0)
+      return makeError("--tile='" + text + "': '" + p +
+                       "' is not a tile size (a whole number >= 0)");
+    sizes.push_back(v);
   }
-  return emitMachineCode(**llvmModule, **tm, /*asText=*/true);
+  return std::make_pair(id, sizes);
 }
 
-llvm::Expected<std::vector<uint8_t>>
-compileArtifact(const std::string &path, const CompileOptions &options) {
+llvm::Error loadTuningFile(const std::string &path, CompileOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return makeError(path + ": cannot read: " + buffer.getError().message());
+  auto parsed = llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed)
+    return makeError(path + ": not valid JSON: " +
+                     llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return makeError(path + ": expected a JSON object with \"tiles\", "
+                            "\"no_fusion\" or \"fusion\"");
+  for (const auto &[key, value] : *root) {
+    if (key == "fusion") {
+      auto b = value.getAsBoolean();
+      if (!b)
+        return makeError(path + ": \"fusion\" must be true or false");
+      options.fusion = *b;
+    } else if (key == "no_fusion") {
+      const llvm::json::Array *a = value.getAsArray();
+      if (!a)
+        return makeError(path + ": \"no_fusion\" must be an array of dispatch ids");
+      for (const llvm::json::Value &v : *a) {
+        auto id = v.getAsInteger();
+        if (!id || *id < 0)
+          return makeError(path + ": \"no_fusion\" holds a non-id value");
+        options.noFusion.push_back(*id);
+      }
+    } else if (key == "tiles") {
+      const llvm::json::Object *tiles = value.getAsObject();
+      if (!tiles)
+        return makeError(path + ": \"tiles\" must map dispatch ids to size arrays");
+      for (const auto &[idText, sizes] : *tiles) {
+        int64_t id;
+        if (llvm::StringRef(idText).getAsInteger(10, id) || id < 0)
+          return makeError(path + ": tiles key '" + idText.str() +
+                           "' is not a dispatch id");
+        const llvm::json::Array *a = sizes.getAsArray();
+        if (!a)
+          return makeError(path + ": tiles." + idText.str() + " must be an array");
+        std::vector<int64_t> v;
+        for (const llvm::json::Value &x : *a) {
+          auto i = x.getAsInteger();
+          if (!i || *i < 0)
+            return makeError(path + ": tiles." + idText.str() +
+                             " holds a value that is not a tile size (>= 0)");
+          v.push_back(*i);
+        }
+        options.tileSizes.push_back({id, v});
+      }
+    } else {
+      return makeError(path + ": unknown key '" + key.str() +
+                       "' (known: tiles, no_fusion, fusion)");
+    }
+  }
+  return llvm::Error::success();
+}
+
+static DispatchOptions dispatchOptionsOf(const CompileOptions &options) {
+  DispatchOptions d;
+  d.fusion = options.fusion;
+  d.noFusion.insert(options.noFusion.begin(), options.noFusion.end());
+  for (const auto &[id, sizes] : options.tileSizes)
+    d.tileSizes[id] = sizes;
+  return d;
+}
+
+/// Runs the pipeline up to `stop`. With `emitted`, prints the module (or
+/// LLVM IR / assembly) after `stop`; with `result`, finishes the artifact.
+static llvm::Error compileImpl(const std::string &path,
+                               const CompileOptions &options, EmitStage stop,
+                               std::string *emitted, CompileResult *result) {
   Compilation c;
   if (llvm::Error err = c.import(path, options.fixedShapes))
-    return std::move(err);
+    return err;
   ArtifactSpec spec;
   spec.producer = producerString();
   spec.source = c.source;
   collectSignature(*c.module, spec);
+  if (emitted && stop == EmitStage::Tosa) {
+    *emitted = c.print();
+    return llvm::Error::success();
+  }
   if (llvm::Error err = c.run("TOSA to linalg", buildTosaToLinalgPipeline))
-    return std::move(err);
-  if (llvm::Error err = c.run("linalg to LLVM", buildLinalgToLLVMPipeline))
-    return std::move(err);
+    return err;
+  if (emitted && stop == EmitStage::Linalg) {
+    *emitted = c.print();
+    return llvm::Error::success();
+  }
+  DispatchOptions dispatchOptions = dispatchOptionsOf(options);
+  if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
+        buildDispatchPipeline(pm, dispatchOptions);
+      }))
+    return err;
+  if (emitted && stop == EmitStage::Dispatches) {
+    *emitted = c.print();
+    return llvm::Error::success();
+  }
+  if (llvm::Error err = c.run("bufferization", buildBufferizationPipeline))
+    return err;
   collectConstants(*c.module, spec);
+  coalesceOutputCopies(*c.module);
+  if (emitted && stop == EmitStage::Buffers) {
+    *emitted = c.print();
+    return llvm::Error::success();
+  }
+  auto plan = buildPlan(*c.module, spec.inputs.size(), spec.constants.size());
+  if (!plan)
+    return plan.takeError();
+  plan->source = c.source;
 
-  // Kernel ABI after buildLinalgToLLVMPipeline: inputs, then outlined
-  // constants, then outputs (out-parameters are appended last).
-  DispatchSpec dispatch;
-  auto bind = [&](BindingSource source, uint32_t index, uint64_t bytes) {
-    dispatch.bindings.push_back({source, index, 0, bytes});
-  };
-  auto bytesOf = [](const std::vector<int64_t> &shape, ElementKind type) {
-    uint64_t n = elementSize(type);
-    for (int64_t d : shape)
-      n *= static_cast<uint64_t>(d);
-    return n;
-  };
-  for (uint32_t i = 0; i < spec.inputs.size(); ++i)
-    bind(BindingSource::Input, i, bytesOf(spec.inputs[i].shape, spec.inputs[i].type));
-  for (uint32_t i = 0; i < spec.constants.size(); ++i)
-    bind(BindingSource::Constant, i, spec.constants[i].data.size());
-  for (uint32_t i = 0; i < spec.outputs.size(); ++i)
-    bind(BindingSource::Output, i, bytesOf(spec.outputs[i].shape, spec.outputs[i].type));
+  // @main is now the plan; only the dispatch functions become code.
+  std::vector<KernelABI> kernels;
+  std::map<int64_t, uint32_t> entryOf;
+  for (auto fn : c.module->getOps<func::FuncOp>()) {
+    if (!fn->hasAttr("kiln.dispatch_id"))
+      continue;
+    unsigned bindings = 0;
+    for (Type t : fn.getArgumentTypes())
+      if (t.isa<MemRefType>())
+        ++bindings;
+    entryOf[fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id").getInt()] =
+        kernels.size();
+    kernels.push_back({fn.getSymName().str(), bindings});
+  }
+  c.module->lookupSymbol<func::FuncOp>("main").erase();
+  if (llvm::Error err = c.run("lowering to LLVM", buildDispatchLoweringPipeline))
+    return err;
 
   auto tm = createTargetMachine(options.target, options.optLevel);
   if (!tm)
     return tm.takeError();
   llvm::LLVMContext llvmContext;
-  auto llvmModule = translateToLLVMIR(*c.module, llvmContext, "main",
-                                      kEntryName, dispatch.bindings.size());
+  auto llvmModule = translateToLLVMIR(*c.module, llvmContext, kernels);
   if (!llvmModule)
     return llvmModule.takeError();
   optimizeModule(**llvmModule, **tm, options.optLevel);
+  if (emitted && stop == EmitStage::LLVMIR) {
+    llvm::raw_string_ostream os(*emitted);
+    (*llvmModule)->print(os, nullptr);
+    return llvm::Error::success();
+  }
+  if (emitted) {
+    auto text = emitMachineCode(**llvmModule, **tm, /*asText=*/true);
+    if (!text)
+      return text.takeError();
+    *emitted = std::move(*text);
+    return llvm::Error::success();
+  }
   auto object = emitMachineCode(**llvmModule, **tm, /*asText=*/false);
   if (!object)
     return object.takeError();
@@ -307,11 +406,115 @@ compileArtifact(const std::string &path, const CompileOptions &options) {
   ExecutableSpec exe;
   exe.triple = (*tm)->getTargetTriple().str();
   exe.cpu = (*tm)->getTargetCPU().str();
-  exe.entryPoints = {kEntryName};
+  for (const KernelABI &k : kernels)
+    exe.entryPoints.push_back(k.name);
   exe.code = std::move(*sharedObject);
   spec.executables.push_back(std::move(exe));
-  spec.commands.push_back(std::move(dispatch));
-  return writeArtifact(spec);
+
+  // The command list, with buffers resolved to artifact bindings.
+  std::map<int64_t, const Dispatch *> dispatchById;
+  for (const Dispatch &d : plan->dispatches)
+    dispatchById[d.id] = &d;
+  for (const Command &cmd : plan->schedule.commands) {
+    CommandSpec out;
+    out.kind = static_cast<CommandSpecKind>(cmd.kind);
+    out.wave = cmd.wave;
+    if (cmd.kind == CommandKind::Dispatch) {
+      out.entryPoint = entryOf.at(cmd.dispatch);
+      const Dispatch *d = dispatchById.at(cmd.dispatch);
+      out.workgroupCount = {static_cast<uint32_t>(d->workgroupCount[0]),
+                            static_cast<uint32_t>(d->workgroupCount[1]),
+                            static_cast<uint32_t>(d->workgroupCount[2])};
+    }
+    for (const BindingRef &b : cmd.bindings) {
+      const Buffer &buf = plan->memory.buffers[b.buffer];
+      BindingSpec bs;
+      bs.length = b.length;
+      switch (buf.kind) {
+      case BufferKind::Input:
+        bs.source = BindingSource::Input;
+        bs.index = buf.index;
+        bs.offset = b.offset;
+        break;
+      case BufferKind::Output:
+        bs.source = BindingSource::Output;
+        bs.index = buf.index;
+        bs.offset = b.offset;
+        break;
+      case BufferKind::Constant:
+        bs.source = BindingSource::Constant;
+        bs.index = buf.index;
+        bs.offset = b.offset;
+        break;
+      case BufferKind::Transient:
+        bs.source = BindingSource::Arena;
+        bs.offset = buf.offset + b.offset;
+        break;
+      }
+      out.bindings.push_back(bs);
+    }
+    spec.commands.push_back(std::move(out));
+  }
+  spec.arenaBytes = plan->memory.arenaBytes;
+  spec.reflectionJson = planToJson(*plan, /*pretty=*/false);
+  result->artifact = writeArtifact(spec);
+  result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::string> emitStage(const std::string &path,
+                                      EmitStage stage,
+                                      const CompileOptions &options) {
+  std::string text;
+  if (llvm::Error err = compileImpl(path, options, stage, &text, nullptr))
+    return std::move(err);
+  return text;
+}
+
+llvm::Expected<CompileResult> compile(const std::string &path,
+                                      const CompileOptions &options) {
+  CompileResult result;
+  if (llvm::Error err =
+          compileImpl(path, options, EmitStage::Asm, nullptr, &result))
+    return std::move(err);
+  return result;
+}
+
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
+inspectFile(const std::string &path, const CompileOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError(path + ": cannot read: " + buffer.getError().message());
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
+    const auto *bytes = reinterpret_cast<const uint8_t *>(data.data());
+    flatbuffers::Verifier verifier(bytes, data.size());
+    if (!kiln::artifact::VerifyArtifactBuffer(verifier))
+      return makeError(path + ": the artifact is truncated or corrupted");
+    const auto *artifact = kiln::artifact::GetArtifact(bytes);
+    if (!artifact->reflection() || !artifact->reflection()->plan_json())
+      return makeError(path + ": the artifact carries no reflection data "
+                              "(built with --reflection=false); inspect the "
+                              "model instead");
+    auto plan = std::make_shared<CompilationPlan>();
+    std::string error;
+    if (!planFromJson(artifact->reflection()->plan_json()->str(), *plan, error))
+      return makeError(path + ": unreadable reflection data: " + error);
+    return std::shared_ptr<const CompilationPlan>(plan);
+  }
+  auto result = compile(path, options);
+  if (!result)
+    return result.takeError();
+  return result->plan;
+}
+
+llvm::Expected<std::vector<uint8_t>>
+compileArtifact(const std::string &path, const CompileOptions &options) {
+  auto result = compile(path, options);
+  if (!result)
+    return result.takeError();
+  return std::move(result->artifact);
 }
 
 } // namespace kiln

@@ -36,6 +36,8 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -58,6 +60,8 @@ void registerKilnDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerTilingInterfaceExternalModels(registry);
+  linalg::registerTilingInterfaceExternalModels(registry);
   registerLLVMDialectTranslation(registry);
 }
 
@@ -82,34 +86,81 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void buildLinalgToLLVMPipeline(PassManager &pm) {
-  MLIRContext *context = pm.getContext();
-  // Large constants become function arguments (bindings) so the artifact
+void buildDispatchPipeline(PassManager &pm, const DispatchOptions &options) {
+  // Reshapes between a root and its elementwise consumer would block
+  // fusion: fold them into the consumer's iteration space.
+  pm.addNestedPass<func::FuncOp>(createCollapseReshapesPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Partition @main into dispatch regions and outline each into its own
+  // destination-passing function.
+  pm.addPass(createFormDispatchRegionsPass(options));
+  pm.addPass(createOutlineDispatchesPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Workgroup tiling: outer tile loops become workgroup ids.
+  pm.addPass(createTileAndDistributePass(options));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildBufferizationPipeline(PassManager &pm) {
+  // Large constants become @main arguments (bindings) so the artifact
   // carries them in its constants table and kernels read them in place.
   pm.addPass(createOutlineConstantsPass());
   // tensor.empty has no buffer semantics; make allocations explicit.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   // Whole-module one-shot bufferization; function boundaries get plain
-  // identity-layout memrefs (bare pointers later). Copies are emitted as
-  // linalg.copy so they lower to loops rather than to the C runner's
-  // `memrefCopy`, which the runtime does not ship.
+  // identity-layout memrefs (bare pointers later). Buffers @main needs are
+  // memref.alloc (the memory planner places them in the arena); buffers
+  // inside a dispatch are tile-local and go on the stack. Copies are
+  // linalg.copy so they lower to loops, not to the C runner's memrefCopy.
   bufferization::OneShotBufferizationOptions options;
   options.bufferizeFunctionBoundaries = true;
   options.allowReturnAllocs = true;
   options.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  options.allocationFn = [](OpBuilder &b, Location loc, MemRefType type,
+                            ValueRange dynamicSizes,
+                            unsigned alignment) -> FailureOr<Value> {
+    auto fn = b.getInsertionBlock()->getParentOp()->getParentOfType<func::FuncOp>();
+    if (!fn)
+      fn = dyn_cast<func::FuncOp>(b.getInsertionBlock()->getParentOp());
+    auto align = b.getI64IntegerAttr(64);
+    if (fn && fn.getSymName() == "main")
+      return b.create<memref::AllocOp>(loc, type, dynamicSizes, align)
+          .getResult();
+    return b.create<memref::AllocaOp>(loc, type, dynamicSizes, align)
+        .getResult();
+  };
+  options.deallocationFn = [](OpBuilder &b, Location loc,
+                              Value buffer) -> LogicalResult {
+    if (buffer.getDefiningOp<memref::AllocOp>())
+      b.create<memref::DeallocOp>(loc, buffer);
+    return success();
+  };
   options.memCpyFn = [](OpBuilder &b, Location loc, Value from,
                         Value to) -> LogicalResult {
     b.create<linalg::CopyOp>(loc, from, to);
     return success();
   };
   pm.addPass(bufferization::createOneShotBufferizePass(options));
-  // Destination-passing ABI: returned buffers become caller-owned outputs.
+  // Dispatches write their results into their output arguments: drop the
+  // returned (equivalent) buffers. @main's results become out-parameters.
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   pm.addPass(bufferization::createBufferResultsToOutParamsPass());
-  // That pass copies returned views into the out-parameters with memref.copy.
+  // That pass copies returned views into the out-parameters with memref.copy;
+  // strided ones would need the C runner's memrefCopy.
   pm.addNestedPass<func::FuncOp>(createStridedCopiesToLinalgPass());
-  pm.addNestedPass<func::FuncOp>(bufferization::createBufferDeallocationPass());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildDispatchLoweringPipeline(PassManager &pm) {
+  MLIRContext *context = pm.getContext();
+  // Stack temporaries allocated inside loops would grow the stack per
+  // iteration: hoist them to the function entry.
+  pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
   // Scalar loops; LLVM's loop vectorizer and unroller take it from there.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());

@@ -14,6 +14,8 @@ class DialectRegistry;
 
 namespace kiln {
 
+struct DispatchOptions;
+
 /// Registers every dialect and external interface model the pipelines need.
 void registerKilnDialects(mlir::DialectRegistry &registry);
 
@@ -22,12 +24,25 @@ void registerKilnDialects(mlir::DialectRegistry &registry);
 /// on tensors, tensor.pad/extract_slice/collapse_shape, arith constants.
 void buildTosaToLinalgPipeline(mlir::PassManager &pm);
 
-/// linalg on tensors -> LLVM dialect, with bare-pointer calling convention.
-/// Before: `func.func @main(%in: tensor<..>) -> tensor<..>`;
-/// after: `llvm.func @main(%in: !llvm.ptr<f32>, %c0: ..., %out: ...)` where
-/// large constants became arguments (kiln-outline-constants) and results
-/// became out-parameters.
-void buildLinalgToLLVMPipeline(mlir::PassManager &pm);
+/// linalg on tensors -> dispatch functions on tensors, tiled for workgroups.
+/// Before: @main holds every linalg op. After: @main holds only constants,
+/// views, tensor.empty and func.call @main_dispatch_N; each
+/// @main_dispatch_N is destination-passing, tiled, and takes workgroup ids.
+void buildDispatchPipeline(mlir::PassManager &pm,
+                           const DispatchOptions &options);
+
+/// Tensors -> buffers. After: @main takes (inputs, constants, outputs) as
+/// memrefs and holds memref.alloc (transient buffers), views, copies and
+/// calls; dispatch functions take memrefs and return nothing; tile-local
+/// temporaries are stack allocations (memref.alloca), so kernels never
+/// call malloc.
+void buildBufferizationPipeline(mlir::PassManager &pm);
+
+/// Dispatch functions on memrefs -> LLVM dialect with the bare-pointer
+/// calling convention: `llvm.func @main_dispatch_N(%b0: !llvm.ptr<f32>,
+/// ..., %x: i64, %y: i64, %z: i64)`. @main must have been removed (its
+/// content is the plan, see core/lib/Schedule).
+void buildDispatchLoweringPipeline(mlir::PassManager &pm);
 
 } // namespace kiln
 

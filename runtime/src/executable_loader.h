@@ -11,7 +11,7 @@ namespace kiln::runtime {
 
 /// ABI of every dispatch entry point: bindings[i] is the base address of
 /// binding i (buffer base + binding offset).
-using DispatchFn = void (*)(void **bindings);
+using DispatchFn = kiln_dispatch_fn_t;
 
 /// A loaded ELF shared object.
 struct LoadedLibrary {

@@ -29,11 +29,16 @@ kiln_status_t makeStatus(kiln_status_code_t code, const char *format, ...) {
 
 namespace {
 
-/// A resolved dispatch: entry point plus its bindings (pointing into the
-/// artifact's flatbuffer).
-struct Dispatch {
-  kiln::runtime::DispatchFn fn;
+/// A resolved command: for dispatches the entry point; bindings point into
+/// the artifact's flatbuffer; `pointers` is this command's slice of the
+/// module's binding scratch (resolved at invoke time).
+struct ResolvedCommand {
+  fb::CommandKind kind;
+  kiln_dispatch_fn_t fn;
+  uint32_t workgroup_count[3];
+  uint32_t fill_pattern;
   const flatbuffers::Vector<flatbuffers::Offset<fb::Binding>> *bindings;
+  void **pointers;
 };
 
 } // namespace
@@ -45,11 +50,12 @@ struct kiln_module_t {
   size_t arena_bytes = 0;
   size_t library_count = 0;
   kiln::runtime::LoadedLibrary *libraries = nullptr;
-  size_t dispatch_count = 0;
-  Dispatch *dispatches = nullptr;
-  /// Scratch for one dispatch's resolved binding pointers.
+  size_t command_count = 0;
+  ResolvedCommand *commands = nullptr;
+  /// Binding pointers of every command, resolved at invoke time.
   void **binding_scratch = nullptr;
-  size_t max_bindings = 0;
+  /// Per-wave dispatch list handed to the device (sized for the largest wave).
+  kiln_dispatch_t *wave_scratch = nullptr;
 };
 
 extern "C" {
@@ -162,9 +168,27 @@ static kiln_status_t validateArtifact(const fb::Artifact *a) {
   for (const fb::Command *c : *a->commands()) {
     if (!c)
       return makeStatus(KILN_DATA_LOSS, "command %u is missing", index);
-    if (c->kind() != fb::CommandKind::dispatch)
+    if (c->kind() == fb::CommandKind::barrier) {
+      ++index;
+      continue;
+    }
+    if (!c->bindings())
+      return makeStatus(KILN_DATA_LOSS, "command %u has no bindings", index);
+    if (c->kind() == fb::CommandKind::copy &&
+        (c->bindings()->size() != 2 ||
+         c->bindings()->Get(0)->length() != c->bindings()->Get(1)->length()))
+      return makeStatus(KILN_DATA_LOSS, "copy command %u needs two bindings of equal length", index);
+    if (c->kind() == fb::CommandKind::fill && c->bindings()->size() != 1)
+      return makeStatus(KILN_DATA_LOSS, "fill command %u needs one binding", index);
+    if (c->kind() != fb::CommandKind::dispatch && c->kind() != fb::CommandKind::copy &&
+        c->kind() != fb::CommandKind::fill)
       return makeStatus(KILN_UNIMPLEMENTED, "command %u has kind %u, which this runtime does not replay",
                         index, static_cast<unsigned>(c->kind()));
+    if (c->kind() == fb::CommandKind::dispatch) {
+    if (!c->workgroup_count() || c->workgroup_count()->size() != 3 ||
+        c->workgroup_count()->Get(0) == 0 || c->workgroup_count()->Get(1) == 0 ||
+        c->workgroup_count()->Get(2) == 0)
+      return makeStatus(KILN_DATA_LOSS, "dispatch command %u has no valid workgroup count", index);
     if (c->executable() >= a->executables()->size())
       return makeStatus(KILN_DATA_LOSS, "command %u uses executable %u of %u", index,
                         c->executable(), a->executables()->size());
@@ -173,8 +197,7 @@ static kiln_status_t validateArtifact(const fb::Artifact *a) {
         !e->entry_points()->Get(c->entry_point()))
       return makeStatus(KILN_DATA_LOSS, "command %u uses entry point %u of %u", index,
                         c->entry_point(), e->entry_points()->size());
-    if (!c->bindings())
-      return makeStatus(KILN_DATA_LOSS, "command %u has no bindings", index);
+    }
     for (const fb::Binding *b : *c->bindings()) {
       size_t limit = 0;
       switch (b->kind()) {
@@ -263,17 +286,26 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
   m->output_count = artifact->io()->outputs()->size();
   m->arena_bytes = artifact->arena_bytes();
   m->library_count = artifact->executables()->size();
-  m->dispatch_count = artifact->commands()->size();
+  m->command_count = artifact->commands()->size();
+  size_t total_bindings = 0, wave_size = 0, largest_wave = 0;
+  for (const fb::Command *c : *artifact->commands()) {
+    if (c->bindings())
+      total_bindings += c->bindings()->size();
+    if (c->kind() == fb::CommandKind::barrier) {
+      wave_size = 0;
+    } else if (c->kind() == fb::CommandKind::dispatch && ++wave_size > largest_wave) {
+      largest_wave = wave_size;
+    }
+  }
   m->libraries = static_cast<kiln::runtime::LoadedLibrary *>(
       calloc(m->library_count ? m->library_count : 1, sizeof(kiln::runtime::LoadedLibrary)));
-  m->dispatches = static_cast<Dispatch *>(
-      calloc(m->dispatch_count ? m->dispatch_count : 1, sizeof(Dispatch)));
-  for (const fb::Command *c : *artifact->commands())
-    if (c->bindings()->size() > m->max_bindings)
-      m->max_bindings = c->bindings()->size();
+  m->commands = static_cast<ResolvedCommand *>(
+      calloc(m->command_count ? m->command_count : 1, sizeof(ResolvedCommand)));
   m->binding_scratch =
-      static_cast<void **>(calloc(m->max_bindings ? m->max_bindings : 1, sizeof(void *)));
-  if (!m->libraries || !m->dispatches || !m->binding_scratch) {
+      static_cast<void **>(calloc(total_bindings ? total_bindings : 1, sizeof(void *)));
+  m->wave_scratch = static_cast<kiln_dispatch_t *>(
+      calloc(largest_wave ? largest_wave : 1, sizeof(kiln_dispatch_t)));
+  if (!m->libraries || !m->commands || !m->binding_scratch || !m->wave_scratch) {
     kiln_module_release(m);
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory loading the module");
   }
@@ -285,17 +317,29 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
       return status;
     }
   }
-  for (size_t i = 0; i < m->dispatch_count; ++i) {
+  void **next_pointers = m->binding_scratch;
+  for (size_t i = 0; i < m->command_count; ++i) {
     const fb::Command *c = artifact->commands()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    ResolvedCommand &r = m->commands[i];
+    r.kind = c->kind();
+    r.bindings = c->bindings();
+    r.pointers = next_pointers;
+    r.fill_pattern = c->fill_pattern();
+    if (c->bindings())
+      next_pointers += c->bindings()->size();
+    if (c->kind() != fb::CommandKind::dispatch)
+      continue;
+    for (int d = 0; d < 3; ++d)
+      r.workgroup_count[d] = c->workgroup_count()->Get(d);
     const fb::Executable *e = artifact->executables()->Get(c->executable());
     const char *name = e->entry_points()->Get(c->entry_point())->c_str();
-    status = kiln::runtime::lookupEntryPoint(m->libraries[c->executable()], name,
-                                             &m->dispatches[i].fn);
+    kiln::runtime::DispatchFn fn = nullptr;
+    status = kiln::runtime::lookupEntryPoint(m->libraries[c->executable()], name, &fn);
     if (status.code != KILN_OK) {
       kiln_module_release(m);
       return status;
     }
-    m->dispatches[i].bindings = c->bindings();
+    r.fn = fn;
   }
   *out_module = m;
   return kiln_status_ok();
@@ -308,8 +352,9 @@ extern "C" void kiln_module_release(kiln_module_t *module) {
     for (size_t i = 0; i < module->library_count; ++i)
       kiln::runtime::unloadLibrary(&module->libraries[i]);
   free(module->libraries);
-  free(module->dispatches);
+  free(module->commands);
   free(module->binding_scratch);
+  free(module->wave_scratch);
   free(module);
 }
 
@@ -348,66 +393,100 @@ extern "C" size_t kiln_module_arena_bytes(const kiln_module_t *module) {
   return module ? module->arena_bytes : 0;
 }
 
-extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const void *const *inputs,
-                                            const size_t *input_sizes, size_t input_count,
-                                            void *const *outputs, const size_t *output_sizes,
-                                            size_t output_count, void *arena,
-                                            size_t arena_size) {
-  if (!module)
-    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_invoke: null module");
+extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module,
+                                            const kiln_invocation_t *inv) {
+  if (!module || !inv)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_invoke: null argument");
   const fb::IOTable *io = module->artifact->io();
-  if (input_count != module->input_count)
+  if (inv->input_count != module->input_count)
     return makeStatus(KILN_INVALID_ARGUMENT, "the model takes %zu inputs, %zu given",
-                      module->input_count, input_count);
-  if (output_count != module->output_count)
+                      module->input_count, inv->input_count);
+  if (inv->output_count != module->output_count)
     return makeStatus(KILN_INVALID_ARGUMENT, "the model has %zu outputs, %zu given",
-                      module->output_count, output_count);
-  for (size_t i = 0; i < input_count; ++i) {
+                      module->output_count, inv->output_count);
+  for (size_t i = 0; i < inv->input_count; ++i) {
     const fb::TensorDesc *d = io->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
     size_t need = 0;
     tensorByteSize(d, &need);
-    if (!inputs || !inputs[i] || !input_sizes || input_sizes[i] != need)
+    bool given = inv->inputs && inv->inputs[i] && inv->input_sizes;
+    if (!given || inv->input_sizes[i] != need)
       return makeStatus(KILN_INVALID_ARGUMENT, "input %zu '%s' needs %zu bytes, %zu given", i,
-                        d->name() ? d->name()->c_str() : "",
-                        need, (inputs && inputs[i] && input_sizes) ? input_sizes[i] : 0);
+                        d->name() ? d->name()->c_str() : "", need,
+                        given ? inv->input_sizes[i] : 0);
   }
-  for (size_t i = 0; i < output_count; ++i) {
+  for (size_t i = 0; i < inv->output_count; ++i) {
     const fb::TensorDesc *d = io->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
     size_t need = 0;
     tensorByteSize(d, &need);
-    if (!outputs || !outputs[i] || !output_sizes || output_sizes[i] != need)
+    bool given = inv->outputs && inv->outputs[i] && inv->output_sizes;
+    if (!given || inv->output_sizes[i] != need)
       return makeStatus(KILN_INVALID_ARGUMENT, "output %zu '%s' needs %zu bytes, %zu given", i,
-                        d->name() ? d->name()->c_str() : "",
-                        need, (outputs && outputs[i] && output_sizes) ? output_sizes[i] : 0);
+                        d->name() ? d->name()->c_str() : "", need,
+                        given ? inv->output_sizes[i] : 0);
   }
-  if (module->arena_bytes > 0 && (!arena || arena_size < module->arena_bytes))
+  if (module->arena_bytes > 0 && (!inv->arena || inv->arena_size < module->arena_bytes))
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "arena needs %zu bytes, %zu given",
-                      module->arena_bytes, arena ? arena_size : 0);
+                      module->arena_bytes, inv->arena ? inv->arena_size : 0);
 
+  kiln_device_t inline_device;
+  const kiln_device_t *device = inv->device;
+  if (!device) {
+    kiln_device_create_local_sync(&inline_device);
+    device = &inline_device;
+  }
   const auto *constants = module->artifact->constants();
-  for (size_t c = 0; c < module->dispatch_count; ++c) {
-    const Dispatch &d = module->dispatches[c];
-    flatbuffers::uoffset_t n = d.bindings->size();
+  size_t wave_count = 0;
+  auto flush = [&]() -> kiln_status_t {
+    kiln_status_t s = kiln_status_ok();
+    if (wave_count)
+      s = device->execute_wave(device->self, module->wave_scratch, wave_count, inv->trace);
+    wave_count = 0;
+    return s;
+  };
+  for (size_t c = 0; c < module->command_count; ++c) {
+    ResolvedCommand &cmd = module->commands[c];
+    if (cmd.kind == fb::CommandKind::barrier) {
+      kiln_status_t s = flush();
+      if (s.code != KILN_OK)
+        return s;
+      continue;
+    }
+    flatbuffers::uoffset_t n = cmd.bindings->size();
     for (flatbuffers::uoffset_t i = 0; i < n; ++i) {
-      const fb::Binding *b = d.bindings->Get(i);
+      const fb::Binding *b = cmd.bindings->Get(i);
       uint8_t *base = nullptr;
       switch (b->kind()) {
       case fb::BindingKind::input:
-        base = static_cast<uint8_t *>(const_cast<void *>(inputs[b->index()]));
+        base = static_cast<uint8_t *>(const_cast<void *>(inv->inputs[b->index()]));
         break;
       case fb::BindingKind::output:
-        base = static_cast<uint8_t *>(outputs[b->index()]);
+        base = static_cast<uint8_t *>(inv->outputs[b->index()]);
         break;
       case fb::BindingKind::constant:
         base = const_cast<uint8_t *>(constants->Get(b->index())->data()->data());
         break;
       case fb::BindingKind::arena:
-        base = static_cast<uint8_t *>(arena);
+        base = static_cast<uint8_t *>(inv->arena);
         break;
       }
-      module->binding_scratch[i] = base + b->offset();
+      cmd.pointers[i] = base + b->offset();
     }
-    d.fn(module->binding_scratch);
+    if (cmd.kind == fb::CommandKind::copy) {
+      memmove(cmd.pointers[1], cmd.pointers[0], cmd.bindings->Get(0)->length());
+    } else if (cmd.kind == fb::CommandKind::fill) {
+      uint8_t *p = static_cast<uint8_t *>(cmd.pointers[0]);
+      uint64_t length = cmd.bindings->Get(0)->length();
+      for (uint64_t k = 0; k < length; ++k)
+        p[k] = static_cast<uint8_t>(cmd.fill_pattern >> (8 * (k % 4)));
+    } else {
+      kiln_dispatch_t &d = module->wave_scratch[wave_count++];
+      d.fn = cmd.fn;
+      d.bindings = cmd.pointers;
+      d.workgroup_count[0] = cmd.workgroup_count[0];
+      d.workgroup_count[1] = cmd.workgroup_count[1];
+      d.workgroup_count[2] = cmd.workgroup_count[2];
+      d.command = static_cast<uint32_t>(c);
+    }
   }
-  return kiln_status_ok();
+  return flush();
 }

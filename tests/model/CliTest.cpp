@@ -67,14 +67,16 @@ TEST(Cli, CompileThenRunArtifact) {
 TEST(Cli, EmitStagesPrintEachPhase) {
   std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
   struct Stage { const char *name; const char *marker; } stages[] = {
-      {"tosa", "tosa.add"}, {"linalg", "linalg.generic"}, {"llvm-ir", "define void @main_dispatch_0"},
-      {"asm", "main_dispatch_0:"}};
+      {"tosa", "tosa.add"}, {"linalg", "linalg.generic"},
+      {"dispatches", "func.func private @main_dispatch_0"},
+      {"buffers", "memref<2x3xf32>"},
+      {"llvm-ir", "define void @main_dispatch_0"}, {"asm", "main_dispatch_0:"}};
   for (const Stage &s : stages) {
     CommandResult r = runCommand(kilnBinary() + " compile " + model + " --emit=" + s.name);
     EXPECT_EQ(r.exitCode, 0) << s.name << r.output;
     EXPECT_NE(r.output.find(s.marker), std::string::npos) << s.name << ":\n" << r.output.substr(0, 2000);
   }
-  expectCleanError("compile " + model + " --emit=spirv", {"--emit='spirv'", "tosa, linalg, llvm-ir or asm"});
+  expectCleanError("compile " + model + " --emit=spirv", {"--emit='spirv'", "tosa, linalg, dispatches, buffers, llvm-ir or asm"});
 }
 
 TEST(Cli, RunRejectsWrongInputs) {

@@ -127,16 +127,26 @@ TEST(Runtime, InvokeChecksSizesAndComputes) {
   size_t inSizes[2] = {24, 24};
   void *outs[1] = {out};
   size_t outSizes[1] = {24};
-  s = kiln_module_invoke(m, ins, inSizes, 2, outs, outSizes, 1, nullptr, 0);
+  kiln_invocation_t inv{};
+  inv.inputs = ins;
+  inv.input_sizes = inSizes;
+  inv.input_count = 2;
+  inv.outputs = outs;
+  inv.output_sizes = outSizes;
+  inv.output_count = 1;
+  s = kiln_module_invoke(m, &inv);
   ASSERT_EQ(s.code, KILN_OK) << s.message;
   for (int i = 0; i < 6; ++i)
     EXPECT_FLOAT_EQ(out[i], (x[i] + y[i]) * 0.5f);
 
   size_t shortSizes[2] = {24, 20};
-  s = kiln_module_invoke(m, ins, shortSizes, 2, outs, outSizes, 1, nullptr, 0);
+  inv.input_sizes = shortSizes;
+  s = kiln_module_invoke(m, &inv);
   EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
   EXPECT_STREQ(s.message, "input 1 'b' needs 24 bytes, 20 given");
-  s = kiln_module_invoke(m, ins, inSizes, 1, outs, outSizes, 1, nullptr, 0);
+  inv.input_sizes = inSizes;
+  inv.input_count = 1;
+  s = kiln_module_invoke(m, &inv);
   EXPECT_STREQ(s.message, "the model takes 2 inputs, 1 given");
 }
 

@@ -13,6 +13,7 @@
 #define KILN_COMPILER_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,13 +24,16 @@ namespace kiln {
 /// The stages `kiln compile --emit=` can stop after, in pipeline order
 /// (like `iree-compile --compile-to=`).
 enum class EmitStage {
-  Tosa,   ///< After import: one func.func in the TOSA dialect, static shapes.
-  Linalg, ///< After TOSA -> linalg on tensors and elementwise fusion.
-  LLVMIR, ///< LLVM IR of the host kernels after optimization.
-  Asm,    ///< Target assembly of the kernels.
+  Tosa,       ///< After import: one func.func in the TOSA dialect, static shapes.
+  Linalg,     ///< After TOSA -> linalg on tensors and elementwise fusion.
+  Dispatches, ///< Dispatch functions, tiled for workgroups, and @main calling them.
+  Buffers,    ///< After bufferization: @main allocates, dispatches take memrefs.
+  LLVMIR,     ///< LLVM IR of the host kernels after optimization.
+  Asm,        ///< Target assembly of the kernels.
 };
 
-/// Parses "tosa", "linalg", "llvm-ir" or "asm". Returns false if unknown.
+/// Parses "tosa", "linalg", "dispatches", "buffers", "llvm-ir" or "asm".
+/// Returns false if unknown.
 bool parseEmitStage(const std::string &text, EmitStage &out);
 
 /// Code generation target.
@@ -62,7 +66,42 @@ struct CompileOptions {
   std::vector<ShapeFix> fixedShapes;
   /// LLVM optimization level for the kernels, 0..3.
   unsigned optLevel = 3;
+  /// Fuse elementwise consumers and padding into their root's dispatch.
+  bool fusion = true;
+  /// Dispatch ids that get no fusion (ids as numbered with these options).
+  std::vector<int64_t> noFusion;
+  /// Workgroup tile sizes per dispatch id (one per loop of its tiled op,
+  /// 0 = whole loop), overriding the heuristic.
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> tileSizes;
 };
+
+/// Parses "--tile=" text "DISPATCH=32,64,0". Errors explain the syntax.
+llvm::Expected<std::pair<int64_t, std::vector<int64_t>>>
+parseTileOverride(const std::string &text);
+
+/// Reads a JSON tuning file {"tiles": {"3": [1, 8, 0, 0], ...},
+/// "no_fusion": [5], "fusion": true} into `options`. Errors name the file
+/// and the offending key.
+llvm::Error loadTuningFile(const std::string &path, CompileOptions &options);
+
+struct CompilationPlan;
+
+/// A finished compilation: the artifact bytes and every decision made.
+struct CompileResult {
+  std::vector<uint8_t> artifact;
+  /// Shared so the plan type stays out of this header.
+  std::shared_ptr<const CompilationPlan> plan;
+};
+
+/// Compiles the model file at `path` into a `.kiln` artifact and its plan.
+llvm::Expected<CompileResult> compile(const std::string &path,
+                                      const CompileOptions &options);
+
+/// The plan of `path`: a model is compiled with `options`; a `.kiln`
+/// artifact's plan is read from its reflection data (errors if the
+/// artifact was built without it).
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
+inspectFile(const std::string &path, const CompileOptions &options);
 
 /// Compiles the model file at `path` (a `.tflite` flatbuffer) and returns the
 /// textual module after `stage` (MLIR for Tosa/Linalg, LLVM IR, or assembly).

@@ -25,6 +25,25 @@ struct IOInfo {
   std::vector<int64_t> shape;
 };
 
+/// How to run: HAL device ("local-sync" or "local-task"), its thread
+/// count, warm timed runs after the first, and whether to trace.
+struct RunOptions {
+  std::string device = "local-sync";
+  unsigned threads = 1;
+  unsigned benchmarkRuns = 0;
+  bool trace = false;
+};
+
+/// One traced interval (runtime's kiln_trace_event_t): a dispatch command
+/// (workgroup -1) or one of its workgroups, on a thread, in ns.
+struct TraceEvent {
+  int64_t command = 0;
+  int64_t workgroup = -1;
+  int64_t thread = 0;
+  uint64_t startNs = 0;
+  uint64_t endNs = 0;
+};
+
 /// Outcome of runArtifact.
 struct RunResult {
   std::vector<IOInfo> inputs;
@@ -36,7 +55,16 @@ struct RunResult {
   std::vector<double> timesMs;
   /// Arena the artifact asked for, bytes.
   uint64_t arenaBytes = 0;
+  /// Events of the first invocation when tracing.
+  std::vector<TraceEvent> trace;
 };
+
+/// Writes `events` as a Chrome trace-event JSON document (the format
+/// chrome://tracing and Perfetto open): one complete ("X") event per
+/// dispatch and workgroup, pid 1, tid = worker thread, microseconds from
+/// the first event; `names[command]` labels each command.
+std::string traceToChromeJson(const std::vector<TraceEvent> &events,
+                              const std::vector<std::string> &names);
 
 /// Parses one `--input=` value: "@file.npy", or "DIMSxTYPE=VALUES" with
 /// TYPE f32 or i32 and VALUES one number (broadcast) or a comma-separated
@@ -45,10 +73,11 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
 
 /// Loads `artifact` (bytes of a .kiln file), checks `inputs` against its
 /// signature (count, dtype, shape: errors name the input and what was
-/// expected), runs it once, then `benchmarkRuns` more timed runs.
+/// expected), runs it once on the chosen device (traced if asked), then
+/// `options.benchmarkRuns` more timed runs.
 llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
                                       const std::vector<NpyArray> &inputs,
-                                      unsigned benchmarkRuns = 0);
+                                      const RunOptions &options = {});
 
 /// Reads the I/O signature of an artifact without running it.
 llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact);

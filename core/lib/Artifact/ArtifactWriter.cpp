@@ -65,16 +65,19 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   }
 
   std::vector<flatbuffers::Offset<fb::Command>> commands;
-  for (const DispatchSpec &d : spec.commands) {
+  for (const CommandSpec &d : spec.commands) {
     std::vector<flatbuffers::Offset<fb::Binding>> bindings;
     for (const BindingSpec &b : d.bindings)
       bindings.push_back(fb::CreateBinding(
           fbb, static_cast<fb::BindingKind>(b.source), b.index, b.offset,
           b.length));
     commands.push_back(fb::CreateCommandDirect(
-        fbb, fb::CommandKind::dispatch, d.executable, d.entryPoint,
-        &d.workgroupCount, &bindings));
+        fbb, static_cast<fb::CommandKind>(d.kind), d.executable, d.entryPoint,
+        &d.workgroupCount, &bindings, d.fillPattern, d.wave));
   }
+  flatbuffers::Offset<fb::Reflection> reflection;
+  if (!spec.reflectionJson.empty())
+    reflection = fb::CreateReflectionDirect(fbb, spec.reflectionJson.c_str());
 
   std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
   for (const TensorSpec &t : spec.inputs)
@@ -86,7 +89,7 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   auto root = fb::CreateArtifactDirect(
       fbb, kArtifactFormatMajor, kArtifactFormatMinor, spec.producer.c_str(),
       spec.source.c_str(), io, &commands, spec.arenaBytes, &executables,
-      &constants);
+      &constants, reflection);
   fb::FinishArtifactBuffer(fbb, root);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),
                               fbb.GetBufferPointer() + fbb.GetSize());

@@ -43,12 +43,19 @@ struct BindingSpec {
   uint64_t length = 0;
 };
 
-/// One dispatch command: executable ordinal, entry point ordinal, bindings.
-struct DispatchSpec {
+/// Command kinds (kiln.artifact.CommandKind).
+enum class CommandSpecKind : uint8_t { Dispatch = 0, Barrier = 1, Copy = 2, Fill = 3 };
+
+/// One command: for dispatches the executable and entry point ordinals and
+/// the workgroup grid; bindings for dispatch/copy/fill.
+struct CommandSpec {
+  CommandSpecKind kind = CommandSpecKind::Dispatch;
   uint32_t executable = 0;
   uint32_t entryPoint = 0;
   std::vector<uint32_t> workgroupCount = {1, 1, 1};
   std::vector<BindingSpec> bindings;
+  uint32_t fillPattern = 0;
+  uint32_t wave = 0;
 };
 
 /// Native code for one target (an ELF shared object).
@@ -67,8 +74,10 @@ struct ArtifactSpec {
   std::vector<TensorSpec> outputs;
   std::vector<ConstantSpec> constants;
   std::vector<ExecutableSpec> executables;
-  std::vector<DispatchSpec> commands;
+  std::vector<CommandSpec> commands;
   uint64_t arenaBytes = 0;
+  /// JSON plan for tools (empty = no reflection table).
+  std::string reflectionJson;
 };
 
 /// Format version written by this compiler (kiln_artifact.fbs header).

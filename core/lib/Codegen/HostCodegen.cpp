@@ -70,44 +70,55 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
 
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
-                  llvm::StringRef kernel, llvm::StringRef entry,
-                  unsigned numBindings) {
+                  llvm::ArrayRef<KernelABI> kernels) {
   std::unique_ptr<llvm::Module> llvmModule =
       mlir::translateModuleToLLVMIR(module, context, "kiln");
   if (!llvmModule)
     return makeError("internal error: translation to LLVM IR failed");
-  llvm::Function *kernelFn = llvmModule->getFunction(kernel);
-  if (!kernelFn)
-    return makeError("internal error: kernel '" + kernel + "' not found");
-  if (kernelFn->arg_size() != numBindings)
-    return makeError("internal error: kernel '" + kernel + "' takes " +
-                     llvm::Twine(kernelFn->arg_size()) + " arguments, " +
-                     llvm::Twine(numBindings) + " bindings planned");
-
-  // void entry(void **bindings) { kernel(bindings[0], bindings[1], ...); }
   llvm::Type *ptrTy = llvm::PointerType::getUnqual(context);
+  llvm::Type *i32Ty = llvm::Type::getInt32Ty(context);
+  llvm::Type *i64Ty = llvm::Type::getInt64Ty(context);
   auto *entryTy = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
-                                          {ptrTy}, /*isVarArg=*/false);
-  llvm::Function *entryFn = llvm::Function::Create(
-      entryTy, llvm::GlobalValue::ExternalLinkage, entry, *llvmModule);
-  entryFn->getArg(0)->setName("bindings");
-  entryFn->addParamAttr(0, llvm::Attribute::NoAlias);
-  llvm::IRBuilder<> builder(
-      llvm::BasicBlock::Create(context, "entry", entryFn));
-  llvm::SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < numBindings; ++i) {
-    llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(
-        ptrTy, entryFn->getArg(0), i, "binding" + llvm::Twine(i) + ".addr");
-    llvm::Value *arg = builder.CreateLoad(ptrTy, slot, "binding" + llvm::Twine(i));
-    args.push_back(builder.CreateBitCast(arg, kernelFn->getArg(i)->getType()));
+                                          {ptrTy, ptrTy}, /*isVarArg=*/false);
+  for (const KernelABI &abi : kernels) {
+    llvm::Function *kernelFn = llvmModule->getFunction(abi.name);
+    if (!kernelFn)
+      return makeError("internal error: kernel '" + abi.name + "' not found");
+    if (kernelFn->arg_size() != abi.numBindings + 3)
+      return makeError("internal error: kernel '" + abi.name + "' takes " +
+                       llvm::Twine(kernelFn->arg_size()) + " arguments, " +
+                       llvm::Twine(abi.numBindings) +
+                       " bindings + 3 workgroup ids planned");
+    kernelFn->setName(abi.name + ".impl");
+    kernelFn->setLinkage(llvm::GlobalValue::InternalLinkage);
+    kernelFn->addFnAttr(llvm::Attribute::AlwaysInline);
+    // Buffers bound to one dispatch never overlap (the planner guarantees it).
+    for (unsigned i = 0; i < abi.numBindings; ++i)
+      kernelFn->addParamAttr(i, llvm::Attribute::NoAlias);
+
+    // void name(void **bindings, const uint32_t *workgroup_id)
+    llvm::Function *entryFn = llvm::Function::Create(
+        entryTy, llvm::GlobalValue::ExternalLinkage, abi.name, *llvmModule);
+    entryFn->getArg(0)->setName("bindings");
+    entryFn->getArg(1)->setName("workgroup_id");
+    entryFn->addParamAttr(0, llvm::Attribute::NoAlias);
+    entryFn->addParamAttr(1, llvm::Attribute::NoAlias);
+    llvm::IRBuilder<> builder(
+        llvm::BasicBlock::Create(context, "entry", entryFn));
+    llvm::SmallVector<llvm::Value *> args;
+    for (unsigned i = 0; i < abi.numBindings; ++i) {
+      llvm::Value *slot = builder.CreateConstInBoundsGEP1_64(
+          ptrTy, entryFn->getArg(0), i);
+      args.push_back(builder.CreateLoad(ptrTy, slot));
+    }
+    for (unsigned d = 0; d < 3; ++d) {
+      llvm::Value *slot =
+          builder.CreateConstInBoundsGEP1_64(i32Ty, entryFn->getArg(1), d);
+      args.push_back(builder.CreateZExt(builder.CreateLoad(i32Ty, slot), i64Ty));
+    }
+    builder.CreateCall(kernelFn, args);
+    builder.CreateRetVoid();
   }
-  builder.CreateCall(kernelFn, args);
-  builder.CreateRetVoid();
-  kernelFn->setLinkage(llvm::GlobalValue::InternalLinkage);
-  kernelFn->addFnAttr(llvm::Attribute::AlwaysInline);
-  // Buffers bound to one dispatch never overlap (the planner guarantees it).
-  for (unsigned i = 0; i < numBindings; ++i)
-    kernelFn->addParamAttr(i, llvm::Attribute::NoAlias);
 
   std::string message;
   llvm::raw_string_ostream os(message);

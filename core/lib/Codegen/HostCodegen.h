@@ -37,13 +37,20 @@ namespace kiln {
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const TargetOptions &options, unsigned optLevel);
 
-/// Translates an LLVM-dialect module to LLVM IR and adds, for the kernel
-/// function `kernel` taking `numBindings` pointer arguments, the dispatch
-/// entry point `entry` with the ABI `void entry(void **bindings)`.
+/// A dispatch function to export: the kernel `name` takes `numBindings`
+/// pointers then the workgroup id (x, y, z) as three i64.
+struct KernelABI {
+  std::string name;
+  unsigned numBindings = 0;
+};
+
+/// Translates an LLVM-dialect module to LLVM IR and exports each kernel as
+/// an entry point of the same name with the runtime's dispatch ABI
+/// `void name(void **bindings, const uint32_t *workgroup_id)`; the kernel
+/// body becomes internal (`name.impl`) and is inlined into the entry.
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
-                  llvm::StringRef kernel, llvm::StringRef entry,
-                  unsigned numBindings);
+                  llvm::ArrayRef<KernelABI> kernels);
 
 /// Runs LLVM's default per-module pipeline at `optLevel` (0..3) for `tm`.
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,

@@ -42,9 +42,9 @@ importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
 /// with their index, with the list of supported ones). `fixes` gives static
 /// shapes to inputs with dynamic dimensions.
 ///
-/// Locations: every op carries NameLoc(<first output tensor name>,
-/// FileLineColLoc(<file>, <operator index>, 0)), so later phases can name
-/// the source operator.
+/// Locations: every op carries NameLoc("<OPERATOR>#<index>",
+/// NameLoc(<first output tensor name>, FileLineColLoc(<file>, <index>, 0))),
+/// e.g. "CONV_2D#12", so later phases can name the source operator.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
              llvm::StringRef filename, const std::vector<ShapeFix> &fixes);

@@ -497,14 +497,20 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
 static Location opLocation(ModelImporter &importer, const schema::Operator *op,
                            int index) {
   MLIRContext *ctx = &importer.context;
-  // NameLoc(first output tensor, file:operatorIndex:0): the line holds the
-  // operator's index in the subgraph, the name its output tensor.
+  // NameLoc("CONV_2D#12", NameLoc(<first output tensor>, file:12:0)): the
+  // operator type and index, its output tensor, the file.
   std::string name;
   if (op->outputs() && op->outputs()->size())
     name = tensorName(importer.tensor(op->outputs()->Get(0)),
                       op->outputs()->Get(0));
+  const schema::OperatorCode *code =
+      importer.model->operator_codes()->Get(op->opcode_index());
+  std::string opName = schema::EnumNameBuiltinOperator(
+      ModelImporter::effectiveCode(code));
   Location file = FileLineColLoc::get(ctx, importer.filename, index, 0);
-  return NameLoc::get(StringAttr::get(ctx, name), file);
+  Location tensor = NameLoc::get(StringAttr::get(ctx, name), file);
+  return NameLoc::get(StringAttr::get(ctx, opName + "#" + std::to_string(index)),
+                      tensor);
 }
 
 OpContext::OpContext(ModelImporter &importer, const schema::Operator *op,

@@ -4,6 +4,11 @@
 #include "kiln/runtime.h"
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <set>
 
 #include <chrono>
 #include <cstdlib>
@@ -153,7 +158,7 @@ llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact)
 
 llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
                                       const std::vector<NpyArray> &inputs,
-                                      unsigned benchmarkRuns) {
+                                      const RunOptions &options) {
   AlignedBytes bytes = alignedCopy(artifact);
   if (!bytes)
     return makeError("out of memory copying the artifact");
@@ -200,18 +205,58 @@ llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
       return makeError("cannot allocate the " + llvm::Twine(result.arenaBytes) +
                        "-byte arena");
   }
+  kiln_device_t device;
+  kiln_status_t status;
+  if (options.device == "local-sync")
+    status = kiln_device_create_local_sync(&device);
+  else if (options.device == "local-task")
+    status = kiln_device_create_local_task(options.threads, &device);
+  else
+    return makeError("unknown device '" + options.device +
+                     "' (devices: local-sync, local-task)");
+  if (status.code != KILN_OK)
+    return makeError(status.message);
+  std::unique_ptr<kiln_device_t, void (*)(kiln_device_t *)> deviceGuard(
+      &device, kiln_device_release);
+
+  std::vector<kiln_trace_event_t> events;
+  kiln_trace_t trace{};
+  if (options.trace) {
+    size_t capacity = 1 << 16;
+    events.resize(capacity);
+    trace.events = events.data();
+    trace.capacity = capacity;
+  }
+  kiln_invocation_t invocation{};
+  invocation.inputs = inPtrs.data();
+  invocation.input_sizes = inSizes.data();
+  invocation.input_count = inPtrs.size();
+  invocation.outputs = outPtrs.data();
+  invocation.output_sizes = outSizes.data();
+  invocation.output_count = outPtrs.size();
+  invocation.arena = arena.get();
+  invocation.arena_size = result.arenaBytes;
+  invocation.device = &device;
+  invocation.trace = options.trace ? &trace : nullptr;
   auto invoke = [&]() -> llvm::Error {
-    kiln_status_t status = kiln_module_invoke(
-        module->get(), inPtrs.data(), inSizes.data(), inPtrs.size(),
-        outPtrs.data(), outSizes.data(), outPtrs.size(), arena.get(),
-        result.arenaBytes);
-    if (status.code != KILN_OK)
-      return makeError(status.message);
+    kiln_status_t s = kiln_module_invoke(module->get(), &invocation);
+    if (s.code != KILN_OK)
+      return makeError(s.message);
     return llvm::Error::success();
   };
   if (llvm::Error err = invoke())
     return std::move(err);
-  for (unsigned i = 0; i < benchmarkRuns; ++i) {
+  if (options.trace) {
+    size_t n = std::min(trace.count, trace.capacity);
+    for (size_t i = 0; i < n; ++i) {
+      const kiln_trace_event_t &e = events[i];
+      result.trace.push_back({e.command,
+                              e.workgroup == UINT32_MAX ? -1 : int64_t(e.workgroup),
+                              e.thread, e.start_ns, e.end_ns});
+    }
+    invocation.trace = nullptr;
+  }
+  for (unsigned i = 0; i < options.benchmarkRuns; ++i) {
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = invoke())
       return std::move(err);
@@ -220,6 +265,48 @@ llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
         std::chrono::duration<double, std::milli>(end - start).count());
   }
   return result;
+}
+
+std::string traceToChromeJson(const std::vector<TraceEvent> &events,
+                              const std::vector<std::string> &names) {
+  uint64_t origin = UINT64_MAX;
+  for (const TraceEvent &e : events)
+    origin = std::min(origin, e.startNs);
+  llvm::json::Array out;
+  std::set<int64_t> threads;
+  for (const TraceEvent &e : events) {
+    std::string name = e.command >= 0 && size_t(e.command) < names.size()
+                           ? names[e.command]
+                           : "command " + std::to_string(e.command);
+    llvm::json::Object args{{"command", e.command}};
+    if (e.workgroup >= 0) {
+      args["workgroup"] = e.workgroup;
+      name += " wg " + std::to_string(e.workgroup);
+    }
+    // Dispatch spans on their own track above the worker threads.
+    int64_t tid = e.workgroup >= 0 ? e.thread : 1000;
+    threads.insert(tid);
+    out.push_back(llvm::json::Object{
+        {"name", name},
+        {"cat", e.workgroup >= 0 ? "workgroup" : "dispatch"},
+        {"ph", "X"},
+        {"pid", 1},
+        {"tid", tid},
+        {"ts", double(e.startNs - origin) / 1000.0},
+        {"dur", double(e.endNs - e.startNs) / 1000.0},
+        {"args", std::move(args)}});
+  }
+  for (int64_t tid : threads)
+    out.push_back(llvm::json::Object{
+        {"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid},
+        {"args", llvm::json::Object{{"name", tid == 1000 ? std::string("dispatches")
+                                                         : "thread " + std::to_string(tid)}}}});
+  llvm::json::Object root{{"traceEvents", std::move(out)},
+                          {"displayTimeUnit", "ns"}};
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(root));
+  return os.str();
 }
 
 } // namespace kiln

@@ -7,7 +7,11 @@
 #ifndef KILN_CORE_TRANSFORMS_PASSES_H
 #define KILN_CORE_TRANSFORMS_PASSES_H
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <set>
+#include <vector>
 
 namespace mlir {
 class Pass;
@@ -50,6 +54,99 @@ std::unique_ptr<mlir::Pass> createOutlineConstantsPass();
 ///   linalg.copy ins(%view : memref<3x3xf32, strided<[6, 1], offset: 8>>)
 ///               outs(%out : memref<3x3xf32>)
 std::unique_ptr<mlir::Pass> createStridedCopiesToLinalgPass();
+
+/// Knobs of dispatch formation and tiling (from CompileOptions).
+struct DispatchOptions {
+  /// Fuse elementwise consumers and padding into their root's dispatch.
+  bool fusion = true;
+  /// Dispatch ids (as formed with these options) not to fuse into.
+  std::set<int64_t> noFusion;
+  /// Workgroup tile sizes per dispatch id, one per loop of the dispatch's
+  /// tiled op (0 = not tiled).
+  std::map<int64_t, std::vector<int64_t>> tileSizes;
+  /// Bytes of output one workgroup should produce (the tiling heuristic's
+  /// budget; about half a typical 512 KiB-1 MiB L2).
+  int64_t workgroupBytes = 64 * 1024;
+};
+
+/// Attribute on ops of @main naming their dispatch region (i64 id).
+inline constexpr const char *kDispatchAttrName = "kiln.dispatch";
+
+/// kiln-collapse-reshapes: folds tensor.expand_shape/collapse_shape into
+/// neighbouring elementwise linalg.generic ops by collapsing the generic's
+/// loops (MLIR's populateFoldReshapeOpsByCollapsingPatterns), so a bias-add
+/// can read a matmul's result directly and fuse with it.
+///
+/// Before:
+///   %m = linalg.matmul ... -> tensor<4096x24xf32>
+///   %e = tensor.expand_shape %m [[0, 1, 2], [3]] : ... into tensor<1x64x64x24xf32>
+///   %b = linalg.generic ins(%e, %bias) ... -> tensor<1x64x64x24xf32>
+/// After:
+///   %m = linalg.matmul ... -> tensor<4096x24xf32>
+///   %b = linalg.generic ins(%m, %bias) ... -> tensor<4096x24xf32>
+///   %e = tensor.expand_shape %b ...
+std::unique_ptr<mlir::Pass> createCollapseReshapesPass();
+
+/// kiln-form-dispatch-regions: partitions @main (linalg on tensors) into
+/// dispatch regions, each a future kernel launch, and tags every op that
+/// belongs to one with `kiln.dispatch = <id>` (ids in program order).
+///
+/// A region has one root (a linalg op other than linalg.fill, a tensor.pad
+/// or tensor.insert_slice chain that nothing absorbs, ...) plus, with fusion
+/// on: the linalg.fill initializing the root's output; a tensor.pad or
+/// tensor.extract_slice whose only user is the root (padding folded into
+/// the convolution); elementwise linalg.generic consumers of the root's
+/// single-use result with the same iteration space (bias + activation).
+/// tensor.expand_shape/collapse_shape are views and launch nothing;
+/// constants and tensor.empty are not tagged.
+///
+/// Before:
+///   %p = tensor.pad %x ...
+///   %f = linalg.fill ins(%zero) outs(%e)
+///   %c = linalg.conv_2d_nhwc_hwcf ins(%p, %w) outs(%f)
+///   %r = linalg.generic ins(%c, %bias) ...        // bias + relu
+/// After: the same ops, each with {kiln.dispatch = 0 : i64}.
+std::unique_ptr<mlir::Pass>
+createFormDispatchRegionsPass(const DispatchOptions &options);
+
+/// kiln-outline-dispatches: moves each tagged region into its own
+/// `func.func private @main_dispatch_<id>` in destination-passing style and
+/// replaces it in @main with a func.call. Region inputs become arguments
+/// (read-only), each region result gets an output argument that the
+/// result's `tensor.empty` destination is replaced with (writable), so
+/// bufferization writes results in place; splat constants and scalars are
+/// cloned into the region. The function records `kiln.dispatch_id` and
+/// `kiln.sources` (the source operators, "CONV_2D#12" = type and index).
+///
+/// Before (in @main):
+///   %c = linalg.conv_2d_nhwc_hwcf {kiln.dispatch = 0} ins(%x, %w) outs(%f)
+/// After:
+///   %o = tensor.empty() : tensor<1x64x64x24xf32>
+///   %c = call @main_dispatch_0(%x, %w, %o)
+///   func.func private @main_dispatch_0(%x, %w, %out) -> tensor<...> {
+///     ... linalg.conv_2d_nhwc_hwcf ins(%x, %w) outs(fill(%out)) ...
+std::unique_ptr<mlir::Pass> createOutlineDispatchesPass();
+
+/// kiln-tile-and-distribute: tiles the last op of every dispatch function
+/// (fusing its producers into the tile loops with MLIR's
+/// tileConsumerAndFuseProducerGreedilyUsingSCFForOp) and turns the
+/// outermost tile loops (at most 3, innermost = x) into workgroup ids: the
+/// function gains three trailing `index` arguments (x, y, z) and records
+/// `kiln.workgroup_count` and `kiln.tile_sizes`.
+///
+/// Tile-size heuristic (documented in docs/design.md): over the tiled op's
+/// parallel loops, innermost first, keep whole dimensions while the output
+/// tile stays within options.workgroupBytes; tile the first dimension that
+/// does not fit to floor(budget / inner bytes); outer dimensions get 1 (so
+/// each becomes a workgroup dimension); reduction loops are never tiled.
+///
+/// Before:  func @d(%in, %out) { %r = linalg.generic ... outs(%out); return %r }
+/// After:   func @d(%in, %out, %x: index, %y: index, %z: index) {
+///            %off = %y * 8 ; %s = tensor.extract_slice %in[%off] ...
+///            %t = linalg.generic ins(%s) outs(slice of %out)
+///            %r = tensor.insert_slice %t into %out[%off] ... ; return %r }
+std::unique_ptr<mlir::Pass>
+createTileAndDistributePass(const DispatchOptions &options);
 
 } // namespace kiln
 

@@ -109,19 +109,92 @@ kiln_status_t kiln_module_output_info(const kiln_module_t *module,
 /* Bytes of transient arena kiln_module_invoke needs (may be 0). */
 size_t kiln_module_arena_bytes(const kiln_module_t *module);
 
-/* Runs the command list once. `inputs[i]` / `outputs[i]` point to buffers of
- * input/output i (byte sizes given in the sizes arrays, checked against the
- * signature); `arena` is caller-owned scratch of `arena_size` bytes (may be
- * NULL when kiln_module_arena_bytes() is 0). Errors name the buffer and both
- * sizes; KILN_RESOURCE_EXHAUSTED when the arena is too small ("arena needs
- * 41216 bytes, 32768 given"). */
+/*===------------------------------------------------------------------===//
+ * HAL: devices that execute the dispatches of one wave.
+ *===------------------------------------------------------------------===*/
+
+/* Entry point ABI of compiled dispatches: bindings[i] is the base address
+ * of binding i; workgroup_id points to (x, y, z). */
+typedef void (*kiln_dispatch_fn_t)(void **bindings,
+                                   const uint32_t *workgroup_id);
+
+/* One dispatch of a wave, as handed to a device. */
+typedef struct kiln_dispatch_t {
+  kiln_dispatch_fn_t fn;
+  void **bindings;
+  uint32_t workgroup_count[3];
+  /* Index of the command in the artifact's command list (for traces). */
+  uint32_t command;
+} kiln_dispatch_t;
+
+/* One measured interval of a trace: a whole dispatch (workgroup ==
+ * UINT32_MAX) or one workgroup (linearized x + y*nx + z*nx*ny), run by
+ * `thread` (0 = the invoking thread), CLOCK_MONOTONIC nanoseconds. */
+typedef struct kiln_trace_event_t {
+  uint32_t command;
+  uint32_t workgroup;
+  uint32_t thread;
+  uint64_t start_ns;
+  uint64_t end_ns;
+} kiln_trace_event_t;
+
+/* Caller-owned trace buffer. Events past `capacity` are counted in
+ * `dropped` and not stored. */
+typedef struct kiln_trace_t {
+  kiln_trace_event_t *events;
+  size_t capacity;
+  size_t count;
+  size_t dropped;
+} kiln_trace_t;
+
+/* A device: a table of function pointers plus its state, so users can plug
+ * in their own. `execute_wave` runs every workgroup of every dispatch given
+ * (they are independent) and returns when all have completed; `trace` may
+ * be NULL. */
+typedef struct kiln_device_t {
+  const char *name;
+  void *self;
+  kiln_status_t (*execute_wave)(void *self, const kiln_dispatch_t *dispatches,
+                                size_t count, kiln_trace_t *trace);
+  void (*release)(void *self);
+} kiln_device_t;
+
+/* local-sync: runs workgroups inline on the calling thread, in order
+ * (z, y, x). Allocates nothing. */
+kiln_status_t kiln_device_create_local_sync(kiln_device_t *out_device);
+
+/* local-task: a pool of `threads` threads (the caller counts as one, so
+ * threads - 1 workers are started; 1 means inline) that run the workgroups
+ * of one wave concurrently, taking them in order from a shared counter.
+ * Threads and their stacks are allocated here, never during execution.
+ * KILN_INVALID_ARGUMENT if threads is 0 or above 256. */
+kiln_status_t kiln_device_create_local_task(size_t threads,
+                                            kiln_device_t *out_device);
+
+/* Stops a device's threads and frees its state (NULL-safe). */
+void kiln_device_release(kiln_device_t *device);
+
+/* Every buffer of one invocation; all caller-owned. */
+typedef struct kiln_invocation_t {
+  const void *const *inputs;  /* input_count pointers */
+  const size_t *input_sizes;  /* bytes of each input */
+  size_t input_count;
+  void *const *outputs;       /* output_count pointers */
+  const size_t *output_sizes; /* bytes of each output */
+  size_t output_count;
+  void *arena;                /* 64-byte aligned scratch, may be NULL if 0 */
+  size_t arena_size;          /* bytes */
+  const kiln_device_t *device; /* NULL: local-sync */
+  kiln_trace_t *trace;        /* NULL: no tracing */
+} kiln_invocation_t;
+
+/* Replays the command list once: copies and fills inline, the dispatches
+ * of each wave on the device, a barrier between waves. Sizes are checked
+ * against the signature (errors name the buffer and both sizes);
+ * KILN_RESOURCE_EXHAUSTED when the arena is too small ("arena needs 41216
+ * bytes, 32768 given"). Allocates nothing. */
 kiln_status_t kiln_module_invoke(kiln_module_t *module,
-                                 const void *const *inputs,
-                                 const size_t *input_sizes, size_t input_count,
-                                 void *const *outputs,
-                                 const size_t *output_sizes,
-                                 size_t output_count, void *arena,
-                                 size_t arena_size);
+                                 const kiln_invocation_t *invocation);
 
 #ifdef __cplusplus
 } /* extern "C" */

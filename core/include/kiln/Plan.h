@@ -1,0 +1,152 @@
+//===- kiln/Plan.h - Every decision the compiler made ----------*- C++ -*-===//
+//
+// Plain data describing a compiled model's dispatches, static schedule and
+// memory plan. Produced by the compiler (core/lib/Schedule), printed by
+// `kiln inspect --json`, drawn by the workbench, burned into the artifact.
+// No MLIR, LLVM or Qt types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_PLAN_H
+#define KILN_PLAN_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// A source operator fused into a dispatch: its type ("CONV_2D") and its
+/// index in the source model's operator list (-1 if unknown).
+struct SourceOp {
+  std::string name;
+  int64_t sourceIndex = -1;
+};
+
+/// One dispatch: a future kernel launch (an executable entry point run over
+/// a grid of workgroups).
+struct Dispatch {
+  int64_t id = 0;
+  /// Entry point name, e.g. "main_dispatch_3".
+  std::string name;
+  std::vector<SourceOp> ops;
+  /// Workgroup grid (x, y, z); x is the innermost tiled loop.
+  std::array<int64_t, 3> workgroupCount = {1, 1, 1};
+  /// Workgroup tile size per loop of the dispatch's tiled op (0 = whole).
+  std::vector<int64_t> tileSizes;
+  /// Loop kinds of the tiled op, "parallel" or "reduction" (same length).
+  std::vector<std::string> loopKinds;
+  /// Loop extents of the tiled op (same length).
+  std::vector<int64_t> loopRanges;
+  /// Estimated work: floating-point operations (a multiply-add counts 2).
+  int64_t flops = 0;
+  /// Bytes of all bindings read / written once each.
+  int64_t bytesRead = 0;
+  int64_t bytesWritten = 0;
+};
+
+/// Where a buffer lives.
+enum class BufferKind { Input, Output, Constant, Transient };
+
+/// A buffer of the plan. Transient buffers live in the arena at `offset`;
+/// inputs, outputs and constants live outside it (`index` is their ordinal).
+struct Buffer {
+  int64_t id = 0;
+  BufferKind kind = BufferKind::Transient;
+  int64_t index = 0;
+  int64_t bytes = 0;
+  /// Arena offset of transient buffers (bytes); 0 otherwise.
+  int64_t offset = 0;
+  /// First and last command using the buffer (-1 if never used).
+  int64_t firstCommand = -1;
+  int64_t lastCommand = -1;
+  /// The buffer whose memory this one is a view of or reuses in place
+  /// (-1 if none).
+  int64_t aliasOf = -1;
+  /// Shape and element type, for display ("1x64x64x24xf32").
+  std::string type;
+};
+
+/// A byte range of a buffer bound to a command.
+struct BindingRef {
+  int64_t buffer = 0;
+  int64_t offset = 0;
+  int64_t length = 0;
+  /// True when the command writes the range.
+  bool write = false;
+};
+
+enum class CommandKind { Dispatch, Barrier, Copy, Fill };
+
+/// One entry of the static command list the runtime replays.
+struct Command {
+  int64_t index = 0;
+  CommandKind kind = CommandKind::Dispatch;
+  /// Dispatch id for Dispatch commands, -1 otherwise.
+  int64_t dispatch = -1;
+  /// Execution wave: commands of one wave are independent.
+  int64_t wave = 0;
+  /// Dispatch: the bindings in entry-point order; Copy: source then target.
+  std::vector<BindingRef> bindings;
+};
+
+/// The static schedule: waves separated by barriers.
+struct Schedule {
+  int64_t waves = 0;
+  std::vector<Command> commands;
+};
+
+/// The memory plan of the transient arena.
+struct MemoryPlan {
+  /// Arena size the runtime must be given, bytes.
+  int64_t arenaBytes = 0;
+  /// Maximum over waves of the bytes live at once (no plan can do better).
+  int64_t lowerBoundBytes = 0;
+  /// Which placement won ("greedy-by-size", "hill-climb").
+  std::string planner;
+  std::vector<Buffer> buffers;
+};
+
+/// Everything `kiln inspect` reports about one compilation.
+struct CompilationPlan {
+  std::string source;
+  std::vector<Dispatch> dispatches;
+  Schedule schedule;
+  MemoryPlan memory;
+};
+
+/// The plan as the JSON document `kiln inspect --json` prints:
+/// {source, dispatches: [...], schedule: {waves, commands: [...]},
+///  memory: {arena_bytes, lower_bound_bytes, planner, buffers: [...]}}.
+std::string planToJson(const CompilationPlan &plan, bool pretty = true);
+
+/// Parses planToJson's output (e.g. an artifact's reflection data).
+/// Returns false and sets `error` on malformed input.
+bool planFromJson(const std::string &text, CompilationPlan &plan,
+                  std::string &error);
+
+/// The dispatch graph in Graphviz DOT (like IREE's
+/// --iree-flow-dump-dispatch-graph): dispatches as boxes (name, fused
+/// operators, workgroup count, tile sizes, FLOPs), model inputs/outputs as
+/// ellipses, one edge per buffer from its writer to each reader, labelled
+/// with its bytes.
+std::string planToDot(const CompilationPlan &plan);
+
+/// The command list as CSV, one row per command:
+/// index,kind,wave,dispatch,name,workgroups,bindings (buffer:offset:length
+/// separated by spaces).
+std::string planToCsv(const CompilationPlan &plan);
+
+const char *toString(BufferKind kind);
+const char *toString(CommandKind kind);
+
+/// Checks the invariants every plan must hold and returns one message per
+/// violation (empty = valid): no two transient buffers live at the same wave
+/// overlap in the arena unless one aliases the other; every binding lies
+/// inside its buffer; every dispatch reads only buffers written by a command
+/// of an earlier wave (or inputs/constants); the arena holds every buffer.
+std::vector<std::string> checkPlan(const CompilationPlan &plan);
+
+} // namespace kiln
+
+#endif

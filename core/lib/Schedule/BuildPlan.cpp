@@ -1,0 +1,349 @@
+//===- BuildPlan.cpp - Schedule and memory plan from bufferized @main -----===//
+#include "BuildPlan.h"
+
+#include "kiln/MemoryPlanner.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace mlir;
+
+namespace kiln {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 message.str());
+}
+
+static int64_t bytesOf(MemRefType type) {
+  return type.getNumElements() *
+         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+static std::string typeText(MemRefType type) {
+  std::string s;
+  for (int64_t d : type.getShape())
+    s += std::to_string(d) + "x";
+  llvm::raw_string_ostream os(s);
+  type.getElementType().print(os);
+  return os.str();
+}
+
+static func::FuncOp mainOf(ModuleOp module) {
+  return module.lookupSymbol<func::FuncOp>("main");
+}
+
+/// Source and destination of a copy op in @main, if `op` is one.
+static bool asCopy(Operation *op, Value &src, Value &dst) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    src = copy.getSource();
+    dst = copy.getTarget();
+    return true;
+  }
+  if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
+    if (!copy.hasBufferSemantics())
+      return false;
+    src = copy.getInputs()[0];
+    dst = copy.getOutputs()[0];
+    return true;
+  }
+  return false;
+}
+
+void coalesceOutputCopies(ModuleOp module) {
+  func::FuncOp main = mainOf(module);
+  if (!main)
+    return;
+  Block &body = main.getBody().front();
+  llvm::SmallVector<Operation *> copies;
+  for (Operation &op : body) {
+    Value src, dst;
+    if (asCopy(&op, src, dst) && dst.isa<BlockArgument>())
+      copies.push_back(&op);
+  }
+  for (Operation *copy : copies) {
+    Value src, dst;
+    asCopy(copy, src, dst);
+    if (!dst.hasOneUse())
+      continue;
+    Operation *view = src.getDefiningOp();
+    auto alloc = dyn_cast_or_null<memref::AllocOp>(view);
+    if (!alloc && view &&
+        isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(view))
+      alloc = view->getOperand(0).getDefiningOp<memref::AllocOp>();
+    if (!alloc)
+      continue;
+    // The copy must be the last use of the buffer and of all its views.
+    bool lastUse = true;
+    std::function<void(Value)> check = [&](Value v) {
+      for (Operation *user : v.getUsers()) {
+        if (user == copy || isa<memref::DeallocOp>(user))
+          continue;
+        if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp>(user)) {
+          check(user->getResult(0));
+          continue;
+        }
+        if (!user->isBeforeInBlock(copy))
+          lastUse = false;
+      }
+    };
+    check(alloc.getResult());
+    if (!lastUse)
+      continue;
+    OpBuilder b(&body, body.begin());
+    Value replacement = dst;
+    if (auto collapse = dyn_cast_or_null<memref::CollapseShapeOp>(view)) {
+      replacement = b.create<memref::ExpandShapeOp>(
+          alloc.getLoc(), alloc.getType(), dst, collapse.getReassociationIndices());
+    } else if (auto expand = dyn_cast_or_null<memref::ExpandShapeOp>(view)) {
+      replacement = b.create<memref::CollapseShapeOp>(
+          alloc.getLoc(), alloc.getType(), dst, expand.getReassociationIndices());
+    } else if (alloc.getType() != dst.getType()) {
+      continue;
+    }
+    copy->erase();
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      if (isa<memref::DeallocOp>(user))
+        user->erase();
+    alloc.getResult().replaceAllUsesWith(replacement);
+    alloc->erase();
+  }
+}
+
+namespace {
+
+/// A command before wave assignment.
+struct Logical {
+  CommandKind kind;
+  int64_t dispatch = -1;
+  std::vector<BindingRef> bindings;
+};
+
+SourceOp parseSource(StringRef text) {
+  SourceOp op;
+  auto [name, index] = text.split('#');
+  op.name = name.str();
+  int64_t i;
+  if (!index.getAsInteger(10, i))
+    op.sourceIndex = i;
+  return op;
+}
+
+std::vector<int64_t> i64Array(Operation *op, StringRef name) {
+  std::vector<int64_t> out;
+  if (auto array = op->getAttrOfType<ArrayAttr>(name))
+    for (Attribute a : array)
+      out.push_back(a.cast<IntegerAttr>().getInt());
+  return out;
+}
+
+} // namespace
+
+llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
+                                          size_t numConstants) {
+  func::FuncOp main = mainOf(module);
+  if (!main)
+    return makeError("internal error: no @main to plan");
+  CompilationPlan plan;
+  std::vector<Buffer> &buffers = plan.memory.buffers;
+  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> where; // buffer, offset
+
+  for (BlockArgument arg : main.getArguments()) {
+    auto type = arg.getType().dyn_cast<MemRefType>();
+    if (!type)
+      return makeError("internal error: @main argument is not a buffer");
+    Buffer buffer;
+    buffer.id = buffers.size();
+    size_t i = arg.getArgNumber();
+    if (i < numInputs) {
+      buffer.kind = BufferKind::Input;
+      buffer.index = i;
+    } else if (i < numInputs + numConstants) {
+      buffer.kind = BufferKind::Constant;
+      buffer.index = i - numInputs;
+    } else {
+      buffer.kind = BufferKind::Output;
+      buffer.index = i - numInputs - numConstants;
+    }
+    buffer.bytes = bytesOf(type);
+    buffer.type = typeText(type);
+    where[arg] = {buffer.id, 0};
+    buffers.push_back(buffer);
+  }
+
+  std::vector<Logical> logical;
+  std::map<int64_t, Dispatch> dispatchInfo;
+  auto bindingOf = [&](Value v, bool write) -> std::optional<BindingRef> {
+    auto it = where.find(v);
+    if (it == where.end())
+      return std::nullopt;
+    BindingRef ref;
+    ref.buffer = it->second.first;
+    ref.offset = it->second.second;
+    ref.length = bytesOf(v.getType().cast<MemRefType>());
+    ref.write = write;
+    return ref;
+  };
+
+  for (Operation &op : main.getBody().front()) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(&op)) {
+      Buffer buffer;
+      buffer.id = buffers.size();
+      buffer.kind = BufferKind::Transient;
+      buffer.bytes = bytesOf(alloc.getType());
+      buffer.type = typeText(alloc.getType());
+      where[alloc.getResult()] = {buffer.id, 0};
+      buffers.push_back(buffer);
+      continue;
+    }
+    if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::CastOp>(&op)) {
+      auto it = where.find(op.getOperand(0));
+      if (it == where.end())
+        return makeError("internal error: view of an unknown buffer in @main");
+      where[op.getResult(0)] = it->second;
+      continue;
+    }
+    if (isa<memref::DeallocOp, arith::ConstantOp, func::ReturnOp>(&op))
+      continue;
+    Value src, dst;
+    if (asCopy(&op, src, dst)) {
+      auto from = bindingOf(src, false), to = bindingOf(dst, true);
+      if (!from || !to)
+        return makeError("internal error: copy between unknown buffers");
+      logical.push_back({CommandKind::Copy, -1, {*from, *to}});
+      continue;
+    }
+    if (auto call = dyn_cast<func::CallOp>(&op)) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || !callee->hasAttr("kiln.dispatch_id"))
+        return makeError("internal error: @main calls a non-dispatch");
+      int64_t id = callee->getAttrOfType<IntegerAttr>("kiln.dispatch_id").getInt();
+      int64_t outputs = callee->getAttrOfType<IntegerAttr>("kiln.num_outputs").getInt();
+      llvm::SmallVector<Value> buffersUsed;
+      for (Value v : call.getOperands())
+        if (v.getType().isa<MemRefType>())
+          buffersUsed.push_back(v);
+      Logical cmd{CommandKind::Dispatch, id, {}};
+      for (auto [i, v] : llvm::enumerate(buffersUsed)) {
+        bool write = i + outputs >= buffersUsed.size();
+        auto ref = bindingOf(v, write);
+        if (!ref)
+          return makeError("internal error: dispatch binds an unknown buffer");
+        cmd.bindings.push_back(*ref);
+      }
+      Dispatch d;
+      d.id = id;
+      d.name = callee.getSymName().str();
+      if (auto sources = callee->getAttrOfType<ArrayAttr>("kiln.sources"))
+        for (Attribute s : sources)
+          d.ops.push_back(parseSource(s.cast<StringAttr>().getValue()));
+      std::vector<int64_t> count = i64Array(callee, "kiln.workgroup_count");
+      for (size_t k = 0; k < 3 && k < count.size(); ++k)
+        d.workgroupCount[k] = count[k];
+      d.tileSizes = i64Array(callee, "kiln.tile_sizes");
+      d.loopRanges = i64Array(callee, "kiln.loop_ranges");
+      if (auto kinds = callee->getAttrOfType<ArrayAttr>("kiln.loop_kinds"))
+        for (Attribute k : kinds)
+          d.loopKinds.push_back(k.cast<StringAttr>().str());
+      if (auto flops = callee->getAttrOfType<IntegerAttr>("kiln.flops"))
+        d.flops = flops.getInt();
+      for (const BindingRef &b : cmd.bindings)
+        (b.write ? d.bytesWritten : d.bytesRead) += b.length;
+      dispatchInfo[id] = d;
+      logical.push_back(std::move(cmd));
+      continue;
+    }
+    return makeError("internal error: unexpected operation '" +
+                     op.getName().getStringRef() + "' in @main");
+  }
+
+  // Waves: ASAP over read-after-write (and, for buffers written twice,
+  // write-after-read/write) dependencies.
+  std::vector<int64_t> waveOf(logical.size(), 0);
+  std::map<int64_t, int64_t> lastWriteWave, lastReadWave;
+  int64_t waves = 0;
+  for (size_t c = 0; c < logical.size(); ++c) {
+    int64_t wave = 0;
+    for (const BindingRef &b : logical[c].bindings) {
+      if (auto it = lastWriteWave.find(b.buffer); it != lastWriteWave.end())
+        wave = std::max(wave, it->second + 1);
+      if (b.write)
+        if (auto it = lastReadWave.find(b.buffer); it != lastReadWave.end())
+          wave = std::max(wave, it->second + 1);
+    }
+    waveOf[c] = wave;
+    for (const BindingRef &b : logical[c].bindings) {
+      int64_t &slot = b.write ? lastWriteWave[b.buffer] : lastReadWave[b.buffer];
+      slot = std::max(slot, wave);
+    }
+    waves = std::max(waves, wave + 1);
+  }
+
+  // Command list: waves in order, a barrier between consecutive waves.
+  std::vector<size_t> order(logical.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return waveOf[a] < waveOf[b]; });
+  std::vector<Command> &commands = plan.schedule.commands;
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t c = order[k];
+    if (k > 0 && waveOf[c] != waveOf[order[k - 1]]) {
+      Command barrier;
+      barrier.kind = CommandKind::Barrier;
+      barrier.wave = waveOf[order[k - 1]];
+      barrier.index = commands.size();
+      commands.push_back(barrier);
+    }
+    Command cmd;
+    cmd.kind = logical[c].kind;
+    cmd.dispatch = logical[c].dispatch;
+    cmd.wave = waveOf[c];
+    cmd.bindings = logical[c].bindings;
+    cmd.index = commands.size();
+    commands.push_back(std::move(cmd));
+  }
+  plan.schedule.waves = waves;
+
+  // Liveness (commands and waves) of every buffer.
+  std::vector<int64_t> firstWave(buffers.size(), -1), lastWave(buffers.size(), -1);
+  for (const Command &cmd : commands)
+    for (const BindingRef &b : cmd.bindings) {
+      Buffer &buf = buffers[b.buffer];
+      if (buf.firstCommand < 0)
+        buf.firstCommand = cmd.index;
+      buf.lastCommand = cmd.index;
+      if (firstWave[b.buffer] < 0)
+        firstWave[b.buffer] = cmd.wave;
+      lastWave[b.buffer] = std::max(lastWave[b.buffer], cmd.wave);
+    }
+
+  // Arena placement of transient buffers.
+  std::vector<LiveRange> ranges;
+  std::vector<int64_t> transientIds;
+  for (const Buffer &buf : buffers)
+    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0) {
+      ranges.push_back({buf.bytes, firstWave[buf.id], lastWave[buf.id]});
+      transientIds.push_back(buf.id);
+    }
+  Placement placement = placeHillClimb(ranges);
+  for (size_t i = 0; i < transientIds.size(); ++i)
+    buffers[transientIds[i]].offset = placement.offsets[i];
+  plan.memory.arenaBytes = placement.arenaBytes;
+  plan.memory.lowerBoundBytes = arenaLowerBound(ranges);
+  plan.memory.planner = placement.planner.empty() ? "greedy-by-size" : placement.planner;
+
+  for (auto &[id, d] : dispatchInfo)
+    plan.dispatches.push_back(d);
+  return plan;
+}
+
+} // namespace kiln

@@ -1,0 +1,37 @@
+//===- BuildPlan.h - Schedule and memory plan from bufferized @main -*- C++ -*-===//
+//
+// Reads @main after buildBufferizationPipeline (memref.alloc, views,
+// copies, func.call @main_dispatch_N) and decides, ahead of time: the
+// execution wave of every command (ASAP over data dependencies), the
+// barriers between waves, the liveness of every transient buffer and its
+// arena offset (kiln/MemoryPlanner.h). Internal to core.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_SCHEDULE_BUILDPLAN_H
+#define KILN_CORE_SCHEDULE_BUILDPLAN_H
+
+#include "kiln/Plan.h"
+
+#include "llvm/Support/Error.h"
+
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
+namespace kiln {
+
+/// Rewrites @main so that a transient buffer whose last use is a copy into
+/// a model output becomes (a view of) that output: the producing dispatch
+/// then writes the output directly and the copy disappears.
+void coalesceOutputCopies(mlir::ModuleOp module);
+
+/// Builds the plan of the bufferized module. @main's arguments are
+/// `numInputs` inputs, then `numConstants` constants, then the outputs.
+/// Errors are internal (an op @main should not contain).
+llvm::Expected<CompilationPlan> buildPlan(mlir::ModuleOp module,
+                                          size_t numInputs,
+                                          size_t numConstants);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,123 @@
+//===- PlanExport.cpp - Dispatch graph (DOT) and schedule (CSV) -----------===//
+#include "kiln/Plan.h"
+
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace kiln {
+
+static std::string escape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+static std::string joinInts(const std::vector<int64_t> &v, const char *sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string planToDot(const CompilationPlan &plan) {
+  std::ostringstream os;
+  os << "digraph dispatches {\n"
+     << "  rankdir=TB;\n"
+     << "  node [shape=box, fontname=\"monospace\", fontsize=10];\n"
+     << "  edge [fontname=\"monospace\", fontsize=9];\n";
+  std::map<int64_t, const Dispatch *> byId;
+  for (const Dispatch &d : plan.dispatches)
+    byId[d.id] = &d;
+  // Writer and readers of every buffer, through the commands.
+  std::map<int64_t, std::string> writer;
+  std::map<int64_t, std::vector<std::string>> readers;
+  auto nodeOf = [&](const Command &c) {
+    return c.kind == CommandKind::Dispatch ? "d" + std::to_string(c.dispatch)
+                                           : "c" + std::to_string(c.index);
+  };
+  for (const Command &c : plan.schedule.commands) {
+    if (c.kind == CommandKind::Barrier)
+      continue;
+    std::string node = nodeOf(c);
+    if (c.kind == CommandKind::Dispatch) {
+      const Dispatch *d = byId.count(c.dispatch) ? byId[c.dispatch] : nullptr;
+      std::string label = d ? d->name : node;
+      if (d) {
+        std::string ops;
+        for (const SourceOp &op : d->ops)
+          ops += (ops.empty() ? "" : ", ") + op.name +
+                 (op.sourceIndex >= 0 ? "#" + std::to_string(op.sourceIndex) : "");
+        label += "\\n" + escape(ops);
+        label += "\\nworkgroups " + std::to_string(d->workgroupCount[0]) + "x" +
+                 std::to_string(d->workgroupCount[1]) + "x" +
+                 std::to_string(d->workgroupCount[2]);
+        label += "  tiles [" + joinInts(d->tileSizes, ",") + "]";
+        label += "\\n" + std::to_string(d->flops) + " FLOPs  wave " + std::to_string(c.wave);
+      }
+      os << "  " << node << " [label=\"" << label << "\"];\n";
+    } else {
+      os << "  " << node << " [label=\"" << toString(c.kind) << " " << c.index
+         << "\", shape=cds];\n";
+    }
+    for (const BindingRef &b : c.bindings) {
+      if (b.write)
+        writer[b.buffer] = node;
+      else
+        readers[b.buffer].push_back(node);
+    }
+  }
+  for (const Buffer &b : plan.memory.buffers) {
+    if (b.kind == BufferKind::Input) {
+      std::string node = "in" + std::to_string(b.index);
+      os << "  " << node << " [label=\"input " << b.index << "\\n" << escape(b.type)
+         << "\", shape=ellipse];\n";
+      writer[b.id] = node;
+    } else if (b.kind == BufferKind::Output) {
+      std::string node = "out" + std::to_string(b.index);
+      os << "  " << node << " [label=\"output " << b.index << "\\n" << escape(b.type)
+         << "\", shape=ellipse];\n";
+      readers[b.id].push_back(node);
+    }
+  }
+  for (const Buffer &b : plan.memory.buffers) {
+    if (b.kind == BufferKind::Constant || !writer.count(b.id))
+      continue;
+    std::set<std::string> seen;
+    for (const std::string &r : readers[b.id]) {
+      if (!seen.insert(r).second || r == writer[b.id])
+        continue;
+      os << "  " << writer[b.id] << " -> " << r << " [label=\"" << b.bytes << " B\"];\n";
+    }
+  }
+  os << "}\n";
+  return os.str();
+}
+
+std::string planToCsv(const CompilationPlan &plan) {
+  std::map<int64_t, const Dispatch *> byId;
+  for (const Dispatch &d : plan.dispatches)
+    byId[d.id] = &d;
+  std::ostringstream os;
+  os << "index,kind,wave,dispatch,name,workgroups,bindings\n";
+  for (const Command &c : plan.schedule.commands) {
+    const Dispatch *d = c.dispatch >= 0 && byId.count(c.dispatch) ? byId[c.dispatch] : nullptr;
+    os << c.index << "," << toString(c.kind) << "," << c.wave << ","
+       << (c.dispatch >= 0 ? std::to_string(c.dispatch) : "") << "," << (d ? d->name : "")
+       << ",";
+    if (d)
+      os << d->workgroupCount[0] << "x" << d->workgroupCount[1] << "x" << d->workgroupCount[2];
+    os << ",";
+    for (size_t i = 0; i < c.bindings.size(); ++i)
+      os << (i ? " " : "") << c.bindings[i].buffer << ":" << c.bindings[i].offset << ":"
+         << c.bindings[i].length << (c.bindings[i].write ? ":w" : ":r");
+    os << "\n";
+  }
+  return os.str();
+}
+
+} // namespace kiln

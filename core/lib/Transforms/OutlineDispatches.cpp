@@ -1,0 +1,262 @@
+//===- OutlineDispatches.cpp - One function per dispatch region -----------===//
+//
+// See Passes.h for what holds before and after.
+//
+//===----------------------------------------------------------------------===//
+#include "Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Values cheap enough to rebuild inside the dispatch instead of binding
+/// them: scalar and splat constants, undefined tensors.
+bool isCloneable(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<tensor::EmptyOp>(def))
+    return true;
+  if (auto cst = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
+    return !dense || dense.isSplat();
+  }
+  return false;
+}
+
+/// Adds the source operator names found in `loc` ("CONV_2D#12").
+void collectSources(Location loc, llvm::SetVector<StringRef> &out) {
+  if (auto name = loc.dyn_cast<NameLoc>()) {
+    StringRef text = name.getName().getValue();
+    if (text.contains('#'))
+      out.insert(text);
+    collectSources(name.getChildLoc(), out);
+  } else if (auto fused = loc.dyn_cast<FusedLoc>()) {
+    for (Location l : fused.getLocations())
+      collectSources(l, out);
+  }
+}
+
+/// Finds the operand that carries `result`'s destination back to a
+/// tensor.empty (through DPS inits and insert_slice destinations).
+OpOperand *findEmptyDestination(Value result) {
+  Value v = result;
+  OpOperand *use = nullptr;
+  while (Operation *def = v.getDefiningOp()) {
+    if (isa<tensor::EmptyOp>(def))
+      return use;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(def)) {
+      use = dps.getDpsInitOperand(v.cast<OpResult>().getResultNumber());
+    } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(def)) {
+      use = &insert->getOpOperand(1); // dest
+    } else {
+      return nullptr;
+    }
+    v = use->get();
+  }
+  return nullptr;
+}
+
+/// Floating-point operations of one linalg op: 2 per multiply-accumulate
+/// for contractions and convolutions, else one per float op in the body,
+/// times the iteration count.
+int64_t estimateFlops(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || isa<linalg::FillOp, linalg::CopyOp>(op))
+    return 0;
+  int64_t iterations = 1;
+  for (int64_t r : linalgOp.getStaticLoopRanges())
+    iterations *= std::max<int64_t>(r, 1);
+  if (linalg::isaContractionOpInterface(linalgOp) ||
+      isa<linalg::ConvolutionOpInterface>(op))
+    return 2 * iterations;
+  int64_t perIteration = 0;
+  op->getRegion(0).walk([&](Operation *inner) {
+    if (inner->getNumResults() == 1 &&
+        inner->getResult(0).getType().isa<FloatType>() &&
+        !isa<arith::ConstantOp>(inner))
+      ++perIteration;
+  });
+  return iterations * perIteration;
+}
+
+struct OutlineDispatchesPass
+    : public PassWrapper<OutlineDispatchesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(OutlineDispatchesPass)
+
+  StringRef getArgument() const final { return "kiln-outline-dispatches"; }
+  StringRef getDescription() const final {
+    return "Outline each dispatch region into its own function";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal())
+      return;
+    std::map<int64_t, llvm::SmallVector<Operation *>> groups;
+    for (Operation &op : main.getBody().front())
+      if (auto id = op.getAttrOfType<IntegerAttr>(kDispatchAttrName))
+        groups[id.getInt()].push_back(&op);
+    for (auto &[id, ops] : groups)
+      if (failed(outline(module, main, id, ops)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outline(ModuleOp module, func::FuncOp main, int64_t id,
+                        llvm::ArrayRef<Operation *> ops) {
+    MLIRContext *ctx = module.getContext();
+    llvm::SmallPtrSet<Operation *, 16> inGroup(ops.begin(), ops.end());
+
+    // Inputs: values used by the group but defined outside it.
+    llvm::SetVector<Value> inputs, cloned;
+    for (Operation *op : ops) {
+      auto consider = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        if (def && inGroup.count(def))
+          return;
+        if (isCloneable(v))
+          cloned.insert(v);
+        else
+          inputs.insert(v);
+      };
+      for (Value v : op->getOperands())
+        consider(v);
+      llvm::SetVector<Value> above;
+      for (Region &region : op->getRegions())
+        getUsedValuesDefinedAbove(region, above);
+      for (Value v : above)
+        consider(v);
+    }
+    // Results: values used outside the group.
+    llvm::SmallVector<Value> results;
+    for (Operation *op : ops)
+      for (Value r : op->getResults())
+        if (llvm::any_of(r.getUsers(),
+                         [&](Operation *u) { return !inGroup.count(u); }))
+          results.push_back(r);
+
+    llvm::SmallVector<Type> argTypes;
+    for (Value v : inputs)
+      argTypes.push_back(v.getType());
+    for (Value r : results)
+      argTypes.push_back(r.getType());
+    llvm::SmallVector<Type> resultTypes;
+    for (Value r : results)
+      resultTypes.push_back(r.getType());
+
+    OpBuilder b(ctx);
+    b.setInsertionPoint(main);
+    std::string name = "main_dispatch_" + std::to_string(id);
+    auto fn = b.create<func::FuncOp>(ops.back()->getLoc(), name,
+                                     b.getFunctionType(argTypes, resultTypes));
+    fn.setPrivate();
+    Block *entry = fn.addEntryBlock();
+    b.setInsertionPointToEnd(entry);
+    IRMapping map;
+    for (auto [i, v] : llvm::enumerate(inputs))
+      map.map(v, entry->getArgument(i));
+    for (Value v : cloned)
+      map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    for (Operation *op : ops) {
+      Operation *copy = b.clone(*op, map);
+      copy->removeAttr(kDispatchAttrName);
+    }
+    llvm::SmallVector<Value> mappedResults;
+    for (Value r : results)
+      mappedResults.push_back(map.lookup(r));
+    b.create<func::ReturnOp>(ops.back()->getLoc(), mappedResults);
+
+    // Destination passing: results are written into their output argument.
+    auto returnOp = cast<func::ReturnOp>(entry->getTerminator());
+    for (auto [i, r] : llvm::enumerate(mappedResults)) {
+      BlockArgument out = entry->getArgument(inputs.size() + i);
+      if (OpOperand *use = findEmptyDestination(r)) {
+        use->set(out);
+        continue;
+      }
+      b.setInsertionPoint(returnOp);
+      Value written;
+      auto pad = r.getDefiningOp<tensor::PadOp>();
+      Value padValue = pad ? pad.getConstantPaddingValue() : Value();
+      if (pad && padValue && pad.getSourceType().hasStaticShape() &&
+          pad.getStaticLow().size() == static_cast<size_t>(pad.getSourceType().getRank()) &&
+          llvm::none_of(pad.getStaticLow(), ShapedType::isDynamic)) {
+        // tensor.pad -> fill the output with the pad value, then write the
+        // source into its interior.
+        Value filled = b.create<linalg::FillOp>(pad.getLoc(), padValue, Value(out))
+                           .getResult(0);
+        SmallVector<OpFoldResult> offsets, sizes, strides;
+        for (auto [lo, size] :
+             llvm::zip(pad.getStaticLow(), pad.getSourceType().getShape())) {
+          offsets.push_back(b.getIndexAttr(lo));
+          sizes.push_back(b.getIndexAttr(size));
+          strides.push_back(b.getIndexAttr(1));
+        }
+        written = b.create<tensor::InsertSliceOp>(pad.getLoc(), pad.getSource(),
+                                                  filled, offsets, sizes, strides);
+        returnOp->setOperand(i, written);
+        pad->erase();
+        continue;
+      }
+      // Anything else: copy the result into the output argument.
+      written = b.create<linalg::CopyOp>(r.getLoc(), r, Value(out)).getResult(0);
+      returnOp->setOperand(i, written);
+    }
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
+                    b.getBoolAttr(i >= inputs.size()));
+
+    llvm::SetVector<StringRef> sources;
+    for (Operation *op : ops)
+      collectSources(op->getLoc(), sources);
+    llvm::SmallVector<Attribute> sourceAttrs;
+    for (StringRef s : sources)
+      sourceAttrs.push_back(b.getStringAttr(s));
+    int64_t flops = 0;
+    for (Operation *op : ops)
+      flops += estimateFlops(op);
+    fn->setAttr("kiln.dispatch_id", b.getI64IntegerAttr(id));
+    fn->setAttr("kiln.flops", b.getI64IntegerAttr(flops));
+    fn->setAttr("kiln.num_outputs", b.getI64IntegerAttr(results.size()));
+    fn->setAttr("kiln.sources", b.getArrayAttr(sourceAttrs));
+
+    // Replace the group in @main by a call at the position of its last op.
+    b.setInsertionPoint(ops.back());
+    llvm::SmallVector<Value> callArgs(inputs.begin(), inputs.end());
+    for (Value r : results) {
+      auto type = r.getType().cast<RankedTensorType>();
+      callArgs.push_back(b.create<tensor::EmptyOp>(
+          r.getLoc(), type.getShape(), type.getElementType()));
+    }
+    auto call = b.create<func::CallOp>(ops.back()->getLoc(), fn, callArgs);
+    call->setAttr("kiln.dispatch_id", b.getI64IntegerAttr(id));
+    for (auto [r, v] : llvm::zip(results, call.getResults()))
+      r.replaceAllUsesWith(v);
+    for (Operation *op : llvm::reverse(ops))
+      op->erase();
+    return success();
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> createOutlineDispatchesPass() {
+  return std::make_unique<OutlineDispatchesPass>();
+}
+
+} // namespace kiln

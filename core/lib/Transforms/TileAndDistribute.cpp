@@ -1,0 +1,213 @@
+//===- TileAndDistribute.cpp - Workgroup tiling of dispatch functions -----===//
+//
+// See Passes.h for what holds before and after.
+//
+//===----------------------------------------------------------------------===//
+#include "Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+#include "mlir/Pass/Pass.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Heuristic workgroup tile sizes for `op` (see Passes.h): one entry per
+/// loop, 0 = whole loop.
+SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget) {
+  SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+  if (op->getNumResults() != 1)
+    return sizes;
+  auto type = op->getResult(0).getType().cast<RankedTensorType>();
+  AffineMap map = op.getIndexingMapMatchingResult(op->getResult(0));
+  int64_t elementBytes =
+      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  int64_t inner = elementBytes;
+  int64_t rank = type.getRank();
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    auto dim = map.getResult(d).dyn_cast<AffineDimExpr>();
+    if (!dim)
+      return SmallVector<int64_t>(op.getNumLoops(), 0);
+    int64_t size = type.getDimSize(d);
+    if (inner * size <= budget) {
+      inner *= size;
+      continue;
+    }
+    sizes[dim.getPosition()] = std::max<int64_t>(1, budget / inner);
+    for (int64_t o = d - 1; o >= 0; --o) {
+      auto outer = map.getResult(o).dyn_cast<AffineDimExpr>();
+      if (outer && type.getDimSize(o) > 1)
+        sizes[outer.getPosition()] = 1;
+    }
+    break;
+  }
+  // At most three workgroup dimensions: keep the innermost three tiled loops.
+  int64_t tiled = 0;
+  for (int64_t i = sizes.size() - 1; i >= 0; --i)
+    if (sizes[i] != 0 && ++tiled > 3)
+      sizes[i] = 0;
+  return sizes;
+}
+
+struct TileAndDistributePass
+    : public PassWrapper<TileAndDistributePass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileAndDistributePass)
+
+  explicit TileAndDistributePass(const DispatchOptions &options)
+      : options(options) {}
+
+  StringRef getArgument() const final { return "kiln-tile-and-distribute"; }
+  StringRef getDescription() const final {
+    return "Tile dispatch functions and map tile loops to workgroups";
+  }
+
+  void runOnOperation() override {
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (fn->hasAttr("kiln.dispatch_id"))
+        if (failed(process(fn)))
+          return signalPassFailure();
+    // Callers in @main pass workgroup id 0; the runtime supplies the real
+    // ids when it replays the dispatch.
+    getOperation().walk([](func::CallOp call) {
+      auto callee = call->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
+          call.getCallee());
+      if (!callee || !callee->hasAttr("kiln.dispatch_id") ||
+          call.getNumOperands() == callee.getNumArguments())
+        return;
+      OpBuilder b(call);
+      Value zero = b.create<arith::ConstantIndexOp>(call.getLoc(), 0);
+      SmallVector<Value> operands(call.getOperands());
+      operands.append(3, zero);
+      call->setOperands(operands);
+    });
+  }
+
+  LogicalResult process(func::FuncOp fn) {
+    MLIRContext *ctx = fn.getContext();
+    int64_t id = fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id").getInt();
+    // Workgroup ids x, y, z.
+    Location loc = fn.getLoc();
+    unsigned first = fn.getNumArguments();
+    for (int i = 0; i < 3; ++i)
+      fn.insertArgument(fn.getNumArguments(), IndexType::get(ctx),
+                        DictionaryAttr(), loc);
+    SmallVector<int64_t> count = {1, 1, 1};
+    SmallVector<int64_t> tileSizes;
+
+    auto ret = cast<func::ReturnOp>(fn.getBody().front().getTerminator());
+    Operation *last = ret.getNumOperands() == 1
+                          ? ret.getOperand(0).getDefiningOp()
+                          : nullptr;
+    auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(last);
+    auto tileable = dyn_cast_or_null<TilingInterface>(last);
+    auto override = options.tileSizes.find(id);
+    SmallVector<int64_t> loopRanges;
+    SmallVector<StringRef> loopKinds;
+    if (linalgOp) {
+      loopRanges = linalgOp.getStaticLoopRanges();
+      for (utils::IteratorType t : linalgOp.getIteratorTypesArray())
+        loopKinds.push_back(t == utils::IteratorType::parallel ? "parallel"
+                                                               : "reduction");
+    }
+    if (linalgOp && tileable) {
+      if (override != options.tileSizes.end())
+        tileSizes.assign(override->second.begin(), override->second.end());
+      else
+        tileSizes = defaultTileSizes(linalgOp, options.workgroupBytes);
+      if (tileSizes.size() != linalgOp.getNumLoops())
+        return fn.emitError() << "dispatch " << id << " has "
+                              << linalgOp.getNumLoops() << " loops, "
+                              << tileSizes.size() << " tile sizes given";
+      SmallVector<utils::IteratorType> iterators =
+          linalgOp.getIteratorTypesArray();
+      SmallVector<int64_t> bounds = linalgOp.getStaticLoopRanges();
+      int64_t tiledLoops = 0;
+      for (auto [i, t] : llvm::enumerate(tileSizes)) {
+        if (t < 0)
+          return fn.emitError() << "dispatch " << id << ": tile size " << t
+                                << " for loop " << i << " is negative";
+        if (t != 0 && iterators[i] == utils::IteratorType::reduction)
+          return fn.emitError()
+                 << "dispatch " << id << ": loop " << i
+                 << " is a reduction and cannot be split across workgroups "
+                    "(use tile size 0)";
+        if (t >= bounds[i])
+          t = 0; // a whole loop is one tile
+        if (t != 0)
+          ++tiledLoops;
+      }
+      if (tiledLoops > 3)
+        return fn.emitError() << "dispatch " << id << ": " << tiledLoops
+                              << " tiled loops; at most 3 map to workgroups";
+      if (tiledLoops > 0) {
+        IRRewriter rewriter(ctx);
+        rewriter.setInsertionPoint(last);
+        scf::SCFTileAndFuseOptions tileOptions;
+        tileOptions.tilingOptions.setTileSizes(tileSizes);
+        FailureOr<scf::SCFTileAndFuseResult> tiled =
+            scf::tileConsumerAndFuseProducerGreedilyUsingSCFForOp(
+                rewriter, tileable, tileOptions);
+        if (failed(tiled))
+          return fn.emitError() << "dispatch " << id << " could not be tiled";
+        for (auto [orig, repl] : tiled->replacements)
+          orig.replaceAllUsesWith(repl);
+        // Turn the loops, outermost first, into workgroup ids; the
+        // innermost tiled loop is x.
+        int64_t n = tiled->loops.size();
+        for (int64_t k = 0; k < n; ++k) {
+          scf::ForOp loop = tiled->loops[k];
+          int64_t dim = n - 1 - k;
+          auto lb = getConstantIntValue(loop.getLowerBound());
+          auto ub = getConstantIntValue(loop.getUpperBound());
+          auto step = getConstantIntValue(loop.getStep());
+          if (!lb || !ub || !step || *step <= 0)
+            return fn.emitError() << "dispatch " << id << ": dynamic tile loop";
+          count[dim] = (*ub - *lb + *step - 1) / *step;
+          rewriter.setInsertionPoint(loop);
+          Value wg = fn.getArgument(first + dim);
+          Value iv = rewriter.create<arith::AddIOp>(
+              loc, loop.getLowerBound(),
+              rewriter.create<arith::MulIOp>(loc, wg, loop.getStep()));
+          Block *body = loop.getBody();
+          auto yield = cast<scf::YieldOp>(body->getTerminator());
+          SmallVector<Value> replacements = {iv};
+          for (Value init : loop.getInitArgs())
+            replacements.push_back(init);
+          SmallVector<Value> yielded(yield.getOperands());
+          rewriter.eraseOp(yield);
+          rewriter.mergeBlockBefore(body, loop, replacements);
+          rewriter.replaceOp(loop, yielded);
+        }
+      } else {
+        tileSizes.assign(linalgOp.getNumLoops(), 0);
+      }
+    } else if (override != options.tileSizes.end()) {
+      return fn.emitError() << "dispatch " << id
+                            << " has no tileable root; tile sizes cannot be set";
+    }
+    Builder b(ctx);
+    fn->setAttr("kiln.workgroup_count", b.getI64ArrayAttr(count));
+    fn->setAttr("kiln.tile_sizes", b.getI64ArrayAttr(tileSizes));
+    fn->setAttr("kiln.loop_ranges", b.getI64ArrayAttr(loopRanges));
+    fn->setAttr("kiln.loop_kinds", b.getStrArrayAttr(loopKinds));
+    return success();
+  }
+
+  DispatchOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<Pass>
+createTileAndDistributePass(const DispatchOptions &options) {
+  return std::make_unique<TileAndDistributePass>(options);
+}
+
+} // namespace kiln

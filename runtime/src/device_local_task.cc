@@ -1,0 +1,196 @@
+// HAL device local-task: a fixed pool of threads runs the workgroups of one
+// wave concurrently. Work items (dispatch, workgroup) are numbered across
+// the wave and taken from a shared atomic counter, so a wide dispatch and
+// several small independent ones share the threads alike. Each workgroup
+// computes a fixed tile, so results do not depend on which thread ran it.
+#include "device.h"
+#include "status.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+using namespace kiln::runtime;
+
+namespace {
+
+struct Pool {
+  size_t threads = 1;
+  pthread_t *workers = nullptr;
+  size_t started = 0;
+  pthread_mutex_t mutex;
+  pthread_cond_t wake;
+  pthread_cond_t done;
+  // Current wave (guarded by generation changes under the mutex).
+  const kiln_dispatch_t *dispatches = nullptr;
+  size_t dispatchCount = 0;
+  uint32_t *prefix = nullptr; // workgroup prefix sums, sized for the wave
+  size_t prefixCapacity = 0;
+  uint64_t totalItems = 0;
+  kiln_trace_t *trace = nullptr;
+  uint64_t generation = 0;
+  bool stopping = false;
+  // Work distribution.
+  uint64_t next = 0;     // atomic
+  size_t active = 0;     // workers still in the current wave (mutex)
+};
+
+struct WorkerArg {
+  Pool *pool;
+  uint32_t index;
+};
+
+void runItems(Pool *pool, uint32_t thread) {
+  for (;;) {
+    uint64_t item = __atomic_fetch_add(&pool->next, 1, __ATOMIC_RELAXED);
+    if (item >= pool->totalItems)
+      return;
+    // Find the dispatch owning this item (waves are short: linear scan).
+    size_t d = 0;
+    while (item >= pool->prefix[d + 1])
+      ++d;
+    const kiln_dispatch_t &dispatch = pool->dispatches[d];
+    uint32_t w = static_cast<uint32_t>(item - pool->prefix[d]);
+    uint64_t start = pool->trace ? nowNs() : 0;
+    runWorkgroup(dispatch, w);
+    if (pool->trace)
+      recordEvent(pool->trace, dispatch.command, w, thread, start, nowNs());
+  }
+}
+
+void *workerMain(void *raw) {
+  WorkerArg *arg = static_cast<WorkerArg *>(raw);
+  Pool *pool = arg->pool;
+  uint32_t index = arg->index;
+  free(arg);
+  uint64_t seen = 0;
+  pthread_mutex_lock(&pool->mutex);
+  for (;;) {
+    while (!pool->stopping && pool->generation == seen)
+      pthread_cond_wait(&pool->wake, &pool->mutex);
+    if (pool->stopping)
+      break;
+    seen = pool->generation;
+    pthread_mutex_unlock(&pool->mutex);
+    runItems(pool, index);
+    pthread_mutex_lock(&pool->mutex);
+    if (--pool->active == 0)
+      pthread_cond_signal(&pool->done);
+  }
+  pthread_mutex_unlock(&pool->mutex);
+  return nullptr;
+}
+
+kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t count,
+                          kiln_trace_t *trace) {
+  Pool *pool = static_cast<Pool *>(self);
+  if (count + 1 > pool->prefixCapacity)
+    return makeStatus(KILN_RESOURCE_EXHAUSTED,
+                      "local-task: wave of %zu dispatches exceeds the %zu it was created for",
+                      count, pool->prefixCapacity - 1);
+  uint64_t waveStart = trace ? nowNs() : 0;
+  pool->prefix[0] = 0;
+  for (size_t i = 0; i < count; ++i)
+    pool->prefix[i + 1] = pool->prefix[i] + workgroupTotal(dispatches[i]);
+  pool->dispatches = dispatches;
+  pool->dispatchCount = count;
+  pool->totalItems = pool->prefix[count];
+  pool->trace = trace;
+  __atomic_store_n(&pool->next, 0, __ATOMIC_RELAXED);
+  size_t helpers = pool->started;
+  if (pool->totalItems > 1 && helpers > 0) {
+    pthread_mutex_lock(&pool->mutex);
+    pool->active = helpers;
+    ++pool->generation;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->mutex);
+    runItems(pool, 0);
+    pthread_mutex_lock(&pool->mutex);
+    while (pool->active > 0)
+      pthread_cond_wait(&pool->done, &pool->mutex);
+    pthread_mutex_unlock(&pool->mutex);
+  } else {
+    runItems(pool, 0);
+  }
+  if (trace) {
+    // One interval per dispatch of the wave: the wave's span (they overlap).
+    uint64_t end = nowNs();
+    for (size_t i = 0; i < count; ++i)
+      recordEvent(trace, dispatches[i].command, UINT32_MAX, 0, waveStart, end);
+  }
+  return kiln_status_ok();
+}
+
+void releasePool(void *self) {
+  Pool *pool = static_cast<Pool *>(self);
+  if (!pool)
+    return;
+  pthread_mutex_lock(&pool->mutex);
+  pool->stopping = true;
+  pthread_cond_broadcast(&pool->wake);
+  pthread_mutex_unlock(&pool->mutex);
+  for (size_t i = 0; i < pool->started; ++i)
+    pthread_join(pool->workers[i], nullptr);
+  pthread_mutex_destroy(&pool->mutex);
+  pthread_cond_destroy(&pool->wake);
+  pthread_cond_destroy(&pool->done);
+  free(pool->workers);
+  free(pool->prefix);
+  free(pool);
+}
+
+} // namespace
+
+/// Largest number of dispatches one wave may hold on a local-task device.
+static const size_t kMaxWaveDispatches = 4096;
+
+extern "C" kiln_status_t kiln_device_create_local_task(size_t threads,
+                                                       kiln_device_t *out_device) {
+  if (!out_device)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_device_create_local_task: null device");
+  memset(out_device, 0, sizeof(*out_device));
+  if (threads == 0 || threads > 256)
+    return makeStatus(KILN_INVALID_ARGUMENT, "local-task takes 1 to 256 threads, %zu given",
+                      threads);
+  Pool *pool = static_cast<Pool *>(calloc(1, sizeof(Pool)));
+  if (!pool)
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory creating local-task");
+  pool->threads = threads;
+  pthread_mutex_init(&pool->mutex, nullptr);
+  pthread_cond_init(&pool->wake, nullptr);
+  pthread_cond_init(&pool->done, nullptr);
+  pool->prefixCapacity = kMaxWaveDispatches + 1;
+  pool->prefix = static_cast<uint32_t *>(calloc(pool->prefixCapacity, sizeof(uint32_t)));
+  pool->workers = static_cast<pthread_t *>(calloc(threads, sizeof(pthread_t)));
+  if (!pool->prefix || !pool->workers) {
+    releasePool(pool);
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory creating local-task");
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  // Kernels keep tile-local temporaries on the stack.
+  pthread_attr_setstacksize(&attr, 8u << 20);
+  for (size_t i = 1; i < threads; ++i) {
+    WorkerArg *arg = static_cast<WorkerArg *>(malloc(sizeof(WorkerArg)));
+    if (!arg) {
+      pthread_attr_destroy(&attr);
+      releasePool(pool);
+      return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory creating local-task");
+    }
+    arg->pool = pool;
+    arg->index = static_cast<uint32_t>(i);
+    if (pthread_create(&pool->workers[pool->started], &attr, workerMain, arg) != 0) {
+      free(arg);
+      pthread_attr_destroy(&attr);
+      releasePool(pool);
+      return makeStatus(KILN_RESOURCE_EXHAUSTED, "cannot start local-task thread %zu", i);
+    }
+    ++pool->started;
+  }
+  pthread_attr_destroy(&attr);
+  out_device->name = "local-task";
+  out_device->self = pool;
+  out_device->execute_wave = executeWave;
+  out_device->release = releasePool;
+  return kiln_status_ok();
+}
