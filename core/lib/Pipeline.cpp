@@ -161,6 +161,9 @@ void buildDispatchLoweringPipeline(PassManager &pm) {
   // Stack temporaries allocated inside loops would grow the stack per
   // iteration: hoist them to the function entry.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // Innermost loop = the output's contiguous dimension, so the loops below
+  // vectorize (broadcast-multiply-add over output channels).
+  pm.addNestedPass<func::FuncOp>(createInterchangeForVectorizationPass());
   // Scalar loops; LLVM's loop vectorizer and unroller take it from there.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());

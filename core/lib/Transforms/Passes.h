@@ -15,6 +15,7 @@
 
 namespace mlir {
 class Pass;
+class RewritePatternSet;
 } // namespace mlir
 
 namespace kiln {
@@ -45,7 +46,8 @@ std::unique_ptr<mlir::Pass> createOutlineConstantsPass();
 /// tosa.slice returned as a model output, which buffer-results-to-out-params
 /// copies into the out parameter) as linalg.copy, so it lowers to loops
 /// rather than to a call of the C runner's `memrefCopy`, which the runtime
-/// does not ship. Contiguous copies stay memref.copy (a memcpy).
+/// does not ship. Contiguous copies stay memref.copy (a memcpy). Copies of
+/// a buffer onto itself (left by in-place tiles) are erased.
 ///
 /// Before:
 ///   memref.copy %view, %out : memref<3x3xf32, strided<[6, 1], offset: 8>>
@@ -147,6 +149,20 @@ std::unique_ptr<mlir::Pass> createOutlineDispatchesPass();
 ///            %r = tensor.insert_slice %t into %out[%off] ... ; return %r }
 std::unique_ptr<mlir::Pass>
 createTileAndDistributePass(const DispatchOptions &options);
+
+/// kiln-interchange-for-vectorization (on func.func, buffers or tensors):
+/// generalizes convolutions, contractions and pooling ops and interchanges
+/// their loops so the output's innermost non-unit dimension is the
+/// innermost loop, the reductions just outside it, and the other parallel
+/// loops outermost. The innermost loop is then parallel and unit-stride in
+/// the output and the weights, which LLVM's loop vectorizer turns into
+/// SIMD multiply-adds (broadcast input x weight vector).
+///
+/// Before: linalg.matmul            loops (m, n, k), k innermost (reduction)
+/// After:  linalg.generic           loops (m, k, n), n innermost (parallel)
+/// Conv NHWC/HWCF (n, oh, ow, f, kh, kw, c) -> (n, oh, ow, kh, kw, c, f).
+std::unique_ptr<mlir::Pass> createInterchangeForVectorizationPass();
+void populateInterchangeForVectorizationPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln
 

@@ -64,6 +64,21 @@ struct StridedCopiesToLinalgPass
       b.create<linalg::CopyOp>(op.getLoc(), op.getSource(), op.getTarget());
       op.erase();
     }
+    // A copy of a buffer onto itself (left where a tile was computed in
+    // place in its destination) moves nothing.
+    SmallVector<Operation *> selfCopies;
+    getOperation().walk([&](Operation *op) {
+      if (auto copy = dyn_cast<linalg::CopyOp>(op)) {
+        if (copy.hasBufferSemantics() &&
+            copy.getInputs()[0] == copy.getOutputs()[0])
+          selfCopies.push_back(op);
+      } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+        if (copy.getSource() == copy.getTarget())
+          selfCopies.push_back(op);
+      }
+    });
+    for (Operation *op : selfCopies)
+      op->erase();
   }
 };
 

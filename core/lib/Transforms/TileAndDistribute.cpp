@@ -8,11 +8,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 using namespace mlir;
 
@@ -55,6 +59,52 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget) {
       sizes[i] = 0;
   return sizes;
 }
+
+/// extract_slice(tensor.pad) -> pad(extract_slice(source)): each workgroup
+/// pads only the input window its tile reads (MLIR's bubbleUpPadSlice).
+struct SwapExtractSliceOfPad : public OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+    if (!pad)
+      return rewriter.notifyMatchFailure(slice, "source is not tensor.pad");
+    if (llvm::any_of(slice.getMixedStrides(), [](OpFoldResult s) {
+          auto c = getConstantIntValue(s);
+          return !c || *c != 1;
+        }))
+      return rewriter.notifyMatchFailure(slice, "slice is strided");
+    Operation *tiled = tensor::bubbleUpPadSlice(
+        rewriter, pad, slice.getMixedOffsets(), slice.getMixedSizes(),
+        /*generateZeroSliceGuard=*/false);
+    if (!tiled)
+      return rewriter.notifyMatchFailure(slice, "cannot tile the pad");
+    Value result = tiled->getResult(0);
+    if (result.getType() != slice.getType())
+      result = rewriter.create<tensor::CastOp>(slice.getLoc(), slice.getType(), result);
+    rewriter.replaceOp(slice, result);
+    return success();
+  }
+};
+
+/// extract_slice(tensor.empty) -> tensor.empty of the slice's sizes: tile
+/// temporaries are tile-sized, not copies of the whole tensor.
+struct SliceOfEmpty : public OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    if (!slice.getSource().getDefiningOp<tensor::EmptyOp>())
+      return rewriter.notifyMatchFailure(slice, "source is not tensor.empty");
+    SmallVector<OpFoldResult> sizes;
+    llvm::SmallBitVector dropped = slice.getDroppedDims();
+    for (auto [i, size] : llvm::enumerate(slice.getMixedSizes()))
+      if (!dropped.test(i))
+        sizes.push_back(size);
+    rewriter.replaceOpWithNewOp<tensor::EmptyOp>(
+        slice, sizes, slice.getType().getElementType());
+    return success();
+  }
+};
 
 struct TileAndDistributePass
     : public PassWrapper<TileAndDistributePass, OperationPass<ModuleOp>> {
@@ -191,6 +241,18 @@ struct TileAndDistributePass
     } else if (override != options.tileSizes.end()) {
       return fn.emitError() << "dispatch " << id
                             << " has no tileable root; tile sizes cannot be set";
+    }
+    {
+      RewritePatternSet patterns(ctx);
+      patterns.add<SwapExtractSliceOfPad, SliceOfEmpty>(ctx);
+      if (failed(applyPatternsAndFoldGreedily(fn, std::move(patterns))))
+        return fn.emitError() << "dispatch " << id << ": tile cleanup failed";
+      // Tile-sized pads -> fill + insert_slice, which bufferize to a stack
+      // buffer without MLIR 16's dynamic-shape tensor.pad bufferization.
+      RewritePatternSet lowerPads(ctx);
+      lowerPads.add<linalg::GeneralizePadOpPattern>(ctx);
+      if (failed(applyPatternsAndFoldGreedily(fn, std::move(lowerPads))))
+        return fn.emitError() << "dispatch " << id << ": pad lowering failed";
     }
     Builder b(ctx);
     fn->setAttr("kiln.workgroup_count", b.getI64ArrayAttr(count));
