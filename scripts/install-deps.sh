@@ -9,6 +9,7 @@ packages=(
   zlib1g-dev libzstd-dev
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev
+  graphviz
 )
 
 missing=()

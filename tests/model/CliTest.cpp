@@ -118,6 +118,18 @@ TEST(Cli, FixShapeCompilesDynamicBatch) {
                                shellQuote(dataFile("bad/dynamic_batch.tflite")) +
                                " --fix-shape=0=1x8 -o " + tmp.file("d.kiln"));
   EXPECT_EQ(r.exitCode, 0) << r.output;
+  // A batch of 3 through the RELU: negatives become 0 (hand-computed).
+  std::string out = tmp.file("relu.npy");
+  CommandResult run = runCommand(kilnBinary() + " run " + shellQuote(dataFile("bad/dynamic_batch.tflite")) +
+                                 " --fix-shape=0=3x8 --input=3x8xf32=" +
+                                 "-1,2,-3,4,-5,6,-7,8,1,1,1,1,1,1,1,1,0,-2,0,-2,0,-2,0,-2 --output=@" + out);
+  ASSERT_EQ(run.exitCode, 0) << run.output;
+  kiln::NpyArray relu = loadNpy(out);
+  ASSERT_EQ(relu.shape, (std::vector<int64_t>{3, 8}));
+  const float *f = reinterpret_cast<const float *>(relu.data.data());
+  const float expected[24] = {0, 2, 0, 4, 0, 6, 0, 8, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  for (int i = 0; i < 24; ++i)
+    EXPECT_EQ(f[i], expected[i]) << i;
   expectCleanError("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) + " --fix-shape=0=1x9",
                    {"dimension 1 is static (8)"});
   expectCleanError("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) + " --fix-shape=0=axb",

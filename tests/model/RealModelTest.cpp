@@ -24,12 +24,14 @@ std::string modelCache() {
   return std::string(home ? home : "/tmp") + "/.cache/kiln/models";
 }
 
-void checkModel(const std::string &name, const std::string &extraFlags) {
+void checkModel(const std::string &name, const std::string &extraFlags,
+                const std::string &dataName = "") {
   std::string model = modelCache() + "/" + name + ".tflite";
   ASSERT_TRUE(std::filesystem::exists(model))
       << model << " is missing: run `node tests/reference/fetch_models.mjs` "
       << "(CTest's fetch_models fixture does this)";
-  std::string data = std::string(KILN_TEST_DATA_DIR) + "/models/" + name;
+  std::string data = std::string(KILN_TEST_DATA_DIR) + "/models/" +
+                     (dataName.empty() ? name : dataName);
   TempDir tmp;
   std::string artifact = tmp.file(name + ".kiln");
   CommandResult compiled = runCommand(kilnBinary() + " compile " + shellQuote(model) + " -o " +
@@ -57,6 +59,15 @@ TEST(RealModel, WakeWordHead) { checkModel("alexa", ""); }
 // The embedding model's input has a dynamic batch (shape signature
 // [-1,76,32,1]); it compiles once the batch is fixed.
 TEST(RealModel, SpeechEmbedding) { checkModel("embedding", "--fix-shape=0=1x76x32x1"); }
+
+// The same model with its dynamic batch fixed to 2: every -1 of the graph's
+// shape signatures becomes 2. TFLite's interpreter cannot resize here, so
+// the reference is ONNX Runtime 1.30 on the model's ONNX twin
+// (tests/reference/ort_reference.mjs, seed 2).
+TEST(RealModel, SpeechEmbeddingBatch2) {
+  checkModel("embedding", "--fix-shape=serving_default_input_1:0=2x76x32x1",
+             "embedding_batch2");
+}
 
 TEST(RealModel, BlazeFace) { checkModel("blazeface", ""); }
 

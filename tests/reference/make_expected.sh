@@ -22,4 +22,8 @@ cache="$(node fetch_models.mjs --quiet "$@" | tail -n 1)"
 for m in alexa embedding blazeface; do
   node tflite_reference.mjs --model "$cache/$m.tflite" --seed 1 --out "$repo/tests/data/models/$m"
 done
+# The embedding model with its dynamic batch fixed to 2: ONNX Runtime on the
+# ONNX twin (the TFLite interpreter here cannot resize inputs).
+node ort_reference.mjs --model "$cache/embedding.onnx" --shape 2x76x32x1 --seed 2 \
+  --out "$repo/tests/data/models/embedding_batch2"
 echo "expected data written to $repo/tests/data/models"

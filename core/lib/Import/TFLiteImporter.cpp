@@ -150,13 +150,26 @@ public:
     return {};
   }
 
+  /// Static shape of tensor `index`: the recorded `shape`, except that once
+  /// the user fixed the model's dynamic dimension, every -1 of the tensor's
+  /// `shape_signature` takes that size (TFLite converters mark the one
+  /// dynamic batch-like dimension -1 throughout the graph).
   std::vector<int64_t> shapeOf(int index) const {
     std::vector<int64_t> shape;
-    if (const schema::Tensor *t = tensor(index))
+    if (const schema::Tensor *t = tensor(index)) {
       if (t->shape())
         shape.assign(t->shape()->begin(), t->shape()->end());
+      if (dynamicSize && t->shape_signature() &&
+          t->shape_signature()->size() == shape.size())
+        for (size_t d = 0; d < shape.size(); ++d)
+          if (t->shape_signature()->Get(d) < 0)
+            shape[d] = *dynamicSize;
+    }
     return shape;
   }
+
+  /// The size the user fixed the dynamic dimension(s) to.
+  std::optional<int64_t> dynamicSize;
 
   Value materializeConstant(int index, Location loc);
 
@@ -341,13 +354,17 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
       return fail("--fix-shape for input '" + name + "': dimension " +
                   llvm::Twine(d) + " is static (" + llvm::Twine(signature[d]) +
                   ") and cannot become " + llvm::Twine(fix->shape[d]));
-    if (fix->shape[d] != shape[d])
-      return fail("--fix-shape for input '" + name + "': dimension " +
-                  llvm::Twine(d) + " can only be fixed to the size the model "
-                  "records for it (" + llvm::Twine(shape[d]) +
-                  "): shape propagation through the graph is not supported yet");
+    if (signature[d] < 0) {
+      if (dynamicSize && *dynamicSize != fix->shape[d])
+        return fail("--fix-shape for input '" + name + "': dimension " +
+                    llvm::Twine(d) + " is fixed to " + llvm::Twine(fix->shape[d]) +
+                    " but another dynamic dimension to " +
+                    llvm::Twine(*dynamicSize) +
+                    "; Kiln propagates one size for all dynamic dimensions");
+      dynamicSize = fix->shape[d];
+    }
   }
-  return shape;
+  return fix->shape;
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
