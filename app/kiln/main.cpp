@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <cmath>
 #include <cstring>
 
@@ -214,6 +215,9 @@ static int runCompile() {
   if (!options)
     return fail(options.takeError());
   if (!emitText.empty()) {
+    // On a terminal, elide big constants; a file gets them all, so it
+    // compiles again (`kiln compile --emit=tosa -o m.mlir; kiln compile m.mlir`).
+    options->elideConstants = output.empty() || output == "-";
     kiln::EmitStage stage;
     if (!kiln::parseEmitStage(emitText, stage))
       return fail("--emit='" + emitText +
@@ -338,17 +342,43 @@ static int runRun() {
       return fail(array.takeError());
     inputs.push_back(std::move(*array));
   }
+  const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
+                                 targetCpu != "generic" || !targetFeatures.empty() ||
+                                 !tiles.empty() || !tuning.empty() || !fusion ||
+                                 !noFusion.empty();
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
+  // Outputs are checked before anything runs.
+  std::set<std::string> outputPaths;
+  for (const std::string &spec : outputSpecs) {
+    llvm::StringRef target(spec);
+    if (!target.consume_front("@") || target.empty())
+      return fail("--output='" + spec + "': expected @file.npy");
+    if (llvm::sys::fs::is_directory(target))
+      return fail("--output='" + spec + "': " + target + " is a directory");
+    llvm::StringRef parent = llvm::sys::path::parent_path(target);
+    if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+      return fail("--output='" + spec + "': directory " + parent + " does not exist");
+    if (!outputPaths.insert(target.str()).second)
+      return fail("--output='" + spec + "' is given twice");
+  }
   std::vector<uint8_t> artifact;
   std::shared_ptr<const kiln::CompilationPlan> plan;
   llvm::StringRef path(pathText);
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return fail(path + ": cannot read: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return fail(path + ": not a regular file (expected a .kiln, .tflite or .mlir file)");
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return fail(path + ": cannot read: " + buffer.getError().message());
   llvm::StringRef data = (*buffer)->getBuffer();
   bool isArtifact = data.size() >= 8 && data.substr(4, 4) == "KILN";
+  if ((isArtifact || path.ends_with(".kiln")) && compileFlagsGiven)
+    return fail(path + " is already compiled; --fix-shape, --target-*, --tile, "
+                       "--tuning and --fusion apply when running a model");
   if (isArtifact || path.ends_with(".kiln")) {
     artifact.assign(data.begin(), data.end());
     if (runOptions.trace)

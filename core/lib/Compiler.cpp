@@ -133,11 +133,12 @@ public:
     return llvm::Error::success();
   }
 
-  std::string print() {
+  std::string print(bool elide = true) {
     std::string text;
     llvm::raw_string_ostream os(text);
     OpPrintingFlags flags;
-    flags.elideLargeElementsAttrs(16);
+    if (elide)
+      flags.elideLargeElementsAttrs(16);
     module->print(os, flags);
     return os.str();
   }
@@ -326,13 +327,13 @@ static llvm::Error compileImpl(const std::string &path,
   spec.source = c.source;
   collectSignature(*c.module, spec);
   if (emitted && stop == EmitStage::Tosa) {
-    *emitted = c.print();
+    *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
   if (llvm::Error err = c.run("TOSA to linalg", buildTosaToLinalgPipeline))
     return err;
   if (emitted && stop == EmitStage::Linalg) {
-    *emitted = c.print();
+    *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
@@ -341,7 +342,7 @@ static llvm::Error compileImpl(const std::string &path,
       }))
     return err;
   if (emitted && stop == EmitStage::Dispatches) {
-    *emitted = c.print();
+    *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
   if (llvm::Error err = c.run("bufferization", buildBufferizationPipeline))
@@ -349,7 +350,7 @@ static llvm::Error compileImpl(const std::string &path,
   collectConstants(*c.module, spec);
   coalesceOutputCopies(*c.module);
   if (emitted && stop == EmitStage::Buffers) {
-    *emitted = c.print();
+    *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
   auto plan = buildPlan(*c.module, spec.inputs.size(), spec.constants.size());

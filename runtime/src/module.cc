@@ -4,6 +4,7 @@
 #include "executable_loader.h"
 #include "kiln_artifact_generated.h"
 #include "status.h"
+#include "crc32.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -106,6 +107,19 @@ const char *kiln_runtime_version(void) {
 
 } // extern "C"
 
+/// Architecture of the code this runtime can load (first triple component).
+#if defined(__x86_64__)
+static const char kHostArch[] = "x86_64";
+#elif defined(__aarch64__)
+static const char kHostArch[] = "aarch64";
+#elif defined(__riscv) && __riscv_xlen == 64
+static const char kHostArch[] = "riscv64";
+#elif defined(__arm__)
+static const char kHostArch[] = "thumbv7em";
+#else
+static const char kHostArch[] = "unknown";
+#endif
+
 static bool tensorByteSize(const fb::TensorDesc *desc, size_t *out) {
   size_t elementSize =
       kiln_element_type_size(static_cast<kiln_element_type_t>(desc->element_type()));
@@ -160,6 +174,14 @@ static kiln_status_t validateArtifact(const fb::Artifact *a) {
   for (const fb::Executable *e : *a->executables()) {
     if (!e || !e->code() || !e->entry_points())
       return makeStatus(KILN_DATA_LOSS, "artifact has an executable without code");
+    // The architecture part of the target triple must be this host's.
+    const char *triple = e->target_triple() ? e->target_triple()->c_str() : "";
+    size_t archLength = strcspn(triple, "-");
+    if (strlen(kHostArch) != archLength || strncmp(triple, kHostArch, archLength) != 0)
+      return makeStatus(KILN_INCOMPATIBLE,
+                        "the artifact's code targets %s; this runtime runs %s code (compile "
+                        "with --target-triple for this machine)",
+                        triple[0] ? triple : "an unknown target", kHostArch);
     if (e->format() != fb::ExecutableFormat::elf_shared_object)
       return makeStatus(KILN_INCOMPATIBLE, "executable format %u is not supported by this runtime",
                         static_cast<unsigned>(e->format()));
@@ -251,9 +273,24 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
     return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_load: null argument");
   *out_module = nullptr;
   const uint8_t *bytes = static_cast<const uint8_t *>(data);
-  if (size < 8 || !flatbuffers::BufferHasIdentifier(bytes, fb::ArtifactIdentifier()))
+  if (size < 16 || !flatbuffers::BufferHasIdentifier(bytes, fb::ArtifactIdentifier()))
     return makeStatus(KILN_DATA_LOSS,
                       "not a Kiln artifact: %zu bytes without the 'KILN' file identifier", size);
+  // Integrity first: the "KSUM" trailer's CRC-32 covers every other byte.
+  const uint8_t *trailer = bytes + size - 8;
+  if (memcmp(trailer, "KSUM", 4) != 0)
+    return makeStatus(KILN_DATA_LOSS,
+                      "artifact is truncated or corrupted: no checksum trailer at the end "
+                      "of its %zu bytes", size);
+  uint32_t stored = static_cast<uint32_t>(trailer[4]) | (static_cast<uint32_t>(trailer[5]) << 8) |
+                    (static_cast<uint32_t>(trailer[6]) << 16) |
+                    (static_cast<uint32_t>(trailer[7]) << 24);
+  uint32_t actual = kiln::runtime::crc32(bytes, size - 8);
+  if (stored != actual)
+    return makeStatus(KILN_DATA_LOSS,
+                      "artifact is corrupted: checksum 0x%08x, the trailer says 0x%08x",
+                      actual, stored);
+  size -= 8;
   // Read the version through a verifier of the version fields alone, so an
   // artifact of another format major is reported as such, not as damage.
   {

@@ -3,6 +3,9 @@
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/CRC.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -32,6 +35,16 @@ std::vector<uint8_t> compileAddScale() {
   return artifact ? *artifact : std::vector<uint8_t>();
 }
 
+/// Appends the "KSUM" + CRC-32 trailer every artifact ends with.
+std::vector<uint8_t> withTrailer(std::vector<uint8_t> bytes) {
+  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes));
+  for (char c : {'K', 'S', 'U', 'M'})
+    bytes.push_back(static_cast<uint8_t>(c));
+  for (int i = 0; i < 4; ++i)
+    bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  return bytes;
+}
+
 /// A hand-built artifact with one dispatch binding [offset, +length) of input 0.
 std::vector<uint8_t> handBuilt(uint32_t major, uint64_t offset, uint64_t length) {
   flatbuffers::FlatBufferBuilder fbb;
@@ -54,7 +67,8 @@ std::vector<uint8_t> handBuilt(uint32_t major, uint64_t offset, uint64_t length)
       fbb.CreateString("generic"), entryOffsets, fbb.CreateVector(code))};
   auto root = fb::CreateArtifactDirect(fbb, major, 0, "test", "test", io, &commands, 0, &exes);
   fb::FinishArtifactBuffer(fbb, root);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  return withTrailer(
+      std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()));
 }
 
 TEST(Runtime, RejectsNonArtifacts) {
@@ -85,6 +99,20 @@ TEST(Runtime, RejectsBindingOutsideItsBuffer) {
   EXPECT_NE(std::string(s.message).find("outside its 16-byte buffer"), std::string::npos) << s.message;
 }
 
+TEST(Runtime, ChecksumCatchesAnyFlippedByte) {
+  std::vector<uint8_t> bytes = compileAddScale();
+  ASSERT_FALSE(bytes.empty());
+  for (size_t at = 0; at < bytes.size(); at += std::max<size_t>(1, bytes.size() / 61)) {
+    std::vector<uint8_t> damaged = bytes;
+    damaged[at] ^= 0x5a;
+    Aligned a(damaged);
+    kiln_module_t *m = nullptr;
+    kiln_status_t s = kiln_module_load(a.data, a.size, &m);
+    EXPECT_EQ(s.code, KILN_DATA_LOSS) << "byte " << at;
+    EXPECT_EQ(m, nullptr);
+  }
+}
+
 TEST(Runtime, EveryTruncationFailsCleanly) {
   std::vector<uint8_t> bytes = compileAddScale();
   ASSERT_FALSE(bytes.empty());
@@ -93,12 +121,8 @@ TEST(Runtime, EveryTruncationFailsCleanly) {
     Aligned a(prefix);
     kiln_module_t *m = nullptr;
     kiln_status_t s = kiln_module_load(a.data, a.size, &m);
-    // The builder pads the end of the buffer to 64-byte alignment; cutting
-    // only padding leaves every referenced byte in place.
-    if (cut + 64 <= bytes.size()) {
-      EXPECT_NE(s.code, KILN_OK) << "prefix of " << cut << " bytes loaded";
-      EXPECT_EQ(m, nullptr);
-    }
+    EXPECT_NE(s.code, KILN_OK) << "prefix of " << cut << " bytes loaded";
+    EXPECT_EQ(m, nullptr);
     kiln_module_release(m);
   }
 }

@@ -64,6 +64,9 @@ struct CompileOptions {
   TargetOptions target;
   /// Shapes for inputs with dynamic dimensions.
   std::vector<ShapeFix> fixedShapes;
+  /// With --emit: elide constants larger than 16 elements in MLIR output
+  /// (for reading on a terminal). Off, the output parses back in.
+  bool elideConstants = true;
   /// LLVM optimization level for the kernels, 0..3.
   unsigned optLevel = 3;
   /// Fuse elementwise consumers and padding into their root's dispatch.

@@ -3,6 +3,9 @@
 
 #include "kiln_artifact_generated.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/CRC.h"
+
 namespace kiln {
 
 namespace fb = kiln::artifact;
@@ -91,8 +94,15 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
       spec.source.c_str(), io, &commands, spec.arenaBytes, &executables,
       &constants, reflection);
   fb::FinishArtifactBuffer(fbb, root);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(),
-                              fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(),
+                             fbb.GetBufferPointer() + fbb.GetSize());
+  // Trailer: "KSUM" + CRC-32 of everything before it (kiln_artifact.fbs).
+  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes));
+  const char tag[4] = {'K', 'S', 'U', 'M'};
+  bytes.insert(bytes.end(), tag, tag + 4);
+  for (int i = 0; i < 4; ++i)
+    bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  return bytes;
 }
 
 } // namespace kiln

@@ -84,7 +84,11 @@ struct ArtifactSpec {
 inline constexpr uint32_t kArtifactFormatMajor = 1;
 inline constexpr uint32_t kArtifactFormatMinor = 0;
 
-/// Serializes `spec`; constants and code are 64-byte aligned in the file.
+/// Size of the checksum trailer after the flatbuffer, bytes.
+inline constexpr size_t kArtifactTrailerBytes = 8;
+
+/// Serializes `spec`; constants and code are 64-byte aligned in the file,
+/// which ends with the "KSUM" + CRC-32 trailer.
 std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec);
 
 /// Bytes per element of `type`.

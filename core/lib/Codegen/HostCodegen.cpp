@@ -12,6 +12,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -21,7 +22,9 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <fcntl.h>
 #include <mutex>
+#include <unistd.h>
 
 namespace kiln {
 
@@ -41,6 +44,36 @@ static void initializeTargetsOnce() {
   });
 }
 
+/// True if `feature` (no +/-) names a feature of `triple`. LLVM 16 has no
+/// public feature list and only warns on stderr about unknown names, so the
+/// probe silences stderr and checks whether +feature or -feature changes the
+/// feature bits of a generic subtarget.
+static bool featureIsKnown(const llvm::Target &target, const std::string &triple,
+                           llvm::StringRef feature) {
+  llvm::errs().flush();
+  int saved = dup(2);
+  int devnull = open("/dev/null", O_WRONLY);
+  if (saved >= 0 && devnull >= 0)
+    dup2(devnull, 2);
+  std::unique_ptr<llvm::MCSubtargetInfo> base(
+      target.createMCSubtargetInfo(triple, "", ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> plus(
+      target.createMCSubtargetInfo(triple, "", ("+" + feature).str()));
+  std::unique_ptr<llvm::MCSubtargetInfo> minus(
+      target.createMCSubtargetInfo(triple, "", ("-" + feature).str()));
+  llvm::errs().flush();
+  if (saved >= 0) {
+    dup2(saved, 2);
+    close(saved);
+  }
+  if (devnull >= 0)
+    close(devnull);
+  if (!base || !plus || !minus)
+    return false;
+  return plus->getFeatureBits() != base->getFeatureBits() ||
+         minus->getFeatureBits() != base->getFeatureBits();
+}
+
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const TargetOptions &options, unsigned optLevel) {
   initializeTargetsOnce();
@@ -52,6 +85,36 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return makeError("unknown target '" + triple + "': " + error);
+  llvm::Triple parsed(triple);
+  if (!parsed.isOSBinFormatELF())
+    return makeError("target '" + triple +
+                     "' does not use ELF objects; Kiln's executables are ELF "
+                     "(supported: x86_64-linux-gnu, aarch64-linux-gnu, "
+                     "riscv64-linux-gnu, thumbv7em-none-eabihf)");
+  // Reject unknown CPUs and features here: LLVM itself only warns (several
+  // times) and may abort later.
+  {
+    std::unique_ptr<llvm::MCSubtargetInfo> probe(
+        target->createMCSubtargetInfo(triple, "", ""));
+    std::string cpuName = options.cpu.empty() ? "generic" : options.cpu;
+    if (probe && cpuName != "generic" && !probe->isCPUStringValid(cpuName))
+      return makeError("unknown CPU '" + cpuName + "' for target '" + triple +
+                       "' (e.g. generic, x86-64, x86-64-v2, x86-64-v3, "
+                       "skylake, znver3 on x86-64; cortex-a72 on aarch64)");
+    if (probe && !options.features.empty()) {
+      llvm::SmallVector<llvm::StringRef> features;
+      llvm::StringRef(options.features).split(features, ',', -1, false);
+      for (llvm::StringRef f : features) {
+        llvm::StringRef name = f.trim();
+        if (!name.consume_front("+") && !name.consume_front("-"))
+          return makeError("CPU feature '" + f.str() +
+                           "' must start with + or - (e.g. +avx2,+fma)");
+        if (!featureIsKnown(*target, triple, name))
+          return makeError("unknown CPU feature '" + name.str() +
+                           "' for target '" + triple + "'");
+      }
+    }
+  }
   llvm::TargetOptions targetOptions;
   llvm::CodeGenOpt::Level level =
       optLevel == 0   ? llvm::CodeGenOpt::None

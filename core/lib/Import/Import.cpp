@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -23,6 +24,12 @@ static llvm::Error makeError(const llvm::Twine &message) {
 llvm::Expected<OwningOpRef<ModuleOp>>
 importModelFile(MLIRContext &context, llvm::StringRef path,
                 const std::vector<ShapeFix> &fixes) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return makeError(path + ": cannot read: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return makeError(path + ": not a regular file (expected a .tflite or "
+                            ".mlir model)");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -71,6 +78,40 @@ importTosaMLIR(MLIRContext &context, llvm::StringRef text,
     if (!t.isa<RankedTensorType>() || !t.cast<RankedTensorType>().hasStaticShape())
       return makeError(filename + ": @main returns a non-static tensor type; "
                                   "Kiln compiles static shapes only");
+  // Element types the runtime and the artifact describe: f32 (and i32
+  // indices/shapes, i1 masks). Constants must be inline dense values.
+  std::string badType, resource;
+  main.walk([&](Operation *op) {
+    for (Type t : op->getResultTypes()) {
+      auto shaped = t.dyn_cast<ShapedType>();
+      Type element = shaped ? shaped.getElementType() : t;
+      if (!(element.isF32() || element.isInteger(32) || element.isInteger(64) ||
+            element.isInteger(1) || element.isIndex()) &&
+          badType.empty()) {
+        llvm::raw_string_ostream os(badType);
+        os << "'" << op->getName() << "' produces element type " << element;
+      }
+    }
+    for (NamedAttribute attr : op->getAttrs())
+      if (attr.getValue().isa<DenseResourceElementsAttr>() && resource.empty())
+        resource = op->getName().getStringRef().str();
+  });
+  for (Type t : main.getFunctionType().getInputs())
+    if (!t.cast<ShapedType>().getElementType().isF32() &&
+        !t.cast<ShapedType>().getElementType().isInteger(32) && badType.empty()) {
+      llvm::raw_string_ostream os(badType);
+      os << "@main takes element type " << t.cast<ShapedType>().getElementType();
+    }
+  if (!badType.empty())
+    return makeError(filename + ": " + badType +
+                     "; Kiln compiles f32 models (i32/i64/i1 for indices, "
+                     "shapes and masks)");
+  if (!resource.empty())
+    return makeError(filename + ": '" + resource +
+                     "' holds a dense_resource constant; Kiln reads inline "
+                     "dense<...> constants (write the module with "
+                     "`kiln compile --emit=tosa -o FILE.mlir`, which keeps "
+                     "every constant)");
   std::string unsupported;
   main.walk([&](Operation *op) {
     if (unsupported.empty() && !isa<func::FuncOp, func::ReturnOp>(op) &&

@@ -13,9 +13,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mlir;
@@ -185,8 +187,61 @@ private:
   }
   llvm::Error checkTensors();
   llvm::Error checkOperators();
+  llvm::Error checkRecordedShapes(func::FuncOp func);
   llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
 };
+
+/// "CONV_2D#12" and the tensor name from an op location (Import.h).
+static void describeLocation(Location loc, std::string &op, std::string &tensor) {
+  if (auto name = loc.dyn_cast<NameLoc>()) {
+    llvm::StringRef text = name.getName().getValue();
+    if (op.empty() && text.contains('#'))
+      op = text.str();
+    else if (tensor.empty())
+      tensor = text.str();
+    describeLocation(name.getChildLoc(), op, tensor);
+  } else if (auto fused = loc.dyn_cast<FusedLoc>()) {
+    for (Location l : fused.getLocations())
+      describeLocation(l, op, tensor);
+  }
+}
+
+llvm::Error ModelImporter::checkRecordedShapes(func::FuncOp func) {
+  std::string problem;
+  func.walk([&](InferShapedTypeOpInterface infer) {
+    if (!problem.empty())
+      return;
+    Operation *op = infer.getOperation();
+    llvm::SmallVector<ShapedTypeComponents> inferred;
+    if (failed(infer.inferReturnTypeComponents(
+            op->getContext(), std::nullopt, op->getOperands(),
+            op->getAttrDictionary(), op->getRegions(), inferred)))
+      return;
+    for (auto [result, components] : llvm::zip(op->getResults(), inferred)) {
+      auto actual = result.getType().dyn_cast<RankedTensorType>();
+      if (!actual || !components.hasRank())
+        continue;
+      llvm::ArrayRef<int64_t> dims = components.getDims();
+      bool mismatch = static_cast<int64_t>(dims.size()) != actual.getRank();
+      for (size_t d = 0; !mismatch && d < dims.size(); ++d)
+        mismatch = !ShapedType::isDynamic(dims[d]) && dims[d] != actual.getDimSize(d);
+      if (!mismatch)
+        continue;
+      std::string opName, tensor;
+      describeLocation(op->getLoc(), opName, tensor);
+      llvm::SmallVector<int64_t> inferredShape(dims.begin(), dims.end());
+      problem = (opName.empty() ? std::string("an operator") : "operator " + opName) +
+                (tensor.empty() ? "" : " output '" + tensor + "'") +
+                ": the model records shape " + shapeString(actual.getShape()) +
+                " but the operands give " + shapeString(inferredShape) +
+                " (the file is corrupted or inconsistent)";
+      return;
+    }
+  });
+  if (!problem.empty())
+    return fail(problem);
+  return llvm::Error::success();
+}
 
 Value ModelImporter::materializeConstant(int index, Location loc) {
   const schema::Tensor *t = tensor(index);
@@ -283,12 +338,34 @@ llvm::Error ModelImporter::checkOperators() {
                   " has an invalid operator code index");
     const schema::OperatorCode *code =
         model->operator_codes()->Get(op->opcode_index());
+    if (!code)
+      return fail("operator #" + llvm::Twine(index) +
+                  " has a missing operator code");
     BuiltinOperator builtin = effectiveCode(code);
+    int numTensors = graph->tensors() ? graph->tensors()->size() : 0;
+    auto checkIndices = [&](const flatbuffers::Vector<int32_t> *list,
+                            const char *what, bool optionalAllowed) -> llvm::Error {
+      if (!list)
+        return llvm::Error::success();
+      for (int32_t t : *list)
+        if (t >= numTensors || t < (optionalAllowed ? -1 : 0))
+          return fail("operator #" + llvm::Twine(index) + " " + what +
+                      " tensor index " + llvm::Twine(t) + ", the subgraph has " +
+                      llvm::Twine(numTensors) + " tensors (the file is corrupted)");
+      return llvm::Error::success();
+    };
+    if (llvm::Error err = checkIndices(op->inputs(), "refers to input", true))
+      return err;
+    if (llvm::Error err = checkIndices(op->outputs(), "refers to output", false))
+      return err;
     if (builtin == BuiltinOperator::CUSTOM || !table.count(builtin)) {
-      std::string supported;
+      std::vector<std::string> names;
       for (const auto &entry : table)
-        supported += std::string(supported.empty() ? "" : ", ") +
-                     schema::EnumNameBuiltinOperator(entry.first);
+        names.push_back(schema::EnumNameBuiltinOperator(entry.first));
+      std::sort(names.begin(), names.end());
+      std::string supported;
+      for (const std::string &n : names)
+        supported += (supported.empty() ? "" : ", ") + n;
       std::string what;
       if (builtin == BuiltinOperator::CUSTOM)
         what = "is the custom operator '" +
@@ -400,6 +477,23 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   (*module)->setAttr("kiln.source", builder.getStringAttr(filename));
 
+  // Every --fix-shape must name an input.
+  for (const ShapeFix &fix : fixes) {
+    bool found = false;
+    std::string names;
+    for (int position = 0; position < static_cast<int>(graph->inputs()->size());
+         ++position) {
+      int index = graph->inputs()->Get(position);
+      std::string name = tensorName(tensor(index), index);
+      names += (names.empty() ? "'" : ", '") + name + "' (" +
+               std::to_string(position) + ")";
+      found |= fix.input == name || fix.input == std::to_string(position);
+    }
+    if (!found)
+      return fail("--fix-shape names input '" + fix.input +
+                  "', which the model does not have; its inputs are " + names);
+  }
+
   // Signature.
   llvm::SmallVector<Type> inputTypes, outputTypes;
   for (int position = 0; position < static_cast<int>(graph->inputs()->size());
@@ -488,6 +582,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     results.push_back(v);
   }
   builder.create<func::ReturnOp>(fileLoc, results);
+
+  // Every shape the model records must be the one TOSA computes from the
+  // operands; a corrupted or inconsistent file is caught here, naming the
+  // operator, instead of crashing a later phase.
+  if (llvm::Error err = checkRecordedShapes(func))
+    return std::move(err);
 
   // The converters build well-formed TOSA; a verifier failure here is a Kiln
   // bug, reported with the first diagnostic rather than an IR dump.

@@ -124,6 +124,11 @@ llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
 }
 
 llvm::Expected<NpyArray> readNpyFile(const std::string &path) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return makeError((path.empty() ? "''" : path) + ": cannot read: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return makeError(path + ": not a regular file (expected a .npy file)");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)

@@ -70,7 +70,14 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
       return makeError("--input='" + spec + "': bad dimension '" + p + "'");
     array.shape.push_back(d);
   }
-  int64_t n = array.numElements();
+  int64_t n = 1;
+  for (int64_t d : array.shape)
+    if (d > 0 && n > (int64_t(1) << 28) / d)
+      return makeError("--input='" + spec + "': a literal of more than " +
+                       llvm::Twine(int64_t(1) << 28) +
+                       " elements; pass large inputs as .npy files");
+    else
+      n *= d;
   llvm::SmallVector<llvm::StringRef> values;
   valuesText.split(values, ',');
   if (values.size() != 1 && static_cast<int64_t>(values.size()) != n)
