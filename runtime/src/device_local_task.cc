@@ -7,6 +7,7 @@
 #include "status.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,25 +21,37 @@ struct Pool {
   size_t started = 0;
   pthread_mutex_t mutex;
   pthread_cond_t wake;
-  pthread_cond_t done;
-  // Current wave (guarded by generation changes under the mutex).
+  // Current wave, published by a release increment of `generation`.
   const kiln_dispatch_t *dispatches = nullptr;
   size_t dispatchCount = 0;
   uint32_t *prefix = nullptr; // workgroup prefix sums, sized for the wave
   size_t prefixCapacity = 0;
   uint64_t totalItems = 0;
   kiln_trace_t *trace = nullptr;
-  uint64_t generation = 0;
-  bool stopping = false;
-  // Work distribution.
-  uint64_t next = 0;     // atomic
-  size_t active = 0;     // workers still in the current wave (mutex)
+  uint64_t generation = 0; // atomic
+  bool stopping = false;   // atomic
+  uint64_t next = 0;       // atomic: next work item
+  size_t active = 0;       // atomic: workers still in the current wave
 };
 
 struct WorkerArg {
   Pool *pool;
   uint32_t index;
 };
+
+/// Spin iterations (about 10-50 us) before a worker sleeps on the condition
+/// variable: waves follow each other within microseconds, and a futex
+/// wake-up costs tens of them. Kept short so an oversubscribed machine is not
+/// starved by spinning threads.
+const int kSpinIterations = 2000;
+
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 
 void runItems(Pool *pool, uint32_t thread) {
   for (;;) {
@@ -64,21 +77,28 @@ void *workerMain(void *raw) {
   uint32_t index = arg->index;
   free(arg);
   uint64_t seen = 0;
-  pthread_mutex_lock(&pool->mutex);
   for (;;) {
-    while (!pool->stopping && pool->generation == seen)
-      pthread_cond_wait(&pool->wake, &pool->mutex);
-    if (pool->stopping)
-      break;
-    seen = pool->generation;
-    pthread_mutex_unlock(&pool->mutex);
+    uint64_t now = seen;
+    for (int spin = 0; spin < kSpinIterations; ++spin) {
+      now = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+      if (now != seen || __atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE))
+        break;
+      cpuRelax();
+    }
+    if (now == seen) {
+      pthread_mutex_lock(&pool->mutex);
+      while (!__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE) &&
+             __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen)
+        pthread_cond_wait(&pool->wake, &pool->mutex);
+      pthread_mutex_unlock(&pool->mutex);
+      now = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
+    }
+    if (__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE))
+      return nullptr;
+    seen = now;
     runItems(pool, index);
-    pthread_mutex_lock(&pool->mutex);
-    if (--pool->active == 0)
-      pthread_cond_signal(&pool->done);
+    __atomic_fetch_sub(&pool->active, 1, __ATOMIC_RELEASE);
   }
-  pthread_mutex_unlock(&pool->mutex);
-  return nullptr;
 }
 
 kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t count,
@@ -99,16 +119,20 @@ kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t 
   __atomic_store_n(&pool->next, 0, __ATOMIC_RELAXED);
   size_t helpers = pool->started;
   if (pool->totalItems > 1 && helpers > 0) {
+    __atomic_store_n(&pool->active, helpers, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&pool->generation, 1, __ATOMIC_RELEASE);
     pthread_mutex_lock(&pool->mutex);
-    pool->active = helpers;
-    ++pool->generation;
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
     runItems(pool, 0);
-    pthread_mutex_lock(&pool->mutex);
-    while (pool->active > 0)
-      pthread_cond_wait(&pool->done, &pool->mutex);
-    pthread_mutex_unlock(&pool->mutex);
+    // Wait for the workers' last workgroups: spin briefly, then yield the
+    // core (a descheduled worker may need it to finish).
+    for (int spin = 0; __atomic_load_n(&pool->active, __ATOMIC_ACQUIRE) != 0; ++spin) {
+      if (spin < kSpinIterations)
+        cpuRelax();
+      else
+        sched_yield();
+    }
   } else {
     runItems(pool, 0);
   }
@@ -126,14 +150,13 @@ void releasePool(void *self) {
   if (!pool)
     return;
   pthread_mutex_lock(&pool->mutex);
-  pool->stopping = true;
+  __atomic_store_n(&pool->stopping, true, __ATOMIC_RELEASE);
   pthread_cond_broadcast(&pool->wake);
   pthread_mutex_unlock(&pool->mutex);
   for (size_t i = 0; i < pool->started; ++i)
     pthread_join(pool->workers[i], nullptr);
   pthread_mutex_destroy(&pool->mutex);
   pthread_cond_destroy(&pool->wake);
-  pthread_cond_destroy(&pool->done);
   free(pool->workers);
   free(pool->prefix);
   free(pool);
@@ -158,7 +181,6 @@ extern "C" kiln_status_t kiln_device_create_local_task(size_t threads,
   pool->threads = threads;
   pthread_mutex_init(&pool->mutex, nullptr);
   pthread_cond_init(&pool->wake, nullptr);
-  pthread_cond_init(&pool->done, nullptr);
   pool->prefixCapacity = kMaxWaveDispatches + 1;
   pool->prefix = static_cast<uint32_t *>(calloc(pool->prefixCapacity, sizeof(uint32_t)));
   pool->workers = static_cast<pthread_t *>(calloc(threads, sizeof(pthread_t)));
