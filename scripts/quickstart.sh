@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command from a clean checkout: install dependencies, build, fetch the
 # real models, compile BlazeFace to a .kiln artifact and run it on the seeded
-# input, comparing with TensorFlow Lite's output.
+# input.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -173,12 +173,22 @@ TEST_P(Variants, RandomTileOverrides) {
     kiln::CompileOptions options = realModelOptions(name);
     options.tileSizes = randomTiles(*base.plan, rng);
     std::string flags;
+    size_t split = 0, ragged = 0;
     for (auto &[id, sizes] : options.tileSizes) {
       flags += " " + tileFlag(id, sizes);
-      for (size_t i = 0; i < sizes.size(); ++i)
-        if (sizes[i] > 0 && baseById[id]->loopRanges[i] % sizes[i] != 0)
-          ++nonDividing;
+      bool splits = false;
+      for (size_t i = 0; i < sizes.size(); ++i) {
+        int64_t range = baseById[id]->loopRanges[i];
+        splits |= sizes[i] > 0 && sizes[i] < range;
+        if (sizes[i] > 0 && range % sizes[i] != 0)
+          ++ragged;
+      }
+      split += splits;
     }
+    nonDividing += ragged;
+    std::cout << name << " trial " << trial << ": " << split << " of "
+              << base.plan->dispatches.size() << " dispatches split into workgroups, "
+              << ragged << " tile sizes not dividing their loop" << std::endl;
     SCOPED_TRACE("trial " + std::to_string(trial) + ", reproduce with:" + flags);
     kiln::CompileResult tiled;
     ASSERT_NO_FATAL_FAILURE(compileReal(name, options, tiled));
