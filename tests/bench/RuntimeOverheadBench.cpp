@@ -11,6 +11,9 @@
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/CRC.h"
+
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -51,11 +54,18 @@ std::vector<uint8_t> buildArtifact(int n, bool barriers) {
   std::vector<std::string> entries = {"empty_dispatch"};
   auto entryOffsets = fbb.CreateVectorOfStrings(entries);
   std::vector<flatbuffers::Offset<fb::Executable>> exes = {fb::CreateExecutable(
-      fbb, fb::ExecutableFormat::elf_shared_object, fbb.CreateString("host"),
+      fbb, fb::ExecutableFormat::elf_shared_object, fbb.CreateString("x86_64-pc-linux-gnu"),
       fbb.CreateString("generic"), entryOffsets, fbb.CreateVector(code))};
   auto root = fb::CreateArtifactDirect(fbb, 1, 0, "bench", "bench", io, &commands, 0, &exes);
   fb::FinishArtifactBuffer(fbb, root);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
+  // "KSUM" + CRC-32 trailer (runtime/schema/kiln_artifact.fbs).
+  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes));
+  for (char c : {'K', 'S', 'U', 'M'})
+    bytes.push_back(static_cast<uint8_t>(c));
+  for (int i = 0; i < 4; ++i)
+    bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  return bytes;
 }
 
 void BM_EmptyDispatch(benchmark::State &state) {
