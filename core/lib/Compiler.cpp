@@ -330,7 +330,9 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
-  if (llvm::Error err = c.run("TOSA to linalg", buildTosaToLinalgPipeline))
+  if (llvm::Error err = c.run("TOSA to linalg", [&](PassManager &pm) {
+        buildTosaToLinalgPipeline(pm, options.fusion);
+      }))
     return err;
   if (emitted && stop == EmitStage::Linalg) {
     *emitted = c.print(options.elideConstants);
@@ -372,6 +374,9 @@ static llvm::Error compileImpl(const std::string &path,
         kernels.size();
     kernels.push_back({fn.getSymName().str(), bindings});
   }
+  for (const Dispatch &d : plan->dispatches)
+    if (entryOf.count(d.id))
+      kernels[entryOf[d.id]].aliasedBindings = d.aliasedBindings;
   c.module->lookupSymbol<func::FuncOp>("main").erase();
   if (llvm::Error err = c.run("lowering to LLVM", buildDispatchLoweringPipeline))
     return err;

@@ -65,7 +65,7 @@ void registerKilnDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildTosaToLinalgPipeline(PassManager &pm) {
+void buildTosaToLinalgPipeline(PassManager &pm, bool fuseElementwise) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   // Rewrites tosa.transpose_conv2d into tosa.conv2d on a padded/reversed
   // input and fully_connected/depthwise special cases the lowerings expect.
@@ -82,7 +82,8 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   // Fuses chains of elementwise linalg.generic ops (bias + activation, ...)
   // so they run as one loop nest without intermediates.
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  if (fuseElementwise)
+    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
 }
 

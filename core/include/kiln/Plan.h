@@ -43,6 +43,10 @@ struct Dispatch {
   /// Bytes of all bindings read / written once each.
   int64_t bytesRead = 0;
   int64_t bytesWritten = 0;
+  /// Binding positions (entry-point order) that share memory because the
+  /// output was placed in place of a dead input; the kernel must not assume
+  /// they are distinct.
+  std::vector<int64_t> aliasedBindings;
 };
 
 /// Where a buffer lives.

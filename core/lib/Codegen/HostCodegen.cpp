@@ -155,9 +155,11 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
     kernelFn->setName(abi.name + ".impl");
     kernelFn->setLinkage(llvm::GlobalValue::InternalLinkage);
     kernelFn->addFnAttr(llvm::Attribute::AlwaysInline);
-    // Buffers bound to one dispatch never overlap (the planner guarantees it).
+    // Buffers bound to one dispatch never overlap (the planner guarantees
+    // it), except the in-place pairs it chose.
     for (unsigned i = 0; i < abi.numBindings; ++i)
-      kernelFn->addParamAttr(i, llvm::Attribute::NoAlias);
+      if (!llvm::is_contained(abi.aliasedBindings, static_cast<int64_t>(i)))
+        kernelFn->addParamAttr(i, llvm::Attribute::NoAlias);
 
     // void name(void **bindings, const uint32_t *workgroup_id)
     llvm::Function *entryFn = llvm::Function::Create(

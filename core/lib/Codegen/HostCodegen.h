@@ -42,6 +42,9 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel);
 struct KernelABI {
   std::string name;
   unsigned numBindings = 0;
+  /// Binding positions that may share memory (in-place outputs); all other
+  /// bindings are marked noalias.
+  std::vector<int64_t> aliasedBindings;
 };
 
 /// Translates an LLVM-dialect module to LLVM IR and exports each kernel as

@@ -181,6 +181,8 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
 
   std::vector<Logical> logical;
   std::map<int64_t, Dispatch> dispatchInfo;
+  // Per dispatch id: input binding positions that may share the output.
+  std::map<int64_t, std::vector<int64_t>> inplaceInputs;
   auto bindingOf = [&](Value v, bool write) -> std::optional<BindingRef> {
     auto it = where.find(v);
     if (it == where.end())
@@ -255,6 +257,7 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
           d.loopKinds.push_back(k.cast<StringAttr>().str());
       if (auto flops = callee->getAttrOfType<IntegerAttr>("kiln.flops"))
         d.flops = flops.getInt();
+      inplaceInputs[id] = i64Array(callee, "kiln.inplace_inputs");
       for (const BindingRef &b : cmd.bindings)
         (b.write ? d.bytesWritten : d.bytesRead) += b.length;
       dispatchInfo[id] = d;
@@ -326,17 +329,64 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
       lastWave[b.buffer] = std::max(lastWave[b.buffer], cmd.wave);
     }
 
-  // Arena placement of transient buffers.
+  // In place: an elementwise dispatch's output takes the memory of an input
+  // of the same size that dies in that dispatch's wave and that no other
+  // command of the wave reads. The output then aliases the input. Both must
+  // be written exactly once (bufferization may reuse one buffer for several
+  // values; such buffers keep their own place).
+  std::map<int64_t, int> writers;
+  for (const Command &cmd : commands)
+    for (const BindingRef &b : cmd.bindings)
+      if (b.write)
+        ++writers[b.buffer];
+  for (const Command &cmd : commands) {
+    if (cmd.kind != CommandKind::Dispatch || cmd.bindings.empty())
+      continue;
+    const BindingRef &out = cmd.bindings.back();
+    Buffer &outBuf = buffers[out.buffer];
+    if (outBuf.kind != BufferKind::Transient || outBuf.aliasOf >= 0 ||
+        out.offset != 0 || out.length != outBuf.bytes || writers[out.buffer] != 1)
+      continue;
+    for (int64_t position : inplaceInputs[cmd.dispatch]) {
+      if (position < 0 || position >= static_cast<int64_t>(cmd.bindings.size()) - 1)
+        continue;
+      const BindingRef &in = cmd.bindings[position];
+      Buffer &inBuf = buffers[in.buffer];
+      if (inBuf.kind != BufferKind::Transient || inBuf.aliasOf >= 0 ||
+          in.offset != 0 || inBuf.bytes != outBuf.bytes || writers[in.buffer] != 1 ||
+          lastWave[in.buffer] != cmd.wave || in.buffer == out.buffer)
+        continue;
+      bool readElsewhere = false;
+      for (const Command &other : commands)
+        if (other.index != cmd.index && other.wave == cmd.wave)
+          for (const BindingRef &b : other.bindings)
+            readElsewhere |= b.buffer == in.buffer;
+      if (readElsewhere)
+        continue;
+      outBuf.aliasOf = in.buffer;
+      lastWave[in.buffer] = std::max(lastWave[in.buffer], lastWave[out.buffer]);
+      dispatchInfo[cmd.dispatch].aliasedBindings = {
+          position, static_cast<int64_t>(cmd.bindings.size()) - 1};
+      break;
+    }
+  }
+
+  // Arena placement of transient buffers (aliases take their target's
+  // place, whose lifetime now covers theirs).
   std::vector<LiveRange> ranges;
   std::vector<int64_t> transientIds;
   for (const Buffer &buf : buffers)
-    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0) {
+    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0 &&
+        buf.aliasOf < 0) {
       ranges.push_back({buf.bytes, firstWave[buf.id], lastWave[buf.id]});
       transientIds.push_back(buf.id);
     }
   Placement placement = placeHillClimb(ranges);
   for (size_t i = 0; i < transientIds.size(); ++i)
     buffers[transientIds[i]].offset = placement.offsets[i];
+  for (Buffer &buf : buffers)
+    if (buf.aliasOf >= 0)
+      buf.offset = buffers[buf.aliasOf].offset;
   plan.memory.arenaBytes = placement.arenaBytes;
   plan.memory.lowerBoundBytes = arenaLowerBound(ranges);
   plan.memory.planner = placement.planner.empty() ? "greedy-by-size" : placement.planner;

@@ -35,7 +35,8 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
         {"loop_kinds", std::move(kinds)},
         {"flops", d.flops},
         {"bytes_read", d.bytesRead},
-        {"bytes_written", d.bytesWritten}});
+        {"bytes_written", d.bytesWritten},
+        {"aliased_bindings", ints(d.aliasedBindings)}});
   }
   json::Array commands;
   for (const Command &c : plan.schedule.commands) {
@@ -145,6 +146,7 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
       d.flops = getInt(*o, "flops", 0);
       d.bytesRead = getInt(*o, "bytes_read", 0);
       d.bytesWritten = getInt(*o, "bytes_written", 0);
+      d.aliasedBindings = getInts(*o, "aliased_bindings");
       plan.dispatches.push_back(std::move(d));
     }
   if (const json::Object *s = root->getObject("schedule")) {

@@ -34,6 +34,29 @@ struct FoldReshapeOfEmpty : public OpRewritePattern<ReshapeOp> {
   }
 };
 
+/// reshape(linalg.fill(v, e)) -> linalg.fill(v, reshape(e)): an accumulator
+/// initialized by a fill stays a fill of an undefined tensor after its
+/// consumer's loops are collapsed, so it still joins the consumer's dispatch.
+template <typename ReshapeOp>
+struct FoldReshapeOfFill : public OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern<ReshapeOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto fill = op.getSrc().template getDefiningOp<linalg::FillOp>();
+    if (!fill)
+      return rewriter.notifyMatchFailure(op, "source is not linalg.fill");
+    if (!fill.getOutputs()[0].template getDefiningOp<tensor::EmptyOp>())
+      return rewriter.notifyMatchFailure(op, "fill does not initialize an empty tensor");
+    auto type = op.getResultType();
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "result shape is dynamic");
+    Value empty = rewriter.create<tensor::EmptyOp>(op.getLoc(), type.getShape(),
+                                                   type.getElementType());
+    rewriter.replaceOpWithNewOp<linalg::FillOp>(op, fill.getInputs()[0], empty);
+    return success();
+  }
+};
+
 struct CollapseReshapesPass
     : public PassWrapper<CollapseReshapesPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CollapseReshapesPass)
@@ -61,7 +84,9 @@ struct CollapseReshapesPass
     // reshape(tensor.empty) -> tensor.empty: a collapsed consumer's init
     // stays an undefined tensor its dispatch can write in place.
     patterns.add<FoldReshapeOfEmpty<tensor::CollapseShapeOp>,
-                 FoldReshapeOfEmpty<tensor::ExpandShapeOp>>(&getContext());
+                 FoldReshapeOfEmpty<tensor::ExpandShapeOp>,
+                 FoldReshapeOfFill<tensor::CollapseShapeOp>,
+                 FoldReshapeOfFill<tensor::ExpandShapeOp>>(&getContext());
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, &getContext());
     tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns,
                                                          &getContext());

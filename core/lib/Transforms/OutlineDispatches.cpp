@@ -233,6 +233,28 @@ struct OutlineDispatchesPass
     fn->setAttr("kiln.dispatch_id", b.getI64IntegerAttr(id));
     fn->setAttr("kiln.flops", b.getI64IntegerAttr(flops));
     fn->setAttr("kiln.num_outputs", b.getI64IntegerAttr(results.size()));
+    // In-place candidates: when the region is one elementwise op, inputs of
+    // the result's exact type read at the output's own index may share the
+    // output's memory once nothing else needs them (the memory planner
+    // decides; see BuildPlan.cpp).
+    if (ops.size() == 1 && results.size() == 1) {
+      auto generic = dyn_cast<linalg::GenericOp>(ops.front());
+      if (generic && generic.getNumParallelLoops() == generic.getNumLoops() &&
+          generic.getNumDpsInits() == 1 &&
+          generic.getIndexingMapsArray().back().isIdentity()) {
+        SmallVector<int64_t> candidates;
+        for (OpOperand *in : generic.getDpsInputOperands()) {
+          if (in->get().getType() != results.front().getType() ||
+              !generic.getMatchingIndexingMap(in).isIdentity())
+            continue;
+          auto it = llvm::find(inputs, in->get());
+          if (it != inputs.end())
+            candidates.push_back(it - inputs.begin());
+        }
+        if (!candidates.empty())
+          fn->setAttr("kiln.inplace_inputs", b.getI64ArrayAttr(candidates));
+      }
+    }
     fn->setAttr("kiln.sources", b.getArrayAttr(sourceAttrs));
 
     // Replace the group in @main by a call at the position of its last op.
