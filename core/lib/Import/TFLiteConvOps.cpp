@@ -29,6 +29,31 @@ void computePadding(schema::Padding padding, int64_t in, int64_t kernel,
   after = total - before;
 }
 
+/// TOSA pad/stride/dilation attributes of a 2-D windowed op on an NHWC
+/// input with a KH x KW window.
+struct Window {
+  DenseI64ArrayAttr pad, stride, dilation;
+};
+
+/// Reads strides, dilations and SAME/VALID padding from Conv2DOptions or
+/// DepthwiseConv2DOptions.
+template <typename Options>
+FailureOr<Window> windowOf(OpContext &ctx, const Options &opts,
+                           llvm::ArrayRef<int64_t> inShape, int64_t kh,
+                           int64_t kw) {
+  int64_t sh = opts.stride_h(), sw = opts.stride_w();
+  int64_t dh = opts.dilation_h_factor(), dw = opts.dilation_w_factor();
+  if (sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
+    return ctx.fail("strides and dilations must be positive");
+  int64_t top, bottom, left, right;
+  computePadding(opts.padding(), inShape[1], kh, sh, dh, top, bottom);
+  computePadding(opts.padding(), inShape[2], kw, sw, dw, left, right);
+  auto b = ctx.builder();
+  return Window{b.getDenseI64ArrayAttr({top, bottom, left, right}),
+                b.getDenseI64ArrayAttr({sh, sw}),
+                b.getDenseI64ArrayAttr({dh, dw})};
+}
+
 /// Bias input `i` or zeros of length `n`.
 FailureOr<Value> biasOrZeros(OpContext &ctx, int i, int64_t n) {
   if (ctx.hasInput(i))
@@ -54,19 +79,12 @@ LogicalResult convertConv2D(OpContext &ctx) {
   auto bias = biasOrZeros(ctx, 2, fShape[0]);
   if (failed(bias))
     return failure();
-  int64_t sh = opts->stride_h(), sw = opts->stride_w();
-  int64_t dh = opts->dilation_h_factor(), dw = opts->dilation_w_factor();
-  if (sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
-    return ctx.fail("strides and dilations must be positive");
-  int64_t top, bottom, left, right;
-  computePadding(opts->padding(), inShape[1], fShape[1], sh, dh, top, bottom);
-  computePadding(opts->padding(), inShape[2], fShape[2], sw, dw, left, right);
-  auto b = ctx.builder();
+  auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
+  if (failed(window))
+    return failure();
   Value conv = ctx.create<tosa::Conv2DOp>(
-      ctx.f32Type(ctx.outputShape(0)), *input, *filter, *bias,
-      b.getDenseI64ArrayAttr({top, bottom, left, right}),
-      b.getDenseI64ArrayAttr({sh, sw}), b.getDenseI64ArrayAttr({dh, dw}),
-      nullptr);
+      ctx.f32Type(ctx.outputShape(0)), *input, *filter, *bias, window->pad,
+      window->stride, window->dilation, nullptr);
   auto out = ctx.applyActivation(conv, opts->fused_activation_function());
   if (failed(out))
     return failure();
@@ -95,19 +113,12 @@ LogicalResult convertDepthwiseConv2D(OpContext &ctx) {
   auto bias = biasOrZeros(ctx, 2, fShape[3]);
   if (failed(bias))
     return failure();
-  int64_t sh = opts->stride_h(), sw = opts->stride_w();
-  int64_t dh = opts->dilation_h_factor(), dw = opts->dilation_w_factor();
-  if (sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
-    return ctx.fail("strides and dilations must be positive");
-  int64_t top, bottom, left, right;
-  computePadding(opts->padding(), inShape[1], fShape[1], sh, dh, top, bottom);
-  computePadding(opts->padding(), inShape[2], fShape[2], sw, dw, left, right);
-  auto b = ctx.builder();
+  auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
+  if (failed(window))
+    return failure();
   Value conv = ctx.create<tosa::DepthwiseConv2DOp>(
-      ctx.f32Type(ctx.outputShape(0)), *input, weight, *bias,
-      b.getDenseI64ArrayAttr({top, bottom, left, right}),
-      b.getDenseI64ArrayAttr({sh, sw}), b.getDenseI64ArrayAttr({dh, dw}),
-      nullptr);
+      ctx.f32Type(ctx.outputShape(0)), *input, weight, *bias, window->pad,
+      window->stride, window->dilation, nullptr);
   auto out = ctx.applyActivation(conv, opts->fused_activation_function());
   if (failed(out))
     return failure();
