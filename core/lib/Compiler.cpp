@@ -338,7 +338,11 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
+  auto tm = createTargetMachine(options.target, options.optLevel);
+  if (!tm)
+    return tm.takeError();
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
+  dispatchOptions.vectorBytes = vectorBytesOf(**tm);
   if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
         buildDispatchPipeline(pm, dispatchOptions);
       }))
@@ -381,9 +385,6 @@ static llvm::Error compileImpl(const std::string &path,
   if (llvm::Error err = c.run("lowering to LLVM", buildDispatchLoweringPipeline))
     return err;
 
-  auto tm = createTargetMachine(options.target, options.optLevel);
-  if (!tm)
-    return tm.takeError();
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateToLLVMIR(*c.module, llvmContext, kernels);
   if (!llvmModule)

@@ -131,6 +131,17 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
   return tm;
 }
 
+int64_t vectorBytesOf(const llvm::TargetMachine &tm) {
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (sti && tm.getTargetTriple().isX86()) {
+    if (sti->checkFeatures("+avx512f"))
+      return 64;
+    if (sti->checkFeatures("+avx"))
+      return 32;
+  }
+  return 16;
+}
+
 llvm::Expected<std::unique_ptr<llvm::Module>>
 translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
                   llvm::ArrayRef<KernelABI> kernels) {

@@ -47,6 +47,10 @@ struct KernelABI {
   std::vector<int64_t> aliasedBindings;
 };
 
+/// Widest SIMD register of `tm`'s CPU and features, bytes: 64 with
+/// AVX-512, 32 with AVX, else 16 (SSE, NEON, and a scalar fallback).
+int64_t vectorBytesOf(const llvm::TargetMachine &tm);
+
 /// Translates an LLVM-dialect module to LLVM IR and exports each kernel as
 /// an entry point of the same name with the runtime's dispatch ABI
 /// `void name(void **bindings, const uint32_t *workgroup_id)`; the kernel

@@ -69,6 +69,9 @@ struct DispatchOptions {
   /// Bytes of output one workgroup should produce (the tiling heuristic's
   /// budget; about half a typical 512 KiB-1 MiB L2).
   int64_t workgroupBytes = 64 * 1024;
+  /// SIMD register width of the target, bytes (16 SSE/NEON, 32 AVX2,
+  /// 64 AVX-512): a tiled innermost dimension is a multiple of it.
+  int64_t vectorBytes = 16;
 };
 
 /// Attribute on ops of @main naming their dispatch region (i64 id).
@@ -139,8 +142,9 @@ std::unique_ptr<mlir::Pass> createOutlineDispatchesPass();
 /// Tile-size heuristic (documented in docs/design.md): over the tiled op's
 /// parallel loops, innermost first, keep whole dimensions while the output
 /// tile stays within options.workgroupBytes; tile the first dimension that
-/// does not fit to floor(budget / inner bytes); outer dimensions get 1 (so
-/// each becomes a workgroup dimension); reduction loops are never tiled.
+/// does not fit to floor(budget / inner bytes) (a multiple of the target's
+/// vector width when it is the innermost dimension); outer dimensions get 1
+/// (so each becomes a workgroup dimension); reduction loops are never tiled.
 ///
 /// Before:  func @d(%in, %out) { %r = linalg.generic ... outs(%out); return %r }
 /// After:   func @d(%in, %out, %x: index, %y: index, %z: index) {

@@ -25,7 +25,8 @@ namespace {
 
 /// Heuristic workgroup tile sizes for `op` (see Passes.h): one entry per
 /// loop, 0 = whole loop.
-SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget) {
+SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
+                                     int64_t vectorBytes) {
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   if (op->getNumResults() != 1)
     return sizes;
@@ -44,7 +45,12 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget) {
       inner *= size;
       continue;
     }
-    sizes[dim.getPosition()] = std::max<int64_t>(1, budget / inner);
+    int64_t tile = std::max<int64_t>(1, budget / inner);
+    // The innermost dimension keeps whole SIMD vectors per workgroup.
+    int64_t lanes = std::max<int64_t>(1, vectorBytes / elementBytes);
+    if (d == rank - 1 && tile > lanes)
+      tile -= tile % lanes;
+    sizes[dim.getPosition()] = tile;
     for (int64_t o = d - 1; o >= 0; --o) {
       auto outer = map.getResult(o).dyn_cast<AffineDimExpr>();
       if (outer && type.getDimSize(o) > 1)
@@ -170,7 +176,8 @@ struct TileAndDistributePass
       if (override != options.tileSizes.end())
         tileSizes.assign(override->second.begin(), override->second.end());
       else
-        tileSizes = defaultTileSizes(linalgOp, options.workgroupBytes);
+        tileSizes = defaultTileSizes(linalgOp, options.workgroupBytes,
+                                     options.vectorBytes);
       if (tileSizes.size() != linalgOp.getNumLoops())
         return fn.emitError() << "dispatch " << id << " has "
                               << linalgOp.getNumLoops() << " loops, "
