@@ -50,7 +50,7 @@ static cl::opt<std::string> compileOutput("o", cl::desc("Output file (default: M
                                           cl::cat(kilnCategory));
 static cl::opt<std::string> emit("emit",
                                  cl::desc("Print the module after a stage: tosa, linalg, "
-                                          "llvm-ir, asm"),
+                                          "dispatches, buffers, llvm-ir, asm"),
                                  cl::value_desc("stage"), cl::sub(compileCmd),
                                  cl::cat(kilnCategory));
 
@@ -176,16 +176,36 @@ static llvm::Expected<kiln::CompileOptions> compileOptions() {
   return options;
 }
 
+/// Writes `path` through a temporary file in the same directory renamed
+/// over it, so a failed write (disk full) never leaves a truncated file.
 static llvm::Error writeFile(const std::string &path, const void *data, size_t size) {
+  llvm::sys::fs::file_status status;
+  bool regular = !llvm::sys::fs::status(path, status) &&
+                 status.type() == llvm::sys::fs::file_type::regular_file;
+  bool exists = llvm::sys::fs::exists(path);
+  // Special files (/dev/stdout, a FIFO) are written directly.
+  std::string target = (exists && !regular) ? path : path + ".kiln-tmp";
   std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
+  {
+    llvm::raw_fd_ostream os(target, ec, llvm::sys::fs::OF_None);
+    if (ec)
+      return llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
+                                     ec.message().c_str());
+    os.write(static_cast<const char *>(data), size);
+    os.close();
+    if (os.has_error()) {
+      ec = os.error();
+      os.clear_error(); // reported below, not as a fatal error
+    }
+  }
+  if (!ec && target != path)
+    ec = llvm::sys::fs::rename(target, path);
+  if (ec) {
+    if (target != path)
+      llvm::sys::fs::remove(target);
+    return llvm::createStringError(ec, "%s: write failed: %s", path.c_str(),
                                    ec.message().c_str());
-  os.write(static_cast<const char *>(data), size);
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "%s: write failed", path.c_str());
+  }
   return llvm::Error::success();
 }
 
@@ -257,6 +277,14 @@ static int runInspect() {
   const std::string path = inspectPath;
   const bool asJson = inspectJson;
   const std::string dot = dumpGraph, csv = dumpSchedule;
+  const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
+                                 targetCpu != "generic" || !targetFeatures.empty() ||
+                                 !tiles.empty() || !tuning.empty() || !fusion ||
+                                 !noFusion.empty();
+  if (compileFlagsGiven && llvm::StringRef(path).ends_with(".kiln"))
+    return fail(path + " is already compiled; compile options (--fix-shape, "
+                       "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
+                       "when inspecting a model");
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
@@ -349,6 +377,18 @@ static int runRun() {
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
+  if (runOptions.device == "local-sync" && threads.getNumOccurrences() && runOptions.threads != 1)
+    return fail("--threads=" + llvm::Twine(runOptions.threads) +
+                " applies to --device=local-task; local-sync runs on the calling thread");
+  if (traceFile.getNumOccurrences() && tracePath.empty())
+    return fail("--trace= needs a file name, e.g. --trace=trace.json");
+  if (!tracePath.empty()) {
+    if (llvm::sys::fs::is_directory(tracePath))
+      return fail("--trace='" + tracePath + "' is a directory");
+    llvm::StringRef parent = llvm::sys::path::parent_path(tracePath);
+    if (!parent.empty() && !llvm::sys::fs::is_directory(parent))
+      return fail("--trace='" + tracePath + "': directory " + parent + " does not exist");
+  }
   // Outputs are checked before anything runs.
   std::set<std::string> outputPaths;
   for (const std::string &spec : outputSpecs) {
@@ -377,8 +417,9 @@ static int runRun() {
   llvm::StringRef data = (*buffer)->getBuffer();
   bool isArtifact = data.size() >= 8 && data.substr(4, 4) == "KILN";
   if ((isArtifact || path.ends_with(".kiln")) && compileFlagsGiven)
-    return fail(path + " is already compiled; --fix-shape, --target-*, --tile, "
-                       "--tuning and --fusion apply when running a model");
+    return fail(path + " is already compiled; compile options (--fix-shape, "
+                       "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
+                       "when running a model");
   if (isArtifact || path.ends_with(".kiln")) {
     artifact.assign(data.begin(), data.end());
     if (runOptions.trace)
@@ -443,12 +484,22 @@ int main(int argc, char **argv) {
                                    "Kiln: ahead-of-time compiler for neural-network models\n",
                                    &llvm::errs()))
     return 2;
+  int status = 2;
   if (compileCmd)
-    return runCompile();
-  if (runCmd)
-    return runRun();
-  if (inspectCmd)
-    return runInspect();
-  cl::PrintHelpMessage(false, true);
-  return 2;
+    status = runCompile();
+  else if (runCmd)
+    status = runRun();
+  else if (inspectCmd)
+    status = runInspect();
+  else {
+    cl::PrintHelpMessage(false, true);
+    return 2;
+  }
+  llvm::outs().flush();
+  if (llvm::outs().has_error()) {
+    std::string message = llvm::outs().error().message();
+    llvm::outs().clear_error();
+    return fail("cannot write to standard output: " + message);
+  }
+  return status;
 }

@@ -26,6 +26,8 @@
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CRC.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -84,6 +86,16 @@ llvm::Expected<ShapeFix> parseShapeFix(const std::string &text) {
                        "' is not a positive dimension (dims are written "
                        "1x76x32x1)");
     fix.shape.push_back(v);
+  }
+  // Keep every byte count the compiler derives from shapes far from
+  // overflow: at most 2^31 elements per input.
+  int64_t elements = 1;
+  for (int64_t v : fix.shape) {
+    if (v > (int64_t(1) << 31) / elements)
+      return makeError("--fix-shape='" + text +
+                       "': more than 2^31 elements; inputs are limited to "
+                       "2147483648 elements");
+    elements *= v;
   }
   return fix;
 }
@@ -331,7 +343,7 @@ static llvm::Error compileImpl(const std::string &path,
     return llvm::Error::success();
   }
   if (llvm::Error err = c.run("TOSA to linalg", [&](PassManager &pm) {
-        buildTosaToLinalgPipeline(pm, options.fusion);
+        buildTosaToLinalgPipeline(pm);
       }))
     return err;
   if (emitted && stop == EmitStage::Linalg) {
@@ -496,7 +508,20 @@ inspectFile(const std::string &path, const CompileOptions &options) {
   llvm::StringRef data = (*buffer)->getBuffer();
   if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
     const auto *bytes = reinterpret_cast<const uint8_t *>(data.data());
-    flatbuffers::Verifier verifier(bytes, data.size());
+    // The "KSUM" + CRC-32 trailer covers everything before it.
+    if (data.size() < 16 || data.substr(data.size() - 8, 4) != "KSUM")
+      return makeError(path + ": the artifact is truncated or corrupted (no "
+                              "checksum trailer)");
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i)
+      stored |= uint32_t(bytes[data.size() - 4 + i]) << (8 * i);
+    uint32_t actual =
+        llvm::crc32(llvm::ArrayRef<uint8_t>(bytes, data.size() - 8));
+    if (stored != actual)
+      return makeError(path + ": the artifact is corrupted (checksum " +
+                       llvm::utohexstr(actual) + ", the trailer says " +
+                       llvm::utohexstr(stored) + ")");
+    flatbuffers::Verifier verifier(bytes, data.size() - 8);
     if (!kiln::artifact::VerifyArtifactBuffer(verifier))
       return makeError(path + ": the artifact is truncated or corrupted");
     const auto *artifact = kiln::artifact::GetArtifact(bytes);

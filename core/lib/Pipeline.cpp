@@ -65,7 +65,7 @@ void registerKilnDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildTosaToLinalgPipeline(PassManager &pm, bool fuseElementwise) {
+void buildTosaToLinalgPipeline(PassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   // Rewrites tosa.transpose_conv2d into tosa.conv2d on a padded/reversed
   // input and fully_connected/depthwise special cases the lowerings expect.
@@ -81,9 +81,10 @@ void buildTosaToLinalgPipeline(PassManager &pm, bool fuseElementwise) {
   // weights reach the artifact already in the kernel's layout.
   pm.addPass(createCanonicalizerPass());
   // Fuses chains of elementwise linalg.generic ops (bias + activation, ...)
-  // so they run as one loop nest without intermediates.
-  if (fuseElementwise)
-    pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  // so they run as one loop nest without intermediates, and folds the
+  // layout transposes of constant weights. Dispatch-level fusion (the
+  // --fusion switches) comes later, in kiln-form-dispatch-regions.
+  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -22,9 +22,7 @@ void registerKilnDialects(mlir::DialectRegistry &registry);
 /// TOSA (one func.func, static shapes) -> linalg on tensors.
 /// Before: tosa.conv2d / tosa.add / ... ; after: linalg named and generic ops
 /// on tensors, tensor.pad/extract_slice/collapse_shape, arith constants.
-/// `fuseElementwise` = false keeps every elementwise op separate (the
-/// global --fusion=false).
-void buildTosaToLinalgPipeline(mlir::PassManager &pm, bool fuseElementwise = true);
+void buildTosaToLinalgPipeline(mlir::PassManager &pm);
 
 /// linalg on tensors -> dispatch functions on tensors, tiled for workgroups.
 /// Before: @main holds every linalg op. After: @main holds only constants,

@@ -259,6 +259,37 @@ TEST(PlanDump, DispatchGraphRendersWithDot) {
        at = svg.find("class=\"node\"", at + 1))
     ++svgNodes;
   EXPECT_EQ(svgNodes, allNodes.size()) << "nodes in the SVG vs node statements in the DOT";
+
+  // Edges between dispatches are exactly the producer -> consumer pairs of
+  // the plan, recomputed here from the commands' bindings: the writer of a
+  // buffer runs in an earlier wave than each of its readers.
+  std::map<int64_t, int64_t> writerOf, waveOf;
+  std::set<std::pair<int64_t, int64_t>> expected;
+  for (const kiln::Command &c : plan.schedule.commands)
+    if (c.kind == kiln::CommandKind::Dispatch) {
+      waveOf[c.dispatch] = c.wave;
+      for (const kiln::BindingRef &b : c.bindings)
+        if (b.write)
+          writerOf[b.buffer] = c.dispatch;
+    }
+  for (const kiln::Command &c : plan.schedule.commands)
+    if (c.kind == kiln::CommandKind::Dispatch)
+      for (const kiln::BindingRef &b : c.bindings)
+        if (!b.write && writerOf.count(b.buffer) && writerOf[b.buffer] != c.dispatch)
+          expected.insert({writerOf[b.buffer], c.dispatch});
+  std::regex edgeLine(R"re(^\s*d(\d+)\s*->\s*d(\d+))re");
+  std::set<std::pair<int64_t, int64_t>> drawn;
+  std::istringstream edges(dot);
+  for (std::string line; std::getline(edges, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, edgeLine)) {
+      int64_t from = std::stoll(m[1]), to = std::stoll(m[2]);
+      drawn.insert({from, to});
+      EXPECT_LT(waveOf[from], waveOf[to]) << "edge d" << from << " -> d" << to
+                                          << " goes against the waves";
+    }
+  }
+  EXPECT_EQ(drawn, expected) << "dispatch edges differ from the plan's data flow";
 }
 
 TEST(PlanDump, ScheduleCsvHasOneRowPerCommand) {

@@ -43,6 +43,9 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
     return importTFLite(context, bytes, name, fixes);
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc"))
     return importTosaMLIR(context, data, name);
+  if ((data.size() >= 8 && data.substr(4, 4) == "KILN") || path.ends_with(".kiln"))
+    return makeError(name + ": a compiled .kiln artifact, not a model; run it "
+                            "with `kiln run` or read its plan with `kiln inspect`");
   return makeError(name + ": unrecognized model format (supported: TFLite "
                           "flatbuffers '.tflite', TOSA MLIR '.mlir')");
 }

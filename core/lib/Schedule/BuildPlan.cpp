@@ -268,6 +268,40 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
                      op.getName().getStringRef() + "' in @main");
   }
 
+  // Versions: bufferization may reuse one allocation for several values
+  // (a dispatch writing a dead buffer in place). A command that writes a
+  // whole transient buffer without reading it starts a new value; each value
+  // becomes its own buffer of the plan, with its own writer, lifetime and
+  // place in the arena.
+  {
+    std::map<int64_t, int64_t> current; // original id -> current version
+    std::map<int64_t, bool> written;    // version -> has a writer
+    for (Logical &cmd : logical) {
+      std::set<int64_t> reads;
+      for (const BindingRef &b : cmd.bindings)
+        if (!b.write)
+          reads.insert(b.buffer);
+      for (BindingRef &b : cmd.bindings) {
+        int64_t original = b.buffer;
+        auto it = current.find(original);
+        int64_t version = it == current.end() ? original : it->second;
+        const Buffer &buf = buffers[original];
+        bool whole = b.offset == 0 && b.length == buf.bytes;
+        if (b.write && buf.kind == BufferKind::Transient && written[version] &&
+            whole && !reads.count(original)) {
+          Buffer fresh = buffers[original];
+          fresh.id = buffers.size();
+          buffers.push_back(fresh);
+          version = fresh.id;
+        }
+        current[original] = version;
+        if (b.write)
+          written[version] = true;
+        b.buffer = version;
+      }
+    }
+  }
+
   // Waves: ASAP over read-after-write (and, for buffers written twice,
   // write-after-read/write) dependencies.
   std::vector<int64_t> waveOf(logical.size(), 0);

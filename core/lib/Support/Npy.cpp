@@ -170,8 +170,11 @@ llvm::Error writeNpyFile(const std::string &path, const NpyArray &array) {
   std::vector<uint8_t> bytes = serializeNpy(array);
   os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
   os.close();
-  if (os.has_error())
-    return makeError(path + ": write failed: " + os.error().message());
+  if (os.has_error()) {
+    std::error_code ec = os.error();
+    os.clear_error(); // reported here, not as a fatal error on destruction
+    return makeError(path + ": write failed: " + ec.message());
+  }
   return llvm::Error::success();
 }
 

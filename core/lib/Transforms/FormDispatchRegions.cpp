@@ -160,6 +160,14 @@ struct FormDispatchRegionsPass
     for (Operation &op : body)
       if (!isFree(&op) && !group.count(&op))
         tag(&op, next++);
+    for (int64_t id : options.noFusion)
+      if (id < 0 || id >= next) {
+        main.emitError() << "--no-fusion names dispatch " << id
+                         << ", which does not exist (" << next
+                         << " dispatches, ids 0 to " << next - 1
+                         << "; see kiln inspect)";
+        return signalPassFailure();
+      }
   }
 
   DispatchOptions options;

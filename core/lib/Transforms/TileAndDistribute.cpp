@@ -14,6 +14,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Pass/Pass.h"
+
+#include <set>
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -125,6 +127,19 @@ struct TileAndDistributePass
   }
 
   void runOnOperation() override {
+    std::set<int64_t> ids;
+    for (auto fn : getOperation().getOps<func::FuncOp>())
+      if (auto id = fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id"))
+        ids.insert(id.getInt());
+    for (const auto &[id, sizes] : options.tileSizes)
+      if (!ids.count(id)) {
+        getOperation().emitError()
+            << "tile sizes are given for dispatch " << id
+            << ", which does not exist (" << ids.size()
+            << " dispatches, ids 0 to " << ids.size() - 1
+            << " with these fusion settings; see kiln inspect)";
+        return signalPassFailure();
+      }
     for (auto fn : getOperation().getOps<func::FuncOp>())
       if (fn->hasAttr("kiln.dispatch_id"))
         if (failed(process(fn)))
