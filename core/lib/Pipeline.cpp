@@ -84,7 +84,7 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   // so they run as one loop nest without intermediates, and folds the
   // layout transposes of constant weights. Dispatch-level fusion (the
   // --fusion switches) comes later, in kiln-form-dispatch-regions.
-  pm.addNestedPass<func::FuncOp>(createLinalgElementwiseOpFusionPass());
+  pm.addNestedPass<func::FuncOp>(createFuseElementwisePass());
   pm.addPass(createCanonicalizerPass());
 }
 

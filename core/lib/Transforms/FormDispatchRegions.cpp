@@ -79,6 +79,8 @@ struct FormDispatchRegionsPass
       llvm::SmallVector<OpOperand *> uses;
       for (OpOperand &use : fill->getResult(0).getUses())
         uses.push_back(&use);
+      if (uses.size() > 1)
+        fill->setLoc(uses[0]->getOwner()->getLoc());
       for (size_t i = 1; i < uses.size(); ++i) {
         OpBuilder builder(uses[i]->getOwner());
         Operation *copy = builder.clone(*fill);

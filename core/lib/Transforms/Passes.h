@@ -77,6 +77,18 @@ struct DispatchOptions {
 /// Attribute on ops of @main naming their dispatch region (i64 id).
 inline constexpr const char *kDispatchAttrName = "kiln.dispatch";
 
+/// kiln-fuse-elementwise (on func.func, linalg on tensors): MLIR's
+/// elementwise fusion (populateElementwiseOpsFusionPatterns, reshape
+/// propagation by expansion, constant folding of linalg ops such as weight
+/// transposes), with one difference: a fused op's location is a FusedLoc
+/// of its producers' and its own, so every source operator fused into a
+/// loop nest stays named in the plan.
+///
+/// Before: %a = linalg.generic ... loc("ADD#10")
+///         %r = linalg.generic ins(%a) ... loc("RELU#11")
+/// After:  %r = linalg.generic ... loc(fused["ADD#10", "RELU#11"])
+std::unique_ptr<mlir::Pass> createFuseElementwisePass();
+
 /// kiln-collapse-reshapes: folds tensor.expand_shape/collapse_shape into
 /// neighbouring elementwise linalg.generic ops by collapsing the generic's
 /// loops (MLIR's populateFoldReshapeOpsByCollapsingPatterns), so a bias-add
