@@ -167,8 +167,7 @@ void releasePool(void *self) {
 /// Largest number of dispatches one wave may hold on a local-task device.
 static const size_t kMaxWaveDispatches = 4096;
 
-extern "C" kiln_status_t kiln_device_create_local_task(size_t threads,
-                                                       kiln_device_t *out_device) {
+extern "C" kiln_status_t kiln_device_create_local_task(size_t threads, kiln_device_t *out_device) {
   if (!out_device)
     return makeStatus(KILN_INVALID_ARGUMENT, "kiln_device_create_local_task: null device");
   memset(out_device, 0, sizeof(*out_device));

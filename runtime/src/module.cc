@@ -1,10 +1,10 @@
 // Kiln runtime: artifact loading and command replay.
 #include "kiln/runtime.h"
 
+#include "crc32.h"
 #include "executable_loader.h"
 #include "kiln_artifact_generated.h"
 #include "status.h"
-#include "crc32.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,13 +87,20 @@ size_t kiln_element_type_size(kiln_element_type_t type) {
 
 const char *kiln_element_type_name(kiln_element_type_t type) {
   switch (type) {
-  case KILN_F32: return "f32";
-  case KILN_F16: return "f16";
-  case KILN_I32: return "i32";
-  case KILN_I64: return "i64";
-  case KILN_I8: return "i8";
-  case KILN_U8: return "u8";
-  case KILN_I1: return "i1";
+  case KILN_F32:
+    return "f32";
+  case KILN_F16:
+    return "f16";
+  case KILN_I32:
+    return "i32";
+  case KILN_I64:
+    return "i64";
+  case KILN_I8:
+    return "i8";
+  case KILN_U8:
+    return "u8";
+  case KILN_I1:
+    return "i1";
   }
   return "unknown";
 }
@@ -139,8 +146,7 @@ static bool tensorByteSize(const fb::TensorDesc *desc, size_t *out) {
   return true;
 }
 
-static kiln_status_t fillInfo(const fb::TensorDesc *desc,
-                              kiln_tensor_info_t *out) {
+static kiln_status_t fillInfo(const fb::TensorDesc *desc, kiln_tensor_info_t *out) {
   memset(out, 0, sizeof(*out));
   out->name = desc->name() ? desc->name()->c_str() : "";
   out->element_type = static_cast<kiln_element_type_t>(desc->element_type());
@@ -199,26 +205,29 @@ static kiln_status_t validateArtifact(const fb::Artifact *a) {
     if (c->kind() == fb::CommandKind::copy &&
         (c->bindings()->size() != 2 ||
          c->bindings()->Get(0)->length() != c->bindings()->Get(1)->length()))
-      return makeStatus(KILN_DATA_LOSS, "copy command %u needs two bindings of equal length", index);
+      return makeStatus(KILN_DATA_LOSS, "copy command %u needs two bindings of equal length",
+                        index);
     if (c->kind() == fb::CommandKind::fill && c->bindings()->size() != 1)
       return makeStatus(KILN_DATA_LOSS, "fill command %u needs one binding", index);
     if (c->kind() != fb::CommandKind::dispatch && c->kind() != fb::CommandKind::copy &&
         c->kind() != fb::CommandKind::fill)
-      return makeStatus(KILN_UNIMPLEMENTED, "command %u has kind %u, which this runtime does not replay",
-                        index, static_cast<unsigned>(c->kind()));
+      return makeStatus(KILN_UNIMPLEMENTED,
+                        "command %u has kind %u, which this runtime does not replay", index,
+                        static_cast<unsigned>(c->kind()));
     if (c->kind() == fb::CommandKind::dispatch) {
-    if (!c->workgroup_count() || c->workgroup_count()->size() != 3 ||
-        c->workgroup_count()->Get(0) == 0 || c->workgroup_count()->Get(1) == 0 ||
-        c->workgroup_count()->Get(2) == 0)
-      return makeStatus(KILN_DATA_LOSS, "dispatch command %u has no valid workgroup count", index);
-    if (c->executable() >= a->executables()->size())
-      return makeStatus(KILN_DATA_LOSS, "command %u uses executable %u of %u", index,
-                        c->executable(), a->executables()->size());
-    const fb::Executable *e = a->executables()->Get(c->executable());
-    if (c->entry_point() >= e->entry_points()->size() ||
-        !e->entry_points()->Get(c->entry_point()))
-      return makeStatus(KILN_DATA_LOSS, "command %u uses entry point %u of %u", index,
-                        c->entry_point(), e->entry_points()->size());
+      if (!c->workgroup_count() || c->workgroup_count()->size() != 3 ||
+          c->workgroup_count()->Get(0) == 0 || c->workgroup_count()->Get(1) == 0 ||
+          c->workgroup_count()->Get(2) == 0)
+        return makeStatus(KILN_DATA_LOSS, "dispatch command %u has no valid workgroup count",
+                          index);
+      if (c->executable() >= a->executables()->size())
+        return makeStatus(KILN_DATA_LOSS, "command %u uses executable %u of %u", index,
+                          c->executable(), a->executables()->size());
+      const fb::Executable *e = a->executables()->Get(c->executable());
+      if (c->entry_point() >= e->entry_points()->size() ||
+          !e->entry_points()->Get(c->entry_point()))
+        return makeStatus(KILN_DATA_LOSS, "command %u uses entry point %u of %u", index,
+                          c->entry_point(), e->entry_points()->size());
     }
     for (const fb::Binding *b : *c->bindings()) {
       size_t limit = 0;
@@ -245,7 +254,8 @@ static kiln_status_t validateArtifact(const fb::Artifact *a) {
         if (reinterpret_cast<uintptr_t>(k->data()->data()) % 16 != 0)
           return makeStatus(KILN_INVALID_ARGUMENT,
                             "constant %u is not 16-byte aligned: load the artifact into a "
-                            "64-byte aligned buffer", b->index());
+                            "64-byte aligned buffer",
+                            b->index());
         limit = k->data()->size();
         break;
       }
@@ -281,15 +291,16 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
   if (memcmp(trailer, "KSUM", 4) != 0)
     return makeStatus(KILN_DATA_LOSS,
                       "artifact is truncated or corrupted: no checksum trailer at the end "
-                      "of its %zu bytes", size);
+                      "of its %zu bytes",
+                      size);
   uint32_t stored = static_cast<uint32_t>(trailer[4]) | (static_cast<uint32_t>(trailer[5]) << 8) |
                     (static_cast<uint32_t>(trailer[6]) << 16) |
                     (static_cast<uint32_t>(trailer[7]) << 24);
   uint32_t actual = kiln::runtime::crc32(bytes, size - 8);
   if (stored != actual)
     return makeStatus(KILN_DATA_LOSS,
-                      "artifact is corrupted: checksum 0x%08x, the trailer says 0x%08x",
-                      actual, stored);
+                      "artifact is corrupted: checksum 0x%08x, the trailer says 0x%08x", actual,
+                      stored);
   size -= 8;
   // Read the version through a verifier of the version fields alone, so an
   // artifact of another format major is reported as such, not as damage.
@@ -309,7 +320,8 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
   if (!fb::VerifyArtifactBuffer(verifier))
     return makeStatus(KILN_DATA_LOSS,
                       "artifact is truncated or corrupted (flatbuffers verification of %zu bytes "
-                      "failed)", size);
+                      "failed)",
+                      size);
   const fb::Artifact *artifact = fb::GetArtifact(bytes);
   kiln_status_t status = validateArtifact(artifact);
   if (status.code != KILN_OK)
@@ -422,16 +434,14 @@ extern "C" kiln_status_t kiln_module_output_info(const kiln_module_t *module, si
     return makeStatus(KILN_INVALID_ARGUMENT, "output %zu requested, the model has %zu", index,
                       module->output_count);
   return fillInfo(
-      module->artifact->io()->outputs()->Get(static_cast<flatbuffers::uoffset_t>(index)),
-      out_info);
+      module->artifact->io()->outputs()->Get(static_cast<flatbuffers::uoffset_t>(index)), out_info);
 }
 
 extern "C" size_t kiln_module_arena_bytes(const kiln_module_t *module) {
   return module ? module->arena_bytes : 0;
 }
 
-extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module,
-                                            const kiln_invocation_t *inv) {
+extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_invocation_t *inv) {
   if (!module || !inv)
     return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_invoke: null argument");
   const fb::IOTable *io = module->artifact->io();
@@ -448,8 +458,7 @@ extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module,
     bool given = inv->inputs && inv->inputs[i] && inv->input_sizes;
     if (!given || inv->input_sizes[i] != need)
       return makeStatus(KILN_INVALID_ARGUMENT, "input %zu '%s' needs %zu bytes, %zu given", i,
-                        d->name() ? d->name()->c_str() : "", need,
-                        given ? inv->input_sizes[i] : 0);
+                        d->name() ? d->name()->c_str() : "", need, given ? inv->input_sizes[i] : 0);
   }
   for (size_t i = 0; i < inv->output_count; ++i) {
     const fb::TensorDesc *d = io->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
