@@ -12,11 +12,23 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
+
+#include <string>
 
 using namespace mlir;
 
 namespace {
+
+/// Prints an MLIR object (op, map, location) for a failure message.
+template <typename T> std::string str(T &&x) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << x;
+  return os.str();
+}
 
 OwningOpRef<ModuleOp> parse(MLIRContext &context, const char *source) {
   DialectRegistry registry;
@@ -94,10 +106,10 @@ TEST(CollapseReshapes, BiasAddReadsMatmulDirectly) {
   // are the identity on the 2-D space.
   auto maps = generic.getIndexingMapsArray();
   ASSERT_EQ(maps.size(), 3u);
-  EXPECT_TRUE(maps[0].isIdentity()) << maps[0];
+  EXPECT_TRUE(maps[0].isIdentity()) << str(maps[0]);
   EXPECT_EQ(maps[1], AffineMap::get(2, 0, getAffineDimExpr(1, &context)))
-      << maps[1];
-  EXPECT_TRUE(maps[2].isIdentity()) << maps[2];
+      << str(maps[1]);
+  EXPECT_TRUE(maps[2].isIdentity()) << str(maps[2]);
 
   // The only reshape left is the one after the generic; the generic's init
   // is an empty tensor of the collapsed shape.

@@ -13,6 +13,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -21,6 +23,14 @@
 using namespace mlir;
 
 namespace {
+
+/// Prints an MLIR object (op, map, location) for a failure message.
+template <typename T> std::string str(T &&x) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << x;
+  return os.str();
+}
 
 OwningOpRef<ModuleOp> parse(MLIRContext &context, const char *source) {
   DialectRegistry registry;
@@ -110,7 +120,7 @@ TEST(FormDispatchRegions, PadFillConvAndBiasReluFormOneDispatch) {
   // Constants, empty tensors and the return launch nothing.
   for (Operation &op : main.getBody().front())
     if (isa<arith::ConstantOp, tensor::EmptyOp, func::ReturnOp>(op))
-      EXPECT_FALSE(dispatchOf(&op)) << op;
+      EXPECT_FALSE(dispatchOf(&op)) << str(op);
 }
 
 TEST(FormDispatchRegions, WithoutFusionPadAndGenericGetTheirOwnDispatch) {
@@ -201,7 +211,7 @@ TEST(FormDispatchRegions, ReshapesAndConstantsGetNoDispatch) {
   int constants = 0;
   for (auto cst : main.getBody().front().getOps<arith::ConstantOp>()) {
     ++constants;
-    EXPECT_FALSE(dispatchOf(cst)) << cst;
+    EXPECT_FALSE(dispatchOf(cst)) << str(cst);
   }
   EXPECT_EQ(constants, 2);
 }

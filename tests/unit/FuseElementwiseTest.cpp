@@ -12,6 +12,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +23,14 @@
 using namespace mlir;
 
 namespace {
+
+/// Prints an MLIR object (op, map, location) for a failure message.
+template <typename T> std::string str(T &&x) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << x;
+  return os.str();
+}
 
 OwningOpRef<ModuleOp> parse(MLIRContext &context, const char *source) {
   DialectRegistry registry;
@@ -103,10 +113,10 @@ TEST(FuseElementwise, FusedGenericKeepsBothSourceLocations) {
   EXPECT_EQ(maxes, 1);
 
   // The fused op's location is a FusedLoc naming both source operators.
-  EXPECT_TRUE(fused.getLoc().isa<FusedLoc>()) << fused.getLoc();
+  EXPECT_TRUE(fused.getLoc().isa<FusedLoc>()) << str(fused.getLoc());
   std::vector<std::string> names = namesIn(fused.getLoc());
-  EXPECT_EQ(std::count(names.begin(), names.end(), "ADD#1"), 1) << fused.getLoc();
-  EXPECT_EQ(std::count(names.begin(), names.end(), "RELU#2"), 1) << fused.getLoc();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "ADD#1"), 1) << str(fused.getLoc());
+  EXPECT_EQ(std::count(names.begin(), names.end(), "RELU#2"), 1) << str(fused.getLoc());
 }
 
 // A 2x3 constant transposed by a linalg.generic into 3x2: out[i][j] =

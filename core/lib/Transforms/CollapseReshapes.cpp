@@ -62,6 +62,9 @@ struct CollapseReshapesPass
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CollapseReshapesPass)
 
   StringRef getArgument() const final { return "kiln-collapse-reshapes"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect, tensor::TensorDialect>();
+  }
   StringRef getDescription() const final {
     return "Fold reshapes into elementwise linalg.generic ops";
   }

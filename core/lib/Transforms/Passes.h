@@ -106,7 +106,8 @@ std::unique_ptr<mlir::Pass> createCollapseReshapesPass();
 
 /// kiln-form-dispatch-regions: partitions @main (linalg on tensors) into
 /// dispatch regions, each a future kernel launch, and tags every op that
-/// belongs to one with `kiln.dispatch = <id>` (ids in program order).
+/// belongs to one with `kiln.dispatch = <id>` (roots get ids in program
+/// order, then regions formed by producers no root absorbed).
 ///
 /// A region has one root (a linalg op other than linalg.fill, a tensor.pad
 /// or tensor.insert_slice chain that nothing absorbs, ...) plus, with fusion

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #include "Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -122,6 +123,12 @@ struct TileAndDistributePass
       : options(options) {}
 
   StringRef getArgument() const final { return "kiln-tile-and-distribute"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    // Tiling creates scf.for, affine.min/apply, index arithmetic and
+    // tensor slices.
+    registry.insert<scf::SCFDialect, AffineDialect, arith::ArithDialect,
+                    tensor::TensorDialect, linalg::LinalgDialect>();
+  }
   StringRef getDescription() const final {
     return "Tile dispatch functions and map tile loops to workgroups";
   }
