@@ -301,7 +301,11 @@ static int runInspect() {
   int64_t flops = 0;
   for (const kiln::Dispatch &d : p.dispatches)
     flops += d.flops;
-  llvm::outs() << p.source << ": " << p.dispatches.size() << " dispatches, "
+  llvm::StringRef shown = llvm::sys::path::filename(path);
+  llvm::outs() << shown;
+  if (shown != p.source)
+    llvm::outs() << " (compiled from " << p.source << ")";
+  llvm::outs() << ": " << p.dispatches.size() << " dispatches, "
                << p.schedule.commands.size() << " commands in " << p.schedule.waves
                << " waves, " << flops << " FLOPs\n"
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
