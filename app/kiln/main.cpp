@@ -4,14 +4,16 @@
 //   kiln run MODEL|ARTIFACT --input=@in.npy ... [--output=@out.npy ...]
 //            [--benchmark=N] [--device=local-sync|local-task] [--threads=N]
 //            [--trace=FILE.json]
-//   kiln inspect MODEL|ARTIFACT [--json] [--dump-dispatch-graph=FILE.dot]
+//   kiln inspect MODEL|ARTIFACT [--json] [--sizes] [--dump-dispatch-graph=FILE.dot]
 //            [--dump-schedule=FILE.csv]
+//   kiln diff A.kiln B.kiln [--json]
 //   kiln --version
 //
 // Exit status: 0 on success, 1 on a user error (one message on stderr),
 // 2 on bad usage.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
@@ -40,6 +42,7 @@ static cl::SubCommand runCmd("run", "Run a .kiln artifact (or compile a model "
                                     "in memory and run it)");
 static cl::SubCommand inspectCmd("inspect", "Print the dispatches, schedule and memory "
                                             "plan of a model or artifact");
+static cl::SubCommand diffCmd("diff", "Per-section size difference of two artifacts");
 
 // compile
 static cl::opt<std::string> compileModel(cl::Positional, cl::Required,
@@ -90,8 +93,33 @@ static cl::opt<std::string> traceFile("trace",
 static cl::opt<std::string> inspectPath(cl::Positional, cl::Required,
                                         cl::desc("<model.tflite|artifact.kiln>"),
                                         cl::sub(inspectCmd));
-static cl::opt<bool> inspectJson("json", cl::desc("Print the plan as one JSON document"),
-                                 cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::opt<bool> inspectJson("json", cl::desc("Print JSON instead of a table"),
+                                 cl::sub(inspectCmd), cl::sub(diffCmd), cl::cat(kilnCategory));
+static cl::opt<bool> inspectSizes("sizes",
+                                  cl::desc("Print the bytes of each artifact section (io, "
+                                           "commands, memory_plan, executables, device, "
+                                           "constants, reflection) and the format overhead"),
+                                  cl::sub(inspectCmd), cl::cat(kilnCategory));
+
+// diff
+static cl::list<std::string> diffPaths(cl::Positional, cl::desc("<a.kiln> <b.kiln>"),
+                                       cl::sub(diffCmd));
+
+// build profile (compile, run, inspect)
+static cl::opt<std::string> profile("profile",
+                                    cl::desc("Build profile: default (debug symbols and "
+                                             "reflection) or stripped (neither)"),
+                                    cl::init("default"), cl::sub(compileCmd), cl::sub(runCmd),
+                                    cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::opt<bool> debugSymbols("debug-symbols",
+                                  cl::desc("Keep the kernels' symbol table (overrides the "
+                                           "profile)"),
+                                  cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                                  cl::cat(kilnCategory));
+static cl::opt<bool> reflectionData("reflection",
+                                    cl::desc("Embed the plan for tools (overrides the profile)"),
+                                    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                                    cl::cat(kilnCategory));
 
 // shared by compile, run and inspect (compiling a model)
 static cl::opt<std::string> dumpGraph("dump-dispatch-graph",
@@ -155,6 +183,12 @@ static llvm::Expected<kiln::CompileOptions> compileOptions() {
   options.target.triple = targetTriple;
   options.target.cpu = targetCpu;
   options.target.features = targetFeatures;
+  if (llvm::Error err = kiln::applyProfile(profile, options))
+    return std::move(err);
+  if (debugSymbols.getNumOccurrences())
+    options.debugSymbols = debugSymbols;
+  if (reflectionData.getNumOccurrences())
+    options.reflection = reflectionData;
   for (const std::string &text : fixShapes) {
     auto fix = kiln::parseShapeFix(text);
     if (!fix)
@@ -280,7 +314,9 @@ static int runInspect() {
   const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
                                  targetCpu != "generic" || !targetFeatures.empty() ||
                                  !tiles.empty() || !tuning.empty() || !fusion ||
-                                 !noFusion.empty();
+                                 !noFusion.empty() || profile.getNumOccurrences() ||
+                                 debugSymbols.getNumOccurrences() ||
+                                 reflectionData.getNumOccurrences();
   if (compileFlagsGiven && llvm::StringRef(path).ends_with(".kiln"))
     return fail(path + " is already compiled; compile options (--fix-shape, "
                        "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
@@ -288,6 +324,26 @@ static int runInspect() {
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
+  if (inspectSizes) {
+    std::vector<uint8_t> bytes;
+    auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+    if (!buffer)
+      return fail(path + ": cannot read: " + buffer.getError().message());
+    llvm::StringRef data = (*buffer)->getBuffer();
+    if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
+      bytes.assign(data.begin(), data.end());
+    } else {
+      auto compiled = kiln::compile(path, *options);
+      if (!compiled)
+        return fail(compiled.takeError());
+      bytes = std::move(compiled->artifact);
+    }
+    auto sizes = kiln::readSectionSizes(bytes, path);
+    if (!sizes)
+      return fail(sizes.takeError());
+    llvm::outs() << kiln::formatSectionSizes(*sizes, asJson);
+    return 0;
+  }
   auto plan = kiln::inspectFile(path, *options);
   if (!plan)
     return fail(plan.takeError());
@@ -377,7 +433,9 @@ static int runRun() {
   const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
                                  targetCpu != "generic" || !targetFeatures.empty() ||
                                  !tiles.empty() || !tuning.empty() || !fusion ||
-                                 !noFusion.empty();
+                                 !noFusion.empty() || profile.getNumOccurrences() ||
+                                 debugSymbols.getNumOccurrences() ||
+                                 reflectionData.getNumOccurrences();
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
@@ -478,6 +536,25 @@ static int runRun() {
   return 0;
 }
 
+static int runDiff() {
+  const std::vector<std::string> paths(diffPaths.begin(), diffPaths.end());
+  if (paths.size() != 2)
+    return fail("kiln diff takes two artifacts, " + llvm::Twine(paths.size()) + " given");
+  std::vector<kiln::SectionSizes> sizes;
+  for (const std::string &path : paths) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+    if (!buffer)
+      return fail(path + ": cannot read: " + buffer.getError().message());
+    llvm::StringRef data = (*buffer)->getBuffer();
+    auto s = kiln::readSectionSizes(std::vector<uint8_t>(data.begin(), data.end()), path);
+    if (!s)
+      return fail(s.takeError());
+    sizes.push_back(std::move(*s));
+  }
+  llvm::outs() << kiln::formatSectionDiff(sizes[0], sizes[1], inspectJson);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "kiln " << kiln::version() << "\n"
@@ -495,6 +572,8 @@ int main(int argc, char **argv) {
     status = runRun();
   else if (inspectCmd)
     status = runInspect();
+  else if (diffCmd)
+    status = runDiff();
   else {
     cl::PrintHelpMessage(false, true);
     return 2;

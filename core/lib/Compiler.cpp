@@ -237,6 +237,19 @@ static std::string producerString() {
          ")";
 }
 
+llvm::Error applyProfile(const std::string &profile, CompileOptions &options) {
+  if (profile == "default") {
+    options.debugSymbols = true;
+    options.reflection = true;
+  } else if (profile == "stripped") {
+    options.debugSymbols = false;
+    options.reflection = false;
+  } else {
+    return makeError("--profile='" + profile + "' is not a profile (default, stripped)");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::pair<int64_t, std::vector<int64_t>>>
 parseTileOverride(const std::string &text) {
   llvm::StringRef ref(text);
@@ -418,7 +431,7 @@ static llvm::Error compileImpl(const std::string &path,
   if (!object)
     return object.takeError();
   auto sharedObject = linkSharedObject(
-      llvm::ArrayRef<char>(object->data(), object->size()));
+      llvm::ArrayRef<char>(object->data(), object->size()), !options.debugSymbols);
   if (!sharedObject)
     return sharedObject.takeError();
 
@@ -475,7 +488,24 @@ static llvm::Error compileImpl(const std::string &path,
     spec.commands.push_back(std::move(out));
   }
   spec.arenaBytes = plan->memory.arenaBytes;
-  spec.reflectionJson = planToJson(*plan, /*pretty=*/false);
+  spec.lowerBoundBytes = plan->memory.lowerBoundBytes;
+  spec.waves = plan->schedule.waves;
+  {
+    // Memory plan section: one allocation per placed transient buffer,
+    // aliases pointing at their target's allocation.
+    std::map<int64_t, int64_t> allocationOf;
+    for (const Buffer &b : plan->memory.buffers)
+      if (b.kind == BufferKind::Transient && b.firstCommand >= 0) {
+        allocationOf[b.id] = spec.allocations.size();
+        spec.allocations.push_back({static_cast<uint64_t>(b.offset),
+                                    static_cast<uint64_t>(b.bytes), -1});
+      }
+    for (const Buffer &b : plan->memory.buffers)
+      if (b.aliasOf >= 0 && allocationOf.count(b.id) && allocationOf.count(b.aliasOf))
+        spec.allocations[allocationOf[b.id]].aliasOf = allocationOf[b.aliasOf];
+  }
+  if (options.reflection)
+    spec.reflectionJson = planToJson(*plan, /*pretty=*/false);
   result->artifact = writeArtifact(spec);
   result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
   return llvm::Error::success();

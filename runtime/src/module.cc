@@ -109,7 +109,7 @@ const char *kiln_runtime_version(void) {
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "0.0.0"
 #endif
-  return KILN_VERSION_STRING " (format 1.0)";
+  return KILN_VERSION_STRING " (format 1.1)";
 }
 
 } // extern "C"

@@ -69,6 +69,14 @@ struct CompileOptions {
   bool elideConstants = true;
   /// LLVM optimization level for the kernels, 0..3.
   unsigned optLevel = 3;
+  /// Keep the kernels' symbol table (names of every function) in the
+  /// executable; false strips it (`--debug-symbols=false`). Entry points
+  /// stay exported either way.
+  bool debugSymbols = true;
+  /// Embed the reflection section (the full plan as JSON, source operator
+  /// names) so tools can inspect the artifact (`--reflection=false` drops
+  /// it).
+  bool reflection = true;
   /// Fuse elementwise consumers and padding into their root's dispatch.
   bool fusion = true;
   /// Dispatch ids that get no fusion (ids as numbered with these options).
@@ -77,6 +85,11 @@ struct CompileOptions {
   /// 0 = whole loop), overriding the heuristic.
   std::vector<std::pair<int64_t, std::vector<int64_t>>> tileSizes;
 };
+
+/// Applies a build profile (`--profile=`): "default" keeps debug symbols
+/// and reflection; "stripped" drops both (the target CPU and features are
+/// whatever `options.target` says). Errors name the unknown profile.
+llvm::Error applyProfile(const std::string &profile, CompileOptions &options);
 
 /// Parses "--tile=" text "DISPATCH=32,64,0". Errors explain the syntax.
 llvm::Expected<std::pair<int64_t, std::vector<int64_t>>>

@@ -3,6 +3,8 @@
 
 #include "kiln_artifact_generated.h"
 
+#include <algorithm>
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/CRC.h"
 
@@ -45,9 +47,17 @@ createTensorDesc(flatbuffers::FlatBufferBuilder &fbb, const TensorSpec &t) {
 
 std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   flatbuffers::FlatBufferBuilder fbb(1 << 16);
+  // The builder works back to front; each section's objects are created in
+  // one go and measured by the growth of the buffer, so every byte belongs
+  // to exactly one section or to the format overhead.
+  std::vector<std::pair<std::string, uint64_t>> sections;
+  size_t mark = fbb.GetSize();
+  auto closeSection = [&](const char *name) {
+    sections.push_back({name, fbb.GetSize() - mark});
+    mark = fbb.GetSize();
+  };
 
-  // Large blobs first: the builder works back to front, so these end up at
-  // the end of the file, after the small tables.
+  // Large blobs first: they end up at the end of the file.
   std::vector<flatbuffers::Offset<fb::Constant>> constants;
   for (const ConstantSpec &c : spec.constants) {
     auto data = createAlignedBytes(fbb, c.data);
@@ -56,6 +66,9 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
     constants.push_back(fb::CreateConstant(
         fbb, name, static_cast<fb::ElementType>(c.type), shape, data));
   }
+  auto constantsVector = fbb.CreateVector(constants);
+  closeSection("constants");
+
   std::vector<flatbuffers::Offset<fb::Executable>> executables;
   for (const ExecutableSpec &e : spec.executables) {
     auto code = createAlignedBytes(fbb, e.code);
@@ -66,8 +79,11 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
         fbb, fb::ExecutableFormat::elf_shared_object, triple, cpu, entries,
         code));
   }
+  auto executablesVector = fbb.CreateVector(executables);
+  closeSection("executables");
 
   std::vector<flatbuffers::Offset<fb::Command>> commands;
+  uint32_t maxWave = 0, wave = 0, maxWorkgroups = 1;
   for (const CommandSpec &d : spec.commands) {
     std::vector<flatbuffers::Offset<fb::Binding>> bindings;
     for (const BindingSpec &b : d.bindings)
@@ -77,10 +93,33 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
     commands.push_back(fb::CreateCommandDirect(
         fbb, static_cast<fb::CommandKind>(d.kind), d.executable, d.entryPoint,
         &d.workgroupCount, &bindings, d.fillPattern, d.wave));
+    if (d.kind == CommandSpecKind::Barrier) {
+      wave = 0;
+    } else if (d.kind == CommandSpecKind::Dispatch) {
+      maxWave = std::max(maxWave, ++wave);
+      uint32_t groups = 1;
+      for (uint32_t c : d.workgroupCount)
+        groups *= c;
+      maxWorkgroups = std::max(maxWorkgroups, groups);
+    }
   }
+  auto commandsVector = fbb.CreateVector(commands);
+  closeSection("commands");
+
+  std::vector<fb::Allocation> allocations;
+  for (const ArtifactSpec::Allocation &a : spec.allocations)
+    allocations.emplace_back(a.offset, a.bytes, a.aliasOf);
+  auto memoryPlan = fb::CreateMemoryPlanDirect(fbb, spec.arenaBytes,
+                                               spec.lowerBoundBytes, &allocations);
+  closeSection("memory_plan");
+
+  auto device = fb::CreateDeviceTableDirect(fbb, "local", spec.waves, maxWave, maxWorkgroups);
+  closeSection("device");
+
   flatbuffers::Offset<fb::Reflection> reflection;
   if (!spec.reflectionJson.empty())
     reflection = fb::CreateReflectionDirect(fbb, spec.reflectionJson.c_str());
+  closeSection("reflection");
 
   std::vector<flatbuffers::Offset<fb::TensorDesc>> inputs, outputs;
   for (const TensorSpec &t : spec.inputs)
@@ -88,11 +127,19 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   for (const TensorSpec &t : spec.outputs)
     outputs.push_back(createTensorDesc(fbb, t));
   auto io = fb::CreateIOTableDirect(fbb, &inputs, &outputs);
+  closeSection("io");
 
-  auto root = fb::CreateArtifactDirect(
-      fbb, kArtifactFormatMajor, kArtifactFormatMinor, spec.producer.c_str(),
-      spec.source.c_str(), io, &commands, spec.arenaBytes, &executables,
-      &constants, reflection);
+  // Overhead from here on: the size table, producer/source strings, root.
+  std::vector<flatbuffers::Offset<fb::SectionSize>> sizes;
+  for (const auto &[name, bytes] : sections)
+    sizes.push_back(fb::CreateSectionSizeDirect(fbb, name.c_str(), bytes));
+  auto sizesVector = fbb.CreateVector(sizes);
+  auto producer = fbb.CreateString(spec.producer);
+  auto source = fbb.CreateString(spec.source);
+  auto root = fb::CreateArtifact(
+      fbb, kArtifactFormatMajor, kArtifactFormatMinor, producer, source, io,
+      commandsVector, spec.arenaBytes, executablesVector, constantsVector,
+      reflection, memoryPlan, device, sizesVector);
   fb::FinishArtifactBuffer(fbb, root);
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(),
                              fbb.GetBufferPointer() + fbb.GetSize());

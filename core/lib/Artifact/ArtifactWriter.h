@@ -78,11 +78,20 @@ struct ArtifactSpec {
   uint64_t arenaBytes = 0;
   /// JSON plan for tools (empty = no reflection table).
   std::string reflectionJson;
+  /// Memory layout table: transient allocations (offset, bytes, alias).
+  struct Allocation {
+    uint64_t offset = 0, bytes = 0;
+    int64_t aliasOf = -1;
+  };
+  std::vector<Allocation> allocations;
+  uint64_t lowerBoundBytes = 0;
+  /// Device table.
+  uint32_t waves = 0;
 };
 
 /// Format version written by this compiler (kiln_artifact.fbs header).
 inline constexpr uint32_t kArtifactFormatMajor = 1;
-inline constexpr uint32_t kArtifactFormatMinor = 0;
+inline constexpr uint32_t kArtifactFormatMinor = 1;
 
 /// Size of the checksum trailer after the flatbuffer, bytes.
 inline constexpr size_t kArtifactTrailerBytes = 8;

@@ -261,7 +261,7 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
 }
 
 llvm::Expected<std::vector<uint8_t>>
-linkSharedObject(llvm::ArrayRef<char> object) {
+linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols) {
   static std::mutex lldMutex;
   std::lock_guard<std::mutex> lock(lldMutex);
 
@@ -283,10 +283,11 @@ linkSharedObject(llvm::ArrayRef<char> object) {
   }
   std::string linkerOut, linkerErr;
   llvm::raw_string_ostream outOs(linkerOut), errOs(linkerErr);
-  const char *args[] = {"ld.lld",          "-shared",      "--build-id=none",
-                        "-z",              "noexecstack",  "--hash-style=gnu",
-                        "--gc-sections",   "-o",           soPath.c_str(),
-                        objPath.c_str()};
+  llvm::SmallVector<const char *> args = {
+      "ld.lld", "-shared", "--build-id=none", "-z", "noexecstack",
+      "--hash-style=gnu", "--gc-sections", "-o", soPath.c_str(), objPath.c_str()};
+  if (stripSymbols)
+    args.push_back("--strip-all");
   bool ok = lld::elf::link(args, outOs, errOs, /*exitEarly=*/false,
                            /*disableOutput=*/false);
   lld::CommonLinkerContext::destroy();

@@ -71,9 +71,10 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
 
 /// Links one relocatable object into a position-independent ELF shared
 /// object with LLD (in-process; calls are serialized). Unresolved libm
-/// symbols stay imports resolved by the runtime's loader.
+/// symbols stay imports resolved by the runtime's loader. `stripSymbols`
+/// drops the symbol table (the exported entry points stay in .dynsym).
 llvm::Expected<std::vector<uint8_t>>
-linkSharedObject(llvm::ArrayRef<char> object);
+linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols = false);
 
 } // namespace kiln
 

@@ -29,7 +29,7 @@ extern "C" {
 
 /* Artifact format version this runtime reads (major must match exactly). */
 #define KILN_FORMAT_MAJOR 1
-#define KILN_FORMAT_MINOR 0
+#define KILN_FORMAT_MINOR 1
 
 typedef enum kiln_status_code_e {
   KILN_OK = 0,
@@ -81,7 +81,7 @@ size_t kiln_element_type_size(kiln_element_type_t type);
 /* Short name of `type`: "f32", "f16", "i32", ... */
 const char *kiln_element_type_name(kiln_element_type_t type);
 
-/* Version string of this runtime, e.g. "0.1.0 (format 1.0)". */
+/* Version string of this runtime, e.g. "0.1.0 (format 1.1)". */
 const char *kiln_runtime_version(void);
 
 /* Verifies and loads the artifact in `data[0, size)`, then loads its

@@ -1,0 +1,46 @@
+//===- kiln/Artifact.h - Reading .kiln files as sections -------*- C++ -*-===//
+//
+// Section sizes of an artifact (runtime/schema/kiln_artifact.fbs: io,
+// commands, memory_plan, executables, device, constants, reflection) as
+// recorded by the writer, plus the format overhead, which together add up
+// to the file size exactly.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_ARTIFACT_H
+#define KILN_ARTIFACT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/Support/Error.h"
+
+namespace kiln {
+
+/// Bytes per section of one artifact.
+struct SectionSizes {
+  /// (name, bytes) in file order of the writer: constants, executables,
+  /// commands, memory_plan, device, reflection, io.
+  std::vector<std::pair<std::string, int64_t>> sections;
+  /// Root table, vtables, size table, identifier, padding, checksum, bytes.
+  int64_t overhead = 0;
+  /// The whole file, bytes.
+  int64_t fileBytes = 0;
+};
+
+/// Reads the section sizes of the artifact `bytes`, after checking its
+/// checksum and structure. `what` names the file in errors.
+llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,
+                                              const std::string &what);
+
+/// Sizes as a table (`name  bytes  percent`) or, with `json`, as
+/// {"file_bytes": N, "overhead_bytes": N, "sections": {"io": N, ...}}.
+std::string formatSectionSizes(const SectionSizes &sizes, bool json);
+
+/// Per-section difference B - A, as a table or JSON (same shape as
+/// formatSectionSizes, with "a", "b" and "delta" per section).
+std::string formatSectionDiff(const SectionSizes &a, const SectionSizes &b, bool json);
+
+} // namespace kiln
+
+#endif
