@@ -19,9 +19,13 @@ namespace kiln {
 
 /// Bytes per section of one artifact.
 struct SectionSizes {
-  /// (name, bytes) in file order of the writer: constants, executables,
+  /// (name, bytes) in the writer's order: constants, executables,
   /// commands, memory_plan, device, reflection, io.
   std::vector<std::pair<std::string, int64_t>> sections;
+  /// Byte offset of each section in the file (same order). The writer
+  /// builds back to front, so the first section ends where the flatbuffer
+  /// ends (8 bytes before the file's end) and each next one precedes it.
+  std::vector<int64_t> offsets;
   /// Root table, vtables, size table, identifier, padding, checksum, bytes.
   int64_t overhead = 0;
   /// The whole file, bytes.

@@ -52,6 +52,11 @@ llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,
   }
   if (sum > out.fileBytes)
     return makeError(what + ": section sizes exceed the file size");
+  int64_t end = out.fileBytes - static_cast<int64_t>(kArtifactTrailerBytes);
+  for (const auto &[name, bytes] : out.sections) {
+    end -= bytes;
+    out.offsets.push_back(end);
+  }
   out.overhead = out.fileBytes - sum;
   return out;
 }
