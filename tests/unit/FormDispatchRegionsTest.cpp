@@ -1,4 +1,5 @@
 //===- FormDispatchRegionsTest.cpp - kiln-form-dispatch-regions -----------===//
+#include "PassTestSupport.h"
 #include "Pipeline.h"
 #include "Transforms/Passes.h"
 
@@ -24,20 +25,10 @@ using namespace mlir;
 
 namespace {
 
-/// Prints an MLIR object (op, map, location) for a failure message.
-template <typename T> std::string str(T &&x) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << x;
-  return os.str();
-}
+using kiln::test::str;
+using kiln::test::parse;
 
-OwningOpRef<ModuleOp> parse(MLIRContext &context, const char *source) {
-  DialectRegistry registry;
-  kiln::registerKilnDialects(registry);
-  context.appendDialectRegistry(registry);
-  return parseSourceString<ModuleOp>(source, &context);
-}
+
 
 /// Runs the pass; error diagnostics are appended to `errors`.
 LogicalResult runForm(MLIRContext &context, ModuleOp module,

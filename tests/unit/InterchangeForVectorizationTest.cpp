@@ -1,4 +1,5 @@
 //===- InterchangeForVectorizationTest.cpp - kiln-interchange-for-vectorization
+#include "PassTestSupport.h"
 #include "Pipeline.h"
 #include "Transforms/Passes.h"
 
@@ -22,20 +23,10 @@ using namespace mlir;
 
 namespace {
 
-/// Prints an MLIR object (op, map, location) for a failure message.
-template <typename T> std::string str(T &&x) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << x;
-  return os.str();
-}
+using kiln::test::str;
+using kiln::test::parse;
 
-OwningOpRef<ModuleOp> parse(MLIRContext &context, const char *source) {
-  DialectRegistry registry;
-  kiln::registerKilnDialects(registry);
-  context.appendDialectRegistry(registry);
-  return parseSourceString<ModuleOp>(source, &context);
-}
+
 
 LogicalResult runInterchange(MLIRContext &context, ModuleOp module) {
   PassManager pm(&context);

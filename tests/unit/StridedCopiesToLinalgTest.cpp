@@ -1,4 +1,5 @@
 //===- StridedCopiesToLinalgTest.cpp - kiln-strided-copies-to-linalg ------===//
+#include "PassTestSupport.h"
 #include "Pipeline.h"
 #include "Transforms/Passes.h"
 
@@ -19,12 +20,8 @@ using namespace mlir;
 
 namespace {
 
-OwningOpRef<ModuleOp> parse(MLIRContext &context, const char *source) {
-  DialectRegistry registry;
-  kiln::registerKilnDialects(registry);
-  context.appendDialectRegistry(registry);
-  return parseSourceString<ModuleOp>(source, &context);
-}
+using kiln::test::parse;
+
 
 LogicalResult runStridedCopies(MLIRContext &context, ModuleOp module) {
   PassManager pm(&context);
