@@ -8,11 +8,9 @@
 //   build/tests/bench/kiln_runtime_overhead_bench --benchmark_repetitions=5
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Artifact.h"
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
-
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/CRC.h"
 
 #include <benchmark/benchmark.h>
 
@@ -59,12 +57,7 @@ std::vector<uint8_t> buildArtifact(int n, bool barriers) {
   auto root = fb::CreateArtifactDirect(fbb, 1, 0, "bench", "bench", io, &commands, 0, &exes);
   fb::FinishArtifactBuffer(fbb, root);
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize());
-  // "KSUM" + CRC-32 trailer (runtime/schema/kiln_artifact.fbs).
-  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes));
-  for (char c : {'K', 'S', 'U', 'M'})
-    bytes.push_back(static_cast<uint8_t>(c));
-  for (int i = 0; i < 4; ++i)
-    bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  kiln::appendChecksumTrailer(bytes);
   return bytes;
 }
 

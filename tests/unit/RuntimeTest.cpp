@@ -1,10 +1,9 @@
 //===- RuntimeTest.cpp - Runtime C API: loading, checks, invoke -----------===//
+#include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/CRC.h"
 
 #include <gtest/gtest.h>
 
@@ -37,11 +36,7 @@ std::vector<uint8_t> compileAddScale() {
 
 /// Appends the "KSUM" + CRC-32 trailer every artifact ends with.
 std::vector<uint8_t> withTrailer(std::vector<uint8_t> bytes) {
-  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes));
-  for (char c : {'K', 'S', 'U', 'M'})
-    bytes.push_back(static_cast<uint8_t>(c));
-  for (int i = 0; i < 4; ++i)
-    bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  kiln::appendChecksumTrailer(bytes);
   return bytes;
 }
 

@@ -32,6 +32,11 @@ struct SectionSizes {
   int64_t fileBytes = 0;
 };
 
+/// Appends the 8-byte trailer every artifact ends with: "KSUM" and the
+/// CRC-32 (IEEE 802.3, as zlib computes it) of all bytes before it, little
+/// endian (runtime/schema/kiln_artifact.fbs).
+void appendChecksumTrailer(std::vector<uint8_t> &flatbuffer);
+
 /// Reads the section sizes of the artifact `bytes`, after checking its
 /// checksum and structure. `what` names the file in errors.
 llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,

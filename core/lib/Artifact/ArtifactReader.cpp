@@ -19,6 +19,14 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
+void appendChecksumTrailer(std::vector<uint8_t> &flatbuffer) {
+  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(flatbuffer));
+  for (char c : {'K', 'S', 'U', 'M'})
+    flatbuffer.push_back(static_cast<uint8_t>(c));
+  for (int i = 0; i < 4; ++i)
+    flatbuffer.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+}
+
 llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,
                                               const std::string &what) {
   size_t size = bytes.size();

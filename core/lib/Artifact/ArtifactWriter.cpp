@@ -1,12 +1,12 @@
 //===- ArtifactWriter.cpp - Serialize a compiled model to .kiln -----------===//
 #include "ArtifactWriter.h"
 
+#include "kiln/Artifact.h"
+
 #include "kiln_artifact_generated.h"
 
 #include <algorithm>
 
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/CRC.h"
 
 namespace kiln {
 
@@ -143,12 +143,7 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   fb::FinishArtifactBuffer(fbb, root);
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(),
                              fbb.GetBufferPointer() + fbb.GetSize());
-  // Trailer: "KSUM" + CRC-32 of everything before it (kiln_artifact.fbs).
-  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes));
-  const char tag[4] = {'K', 'S', 'U', 'M'};
-  bytes.insert(bytes.end(), tag, tag + 4);
-  for (int i = 0; i < 4; ++i)
-    bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  appendChecksumTrailer(bytes);
   return bytes;
 }
 
