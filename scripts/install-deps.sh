@@ -9,7 +9,14 @@ packages=(
   zlib1g-dev libzstd-dev
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev
-  graphviz
+  graphviz libgraphviz-dev
+  # Workbench (kiln-workbench) and its offscreen/Xvfb tests.
+  qt6-base-dev qt6-svg-dev libqcustomplot-dev libgl-dev xvfb xauth
+  # Cross targets: aarch64 and riscv64 Linux under qemu-user, Cortex-M under
+  # qemu-system-arm (tests/cross).
+  qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
+  g++-riscv64-linux-gnu libc6-dev-riscv64-cross
+  gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 )
 
 missing=()

@@ -7,6 +7,7 @@
 //   kiln inspect MODEL|ARTIFACT [--json] [--sizes] [--dump-dispatch-graph=FILE.dot]
 //            [--dump-schedule=FILE.csv]
 //   kiln diff A.kiln B.kiln [--json]
+//   kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module] -o DIR
 //   kiln --version
 //
 // Exit status: 0 on success, 1 on a user error (one message on stderr),
@@ -15,10 +16,12 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
+#include "kiln/Export.h"
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
 #include "kiln/Run.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -43,6 +46,8 @@ static cl::SubCommand runCmd("run", "Run a .kiln artifact (or compile a model "
 static cl::SubCommand inspectCmd("inspect", "Print the dispatches, schedule and memory "
                                             "plan of a model or artifact");
 static cl::SubCommand diffCmd("diff", "Per-section size difference of two artifacts");
+static cl::SubCommand exportCmd("export", "Compile for a device and write a bundle: the "
+                                          "artifact or C module, manifest.json, report.md");
 
 // compile
 static cl::opt<std::string> compileModel(cl::Positional, cl::Required,
@@ -109,16 +114,16 @@ static cl::list<std::string> diffPaths(cl::Positional, cl::desc("<a.kiln> <b.kil
 static cl::opt<std::string> profile("profile",
                                     cl::desc("Build profile: default (debug symbols and "
                                              "reflection) or stripped (neither)"),
-                                    cl::init("default"), cl::sub(compileCmd), cl::sub(runCmd),
+                                    cl::init("default"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd),
                                     cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<bool> debugSymbols("debug-symbols",
                                   cl::desc("Keep the kernels' symbol table (overrides the "
                                            "profile)"),
-                                  cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                                  cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                   cl::cat(kilnCategory));
 static cl::opt<bool> reflectionData("reflection",
                                     cl::desc("Embed the plan for tools (overrides the profile)"),
-                                    cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                                    cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                     cl::cat(kilnCategory));
 
 // shared by compile, run and inspect (compiling a model)
@@ -133,26 +138,26 @@ static cl::opt<std::string> dumpSchedule("dump-schedule",
 static cl::list<std::string> tiles("tile",
                                    cl::desc("Workgroup tile sizes of one dispatch: ID=S0,S1,... "
                                             "(one per loop of its tiled op, 0 = whole loop)"),
-                                   cl::value_desc("id=sizes"), cl::sub(compileCmd),
+                                   cl::value_desc("id=sizes"), cl::sub(compileCmd), cl::sub(exportCmd),
                                    cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> tuning("tuning",
                                    cl::desc("JSON tuning file: {\"tiles\": {\"ID\": [..]}, "
                                             "\"no_fusion\": [ID, ..], \"fusion\": bool}"),
-                                   cl::value_desc("file.json"), cl::sub(compileCmd),
+                                   cl::value_desc("file.json"), cl::sub(compileCmd), cl::sub(exportCmd),
                                    cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<bool> fusion("fusion",
                             cl::desc("Fuse elementwise consumers and padding into their "
                                      "root's dispatch (default true; --fusion=false: off)"),
-                            cl::init(true), cl::sub(compileCmd), cl::sub(runCmd),
+                            cl::init(true), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd),
                             cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::list<int64_t> noFusion("no-fusion",
                                   cl::desc("Turn fusion off for one dispatch id"),
-                                  cl::value_desc("id"), cl::sub(compileCmd), cl::sub(runCmd),
+                                  cl::value_desc("id"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd),
                                   cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::list<std::string> fixShapes("fix-shape",
                                        cl::desc("Give a dynamic input a static shape: "
                                                 "INPUT=DIMS (name or index), e.g. 0=1x76x32x1"),
-                                       cl::value_desc("input=dims"), cl::sub(compileCmd),
+                                       cl::value_desc("input=dims"), cl::sub(compileCmd), cl::sub(exportCmd),
                                        cl::sub(runCmd), cl::sub(inspectCmd),
                                        cl::cat(kilnCategory));
 static cl::opt<std::string> targetTriple("target-triple",
@@ -161,12 +166,38 @@ static cl::opt<std::string> targetTriple("target-triple",
                                          cl::cat(kilnCategory));
 static cl::opt<std::string> targetCpu("target-cpu",
                                       cl::desc("LLVM CPU name (default: generic)"),
-                                      cl::init("generic"), cl::sub(compileCmd),
+                                      cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd),
                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
                                            cl::desc("LLVM CPU features, e.g. +avx2,+fma"),
-                                           cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                                           cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                            cl::cat(kilnCategory));
+
+// target and output (compile, export)
+static cl::opt<std::string> targetName("target",
+                                       cl::desc("Device target: host, x86_64-linux-gnu, "
+                                                "aarch64-linux-gnu, riscv64-linux-gnu, "
+                                                "thumbv7em-none-eabihf (Cortex-M4F)"),
+                                       cl::value_desc("name"), cl::sub(compileCmd),
+                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::sub(exportCmd),
+                                       cl::cat(kilnCategory));
+static cl::opt<std::string> outputFormat("output-format",
+                                         cl::desc("kiln (a .kiln artifact, default) or c-module "
+                                                  "(NAME.h, NAME.c, NAME_constants.c, "
+                                                  "NAME_kernels.o in the -o folder)"),
+                                         cl::init("kiln"), cl::sub(compileCmd),
+                                         cl::sub(exportCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> moduleName("module-name",
+                                       cl::desc("C module symbol prefix (default: the model's "
+                                                "file name)"),
+                                       cl::sub(compileCmd), cl::sub(exportCmd),
+                                       cl::cat(kilnCategory));
+static cl::opt<std::string> exportModel(cl::Positional, cl::Required,
+                                        cl::desc("<model.tflite|model.mlir>"),
+                                        cl::sub(exportCmd));
+static cl::opt<std::string> exportOutput("o", cl::desc("Bundle folder (created if missing)"),
+                                         cl::value_desc("dir"), cl::Required,
+                                         cl::sub(exportCmd), cl::cat(kilnCategory));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "kiln: error: " << message << "\n";
@@ -180,9 +211,22 @@ static int fail(llvm::Error err) {
 
 static llvm::Expected<kiln::CompileOptions> compileOptions() {
   kiln::CompileOptions options;
-  options.target.triple = targetTriple;
   options.target.cpu = targetCpu;
   options.target.features = targetFeatures;
+  if (!targetName.empty()) {
+    if (!targetTriple.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "--target and --target-triple both given; use one");
+    if (llvm::Error err = kiln::applyTarget(targetName, options.target))
+      return std::move(err);
+  } else {
+    options.target.triple = targetTriple;
+  }
+  if (!kiln::parseOutputFormat(outputFormat, options.format))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--output-format='%s' is not a format (kiln, c-module)",
+                                   outputFormat.c_str());
+  options.moduleName = moduleName;
   if (llvm::Error err = kiln::applyProfile(profile, options))
     return std::move(err);
   if (debugSymbols.getNumOccurrences())
@@ -287,6 +331,26 @@ static int runCompile() {
       return fail(std::move(err));
     return 0;
   }
+  if (options->format == kiln::OutputFormat::CModule) {
+    if (output.empty())
+      return fail("--output-format=c-module writes several files: give the folder with -o DIR");
+    auto result = kiln::compile(model, *options);
+    if (!result)
+      return fail(result.takeError());
+    kiln::ExportBundle bundle;
+    bundle.files = result->files;
+    if (llvm::Error err = kiln::writeExportBundle(bundle, output))
+      return fail(std::move(err));
+    if (llvm::Error err = writeDumps(*result->plan, dot, csv))
+      return fail(std::move(err));
+    llvm::outs() << "wrote " << output << "/{";
+    for (size_t i = 0; i < result->files.size(); ++i)
+      llvm::outs() << (i ? "," : "") << result->files[i].name;
+    llvm::outs() << "} (" << result->triple << ", code " << result->codeBytes
+                 << " bytes, weights " << result->constantBytes << " bytes, arena "
+                 << result->arenaBytes << " bytes)\n";
+    return 0;
+  }
   std::string out = output;
   if (out.empty()) {
     llvm::SmallString<256> path(model);
@@ -312,6 +376,7 @@ static int runInspect() {
   const bool asJson = inspectJson;
   const std::string dot = dumpGraph, csv = dumpSchedule;
   const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
+                                 !targetName.empty() ||
                                  targetCpu != "generic" || !targetFeatures.empty() ||
                                  !tiles.empty() || !tuning.empty() || !fusion ||
                                  !noFusion.empty() || profile.getNumOccurrences() ||
@@ -431,6 +496,7 @@ static int runRun() {
     inputs.push_back(std::move(*array));
   }
   const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
+                                 !targetName.empty() ||
                                  targetCpu != "generic" || !targetFeatures.empty() ||
                                  !tiles.empty() || !tuning.empty() || !fusion ||
                                  !noFusion.empty() || profile.getNumOccurrences() ||
@@ -555,6 +621,46 @@ static int runDiff() {
   return 0;
 }
 
+static int runExport() {
+  // Copied first: compiling resets llvm::cl occurrences (see runRun).
+  kiln::ExportRequest request;
+  request.model = exportModel;
+  const std::string dir = exportOutput;
+  request.target = targetName.empty() ? "host" : std::string(targetName);
+  request.profile = profile;
+  if (debugSymbols.getNumOccurrences())
+    request.debugSymbols = debugSymbols ? 1 : 0;
+  if (reflectionData.getNumOccurrences())
+    request.reflection = reflectionData ? 1 : 0;
+  if (!targetTriple.empty())
+    return fail("kiln export takes a named --target (" +
+                llvm::join(kiln::knownTargets(), ", ") + "), not --target-triple");
+  auto options = compileOptions();
+  if (!options)
+    return fail(options.takeError());
+  request.format = options->format;
+  request.options = *options;
+  // The request applies target and profile itself; keep only explicit choices.
+  request.options.target = kiln::TargetOptions();
+  request.options.target.cpu = targetCpu;
+  request.options.target.features = targetFeatures;
+  auto bundle = kiln::buildExportBundle(request);
+  if (!bundle)
+    return fail(bundle.takeError());
+  if (llvm::Error err = kiln::writeExportBundle(*bundle, dir))
+    return fail(std::move(err));
+  llvm::outs() << "exported " << request.model << " for " << request.target << " to " << dir
+               << ": ";
+  for (size_t i = 0; i < bundle->files.size(); ++i)
+    llvm::outs() << (i ? ", " : "") << bundle->files[i].name;
+  llvm::outs() << "\nflash " << bundle->footprint.flashBytes << " bytes (code "
+               << bundle->footprint.codeBytes << ", weights " << bundle->footprint.constantBytes
+               << ", metadata " << bundle->footprint.metadataBytes << "), RAM "
+               << bundle->footprint.ramBytes << " bytes (arena " << bundle->footprint.arenaBytes
+               << ", I/O " << bundle->footprint.ioBytes << ")\n";
+  return 0;
+}
+
 int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "kiln " << kiln::version() << "\n"
@@ -574,6 +680,8 @@ int main(int argc, char **argv) {
     status = runInspect();
   else if (diffCmd)
     status = runDiff();
+  else if (exportCmd)
+    status = runExport();
   else {
     cl::PrintHelpMessage(false, true);
     return 2;

@@ -7,6 +7,7 @@
 #include "kiln/Compiler.h"
 
 #include "Artifact/ArtifactWriter.h"
+#include "Artifact/CModuleWriter.h"
 #include "Codegen/HostCodegen.h"
 #include "Import/Import.h"
 #include "Pipeline.h"
@@ -330,6 +331,79 @@ llvm::Error loadTuningFile(const std::string &path, CompileOptions &options) {
   return llvm::Error::success();
 }
 
+const char *toString(CompilePhase phase) {
+  switch (phase) {
+  case CompilePhase::Import: return "import";
+  case CompilePhase::TosaToLinalg: return "tosa-to-linalg";
+  case CompilePhase::Dispatches: return "dispatches";
+  case CompilePhase::Bufferization: return "bufferization";
+  case CompilePhase::Schedule: return "schedule";
+  case CompilePhase::LowerToLLVM: return "lower-to-llvm";
+  case CompilePhase::Optimize: return "optimize";
+  case CompilePhase::Codegen: return "codegen";
+  case CompilePhase::Artifact: return "artifact";
+  }
+  return "unknown";
+}
+
+std::vector<std::string> knownTargets() {
+  return {"host", "x86_64-linux-gnu", "aarch64-linux-gnu", "riscv64-linux-gnu",
+          "thumbv7em-none-eabihf"};
+}
+
+llvm::Error applyTarget(const std::string &name, TargetOptions &target) {
+  const bool keepCpu = !target.cpu.empty() && target.cpu != "generic";
+  std::string cpu = "generic", features, abi, triple;
+  if (name == "host") {
+    triple = "";
+  } else if (name == "x86_64-linux-gnu") {
+    triple = "x86_64-unknown-linux-gnu";
+  } else if (name == "aarch64-linux-gnu") {
+    triple = "aarch64-unknown-linux-gnu";
+    features = "+neon";
+  } else if (name == "riscv64-linux-gnu") {
+    triple = "riscv64-unknown-linux-gnu";
+    cpu = "generic-rv64";
+    features = "+m,+a,+f,+d,+c";
+    abi = "lp64d";
+  } else if (name == "thumbv7em-none-eabihf") {
+    triple = "thumbv7em-none-unknown-eabihf";
+    cpu = "cortex-m4";
+  } else {
+    std::string known;
+    for (const std::string &k : knownTargets())
+      known += (known.empty() ? "" : ", ") + k;
+    return makeError("--target='" + name + "' is not a supported target (" + known +
+                     "; any other LLVM triple through --target-triple=)");
+  }
+  target.triple = triple;
+  if (!keepCpu)
+    target.cpu = cpu;
+  if (target.features.empty())
+    target.features = features;
+  target.abi = abi;
+  return llvm::Error::success();
+}
+
+bool isBareMetalTriple(const std::string &triple) {
+  llvm::Triple t(llvm::Triple::normalize(triple));
+  return !triple.empty() && t.getOS() == llvm::Triple::UnknownOS;
+}
+
+bool parseOutputFormat(const std::string &text, OutputFormat &out) {
+  if (text == "kiln" || text == "artifact")
+    out = OutputFormat::Artifact;
+  else if (text == "c-module")
+    out = OutputFormat::CModule;
+  else
+    return false;
+  return true;
+}
+
+const char *toString(OutputFormat format) {
+  return format == OutputFormat::CModule ? "c-module" : "kiln";
+}
+
 static DispatchOptions dispatchOptionsOf(const CompileOptions &options) {
   DispatchOptions d;
   d.fusion = options.fusion;
@@ -343,8 +417,17 @@ static DispatchOptions dispatchOptionsOf(const CompileOptions &options) {
 /// LLVM IR / assembly) after `stop`; with `result`, finishes the artifact.
 static llvm::Error compileImpl(const std::string &path,
                                const CompileOptions &options, EmitStage stop,
-                               std::string *emitted, CompileResult *result) {
+                               std::string *emitted, CompileResult *result,
+                               bool planOnly = false) {
+  // Reports each phase and honours cancellation between phases.
+  auto phase = [&](CompilePhase p) -> llvm::Error {
+    if (options.onPhase && !options.onPhase(p))
+      return makeError("compilation cancelled");
+    return llvm::Error::success();
+  };
   Compilation c;
+  if (llvm::Error err = phase(CompilePhase::Import))
+    return err;
   if (llvm::Error err = c.import(path, options.fixedShapes))
     return err;
   ArtifactSpec spec;
@@ -355,6 +438,8 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
+  if (llvm::Error err = phase(CompilePhase::TosaToLinalg))
+    return err;
   if (llvm::Error err = c.run("TOSA to linalg", [&](PassManager &pm) {
         buildTosaToLinalgPipeline(pm);
       }))
@@ -366,8 +451,23 @@ static llvm::Error compileImpl(const std::string &path,
   auto tm = createTargetMachine(options.target, options.optLevel);
   if (!tm)
     return tm.takeError();
+  const bool cModule = options.format == OutputFormat::CModule;
+  const std::string moduleName =
+      options.moduleName.empty() ? moduleNameFromPath(path) : options.moduleName;
+  if (result && !planOnly) {
+    if (!cModule && isBareMetalTriple(options.target.triple))
+      return makeError("target '" + options.target.triple +
+                       "' is bare metal: nothing there loads a .kiln artifact's "
+                       "shared object; use --output-format=c-module");
+    if (cModule && !isCIdentifier(moduleName))
+      return makeError("--module-name='" + moduleName +
+                       "' is not a C identifier (letters, digits and _, not "
+                       "starting with a digit or __)");
+  }
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
   dispatchOptions.vectorBytes = vectorBytesOf(**tm);
+  if (llvm::Error err = phase(CompilePhase::Dispatches))
+    return err;
   if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
         buildDispatchPipeline(pm, dispatchOptions);
       }))
@@ -376,6 +476,8 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
+  if (llvm::Error err = phase(CompilePhase::Bufferization))
+    return err;
   if (llvm::Error err = c.run("bufferization", buildBufferizationPipeline))
     return err;
   collectConstants(*c.module, spec);
@@ -384,10 +486,16 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
+  if (llvm::Error err = phase(CompilePhase::Schedule))
+    return err;
   auto plan = buildPlan(*c.module, spec.inputs.size(), spec.constants.size());
   if (!plan)
     return plan.takeError();
   plan->source = c.source;
+  if (planOnly) {
+    result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
+    return llvm::Error::success();
+  }
 
   // @main is now the plan; only the dispatch functions become code.
   std::vector<KernelABI> kernels;
@@ -407,6 +515,8 @@ static llvm::Error compileImpl(const std::string &path,
     if (entryOf.count(d.id))
       kernels[entryOf[d.id]].aliasedBindings = d.aliasedBindings;
   c.module->lookupSymbol<func::FuncOp>("main").erase();
+  if (llvm::Error err = phase(CompilePhase::LowerToLLVM))
+    return err;
   if (llvm::Error err = c.run("lowering to LLVM", buildDispatchLoweringPipeline))
     return err;
 
@@ -414,6 +524,8 @@ static llvm::Error compileImpl(const std::string &path,
   auto llvmModule = translateToLLVMIR(*c.module, llvmContext, kernels);
   if (!llvmModule)
     return llvmModule.takeError();
+  if (llvm::Error err = phase(CompilePhase::Optimize))
+    return err;
   optimizeModule(**llvmModule, **tm, options.optLevel);
   if (emitted && stop == EmitStage::LLVMIR) {
     llvm::raw_string_ostream os(*emitted);
@@ -427,20 +539,35 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = std::move(*text);
     return llvm::Error::success();
   }
+  if (llvm::Error err = phase(CompilePhase::Codegen))
+    return err;
+  if (cModule) {
+    // C module entry points share the firmware's one namespace: prefix them.
+    for (const KernelABI &k : kernels)
+      if (llvm::Function *fn = (*llvmModule)->getFunction(k.name))
+        fn->setName(moduleName + "_" + k.name);
+  }
   auto object = emitMachineCode(**llvmModule, **tm, /*asText=*/false);
   if (!object)
     return object.takeError();
-  auto sharedObject = linkSharedObject(
-      llvm::ArrayRef<char>(object->data(), object->size()), !options.debugSymbols);
-  if (!sharedObject)
-    return sharedObject.takeError();
+  std::vector<uint8_t> code(object->begin(), object->end());
+  if (!cModule) {
+    auto sharedObject = linkSharedObject(
+        llvm::ArrayRef<char>(object->data(), object->size()), !options.debugSymbols);
+    if (!sharedObject)
+      return sharedObject.takeError();
+    code = std::move(*sharedObject);
+  }
+  result->codeBytes = loadableBytes(code);
 
+  if (llvm::Error err = phase(CompilePhase::Artifact))
+    return err;
   ExecutableSpec exe;
   exe.triple = (*tm)->getTargetTriple().str();
   exe.cpu = (*tm)->getTargetCPU().str();
   for (const KernelABI &k : kernels)
     exe.entryPoints.push_back(k.name);
-  exe.code = std::move(*sharedObject);
+  exe.code = std::move(code);
   spec.executables.push_back(std::move(exe));
 
   // The command list, with buffers resolved to artifact bindings.
@@ -506,7 +633,28 @@ static llvm::Error compileImpl(const std::string &path,
   }
   if (options.reflection)
     spec.reflectionJson = planToJson(*plan, /*pretty=*/false);
-  result->artifact = writeArtifact(spec);
+  result->triple = spec.executables.front().triple;
+  result->cpu = spec.executables.front().cpu;
+  result->arenaBytes = static_cast<int64_t>(spec.arenaBytes);
+  for (const ConstantSpec &cst : spec.constants)
+    result->constantBytes += static_cast<int64_t>(cst.data.size());
+  for (const TensorSpec &t : spec.inputs) {
+    int64_t n = static_cast<int64_t>(elementSize(t.type));
+    for (int64_t d : t.shape)
+      n *= d;
+    result->inputBytes += n;
+  }
+  for (const TensorSpec &t : spec.outputs) {
+    int64_t n = static_cast<int64_t>(elementSize(t.type));
+    for (int64_t d : t.shape)
+      n *= d;
+    result->outputBytes += n;
+  }
+  if (cModule)
+    result->files = writeCModule(spec, &*plan, moduleName,
+                                 spec.executables.front().code);
+  else
+    result->artifact = writeArtifact(spec);
   result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
   return llvm::Error::success();
 }
@@ -527,6 +675,15 @@ llvm::Expected<CompileResult> compile(const std::string &path,
           compileImpl(path, options, EmitStage::Asm, nullptr, &result))
     return std::move(err);
   return result;
+}
+
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
+planModel(const std::string &path, const CompileOptions &options) {
+  CompileResult result;
+  if (llvm::Error err = compileImpl(path, options, EmitStage::Asm, nullptr,
+                                    &result, /*planOnly=*/true))
+    return std::move(err);
+  return result.plan;
 }
 
 llvm::Expected<std::shared_ptr<const CompilationPlan>>

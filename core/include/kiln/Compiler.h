@@ -13,6 +13,7 @@
 #define KILN_COMPILER_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,7 +46,48 @@ struct TargetOptions {
   std::string cpu = "generic";
   /// LLVM feature string, e.g. "+avx2,+fma"; empty = the CPU's defaults.
   std::string features;
+  /// Target ABI name where the triple leaves a choice (RISC-V "lp64d");
+  /// empty = LLVM's default for the triple.
+  std::string abi;
 };
+
+/// The device targets `--target=` names, with the triple, default CPU,
+/// features and ABI each stands for:
+///   x86_64-linux-gnu       x86_64-unknown-linux-gnu, generic
+///   aarch64-linux-gnu      aarch64-unknown-linux-gnu, generic, +neon
+///   riscv64-linux-gnu      riscv64-unknown-linux-gnu, generic-rv64,
+///                          +m,+a,+f,+d,+c, ABI lp64d (RV64GC, Debian's)
+///   thumbv7em-none-eabihf  Cortex-M4F, hard-float EABI (bare metal: static
+///                          C module only)
+/// plus "host" (the machine compiling). Returns the names in that order.
+std::vector<std::string> knownTargets();
+
+/// Sets `target` to the named device target (see knownTargets()); a CPU
+/// other than "generic" already in `target.cpu` is kept. Errors name the
+/// unknown target and list the supported ones.
+llvm::Error applyTarget(const std::string &name, TargetOptions &target);
+
+/// True if `triple` (normalized or not) has no operating system (bare
+/// metal): such targets get the static C module, never a `.kiln` artifact,
+/// since nothing there can load a shared object.
+bool isBareMetalTriple(const std::string &triple);
+
+/// What `kiln compile` writes (`--output-format=`).
+enum class OutputFormat {
+  /// One `.kiln` flatbuffer replayed by Kiln's runtime.
+  Artifact,
+  /// A static C module: NAME.h, NAME.c (the command list unrolled into
+  /// straight-line calls at fixed arena offsets), NAME_constants.c (the
+  /// weights as one aligned C array) and NAME_kernels.o (the kernels,
+  /// an ELF relocatable object for the target). No runtime needed.
+  CModule,
+};
+
+/// Parses "kiln" (also "artifact") or "c-module". Returns false if unknown.
+bool parseOutputFormat(const std::string &text, OutputFormat &out);
+
+/// "kiln" or "c-module".
+const char *toString(OutputFormat format);
 
 /// A user-fixed shape for a model input whose shape has dynamic dimensions
 /// (TFLite `shape_signature` -1), as given by `--fix-shape=INPUT=1x76x32x1`.
@@ -59,8 +101,31 @@ struct ShapeFix {
 /// Parses "NAME=1x76x32x1" (or "0=1x76x32x1"). Errors explain the syntax.
 llvm::Expected<ShapeFix> parseShapeFix(const std::string &text);
 
+/// The phases of a compilation, in order; reported to
+/// CompileOptions::onPhase as each one starts.
+enum class CompilePhase {
+  Import,        ///< Read the model, build TOSA.
+  TosaToLinalg,  ///< TOSA -> linalg on tensors, elementwise fusion.
+  Dispatches,    ///< Dispatch regions, outlining, workgroup tiling.
+  Bufferization, ///< One-shot bufferization, constants outlined.
+  Schedule,      ///< Waves, barriers, memory plan.
+  LowerToLLVM,   ///< Kernels to the LLVM dialect and LLVM IR.
+  Optimize,      ///< LLVM's -O pipeline.
+  Codegen,       ///< Machine code, linking.
+  Artifact,      ///< Writing the .kiln flatbuffer (or C module).
+};
+/// Number of CompilePhase values.
+constexpr int kNumCompilePhases = 9;
+/// "import", "tosa-to-linalg", "dispatches", "bufferization", "schedule",
+/// "lower-to-llvm", "optimize", "codegen", "artifact".
+const char *toString(CompilePhase phase);
+
 /// Options that shape a compilation.
 struct CompileOptions {
+  /// Progress hook, called on the compiling thread as each phase starts.
+  /// Returning false cancels: the compilation stops at that phase boundary
+  /// and fails with "compilation cancelled". Empty = no reporting.
+  std::function<bool(CompilePhase)> onPhase;
   TargetOptions target;
   /// Shapes for inputs with dynamic dimensions.
   std::vector<ShapeFix> fixedShapes;
@@ -84,6 +149,11 @@ struct CompileOptions {
   /// Workgroup tile sizes per dispatch id (one per loop of its tiled op,
   /// 0 = whole loop), overriding the heuristic.
   std::vector<std::pair<int64_t, std::vector<int64_t>>> tileSizes;
+  /// What compile() produces: a `.kiln` artifact or a static C module.
+  OutputFormat format = OutputFormat::Artifact;
+  /// C identifier prefixing every symbol of a C module; empty = derived
+  /// from the model's file name ("blazeface.tflite" -> "blazeface").
+  std::string moduleName;
 };
 
 /// Applies a build profile (`--profile=`): "default" keeps debug symbols
@@ -102,9 +172,31 @@ llvm::Error loadTuningFile(const std::string &path, CompileOptions &options);
 
 struct CompilationPlan;
 
+/// One file of a compilation's output (C module files), named relative to
+/// the output folder.
+struct GeneratedFile {
+  std::string name;
+  std::vector<uint8_t> bytes;
+};
+
 /// A finished compilation: the artifact bytes and every decision made.
 struct CompileResult {
+  /// The `.kiln` bytes (OutputFormat::Artifact; empty for a C module).
   std::vector<uint8_t> artifact;
+  /// The C module's files (OutputFormat::CModule): NAME.h, NAME.c,
+  /// NAME_constants.c, NAME_kernels.o, in that order.
+  std::vector<GeneratedFile> files;
+  /// Normalized target triple and CPU the kernels were compiled for.
+  std::string triple;
+  std::string cpu;
+  /// Bytes of the kernels' loadable code and read-only data (the ELF
+  /// sections with SHF_ALLOC), bytes of the weights, and the arena.
+  int64_t codeBytes = 0;
+  int64_t constantBytes = 0;
+  int64_t arenaBytes = 0;
+  /// Bytes of all inputs and of all outputs.
+  int64_t inputBytes = 0;
+  int64_t outputBytes = 0;
   /// Shared so the plan type stays out of this header.
   std::shared_ptr<const CompilationPlan> plan;
 };
@@ -112,6 +204,12 @@ struct CompileResult {
 /// Compiles the model file at `path` into a `.kiln` artifact and its plan.
 llvm::Expected<CompileResult> compile(const std::string &path,
                                       const CompileOptions &options);
+
+/// Compiles `path` up to and including scheduling and memory planning, with
+/// no code generation (the fast path for re-planning after a tuning
+/// change). The plan is the one compile() would produce with `options`.
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
+planModel(const std::string &path, const CompileOptions &options);
 
 /// The plan of `path`: a model is compiled with `options`; a `.kiln`
 /// artifact's plan is read from its reflection data (errors if the

@@ -13,6 +13,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/Object/ELFObjectFile.h"
+#include "llvm/Object/ObjectFile.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -116,6 +118,13 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
     }
   }
   llvm::TargetOptions targetOptions;
+  targetOptions.MCOptions.ABIName = options.abi;
+  // Bare-metal code is linked statically into the user's firmware; hosted
+  // targets need PIC for the shared object (and for PIE programs linking a
+  // C module).
+  llvm::Reloc::Model reloc =
+      parsed.getOS() == llvm::Triple::UnknownOS ? llvm::Reloc::Static
+                                                : llvm::Reloc::PIC_;
   llvm::CodeGenOpt::Level level =
       optLevel == 0   ? llvm::CodeGenOpt::None
       : optLevel == 1 ? llvm::CodeGenOpt::Less
@@ -123,7 +132,7 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
                       : llvm::CodeGenOpt::Aggressive;
   std::string cpu = options.cpu.empty() ? "generic" : options.cpu;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, options.features, targetOptions, llvm::Reloc::PIC_,
+      triple, cpu, options.features, targetOptions, reloc,
       std::nullopt, level));
   if (!tm)
     return makeError("cannot create a target machine for '" + triple +
@@ -300,6 +309,26 @@ linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols) {
   const auto *begin =
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
   return std::vector<uint8_t>(begin, begin + (*buffer)->getBufferSize());
+}
+
+int64_t loadableBytes(llvm::ArrayRef<uint8_t> elf) {
+  auto object = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(reinterpret_cast<const char *>(elf.data()), elf.size()),
+      "kernels"));
+  if (!object) {
+    llvm::consumeError(object.takeError());
+    return 0;
+  }
+  int64_t bytes = 0;
+  for (const llvm::object::SectionRef &section : (*object)->sections()) {
+    auto *elfObject = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(object->get());
+    if (!elfObject)
+      break;
+    llvm::object::ELFSectionRef ref(section);
+    if ((ref.getFlags() & llvm::ELF::SHF_ALLOC) && ref.getType() != llvm::ELF::SHT_NOBITS)
+      bytes += static_cast<int64_t>(section.getSize());
+  }
+  return bytes;
 }
 
 } // namespace kiln

@@ -33,7 +33,7 @@ class ModuleOp;
 namespace kiln {
 
 /// Creates a TargetMachine for `options` (host triple when empty; PIC
-/// relocation model). Errors name the unknown triple or CPU.
+/// relocation model on hosted targets, static on bare metal). Errors name the unknown triple or CPU.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const TargetOptions &options, unsigned optLevel);
 
@@ -75,6 +75,11 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
 /// drops the symbol table (the exported entry points stay in .dynsym).
 llvm::Expected<std::vector<uint8_t>>
 linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols = false);
+
+/// Bytes of the ELF sections of `elf` (object or shared object) that take
+/// space in the loaded image (SHF_ALLOC and not SHT_NOBITS): code, read-only
+/// data, initialized data. 0 if `elf` is not ELF.
+int64_t loadableBytes(llvm::ArrayRef<uint8_t> elf);
 
 } // namespace kiln
 

@@ -1,0 +1,52 @@
+/* Reset code and semihosting for the Cortex-M test programs under QEMU
+ * (mps2-an386, -semihosting). The vector table holds the initial stack
+ * pointer and the reset handler; faults end the run with a failing exit.
+ * Semihosting calls follow ARM's "Semihosting for AArch32 and AArch64"
+ * specification (operation in r0, argument block in r1, BKPT 0xAB on
+ * M-profile). */
+#include "semihost.h"
+
+#include <stdint.h>
+#include <string.h>
+
+extern uint32_t __stack_top;
+extern uint32_t __bss_start__, __bss_end__;
+int main(void);
+
+intptr_t kiln_semihost(int operation, const void *argument) {
+  register intptr_t r0 __asm__("r0") = operation;
+  register const void *r1 __asm__("r1") = argument;
+  __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
+  return r0;
+}
+
+void kiln_semihost_exit(int success) {
+  /* SYS_EXIT (0x18) on AArch32 takes the reason code itself:
+   * ADP_Stopped_ApplicationExit (0x20026) exits QEMU with status 0,
+   * ADP_Stopped_RunTimeErrorUnknown (0x20023) with status 1. */
+  kiln_semihost(0x18, (const void *)(uintptr_t)(success ? 0x20026 : 0x20023));
+  for (;;) {
+  }
+}
+
+void kiln_semihost_print(const char *text) { kiln_semihost(0x04, text); }
+
+static void kiln_fault_handler(void) {
+  kiln_semihost_print("fault\n");
+  kiln_semihost_exit(0);
+}
+
+void kiln_reset_handler(void) {
+  /* Give the FPU full access (CPACR CP10/CP11) before any float code. */
+  volatile uint32_t *cpacr = (volatile uint32_t *)0xE000ED88u;
+  *cpacr |= 0xFu << 20;
+  __asm__ volatile("dsb\n isb" ::: "memory");
+  memset(&__bss_start__, 0, (size_t)((char *)&__bss_end__ - (char *)&__bss_start__));
+  kiln_semihost_exit(main() == 0);
+}
+
+__attribute__((section(".vectors"), used)) static const void *const kiln_vectors[16] = {
+    &__stack_top,       kiln_reset_handler, kiln_fault_handler, kiln_fault_handler,
+    kiln_fault_handler, kiln_fault_handler, kiln_fault_handler, 0,
+    0,                  0,                  0,                  kiln_fault_handler,
+    kiln_fault_handler, 0,                  kiln_fault_handler, kiln_fault_handler};
