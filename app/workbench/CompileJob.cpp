@@ -1,0 +1,170 @@
+//===- CompileJob.cpp - Compilations and host runs off the GUI thread ----===//
+#include "CompileJob.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cstring>
+#include <random>
+
+namespace kiln::workbench {
+
+CompileJob::CompileJob(QObject *parent) : QObject(parent), cancel_(std::make_shared<std::atomic<bool>>(false)) {
+  connect(&watcher_, &QFutureWatcher<JobResult>::finished, this, [this] {
+    result_ = watcher_.result();
+    emit finished();
+  });
+}
+
+CompileJob::~CompileJob() {
+  cancel();
+  watcher_.waitForFinished();
+}
+
+bool CompileJob::isRunning() const { return watcher_.isRunning(); }
+void CompileJob::cancel() { cancel_->store(true); }
+void CompileJob::wait() { watcher_.waitForFinished(); }
+
+static QString errorText(llvm::Error error) { return QString::fromStdString(llvm::toString(std::move(error))); }
+
+void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOptions, bool stripped) {
+  auto cancel = cancel_;
+  QPointer<CompileJob> self(this);
+  auto phaseHook = [self, cancel](int build) {
+    return [self, cancel, build](kiln::CompilePhase phase) {
+      if (self)
+        QMetaObject::invokeMethod(self.data(), [self, build, phase] {
+          if (self)
+            emit self->phaseStarted(build, int(phase));
+        }, Qt::QueuedConnection);
+      return !cancel->load();
+    };
+  };
+  kiln::CompileOptions options = baseOptions;
+  options.onPhase = phaseHook(0);
+  kiln::CompileOptions strippedOptions = baseOptions;
+  strippedOptions.onPhase = phaseHook(1);
+  (void)kiln::applyProfile("stripped", strippedOptions); // a known profile
+
+  watcher_.setFuture(QtConcurrent::run([path, options, strippedOptions, stripped, cancel]() -> JobResult {
+    JobResult r;
+    auto doc = std::make_shared<kiln::views::ModelDocument>();
+    doc->path = QFileInfo(path).absoluteFilePath();
+    doc->options = options;
+    doc->options.onPhase = nullptr;
+    std::string p = path.toStdString();
+    QElapsedTimer timer;
+    timer.start();
+    auto fail = [&](QString message) {
+      r.error = std::move(message);
+      r.cancelled = cancel->load();
+      return r;
+    };
+    if (!QFileInfo::exists(path))
+      return fail(QStringLiteral("%1: no such file (it was moved or deleted)").arg(path));
+    if (path.endsWith(QLatin1String(".kiln"), Qt::CaseInsensitive)) {
+      doc->isArtifact = true;
+      QFile f(path);
+      if (!f.open(QIODevice::ReadOnly))
+        return fail(QStringLiteral("%1: %2").arg(path, f.errorString()));
+      QByteArray bytes = f.readAll();
+      doc->artifact.assign(bytes.begin(), bytes.end());
+      auto sizes = kiln::readSectionSizes(doc->artifact, QFileInfo(path).fileName().toStdString());
+      if (!sizes)
+        return fail(errorText(sizes.takeError()));
+      doc->sizes = *sizes;
+      auto plan = kiln::inspectFile(p, options);
+      if (!plan) {
+        // Still show the sizes of an artifact built without reflection.
+        r.error = errorText(plan.takeError());
+        doc->plan = std::make_shared<kiln::CompilationPlan>();
+      } else {
+        doc->plan = *plan;
+      }
+      doc->compileMs = timer.elapsed();
+      r.ok = true;
+      r.doc = doc;
+      return r;
+    }
+    auto result = kiln::compile(p, options);
+    if (!result)
+      return fail(errorText(result.takeError()));
+    doc->compileMs = timer.nsecsElapsed() / 1e6;
+    doc->artifact = std::move(result->artifact);
+    doc->plan = result->plan;
+    auto sizes = kiln::readSectionSizes(doc->artifact, QFileInfo(path).fileName().toStdString());
+    if (!sizes)
+      return fail(errorText(sizes.takeError()));
+    doc->sizes = *sizes;
+    if (stripped) {
+      timer.restart();
+      auto small = kiln::compileArtifact(p, strippedOptions);
+      if (!small)
+        return fail(errorText(small.takeError()));
+      auto ssizes = kiln::readSectionSizes(*small, QFileInfo(path).fileName().toStdString() + " (stripped)");
+      if (!ssizes)
+        return fail(errorText(ssizes.takeError()));
+      doc->strippedSizes = *ssizes;
+      doc->strippedMs = timer.nsecsElapsed() / 1e6;
+    }
+    r.ok = true;
+    r.doc = doc;
+    return r;
+  }));
+}
+
+std::vector<kiln::NpyArray> randomInputs(const std::vector<kiln::IOInfo> &inputs, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<kiln::NpyArray> out;
+  for (const kiln::IOInfo &io : inputs) {
+    kiln::NpyArray a;
+    a.dtype = io.dtype;
+    a.shape = io.shape;
+    size_t elemBytes = kiln::npyDtypeSize(io.dtype);
+    a.data.assign(size_t(a.numElements()) * elemBytes, 0);
+    if (io.dtype == "<f4")
+      for (int64_t i = 0; i < a.numElements(); ++i) {
+        float v = uniform(rng);
+        std::memcpy(a.data.data() + i * 4, &v, 4);
+      }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+RunJob::RunJob(QObject *parent) : QObject(parent) {
+  connect(&watcher_, &QFutureWatcher<RunJobResult>::finished, this, [this] {
+    result_ = watcher_.result();
+    emit finished();
+  });
+}
+RunJob::~RunJob() { watcher_.waitForFinished(); }
+bool RunJob::isRunning() const { return watcher_.isRunning(); }
+void RunJob::wait() { watcher_.waitForFinished(); }
+
+void RunJob::start(std::vector<uint8_t> artifact, const kiln::RunOptions &options) {
+  watcher_.setFuture(QtConcurrent::run([artifact = std::move(artifact), options]() -> RunJobResult {
+    RunJobResult r;
+    auto desc = kiln::describeArtifact(artifact);
+    if (!desc) {
+      r.error = errorText(desc.takeError());
+      return r;
+    }
+    auto run = kiln::runArtifact(artifact, randomInputs(desc->inputs), options);
+    if (!run) {
+      r.error = errorText(run.takeError());
+      return r;
+    }
+    r.ok = true;
+    r.run.device = options.device;
+    r.run.threads = options.threads;
+    r.run.events = std::move(run->trace);
+    r.run.timesMs = std::move(run->timesMs);
+    return r;
+  }));
+}
+
+} // namespace kiln::workbench

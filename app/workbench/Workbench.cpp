@@ -1,0 +1,249 @@
+//===- Workbench.cpp - Command line, screenshots and benchmark -----------===//
+#include "Workbench.h"
+#include "MainWindow.h"
+
+#include "DiagnosticsView.h"
+#include "GraphView.h"
+#include "InspectorView.h"
+#include "MemoryView.h"
+#include "PlanModels.h"
+#include "SizesView.h"
+#include "TimelineView.h"
+
+#include <QApplication>
+#include <QCheckBox>
+#include <QCommandLineParser>
+#include <QDir>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QFileInfo>
+#include <QItemSelectionModel>
+#include <QPixmap>
+#include <QTableView>
+#include <QTimer>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace kiln::workbench {
+
+using namespace kiln::views;
+
+static bool waitFor(MainWindow &window, void (MainWindow::*signal)(bool), int timeoutMs) {
+  QEventLoop loop;
+  bool ok = false;
+  QObject::connect(&window, signal, &loop, [&](bool result) {
+    ok = result;
+    loop.quit();
+  });
+  QTimer::singleShot(timeoutMs, &loop, &QEventLoop::quit);
+  loop.exec();
+  return ok;
+}
+
+bool waitForCompile(MainWindow &window, int timeoutMs) {
+  if (!window.isCompiling())
+    return window.document() != nullptr;
+  return waitFor(window, &MainWindow::compileFinished, timeoutMs);
+}
+
+bool waitForRun(MainWindow &window, int timeoutMs) {
+  if (!window.isRunning())
+    return window.measuredRun() != nullptr;
+  return waitFor(window, &MainWindow::runFinished, timeoutMs);
+}
+
+int drawAllViews(MainWindow &window) {
+  int n = 0;
+  QApplication::processEvents();
+  (void)window.graphPanel()->grab();
+  ++n;
+  for (QDockWidget *d : window.docks()) {
+    d->raise();
+    (void)d->widget()->grab();
+    ++n;
+  }
+  return n;
+}
+
+static bool save(QWidget *w, const QString &path, QStringList &written) {
+  QApplication::processEvents();
+  QPixmap pm = w->grab();
+  if (pm.isNull() || !pm.save(path)) {
+    std::fprintf(stderr, "kiln-workbench: cannot write %s\n", qPrintable(path));
+    return false;
+  }
+  written << path;
+  return true;
+}
+
+QStringList saveScreenshots(MainWindow &window, const QString &dir) {
+  QStringList written;
+  QDir().mkpath(dir);
+  auto doc = window.document();
+  // Select the dispatch with the most FLOPs so every view shows a selection.
+  if (doc && !doc->plan->dispatches.empty()) {
+    const auto &ds = doc->plan->dispatches;
+    auto it = std::max_element(ds.begin(), ds.end(), [](auto &a, auto &b) { return a.flops < b.flops; });
+    window.selectDispatch(it->id);
+    QEventLoop loop;
+    QObject::connect(window.inspectorView(), &InspectorView::irShown, &loop, &QEventLoop::quit);
+    QTimer::singleShot(120000, &loop, &QEventLoop::quit);
+    if (window.inspectorView()->irPending())
+      loop.exec();
+  }
+  window.resize(1600, 1000);
+  for (QDockWidget *d : window.docks())
+    if (d->objectName() == QLatin1String("timeline") || d->objectName() == QLatin1String("dispatches"))
+      d->raise();
+  save(&window, dir + "/window.png", written);
+
+  // Each view on its own, as a floating dock of a readable size.
+  auto shoot = [&](QWidget *view, const QString &name, QSize size) {
+    QDockWidget *dock = window.dockOf(view);
+    if (!dock)
+      return;
+    dock->setFloating(true);
+    dock->resize(size);
+    dock->show();
+    dock->raise();
+    QApplication::processEvents();
+    save(dock->widget(), dir + "/" + name + ".png", written);
+    dock->setFloating(false);
+  };
+  // The graph is the central widget: shoot it alone at a set size.
+  {
+    GraphPanel *g = window.graphPanel();
+    QSize old = g->size();
+    window.resize(1800, 1200);
+    QApplication::processEvents();
+    g->view()->fitToWindow();
+    save(g, dir + "/graph.png", written);
+    g->collapsedBox()->setChecked(true);
+    QApplication::processEvents();
+    save(g, dir + "/graph-collapsed.png", written);
+    g->collapsedBox()->setChecked(false);
+    window.resize(1600, 1000);
+    (void)old;
+  }
+  shoot(window.dispatchTable(), QStringLiteral("dispatches"), QSize(1100, 600));
+  shoot(window.timelineView(), QStringLiteral("timeline"), QSize(1300, 800));
+  shoot(window.memoryView(), QStringLiteral("memory"), QSize(1300, 700));
+  shoot(window.sizesView(), QStringLiteral("sizes"), QSize(1000, 750));
+  shoot(window.inspectorView(), QStringLiteral("inspector"), QSize(1000, 900));
+  shoot(window.diagnostics(), QStringLiteral("diagnostics"), QSize(1300, 350));
+  if (doc && !window.measuredRun()) {
+    window.runOnHost();
+    if (waitForRun(window))
+      shoot(window.timelineView(), QStringLiteral("timeline-measured"), QSize(1300, 500));
+  }
+  return written;
+}
+
+static double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+static int benchmark(MainWindow &window, const QStringList &files, int runs) {
+  std::printf("| model | dispatches | open -> all views drawn (ms) | default compile (ms) | stripped compile (ms) | "
+              "views after compile (ms) |\n|---|---|---|---|---|---|\n");
+  int failures = 0;
+  for (const QString &file : files) {
+    std::vector<double> total, compile, stripped, views;
+    size_t dispatches = 0;
+    for (int i = 0; i < runs; ++i) {
+      window.closeDocument();
+      QApplication::processEvents();
+      QElapsedTimer t;
+      t.start();
+      window.openFile(file);
+      if (!waitForCompile(window)) {
+        std::fprintf(stderr, "kiln-workbench: %s: %s\n", qPrintable(file), qPrintable(window.diagnostics()->lastMessage()));
+        ++failures;
+        break;
+      }
+      double compiled = t.nsecsElapsed() / 1e6;
+      drawAllViews(window);
+      double all = t.nsecsElapsed() / 1e6;
+      auto doc = window.document();
+      dispatches = doc->plan->dispatches.size();
+      total.push_back(all);
+      compile.push_back(doc->compileMs);
+      stripped.push_back(doc->strippedMs);
+      views.push_back(all - compiled);
+    }
+    if (!total.empty())
+      std::printf("| %s | %zu | %.0f | %.0f | %.0f | %.0f |\n", qPrintable(QFileInfo(file).fileName()), dispatches,
+                  median(total), median(compile), median(stripped), median(views));
+    std::fflush(stdout);
+  }
+  return failures ? 1 : 0;
+}
+
+int runWorkbench(int argc, char **argv) {
+  QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName(QStringLiteral("Kiln"));
+  QApplication::setApplicationName(QStringLiteral("kiln-workbench"));
+  QApplication::setApplicationVersion(QString::fromLatin1(kiln::version()));
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(QStringLiteral("Kiln Workbench: see how a model is compiled and scheduled."));
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Model (.tflite, .mlir) or artifact (.kiln) to open."));
+  QCommandLineOption fixShape(QStringLiteral("fix-shape"), QStringLiteral("Fix a dynamic input shape: INPUT=DIMS."),
+                              QStringLiteral("fix"));
+  QCommandLineOption screenshots(QStringLiteral("screenshots"),
+                                 QStringLiteral("Open FILE, write a PNG of every view into DIR and quit."),
+                                 QStringLiteral("dir"));
+  QCommandLineOption bench(QStringLiteral("benchmark"),
+                           QStringLiteral("Open each FILE N times, print median times from open to all views drawn."),
+                           QStringLiteral("n"));
+  parser.addOption(fixShape);
+  parser.addOption(screenshots);
+  parser.addOption(bench);
+  parser.process(app);
+
+  MainWindow window;
+  for (const QString &f : parser.values(fixShape)) {
+    auto fix = kiln::parseShapeFix(f.toStdString());
+    if (!fix) {
+      std::fprintf(stderr, "kiln-workbench: %s\n", llvm::toString(fix.takeError()).c_str());
+      return 2;
+    }
+    window.addShapeFix(*fix);
+  }
+  QStringList files = parser.positionalArguments();
+  if (parser.isSet(bench)) {
+    window.resize(1600, 1000);
+    window.show();
+    return benchmark(window, files, std::max(1, parser.value(bench).toInt()));
+  }
+  if (parser.isSet(screenshots)) {
+    if (files.size() != 1) {
+      std::fprintf(stderr, "kiln-workbench: --screenshots takes one model\n");
+      return 2;
+    }
+    window.resize(1600, 1000);
+    window.show();
+    window.openFile(files.front());
+    if (!waitForCompile(window)) {
+      std::fprintf(stderr, "kiln-workbench: %s\n", qPrintable(window.diagnostics()->lastMessage()));
+      return 1;
+    }
+    for (const QString &f : saveScreenshots(window, parser.value(screenshots)))
+      std::printf("wrote %s\n", qPrintable(f));
+    return 0;
+  }
+  window.show();
+  if (!files.isEmpty())
+    window.openFile(files.front());
+  return app.exec();
+}
+
+} // namespace kiln::workbench

@@ -1,0 +1,40 @@
+//===- Workbench.h - Command line, screenshots and benchmark ----*- C++ -*-===//
+//
+// kiln-workbench [--fix-shape=INPUT=DIMS]... [FILE]
+// kiln-workbench --screenshots=DIR [--run] MODEL   (one PNG per view)
+// kiln-workbench --benchmark=N MODEL...            (open -> all views drawn)
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_WORKBENCH_WORKBENCH_H
+#define KILN_WORKBENCH_WORKBENCH_H
+
+#include <QString>
+#include <QStringList>
+
+namespace kiln::workbench {
+
+class MainWindow;
+
+/// Blocks (running the event loop) until `window`'s compilation ends or
+/// `timeoutMs` passes; returns the compileFinished result (false on
+/// timeout).
+bool waitForCompile(MainWindow &window, int timeoutMs = 300000);
+/// Same for a host run.
+bool waitForRun(MainWindow &window, int timeoutMs = 300000);
+
+/// Makes every view paint now (each dock is raised in turn and grabbed);
+/// returns the number of views drawn.
+int drawAllViews(MainWindow &window);
+
+/// Writes one PNG per view of the open document into `dir` (created if
+/// needed): window, graph, graph-collapsed, dispatches, timeline,
+/// timeline-measured (if measured), memory, sizes, inspector, diagnostics.
+/// Returns the files written; errors go to stderr.
+QStringList saveScreenshots(MainWindow &window, const QString &dir);
+
+/// Runs the application: parses arguments, shows the window, opens files.
+int runWorkbench(int argc, char **argv);
+
+} // namespace kiln::workbench
+
+#endif

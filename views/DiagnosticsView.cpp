@@ -1,0 +1,110 @@
+//===- DiagnosticsView.cpp - Errors, warnings and notes ------------------===//
+#include "DiagnosticsView.h"
+
+#include <QContextMenuEvent>
+#include <QDateTime>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QMenu>
+#include <QRegularExpression>
+#include <QStyle>
+
+namespace kiln::views {
+
+enum { kOpRole = Qt::UserRole + 1, kFixRole, kSeverityRole };
+
+DiagnosticsView::DiagnosticsView(QWidget *parent) : QTreeWidget(parent) {
+  setColumnCount(3);
+  setHeaderLabels({tr("Time"), tr("File"), tr("Message")});
+  setRootIsDecorated(false);
+  setWordWrap(true);
+  setUniformRowHeights(false);
+  setAlternatingRowColors(true);
+  header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+  header()->setStretchLastSection(true);
+  setAccessibleName(tr("Diagnostics"));
+  connect(this, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) { activate(item); });
+}
+
+int64_t DiagnosticsView::operatorIndexIn(const QString &message) {
+  static const QRegularExpression re(QStringLiteral(R"(\b[A-Z][A-Z0-9_]*\s?#(\d+))"));
+  auto m = re.match(message);
+  return m.hasMatch() ? m.captured(1).toLongLong() : -1;
+}
+
+QString DiagnosticsView::shapeFixIn(const QString &message) {
+  static const QRegularExpression re(QStringLiteral(R"(--fix-shape=(\S+))"));
+  auto m = re.match(message);
+  return m.hasMatch() ? m.captured(1) : QString();
+}
+
+void DiagnosticsView::add(Severity severity, const QString &file, const QString &message) {
+  auto *item = new QTreeWidgetItem(this);
+  QStyle::StandardPixmap icon = severity == Severity::Error     ? QStyle::SP_MessageBoxCritical
+                                : severity == Severity::Warning ? QStyle::SP_MessageBoxWarning
+                                                                : QStyle::SP_MessageBoxInformation;
+  item->setIcon(0, style()->standardIcon(icon));
+  item->setText(0, QDateTime::currentDateTime().toString(QStringLiteral("HH:mm:ss")));
+  item->setText(1, QFileInfo(file).fileName());
+  item->setToolTip(1, file);
+  item->setText(2, message);
+  item->setData(0, kSeverityRole, int(severity));
+  QString tip = message;
+  int64_t op = operatorIndexIn(message);
+  if (op >= 0) {
+    item->setData(0, kOpRole, QVariant::fromValue<qint64>(op));
+    tip += tr("\n\nDouble-click or Enter: show operator #%1 in the graph.").arg(op);
+  }
+  QString fix = shapeFixIn(message);
+  if (!fix.isEmpty()) {
+    item->setData(0, kFixRole, fix);
+    tip += tr("\n\nDouble-click or Enter: recompile with --fix-shape=%1.").arg(fix);
+  }
+  item->setToolTip(2, tip);
+  scrollToItem(item);
+  setCurrentItem(item);
+}
+
+int DiagnosticsView::count(Severity severity) const {
+  int n = 0;
+  for (int i = 0; i < topLevelItemCount(); ++i)
+    n += topLevelItem(i)->data(0, kSeverityRole).toInt() == int(severity);
+  return n;
+}
+
+QString DiagnosticsView::lastMessage() const {
+  int n = topLevelItemCount();
+  return n ? topLevelItem(n - 1)->text(2) : QString();
+}
+
+void DiagnosticsView::activate(QTreeWidgetItem *item) {
+  if (!item)
+    return;
+  QString fix = item->data(0, kFixRole).toString();
+  if (!fix.isEmpty()) {
+    emit shapeFixRequested(fix);
+    return;
+  }
+  QVariant op = item->data(0, kOpRole);
+  if (op.isValid())
+    emit operatorActivated(op.toLongLong());
+}
+
+void DiagnosticsView::contextMenuEvent(QContextMenuEvent *event) {
+  QTreeWidgetItem *item = itemAt(event->pos());
+  QMenu menu(this);
+  if (item) {
+    QString fix = item->data(0, kFixRole).toString();
+    if (!fix.isEmpty())
+      menu.addAction(tr("Recompile with --fix-shape=%1").arg(fix), this, [this, fix] { emit shapeFixRequested(fix); });
+    QVariant op = item->data(0, kOpRole);
+    if (op.isValid())
+      menu.addAction(tr("Show operator #%1").arg(op.toLongLong()), this,
+                     [this, op] { emit operatorActivated(op.toLongLong()); });
+  }
+  menu.addAction(tr("Clear"), this, &QTreeWidget::clear);
+  menu.exec(event->globalPos());
+}
+
+} // namespace kiln::views

@@ -1,0 +1,61 @@
+//===- Document.h - What the workbench shows for one opened file -*- C++ -*-===//
+//
+// Plain data handed from the compile job to every view: the plan, the
+// artifact bytes and their section sizes (default and stripped build), and
+// the trace of a host run once measured. Views only read it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_VIEWS_DOCUMENT_H
+#define KILN_VIEWS_DOCUMENT_H
+
+#include "kiln/Artifact.h"
+#include "kiln/Compiler.h"
+#include "kiln/Plan.h"
+#include "kiln/Run.h"
+
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace kiln::views {
+
+/// One opened model (.tflite, .mlir) or artifact (.kiln) and everything
+/// the compiler decided about it.
+struct ModelDocument {
+  /// Absolute path of the opened file.
+  QString path;
+  /// True for a .kiln artifact (plan read from its reflection data; no IR,
+  /// no stripped rebuild).
+  bool isArtifact = false;
+  /// The compiler's plan (never null; empty for an artifact without
+  /// reflection).
+  std::shared_ptr<const kiln::CompilationPlan> plan;
+  /// Options the model was compiled with (emitStage reuses them).
+  kiln::CompileOptions options;
+  /// Default-profile artifact bytes (or the opened .kiln file).
+  std::vector<uint8_t> artifact;
+  /// Section sizes of `artifact`.
+  std::optional<kiln::SectionSizes> sizes;
+  /// Section sizes of the stripped build (models only).
+  std::optional<kiln::SectionSizes> strippedSizes;
+  /// Wall time of the default compilation (or of reading the artifact)
+  /// and of the stripped one, milliseconds.
+  double compileMs = 0;
+  double strippedMs = 0;
+};
+
+/// A traced host run of the document's artifact.
+struct MeasuredRun {
+  std::string device;
+  unsigned threads = 1;
+  /// Trace of the first invocation (dispatches and workgroups).
+  std::vector<kiln::TraceEvent> events;
+  /// Wall time of the timed invocations, ms.
+  std::vector<double> timesMs;
+};
+
+} // namespace kiln::views
+
+#endif

@@ -1,0 +1,192 @@
+//===- GraphLayout.cpp - The dispatch graph laid out by Graphviz ---------===//
+#include "GraphLayout.h"
+#include "PlanModels.h"
+
+#include <QFontMetricsF>
+
+#include <graphviz/cgraph.h>
+#include <graphviz/gvc.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace kiln::views {
+namespace {
+
+GVC_t *context() {
+  static GVC_t *gvc = gvContext();
+  return gvc;
+}
+
+void set(void *obj, const char *name, const std::string &value) {
+  agsafeset(obj, const_cast<char *>(name), const_cast<char *>(value.c_str()), const_cast<char *>(""));
+}
+
+} // namespace
+
+GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const QFont &font) {
+  GraphLayout out;
+  QFont bold = font;
+  bold.setBold(true);
+  QFontMetricsF fm(font), fmb(bold);
+
+  // Nodes: dispatches, then each model input and output (alias roots).
+  std::map<int64_t, int> nodeOfDispatch, nodeOfIo;
+  for (const kiln::Dispatch &d : plan.dispatches) {
+    GraphNode n;
+    n.kind = GraphNode::Dispatch;
+    n.id = d.id;
+    n.tooltip = QStringLiteral("%1 (dispatch %2)\n%3\nworkgroups %4, tiles %5\n%6, reads %7, writes %8")
+                    .arg(QString::fromStdString(d.name)).arg(d.id)
+                    .arg(opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d), formatFlops(d.flops),
+                         formatBytes(d.bytesRead), formatBytes(d.bytesWritten));
+    if (collapsed) {
+      QString first = d.ops.empty() ? QStringLiteral("?") : QString::fromStdString(d.ops.front().name);
+      n.title = QStringLiteral("%1 %2%3").arg(d.id).arg(first)
+                    .arg(d.ops.size() > 1 ? QStringLiteral(" +%1").arg(d.ops.size() - 1) : QString());
+    } else {
+      n.title = QString::fromStdString(d.name);
+      for (const kiln::SourceOp &op : d.ops)
+        n.lines << (op.sourceIndex >= 0 ? QStringLiteral("%1 #%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)
+                                        : QString::fromStdString(op.name));
+      n.lines << QStringLiteral("wg %1  tiles %2").arg(gridText(d), tilesText(d));
+      n.lines << formatFlops(d.flops);
+    }
+    nodeOfDispatch[d.id] = int(out.nodes.size());
+    out.nodes.push_back(n);
+  }
+  for (const kiln::Buffer &b : plan.memory.buffers) {
+    if ((b.kind != kiln::BufferKind::Input && b.kind != kiln::BufferKind::Output) || b.aliasOf >= 0)
+      continue;
+    GraphNode n;
+    n.kind = b.kind == kiln::BufferKind::Input ? GraphNode::Input : GraphNode::Output;
+    n.id = b.id;
+    n.title = QStringLiteral("%1 %2").arg(n.kind == GraphNode::Input ? "input" : "output").arg(b.index);
+    if (!collapsed)
+      n.lines << QString::fromStdString(b.type);
+    n.tooltip = QStringLiteral("%1\nbuffer %2, %3, %4").arg(n.title).arg(b.id)
+                    .arg(QString::fromStdString(b.type), formatBytes(b.bytes));
+    nodeOfIo[b.id] = int(out.nodes.size());
+    out.nodes.push_back(n);
+  }
+
+  // Edges: per alias group, from each node that writes it to each reader.
+  std::map<int64_t, std::set<int>> writers, readers;
+  std::vector<std::pair<int64_t, int64_t>> copies; // (source group, target group)
+  for (const kiln::Command &c : plan.schedule.commands) {
+    if (c.kind == kiln::CommandKind::Dispatch) {
+      auto it = nodeOfDispatch.find(c.dispatch);
+      if (it == nodeOfDispatch.end())
+        continue;
+      for (const kiln::BindingRef &b : c.bindings)
+        (b.write ? writers : readers)[aliasRoot(plan, b.buffer)].insert(it->second);
+    } else if (c.kind == kiln::CommandKind::Copy && c.bindings.size() == 2) {
+      copies.push_back({aliasRoot(plan, c.bindings[0].buffer), aliasRoot(plan, c.bindings[1].buffer)});
+    }
+  }
+  for (auto &[root, node] : nodeOfIo) {
+    if (out.nodes[node].kind == GraphNode::Input)
+      writers[root].insert(node);
+    else
+      readers[root].insert(node);
+  }
+  for (int pass = 0; pass < 2; ++pass)
+    for (auto &[src, dst] : copies)
+      writers[dst].insert(writers[src].begin(), writers[src].end());
+
+  std::set<std::tuple<int, int, int64_t>> seen;
+  for (auto &[root, ws] : readers) {
+    auto wit = writers.find(root);
+    if (wit == writers.end())
+      continue;
+    int64_t bytes = root >= 0 && root < (int64_t)plan.memory.buffers.size() ? plan.memory.buffers[root].bytes : 0;
+    for (int w : wit->second)
+      for (int r : ws) {
+        if (w == r || !seen.insert({w, r, root}).second)
+          continue;
+        GraphEdge e;
+        e.from = w;
+        e.to = r;
+        e.buffer = root;
+        e.bytes = bytes;
+        if (!collapsed)
+          e.label = formatBytes(bytes);
+        out.edges.push_back(e);
+      }
+  }
+
+  // Graphviz: fixed-size boxes measured with Qt's font, dot layout.
+  Agraph_t *g = agopen(const_cast<char *>("plan"), Agdirected, nullptr);
+  set(g, "rankdir", "TB");
+  set(g, "nodesep", collapsed ? "0.15" : "0.3");
+  set(g, "ranksep", collapsed ? "0.25" : "0.4");
+  set(g, "splines", "spline");
+  const double pad = collapsed ? 6 : 10;
+  std::vector<Agnode_t *> gvNodes;
+  for (size_t i = 0; i < out.nodes.size(); ++i) {
+    GraphNode &n = out.nodes[i];
+    double w = fmb.horizontalAdvance(n.title);
+    for (const QString &l : n.lines)
+      w = std::max(w, fm.horizontalAdvance(l));
+    double h = fmb.height() + n.lines.size() * fm.height();
+    w += 2 * pad;
+    h += pad;
+    n.rect = QRectF(0, 0, w, h);
+    std::string name = "n" + std::to_string(i);
+    Agnode_t *gn = agnode(g, name.data(), 1);
+    set(gn, "shape", n.kind == GraphNode::Dispatch ? "box" : "ellipse");
+    set(gn, "fixedsize", "true");
+    set(gn, "label", "");
+    set(gn, "width", std::to_string(w / 72.0));
+    set(gn, "height", std::to_string(h / 72.0));
+    gvNodes.push_back(gn);
+  }
+  std::vector<Agedge_t *> gvEdges;
+  for (size_t i = 0; i < out.edges.size(); ++i) {
+    std::string name = "e" + std::to_string(i);
+    Agedge_t *ge = agedge(g, gvNodes[out.edges[i].from], gvNodes[out.edges[i].to], name.data(), 1);
+    if (!out.edges[i].label.isEmpty()) {
+      set(ge, "label", out.edges[i].label.toStdString());
+      set(ge, "fontsize", std::to_string(font.pointSizeF() > 0 ? font.pointSizeF() : 9.0));
+    }
+    gvEdges.push_back(ge);
+  }
+  if (gvLayout(context(), g, "dot") != 0) {
+    out.error = QStringLiteral("Graphviz could not lay out the graph");
+    agclose(g);
+    return out;
+  }
+  boxf bb = GD_bb(g);
+  auto flip = [&](pointf p) { return QPointF(p.x - bb.LL.x, bb.UR.y - p.y); };
+  for (size_t i = 0; i < out.nodes.size(); ++i) {
+    QPointF c = flip(ND_coord(gvNodes[i]));
+    QRectF &r = out.nodes[i].rect;
+    r.moveCenter(c);
+  }
+  for (size_t i = 0; i < out.edges.size(); ++i) {
+    GraphEdge &e = out.edges[i];
+    splines *spl = ED_spl(gvEdges[i]);
+    if (spl && spl->size > 0) {
+      const bezier &bz = spl->list[0];
+      if (bz.size > 0) {
+        QPointF start = bz.sflag ? flip(bz.sp) : flip(bz.list[0]);
+        e.path.moveTo(start);
+        if (bz.sflag)
+          e.path.lineTo(flip(bz.list[0]));
+        for (int k = 1; k + 2 < bz.size; k += 3)
+          e.path.cubicTo(flip(bz.list[k]), flip(bz.list[k + 1]), flip(bz.list[k + 2]));
+        e.headFrom = flip(bz.list[bz.size - 1]);
+        e.head = bz.eflag ? flip(bz.ep) : e.headFrom;
+      }
+    }
+    if (textlabel_t *l = ED_label(gvEdges[i]))
+      e.labelPos = flip(l->pos);
+  }
+  out.bounds = QRectF(0, 0, bb.UR.x - bb.LL.x, bb.UR.y - bb.LL.y);
+  gvFreeLayout(context(), g);
+  agclose(g);
+  return out;
+}
+
+} // namespace kiln::views

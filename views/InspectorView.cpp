@@ -1,0 +1,244 @@
+//===- InspectorView.cpp - The selected dispatch in detail ---------------===//
+#include "InspectorView.h"
+#include "IrHighlighter.h"
+#include "PlanModels.h"
+
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QTextBlock>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace kiln::views {
+namespace {
+
+const kiln::EmitStage kStages[] = {kiln::EmitStage::Tosa,    kiln::EmitStage::Linalg, kiln::EmitStage::Dispatches,
+                                   kiln::EmitStage::Buffers, kiln::EmitStage::LLVMIR, kiln::EmitStage::Asm};
+const char *kStageNames[] = {"TOSA", "linalg", "dispatches", "buffers", "LLVM IR", "assembly"};
+
+} // namespace
+
+InspectorView::InspectorView(QWidget *parent)
+    : QWidget(parent), tree_(new QTreeWidget(this)), stage_(new QComboBox(this)), find_(new QLineEdit(this)),
+      ir_(new QPlainTextEdit(this)), irStatus_(new QLabel(this)), watcher_(new QFutureWatcher<QString>(this)) {
+  tree_->setColumnCount(2);
+  tree_->setHeaderLabels({tr("Property"), tr("Value")});
+  tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->setAlternatingRowColors(true);
+  tree_->setAccessibleName(tr("Dispatch properties"));
+  for (const char *n : kStageNames)
+    stage_->addItem(tr(n));
+  stage_->setCurrentIndex(4); // LLVM IR: one function per dispatch
+  stage_->setToolTip(tr("Pipeline stage whose IR is shown (computed in the background on first use)"));
+  find_->setPlaceholderText(tr("Find in IR"));
+  find_->setClearButtonEnabled(true);
+  ir_->setReadOnly(true);
+  ir_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  ir_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  ir_->setAccessibleName(tr("IR text"));
+  new IrHighlighter(ir_->document());
+
+  auto *irPanel = new QWidget(this);
+  auto *irBar = new QHBoxLayout;
+  irBar->setContentsMargins(0, 0, 0, 0);
+  auto *stageLabel = new QLabel(tr("&Stage:"), irPanel);
+  stageLabel->setBuddy(stage_);
+  irBar->addWidget(stageLabel);
+  irBar->addWidget(stage_);
+  irBar->addWidget(find_, 1);
+  irBar->addWidget(irStatus_);
+  auto *irLayout = new QVBoxLayout(irPanel);
+  irLayout->setContentsMargins(0, 0, 0, 0);
+  irLayout->addLayout(irBar);
+  irLayout->addWidget(ir_, 1);
+
+  auto *split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(tree_);
+  split->addWidget(irPanel);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
+  auto *layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  connect(stage_, &QComboBox::currentIndexChanged, this, [this] { requestIr(); });
+  connect(find_, &QLineEdit::returnPressed, this, [this] {
+    if (!ir_->find(find_->text())) {
+      ir_->moveCursor(QTextCursor::Start);
+      ir_->find(find_->text());
+    }
+  });
+  connect(watcher_, &QFutureWatcher<QString>::finished, this, [this] {
+    unsigned gen = watcher_->property("generation").toUInt();
+    int stage = watcher_->property("stage").toInt();
+    QString text = watcher_->result();
+    pending_ = -1;
+    if (gen == generation_)
+      cache_[stage] = text;
+    if (gen == generation_ && stage == stage_->currentIndex())
+      showIr();
+    else
+      requestIr(); // the user moved on meanwhile
+  });
+}
+
+InspectorView::~InspectorView() { watcher_->waitForFinished(); }
+
+void InspectorView::setDocument(std::shared_ptr<const ModelDocument> doc) {
+  doc_ = std::move(doc);
+  cache_.clear();
+  ++generation_;
+  dispatch_ = -1;
+  tree_->clear();
+  ir_->clear();
+  irStatus_->clear();
+}
+
+void InspectorView::setSelectionModel(QItemSelectionModel *selection) {
+  if (selection_)
+    disconnect(selection_, nullptr, this, nullptr);
+  selection_ = selection;
+  if (!selection_)
+    return;
+  connect(selection_, &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
+    auto *m = qobject_cast<const DispatchListModel *>(current.model());
+    showDispatch(m ? m->dispatchAt(current.row()) : -1);
+  });
+}
+
+void InspectorView::showDispatch(int64_t id) {
+  dispatch_ = id;
+  tree_->clear();
+  if (!doc_ || !doc_->plan)
+    return;
+  const kiln::CompilationPlan &plan = *doc_->plan;
+  const kiln::Dispatch *d = nullptr;
+  for (const kiln::Dispatch &x : plan.dispatches)
+    if (x.id == id)
+      d = &x;
+  if (!d) {
+    ir_->clear();
+    return;
+  }
+  auto item = [this](QTreeWidgetItem *parent, const QString &k, const QString &v) {
+    auto *it = parent ? new QTreeWidgetItem(parent) : new QTreeWidgetItem(tree_);
+    it->setText(0, k);
+    it->setText(1, v);
+    it->setToolTip(1, v);
+    return it;
+  };
+  item(nullptr, tr("Dispatch"), QStringLiteral("%1 (id %2)").arg(QString::fromStdString(d->name)).arg(d->id));
+  auto *ops = item(nullptr, tr("Operators"), QString::number(d->ops.size()));
+  for (const kiln::SourceOp &op : d->ops)
+    item(ops, QString::fromStdString(op.name), op.sourceIndex >= 0 ? tr("source operator #%1").arg(op.sourceIndex) : tr("index unknown"));
+  item(nullptr, tr("Workgroups"), gridText(*d));
+  auto *loops = item(nullptr, tr("Tile sizes"), tilesText(*d));
+  for (size_t i = 0; i < d->loopRanges.size(); ++i)
+    item(loops, tr("loop %1").arg(i),
+         tr("%1, range %2, tile %3")
+             .arg(i < d->loopKinds.size() ? QString::fromStdString(d->loopKinds[i]) : QString())
+             .arg(d->loopRanges[i])
+             .arg(i < d->tileSizes.size() ? QString::number(d->tileSizes[i]) : QStringLiteral("?")));
+  item(nullptr, tr("FLOPs"), QStringLiteral("%1 (%2)").arg(d->flops).arg(formatFlops(d->flops)));
+  item(nullptr, tr("Bytes read / written"), QStringLiteral("%1 / %2").arg(d->bytesRead).arg(d->bytesWritten));
+  for (const kiln::Command &c : plan.schedule.commands) {
+    if (c.kind != kiln::CommandKind::Dispatch || c.dispatch != id)
+      continue;
+    auto *cmd = item(nullptr, tr("Command %1").arg(c.index), tr("wave %1, %2 bindings").arg(c.wave).arg(c.bindings.size()));
+    for (size_t i = 0; i < c.bindings.size(); ++i) {
+      const kiln::BindingRef &b = c.bindings[i];
+      QString what;
+      if (b.buffer >= 0 && b.buffer < (int64_t)plan.memory.buffers.size()) {
+        const kiln::Buffer &buf = plan.memory.buffers[b.buffer];
+        what = QStringLiteral("%1 %2").arg(kiln::toString(buf.kind)).arg(QString::fromStdString(buf.type));
+        if (buf.kind == kiln::BufferKind::Transient)
+          what += tr(" @ arena %1").arg(buf.offset);
+      }
+      item(cmd, tr("binding %1").arg(i),
+           tr("%1 buffer %2 [%3, +%4) %5").arg(b.write ? tr("writes") : tr("reads")).arg(b.buffer).arg(b.offset)
+               .arg(b.length).arg(what));
+    }
+  }
+  if (!d->aliasedBindings.empty()) {
+    QStringList l;
+    for (int64_t a : d->aliasedBindings)
+      l << QString::number(a);
+    item(nullptr, tr("Aliased bindings"), l.join(", "));
+  }
+  tree_->expandAll();
+  requestIr();
+}
+
+void InspectorView::requestIr() {
+  if (!doc_ || dispatch_ < 0)
+    return;
+  if (doc_->isArtifact) {
+    ir_->setPlainText(tr("// IR is not available for a .kiln artifact: open the model it was compiled from."));
+    irStatus_->clear();
+    return;
+  }
+  int stage = stage_->currentIndex();
+  if (cache_.count(stage))
+    return showIr();
+  irStatus_->setText(tr("compiling to %1\u2026").arg(stage_->currentText()));
+  if (pending_ >= 0)
+    return; // the finished handler asks again
+  pending_ = stage;
+  std::string path = doc_->path.toStdString();
+  kiln::CompileOptions options = doc_->options;
+  options.onPhase = nullptr;
+  kiln::EmitStage es = kStages[stage];
+  watcher_->setProperty("generation", generation_);
+  watcher_->setProperty("stage", stage);
+  watcher_->setFuture(QtConcurrent::run([path, es, options]() -> QString {
+    auto text = kiln::emitStage(path, es, options);
+    if (!text)
+      return QStringLiteral("// error: ") + QString::fromStdString(llvm::toString(text.takeError()));
+    return QString::fromStdString(*text);
+  }));
+}
+
+void InspectorView::showIr() {
+  int stage = stage_->currentIndex();
+  auto it = cache_.find(stage);
+  if (it == cache_.end() || !doc_ || !doc_->plan)
+    return;
+  if (ir_->toPlainText() != it->second)
+    ir_->setPlainText(it->second);
+  irStatus_->setText(tr("%1 lines").arg(ir_->blockCount()));
+  // Scroll to the dispatch's function where the stage has one.
+  QString name;
+  for (const kiln::Dispatch &d : doc_->plan->dispatches)
+    if (d.id == dispatch_)
+      name = QString::fromStdString(d.name);
+  QStringList needles = {QStringLiteral("func.func @%1(").arg(name), QStringLiteral("@%1(").arg(name),
+                         QStringLiteral("\n%1:").arg(name)};
+  const QString &text = it->second;
+  int pos = -1;
+  for (const QString &n : needles)
+    if (!name.isEmpty() && (pos = int(text.indexOf(n))) >= 0)
+      break;
+  if (pos >= 0) {
+    QTextBlock block = ir_->document()->findBlock(pos + (text[pos] == '\n' ? 1 : 0));
+    QTextCursor c(block);
+    ir_->setTextCursor(c);
+    // Put the function's first line at the top of the view.
+    ir_->moveCursor(QTextCursor::End);
+    ir_->setTextCursor(c);
+    ir_->ensureCursorVisible();
+  } else {
+    ir_->moveCursor(QTextCursor::Start);
+    irStatus_->setText(tr("%1 lines; this stage has no function per dispatch").arg(ir_->blockCount()));
+  }
+  emit irShown();
+}
+
+} // namespace kiln::views

@@ -1,0 +1,55 @@
+//===- SizesView.h - Artifact bytes per section ----------------*- C++ -*-===//
+//
+// Bytes per artifact section as bars (QCustomPlot, log scale so the small
+// sections stay visible next to the weights) for the default build and,
+// side by side, the stripped build; below, a table with the exact numbers
+// and the per-section deltas.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_VIEWS_SIZESVIEW_H
+#define KILN_VIEWS_SIZESVIEW_H
+
+#include "kiln/Artifact.h"
+
+#include <QWidget>
+
+#include <optional>
+
+class QCustomPlot;
+class QCPBars;
+class QLabel;
+class QTableView;
+
+namespace kiln::views {
+
+class SectionSizesModel;
+
+/// The sizes panel.
+class SizesView : public QWidget {
+  Q_OBJECT
+public:
+  explicit SizesView(QWidget *parent = nullptr);
+  /// `a`: the default build (or the opened artifact); `b`: the stripped
+  /// build, if any.
+  void setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln::SectionSizes> b);
+  /// Labels of the bars, left to right (sections, then "overhead").
+  QStringList barLabels() const { return labels_; }
+  /// Bar heights (bytes) of the default (`stripped` false) or stripped
+  /// build, in barLabels() order; empty if that build is absent.
+  std::vector<double> barValues(bool stripped) const;
+  SectionSizesModel *model() const { return model_; }
+  QTableView *table() const { return table_; }
+  QCustomPlot *plot() const { return plot_; }
+
+private:
+  QCustomPlot *plot_;
+  QCPBars *a_ = nullptr, *b_ = nullptr;
+  QTableView *table_;
+  QLabel *caption_;
+  SectionSizesModel *model_;
+  QStringList labels_;
+};
+
+} // namespace kiln::views
+
+#endif
