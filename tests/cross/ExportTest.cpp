@@ -1,0 +1,201 @@
+//===- ExportTest.cpp - kiln export bundles and target errors -------------===//
+//
+// `kiln export` writes the artifact or C module, manifest.json and
+// report.md; two exports with the same options are byte-identical, the
+// manifest's command repeats the build, and its numbers agree with the
+// files and with independently computed sizes. Bad targets, formats and
+// folders fail with one clear message.
+//
+//===----------------------------------------------------------------------===//
+#include "RealModels.h"
+#include "TestSupport.h"
+
+#include "kiln/Artifact.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SHA256.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+using namespace kiln::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<uint8_t> readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string kiln(const std::string &args) { return kilnBinary() + " " + args; }
+
+/// Every regular file of `dir` by name.
+std::map<std::string, std::vector<uint8_t>> filesOf(const std::string &dir) {
+  std::map<std::string, std::vector<uint8_t>> files;
+  for (const auto &entry : fs::directory_iterator(dir))
+    files[entry.path().filename().string()] = readBytes(entry.path().string());
+  return files;
+}
+
+llvm::json::Object manifestOf(const std::string &dir) {
+  std::vector<uint8_t> bytes = readBytes(dir + "/manifest.json");
+  auto parsed = llvm::json::parse(llvm::StringRef(reinterpret_cast<const char *>(bytes.data()),
+                                                  bytes.size()));
+  EXPECT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  if (!parsed || !parsed->getAsObject())
+    return {};
+  return *parsed->getAsObject();
+}
+
+int64_t totalBytes(const std::vector<kiln::NpyArray> &arrays) {
+  int64_t n = 0;
+  for (const kiln::NpyArray &a : arrays)
+    n += static_cast<int64_t>(a.data.size());
+  return n;
+}
+
+/// Exports `model` twice with `flags`; checks identical bundles and a
+/// manifest that agrees with the files. Returns the manifest.
+llvm::json::Object exportTwice(const std::string &name, const std::string &flags) {
+  TempDir a, b;
+  std::string model = shellQuote(realModelPath(name));
+  std::string fix = name == "embedding" ? " --fix-shape=0=1x76x32x1" : "";
+  CommandResult first = runCommand(kiln("export " + model + fix + " " + flags + " -o " +
+                                        shellQuote(a.file("bundle"))));
+  EXPECT_EQ(first.exitCode, 0) << first.output;
+  CommandResult second = runCommand(kiln("export " + model + fix + " " + flags + " -o " +
+                                         shellQuote(b.file("bundle"))));
+  EXPECT_EQ(second.exitCode, 0) << second.output;
+  auto filesA = filesOf(a.file("bundle")), filesB = filesOf(b.file("bundle"));
+  EXPECT_EQ(filesA.size(), filesB.size());
+  for (const auto &[file, bytes] : filesA)
+    EXPECT_TRUE(filesB.count(file) && filesB[file] == bytes) << file << " differs";
+
+  llvm::json::Object manifest = manifestOf(a.file("bundle"));
+  // Every listed file exists with the listed size and SHA-256; the bundle
+  // holds nothing else but the manifest and the report.
+  const llvm::json::Array *files = manifest.getArray("files");
+  EXPECT_NE(files, nullptr);
+  size_t listed = 0;
+  for (const llvm::json::Value &v : files ? *files : llvm::json::Array()) {
+    const llvm::json::Object *f = v.getAsObject();
+    std::string file = f->getString("name")->str();
+    ++listed;
+    EXPECT_TRUE(filesA.count(file)) << file;
+    EXPECT_EQ(*f->getInteger("bytes"), static_cast<int64_t>(filesA[file].size())) << file;
+    EXPECT_EQ(f->getString("sha256")->str(),
+              llvm::toHex(llvm::SHA256::hash(filesA[file]), /*LowerCase=*/true))
+        << file;
+  }
+  EXPECT_EQ(listed + 2, filesA.size());
+  EXPECT_TRUE(filesA.count("report.md"));
+
+  // RAM = arena + the model's I/O (from the seeded inputs and reference
+  // outputs); flash = code + weights + metadata.
+  const llvm::json::Object *memory = manifest.getObject("memory");
+  EXPECT_NE(memory, nullptr);
+  if (memory) {
+    int64_t io = totalBytes(realModelInputs(name)) + totalBytes(realModelReference(name));
+    EXPECT_EQ(*memory->getInteger("io_bytes"), io);
+    EXPECT_EQ(*memory->getInteger("ram_bytes"), *memory->getInteger("arena_bytes") + io);
+    EXPECT_EQ(*memory->getInteger("flash_bytes"), *memory->getInteger("code_bytes") +
+                                                      *memory->getInteger("constants_bytes") +
+                                                      *memory->getInteger("metadata_bytes"));
+    EXPECT_GE(*memory->getInteger("arena_bytes"), *memory->getInteger("lower_bound_bytes"));
+  }
+  // The recorded command repeats the build byte for byte.
+  std::string command = manifest.getString("command")->str();
+  std::string args = command.substr(command.find(' ', std::string("kiln export ").size()));
+  TempDir c;
+  CommandResult again = runCommand(kiln("export " + model + args + " -o " +
+                                        shellQuote(c.file("bundle"))));
+  EXPECT_EQ(again.exitCode, 0) << command << "\n" << again.output;
+  auto filesC = filesOf(c.file("bundle"));
+  for (const auto &[file, bytes] : filesA)
+    EXPECT_TRUE(filesC.count(file) && filesC[file] == bytes) << file << " differs after '"
+                                                             << command << "'";
+  return manifest;
+}
+
+TEST(Export, ArtifactBundleIsReproducibleAndAddsUp) {
+  ASSERT_TRUE(fs::exists(realModelPath("blazeface"))) << missingModelHint(realModelPath("blazeface"));
+  llvm::json::Object manifest =
+      exportTwice("blazeface", "--target=aarch64-linux-gnu --profile=stripped");
+  EXPECT_EQ(manifest.getObject("target")->getString("triple")->str(),
+            "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(manifest.getString("profile")->str(), "stripped");
+  // A .kiln sits whole in flash: flash == the file's bytes, and the
+  // manifest's sections add up to it.
+  const llvm::json::Object *memory = manifest.getObject("memory");
+  const llvm::json::Object *sections = manifest.getObject("sections");
+  ASSERT_TRUE(memory && sections);
+  EXPECT_EQ(*memory->getInteger("flash_bytes"), *sections->getInteger("file_bytes"));
+  int64_t sum = *sections->getInteger("overhead_bytes");
+  for (const auto &[section, bytes] : *sections->getObject("sections"))
+    sum += *bytes.getAsInteger();
+  EXPECT_EQ(sum, *sections->getInteger("file_bytes"));
+  EXPECT_EQ(*sections->getObject("sections")->getInteger("reflection"), 0);
+  EXPECT_EQ(manifest.getArray("dispatches")->size(),
+            static_cast<size_t>(*manifest.getObject("schedule")->getInteger("dispatch_commands")));
+}
+
+TEST(Export, CortexMCModuleBundleIsReproducible) {
+  ASSERT_TRUE(fs::exists(realModelPath("alexa"))) << missingModelHint(realModelPath("alexa"));
+  llvm::json::Object manifest = exportTwice(
+      "alexa", "--target=thumbv7em-none-eabihf --profile=stripped --output-format=c-module");
+  EXPECT_EQ(manifest.getString("output_format")->str(), "c-module");
+  EXPECT_EQ(manifest.getObject("target")->getString("cpu")->str(), "cortex-m4");
+  // The wake-word head's weights: FC 1536x128 + bias 128, FC 128x128 + bias
+  // 128, FC 128x1 (its one-element bias is folded into the kernel as an
+  // immediate), f32.
+  const int64_t weights = (1536 * 128 + 128 + 128 * 128 + 128 + 128) * 4;
+  EXPECT_EQ(*manifest.getObject("memory")->getInteger("constants_bytes"), weights);
+}
+
+/// Runs kiln with `args`; expects exit 1, one error line, every needle.
+void expectCleanError(const std::string &args, std::initializer_list<const char *> needles) {
+  CommandResult r = runCommand(kiln(args));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  for (const char *needle : needles)
+    EXPECT_NE(r.output.find(needle), std::string::npos)
+        << "missing '" << needle << "' in:\n" << r.output;
+  size_t count = 0;
+  for (size_t p = r.output.find("error:"); p != std::string::npos; p = r.output.find("error:", p + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << r.output;
+  for (const char *bad : {"Stack dump", "PLEASE submit", "LLVM ERROR"})
+    EXPECT_EQ(r.output.find(bad), std::string::npos) << r.output;
+}
+
+TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
+  std::string model = shellQuote(realModelPath("alexa"));
+  TempDir dir;
+  expectCleanError("compile " + model + " --target=sparc-sun-solaris -o " + dir.file("x.kiln"),
+                   {"sparc-sun-solaris", "not a supported target", "aarch64-linux-gnu"});
+  expectCleanError("export " + model + " --target=avr -o " + shellQuote(dir.file("b")),
+                   {"'avr'", "not a supported target", "thumbv7em-none-eabihf"});
+  expectCleanError("compile " + model + " --target=thumbv7em-none-eabihf -o " + dir.file("x.kiln"),
+                   {"bare metal", "--output-format=c-module"});
+  expectCleanError("compile " + model + " --output-format=zip -o " + dir.file("x"),
+                   {"'zip'", "kiln, c-module"});
+  expectCleanError("compile " + model + " --output-format=c-module", {"-o DIR"});
+  expectCleanError("compile " + model + " --output-format=c-module --module-name=9lives -o " +
+                       dir.file("m"),
+                   {"9lives", "not a C identifier"});
+  expectCleanError("compile " + model + " --target-triple=x86_64-linux-gnu --target=host -o " +
+                       dir.file("x.kiln"),
+                   {"--target and --target-triple"});
+  expectCleanError("compile " + model + " --target=aarch64-linux-gnu --target-cpu=pentium4 -o " +
+                       dir.file("x.kiln"),
+                   {"unknown CPU 'pentium4'"});
+  // An export folder that cannot be created: under a regular file.
+  std::ofstream(dir.file("plain")) << "x";
+  expectCleanError("export " + model + " --target=host -o " + shellQuote(dir.file("plain/b")),
+                   {"plain/b", "cannot create the export folder"});
+  EXPECT_FALSE(fs::exists(dir.file("x.kiln")));
+}
+
+} // namespace
