@@ -28,7 +28,7 @@ DiagnosticsView::DiagnosticsView(QWidget *parent) : QTreeWidget(parent) {
 }
 
 int64_t DiagnosticsView::operatorIndexIn(const QString &message) {
-  static const QRegularExpression re(QStringLiteral(R"(\b[A-Z][A-Z0-9_]*\s?#(\d+))"));
+  static const QRegularExpression re(QStringLiteral(R"((?:\b[A-Z][A-Z0-9_]*\s?|\boperator\s)#(\d+))"));
   auto m = re.match(message);
   return m.hasMatch() ? m.captured(1).toLongLong() : -1;
 }

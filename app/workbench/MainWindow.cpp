@@ -149,6 +149,15 @@ void MainWindow::createViews() {
   statusBar()->addPermanentWidget(cancelButton_);
 }
 
+/// `key` first, then the platform's bindings for `standard` (no duplicates).
+static QList<QKeySequence> withKey(const QKeySequence &key, QKeySequence::StandardKey standard) {
+  QList<QKeySequence> keys = {key};
+  for (const QKeySequence &k : QKeySequence::keyBindings(standard))
+    if (!keys.contains(k))
+      keys << k;
+  return keys;
+}
+
 void MainWindow::createActions() {
   QMenu *file = menuBar()->addMenu(tr("&File"));
   QAction *open = file->addAction(tr("&Open\u2026"), this, [this] {
@@ -159,16 +168,16 @@ void MainWindow::createActions() {
     if (!path.isEmpty())
       openFile(path);
   });
-  open->setShortcut(QKeySequence::Open);
+  open->setShortcuts(withKey(QKeySequence(Qt::CTRL | Qt::Key_O), QKeySequence::Open));
   open->setToolTip(tr("Open a TFLite model, a TOSA .mlir file or a .kiln artifact"));
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   updateRecentMenu();
   file->addSeparator();
   closeAction_ = file->addAction(tr("&Close"), this, &MainWindow::closeDocument);
-  closeAction_->setShortcut(QKeySequence::Close);
+  closeAction_->setShortcuts(withKey(QKeySequence(Qt::CTRL | Qt::Key_W), QKeySequence::Close));
   file->addSeparator();
   QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
-  quit->setShortcut(QKeySequence::Quit);
+  quit->setShortcuts(withKey(QKeySequence(Qt::CTRL | Qt::Key_Q), QKeySequence::Quit));
   quit->setMenuRole(QAction::QuitRole);
 
   QMenu *build = menuBar()->addMenu(tr("&Build"));
@@ -202,9 +211,7 @@ void MainWindow::createActions() {
     on ? showFullScreen() : showNormal();
   });
   full->setCheckable(true);
-  full->setShortcut(QKeySequence::FullScreen);
-  if (full->shortcut().isEmpty())
-    full->setShortcut(QKeySequence(Qt::Key_F11));
+  full->setShortcuts(withKey(QKeySequence(Qt::Key_F11), QKeySequence::FullScreen));
   viewMenu_->addSeparator();
   for (QDockWidget *d : docks_)
     viewMenu_->addAction(d->toggleViewAction());

@@ -1,0 +1,490 @@
+//===- WorkbenchTest.cpp - The real MainWindow over the real models ------===//
+//
+// Opens each real model in kiln-workbench's MainWindow (offscreen), waits
+// for the background compilation and checks every view against numbers
+// taken from the core's plan and section data (never from the views):
+// graph nodes == dispatches, timeline bars == commands, rectangles ==
+// placed transient buffers, bar heights == section bytes. Then the shared
+// selection, hover text, IR, Cancel, bad files, .kiln files and a host run.
+//
+//===----------------------------------------------------------------------===//
+#include "GuiTestSupport.h"
+
+#include "CompileJob.h"
+#include "DiagnosticsView.h"
+#include "GraphView.h"
+#include "InspectorView.h"
+#include "MainWindow.h"
+#include "MemoryView.h"
+#include "PhaseProgress.h"
+#include "PlanModels.h"
+#include "SizesView.h"
+#include "TimelineView.h"
+#include "Workbench.h"
+
+#include "kiln/Artifact.h"
+
+#include <QAction>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QItemSelectionModel>
+#include <QMenuBar>
+#include <QMimeData>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTextBlock>
+#include <QTreeWidget>
+#include <QtTest>
+
+#include <qcustomplot.h>
+
+#include <map>
+#include <set>
+
+using namespace kiln::views;
+using namespace kiln::workbench;
+using namespace kiln::guitest;
+
+namespace {
+
+/// Section bytes in bar order (sections in the writer's order, then the
+/// format overhead), from core's reader.
+std::vector<double> expectedBars(const kiln::SectionSizes &s) {
+  std::vector<double> v;
+  for (auto &sec : s.sections)
+    v.push_back(double(sec.second));
+  v.push_back(double(s.overhead));
+  return v;
+}
+
+} // namespace
+
+class WorkbenchTest : public QObject {
+  Q_OBJECT
+
+  std::unique_ptr<MainWindow> w;
+
+  /// Opens `name` and waits; the embedding model goes through the
+  /// diagnostics' suggested shape fix, as a user would.
+  bool open(const QString &name) {
+    w->openFile(modelPath(name));
+    if (name == QLatin1String("embedding")) {
+      if (waitForCompile(*w))
+        return false; // it must first fail on its dynamic batch
+      QString msg = w->diagnostics()->lastMessage();
+      if (!msg.contains("dynamic") || DiagnosticsView::shapeFixIn(msg).isEmpty()) {
+        qWarning("unexpected message: %s", qPrintable(msg));
+        return false;
+      }
+      if (!w->applyShapeFix(DiagnosticsView::shapeFixIn(msg)))
+        return false;
+    }
+    return waitForCompile(*w);
+  }
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("KilnTest");
+    QCoreApplication::setApplicationName("kiln-workbench-test");
+    w = std::make_unique<MainWindow>();
+    w->resize(1600, 1000);
+    w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+  }
+
+  void cleanupTestCase() { w.reset(); }
+
+  void standardShortcuts() {
+    std::set<QString> have;
+    for (QAction *menu : w->menuBar()->actions())
+      for (QAction *a : menu->menu()->actions())
+        for (const QKeySequence &k : a->shortcuts())
+          have.insert(k.toString());
+    for (const char *k : {"Ctrl+O", "Ctrl+W", "Ctrl+Q", "F11", "Ctrl+F", "Ctrl+R", "Esc"})
+      QVERIFY2(have.count(k), k);
+    // Every dock can be restored by name (QSettings keeps the layout).
+    std::set<QString> names;
+    for (QDockWidget *d : w->docks()) {
+      QVERIFY(!d->objectName().isEmpty());
+      names.insert(d->objectName());
+    }
+    QCOMPARE(int(names.size()), w->docks().size());
+    QVERIFY(w->restoreState(w->saveState()));
+  }
+
+  void openRealModel_data() {
+    QTest::addColumn<QString>("model");
+    for (const QString &m : realModels())
+      QTest::newRow(qPrintable(m)) << m;
+  }
+
+  void openRealModel() {
+    QFETCH(QString, model);
+    QVERIFY2(QFile::exists(modelPath(model)), "run the fetch_models fixture first");
+    QVERIFY2(open(model), qPrintable(w->diagnostics()->lastMessage()));
+    auto doc = w->document();
+    QVERIFY(doc);
+    QCOMPARE(doc->path, QFileInfo(modelPath(model)).absoluteFilePath());
+    const kiln::CompilationPlan &plan = *doc->plan;
+
+    // The document holds the plan the core computes for this model.
+    auto independent = kiln::planModel(modelPath(model).toStdString(), modelOptions(model));
+    QVERIFY(bool(independent));
+    QCOMPARE((*independent)->dispatches.size(), plan.dispatches.size());
+    QCOMPARE((*independent)->schedule.commands.size(), plan.schedule.commands.size());
+    QCOMPARE((*independent)->memory.arenaBytes, plan.memory.arenaBytes);
+    QVERIFY(!plan.dispatches.empty());
+
+    // Dispatch table and graph.
+    QCOMPARE(w->dispatchModel()->rowCount(), int(plan.dispatches.size()));
+    QCOMPARE(w->graphView()->dispatchNodeCount(), int(plan.dispatches.size()));
+    QVERIFY(w->graphView()->edgeCount() >= int(plan.dispatches.size()));
+    for (const kiln::Dispatch &d : plan.dispatches)
+      QVERIFY(!w->graphView()->nodeRect(d.id).isEmpty());
+
+    // Timeline: one bar per non-barrier command, one line per barrier.
+    TimelineView *t = w->timelineView();
+    QCOMPARE(int64_t(t->commandItemCount()), countCommands(plan, false));
+    QCOMPARE(int64_t(t->barrierItemCount()), countCommands(plan, true));
+    QCOMPARE(size_t(t->commandItemCount() + t->barrierItemCount()), plan.schedule.commands.size());
+    QCOMPARE(int64_t(t->data().lanes.size()), plan.schedule.waves);
+
+    // Memory: one rectangle per placed transient buffer, at its place.
+    MemoryView *m = w->memoryView();
+    std::vector<int64_t> placed = placedBufferIds(plan);
+    QCOMPARE(m->drawnBuffers(), placed);
+    for (size_t i = 0; i < placed.size(); ++i) {
+      const kiln::Buffer &b = plan.memory.buffers[placed[i]];
+      QCOMPARE(m->rectAt(int(i)), QRectF(b.firstCommand, b.offset, b.lastCommand + 1 - b.firstCommand, b.bytes));
+    }
+    QCOMPARE(m->arenaLineY(), double(plan.memory.arenaBytes));
+    QCOMPARE(m->lowerBoundLineY(), double(plan.memory.lowerBoundBytes));
+
+    // Sizes: bars == section bytes of the default artifact (read back by
+    // core) and of a stripped build compiled here independently.
+    auto sa = kiln::readSectionSizes(doc->artifact, "default");
+    QVERIFY(bool(sa));
+    QCOMPARE(w->sizesView()->barValues(false), expectedBars(*sa));
+    kiln::CompileOptions so = modelOptions(model);
+    QVERIFY(!kiln::applyProfile("stripped", so));
+    auto stripped = kiln::compileArtifact(modelPath(model).toStdString(), so);
+    QVERIFY(bool(stripped));
+    auto sb = kiln::readSectionSizes(*stripped, "stripped");
+    QVERIFY(bool(sb));
+    std::vector<double> strippedBars = w->sizesView()->barValues(true);
+    QCOMPARE(strippedBars.size(), expectedBars(*sa).size());
+    for (size_t i = 0; i < sa->sections.size(); ++i) {
+      double want = 0;
+      for (auto &s : sb->sections)
+        if (s.first == sa->sections[i].first)
+          want = double(s.second);
+      QCOMPARE(strippedBars[i], want);
+    }
+    QCOMPARE(strippedBars.back(), double(sb->overhead));
+    double total = 0;
+    for (double v : strippedBars)
+      total += v;
+    QCOMPARE(int64_t(total), sb->fileBytes);
+    QVERIFY(sb->fileBytes < sa->fileBytes);
+
+    // Every view draws without error.
+    QCOMPARE(drawAllViews(*w), w->docks().size() + 1);
+  }
+
+  void selectionIsShared() {
+    QVERIFY(open("blazeface"));
+    const kiln::CompilationPlan &plan = *w->document()->plan;
+    // Click the node of the dispatch with the most operators.
+    const kiln::Dispatch *target = &plan.dispatches.front();
+    for (const kiln::Dispatch &d : plan.dispatches)
+      if (d.ops.size() > target->ops.size() || (d.ops.size() == target->ops.size() && d.flops > target->flops))
+        target = &d;
+    GraphView *g = w->graphView();
+    g->fitToWindow();
+    g->centerOn(g->nodeRect(target->id).center());
+    QPoint at = g->mapFromScene(g->nodeRect(target->id).center());
+    QTest::mouseClick(g->viewport(), Qt::LeftButton, {}, at);
+    QTRY_COMPARE(g->selectedDispatch(), target->id);
+
+    int row = w->dispatchModel()->rowOfDispatch(target->id);
+    QCOMPARE(w->selectionModel()->currentIndex().row(), row);
+    QCOMPARE(w->dispatchTable()->currentIndex().row(), row);
+    QVERIFY(w->selectionModel()->isRowSelected(row, {}));
+    QCOMPARE(w->timelineView()->highlightedDispatch(), target->id);
+    QCOMPARE(w->inspectorView()->dispatch(), target->id);
+    // The inspector lists the fused operators with their indices.
+    QStringList tree;
+    for (QTreeWidgetItemIterator it(w->inspectorView()->tree()); *it; ++it)
+      tree << (*it)->text(0) + " " + (*it)->text(1);
+    for (const kiln::SourceOp &op : target->ops)
+      QVERIFY2(tree.join('\n').contains(QStringLiteral("%1 source operator #%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)),
+               qPrintable(tree.join('\n')));
+    // Memory highlights the placed buffers the dispatch binds.
+    std::set<int64_t> bound;
+    for (const kiln::Command &c : plan.schedule.commands)
+      if (c.kind == kiln::CommandKind::Dispatch && c.dispatch == target->id)
+        for (const kiln::BindingRef &b : c.bindings)
+          bound.insert(b.buffer);
+    std::vector<int64_t> want;
+    for (int64_t id : placedBufferIds(plan))
+      if (bound.count(id))
+        want.push_back(id);
+    QVERIFY(!want.empty());
+    QCOMPARE(w->memoryView()->highlightedBuffers(), want);
+
+    // Selecting in the timeline selects in the graph: click another
+    // dispatch's bar.
+    const kiln::Dispatch &other = plan.dispatches.front().id == target->id ? plan.dispatches.back() : plan.dispatches.front();
+    w->dockOf(w->timelineView())->raise();
+    QApplication::processEvents();
+    TimelineView *t = w->timelineView();
+    QCustomPlot *plot = t->plot();
+    plot->replot();
+    const TimelineBar *bar = nullptr;
+    for (const TimelineBar &b : t->data().commands)
+      if (b.dispatch == other.id)
+        bar = &b;
+    QVERIFY(bar);
+    plot->xAxis->setRange(bar->startUs - 1, bar->endUs + 1); // zoom onto the bar
+    plot->replot();
+    QPoint px(int(plot->xAxis->coordToPixel((bar->startUs + bar->endUs) / 2)), int(plot->yAxis->coordToPixel(bar->lane)));
+    QString tip = t->tooltipAt(px);
+    QVERIFY2(tip.contains(QString::fromStdString(other.name)) && tip.contains(QStringLiteral("wave %1").arg(bar->wave)) &&
+                 tip.contains("estimated"),
+             qPrintable(tip));
+    QTest::mouseClick(plot, Qt::LeftButton, {}, px);
+    QTRY_COMPARE(g->selectedDispatch(), other.id);
+    QCOMPARE(w->inspectorView()->dispatch(), other.id);
+
+    // Keyboard: Down in the graph walks to the next dispatch in order.
+    g->setFocus();
+    int otherRow = w->dispatchModel()->rowOfDispatch(other.id);
+    QTest::keyClick(g, otherRow + 1 < int(plan.dispatches.size()) ? Qt::Key_Down : Qt::Key_Up);
+    QVERIFY(w->selectionModel()->currentIndex().row() != otherRow);
+
+    // Search by name selects the match.
+    QVERIFY(g->find(QString::fromStdString(target->name)));
+    QCOMPARE(g->selectedDispatch(), target->id);
+
+    // Collapsed mode keeps every node and the selection, and is smaller.
+    QRectF full = g->layout().bounds;
+    g->setCollapsed(true);
+    QCOMPARE(g->dispatchNodeCount(), int(plan.dispatches.size()));
+    QCOMPARE(g->selectedDispatch(), target->id);
+    QVERIFY(g->layout().bounds.width() * g->layout().bounds.height() < full.width() * full.height());
+    g->setCollapsed(false);
+  }
+
+  void memoryHover() {
+    auto doc = w->document();
+    QVERIFY(doc);
+    const kiln::CompilationPlan &plan = *doc->plan;
+    int64_t id = placedBufferIds(plan).front();
+    const kiln::Buffer &b = plan.memory.buffers[id];
+    QString tip = w->memoryView()->tooltipFor(id);
+    QVERIFY(tip.contains(QStringLiteral("lives commands %1..%2").arg(b.firstCommand).arg(b.lastCommand)));
+    // The producer is the dispatch whose binding writes the buffer.
+    for (const kiln::Command &c : plan.schedule.commands)
+      for (const kiln::BindingRef &r : c.bindings)
+        if (r.buffer == id && r.write)
+          QVERIFY2(tip.contains(QStringLiteral("producer: dispatch %1").arg(c.dispatch)), qPrintable(tip));
+  }
+
+  void inspectorShowsIr() {
+    auto doc = w->document();
+    QVERIFY(doc);
+    const kiln::Dispatch &d = doc->plan->dispatches.back();
+    InspectorView *insp = w->inspectorView();
+    QSignalSpy shown(insp, &InspectorView::irShown);
+    insp->stageBox()->setCurrentIndex(4); // LLVM IR
+    w->selectDispatch(d.id);
+    QVERIFY(shown.count() > 0 || shown.wait(120000));
+    QString text = insp->irView()->toPlainText();
+    QString name = QString::fromStdString(d.name);
+    QVERIFY(text.contains("define void @" + name + "("));
+    // Scrolled to the dispatch: the cursor's line defines it.
+    QVERIFY2(insp->irView()->textCursor().block().text().contains("@" + name + "("),
+             qPrintable(insp->irView()->textCursor().block().text()));
+    shown.clear();
+    insp->stageBox()->setCurrentIndex(0); // TOSA
+    QVERIFY(shown.count() > 0 || shown.wait(120000));
+    QVERIFY(insp->irView()->toPlainText().contains("tosa."));
+  }
+
+  void cancelStopsCleanly() {
+    QVERIFY(open("alexa"));
+    auto before = w->document();
+    w->openFile(modelPath("blazeface"));
+    QVERIFY(w->isCompiling());
+    QVERIFY(w->cancelButton()->isEnabled());
+    // The event loop keeps running while the compiler works.
+    QElapsedTimer clock;
+    clock.start();
+    qint64 last = 0, worstGap = 0;
+    QTimer ticker;
+    connect(&ticker, &QTimer::timeout, this, [&] {
+      worstGap = std::max(worstGap, clock.elapsed() - last);
+      last = clock.elapsed();
+    });
+    ticker.start(10);
+    QTRY_VERIFY_WITH_TIMEOUT(w->phaseProgress()->currentPhase() >= 1, 60000);
+    QTest::mouseClick(w->cancelButton(), Qt::LeftButton);
+    QSignalSpy finished(w.get(), &MainWindow::compileFinished);
+    QVERIFY(finished.wait(60000));
+    ticker.stop();
+    QCOMPARE(finished.front().front().toBool(), false);
+    QVERIFY2(w->diagnostics()->lastMessage().contains("cancelled"), qPrintable(w->diagnostics()->lastMessage()));
+    QVERIFY(!w->isCompiling());
+    QVERIFY(!w->cancelButton()->isEnabled());
+    QCOMPARE(w->document(), before); // what was open stays open
+    QCOMPARE(w->graphView()->dispatchNodeCount(), int(before->plan->dispatches.size()));
+    QVERIFY2(worstGap < 1000, qPrintable(QString::number(worstGap)));
+  }
+
+  void badFilesKeepWhatWasOpen_data() {
+    QTest::addColumn<QString>("path");
+    for (const QString &b : badModels())
+      QTest::newRow(qPrintable(b)) << badModelPath(b);
+    QTest::newRow("vanished") << QStringLiteral("/nonexistent/dir/vanished.tflite");
+  }
+
+  void badFilesKeepWhatWasOpen() {
+    QFETCH(QString, path);
+    if (!w->document())
+      QVERIFY(open("alexa"));
+    auto before = w->document();
+    int errors = w->diagnostics()->count(DiagnosticsView::Severity::Error);
+    w->openFile(path);
+    QVERIFY(!waitForCompile(*w));
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Error), errors + 1);
+    QString msg = w->diagnostics()->lastMessage();
+    QVERIFY2(msg.contains(QFileInfo(path).fileName()), qPrintable(msg));
+    QCOMPARE(w->document(), before);
+    QVERIFY(w->isVisible());
+    qInfo("%s: %s", qPrintable(QFileInfo(path).fileName()), qPrintable(msg));
+  }
+
+  void vanishedAfterListing() {
+    // A file that exists when chosen and is gone when the worker reads it.
+    QTemporaryDir dir;
+    QString path = dir.filePath("gone.tflite");
+    QVERIFY(QFile::copy(modelPath("alexa"), path));
+    w->openFile(path);
+    QFile::remove(path);
+    bool ok = waitForCompile(*w);
+    if (!ok)
+      QVERIFY(w->diagnostics()->lastMessage().contains("gone.tflite"));
+  }
+
+  void opensKilnArtifacts() {
+    QTemporaryDir dir;
+    auto bytes = kiln::compileArtifact(modelPath("alexa").toStdString(), {});
+    QVERIFY(bool(bytes));
+    QString path = dir.filePath("alexa.kiln");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(reinterpret_cast<const char *>(bytes->data()), qint64(bytes->size()));
+    f.close();
+    w->openFile(path);
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    auto doc = w->document();
+    QVERIFY(doc->isArtifact);
+    auto plan = kiln::inspectFile(path.toStdString(), {});
+    QVERIFY(bool(plan));
+    QCOMPARE(w->graphView()->dispatchNodeCount(), int((*plan)->dispatches.size()));
+    QCOMPARE(int64_t(w->timelineView()->commandItemCount()), countCommands(**plan, false));
+    auto sizes = kiln::readSectionSizes(*bytes, "a");
+    QVERIFY(bool(sizes));
+    QCOMPARE(w->sizesView()->barValues(false), expectedBars(*sizes));
+    QVERIFY(w->sizesView()->barValues(true).empty()); // nothing to compare with
+
+    // A stripped artifact has no plan: a warning, and its sizes still show.
+    kiln::CompileOptions so;
+    QVERIFY(!kiln::applyProfile("stripped", so));
+    auto small = kiln::compileArtifact(modelPath("alexa").toStdString(), so);
+    QVERIFY(bool(small));
+    QString spath = dir.filePath("alexa-stripped.kiln");
+    QFile sf(spath);
+    QVERIFY(sf.open(QIODevice::WriteOnly));
+    sf.write(reinterpret_cast<const char *>(small->data()), qint64(small->size()));
+    sf.close();
+    int warnings = w->diagnostics()->count(DiagnosticsView::Severity::Warning);
+    w->openFile(spath);
+    QVERIFY(waitForCompile(*w));
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Warning), warnings + 1);
+    auto ssizes = kiln::readSectionSizes(*small, "b");
+    QCOMPARE(w->sizesView()->barValues(false), expectedBars(*ssizes));
+    QCOMPARE(w->graphView()->dispatchNodeCount(), 0);
+  }
+
+  void runOnHostMeasures() {
+    QVERIFY(open("blazeface"));
+    const kiln::CompilationPlan &plan = *w->document()->plan;
+    w->runOnHost();
+    QVERIFY(waitForRun(*w));
+    const MeasuredRun *run = w->measuredRun();
+    QVERIFY(run);
+    TimelineView *t = w->timelineView();
+    QVERIFY(t->data().measured);
+    QCOMPARE(int64_t(t->commandItemCount()), countCommands(plan, false));
+    QCOMPARE(int64_t(t->barrierItemCount()), countCommands(plan, true));
+    // One workgroup bar per traced workgroup; per dispatch command as many
+    // as its grid has (from the plan).
+    std::map<int64_t, int64_t> perCommand;
+    int64_t traced = 0;
+    for (const kiln::TraceEvent &e : run->events)
+      if (e.workgroup >= 0) {
+        ++perCommand[e.command];
+        ++traced;
+      }
+    QCOMPARE(int64_t(t->workgroupItemCount()), traced);
+    for (const kiln::Command &c : plan.schedule.commands) {
+      if (c.kind != kiln::CommandKind::Dispatch)
+        continue;
+      const auto &g = plan.dispatches[w->dispatchModel()->rowOfDispatch(c.dispatch)].workgroupCount;
+      QCOMPARE(perCommand[c.index], g[0] * g[1] * g[2]);
+    }
+    // Measured bars take their traced times.
+    std::map<int64_t, const kiln::TraceEvent *> ev;
+    uint64_t t0 = UINT64_MAX;
+    for (const kiln::TraceEvent &e : run->events) {
+      t0 = std::min(t0, e.startNs);
+      if (e.workgroup < 0)
+        ev[e.command] = &e;
+    }
+    for (const TimelineBar &b : t->data().commands)
+      if (ev.count(b.command))
+        QCOMPARE(qRound64((b.endUs - b.startUs) * 1000), qint64(ev[b.command]->endNs - ev[b.command]->startNs));
+  }
+
+  void dropOpensFile() {
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(modelPath("alexa"))});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, {});
+    QApplication::sendEvent(w.get(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, {});
+    QApplication::sendEvent(w.get(), &drop);
+    QVERIFY(waitForCompile(*w));
+    QCOMPARE(w->document()->path, QFileInfo(modelPath("alexa")).absoluteFilePath());
+  }
+
+  void closeEmptiesViews() {
+    w->closeDocument();
+    QVERIFY(!w->document());
+    QCOMPARE(w->graphView()->dispatchNodeCount(), 0);
+    QCOMPARE(w->timelineView()->commandItemCount(), 0);
+    QVERIFY(w->memoryView()->drawnBuffers().empty());
+    QVERIFY(w->sizesView()->barValues(false).empty());
+  }
+};
+
+QTEST_MAIN(WorkbenchTest)
+#include "WorkbenchTest.moc"
