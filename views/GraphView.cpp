@@ -97,7 +97,28 @@ void GraphView::setPlan(std::shared_ptr<const kiln::CompilationPlan> plan) {
   plan_ = std::move(plan);
   selected_ = -1;
   rebuild();
-  fitToWindow();
+  readableView();
+}
+
+void GraphView::readableView() {
+  QRectF r = scene()->sceneRect();
+  if (scene()->items().isEmpty() || r.isEmpty())
+    return;
+  QSize vp = viewport()->size();
+  double fit = std::min(vp.width() / r.width(), vp.height() / r.height());
+  resetTransform();
+  if (fit >= 0.6) {
+    // Small graphs: the whole graph, enlarged at most 1.5x.
+    double s = std::min(fit, 1.5);
+    scale(s, s);
+    centerOn(r.center());
+    return;
+  }
+  // Large graphs: text stays legible (at least 60 %, at most 100 %, the
+  // whole width if it fits), starting at the inputs.
+  double s = std::clamp(vp.width() / r.width(), 0.6, 1.0);
+  scale(s, s);
+  centerOn(QPointF(r.center().x(), r.top() + vp.height() / (2 * s)));
 }
 
 void GraphView::setSelectionModel(QItemSelectionModel *selection) {
@@ -119,8 +140,8 @@ void GraphView::setCollapsed(bool collapsed) {
   collapsed_ = collapsed;
   int64_t keep = selected_;
   rebuild();
-  fitToWindow();
-  highlight(keep, false);
+  readableView();
+  highlight(keep, true);
 }
 
 void GraphView::rebuild() {

@@ -56,6 +56,9 @@ public:
 public slots:
   /// Scales the whole graph into the viewport.
   void fitToWindow();
+  /// The view a new graph opens with: the whole graph if it fits at a
+  /// legible scale, else legible text from the inputs down.
+  void readableView();
   void zoomIn();
   void zoomOut();
   /// Selects the next dispatch whose name, id or operators contain `text`

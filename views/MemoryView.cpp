@@ -43,6 +43,8 @@ MemoryView::MemoryView(QWidget *parent) : QWidget(parent), plot_(new QCustomPlot
   }
   plot_->xAxis->setLabel(tr("command index"));
   plot_->yAxis->setLabel(tr("arena offset (bytes)"));
+  plot_->yAxis->setNumberFormat("f");
+  plot_->yAxis->setNumberPrecision(0);
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
     int64_t b = bufferAt(e->pos());
     if (b < 0)
@@ -137,12 +139,18 @@ void MemoryView::redraw() {
     return l;
   };
   const auto &m = plan_->memory;
+  bool same = m.lowerBoundBytes == m.arenaBytes; // one line, one label saying both
   arenaLine_ = hline(double(m.arenaBytes), pal.color(QPalette::Text), Qt::SolidLine,
-                     tr("arena %1").arg(formatBytes(m.arenaBytes)));
+                     same ? tr("arena %1 = lower bound (optimal)").arg(formatBytes(m.arenaBytes))
+                          : tr("arena %1").arg(formatBytes(m.arenaBytes)));
   lowerLine_ = hline(double(m.lowerBoundBytes), QColor(200, 60, 60), Qt::DashLine,
-                     tr("lower bound %1").arg(formatBytes(m.lowerBoundBytes)));
-  if (m.lowerBoundBytes == m.arenaBytes) // same line: one label says both
-    lowerLine_->setPen(QPen(QColor(200, 60, 60), 1.5, Qt::DashLine));
+                     same ? QString() : tr("lower bound %1").arg(formatBytes(m.lowerBoundBytes)));
+  if (!same) {
+    // Keep the two labels apart: the lower bound's goes under its line.
+    for (int i = 0; i < plot_->itemCount(); ++i)
+      if (auto *t = qobject_cast<QCPItemText *>(plot_->item(i)); t && t->text().startsWith(tr("lower bound")))
+        t->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+  }
   double commands = std::max<double>(1, plan_->schedule.commands.size());
   plot_->xAxis->setRange(0, commands);
   plot_->yAxis->setRange(0, std::max<double>(1, m.arenaBytes) * 1.12);

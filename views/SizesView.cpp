@@ -28,6 +28,8 @@ SizesView::SizesView(QWidget *parent)
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
+  plot_->setMinimumHeight(260);
+  table_->setMinimumHeight(120);
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(caption_);
@@ -98,6 +100,12 @@ void SizesView::setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln
   for (int r = 0; r < rows; ++r)
     maxV = std::max<double>({maxV, double(model_->bytesAt(r, false)), double(b ? model_->bytesAt(r, true) : 0)});
   plot_->yAxis->setRange(1, maxV * 4);
+  // The table takes the height of its rows; the chart gets the rest.
+  table_->resizeRowsToContents();
+  int h = table_->horizontalHeader()->height() + 2 * table_->frameWidth() + 2;
+  for (int r = 0; r < model_->rowCount(); ++r)
+    h += table_->rowHeight(r);
+  table_->setMaximumHeight(h);
   caption_->setText(b ? tr("Default build %1 bytes, stripped build %2 bytes (%3%4 bytes): debug symbols and "
                            "reflection dropped.")
                             .arg(a->fileBytes).arg(b->fileBytes).arg(b->fileBytes >= a->fileBytes ? "+" : "")

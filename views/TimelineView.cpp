@@ -10,6 +10,7 @@
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace kiln::views {
 
@@ -128,14 +129,35 @@ void TimelineView::redraw() {
     l->setSelectable(false);
     barrierItems_.push_back(l);
   }
-  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
-  for (int i = 0; i < data_.lanes.size(); ++i)
-    ticker->addTick(i, data_.lanes[i]);
-  plot_->yAxis->setTicker(ticker);
+  updateLaneTicks();
   plot_->yAxis->setSubTicks(false);
   plot_->yAxis->setRangeReversed(true);
   plot_->yAxis->setRange(-0.6, std::max<int>(1, data_.lanes.size()) - 0.4);
   plot_->xAxis->setRange(0, std::max(1.0, data_.totalUs * 1.02));
+  plot_->replot();
+}
+
+void TimelineView::updateLaneTicks() {
+  // Label every k-th lane so labels never overlap.
+  int lanes = std::max<int>(1, data_.lanes.size());
+  int height = std::max(1, plot_->axisRect()->height() > 0 ? plot_->axisRect()->height() : plot_->height() - 60);
+  double perLane = double(height) / lanes;
+  int step = std::max(1, int(std::ceil(fontMetrics().height() * 1.1 / perLane)));
+  for (int nice : {1, 2, 5, 10, 20, 50, 100})
+    if (nice >= step) {
+      step = nice;
+      break;
+    }
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+  for (int i = 0; i < data_.lanes.size(); i += step)
+    ticker->addTick(i, data_.lanes[i]);
+  plot_->yAxis->setTicker(ticker);
+}
+
+void TimelineView::resizeEvent(QResizeEvent *event) {
+  QWidget::resizeEvent(event);
+  plot_->replot(); // lays the axis rect out
+  updateLaneTicks();
   plot_->replot();
 }
 

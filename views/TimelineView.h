@@ -58,8 +58,12 @@ public:
 signals:
   void dispatchActivated(qint64 id);
 
+protected:
+  void resizeEvent(QResizeEvent *event) override;
+
 private:
   void redraw();
+  void updateLaneTicks();
   void highlight(int64_t dispatch);
 
   QCustomPlot *plot_;

@@ -236,8 +236,10 @@ void MainWindow::updateActions() {
   runAction_->setEnabled(doc_ && !doc_->artifact.empty() && !isRunning());
 }
 
-bool MainWindow::isCompiling() const { return job_ && job_->isRunning(); }
-bool MainWindow::isRunning() const { return runJob_ && runJob_->isRunning(); }
+// A job counts until its finished handler has run (the worker may be done
+// with the result still queued).
+bool MainWindow::isCompiling() const { return job_ != nullptr; }
+bool MainWindow::isRunning() const { return runJob_ != nullptr; }
 
 void MainWindow::openFile(const QString &path) {
   QFileInfo info(path);
@@ -392,6 +394,8 @@ void MainWindow::runOnHost() {
   auto doc = doc_;
   connect(job, &RunJob::finished, this, [this, job, doc] {
     job->deleteLater();
+    if (job == runJob_)
+      runJob_ = nullptr;
     const RunJobResult &r = job->result();
     bool current = doc == doc_;
     if (!r.ok) {

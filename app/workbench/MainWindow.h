@@ -61,9 +61,9 @@ public:
   /// Parses "INPUT=1x76x32x1", remembers it for the last file that failed
   /// (or the open one) and recompiles it. False if the text is malformed.
   bool applyShapeFix(const QString &fix);
-  /// True while a compilation runs.
+  /// True from openFile() until compileFinished is emitted.
   bool isCompiling() const;
-  /// True while a host run runs.
+  /// True from runOnHost() until runFinished is emitted.
   bool isRunning() const;
   /// The document shown (null before the first successful open).
   std::shared_ptr<const kiln::views::ModelDocument> document() const { return doc_; }

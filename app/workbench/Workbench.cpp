@@ -78,7 +78,7 @@ static bool save(QWidget *w, const QString &path, QStringList &written) {
   return true;
 }
 
-QStringList saveScreenshots(MainWindow &window, const QString &dir) {
+QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStringList &failing) {
   QStringList written;
   QDir().mkpath(dir);
   auto doc = window.document();
@@ -132,6 +132,11 @@ QStringList saveScreenshots(MainWindow &window, const QString &dir) {
   shoot(window.memoryView(), QStringLiteral("memory"), QSize(1300, 700));
   shoot(window.sizesView(), QStringLiteral("sizes"), QSize(1000, 750));
   shoot(window.inspectorView(), QStringLiteral("inspector"), QSize(1000, 900));
+  // Files expected to fail, for the diagnostics panel; the model stays.
+  for (const QString &f : failing) {
+    window.openFile(f);
+    waitForCompile(window);
+  }
   shoot(window.diagnostics(), QStringLiteral("diagnostics"), QSize(1300, 350));
   if (doc && !window.measuredRun()) {
     window.runOnHost();
@@ -225,8 +230,9 @@ int runWorkbench(int argc, char **argv) {
     return benchmark(window, files, std::max(1, parser.value(bench).toInt()));
   }
   if (parser.isSet(screenshots)) {
-    if (files.size() != 1) {
-      std::fprintf(stderr, "kiln-workbench: --screenshots takes one model\n");
+    if (files.isEmpty()) {
+      std::fprintf(stderr, "kiln-workbench: --screenshots takes a model (then, optionally, files whose errors the "
+                           "diagnostics shot shows)\n");
       return 2;
     }
     window.resize(1600, 1000);
@@ -236,7 +242,7 @@ int runWorkbench(int argc, char **argv) {
       std::fprintf(stderr, "kiln-workbench: %s\n", qPrintable(window.diagnostics()->lastMessage()));
       return 1;
     }
-    for (const QString &f : saveScreenshots(window, parser.value(screenshots)))
+    for (const QString &f : saveScreenshots(window, parser.value(screenshots), files.mid(1)))
       std::printf("wrote %s\n", qPrintable(f));
     return 0;
   }

@@ -1,7 +1,7 @@
 //===- Workbench.h - Command line, screenshots and benchmark ----*- C++ -*-===//
 //
 // kiln-workbench [--fix-shape=INPUT=DIMS]... [FILE]
-// kiln-workbench --screenshots=DIR [--run] MODEL   (one PNG per view)
+// kiln-workbench --screenshots=DIR MODEL [BAD...]  (one PNG per view)
 // kiln-workbench --benchmark=N MODEL...            (open -> all views drawn)
 //
 //===----------------------------------------------------------------------===//
@@ -28,9 +28,11 @@ int drawAllViews(MainWindow &window);
 
 /// Writes one PNG per view of the open document into `dir` (created if
 /// needed): window, graph, graph-collapsed, dispatches, timeline,
-/// timeline-measured (if measured), memory, sizes, inspector, diagnostics.
-/// Returns the files written; errors go to stderr.
-QStringList saveScreenshots(MainWindow &window, const QString &dir);
+/// timeline-measured, memory, sizes, inspector, diagnostics. The files in
+/// `failing` are opened just before the diagnostics shot, so it shows their
+/// errors (the document stays). Returns the files written; errors go to
+/// stderr.
+QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStringList &failing = {});
 
 /// Runs the application: parses arguments, shows the window, opens files.
 int runWorkbench(int argc, char **argv);
