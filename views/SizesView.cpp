@@ -101,7 +101,6 @@ void SizesView::setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln
     maxV = std::max<double>({maxV, double(model_->bytesAt(r, false)), double(b ? model_->bytesAt(r, true) : 0)});
   plot_->yAxis->setRange(1, maxV * 4);
   // The table takes the height of its rows; the chart gets the rest.
-  table_->resizeRowsToContents();
   int h = table_->horizontalHeader()->height() + 2 * table_->frameWidth() + 2;
   for (int r = 0; r < model_->rowCount(); ++r)
     h += table_->rowHeight(r);

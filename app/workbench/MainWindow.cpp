@@ -15,6 +15,7 @@
 #include <QCheckBox>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -218,14 +219,17 @@ void MainWindow::createActions() {
 
   QMenu *help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Kiln Workbench"), this, [this] {
-    QMessageBox::about(this, tr("About Kiln Workbench"),
-                       tr("<h3>Kiln Workbench</h3><p>Kiln %1<br>LLVM/MLIR %2<br>Qt %3 (built with %4)</p>"
-                          "<p>An ahead-of-time ML compiler: every scheduling and memory decision made at "
-                          "compile time, shown here.</p>")
-                           .arg(QString::fromLatin1(kiln::version()), QString::fromLatin1(kiln::llvmVersion()),
-                                QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR)));
+    QMessageBox::about(this, tr("About Kiln Workbench"), aboutText());
   })->setMenuRole(QAction::AboutRole);
   help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
+}
+
+QString MainWindow::aboutText() {
+  return tr("<h3>Kiln Workbench</h3><p>Kiln %1<br>LLVM/MLIR %2<br>Qt %3 (built with %4)</p>"
+            "<p>An ahead-of-time ML compiler: every scheduling and memory decision made at "
+            "compile time, shown here.</p>")
+      .arg(QString::fromLatin1(kiln::version()), QString::fromLatin1(kiln::llvmVersion()),
+           QString::fromLatin1(qVersion()), QStringLiteral(QT_VERSION_STR));
 }
 
 void MainWindow::updateActions() {
@@ -313,6 +317,8 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
 }
 
 void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
+  QElapsedTimer timer;
+  timer.start();
   doc_ = std::move(doc);
   measured_.reset();
   auto plan = doc_ ? doc_->plan : nullptr;
@@ -339,6 +345,7 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
     summary_->clear();
   }
   updateActions();
+  viewUpdateMs_ = timer.nsecsElapsed() / 1e6;
 }
 
 void MainWindow::closeDocument() {

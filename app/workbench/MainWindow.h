@@ -86,6 +86,11 @@ public:
   QPushButton *cancelButton() const { return cancelButton_; }
   /// The dock holding `view` (nullptr for the central graph).
   QDockWidget *dockOf(QWidget *view) const;
+  /// Milliseconds the last document change took to update every view's
+  /// data (models, graph layout, plot items), painting excluded.
+  double viewUpdateMs() const { return viewUpdateMs_; }
+  /// Help > About's text: Kiln, LLVM/MLIR and Qt versions.
+  static QString aboutText();
   /// Every dock, in creation order.
   QList<QDockWidget *> docks() const { return docks_; }
 
@@ -139,6 +144,7 @@ private:
   QMenu *viewMenu_ = nullptr;
   QAction *closeAction_ = nullptr, *runAction_ = nullptr, *cancelAction_ = nullptr;
   QList<QDockWidget *> docks_;
+  double viewUpdateMs_ = 0;
 
   std::shared_ptr<const kiln::views::ModelDocument> doc_;
   std::unique_ptr<kiln::views::MeasuredRun> measured_;

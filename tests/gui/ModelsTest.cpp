@@ -246,6 +246,47 @@ private slots:
     }
   }
 
+  void collapsedReadableAt150Dispatches() {
+    // 150 dispatches: a chain with a side branch every third one (the
+    // shape of the real models, three times BlazeFace's size).
+    kiln::CompilationPlan plan;
+    kiln::Buffer in;
+    in.id = 0, in.kind = kiln::BufferKind::Input, in.bytes = 64, in.firstCommand = 0, in.lastCommand = 0;
+    plan.memory.buffers.push_back(in);
+    int64_t prev = 0;
+    for (int i = 0; i < 150; ++i) {
+      kiln::Dispatch d;
+      d.id = i;
+      d.name = "main_dispatch_" + std::to_string(i);
+      d.ops = {{i % 3 ? "DEPTHWISE_CONV_2D" : "CONV_2D", 2 * i}, {"RELU", 2 * i + 1}};
+      plan.dispatches.push_back(d);
+      kiln::Buffer out;
+      out.id = int64_t(plan.memory.buffers.size());
+      out.kind = kiln::BufferKind::Transient, out.bytes = 4096, out.firstCommand = i;
+      plan.memory.buffers.push_back(out);
+      kiln::Command c;
+      c.index = i, c.dispatch = i, c.wave = i;
+      c.bindings = {{prev, 0, 64, false}, {out.id, 0, 4096, true}};
+      if (i % 3 == 2 && i >= 2) // also reads the output of two dispatches back
+        c.bindings.push_back({out.id - 2, 0, 4096, false});
+      plan.schedule.commands.push_back(c);
+      prev = out.id;
+    }
+    plan.schedule.waves = 150;
+    GraphLayout full = layoutPlan(plan, false, QApplication::font());
+    GraphLayout small = layoutPlan(plan, true, QApplication::font());
+    QCOMPARE(int(small.nodes.size()), 151);
+    for (size_t i = 0; i < small.nodes.size(); ++i)
+      for (size_t j = i + 1; j < small.nodes.size(); ++j)
+        QVERIFY(!small.nodes[i].rect.intersects(small.nodes[j].rect));
+    // Collapsed: much less area, and at the readable scale GraphView opens
+    // with (>= 60 %) a 1000-pixel-wide view holds the whole width.
+    double areaFull = full.bounds.width() * full.bounds.height();
+    double areaSmall = small.bounds.width() * small.bounds.height();
+    QVERIFY2(areaSmall < 0.5 * areaFull, qPrintable(QStringLiteral("%1 vs %2").arg(areaSmall).arg(areaFull)));
+    QVERIFY2(small.bounds.width() * 0.6 <= 1000, qPrintable(QString::number(small.bounds.width())));
+  }
+
   void placedBuffersAndAliases() {
     auto plan = aliasPlan();
     QVERIFY(isPlacedBuffer(*plan, plan->memory.buffers[1]));

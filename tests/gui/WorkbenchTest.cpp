@@ -119,6 +119,32 @@ private slots:
     QVERIFY(w->restoreState(w->saveState()));
   }
 
+  void aboutNamesVersions() {
+    QString text = MainWindow::aboutText();
+    QVERIFY(text.contains(QString::fromLatin1(kiln::version())));
+    QVERIFY(text.contains(QString::fromLatin1(kiln::llvmVersion())));
+    QVERIFY(text.contains(QString::fromLatin1(qVersion())));
+  }
+
+  void dockLayoutIsRemembered() {
+    {
+      MainWindow first;
+      first.show();
+      QDockWidget *memory = first.dockOf(first.memoryView());
+      memory->setFloating(true);
+      first.dockOf(first.inspectorView())->hide();
+      first.close(); // closeEvent saves geometry and dock state
+    }
+    MainWindow second;
+    second.show();
+    QVERIFY(second.dockOf(second.memoryView())->isFloating());
+    QVERIFY(!second.dockOf(second.inspectorView())->isVisible());
+    // Put the default layout back for the next runs.
+    second.dockOf(second.memoryView())->setFloating(false);
+    second.dockOf(second.inspectorView())->show();
+    second.close();
+  }
+
   void openRealModel_data() {
     QTest::addColumn<QString>("model");
     for (const QString &m : realModels())
