@@ -19,6 +19,7 @@
 #include "kiln/Export.h"
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
+#include "kiln/Project.h"
 #include "kiln/Run.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -50,7 +51,7 @@ static cl::SubCommand exportCmd("export", "Compile for a device and write a bund
                                           "artifact or C module, manifest.json, report.md");
 
 // compile
-static cl::opt<std::string> compileModel(cl::Positional, cl::Required,
+static cl::opt<std::string> compileModel(cl::Positional, cl::Optional,
                                          cl::desc("<model.tflite|model.mlir>"),
                                          cl::sub(compileCmd));
 static cl::opt<std::string> compileOutput("o", cl::desc("Output file (default: MODEL.kiln, or stdout with --emit)"),
@@ -192,12 +193,42 @@ static cl::opt<std::string> moduleName("module-name",
                                                 "file name)"),
                                        cl::sub(compileCmd), cl::sub(exportCmd),
                                        cl::cat(kilnCategory));
-static cl::opt<std::string> exportModel(cl::Positional, cl::Required,
+static cl::opt<std::string> exportModel(cl::Positional, cl::Optional,
                                         cl::desc("<model.tflite|model.mlir>"),
                                         cl::sub(exportCmd));
 static cl::opt<std::string> exportOutput("o", cl::desc("Bundle folder (created if missing)"),
-                                         cl::value_desc("dir"), cl::Required,
-                                         cl::sub(exportCmd), cl::cat(kilnCategory));
+                                         cl::value_desc("dir"), cl::sub(exportCmd),
+                                         cl::cat(kilnCategory));
+static cl::opt<std::string> projectFile("project",
+                                        cl::desc("Build with the settings of a .kilnproj "
+                                                 "project (as the workbench saved them)"),
+                                        cl::value_desc("file.kilnproj"), cl::sub(compileCmd),
+                                        cl::sub(exportCmd), cl::cat(kilnCategory));
+
+/// True when a flag that --project also sets was given.
+static bool tuningFlagsGiven() {
+  return !fixShapes.empty() || !targetTriple.empty() || !targetName.empty() ||
+         targetCpu.getNumOccurrences() || targetFeatures.getNumOccurrences() ||
+         !tiles.empty() || !tuning.empty() || fusion.getNumOccurrences() ||
+         !noFusion.empty() || profile.getNumOccurrences() ||
+         debugSymbols.getNumOccurrences() || reflectionData.getNumOccurrences() ||
+         outputFormat.getNumOccurrences() || moduleName.getNumOccurrences();
+}
+
+/// Loads --project: the model path and compile options it gives.
+static llvm::Error loadProjectOptions(const std::string &path, std::string &model,
+                                      kiln::CompileOptions &options) {
+  auto project = kiln::loadProject(path);
+  if (!project)
+    return project.takeError();
+  auto projectOptions = kiln::projectCompileOptions(*project);
+  if (!projectOptions)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
+                                   llvm::toString(projectOptions.takeError()).c_str());
+  model = kiln::projectModelPath(*project, path);
+  options = *projectOptions;
+  return llvm::Error::success();
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "kiln: error: " << message << "\n";
@@ -305,13 +336,26 @@ static llvm::Error writeDumps(const kiln::CompilationPlan &plan, const std::stri
 
 static int runCompile() {
   // Copied first: compiling resets llvm::cl occurrences (see runRun).
-  const std::string model = compileModel;
+  std::string model = compileModel;
   const std::string output = compileOutput;
   const std::string emitText = emit;
   const std::string dot = dumpGraph, csv = dumpSchedule;
+  const std::string project = projectFile;
+  if (model.empty() == project.empty()) {
+    llvm::errs() << "kiln compile: give a model file or --project=FILE.kilnproj (one of them)\n";
+    return 2;
+  }
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
+  if (!project.empty()) {
+    if (tuningFlagsGiven())
+      return fail("--project=" + project +
+                  " sets the target, profile, format and tuning; edit the project "
+                  "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
+    if (llvm::Error err = loadProjectOptions(project, model, *options))
+      return fail(std::move(err));
+  }
   if (!emitText.empty()) {
     // On a terminal, elide big constants; a file gets them all, so it
     // compiles again (`kiln compile --emit=tosa -o m.mlir; kiln compile m.mlir`).
@@ -621,11 +665,48 @@ static int runDiff() {
   return 0;
 }
 
+static int exportRequest(const kiln::ExportRequest &request, const std::string &dir);
+
 static int runExport() {
   // Copied first: compiling resets llvm::cl occurrences (see runRun).
   kiln::ExportRequest request;
   request.model = exportModel;
-  const std::string dir = exportOutput;
+  std::string dir = exportOutput;
+  const std::string project = projectFile;
+  if (request.model.empty() == project.empty()) {
+    llvm::errs() << "kiln export: give a model file or --project=FILE.kilnproj (one of them)\n";
+    return 2;
+  }
+  if (!project.empty()) {
+    if (tuningFlagsGiven())
+      return fail("--project=" + project +
+                  " sets the target, profile, format and tuning; edit the project "
+                  "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
+    auto loaded = kiln::loadProject(project);
+    if (!loaded)
+      return fail(loaded.takeError());
+    request.model = kiln::projectModelPath(*loaded, project);
+    request.target = loaded->target;
+    request.profile = loaded->profile;
+    request.format = loaded->format;
+    request.options.fusion = loaded->fusion;
+    request.options.noFusion = loaded->noFusion;
+    for (const auto &[id, sizes] : loaded->tiles)
+      request.options.tileSizes.push_back({id, sizes});
+    for (const auto &[input, shape] : loaded->fixedShapes)
+      request.options.fixedShapes.push_back({input, shape});
+    request.options.target.cpu = loaded->targetCpu.empty() ? "generic" : loaded->targetCpu;
+    request.options.target.features = loaded->targetFeatures;
+    if (dir.empty())
+      dir = kiln::projectExportDir(*loaded, project);
+    if (dir.empty())
+      return fail(project + " names no export folder (\"export_dir\"); give -o DIR");
+    return exportRequest(request, dir);
+  }
+  if (dir.empty()) {
+    llvm::errs() << "kiln export: give the bundle folder with -o DIR\n";
+    return 2;
+  }
   request.target = targetName.empty() ? "host" : std::string(targetName);
   request.profile = profile;
   if (debugSymbols.getNumOccurrences())
@@ -644,6 +725,11 @@ static int runExport() {
   request.options.target = kiln::TargetOptions();
   request.options.target.cpu = targetCpu;
   request.options.target.features = targetFeatures;
+  return exportRequest(request, dir);
+}
+
+/// Builds and writes the bundle of `request` into `dir`.
+static int exportRequest(const kiln::ExportRequest &request, const std::string &dir) {
   auto bundle = kiln::buildExportBundle(request);
   if (!bundle)
     return fail(bundle.takeError());

@@ -1,0 +1,160 @@
+//===- ProjectTest.cpp - .kilnproj files and kiln --project ---------------===//
+//
+// A project round-trips through its JSON form; unreadable or mistyped
+// projects fail with a message naming the file and key and are left
+// untouched (or set aside on request); `kiln compile --project=` and
+// `kiln export --project=` build byte for byte what the same settings give
+// as flags.
+//
+//===----------------------------------------------------------------------===//
+#include "RealModels.h"
+#include "TestSupport.h"
+
+#include "kiln/Project.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+using namespace kiln::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string errorOf(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+TEST(Project, RoundTripsThroughJson) {
+  TempDir dir;
+  kiln::Project p;
+  p.model = "blazeface.tflite";
+  p.target = "aarch64-linux-gnu";
+  p.targetCpu = "cortex-a72";
+  p.profile = "stripped";
+  p.format = kiln::OutputFormat::CModule;
+  p.fusion = false;
+  p.noFusion = {5, 7};
+  p.tiles = {{3, {0, 8, 0, 0}}, {12, {1, 2}}};
+  p.fixedShapes = {{"0", {2, 76, 32, 1}}};
+  p.exportDir = "export";
+  ASSERT_FALSE(static_cast<bool>(kiln::saveProject(p, dir.file("m.kilnproj"))));
+  auto loaded = kiln::loadProject(dir.file("m.kilnproj"));
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  EXPECT_TRUE(*loaded == p);
+  EXPECT_FALSE(fs::exists(dir.file("m.kilnproj.tmp")));
+  EXPECT_EQ(kiln::projectPathFor("/a/b/model.tflite"), "/a/b/model.kilnproj");
+  EXPECT_EQ(kiln::projectModelPath(p, "/a/b/m.kilnproj"), "/a/b/blazeface.tflite");
+  EXPECT_EQ(kiln::projectExportDir(p, "/a/b/m.kilnproj"), "/a/b/export");
+  // Options: the target's triple, the kept CPU, the profile, the tuning.
+  auto options = kiln::projectCompileOptions(p);
+  ASSERT_TRUE(static_cast<bool>(options));
+  EXPECT_EQ(options->target.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(options->target.cpu, "cortex-a72");
+  EXPECT_FALSE(options->reflection);
+  EXPECT_FALSE(options->fusion);
+  EXPECT_EQ(options->tileSizes.size(), 2u);
+  EXPECT_EQ(options->format, kiln::OutputFormat::CModule);
+}
+
+TEST(Project, BadFilesNameTheFileAndKeyAndStayUntouched) {
+  TempDir dir;
+  struct Case {
+    std::string text;
+    std::string needle;
+  } cases[] = {
+      {"{not json", "invalid JSON"},
+      {"[1, 2]", "not a Kiln project"},
+      {R"({"kiln_project": 2, "model": "m.tflite"})", "version 2; this Kiln reads version 1"},
+      {R"({"kiln_project": 1})", "\"model\" is missing"},
+      {R"({"kiln_project": 1, "model": "m.tflite", "tilez": {}})", "unknown key 'tilez'"},
+      {R"({"kiln_project": 1, "model": "m.tflite", "tiles": {"x": [1]}})", "'x' is not a dispatch id"},
+      {R"({"kiln_project": 1, "model": "m.tflite", "tiles": {"1": [-4]}})", "tiles.1"},
+      {R"({"kiln_project": 1, "model": "m.tflite", "fixed_shapes": {"0": [0, 3]}})",
+       "not a positive dimension"},
+      {R"({"kiln_project": 1, "model": "m.tflite", "fusion": "yes"})", "\"fusion\" must be true or false"},
+      {R"({"kiln_project": 1, "model": "m.tflite", "output_format": "zip"})", "expected kiln or c-module"},
+  };
+  for (const Case &c : cases) {
+    std::string path = dir.file("bad.kilnproj");
+    writeText(path, c.text);
+    auto loaded = kiln::loadProject(path);
+    ASSERT_FALSE(static_cast<bool>(loaded)) << c.text;
+    std::string message = llvm::toString(loaded.takeError());
+    EXPECT_NE(message.find(path), std::string::npos) << message;
+    EXPECT_NE(message.find(c.needle), std::string::npos) << message;
+    EXPECT_EQ(readText(path), c.text);
+  }
+  // An unknown target surfaces when the options are made.
+  kiln::Project p;
+  p.model = "m.tflite";
+  p.target = "z80";
+  auto options = kiln::projectCompileOptions(p);
+  ASSERT_FALSE(static_cast<bool>(options));
+  EXPECT_NE(errorOf(options.takeError()).find("'z80'"), std::string::npos);
+  // Setting aside keeps the bytes under a new name, never overwriting an
+  // earlier copy.
+  std::string path = dir.file("bad.kilnproj");
+  writeText(path, "{garbage");
+  auto aside = kiln::setAsideProject(path);
+  ASSERT_TRUE(static_cast<bool>(aside));
+  EXPECT_EQ(*aside, path + ".unreadable");
+  EXPECT_EQ(readText(*aside), "{garbage");
+  EXPECT_FALSE(fs::exists(path));
+  writeText(path, "{again");
+  auto second = kiln::setAsideProject(path);
+  ASSERT_TRUE(static_cast<bool>(second));
+  EXPECT_EQ(*second, path + ".unreadable-2");
+  EXPECT_EQ(readText(*aside), "{garbage");
+}
+
+TEST(Project, CompileAndExportWithProjectEqualFlags) {
+  ASSERT_TRUE(fs::exists(realModelPath("embedding"))) << missingModelHint(realModelPath("embedding"));
+  TempDir dir;
+  fs::copy_file(realModelPath("embedding"), dir.file("embedding.tflite"));
+  kiln::Project p;
+  p.model = "embedding.tflite";
+  p.profile = "stripped";
+  p.fixedShapes = {{"0", {2, 76, 32, 1}}};
+  p.tiles = {{0, {0, 0, 0, 0}}};
+  p.noFusion = {3};
+  p.exportDir = "bundle";
+  ASSERT_FALSE(static_cast<bool>(kiln::saveProject(p, dir.file("embedding.kilnproj"))));
+  std::string model = shellQuote(dir.file("embedding.tflite"));
+  std::string flags = " --profile=stripped --fix-shape=0=2x76x32x1 --tile=0=0,0,0,0 --no-fusion=3";
+  CommandResult a = runCommand(kilnBinary() + " compile --project=" +
+                               shellQuote(dir.file("embedding.kilnproj")) + " -o " +
+                               shellQuote(dir.file("a.kiln")));
+  ASSERT_EQ(a.exitCode, 0) << a.output;
+  CommandResult b = runCommand(kilnBinary() + " compile " + model + flags + " -o " +
+                               shellQuote(dir.file("b.kiln")));
+  ASSERT_EQ(b.exitCode, 0) << b.output;
+  EXPECT_EQ(readText(dir.file("a.kiln")), readText(dir.file("b.kiln")));
+
+  // Export goes to the project's export folder and equals the flag form.
+  CommandResult e = runCommand(kilnBinary() + " export --project=" +
+                               shellQuote(dir.file("embedding.kilnproj")));
+  ASSERT_EQ(e.exitCode, 0) << e.output;
+  CommandResult f = runCommand(kilnBinary() + " export " + model + flags +
+                               " --target=host -o " + shellQuote(dir.file("flags")));
+  ASSERT_EQ(f.exitCode, 0) << f.output;
+  for (const char *file : {"embedding.kiln", "manifest.json", "report.md"})
+    EXPECT_EQ(readText(dir.file(std::string("bundle/") + file)),
+              readText(dir.file(std::string("flags/") + file)))
+        << file;
+  // Flags that the project sets are refused next to it.
+  CommandResult mixed = runCommand(kilnBinary() + " compile --project=" +
+                                   shellQuote(dir.file("embedding.kilnproj")) + " --tile=0=1");
+  EXPECT_EQ(mixed.exitCode, 1);
+  EXPECT_NE(mixed.output.find("edit the project"), std::string::npos) << mixed.output;
+}
+
+} // namespace
