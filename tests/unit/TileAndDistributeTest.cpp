@@ -1,6 +1,7 @@
 //===- TileAndDistributeTest.cpp - kiln-tile-and-distribute ---------------===//
 #include "Pipeline.h"
 #include "Transforms/Passes.h"
+#include "kiln/Plan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -189,6 +190,42 @@ TEST(TileAndDistribute, ParallelTileSizesOfAMatmulAreAccepted) {
   ASSERT_TRUE(fn);
   EXPECT_EQ(ints(fn, "kiln.tile_sizes"), (std::vector<int64_t>{2, 0, 0}));
   EXPECT_EQ(ints(fn, "kiln.workgroup_count"), (std::vector<int64_t>{2, 1, 1}));
+}
+
+TEST(TileAndDistribute, TileLargerThanTheLoopFails) {
+  // m = 4: a tile of 5 is never silently clamped.
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kMatmul);
+  ASSERT_TRUE(module);
+  kiln::DispatchOptions options;
+  options.tileSizes[0] = {5, 0, 0};
+  std::string errors;
+  EXPECT_TRUE(failed(runTile(context, *module, options, &errors)));
+  EXPECT_NE(errors.find("tile size 5 for loop 0 exceeds the loop's range 4"), std::string::npos)
+      << errors;
+}
+
+TEST(TileAndDistribute, ExplainTileSizesAppliesTheTilersRules) {
+  // The matmul above as the plan describes it: loops m=4, n=2 parallel,
+  // k=8 reduction.
+  kiln::Dispatch d;
+  d.name = "main_dispatch_0";
+  d.loopRanges = {4, 2, 8};
+  d.loopKinds = {"parallel", "parallel", "reduction"};
+  EXPECT_EQ(kiln::explainTileSizes(d, {2, 0, 0}), "");
+  EXPECT_EQ(kiln::explainTileSizes(d, {4, 2, 0}), ""); // whole loops
+  EXPECT_NE(kiln::explainTileSizes(d, {2, 0}).find("has 3 loops; 2 tile sizes given"),
+            std::string::npos);
+  EXPECT_NE(kiln::explainTileSizes(d, {5, 0, 0}).find("exceeds the loop's range 4"),
+            std::string::npos);
+  EXPECT_NE(kiln::explainTileSizes(d, {-1, 0, 0}).find("negative"), std::string::npos);
+  EXPECT_NE(kiln::explainTileSizes(d, {0, 0, 4}).find("loop 2 is a reduction"),
+            std::string::npos);
+  kiln::Dispatch wide;
+  wide.loopRanges = {8, 8, 8, 8};
+  wide.loopKinds.assign(4, "parallel");
+  EXPECT_NE(kiln::explainTileSizes(wide, {2, 2, 2, 2}).find("at most 3"), std::string::npos);
+  EXPECT_EQ(kiln::explainTileSizes(wide, {2, 2, 2, 8}), "");
 }
 
 TEST(TileAndDistribute, TileSizesForMissingDispatchFail) {

@@ -141,6 +141,14 @@ std::string planToDot(const CompilationPlan &plan);
 /// separated by spaces).
 std::string planToCsv(const CompilationPlan &plan);
 
+/// Checks workgroup tile sizes for `dispatch` by the rules the tiler
+/// applies (kiln-tile-and-distribute), without compiling: one size per loop
+/// of the dispatch's tiled op, each a whole number from 0 (the whole loop)
+/// to the loop's range, 0 on reduction loops (they cannot be split across
+/// workgroups), at most 3 loops split (x, y, z). Returns an empty string if
+/// the sizes are valid, else one sentence naming the loop and the rule.
+std::string explainTileSizes(const Dispatch &dispatch, const std::vector<int64_t> &sizes);
+
 const char *toString(BufferKind kind);
 const char *toString(CommandKind kind);
 

@@ -217,7 +217,12 @@ struct TileAndDistributePass
                  << "dispatch " << id << ": loop " << i
                  << " is a reduction and cannot be split across workgroups "
                     "(use tile size 0)";
-        if (t >= bounds[i])
+        if (t > bounds[i])
+          return fn.emitError()
+                 << "dispatch " << id << ": tile size " << t << " for loop " << i
+                 << " exceeds the loop's range " << bounds[i] << " (use " << bounds[i]
+                 << " or 0 for the whole loop)";
+        if (t == bounds[i])
           t = 0; // a whole loop is one tile
         if (t != 0)
           ++tiledLoops;
