@@ -48,7 +48,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
   strippedOptions.onPhase = phaseHook(1);
   (void)kiln::applyProfile("stripped", strippedOptions); // a known profile
 
-  watcher_.setFuture(QtConcurrent::run([path, options, strippedOptions, stripped, cancel]() -> JobResult {
+  watcher_.setFuture(QtConcurrent::run([self, path, options, strippedOptions, stripped, cancel]() -> JobResult {
     JobResult r;
     auto doc = std::make_shared<kiln::views::ModelDocument>();
     doc->path = QFileInfo(path).absoluteFilePath();
@@ -99,10 +99,26 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
       return fail(errorText(sizes.takeError()));
     doc->sizes = *sizes;
     if (stripped) {
+      // Show the default build now; the stripped one only adds sizes. The
+      // GUI gets its own copy (the worker goes on filling `doc`).
+      auto shown = std::make_shared<const kiln::views::ModelDocument>(*doc);
+      if (self)
+        QMetaObject::invokeMethod(self.data(), [self, shown] {
+          if (self) {
+            self->partial_ = shown;
+            emit self->documentReady();
+          }
+        }, Qt::QueuedConnection);
       timer.restart();
       auto small = kiln::compileArtifact(p, strippedOptions);
-      if (!small)
-        return fail(errorText(small.takeError()));
+      if (!small) {
+        // The default build stands; say why the comparison is missing.
+        r.ok = true;
+        r.cancelled = cancel->load();
+        r.error = QStringLiteral("stripped build: ") + errorText(small.takeError());
+        r.doc = doc;
+        return r;
+      }
       auto ssizes = kiln::readSectionSizes(*small, QFileInfo(path).fileName().toStdString() + " (stripped)");
       if (!ssizes)
         return fail(errorText(ssizes.takeError()));

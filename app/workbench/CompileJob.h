@@ -47,8 +47,14 @@ public:
   /// Blocks until the worker is done.
   void wait();
   const JobResult &result() const { return result_; }
+  /// The default build's document, set when documentReady() is emitted
+  /// (before the stripped build ends); null before.
+  std::shared_ptr<const kiln::views::ModelDocument> defaultDocument() const { return partial_; }
 
 signals:
+  /// The default build is done (defaultDocument()); the stripped build
+  /// goes on.
+  void documentReady();
   /// Phase `phase` (a kiln::CompilePhase) of build `build` (0 default,
   /// 1 stripped) started.
   void phaseStarted(int build, int phase);
@@ -59,6 +65,7 @@ private:
   QFutureWatcher<JobResult> watcher_;
   std::shared_ptr<std::atomic<bool>> cancel_;
   JobResult result_;
+  std::shared_ptr<const kiln::views::ModelDocument> partial_;
 };
 
 /// Inputs for a host run: one seeded uniform [-1, 1) array per f32 input

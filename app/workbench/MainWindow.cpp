@@ -268,6 +268,13 @@ void MainWindow::openFile(const QString &path) {
     progress_->setPhase(kiln::CompilePhase(phase));
   });
   connect(job, &CompileJob::finished, this, [this, job, abs] { onCompileFinished(job, abs); });
+  connect(job, &CompileJob::documentReady, this, [this, job, abs] {
+    if (job != job_)
+      return;
+    showCompiled(*job->defaultDocument(), abs);
+    setDocument(job->defaultDocument());
+    summary_->setText(summary_->text() + tr("; stripped build for the size comparison\u2026"));
+  });
   progress_->start(info.suffix() == QLatin1String("kiln") ? tr("reading %1").arg(info.fileName())
                                                           : tr("default build"));
   summary_->setText(tr("Opening %1\u2026").arg(info.fileName()));
@@ -297,23 +304,38 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
     emit compileFinished(false);
     return;
   }
-  if (!r.error.isEmpty()) // e.g. an artifact without reflection
-    diagnostics_->add(DiagnosticsView::Severity::Warning, path, r.error);
-  const kiln::CompilationPlan &plan = *r.doc->plan;
+  if (!r.error.isEmpty()) // an artifact without reflection, a failed stripped build
+    diagnostics_->add(r.cancelled ? DiagnosticsView::Severity::Note : DiagnosticsView::Severity::Warning, path,
+                      r.cancelled ? tr("stripped build cancelled: sizes show the default build only") : r.error);
+  progress_->finish(true, r.cancelled ? tr("default build only") : tr("done"));
+  addRecent(path);
+  if (doc_ && doc_ == job->defaultDocument()) {
+    // The default build is already shown: add the stripped sizes only.
+    doc_ = r.doc;
+    sizes_->setSizes(doc_->sizes, doc_->strippedSizes);
+    if (doc_->strippedSizes)
+      diagnostics_->add(DiagnosticsView::Severity::Note, path,
+                        tr("stripped build in %1 ms: %2 bytes (default %3)")
+                            .arg(doc_->strippedMs, 0, 'f', 0).arg(doc_->strippedSizes->fileBytes)
+                            .arg(doc_->sizes ? doc_->sizes->fileBytes : 0));
+  } else {
+    showCompiled(*r.doc, path);
+    setDocument(r.doc);
+  }
+  updateActions();
+  emit compileFinished(true);
+}
+
+void MainWindow::showCompiled(const ModelDocument &doc, const QString &path) {
+  const kiln::CompilationPlan &plan = *doc.plan;
   for (const std::string &v : kiln::checkPlan(plan))
     diagnostics_->add(DiagnosticsView::Severity::Warning, path, tr("plan check: %1").arg(QString::fromStdString(v)));
   diagnostics_->add(DiagnosticsView::Severity::Note, path,
-                    tr("%1 in %2 ms: %3 dispatches, %4 commands, %5 waves, arena %6 bytes%7")
-                        .arg(r.doc->isArtifact ? tr("read") : tr("compiled"))
-                        .arg(r.doc->compileMs, 0, 'f', 0)
+                    tr("%1 in %2 ms: %3 dispatches, %4 commands, %5 waves, arena %6 bytes, artifact %7 bytes")
+                        .arg(doc.isArtifact ? tr("read") : tr("compiled"))
+                        .arg(doc.compileMs, 0, 'f', 0)
                         .arg(plan.dispatches.size()).arg(plan.schedule.commands.size()).arg(plan.schedule.waves)
-                        .arg(plan.memory.arenaBytes)
-                        .arg(r.doc->strippedSizes ? tr("; stripped build in %1 ms").arg(r.doc->strippedMs, 0, 'f', 0)
-                                                  : QString()));
-  progress_->finish(true, tr("done"));
-  addRecent(path);
-  setDocument(r.doc);
-  emit compileFinished(true);
+                        .arg(plan.memory.arenaBytes).arg(doc.sizes ? doc.sizes->fileBytes : 0));
 }
 
 void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
@@ -346,6 +368,8 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
   }
   updateActions();
   viewUpdateMs_ = timer.nsecsElapsed() / 1e6;
+  if (doc_)
+    emit documentShown();
 }
 
 void MainWindow::closeDocument() {

@@ -108,6 +108,9 @@ public slots:
 signals:
   /// A compilation ended: `ok` true when a new document is shown.
   void compileFinished(bool ok);
+  /// A new document is shown (the default build, possibly before the
+  /// stripped build is done and compileFinished comes).
+  void documentShown();
   /// A host run ended.
   void runFinished(bool ok);
 
@@ -121,6 +124,7 @@ private:
   void createActions();
   void setDocument(std::shared_ptr<const kiln::views::ModelDocument> doc);
   void onCompileFinished(CompileJob *job, const QString &path);
+  void showCompiled(const kiln::views::ModelDocument &doc, const QString &path);
   void addRecent(const QString &path);
   void updateRecentMenu();
   void updateActions();

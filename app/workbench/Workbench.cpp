@@ -162,22 +162,32 @@ static double median(std::vector<double> v) {
 
 static int benchmark(MainWindow &window, const QStringList &files, int runs) {
   std::printf("| model | dispatches | open -> all views drawn (ms) | default compile (ms) | stripped compile (ms) | "
-              "views: data (ms) | views: paint (ms) |\n|---|---|---|---|---|---|---|\n");
+              "open -> default build drawn (ms) | views: data (ms) | views: paint (ms) |\n|---|---|---|---|---|---|---|---|\n");
   int failures = 0;
   for (const QString &file : files) {
-    std::vector<double> total, compile, stripped, views, paint;
+    std::vector<double> total, compile, stripped, views, paint, first;
     size_t dispatches = 0;
     for (int i = 0; i < runs; ++i) {
       window.closeDocument();
       QApplication::processEvents();
       QElapsedTimer t;
       t.start();
+      // The default build is drawn before the stripped one is done.
+      double shownAt = -1, viewMs = 0;
+      auto c = QObject::connect(&window, &MainWindow::documentShown, [&] {
+        if (shownAt >= 0)
+          return;
+        viewMs = window.viewUpdateMs();
+        drawAllViews(window);
+        shownAt = t.nsecsElapsed() / 1e6;
+      });
       window.openFile(file);
       if (!waitForCompile(window)) {
         std::fprintf(stderr, "kiln-workbench: %s: %s\n", qPrintable(file), qPrintable(window.diagnostics()->lastMessage()));
         ++failures;
         break;
       }
+      QObject::disconnect(c);
       double compiled = t.nsecsElapsed() / 1e6;
       drawAllViews(window);
       double all = t.nsecsElapsed() / 1e6;
@@ -186,12 +196,14 @@ static int benchmark(MainWindow &window, const QStringList &files, int runs) {
       total.push_back(all);
       compile.push_back(doc->compileMs);
       stripped.push_back(doc->strippedMs);
-      views.push_back(window.viewUpdateMs());
+      views.push_back(viewMs);
       paint.push_back(all - compiled);
+      first.push_back(shownAt);
     }
     if (!total.empty())
-      std::printf("| %s | %zu | %.0f | %.0f | %.0f | %.1f | %.1f |\n", qPrintable(QFileInfo(file).fileName()),
-                  dispatches, median(total), median(compile), median(stripped), median(views), median(paint));
+      std::printf("| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", qPrintable(QFileInfo(file).fileName()),
+                  dispatches, median(total), median(compile), median(stripped), median(first), median(views),
+                  median(paint));
     std::fflush(stdout);
   }
   return failures ? 1 : 0;

@@ -308,6 +308,22 @@ private slots:
     g->setCollapsed(false);
   }
 
+  void diagnosticJumpsToOperator() {
+    auto doc = w->document();
+    QVERIFY(doc);
+    // A message naming a source operator of the plan selects the dispatch
+    // that fused it when activated (Enter on the item).
+    const kiln::Dispatch &d = doc->plan->dispatches[doc->plan->dispatches.size() / 2];
+    const kiln::SourceOp &op = d.ops.back();
+    w->diagnostics()->add(DiagnosticsView::Severity::Warning, doc->path,
+                          QStringLiteral("%1: %2 #%3 is slow").arg(QFileInfo(doc->path).fileName())
+                              .arg(QString::fromStdString(op.name)).arg(op.sourceIndex));
+    w->diagnostics()->setFocus();
+    QTest::keyClick(w->diagnostics(), Qt::Key_Return);
+    QTRY_COMPARE(w->graphView()->selectedDispatch(), d.id);
+    QCOMPARE(w->inspectorView()->dispatch(), d.id);
+  }
+
   void memoryHover() {
     auto doc = w->document();
     QVERIFY(doc);
