@@ -119,11 +119,12 @@ static cl::opt<std::string> profile("profile",
                                     cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<bool> debugSymbols("debug-symbols",
                                   cl::desc("Keep the kernels' symbol table (overrides the "
-                                           "profile)"),
+                                           "profile; .kiln only)"),
                                   cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                   cl::cat(kilnCategory));
 static cl::opt<bool> reflectionData("reflection",
-                                    cl::desc("Embed the plan for tools (overrides the profile)"),
+                                    cl::desc("Embed the plan for tools (overrides the profile; "
+                                             ".kiln only)"),
                                     cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                     cl::cat(kilnCategory));
 
@@ -166,7 +167,8 @@ static cl::opt<std::string> targetTriple("target-triple",
                                          cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                          cl::cat(kilnCategory));
 static cl::opt<std::string> targetCpu("target-cpu",
-                                      cl::desc("LLVM CPU name (default: generic)"),
+                                      cl::desc("LLVM CPU name (default: generic, or the "
+                                               "target's: cortex-m4 for thumbv7em)"),
                                       cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd),
                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
@@ -196,7 +198,8 @@ static cl::opt<std::string> moduleName("module-name",
 static cl::opt<std::string> exportModel(cl::Positional, cl::Optional,
                                         cl::desc("<model.tflite|model.mlir>"),
                                         cl::sub(exportCmd));
-static cl::opt<std::string> exportOutput("o", cl::desc("Bundle folder (created if missing)"),
+static cl::opt<std::string> exportOutput("o", cl::desc("Bundle folder (created if missing; "
+                                                  "default MODEL-TARGET-PROFILE)"),
                                          cl::value_desc("dir"), cl::sub(exportCmd),
                                          cl::cat(kilnCategory));
 static cl::opt<std::string> projectFile("project",
@@ -703,10 +706,7 @@ static int runExport() {
       return fail(project + " names no export folder (\"export_dir\"); give -o DIR");
     return exportRequest(request, dir);
   }
-  if (dir.empty()) {
-    llvm::errs() << "kiln export: give the bundle folder with -o DIR\n";
-    return 2;
-  }
+
   request.target = targetName.empty() ? "host" : std::string(targetName);
   request.profile = profile;
   if (debugSymbols.getNumOccurrences())
@@ -725,7 +725,7 @@ static int runExport() {
   request.options.target = kiln::TargetOptions();
   request.options.target.cpu = targetCpu;
   request.options.target.features = targetFeatures;
-  return exportRequest(request, dir);
+  return exportRequest(request, dir.empty() ? kiln::defaultExportDir(request) : dir);
 }
 
 /// Builds and writes the bundle of `request` into `dir`.

@@ -373,8 +373,7 @@ llvm::Error applyTarget(const std::string &name, TargetOptions &target) {
     std::string known;
     for (const std::string &k : knownTargets())
       known += (known.empty() ? "" : ", ") + k;
-    return makeError("--target='" + name + "' is not a supported target (" + known +
-                     "; any other LLVM triple through --target-triple=)");
+    return makeError("--target='" + name + "' is not a supported target (" + known + ")");
   }
   target.triple = triple;
   if (!keepCpu)
@@ -456,13 +455,20 @@ static llvm::Error compileImpl(const std::string &path,
       options.moduleName.empty() ? moduleNameFromPath(path) : options.moduleName;
   if (result && !planOnly) {
     if (!cModule && isBareMetalTriple(options.target.triple))
-      return makeError("target '" + options.target.triple +
+      return makeError(c.source + ": target '" + options.target.triple +
                        "' is bare metal: nothing there loads a .kiln artifact's "
                        "shared object; use --output-format=c-module");
     if (cModule && !isCIdentifier(moduleName))
       return makeError("--module-name='" + moduleName +
                        "' is not a C identifier (letters, digits and _, not "
                        "starting with a digit or __)");
+    if (cModule && isReservedModuleName(moduleName))
+      return makeError("--module-name='" + moduleName +
+                       "' is a C keyword or standard header name (" + moduleName +
+                       ".h would clash); choose another");
+    if (cModule && moduleName.size() > kMaxModuleNameLength)
+      return makeError("--module-name is " + std::to_string(moduleName.size()) +
+                       " characters; at most " + std::to_string(kMaxModuleNameLength));
   }
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
   dispatchOptions.vectorBytes = vectorBytesOf(**tm);
@@ -650,6 +656,8 @@ static llvm::Error compileImpl(const std::string &path,
       n *= d;
     result->outputBytes += n;
   }
+  if (cModule)
+    result->constantBytes = static_cast<int64_t>(cModuleConstantBytes(spec));
   if (cModule)
     result->files = writeCModule(spec, &*plan, moduleName,
                                  spec.executables.front().code);

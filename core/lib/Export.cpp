@@ -13,7 +13,9 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cctype>
 #include <cinttypes>
+#include <cstring>
 #include <cstdio>
 #include <optional>
 
@@ -35,22 +37,37 @@ static std::string joinSizes(const std::vector<int64_t> &v, const char *sep) {
   return s;
 }
 
+/// `text` quoted for a POSIX shell when it holds anything but
+/// [A-Za-z0-9_.,+=/:-].
+static std::string shellWord(const std::string &text) {
+  bool plain = !text.empty();
+  for (char c : text)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && !std::strchr("_.,+=/:-", c))
+      plain = false;
+  if (plain)
+    return text;
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 /// The `kiln export` command line that repeats `request`.
 static std::string commandOf(const ExportRequest &r) {
   const CompileOptions &o = r.options;
-  std::string cmd = "kiln export " + llvm::sys::path::filename(r.model).str() +
+  std::string cmd = "kiln export " + shellWord(llvm::sys::path::filename(r.model).str()) +
                     " --target=" + r.target + " --profile=" + r.profile +
                     " --output-format=" + toString(r.format);
   if (!o.target.cpu.empty() && o.target.cpu != "generic")
     cmd += " --target-cpu=" + o.target.cpu;
   if (!o.target.features.empty())
-    cmd += " --target-cpu-features=" + o.target.features;
+    cmd += " --target-cpu-features=" + shellWord(o.target.features);
   if (r.debugSymbols >= 0)
     cmd += std::string(" --debug-symbols=") + (r.debugSymbols ? "true" : "false");
   if (r.reflection >= 0)
     cmd += std::string(" --reflection=") + (r.reflection ? "true" : "false");
   for (const ShapeFix &f : o.fixedShapes)
-    cmd += " --fix-shape=" + f.input + "=" + joinSizes(f.shape, "x");
+    cmd += " --fix-shape=" + shellWord(f.input + "=" + joinSizes(f.shape, "x"));
   for (const auto &[id, sizes] : o.tileSizes)
     cmd += " --tile=" + std::to_string(id) + "=" + joinSizes(sizes, ",");
   if (!o.fusion)
@@ -97,6 +114,10 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   ExportBundle bundle;
   bundle.command = commandOf(request);
   const std::string name = llvm::sys::path::stem(request.model).str();
+  // The C module's symbol prefix, as the compiler derived it from the files.
+  std::string moduleName = options.moduleName;
+  if (moduleName.empty() && !compiled->files.empty())
+    moduleName = llvm::StringRef(compiled->files.front().name).drop_back(2).str();
   std::optional<SectionSizes> sections;
   if (request.format == OutputFormat::Artifact) {
     auto sizes = readSectionSizes(compiled->artifact, name + ".kiln");
@@ -238,7 +259,8 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
        << compiled->cpu << ")\n\n"
        << "Built by kiln " << version() << " (LLVM/MLIR " << llvmVersion() << "), profile `"
        << request.profile << "`, output `" << toString(request.format) << "`.\n\n"
-       << "Repeat this build:\n\n    " << bundle.command << " -o DIR\n\n"
+       << "Repeat this build (add `-o DIR` to choose the folder):\n\n    " << bundle.command
+       << "\n\n"
        << "## Memory\n\n| | bytes | |\n|---|---:|---|\n"
        << "| **flash** | " << fp.flashBytes << " | " << kib(fp.flashBytes) << " |\n"
        << "| code (kernels) | " << fp.codeBytes << " | " << kib(fp.codeBytes) << " |\n"
@@ -252,8 +274,11 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
        << "| activations (arena) | " << fp.arenaBytes << " | lower bound "
        << plan.memory.lowerBoundBytes << " |\n"
        << "| inputs + outputs | " << fp.ioBytes << " | |\n\n"
-       << "Not counted: the runtime's own code and state (about 11 KB of .text "
-          "for local-sync on x86-64), the kernels' stack frames.\n\n";
+       << (request.format == OutputFormat::Artifact
+               ? "Not counted: Kiln's runtime (about 11 KB of .text for local-sync on "
+                 "x86-64 at -Os) and its state, the kernels' stack frames.\n\n"
+               : "Not counted: " + name + ".c once compiled, libm and memcpy/memset "
+                 "from your C library, the kernels' stack frames.\n\n");
     if (sections) {
       os << "## Sections of " << name << ".kiln\n\n| section | bytes |\n|---|---:|\n";
       for (const auto &[section, bytes] : sections->sections)
@@ -278,7 +303,10 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
                     static_cast<double>(d.flops) / 1e6,
                     static_cast<double>(d.bytesRead) / 1024.0,
                     static_cast<double>(d.bytesWritten) / 1024.0);
-      os << "| " << d.id << " | " << d.name << " | " << ops << " | "
+      std::string entry = request.format == OutputFormat::CModule
+                              ? moduleName + "_" + d.name
+                              : d.name;
+      os << "| " << d.id << " | " << entry << " | " << ops << " | "
          << joinSizes({d.workgroupCount.begin(), d.workgroupCount.end()}, "x") << " | "
          << joinSizes(d.tileSizes, ",") << " | " << numbers << " |\n";
     }
@@ -290,31 +318,58 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
 
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return makeError(dir + ": cannot create the export folder: " + ec.message());
+    return makeError(dir + ": cannot create the folder: " + ec.message());
+  // Every file goes to a temporary name first; only when all are written
+  // are they renamed into place, so a failure leaves the folder as it was.
+  // A name taken by a folder or special file would fail the renames half
+  // way: refuse before writing anything.
   for (const GeneratedFile &f : bundle.files) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, f.name);
-    std::string temp = (path + ".tmp").str();
-    {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(temp, ec, llvm::sys::fs::OF_None);
-      if (ec)
-        return makeError(std::string(path) + ": cannot write: " + ec.message());
-      os.write(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size());
-      os.close();
-      if (os.has_error()) {
-        std::string message = os.error().message();
-        os.clear_error();
-        llvm::sys::fs::remove(temp);
-        return makeError(std::string(path) + ": cannot write: " + message);
-      }
-    }
-    if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(path, status) &&
+        status.type() != llvm::sys::fs::file_type::regular_file)
+      return makeError(std::string(path) + ": cannot write: it exists and is not a regular file");
+  }
+  std::vector<std::pair<std::string, std::string>> written; // temp, final
+  auto removeTemps = [&] {
+    for (const auto &[temp, path] : written)
       llvm::sys::fs::remove(temp);
+  };
+  for (const GeneratedFile &f : bundle.files) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, f.name);
+    std::string temp = (path + ".kiln-tmp").str();
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      removeTemps();
       return makeError(std::string(path) + ": cannot write: " + ec.message());
     }
+    written.push_back({temp, std::string(path)});
+    os.write(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size());
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      removeTemps();
+      return makeError(std::string(path) + ": cannot write: " + message);
+    }
   }
+  for (const auto &[temp, path] : written)
+    if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+      removeTemps();
+      return makeError(path + ": cannot write: " + ec.message());
+    }
   return llvm::Error::success();
+}
+
+std::string defaultExportDir(const ExportRequest &request) {
+  std::string dir = llvm::sys::path::stem(request.model).str() + "-" + request.target + "-" +
+                    request.profile;
+  if (request.format == OutputFormat::CModule)
+    dir += "-c";
+  return dir;
 }
 
 } // namespace kiln

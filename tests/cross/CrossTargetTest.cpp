@@ -120,7 +120,8 @@ TEST_P(CrossTarget, HostCModuleMatchesReference) {
   TempDir dir;
   writeCModule(name, "host", dir.path());
   // The generated C must build warning-free with the system compiler.
-  std::string cc = "cc -O2 -std=c11 -Wall -Wextra -Werror -DKILN_MODULE=" + name + " -I" +
+  std::string cc = "cc -O2 -std=c11 -Wall -Wextra -Wcast-qual -pedantic -Werror -DKILN_MODULE=" +
+                   name + " -I" +
                    shellQuote(dir.path()) + " " + KILN_CROSS_DIR "/module_main.c " +
                    shellQuote(dir.file(name + ".c")) + " " +
                    shellQuote(dir.file(name + "_constants.c")) + " " +

@@ -190,7 +190,9 @@ struct CompileResult {
   std::string triple;
   std::string cpu;
   /// Bytes of the kernels' loadable code and read-only data (the ELF
-  /// sections with SHF_ALLOC), bytes of the weights, and the arena.
+  /// sections with SHF_ALLOC), bytes of the weights (for a C module, the
+  /// NAME_constants array with its 64-byte alignment padding), and the
+  /// arena.
   int64_t codeBytes = 0;
   int64_t constantBytes = 0;
   int64_t arenaBytes = 0;

@@ -72,8 +72,9 @@ struct ExportBundle {
   /// Files in writing order, names relative to the bundle folder.
   std::vector<GeneratedFile> files;
   ExportFootprint footprint;
-  /// The `kiln export` command line that repeats this build (model by file
-  /// name, `-o DIR` left to the user).
+  /// The `kiln export` command line that repeats this build, shell-quoted,
+  /// model by file name, writing to defaultExportDir() (add `-o DIR` to
+  /// choose the folder).
   std::string command;
 };
 
@@ -82,10 +83,16 @@ struct ExportBundle {
 /// compiler's (unknown target, bad model, ...).
 llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 
-/// Writes `bundle` into `dir` (created if missing). Each file goes through a
-/// temporary name and a rename, so a failed export leaves no half-written
-/// file. Errors name the folder or file and the system's reason.
+/// Writes `bundle` into `dir` (created if missing). All files are written
+/// under temporary names first and renamed into place only when every one
+/// succeeded, so a failed export leaves no partial bundle. Files of `dir`
+/// that the bundle does not name are left alone. Errors name the folder or
+/// file and the system's reason.
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir);
+
+/// The folder `kiln export` writes to without -o: MODEL-TARGET-PROFILE
+/// (with "-c" for a C module), relative to the working directory.
+std::string defaultExportDir(const ExportRequest &request);
 
 } // namespace kiln
 

@@ -38,6 +38,33 @@ bool isCIdentifier(const std::string &name) {
   return true;
 }
 
+bool isReservedModuleName(const std::string &name) {
+  // C keywords (C17 + C23) and C standard header names: NAME.h must not
+  // shadow <stdint.h> and friends on the include path.
+  static const char *const reserved[] = {
+      "auto", "break", "case", "char", "const", "continue", "default", "do", "double",
+      "else", "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long",
+      "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct",
+      "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool", "true",
+      "false", "nullptr", "alignas", "alignof", "constexpr", "static_assert",
+      "thread_local", "typeof", "assert", "complex", "ctype", "errno", "fenv", "inttypes",
+      "iso646", "limits", "locale", "math", "setjmp", "signal", "stdalign", "stdarg",
+      "stdatomic", "stdbool", "stddef", "stdint", "stdio", "stdlib", "stdnoreturn",
+      "string", "tgmath", "threads", "time", "uchar", "wchar", "wctype", "stdckdint",
+      "stdbit", "main"};
+  for (const char *r : reserved)
+    if (name == r)
+      return true;
+  return false;
+}
+
+uint64_t cModuleConstantBytes(const ArtifactSpec &spec) {
+  uint64_t bytes = 0;
+  for (const ConstantSpec &c : spec.constants)
+    bytes = (bytes + 63) / 64 * 64 + c.data.size();
+  return bytes;
+}
+
 std::string moduleNameFromPath(const std::string &path) {
   std::string stem = llvm::sys::path::stem(path).str();
   std::string name;
@@ -47,6 +74,10 @@ std::string moduleNameFromPath(const std::string &path) {
     name = "m_" + name;
   while (name.rfind("__", 0) == 0)
     name.erase(0, 1);
+  if (isReservedModuleName(name))
+    name += "_model";
+  if (name.size() > kMaxModuleNameLength)
+    name.resize(kMaxModuleNameLength);
   return name;
 }
 
@@ -116,7 +147,7 @@ std::vector<GeneratedFile> writeCModule(const ArtifactSpec &spec,
     os << banner << "#ifndef " << NAME << "_H_\n#define " << NAME << "_H_\n\n"
        << "#include <stddef.h>\n#include <stdint.h>\n\n"
        << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
-       << "/* Scratch memory NAME_run needs, bytes; the caller owns it. */\n"
+       << "/* Scratch memory " << name << "_run needs, bytes; the caller owns it. */\n"
        << "#define " << NAME << "_ARENA_BYTES " << spec.arenaBytes << "u\n"
        << "/* Required alignment of the arena and of every I/O buffer. */\n"
        << "#define " << NAME << "_ALIGNMENT 64u\n"
@@ -162,11 +193,13 @@ std::vector<GeneratedFile> writeCModule(const ArtifactSpec &spec,
     os << banner << "#include \"" << name << ".h\"\n\n"
        << "typedef void (*" << name
        << "_entry_fn)(void **bindings, const uint32_t *workgroup_id);\n\n"
-       << "/* Entry points of " << name << "_kernels.o. */\n";
+       << "/* Entry points of " << name << "_kernels.o. */\n"
+       << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n";
     if (exe)
       for (const std::string &entry : exe->entryPoints)
         os << "extern void " << name << "_" << entry
            << "(void **bindings, const uint32_t *workgroup_id);\n";
+    os << "#ifdef __cplusplus\n}\n#endif\n";
     os << "\nconst size_t " << name << "_arena_bytes = " << NAME << "_ARENA_BYTES;\n"
        << "const size_t " << name << "_num_inputs = " << NAME << "_NUM_INPUTS;\n"
        << "const size_t " << name << "_num_outputs = " << NAME << "_NUM_OUTPUTS;\n"
@@ -198,19 +231,19 @@ std::vector<GeneratedFile> writeCModule(const ArtifactSpec &spec,
       std::string s;
       switch (b.source) {
       case BindingSource::Input:
-        s = "((uint8_t *)inputs[" + std::to_string(b.index) + "] + " +
-            std::to_string(b.offset) + ")";
+        s = "(void *)((uintptr_t)inputs[" + std::to_string(b.index) + "] + " +
+            std::to_string(b.offset) + "u)";
         break;
       case BindingSource::Output:
-        s = "((uint8_t *)outputs[" + std::to_string(b.index) + "] + " +
-            std::to_string(b.offset) + ")";
+        s = "(void *)((uint8_t *)outputs[" + std::to_string(b.index) + "] + " +
+            std::to_string(b.offset) + "u)";
         break;
       case BindingSource::Constant:
-        s = "(uint8_t *)(C + " +
-            std::to_string(constantOffset.at(b.index) + b.offset) + ")";
+        s = "(void *)((uintptr_t)C + " +
+            std::to_string(constantOffset.at(b.index) + b.offset) + "u)";
         break;
       case BindingSource::Arena:
-        s = "(A + " + std::to_string(b.offset) + ")";
+        s = "(void *)(A + " + std::to_string(b.offset) + "u)";
         break;
       }
       return s;
@@ -273,7 +306,7 @@ std::vector<GeneratedFile> writeCModule(const ArtifactSpec &spec,
   std::string constants;
   {
     llvm::raw_string_ostream os(constants);
-    os << banner << "#include <stdint.h>\n\n"
+    os << banner << "#include \"" << name << ".h\"\n\n"
        << "/* Define " << NAME << "_CONSTANTS_SECTION to place the weights, e.g.\n"
        << " * __attribute__((section(\".rodata.weights\"))). */\n"
        << "#ifndef " << NAME << "_CONSTANTS_SECTION\n#define " << NAME

@@ -23,8 +23,20 @@ struct CompilationPlan;
 /// True if `name` is a valid C identifier that does not start with "__".
 bool isCIdentifier(const std::string &name);
 
+/// Longest module name accepted, characters (file names NAME_constants.c
+/// must stay well under common 255-byte limits).
+inline constexpr size_t kMaxModuleNameLength = 100;
+
+/// True for C keywords, C standard header names ("stdint": NAME.h would
+/// shadow <stdint.h>) and "main".
+bool isReservedModuleName(const std::string &name);
+
+/// Bytes of the NAME_constants array: each constant 64-byte aligned.
+uint64_t cModuleConstantBytes(const ArtifactSpec &spec);
+
 /// "blazeface.tflite" -> "blazeface"; non-identifier characters become '_',
-/// a leading digit gets a "m_" prefix.
+/// a leading digit gets a "m_" prefix, a reserved name an "_model" suffix,
+/// and names are cut to kMaxModuleNameLength.
 std::string moduleNameFromPath(const std::string &path);
 
 /// The C module of `spec` named `name` (a C identifier): NAME.h, NAME.c,

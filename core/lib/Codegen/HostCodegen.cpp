@@ -99,10 +99,27 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
     std::unique_ptr<llvm::MCSubtargetInfo> probe(
         target->createMCSubtargetInfo(triple, "", ""));
     std::string cpuName = options.cpu.empty() ? "generic" : options.cpu;
-    if (probe && cpuName != "generic" && !probe->isCPUStringValid(cpuName))
-      return makeError("unknown CPU '" + cpuName + "' for target '" + triple +
-                       "' (e.g. generic, x86-64, x86-64-v2, x86-64-v3, "
-                       "skylake, znver3 on x86-64; cortex-a72 on aarch64)");
+    if (probe && cpuName != "generic" && !probe->isCPUStringValid(cpuName)) {
+      const char *examples =
+          parsed.isX86()       ? "generic, x86-64, x86-64-v2, x86-64-v3, skylake, znver3"
+          : parsed.isAArch64() ? "generic, cortex-a53, cortex-a72, neoverse-n1"
+          : parsed.isRISCV()   ? "generic-rv64, sifive-u74"
+          : parsed.isARM() || parsed.isThumb() ? "cortex-m4, cortex-m7, cortex-m33"
+                                               : "generic";
+      return makeError("unknown CPU '" + cpuName + "' for target '" + triple + "' (e.g. " +
+                       examples + ")");
+    }
+    // A hard-float ABI needs a CPU with a floating-point unit.
+    if ((parsed.isARM() || parsed.isThumb()) &&
+        (parsed.getEnvironment() == llvm::Triple::EABIHF ||
+         parsed.getEnvironment() == llvm::Triple::GNUEABIHF)) {
+      std::unique_ptr<llvm::MCSubtargetInfo> sti(
+          target->createMCSubtargetInfo(triple, cpuName, options.features));
+      if (sti && !sti->checkFeatures("+vfp2sp"))
+        return makeError("CPU '" + cpuName + "' has no floating-point unit, which the "
+                         "hard-float ABI of '" + triple +
+                         "' needs (e.g. cortex-m4, cortex-m7, cortex-m33)");
+    }
     if (probe && !options.features.empty()) {
       llvm::SmallVector<llvm::StringRef> features;
       llvm::StringRef(options.features).split(features, ',', -1, false);
