@@ -7,6 +7,7 @@
 //   kiln inspect MODEL|ARTIFACT [--json] [--sizes] [--dump-dispatch-graph=FILE.dot]
 //            [--dump-schedule=FILE.csv]
 //   kiln diff A.kiln B.kiln [--json]
+//   kiln validate MODEL|ARTIFACT DIR [--json]   (exit 3 when outputs differ)
 //   kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module] -o DIR
 //   kiln --version
 //
@@ -25,6 +26,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -47,6 +50,9 @@ static cl::SubCommand runCmd("run", "Run a .kiln artifact (or compile a model "
 static cl::SubCommand inspectCmd("inspect", "Print the dispatches, schedule and memory "
                                             "plan of a model or artifact");
 static cl::SubCommand diffCmd("diff", "Per-section size difference of two artifacts");
+static cl::SubCommand validateCmd("validate",
+                                  "Run a model or artifact on DIR/input_K.npy and compare "
+                                  "with DIR/output_K.npy (max error, RMSE, cosine)");
 static cl::SubCommand exportCmd("export", "Compile for a device and write a bundle: the "
                                           "artifact or C module, manifest.json, report.md");
 
@@ -81,7 +87,7 @@ static cl::opt<unsigned> benchmark("benchmark",
                                    cl::desc("Run N more warm inferences and print the median, "
                                             "min and max latency"),
                                    cl::init(0), cl::value_desc("N"), cl::sub(runCmd),
-                                   cl::cat(kilnCategory));
+                                   cl::sub(diffCmd), cl::cat(kilnCategory));
 
 static cl::opt<std::string> device("device", cl::desc("HAL device: local-sync or local-task"),
                                    cl::init("local-sync"), cl::sub(runCmd), cl::cat(kilnCategory));
@@ -100,6 +106,7 @@ static cl::opt<std::string> inspectPath(cl::Positional, cl::Required,
                                         cl::desc("<model.tflite|artifact.kiln>"),
                                         cl::sub(inspectCmd));
 static cl::opt<bool> inspectJson("json", cl::desc("Print JSON instead of a table"),
+                                 cl::sub(validateCmd),
                                  cl::sub(inspectCmd), cl::sub(diffCmd), cl::cat(kilnCategory));
 static cl::opt<bool> inspectSizes("sizes",
                                   cl::desc("Print the bytes of each artifact section (io, "
@@ -111,11 +118,17 @@ static cl::opt<bool> inspectSizes("sizes",
 static cl::list<std::string> diffPaths(cl::Positional, cl::desc("<a.kiln> <b.kiln>"),
                                        cl::sub(diffCmd));
 
+// validate
+static cl::list<std::string> validatePaths(cl::Positional,
+                                           cl::desc("<model|artifact> <dir with input_K.npy, "
+                                                    "output_K.npy>"),
+                                           cl::sub(validateCmd));
+
 // build profile (compile, run, inspect)
 static cl::opt<std::string> profile("profile",
                                     cl::desc("Build profile: default (debug symbols and "
                                              "reflection) or stripped (neither)"),
-                                    cl::init("default"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd),
+                                    cl::init("default"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                                     cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<bool> debugSymbols("debug-symbols",
                                   cl::desc("Keep the kernels' symbol table (overrides the "
@@ -140,26 +153,26 @@ static cl::opt<std::string> dumpSchedule("dump-schedule",
 static cl::list<std::string> tiles("tile",
                                    cl::desc("Workgroup tile sizes of one dispatch: ID=S0,S1,... "
                                             "(one per loop of its tiled op, 0 = whole loop)"),
-                                   cl::value_desc("id=sizes"), cl::sub(compileCmd), cl::sub(exportCmd),
+                                   cl::value_desc("id=sizes"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                    cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> tuning("tuning",
                                    cl::desc("JSON tuning file: {\"tiles\": {\"ID\": [..]}, "
                                             "\"no_fusion\": [ID, ..], \"fusion\": bool}"),
-                                   cl::value_desc("file.json"), cl::sub(compileCmd), cl::sub(exportCmd),
+                                   cl::value_desc("file.json"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                    cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<bool> fusion("fusion",
                             cl::desc("Fuse elementwise consumers and padding into their "
                                      "root's dispatch (default true; --fusion=false: off)"),
-                            cl::init(true), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd),
+                            cl::init(true), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                             cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::list<int64_t> noFusion("no-fusion",
                                   cl::desc("Turn fusion off for one dispatch id"),
-                                  cl::value_desc("id"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd),
+                                  cl::value_desc("id"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                                   cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::list<std::string> fixShapes("fix-shape",
                                        cl::desc("Give a dynamic input a static shape: "
                                                 "INPUT=DIMS (name or index), e.g. 0=1x76x32x1"),
-                                       cl::value_desc("input=dims"), cl::sub(compileCmd), cl::sub(exportCmd),
+                                       cl::value_desc("input=dims"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                        cl::sub(runCmd), cl::sub(inspectCmd),
                                        cl::cat(kilnCategory));
 static cl::opt<std::string> targetTriple("target-triple",
@@ -169,11 +182,11 @@ static cl::opt<std::string> targetTriple("target-triple",
 static cl::opt<std::string> targetCpu("target-cpu",
                                       cl::desc("LLVM CPU name (default: generic, or the "
                                                "target's: cortex-m4 for thumbv7em)"),
-                                      cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd),
+                                      cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
                                            cl::desc("LLVM CPU features, e.g. +avx2,+fma"),
-                                           cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                                           cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                            cl::cat(kilnCategory));
 
 // target and output (compile, export)
@@ -651,21 +664,122 @@ static int runRun() {
 
 static int runDiff() {
   const std::vector<std::string> paths(diffPaths.begin(), diffPaths.end());
+  const unsigned runs = benchmark;
   if (paths.size() != 2)
     return fail("kiln diff takes two artifacts, " + llvm::Twine(paths.size()) + " given");
-  std::vector<kiln::SectionSizes> sizes;
+  std::vector<kiln::BuildSummary> summaries;
   for (const std::string &path : paths) {
     auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
     if (!buffer)
       return fail(path + ": cannot read: " + buffer.getError().message());
     llvm::StringRef data = (*buffer)->getBuffer();
-    auto s = kiln::readSectionSizes(std::vector<uint8_t>(data.begin(), data.end()), path);
+    std::vector<uint8_t> bytes(data.begin(), data.end());
+    auto s = kiln::summarizeArtifact(bytes, path);
     if (!s)
       return fail(s.takeError());
-    sizes.push_back(std::move(*s));
+    if (runs > 0) {
+      auto median = kiln::benchmarkArtifact(bytes, runs);
+      if (!median)
+        return fail(path + ": " + llvm::toString(median.takeError()));
+      s->medianMs = *median;
+    }
+    summaries.push_back(std::move(*s));
   }
-  llvm::outs() << kiln::formatSectionDiff(sizes[0], sizes[1], inspectJson);
+  llvm::outs() << kiln::formatBuildDiff(summaries[0], summaries[1], inspectJson);
   return 0;
+}
+
+static int runValidate() {
+  const std::vector<std::string> paths(validatePaths.begin(), validatePaths.end());
+  const bool asJson = inspectJson;
+  if (paths.size() != 2)
+    return fail("kiln validate takes a model or artifact and a folder, " +
+                llvm::Twine(paths.size()) + " given");
+  const std::string &path = paths[0], &dir = paths[1];
+  if (!llvm::sys::fs::is_directory(dir))
+    return fail(dir + ": not a folder (expected input_K.npy and output_K.npy files)");
+  auto numbered = [&](const char *prefix) {
+    std::vector<std::string> files;
+    for (int k = 0;; ++k) {
+      llvm::SmallString<256> file(dir);
+      llvm::sys::path::append(file, std::string(prefix) + "_" + std::to_string(k) + ".npy");
+      if (!llvm::sys::fs::exists(file))
+        break;
+      files.push_back(file.str().str());
+    }
+    return files;
+  };
+  std::vector<kiln::NpyArray> inputs, reference;
+  for (const std::string &file : numbered("input")) {
+    auto a = kiln::readNpyFile(file);
+    if (!a)
+      return fail(a.takeError());
+    inputs.push_back(std::move(*a));
+  }
+  for (const std::string &file : numbered("output")) {
+    auto a = kiln::readNpyFile(file);
+    if (!a)
+      return fail(a.takeError());
+    reference.push_back(std::move(*a));
+  }
+  if (inputs.empty() || reference.empty())
+    return fail(dir + ": no input_0.npy or output_0.npy (validation reads input_K.npy and "
+                      "output_K.npy, K = 0, 1, ...)");
+  auto options = compileOptions();
+  if (!options)
+    return fail(options.takeError());
+  std::vector<uint8_t> artifact;
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer)
+    return fail(path + ": cannot read: " + buffer.getError().message());
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
+    artifact.assign(data.begin(), data.end());
+  } else {
+    auto compiled = kiln::compile(path, *options);
+    if (!compiled)
+      return fail(compiled.takeError());
+    artifact = std::move(compiled->artifact);
+  }
+  auto result = kiln::runArtifact(artifact, inputs);
+  if (!result)
+    return fail(result.takeError());
+  std::vector<std::string> names;
+  for (const kiln::IOInfo &info : result->outputs)
+    names.push_back(info.name);
+  auto metrics = kiln::validateOutputs(result->outputValues, reference, names);
+  if (!metrics)
+    return fail(path + ": " + llvm::toString(metrics.takeError()));
+  bool pass = true;
+  for (const kiln::ValidationMetrics &m : *metrics)
+    pass = pass && m.outsideTolerance == 0;
+  if (asJson) {
+    llvm::json::Array outputs;
+    for (const kiln::ValidationMetrics &m : *metrics)
+      outputs.push_back(llvm::json::Object{{"name", m.name},
+                                           {"elements", m.elements},
+                                           {"max_abs_error", m.maxAbsError},
+                                           {"rmse", m.rmse},
+                                           {"cosine", m.cosine},
+                                           {"outside_tolerance", m.outsideTolerance}});
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
+                                               {"outputs", std::move(outputs)},
+                                               {"tolerance", "1e-4 x (1 + |reference|)"},
+                                               {"pass", pass}}))
+                 << "\n";
+  } else {
+    llvm::outs() << "output                           elements   max |error|         rmse    "
+                    "  cosine  outside\n";
+    for (const kiln::ValidationMetrics &m : *metrics)
+      llvm::outs() << llvm::format("%-30s %10lld %13.4e %12.4e %11.8f %8lld\n",
+                                   m.name.substr(0, 30).c_str(), (long long)m.elements,
+                                   m.maxAbsError, m.rmse, m.cosine,
+                                   (long long)m.outsideTolerance);
+    llvm::outs() << (pass ? "PASS" : "FAIL")
+                 << ": every element within 1e-4 x (1 + |reference|)"
+                 << (pass ? "" : " does not hold") << "\n";
+  }
+  return pass ? 0 : 3;
 }
 
 static int exportRequest(const kiln::ExportRequest &request, const std::string &dir);
@@ -768,6 +882,8 @@ int main(int argc, char **argv) {
     status = runDiff();
   else if (exportCmd)
     status = runExport();
+  else if (validateCmd)
+    status = runValidate();
   else {
     cl::PrintHelpMessage(false, true);
     return 2;

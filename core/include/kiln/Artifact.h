@@ -50,6 +50,33 @@ std::string formatSectionSizes(const SectionSizes &sizes, bool json);
 /// formatSectionSizes, with "a", "b" and "delta" per section).
 std::string formatSectionDiff(const SectionSizes &a, const SectionSizes &b, bool json);
 
+/// What `kiln diff` and the workbench's Compare view put side by side.
+struct BuildSummary {
+  SectionSizes sizes;
+  int64_t arenaBytes = 0;
+  int64_t lowerBoundBytes = 0;
+  /// Entries of the command list, and those that are dispatches.
+  int64_t commands = 0;
+  int64_t dispatches = 0;
+  int64_t waves = 0;
+  /// Target of the executables (triple, CPU).
+  std::string triple;
+  std::string cpu;
+  /// Median latency on this host, milliseconds; negative when not measured.
+  double medianMs = -1;
+};
+
+/// Reads the summary of the artifact `bytes` (checked like
+/// readSectionSizes). `what` names the file in errors.
+llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes,
+                                               const std::string &what);
+
+/// B - A for sections (as formatSectionDiff) and for the plan: rows
+/// "arena_bytes", "lower_bound_bytes", "dispatches", "commands", "waves" and,
+/// when both were measured, "median_ms". JSON: one object per row with "a",
+/// "b" and "delta".
+std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool json);
+
 } // namespace kiln
 
 #endif

@@ -82,6 +82,39 @@ llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
 /// Reads the I/O signature of an artifact without running it.
 llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact);
 
+/// Deterministic inputs for `infos`: float32 uniform in [-1, 1) from a
+/// 64-bit LCG seeded with `seed` (Knuth's MMIX constants), integers 0, bools
+/// false. The same seed gives the same bytes on every host.
+std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed = 1);
+
+/// Median wall time of `runs` invocations of `artifact` on this host with
+/// randomInputs(), milliseconds (after one warm-up run). Errors are the
+/// runtime's (wrong host architecture, ...).
+llvm::Expected<double> benchmarkArtifact(const std::vector<uint8_t> &artifact, unsigned runs,
+                                         const RunOptions &options = {});
+
+/// How close outputs are to reference outputs, as STM32Cube.AI's validate
+/// reports them, per output (float32 only).
+struct ValidationMetrics {
+  std::string name;
+  int64_t elements = 0;
+  /// max |got - ref|.
+  double maxAbsError = 0;
+  /// sqrt(mean((got - ref)^2)).
+  double rmse = 0;
+  /// <got, ref> / (|got| |ref|); 1 when both are all zero.
+  double cosine = 1;
+  /// Elements outside 1e-4 x (1 + |ref|), Kiln's test tolerance.
+  int64_t outsideTolerance = 0;
+};
+
+/// Compares `outputs` with `reference` (same count, dtype "<f4" and shape,
+/// in signature order; `names` labels them). Errors name the output whose
+/// count, dtype or shape differ.
+llvm::Expected<std::vector<ValidationMetrics>>
+validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
+                const std::vector<std::string> &names = {});
+
 } // namespace kiln
 
 #endif

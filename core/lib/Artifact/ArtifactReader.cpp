@@ -131,4 +131,71 @@ std::string formatSectionDiff(const SectionSizes &a, const SectionSizes &b, bool
   return os.str();
 }
 
+llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes,
+                                               const std::string &what) {
+  auto sizes = readSectionSizes(bytes, what);
+  if (!sizes)
+    return sizes.takeError();
+  BuildSummary s;
+  s.sizes = std::move(*sizes);
+  const auto *artifact = kiln::artifact::GetArtifact(bytes.data());
+  s.arenaBytes = static_cast<int64_t>(artifact->arena_bytes());
+  if (const auto *plan = artifact->memory_plan()) {
+    s.arenaBytes = static_cast<int64_t>(plan->arena_bytes());
+    s.lowerBoundBytes = static_cast<int64_t>(plan->lower_bound_bytes());
+  }
+  if (const auto *commands = artifact->commands()) {
+    s.commands = commands->size();
+    for (const auto *c : *commands)
+      s.dispatches += c && c->kind() == kiln::artifact::CommandKind::dispatch;
+  }
+  if (const auto *device = artifact->device())
+    s.waves = device->waves();
+  if (artifact->executables() && artifact->executables()->size() > 0) {
+    const auto *exe = artifact->executables()->Get(0);
+    if (exe->target_triple())
+      s.triple = exe->target_triple()->str();
+    if (exe->target_cpu())
+      s.cpu = exe->target_cpu()->str();
+  }
+  return s;
+}
+
+std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool json) {
+  std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> plan = {
+      {"arena_bytes", {a.arenaBytes, b.arenaBytes}},
+      {"lower_bound_bytes", {a.lowerBoundBytes, b.lowerBoundBytes}},
+      {"dispatches", {a.dispatches, b.dispatches}},
+      {"commands", {a.commands, b.commands}},
+      {"waves", {a.waves, b.waves}}};
+  const bool timed = a.medianMs >= 0 && b.medianMs >= 0;
+  std::string sections = formatSectionDiff(a.sizes, b.sizes, json);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (json) {
+    auto parsed = llvm::json::parse(sections);
+    llvm::json::Object out = parsed && parsed->getAsObject() ? *parsed->getAsObject()
+                                                              : llvm::json::Object();
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    for (const auto &[name, ab] : plan)
+      out[name] = llvm::json::Object{{"a", ab.first}, {"b", ab.second},
+                                     {"delta", ab.second - ab.first}};
+    if (timed)
+      out["median_ms"] = llvm::json::Object{{"a", a.medianMs}, {"b", b.medianMs},
+                                            {"delta", b.medianMs - a.medianMs}};
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+    return os.str();
+  }
+  os << sections << "\n"
+     << "plan                         A            B        B - A\n";
+  for (const auto &[name, ab] : plan)
+    os << llvm::format("%-17s %12lld %12lld %+12lld\n", name.c_str(), (long long)ab.first,
+                       (long long)ab.second, (long long)(ab.second - ab.first));
+  if (timed)
+    os << llvm::format("%-17s %12.4f %12.4f %+12.4f\n", std::string("median_ms").c_str(), a.medianMs, b.medianMs,
+                       b.medianMs - a.medianMs);
+  return os.str();
+}
+
 } // namespace kiln

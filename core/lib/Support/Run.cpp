@@ -1,6 +1,9 @@
 //===- Run.cpp - Run artifacts on the host --------------------------------===//
 #include "kiln/Run.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "kiln/runtime.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -314,6 +317,91 @@ std::string traceToChromeJson(const std::vector<TraceEvent> &events,
   llvm::raw_string_ostream os(text);
   os << llvm::json::Value(std::move(root));
   return os.str();
+}
+
+std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed) {
+  std::vector<NpyArray> inputs;
+  uint64_t state = seed;
+  for (const IOInfo &info : infos) {
+    NpyArray a;
+    a.dtype = info.dtype;
+    a.shape = info.shape;
+    a.data.assign(static_cast<size_t>(a.numElements()) * npyDtypeSize(a.dtype), 0);
+    if (a.dtype == "<f4") {
+      float *f = reinterpret_cast<float *>(a.data.data());
+      for (int64_t i = 0; i < a.numElements(); ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        // Top 24 bits -> [0, 1) -> [-1, 1).
+        f[i] = static_cast<float>((state >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+      }
+    }
+    inputs.push_back(std::move(a));
+  }
+  return inputs;
+}
+
+llvm::Expected<double> benchmarkArtifact(const std::vector<uint8_t> &artifact, unsigned runs,
+                                         const RunOptions &options) {
+  auto described = describeArtifact(artifact);
+  if (!described)
+    return described.takeError();
+  RunOptions timed = options;
+  timed.benchmarkRuns = std::max(1u, runs);
+  timed.trace = false;
+  auto result = runArtifact(artifact, randomInputs(described->inputs), timed);
+  if (!result)
+    return result.takeError();
+  std::vector<double> t = result->timesMs;
+  if (t.empty())
+    return makeError("no timed runs");
+  std::sort(t.begin(), t.end());
+  return t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+}
+
+llvm::Expected<std::vector<ValidationMetrics>>
+validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
+                const std::vector<std::string> &names) {
+  if (outputs.size() != reference.size())
+    return makeError("the model has " + std::to_string(outputs.size()) + " outputs; " +
+                     std::to_string(reference.size()) + " reference arrays given");
+  std::vector<ValidationMetrics> metrics;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const NpyArray &got = outputs[k], &ref = reference[k];
+    std::string name = k < names.size() ? names[k] : "output " + std::to_string(k);
+    if (got.dtype != "<f4" || ref.dtype != "<f4")
+      return makeError(name + ": only float32 outputs are validated (got " + got.dtype +
+                       ", reference " + ref.dtype + ")");
+    if (got.shape != ref.shape) {
+      auto text = [](const std::vector<int64_t> &shape) {
+        std::string s;
+        for (size_t i = 0; i < shape.size(); ++i)
+          s += (i ? "x" : "") + std::to_string(shape[i]);
+        return s.empty() ? std::string("scalar") : s;
+      };
+      return makeError(name + ": shape " + text(got.shape) + ", the reference is " +
+                       text(ref.shape));
+    }
+    ValidationMetrics m;
+    m.name = name;
+    m.elements = got.numElements();
+    const float *g = reinterpret_cast<const float *>(got.data.data());
+    const float *r = reinterpret_cast<const float *>(ref.data.data());
+    double sq = 0, dot = 0, gg = 0, rr = 0;
+    for (int64_t i = 0; i < m.elements; ++i) {
+      double d = double(g[i]) - double(r[i]);
+      m.maxAbsError = std::max(m.maxAbsError, std::fabs(d));
+      sq += d * d;
+      dot += double(g[i]) * double(r[i]);
+      gg += double(g[i]) * double(g[i]);
+      rr += double(r[i]) * double(r[i]);
+      if (!(std::fabs(d) <= 1e-4 * (1.0 + std::fabs(double(r[i])))))
+        ++m.outsideTolerance;
+    }
+    m.rmse = m.elements ? std::sqrt(sq / double(m.elements)) : 0;
+    m.cosine = (gg == 0 && rr == 0) ? 1.0 : (gg == 0 || rr == 0) ? 0.0 : dot / std::sqrt(gg * rr);
+    metrics.push_back(m);
+  }
+  return metrics;
 }
 
 } // namespace kiln
