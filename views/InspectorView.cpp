@@ -90,12 +90,16 @@ InspectorView::InspectorView(QWidget *parent)
   });
 }
 
-InspectorView::~InspectorView() { watcher_->waitForFinished(); }
+InspectorView::~InspectorView() {
+  liveGeneration_->store(~0u); // a running request stops at its next phase
+  watcher_->waitForFinished();
+}
 
 void InspectorView::setDocument(std::shared_ptr<const ModelDocument> doc) {
   doc_ = std::move(doc);
   cache_.clear();
   ++generation_;
+  liveGeneration_->store(generation_);
   dispatch_ = -1;
   tree_->clear();
   ir_->clear();
@@ -194,7 +198,9 @@ void InspectorView::requestIr() {
   pending_ = stage;
   std::string path = doc_->path.toStdString();
   kiln::CompileOptions options = doc_->options;
-  options.onPhase = nullptr;
+  auto live = liveGeneration_;
+  unsigned mine = generation_;
+  options.onPhase = [live, mine](kiln::CompilePhase) { return live->load() == mine; };
   kiln::EmitStage es = kStages[stage];
   watcher_->setProperty("generation", generation_);
   watcher_->setProperty("stage", stage);

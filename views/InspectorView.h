@@ -17,6 +17,7 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <atomic>
 #include <map>
 #include <memory>
 
@@ -69,6 +70,9 @@ private:
   std::map<int, QString> cache_;
   int pending_ = -1;
   unsigned generation_ = 0;
+  /// generation_ as the worker sees it: a request of an older document
+  /// stops at its next compile phase.
+  std::shared_ptr<std::atomic<unsigned>> liveGeneration_ = std::make_shared<std::atomic<unsigned>>(0);
   QFutureWatcher<QString> *watcher_;
 };
 

@@ -6,8 +6,6 @@
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include <cstring>
-#include <random>
 
 namespace kiln::workbench {
 
@@ -131,26 +129,6 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
   }));
 }
 
-std::vector<kiln::NpyArray> randomInputs(const std::vector<kiln::IOInfo> &inputs, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<kiln::NpyArray> out;
-  for (const kiln::IOInfo &io : inputs) {
-    kiln::NpyArray a;
-    a.dtype = io.dtype;
-    a.shape = io.shape;
-    size_t elemBytes = kiln::npyDtypeSize(io.dtype);
-    a.data.assign(size_t(a.numElements()) * elemBytes, 0);
-    if (io.dtype == "<f4")
-      for (int64_t i = 0; i < a.numElements(); ++i) {
-        float v = uniform(rng);
-        std::memcpy(a.data.data() + i * 4, &v, 4);
-      }
-    out.push_back(std::move(a));
-  }
-  return out;
-}
-
 RunJob::RunJob(QObject *parent) : QObject(parent) {
   connect(&watcher_, &QFutureWatcher<RunJobResult>::finished, this, [this] {
     result_ = watcher_.result();
@@ -169,7 +147,7 @@ void RunJob::start(std::vector<uint8_t> artifact, const kiln::RunOptions &option
       r.error = errorText(desc.takeError());
       return r;
     }
-    auto run = kiln::runArtifact(artifact, randomInputs(desc->inputs), options);
+    auto run = kiln::runArtifact(artifact, kiln::randomInputs(desc->inputs), options);
     if (!run) {
       r.error = errorText(run.takeError());
       return r;

@@ -4,7 +4,7 @@
 // artifact on a worker thread (QtConcurrent), reporting each pipeline phase
 // to the GUI thread through queued calls; cancel() sets an atomic flag that
 // the next phase boundary honours. RunJob runs an artifact on the host with
-// seeded random inputs and a trace.
+// kiln::randomInputs() and a trace.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_COMPILEJOB_H
@@ -67,10 +67,6 @@ private:
   JobResult result_;
   std::shared_ptr<const kiln::views::ModelDocument> partial_;
 };
-
-/// Inputs for a host run: one seeded uniform [-1, 1) array per f32 input
-/// (zeros for other dtypes), shaped as `inputs` says.
-std::vector<kiln::NpyArray> randomInputs(const std::vector<kiln::IOInfo> &inputs, unsigned seed = 1);
 
 /// Outcome of a RunJob.
 struct RunJobResult {

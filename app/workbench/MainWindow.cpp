@@ -313,6 +313,7 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
     // The default build is already shown: add the stripped sizes only.
     doc_ = r.doc;
     sizes_->setSizes(doc_->sizes, doc_->strippedSizes);
+    summary_->setText(summaryText());
     if (doc_->strippedSizes)
       diagnostics_->add(DiagnosticsView::Severity::Note, path,
                         tr("stripped build in %1 ms: %2 bytes (default %3)")
@@ -357,10 +358,7 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
   if (doc_) {
     setWindowFilePath(doc_->path);
     setWindowTitle(tr("%1 \u2014 Kiln Workbench").arg(QFileInfo(doc_->path).fileName()));
-    summary_->setText(tr("%1: %2 dispatches, %3 waves, arena %4, artifact %5 bytes")
-                          .arg(QFileInfo(doc_->path).fileName()).arg(plan->dispatches.size())
-                          .arg(plan->schedule.waves).arg(formatBytes(plan->memory.arenaBytes))
-                          .arg(doc_->sizes ? doc_->sizes->fileBytes : 0));
+    summary_->setText(summaryText());
   } else {
     setWindowFilePath(QString());
     setWindowTitle(tr("Kiln Workbench"));
@@ -370,6 +368,18 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
   viewUpdateMs_ = timer.nsecsElapsed() / 1e6;
   if (doc_)
     emit documentShown();
+}
+
+QString MainWindow::summaryText() const {
+  if (!doc_)
+    return {};
+  const kiln::CompilationPlan &plan = *doc_->plan;
+  QString text = tr("%1: %2 dispatches, %3 waves, arena %4, artifact %5 bytes")
+                     .arg(QFileInfo(doc_->path).fileName()).arg(plan.dispatches.size()).arg(plan.schedule.waves)
+                     .arg(formatBytes(plan.memory.arenaBytes)).arg(doc_->sizes ? doc_->sizes->fileBytes : 0);
+  if (doc_->strippedSizes)
+    text += tr(" (stripped %1)").arg(doc_->strippedSizes->fileBytes);
+  return text;
 }
 
 void MainWindow::closeDocument() {

@@ -125,6 +125,8 @@ private:
   void setDocument(std::shared_ptr<const kiln::views::ModelDocument> doc);
   void onCompileFinished(CompileJob *job, const QString &path);
   void showCompiled(const kiln::views::ModelDocument &doc, const QString &path);
+  /// The status bar's summary of the document shown.
+  QString summaryText() const;
   void addRecent(const QString &path);
   void updateRecentMenu();
   void updateActions();

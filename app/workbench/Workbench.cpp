@@ -18,6 +18,7 @@
 #include <QElapsedTimer>
 #include <QEventLoop>
 #include <QFileInfo>
+#include <QIcon>
 #include <QItemSelectionModel>
 #include <QPixmap>
 #include <QTableView>
@@ -215,6 +216,8 @@ int runWorkbench(int argc, char **argv) {
   QApplication::setOrganizationName(QStringLiteral("Kiln"));
   QApplication::setApplicationName(QStringLiteral("kiln-workbench"));
   QApplication::setApplicationVersion(QString::fromLatin1(kiln::version()));
+  QApplication::setWindowIcon(QIcon(QStringLiteral(":/kiln/kiln-workbench.svg")));
+  QGuiApplication::setDesktopFileName(QStringLiteral("kiln-workbench"));
 
   QCommandLineParser parser;
   parser.setApplicationDescription(QStringLiteral("Kiln Workbench: see how a model is compiled and scheduled."));
