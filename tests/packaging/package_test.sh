@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds the .deb with CPack, unpacks it into a temporary root and runs the
+# installed tools: `kiln --version`, a compile of a TOSA model and of a real
+# model, and checks the package's file list and dependencies.
+#   package_test.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1 src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cpack -G DEB --config "$build/CPackConfig.cmake" -B "$work/out" > "$work/cpack.log" 2>&1 ||
+  { cat "$work/cpack.log"; exit 1; }
+deb=$(ls "$work"/out/kiln_*.deb)
+echo "package: $(basename "$deb") ($(stat -c %s "$deb") bytes)"
+dpkg-deb -x "$deb" "$work/root"
+for f in usr/bin/kiln usr/bin/kiln-workbench usr/include/kiln/runtime.h \
+         usr/share/applications/kiln-workbench.desktop \
+         usr/share/icons/hicolor/scalable/apps/kiln-workbench.svg \
+         usr/share/mime/packages/kiln.xml; do
+  [ -e "$work/root/$f" ] || { echo "missing /$f"; exit 1; }
+done
+ls "$work"/root/usr/lib/*/libkiln_runtime.a > /dev/null || { echo "missing libkiln_runtime.a"; exit 1; }
+for glob in '*.kiln' '*.tflite' '*.kilnproj'; do
+  grep -qF "pattern=\"$glob\"" "$work/root/usr/share/mime/packages/kiln.xml" ||
+    { echo "no MIME type for $glob"; exit 1; }
+done
+depends=$(dpkg-deb -f "$deb" Depends)
+echo "Depends: $depends"
+for lib in libllvm16 libmlir-16 libqt6widgets6 libqcustomplot; do
+  case "$depends" in *"$lib"*) ;; *) echo "Depends lacks $lib"; exit 1 ;; esac
+done
+kiln="$work/root/usr/bin/kiln"
+"$kiln" --version | grep -q "^kiln " || { echo "kiln --version failed"; exit 1; }
+"$kiln" compile "$src/tests/data/mlir/add_scale.mlir" -o "$work/add.kiln"
+[ -s "$work/add.kiln" ] || { echo "no artifact"; exit 1; }
+"$kiln" inspect "$work/add.kiln" --sizes > /dev/null
+echo "installed kiln compiled add_scale.mlir into $(stat -c %s "$work/add.kiln") bytes"
