@@ -244,6 +244,17 @@ bool GraphView::find(const QString &text) {
   if (!plan_ || text.isEmpty())
     return false;
   const auto &ds = plan_->dispatches;
+  // An exact name or id wins ("main_dispatch_4" is not main_dispatch_40).
+  bool isNumber = false;
+  int64_t number = text.trimmed().toLongLong(&isNumber);
+  for (const kiln::Dispatch &d : ds)
+    if (QString::fromStdString(d.name).compare(text.trimmed(), Qt::CaseInsensitive) == 0 || (isNumber && d.id == number)) {
+      if (d.id != selected_)
+        selectDispatch(d.id);
+      if (auto it = dispatchItems_.find(d.id); it != dispatchItems_.end())
+        centerOn(it->second);
+      return true;
+    }
   size_t start = 0;
   for (size_t i = 0; i < ds.size(); ++i)
     if (ds[i].id == selected_)

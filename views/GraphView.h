@@ -61,8 +61,9 @@ public slots:
   void readableView();
   void zoomIn();
   void zoomOut();
-  /// Selects the next dispatch whose name, id or operators contain `text`
-  /// (after the current one, wrapping); returns false if none matches.
+  /// Selects the dispatch named `text` or with id `text`; failing that, the
+  /// next dispatch whose name or operators contain `text` (after the
+  /// current one, wrapping). Returns false if none matches.
   bool find(const QString &text);
 
 signals:

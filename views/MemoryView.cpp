@@ -52,6 +52,16 @@ MemoryView::MemoryView(QWidget *parent) : QWidget(parent), plot_(new QCustomPlot
     else
       QToolTip::showText(e->globalPosition().toPoint(), tooltipFor(b), plot_);
   });
+  // Clicking a buffer selects the dispatch that writes it.
+  connect(plot_, &QCustomPlot::mousePress, this, [this](QMouseEvent *e) {
+    int64_t b = bufferAt(e->pos());
+    int64_t producer = producerOf(b);
+    if (producer < 0 || !selection_)
+      return;
+    if (auto *m = qobject_cast<const DispatchListModel *>(selection_->model()))
+      if (int row = m->rowOfDispatch(producer); row >= 0)
+        selection_->setCurrentIndex(m->index(row, 0), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+  });
 }
 
 void MemoryView::setPlan(std::shared_ptr<const kiln::CompilationPlan> plan) {
@@ -172,6 +182,17 @@ int64_t MemoryView::bufferAt(const QPoint &pos) const {
   for (int i = int(rects_.size()) - 1; i >= 0; --i)
     if (rectAt(i).contains(p))
       return buffers_[i];
+  return -1;
+}
+
+int64_t MemoryView::producerOf(int64_t buffer) const {
+  if (!plan_ || buffer < 0)
+    return -1;
+  for (const kiln::Command &c : plan_->schedule.commands)
+    if (c.kind == kiln::CommandKind::Dispatch)
+      for (const kiln::BindingRef &r : c.bindings)
+        if (r.buffer == buffer && r.write)
+          return c.dispatch;
   return -1;
 }
 

@@ -53,6 +53,9 @@ public:
   /// Buffer id under plot widget point `pos`, -1 if none; and its tooltip.
   int64_t bufferAt(const QPoint &plotPos) const;
   QString tooltipFor(int64_t buffer) const;
+  /// The dispatch whose binding writes `buffer` (-1 if none); clicking the
+  /// buffer selects it.
+  int64_t producerOf(int64_t buffer) const;
   /// Buffers highlighted for the selected dispatch.
   std::vector<int64_t> highlightedBuffers() const;
   QCustomPlot *plot() const { return plot_; }

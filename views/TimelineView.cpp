@@ -188,8 +188,15 @@ int TimelineView::commandAt(const QPoint &pos) const {
 
 QString TimelineView::tooltipAt(const QPoint &pos) const {
   int i = commandAt(pos);
-  if (i < 0)
+  if (i < 0) {
+    // A measured workgroup?
+    double x = plot_->xAxis->pixelToCoord(pos.x()), y = plot_->yAxis->pixelToCoord(pos.y());
+    for (const TimelineBar &b : data_.workgroups)
+      if (y >= b.lane + 0.04 && y <= b.lane + 0.4 && x >= b.startUs && x <= b.endUs)
+        return tr("workgroup %1 of dispatch %2 (command %3, wave %4)\nthread %5, measured %6 \u00b5s")
+            .arg(b.workgroup).arg(b.dispatch).arg(b.command).arg(b.wave).arg(b.lane).arg(b.endUs - b.startUs, 0, 'f', 2);
     return {};
+  }
   const TimelineBar &b = data_.commands[i];
   QString what = QString::fromLatin1(kiln::toString(b.kind));
   if (plan_ && b.dispatch >= 0)

@@ -236,6 +236,9 @@ int runWorkbench(int argc, char **argv) {
   parser.addOption(screenshots);
   parser.addOption(bench);
   parser.process(app);
+  // Batch modes neither read nor write the user's layout and recent files.
+  if (parser.isSet(bench) || parser.isSet(screenshots))
+    QApplication::setApplicationName(QStringLiteral("kiln-workbench-batch"));
 
   MainWindow window;
   for (const QString &f : parser.values(fixShape)) {

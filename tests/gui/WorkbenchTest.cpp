@@ -289,15 +289,41 @@ private slots:
     QTRY_COMPARE(g->selectedDispatch(), other.id);
     QCOMPARE(w->inspectorView()->dispatch(), other.id);
 
+    // Clicking a buffer in the memory view selects the dispatch writing it.
+    w->dockOf(w->memoryView())->raise();
+    QApplication::processEvents();
+    MemoryView *m = w->memoryView();
+    m->plot()->replot();
+    int pick = int(m->drawnBuffers().size()) / 2;
+    int64_t producer = -1;
+    for (const kiln::Command &c : plan.schedule.commands)
+      for (const kiln::BindingRef &r : c.bindings)
+        if (r.buffer == m->drawnBuffers()[pick] && r.write && c.kind == kiln::CommandKind::Dispatch)
+          producer = c.dispatch;
+    QVERIFY(producer >= 0);
+    QRectF br = m->rectAt(pick);
+    QPoint mp(int(m->plot()->xAxis->coordToPixel(br.center().x())), int(m->plot()->yAxis->coordToPixel(br.center().y())));
+    QCOMPARE(m->bufferAt(mp), m->drawnBuffers()[pick]);
+    QTest::mouseClick(m->plot(), Qt::LeftButton, {}, mp);
+    QTRY_COMPARE(g->selectedDispatch(), producer);
+    w->dockOf(w->timelineView())->raise();
+
     // Keyboard: Down in the graph walks to the next dispatch in order.
     g->setFocus();
     int otherRow = w->dispatchModel()->rowOfDispatch(other.id);
     QTest::keyClick(g, otherRow + 1 < int(plan.dispatches.size()) ? Qt::Key_Down : Qt::Key_Up);
     QVERIFY(w->selectionModel()->currentIndex().row() != otherRow);
 
-    // Search by name selects the match.
+    // Search: an exact name or id selects that dispatch; other text the
+    // next dispatch containing it.
     QVERIFY(g->find(QString::fromStdString(target->name)));
     QCOMPARE(g->selectedDispatch(), target->id);
+    QVERIFY(g->find(QString::number(other.id)));
+    QCOMPARE(g->selectedDispatch(), other.id);
+    QVERIFY(g->find("DEPTHWISE"));
+    QVERIFY(opsText(plan.dispatches[w->dispatchModel()->rowOfDispatch(g->selectedDispatch())]).contains("DEPTHWISE"));
+    QVERIFY(!g->find("NO_SUCH_OPERATOR"));
+    QVERIFY(g->find(QString::fromStdString(target->name)));
 
     // Collapsed mode keeps every node and the selection, and is smaller.
     QRectF full = g->layout().bounds;
@@ -504,6 +530,44 @@ private slots:
     for (const TimelineBar &b : t->data().commands)
       if (ev.count(b.command))
         QCOMPARE(qRound64((b.endUs - b.startUs) * 1000), qint64(ev[b.command]->endNs - ev[b.command]->startNs));
+    // Hovering a workgroup bar names it.
+    QVERIFY(!t->data().workgroups.empty());
+    const TimelineBar &wg = t->data().workgroups.front();
+    QCustomPlot *plot = t->plot();
+    plot->xAxis->setRange(wg.startUs, wg.endUs);
+    plot->replot();
+    QPoint px(int(plot->xAxis->coordToPixel((wg.startUs + wg.endUs) / 2)), int(plot->yAxis->coordToPixel(wg.lane + 0.2)));
+    QString tip = t->tooltipAt(px);
+    QVERIFY2(tip.contains(QStringLiteral("workgroup %1 of dispatch %2").arg(wg.workgroup).arg(wg.dispatch)), qPrintable(tip));
+  }
+
+  void opensTosaMlir() {
+    QString path = QStringLiteral(KILN_TEST_DATA_DIR "/mlir/add_scale.mlir");
+    w->openFile(path);
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    auto plan = kiln::planModel(path.toStdString(), {});
+    QVERIFY(bool(plan));
+    QCOMPARE(w->graphView()->dispatchNodeCount(), int((*plan)->dispatches.size()));
+    QCOMPARE(int64_t(w->timelineView()->commandItemCount()), countCommands(**plan, false));
+    QCOMPARE(w->memoryView()->drawnBuffers(), placedBufferIds(**plan));
+    QVERIFY(!w->sizesView()->barValues(true).empty());
+  }
+
+  void openWhileCompilingReplaces() {
+    // Opening a second file cancels the first compile; only the second
+    // is shown, and the first one's result never lands.
+    QStringList shown;
+    auto c = connect(w.get(), &MainWindow::documentShown, this, [&] { shown << w->document()->path; });
+    w->openFile(modelPath("blazeface"));
+    QTRY_VERIFY_WITH_TIMEOUT(w->phaseProgress()->currentPhase() >= 0, 60000);
+    w->openFile(modelPath("alexa"));
+    QVERIFY(waitForCompile(*w));
+    QTest::qWait(300); // anything the first job could still deliver
+    disconnect(c);
+    QString alexa = QFileInfo(modelPath("alexa")).absoluteFilePath();
+    QCOMPARE(w->document()->path, alexa);
+    QCOMPARE(shown, QStringList{alexa});
+    QCOMPARE(w->graphView()->dispatchNodeCount(), int(w->document()->plan->dispatches.size()));
   }
 
   void dropOpensFile() {
