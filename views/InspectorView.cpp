@@ -3,6 +3,7 @@
 #include "IrHighlighter.h"
 #include "PlanModels.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFontDatabase>
 #include <QHBoxLayout>
@@ -28,7 +29,8 @@ const char *kStageNames[] = {"TOSA", "linalg", "dispatches", "buffers", "LLVM IR
 
 InspectorView::InspectorView(QWidget *parent)
     : QWidget(parent), tree_(new QTreeWidget(this)), stage_(new QComboBox(this)), find_(new QLineEdit(this)),
-      ir_(new QPlainTextEdit(this)), irStatus_(new QLabel(this)), watcher_(new QFutureWatcher<QString>(this)) {
+      whole_(new QCheckBox(tr("&Whole module"), this)), ir_(new QPlainTextEdit(this)), irStatus_(new QLabel(this)),
+      watcher_(new QFutureWatcher<QString>(this)) {
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({tr("Property"), tr("Value")});
   tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
@@ -44,7 +46,9 @@ InspectorView::InspectorView(QWidget *parent)
   ir_->setLineWrapMode(QPlainTextEdit::NoWrap);
   ir_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   ir_->setAccessibleName(tr("IR text"));
-  new IrHighlighter(ir_->document());
+  highlighter_ = new IrHighlighter(ir_->document());
+  whole_->setToolTip(tr("Show the whole module scrolled to the dispatch instead of its function only"));
+  connect(whole_, &QCheckBox::toggled, this, [this] { showIr(); });
 
   auto *irPanel = new QWidget(this);
   auto *irBar = new QHBoxLayout;
@@ -53,6 +57,7 @@ InspectorView::InspectorView(QWidget *parent)
   stageLabel->setBuddy(stage_);
   irBar->addWidget(stageLabel);
   irBar->addWidget(stage_);
+  irBar->addWidget(whole_);
   irBar->addWidget(find_, 1);
   irBar->addWidget(irStatus_);
   auto *irLayout = new QVBoxLayout(irPanel);
@@ -212,37 +217,87 @@ void InspectorView::requestIr() {
   }));
 }
 
+QString InspectorView::functionText(const QString &module, const QString &name) {
+  // MLIR: "func.func @name(" .. the "}" at the same indentation.
+  // LLVM IR: "define ... @name(" .. "}" at column 0.
+  // Assembly: "name:" .. ".size name,".
+  auto lineStart = [&](qsizetype pos) { return module.lastIndexOf(QLatin1Char('\n'), pos) + 1; };
+  // The definition: a line starting "func.func" (maybe "private") or
+  // "define" that names @name( (calls name it too).
+  qsizetype at = -1;
+  const QString needle = QStringLiteral("@%1(").arg(name);
+  for (qsizetype pos = module.indexOf(needle); pos >= 0; pos = module.indexOf(needle, pos + 1)) {
+    QStringView line = QStringView(module).mid(lineStart(pos), pos - lineStart(pos)).trimmed();
+    if (line.startsWith(QLatin1String("func.func")) || line.startsWith(QLatin1String("define "))) {
+      at = pos;
+      break;
+    }
+  }
+  if (at >= 0) {
+    qsizetype begin = lineStart(at);
+    QString indent;
+    while (begin + indent.size() < module.size() && module[begin + indent.size()] == QLatin1Char(' '))
+      indent += QLatin1Char(' ');
+    qsizetype end = module.indexOf(QStringLiteral("\n%1}").arg(indent), at);
+    if (end < 0)
+      return {};
+    end += 1 + indent.size() + 1;
+    return module.mid(begin, end - begin);
+  }
+  qsizetype label = module.indexOf(QStringLiteral("\n%1:").arg(name));
+  if (label < 0)
+    return {};
+  // Start at the directives just before the label (.globl, .type, .p2align).
+  qsizetype begin = module.lastIndexOf(QStringLiteral(".globl\t%1").arg(name), label);
+  begin = begin < 0 ? label + 1 : lineStart(begin);
+  qsizetype size = module.indexOf(QStringLiteral(".size\t%1,").arg(name), label);
+  qsizetype end = size < 0 ? module.size() : module.indexOf(QLatin1Char('\n'), size);
+  if (end < 0)
+    end = module.size();
+  return module.mid(begin, end - begin);
+}
+
 void InspectorView::showIr() {
   int stage = stage_->currentIndex();
   auto it = cache_.find(stage);
   if (it == cache_.end() || !doc_ || !doc_->plan)
     return;
-  if (ir_->toPlainText() != it->second)
-    ir_->setPlainText(it->second);
-  irStatus_->setText(tr("%1 lines").arg(ir_->blockCount()));
-  // Scroll to the dispatch's function where the stage has one.
   QString name;
   for (const kiln::Dispatch &d : doc_->plan->dispatches)
     if (d.id == dispatch_)
       name = QString::fromStdString(d.name);
-  QStringList needles = {QStringLiteral("func.func @%1(").arg(name), QStringLiteral("@%1(").arg(name),
-                         QStringLiteral("\n%1:").arg(name)};
-  const QString &text = it->second;
-  int pos = -1;
-  for (const QString &n : needles)
-    if (!name.isEmpty() && (pos = int(text.indexOf(n))) >= 0)
-      break;
-  if (pos >= 0) {
-    QTextBlock block = ir_->document()->findBlock(pos + (text[pos] == '\n' ? 1 : 0));
-    QTextCursor c(block);
-    ir_->setTextCursor(c);
-    // Put the function's first line at the top of the view.
-    ir_->moveCursor(QTextCursor::End);
-    ir_->setTextCursor(c);
-    ir_->ensureCursorVisible();
-  } else {
+  const QString &module = it->second;
+  QString function = name.isEmpty() ? QString() : functionText(module, name);
+  bool whole = whole_->isChecked() || function.isEmpty();
+  const QString &text = whole ? module : function;
+  if (ir_->toPlainText() != text) {
+    // Highlighting a whole large module would stall the GUI (about 1 s
+    // for BlazeFace's 56k lines of LLVM IR): large texts stay plain.
+    int lines = int(text.count(QLatin1Char('\n')));
+    highlighter_->setDocument(lines > 5000 ? nullptr : ir_->document());
+    ir_->setPlainText(text);
+  }
+  int moduleLines = int(module.count(QLatin1Char('\n'))) + 1;
+  if (!whole) {
     ir_->moveCursor(QTextCursor::Start);
-    irStatus_->setText(tr("%1 lines; this stage has no function per dispatch").arg(ir_->blockCount()));
+    irStatus_->setText(tr("%1: %2 of %3 lines").arg(name).arg(ir_->blockCount()).arg(moduleLines));
+  } else {
+    // Scroll to the dispatch's function where the stage has one.
+    int pos = -1;
+    if (!name.isEmpty() && !function.isEmpty())
+      pos = int(text.indexOf(function.left(std::min<qsizetype>(function.size(), 200))));
+    if (pos >= 0) {
+      QTextBlock block = ir_->document()->findBlock(pos + (text[pos] == '\n' ? 1 : 0));
+      QTextCursor c(block);
+      // Put the function's first line at the top of the view.
+      ir_->moveCursor(QTextCursor::End);
+      ir_->setTextCursor(c);
+      ir_->ensureCursorVisible();
+      irStatus_->setText(tr("whole module, %1 lines").arg(moduleLines));
+    } else {
+      ir_->moveCursor(QTextCursor::Start);
+      irStatus_->setText(tr("%1 lines; this stage has no function per dispatch").arg(moduleLines));
+    }
   }
   emit irShown();
 }

@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QItemSelectionModel;
 class QLabel;
@@ -47,6 +48,12 @@ public:
   /// The IR text view and the stage chooser.
   QPlainTextEdit *irView() const { return ir_; }
   QComboBox *stageBox() const { return stage_; }
+  /// Off (default): only the dispatch's function where the stage has one
+  /// per dispatch; on: the whole module, scrolled to it.
+  QCheckBox *wholeModuleBox() const { return whole_; }
+  /// The text of function `name` in `module` (MLIR func.func, LLVM IR
+  /// define, or assembly label through .size), empty if none.
+  static QString functionText(const QString &module, const QString &name);
   /// True while an IR request runs.
   bool irPending() const { return pending_ >= 0; }
 
@@ -61,6 +68,8 @@ private:
   QTreeWidget *tree_;
   QComboBox *stage_;
   QLineEdit *find_;
+  QCheckBox *whole_;
+  class IrHighlighter *highlighter_;
   QPlainTextEdit *ir_;
   QLabel *irStatus_;
   std::shared_ptr<const ModelDocument> doc_;

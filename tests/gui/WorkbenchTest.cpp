@@ -376,10 +376,35 @@ private slots:
     QVERIFY(shown.count() > 0 || shown.wait(120000));
     QString text = insp->irView()->toPlainText();
     QString name = QString::fromStdString(d.name);
-    QVERIFY(text.contains("define void @" + name + "("));
-    // Scrolled to the dispatch: the cursor's line defines it.
+    // By default only the dispatch's function, whole: define .. }.
+    QVERIFY2(text.startsWith("define void @" + name + "("), qPrintable(text.left(200)));
+    QVERIFY(text.trimmed().endsWith("}"));
+    for (const kiln::Dispatch &other : doc->plan->dispatches)
+      if (other.id != d.id)
+        QVERIFY(!text.contains("define void @" + QString::fromStdString(other.name) + "("));
+    // The whole module, scrolled to the dispatch: the cursor's line defines it.
+    insp->wholeModuleBox()->setChecked(true);
+    text = insp->irView()->toPlainText();
+    for (const kiln::Dispatch &other : doc->plan->dispatches)
+      QVERIFY(text.contains("define void @" + QString::fromStdString(other.name) + "("));
     QVERIFY2(insp->irView()->textCursor().block().text().contains("@" + name + "("),
              qPrintable(insp->irView()->textCursor().block().text()));
+    insp->wholeModuleBox()->setChecked(false);
+    // Assembly: from the label's directives to its .size.
+    shown.clear();
+    insp->stageBox()->setCurrentIndex(5);
+    QVERIFY(shown.count() > 0 || shown.wait(120000));
+    text = insp->irView()->toPlainText();
+    QVERIFY2(text.contains("\n" + name + ":") && text.contains(".size\t" + name + ","), qPrintable(text.left(300)));
+    // MLIR dispatch functions: func.func @name( .. its closing brace.
+    shown.clear();
+    insp->stageBox()->setCurrentIndex(2);
+    QVERIFY(shown.count() > 0 || shown.wait(120000));
+    text = insp->irView()->toPlainText();
+    QVERIFY2((text.trimmed().startsWith("func.func @" + name + "(") || text.trimmed().startsWith("func.func private @" + name + "(")) &&
+                 text.trimmed().endsWith("}"),
+             qPrintable(text.left(300)));
+    QCOMPARE(text.count("func.func"), 1);
     shown.clear();
     insp->stageBox()->setCurrentIndex(0); // TOSA
     QVERIFY(shown.count() > 0 || shown.wait(120000));
