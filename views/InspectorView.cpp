@@ -59,11 +59,13 @@ InspectorView::InspectorView(QWidget *parent)
   irBar->addWidget(stage_);
   irBar->addWidget(whole_);
   irBar->addWidget(find_, 1);
-  irBar->addWidget(irStatus_);
+  find_->setMinimumWidth(find_->fontMetrics().horizontalAdvance(QStringLiteral("Find in IR____")));
   auto *irLayout = new QVBoxLayout(irPanel);
   irLayout->setContentsMargins(0, 0, 0, 0);
   irLayout->addLayout(irBar);
   irLayout->addWidget(ir_, 1);
+  irLayout->addWidget(irStatus_); // under the text: the bar stays narrow
+  irStatus_->setWordWrap(true);
 
   auto *split = new QSplitter(Qt::Vertical, this);
   split->addWidget(tree_);
