@@ -7,6 +7,7 @@
 #include "MemoryView.h"
 #include "PhaseProgress.h"
 #include "PlanModels.h"
+#include "ProjectController.h"
 #include "SizesView.h"
 #include "TimelineView.h"
 
@@ -43,6 +44,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
   createViews();
   createActions();
+  project_ = new ProjectController(this);
   QSettings settings;
   restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
@@ -258,6 +260,7 @@ void MainWindow::openFile(const QString &path) {
   options.fixedShapes = globalFixes_;
   if (auto it = fixes_.find(abs); it != fixes_.end())
     options.fixedShapes.insert(options.fixedShapes.end(), it->second.begin(), it->second.end());
+  options = project_->optionsFor(abs, options); // the model's .kilnproj settings
   auto *job = new CompileJob(this);
   job_ = job;
   connect(job, &CompileJob::phaseStarted, this, [this, job](int build, int phase) {

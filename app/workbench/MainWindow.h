@@ -45,6 +45,8 @@ class TimelineView;
 
 namespace kiln::workbench {
 
+class ProjectController;
+
 /// The workbench's main window.
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -93,6 +95,8 @@ public:
   static QString aboutText();
   /// Every dock, in creation order.
   QList<QDockWidget *> docks() const { return docks_; }
+  /// Tuning, project file, compare, run and export (ProjectController.h).
+  ProjectController *projectController() const { return project_; }
 
 public slots:
   /// Cancels the running compilation (the worker stops at the next phase).
@@ -120,6 +124,7 @@ protected:
   void dropEvent(QDropEvent *event) override;
 
 private:
+  friend class ProjectController;
   void createViews();
   void createActions();
   void setDocument(std::shared_ptr<const kiln::views::ModelDocument> doc);
@@ -151,6 +156,7 @@ private:
   QAction *closeAction_ = nullptr, *runAction_ = nullptr, *cancelAction_ = nullptr;
   QList<QDockWidget *> docks_;
   double viewUpdateMs_ = 0;
+  ProjectController *project_ = nullptr;
 
   std::shared_ptr<const kiln::views::ModelDocument> doc_;
   std::unique_ptr<kiln::views::MeasuredRun> measured_;

@@ -1,0 +1,611 @@
+//===- ProjectController.cpp - Tuning, project file, compare, run --------===//
+#include "ProjectController.h"
+
+#include "ExportDialog.h"
+#include "MainWindow.h"
+
+#include "CompareView.h"
+#include "DiagnosticsView.h"
+#include "PlanModels.h"
+#include "RunPanel.h"
+#include "TimelineView.h"
+#include "TuningView.h"
+
+#include "kiln/Run.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDockWidget>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QTableView>
+#include <QUndoStack>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+
+namespace kiln::workbench {
+
+using namespace kiln::views;
+
+static QString errorText(llvm::Error e) { return QString::fromStdString(llvm::toString(std::move(e))); }
+
+/// One change of the settings.
+class SetProjectCommand : public QUndoCommand {
+public:
+  SetProjectCommand(ProjectController *c, kiln::Project before, kiln::Project after, const QString &text)
+      : QUndoCommand(text), c_(c), before_(std::move(before)), after_(std::move(after)) {}
+  void undo() override { c_->applyProject(before_); }
+  void redo() override { c_->applyProject(after_); }
+
+private:
+  ProjectController *c_;
+  kiln::Project before_, after_;
+};
+
+ProjectController::ProjectController(MainWindow *window) : QObject(window), window_(window) {
+  undo_ = new QUndoStack(this);
+  buildTimer_.setSingleShot(true);
+  buildTimer_.setInterval(800);
+  connect(&buildTimer_, &QTimer::timeout, this, &ProjectController::buildNow);
+
+  // Docks.
+  tuning_ = new TuningView(window);
+  compare_ = new CompareView(window);
+  run_ = new RunPanel(window);
+  QDockWidget *tDock = window->addDock(tuning_, tr("Tune"), QStringLiteral("tune"), Qt::LeftDockWidgetArea);
+  QDockWidget *cDock = window->addDock(compare_, tr("Compare"), QStringLiteral("compare"), Qt::BottomDockWidgetArea);
+  QDockWidget *rDock = window->addDock(run_, tr("Run"), QStringLiteral("run"), Qt::BottomDockWidgetArea);
+  for (QDockWidget *d : window->docks()) {
+    if (d->objectName() == QLatin1String("buffers"))
+      window->tabifyDockWidget(d, tDock);
+    if (d->objectName() == QLatin1String("diagnostics")) {
+      window->tabifyDockWidget(d, cDock);
+      window->tabifyDockWidget(cDock, rDock);
+    }
+  }
+  for (QDockWidget *d : window->docks())
+    if (d->objectName() == QLatin1String("dispatches") || d->objectName() == QLatin1String("timeline"))
+      d->raise();
+  tuning_->setEnabled(false);
+
+  // Menus: Edit (undo/redo) before View; Build gets Build Now and Export.
+  undoAction_ = undo_->createUndoAction(this, tr("&Undo"));
+  undoAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Z)});
+  redoAction_ = undo_->createRedoAction(this, tr("&Redo"));
+  redoAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
+  auto *edit = new QMenu(tr("&Edit"), window);
+  edit->addAction(undoAction_);
+  edit->addAction(redoAction_);
+  QMenu *buildMenu = nullptr;
+  QAction *viewAction = nullptr;
+  for (QAction *a : window->menuBar()->actions()) {
+    if (a->text() == tr("&Build"))
+      buildMenu = a->menu();
+    if (a->text() == tr("&View"))
+      viewAction = a;
+  }
+  window->menuBar()->insertMenu(viewAction, edit);
+  buildAction_ = new QAction(tr("&Build Now"), this);
+  buildAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+  buildAction_->setToolTip(tr("Generate code for the current settings now"));
+  connect(buildAction_, &QAction::triggered, this, &ProjectController::buildNow);
+  exportAction_ = new QAction(tr("&Export\u2026"), this);
+  exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+  exportAction_->setToolTip(tr("Export a deployment bundle for a device target"));
+  connect(exportAction_, &QAction::triggered, this, [this] { openExportDialog(); });
+  if (buildMenu) {
+    buildMenu->addSeparator();
+    buildMenu->addAction(buildAction_);
+    buildMenu->addAction(exportAction_);
+  }
+  if (window->viewMenu_)
+    for (QDockWidget *d : {tDock, cDock, rDock})
+      window->viewMenu_->addAction(d->toggleViewAction());
+  exportAction_->setEnabled(false);
+  buildAction_->setEnabled(false);
+
+  // Edits from the Tune panel.
+  connect(tuning_->model(), &TuningModel::tilesEdited, this, [this](qint64 id, const std::vector<int64_t> &sizes) {
+    kiln::Project p = project_;
+    if (sizes.empty())
+      p.tiles.erase(id);
+    else
+      p.tiles[id] = sizes;
+    QStringList s;
+    for (int64_t v : sizes)
+      s << QString::number(v);
+    setProject(p, sizes.empty() ? tr("Compiler's tile sizes for dispatch %1").arg(id)
+                                : tr("Tile sizes %1 for dispatch %2").arg(s.join(QLatin1Char(','))).arg(id));
+  });
+  connect(tuning_->model(), &TuningModel::rejected, this, [this](qint64, const QString &message) {
+    note(projectPath_, tr("not applied: %1").arg(message));
+  });
+  connect(tuning_->shapes(), &ShapesPanel::rejected, this,
+          [this](const QString &message) { note(projectPath_, tr("not applied: %1").arg(message)); });
+  connect(tuning_->model(), &TuningModel::fusionEdited, this, [this](qint64 id, bool on) {
+    kiln::Project p = project_;
+    p.noFusion.erase(std::remove(p.noFusion.begin(), p.noFusion.end(), int64_t(id)), p.noFusion.end());
+    if (!on)
+      p.noFusion.push_back(id);
+    std::sort(p.noFusion.begin(), p.noFusion.end());
+    setProject(p, on ? tr("Fusion on for dispatch %1").arg(id) : tr("Fusion off for dispatch %1").arg(id));
+  });
+  connect(tuning_->shapes(), &ShapesPanel::shapeEdited, this,
+          [this](const QString &input, const std::vector<int64_t> &shape) {
+            kiln::Project p = project_;
+            for (const DynamicInput &d : dynamic_)
+              if (d.name == input)
+                p.fixedShapes.erase(std::to_string(d.index)); // one key per input
+            p.fixedShapes[input.toStdString()] = shape;
+            QStringList s;
+            for (int64_t v : shape)
+              s << QString::number(v);
+            setProject(p, tr("Shape %1 for %2").arg(s.join(QLatin1Char('x')), input));
+          });
+  connect(tuning_, &TuningView::targetChosen, this, [this](const QString &t) {
+    kiln::Project p = project_;
+    p.target = t.toStdString();
+    setProject(p, tr("Target %1").arg(t));
+  });
+  connect(tuning_, &TuningView::profileChosen, this, [this](const QString &t) {
+    kiln::Project p = project_;
+    p.profile = t.toStdString();
+    setProject(p, tr("Profile %1").arg(t));
+  });
+  connect(tuning_, &TuningView::formatChosen, this, [this](const QString &t) {
+    kiln::Project p = project_;
+    if (!kiln::parseOutputFormat(t.toStdString(), p.format))
+      return;
+    setProject(p, tr("Output format %1").arg(t));
+  });
+  connect(tuning_, &TuningView::fusionChosen, this, [this](bool on) {
+    kiln::Project p = project_;
+    p.fusion = on;
+    setProject(p, on ? tr("Fusion on") : tr("Fusion off"));
+  });
+  connect(tuning_, &TuningView::buildRequested, this, &ProjectController::buildNow);
+
+  // Compare.
+  connect(compare_, &CompareView::defaultVsStrippedRequested, this, &ProjectController::compareDefaultVsStripped);
+  connect(compare_, &CompareView::pinRequested, this, &ProjectController::pinCurrent);
+  connect(compare_, &CompareView::currentRequested, this, &ProjectController::compareWithCurrent);
+
+  // Run: measured times go to the timeline.
+  connect(run_, &RunPanel::measured, this, [this](const MeasuredRun &m) { window_->timelineView()->setMeasured(m); });
+
+  // Every document shown (a re-plan or a finished build) refreshes the
+  // tuning table and the run panel.
+  connect(window, &MainWindow::documentShown, this, [this] {
+    refreshTuning();
+    auto doc = window_->document();
+    run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
+                      doc ? QFileInfo(doc->path).fileName() : QString());
+  });
+  connect(window, &MainWindow::compileFinished, this, [this](bool) {
+    auto doc = window_->document();
+    run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
+                      doc ? QFileInfo(doc->path).fileName() : QString());
+  });
+}
+
+ProjectController::~ProjectController() {
+  for (QFuture<void> &f : futures_)
+    f.waitForFinished();
+}
+
+void ProjectController::error(const QString &file, const QString &message) {
+  window_->diagnostics()->add(DiagnosticsView::Severity::Error, file, message);
+}
+void ProjectController::note(const QString &file, const QString &message) {
+  window_->diagnostics()->add(DiagnosticsView::Severity::Note, file, message);
+}
+
+bool ProjectController::isBuildPending() const { return buildTimer_.isActive() || window_->isCompiling(); }
+
+kiln::CompileOptions ProjectController::optionsFor(const QString &path, const kiln::CompileOptions &base) {
+  QString abs = QFileInfo(path).absoluteFilePath();
+  if (abs.endsWith(QLatin1String(".kiln"), Qt::CaseInsensitive)) {
+    switchModel(QString());
+    return base;
+  }
+  if (abs != modelPath_)
+    switchModel(abs);
+  baseFixes_ = base.fixedShapes;
+  QString why;
+  kiln::CompileOptions options = compileOptions(project_, &why);
+  if (!why.isEmpty()) {
+    error(projectPath_, why);
+    return base;
+  }
+  return options;
+}
+
+kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &project, QString *error) const {
+  auto made = kiln::projectCompileOptions(project);
+  if (!made) {
+    QString e = errorText(made.takeError());
+    if (error)
+      *error = e;
+    return {};
+  }
+  kiln::CompileOptions options = *made;
+  options.format = kiln::OutputFormat::Artifact;
+  // The command line's and the diagnostics' fixes, where the project has none.
+  for (const kiln::ShapeFix &f : baseFixes_) {
+    bool have = false;
+    for (const kiln::ShapeFix &g : options.fixedShapes)
+      have |= g.input == f.input;
+    for (const DynamicInput &d : dynamic_)
+      if (QString::fromStdString(f.input) == d.name || f.input == std::to_string(d.index))
+        for (const kiln::ShapeFix &g : options.fixedShapes)
+          have |= QString::fromStdString(g.input) == d.name || g.input == std::to_string(d.index);
+    if (!have)
+      options.fixedShapes.push_back(f);
+  }
+  return options;
+}
+
+void ProjectController::switchModel(const QString &path) {
+  ++generation_;
+  buildTimer_.stop();
+  undo_->clear();
+  modelPath_ = path;
+  projectPath_.clear();
+  saveBlocked_ = false;
+  project_ = kiln::Project();
+  dynamic_.clear();
+  tuning_->shapes()->setInputs({}, {});
+  tuning_->shapes()->hide();
+  tuning_->model()->setPlan(nullptr);
+  tuning_->setEnabled(!path.isEmpty());
+  exportAction_->setEnabled(!path.isEmpty());
+  buildAction_->setEnabled(!path.isEmpty());
+  a_.reset();
+  b_.reset();
+  compare_->setBuilds(QString(), std::nullopt, QString(), std::nullopt);
+  if (path.isEmpty()) {
+    tuning_->showMessage(tr("Open a model (.tflite, .mlir) to tune it; a .kiln artifact is shown as built."), false);
+    emit projectChanged();
+    return;
+  }
+  projectPath_ = QString::fromStdString(kiln::projectPathFor(path.toStdString()));
+  project_.model = QFileInfo(path).fileName().toStdString();
+  if (QFileInfo::exists(projectPath_)) {
+    auto loaded = kiln::loadProject(projectPath_.toStdString());
+    if (loaded) {
+      project_ = *loaded;
+      note(projectPath_, tr("settings restored from %1").arg(QFileInfo(projectPath_).fileName()));
+    } else {
+      QString why = errorText(loaded.takeError());
+      auto aside = kiln::setAsideProject(projectPath_.toStdString());
+      if (aside) {
+        error(projectPath_, tr("%1; the file was kept as %2 and the model starts from default settings")
+                                .arg(why, QString::fromStdString(*aside)));
+      } else {
+        saveBlocked_ = true;
+        error(projectPath_, tr("%1; it could not be set aside either (%2), so changes will not be saved over it")
+                                .arg(why, errorText(aside.takeError())));
+      }
+      if (QDockWidget *d = window_->dockOf(window_->diagnostics()))
+        d->raise();
+    }
+  }
+  showSettings();
+  tuning_->showMessage(tr("Settings are saved in %1 after every change.").arg(QFileInfo(projectPath_).fileName()),
+                       false);
+  discoverInputs();
+  emit projectChanged();
+}
+
+void ProjectController::showSettings() {
+  tuning_->setSettings(QString::fromStdString(project_.target), QString::fromStdString(project_.profile),
+                       QString::fromLatin1(kiln::toString(project_.format)), project_.fusion);
+  // Shapes fixed so far, by input name or index.
+  std::vector<std::vector<int64_t>> fixed;
+  for (const DynamicInput &d : dynamic_) {
+    std::vector<int64_t> shape;
+    for (const auto &[key, s] : project_.fixedShapes)
+      if (QString::fromStdString(key) == d.name || key == std::to_string(d.index))
+        shape = s;
+    fixed.push_back(shape);
+  }
+  tuning_->shapes()->setInputs(dynamic_, fixed);
+  tuning_->shapes()->setVisible(!dynamic_.empty());
+}
+
+void ProjectController::setProject(const kiln::Project &project, const QString &what) {
+  if (project == project_ || modelPath_.isEmpty())
+    return;
+  undo_->push(new SetProjectCommand(this, project_, project, what));
+}
+
+void ProjectController::applyProject(const kiln::Project &project) {
+  project_ = project;
+  autosave();
+  showSettings();
+  emit projectChanged();
+  replan();
+  buildTimer_.start();
+}
+
+void ProjectController::autosave() {
+  if (projectPath_.isEmpty())
+    return;
+  if (saveBlocked_) {
+    tuning_->showMessage(tr("Not saved: %1 could not be read nor set aside.").arg(projectPath_), true);
+    return;
+  }
+  if (llvm::Error e = kiln::saveProject(project_, projectPath_.toStdString())) {
+    QString why = errorText(std::move(e));
+    window_->diagnostics()->add(DiagnosticsView::Severity::Warning, projectPath_, why);
+    tuning_->showMessage(tr("Not saved: %1").arg(why), true);
+  }
+}
+
+void ProjectController::replan() {
+  if (modelPath_.isEmpty())
+    return;
+  int gen = ++generation_;
+  QString why;
+  kiln::CompileOptions options = compileOptions(project_, &why);
+  if (!why.isEmpty()) {
+    tuning_->showMessage(why, true);
+    error(projectPath_, why);
+    emit replanFinished(false);
+    return;
+  }
+  ++replanRunning_;
+  tuning_->showMessage(tr("Re-planning\u2026"), false);
+  std::string path = modelPath_.toStdString();
+  futures_.erase(std::remove_if(futures_.begin(), futures_.end(), [](const QFuture<void> &f) { return f.isFinished(); }),
+                 futures_.end());
+  futures_.push_back(QtConcurrent::run([this, gen, path, options] {
+    QElapsedTimer timer;
+    timer.start();
+    auto plan = kiln::planModel(path, options);
+    double ms = timer.nsecsElapsed() / 1e6;
+    std::shared_ptr<const kiln::CompilationPlan> result;
+    QString message;
+    if (plan)
+      result = *plan;
+    else
+      message = errorText(plan.takeError());
+    QMetaObject::invokeMethod(this, [this, gen, result, message, ms, options] {
+      --replanRunning_;
+      if (gen != generation_)
+        return; // a later change or another model: latest wins
+      if (!result) {
+        tuning_->showMessage(tr("Re-plan failed: %1 (Undo with Ctrl+Z)").arg(message), true);
+        error(modelPath_, message);
+        buildTimer_.stop();
+        emit replanFinished(false);
+        return;
+      }
+      ++replans_;
+      lastReplanMs_ = ms;
+      auto old = window_->document();
+      auto doc = std::make_shared<ModelDocument>();
+      if (old && old->path == modelPath_)
+        *doc = *old;
+      doc->path = modelPath_;
+      doc->isArtifact = false;
+      doc->plan = result;
+      doc->options = options;
+      doc->artifact.clear(); // code generation follows
+      doc->sizes.reset();
+      doc->strippedSizes.reset();
+      doc->compileMs = ms;
+      doc->strippedMs = 0;
+      qint64 selected = -1;
+      QModelIndex cur = window_->selectionModel()->currentIndex();
+      if (cur.isValid())
+        selected = window_->dispatchModel()->dispatchAt(cur.row());
+      window_->setDocument(doc);
+      if (selected >= 0)
+        window_->selectDispatch(selected);
+      tuning_->showMessage(tr("Re-planned in %1 ms: %2 dispatches, %3 waves, arena %4 (lower bound %5); "
+                              "code generation follows")
+                               .arg(ms, 0, 'f', 0).arg(result->dispatches.size()).arg(result->schedule.waves)
+                               .arg(formatBytes(result->memory.arenaBytes))
+                               .arg(formatBytes(result->memory.lowerBoundBytes)),
+                           false);
+      emit replanFinished(true);
+    }, Qt::QueuedConnection);
+  }));
+}
+
+void ProjectController::buildNow() {
+  buildTimer_.stop();
+  if (modelPath_.isEmpty())
+    return;
+  window_->openFile(modelPath_);
+}
+
+void ProjectController::refreshTuning() {
+  auto doc = window_->document();
+  if (!doc || doc->path != modelPath_ || doc->isArtifact) {
+    tuning_->model()->setPlan(nullptr);
+    return;
+  }
+  std::set<int64_t> noFusion(project_.noFusion.begin(), project_.noFusion.end());
+  tuning_->model()->setPlan(doc->plan, project_.tiles, noFusion, project_.fusion);
+}
+
+void ProjectController::discoverInputs() {
+  // Plan with every dynamic dimension found so far set to 1 until the
+  // model plans (or fails for another reason): each failure names one
+  // input and its shape signature.
+  int gen = ++discoverGeneration_;
+  discovering_ = true;
+  std::string path = modelPath_.toStdString();
+  kiln::Project bare = project_;
+  bare.fixedShapes.clear();
+  auto made = kiln::projectCompileOptions(bare);
+  kiln::CompileOptions options = made ? *made : kiln::CompileOptions();
+  if (!made)
+    llvm::consumeError(made.takeError());
+  options.format = kiln::OutputFormat::Artifact;
+  futures_.push_back(QtConcurrent::run([this, gen, path, options]() mutable {
+    std::vector<DynamicInput> found;
+    for (int i = 0; i < 16; ++i) {
+      auto plan = kiln::planModel(path, options);
+      if (plan)
+        break;
+      DynamicInput in;
+      if (!parseDynamicInputMessage(errorText(plan.takeError()), in))
+        break;
+      bool seen = false;
+      for (const DynamicInput &f : found)
+        seen |= f.index == in.index;
+      if (seen)
+        break;
+      found.push_back(in);
+      std::vector<int64_t> ones = in.signature;
+      for (int64_t &d : ones)
+        if (d < 0)
+          d = 1;
+      options.fixedShapes.push_back({std::to_string(in.index), ones});
+    }
+    QMetaObject::invokeMethod(this, [this, gen, found] {
+      if (gen != discoverGeneration_)
+        return;
+      discovering_ = false;
+      dynamic_ = found;
+      showSettings();
+      emit inputsDiscovered();
+    }, Qt::QueuedConnection);
+  }));
+}
+
+// --- Compare --------------------------------------------------------------
+
+void ProjectController::showCompare() { compare_->setBuilds(labelA_, a_, labelB_, b_); }
+
+void ProjectController::summarize(std::vector<uint8_t> a, std::vector<uint8_t> b, bool compileStripped,
+                                  const QString &labelA, const QString &labelB) {
+  ++comparing_;
+  compare_->setBusy(compileStripped ? tr("Building default and stripped, then measuring\u2026")
+                                    : tr("Measuring\u2026"));
+  std::string path = modelPath_.toStdString();
+  kiln::Project dp = project_, sp = project_;
+  dp.profile = "default";
+  sp.profile = "stripped";
+  kiln::CompileOptions dOptions = compileOptions(dp), sOptions = compileOptions(sp);
+  bool host = project_.target == "host" || modelPath_.isEmpty();
+  bool needA = a.empty() && compileStripped;
+  struct Out {
+    QString error;
+    std::optional<kiln::BuildSummary> a, b;
+  };
+  futures_.push_back(QtConcurrent::run([=, this]() mutable {
+    Out out;
+    auto build = [&](std::vector<uint8_t> &bytes, const kiln::CompileOptions &o) {
+      auto r = kiln::compileArtifact(path, o);
+      if (!r) {
+        out.error = errorText(r.takeError());
+        return false;
+      }
+      bytes = std::move(*r);
+      return true;
+    };
+    auto sum = [&](const std::vector<uint8_t> &bytes, const QString &label) -> std::optional<kiln::BuildSummary> {
+      if (bytes.empty())
+        return std::nullopt;
+      auto s = kiln::summarizeArtifact(bytes, label.toStdString());
+      if (!s) {
+        out.error = errorText(s.takeError());
+        return std::nullopt;
+      }
+      if (host) {
+        auto ms = kiln::benchmarkArtifact(bytes, 20);
+        if (ms)
+          s->medianMs = *ms;
+        else
+          llvm::consumeError(ms.takeError());
+      }
+      return *s;
+    };
+    if ((!needA || build(a, dOptions)) && (!compileStripped || build(b, sOptions))) {
+      out.a = sum(a, labelA);
+      out.b = sum(b, labelB);
+    }
+    QMetaObject::invokeMethod(this, [this, out, labelA, labelB] {
+      --comparing_;
+      if (!out.error.isEmpty()) {
+        compare_->setBusy(tr("Compare failed: %1").arg(out.error));
+        error(modelPath_, tr("compare: %1").arg(out.error));
+        emit compareFinished(false);
+        return;
+      }
+      if (out.a) {
+        a_ = out.a;
+        labelA_ = labelA;
+      }
+      if (out.b) {
+        b_ = out.b;
+        labelB_ = labelB;
+      }
+      showCompare();
+      emit compareFinished(true);
+    }, Qt::QueuedConnection);
+  }));
+}
+
+void ProjectController::compareDefaultVsStripped() {
+  if (modelPath_.isEmpty() || comparing_)
+    return;
+  auto doc = window_->document();
+  std::vector<uint8_t> a;
+  // The shown build is the default one when the profile says so.
+  if (doc && doc->path == modelPath_ && project_.profile == "default" && !window_->isCompiling())
+    a = doc->artifact;
+  b_.reset();
+  summarize(std::move(a), {}, true, tr("default"), tr("stripped"));
+}
+
+void ProjectController::pinCurrent() {
+  auto doc = window_->document();
+  if (!doc || doc->artifact.empty() || comparing_)
+    return;
+  b_.reset();
+  summarize(doc->artifact, {}, false, tr("before (%1)").arg(undo_->undoText().isEmpty() ? tr("as opened") : undo_->undoText()),
+            QString());
+}
+
+void ProjectController::compareWithCurrent() {
+  auto doc = window_->document();
+  if (!doc || doc->artifact.empty() || comparing_)
+    return;
+  summarize({}, doc->artifact, false, QString(),
+            tr("after (%1)").arg(undo_->undoText().isEmpty() ? tr("as opened") : undo_->undoText()));
+}
+
+// --- Export ---------------------------------------------------------------
+
+ExportDialog *ProjectController::openExportDialog() {
+  if (modelPath_.isEmpty())
+    return nullptr;
+  if (exportDialog_)
+    exportDialog_->deleteLater();
+  auto *dialog = new ExportDialog(project_, projectPath_, window_);
+  dialog->setAttribute(Qt::WA_DeleteOnClose);
+  exportDialog_ = dialog;
+  connect(dialog, &ExportDialog::exported, this, [this, dialog](bool ok) {
+    if (!ok)
+      return;
+    note(dialog->writtenDir(), tr("exported: %1").arg(dialog->summaryText()));
+    // The export's choices become the project's (one undoable step), so
+    // `kiln export --project=` repeats it.
+    setProject(dialog->chosenProject(), tr("Export settings"));
+  });
+  dialog->show();
+  return dialog;
+}
+
+} // namespace kiln::workbench

@@ -1,0 +1,159 @@
+//===- ProjectController.h - Tuning, project file, compare, run -*- C++ -*-===//
+//
+// The workbench's side of a model's settings (kiln::Project):
+//   - loads MODEL.kilnproj when a model is opened (an unreadable one is
+//     reported in the diagnostics panel and set aside, never overwritten)
+//     and autosaves it (atomically) after every change, so closing or
+//     crashing loses nothing;
+//   - every change (tile sizes, fusion, fixed shapes, target, profile,
+//     format, export settings) is one QUndoStack command (Edit menu,
+//     Ctrl+Z / Ctrl+Shift+Z);
+//   - a change re-plans on a worker thread (kiln::planModel, latest wins)
+//     and shows the new plan in every view at once; code generation follows
+//     in the background (MainWindow::openFile) shortly after the last
+//     change, or at once with Build;
+//   - owns the Tune, Compare and Run docks and the Export dialog.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_WORKBENCH_PROJECTCONTROLLER_H
+#define KILN_WORKBENCH_PROJECTCONTROLLER_H
+
+#include "Document.h"
+#include "ExportDialog.h"
+#include "ShapesPanel.h"
+
+#include "kiln/Artifact.h"
+#include "kiln/Project.h"
+
+#include <QFuture>
+#include <QObject>
+#include <QPointer>
+#include <QTimer>
+
+#include <optional>
+#include <vector>
+
+class QAction;
+class QUndoStack;
+
+namespace kiln::views {
+class CompareView;
+class RunPanel;
+class TuningView;
+} // namespace kiln::views
+
+namespace kiln::workbench {
+
+class MainWindow;
+
+class ProjectController : public QObject {
+  Q_OBJECT
+public:
+  explicit ProjectController(MainWindow *window);
+  ~ProjectController() override;
+
+  /// MainWindow::openFile asks for the options to compile `path` with:
+  /// switching to another model loads its project first. `base` carries
+  /// the command line's and the diagnostics' shape fixes (used for inputs
+  /// the project does not fix).
+  kiln::CompileOptions optionsFor(const QString &path, const kiln::CompileOptions &base);
+
+  const kiln::Project &project() const { return project_; }
+  /// The model being tuned and its project file (empty for none / .kiln).
+  QString modelPath() const { return modelPath_; }
+  QString projectPath() const { return projectPath_; }
+  QUndoStack *undoStack() const { return undo_; }
+  QAction *undoAction() const { return undoAction_; }
+  QAction *redoAction() const { return redoAction_; }
+  QAction *exportAction() const { return exportAction_; }
+  kiln::views::TuningView *tuningView() const { return tuning_; }
+  kiln::views::CompareView *compareView() const { return compare_; }
+  kiln::views::RunPanel *runPanel() const { return run_; }
+  /// The dynamic inputs found in the model (shape signature with -1).
+  const std::vector<kiln::views::DynamicInput> &dynamicInputs() const { return dynamic_; }
+
+  /// Replaces the settings as one undoable step named `what`; no-op if
+  /// nothing changes.
+  void setProject(const kiln::Project &project, const QString &what);
+  /// Generates code for the current settings now.
+  void buildNow();
+  /// Milliseconds between the last change and code generation (default
+  /// 800).
+  void setBuildDelay(int ms) { buildTimer_.setInterval(ms); }
+  /// A re-plan is running.
+  bool isReplanning() const { return replanRunning_ > 0; }
+  /// Code generation is scheduled or running.
+  bool isBuildPending() const;
+  /// Re-plans finished and shown since the start; time of the last one.
+  int replanCount() const { return replans_; }
+  double lastReplanMs() const { return lastReplanMs_; }
+  /// Dynamic-input discovery is running.
+  bool isDiscovering() const { return discovering_; }
+
+  /// Compare: default vs stripped of the current settings; keep the
+  /// current build as A; current build as B.
+  void compareDefaultVsStripped();
+  void pinCurrent();
+  void compareWithCurrent();
+  bool isComparing() const { return comparing_ > 0; }
+
+  /// Opens the Export dialog (non-modal; the controller keeps it).
+  ExportDialog *openExportDialog();
+  ExportDialog *exportDialog() const { return exportDialog_; }
+
+signals:
+  /// The settings changed (edit, undo, redo or another model's project).
+  void projectChanged();
+  void replanFinished(bool ok);
+  void compareFinished(bool ok);
+  void inputsDiscovered();
+
+private:
+  friend class SetProjectCommand;
+  void applyProject(const kiln::Project &project);
+  void switchModel(const QString &path);
+  void autosave();
+  void replan();
+  void discoverInputs();
+  void refreshTuning();
+  void showSettings();
+  /// Compile options for the project (format always .kiln: the workbench
+  /// shows and runs artifacts; the format matters for export).
+  kiln::CompileOptions compileOptions(const kiln::Project &project, QString *error = nullptr) const;
+  void summarize(std::vector<uint8_t> a, std::vector<uint8_t> b, bool compileStripped, const QString &labelA,
+                 const QString &labelB);
+  void showCompare();
+  void error(const QString &file, const QString &message);
+  void note(const QString &file, const QString &message);
+
+  MainWindow *window_;
+  kiln::Project project_;
+  QString modelPath_, projectPath_;
+  /// Saving is refused for a project that could not be read nor set aside.
+  bool saveBlocked_ = false;
+  QUndoStack *undo_;
+  QAction *undoAction_, *redoAction_, *exportAction_, *buildAction_;
+  kiln::views::TuningView *tuning_;
+  kiln::views::CompareView *compare_;
+  kiln::views::RunPanel *run_;
+  QPointer<ExportDialog> exportDialog_;
+  QTimer buildTimer_;
+  int generation_ = 0;
+  int replanRunning_ = 0;
+  int replans_ = 0;
+  double lastReplanMs_ = 0;
+  bool discovering_ = false;
+  int discoverGeneration_ = 0;
+  std::vector<kiln::views::DynamicInput> dynamic_;
+  /// Shape fixes from the command line and the diagnostics panel.
+  std::vector<kiln::ShapeFix> baseFixes_;
+  int comparing_ = 0;
+  QString labelA_, labelB_;
+  std::optional<kiln::BuildSummary> a_, b_;
+  /// Workers still running (waited for on destruction).
+  std::vector<QFuture<void>> futures_;
+};
+
+} // namespace kiln::workbench
+
+#endif

@@ -1,0 +1,683 @@
+//===- TuningTest.cpp - Tune, project file, compare, run, export ---------===//
+//
+// Drives the real MainWindow (offscreen) over copies of the real models in
+// a temporary folder (projects are saved beside the model, so the shared
+// model cache is never written):
+//   - a tile size typed on BlazeFace re-plans every view (graph, timeline,
+//     plan), the rebuilt artifact still matches TFLite's reference outputs,
+//     undo/redo restore it; bad tiles are explained and change nothing;
+//   - a dynamic batch is fixed in the shapes panel and compiled, then
+//     undone; bad sizes are explained and change nothing;
+//   - Compare's table equals summarizeArtifact() of independently compiled
+//     default and stripped builds;
+//   - Export for aarch64 writes the files `kiln export` writes, byte for
+//     byte; an unwritable folder is explained and changes nothing;
+//   - settings come back after closing the window and after a "crash" (a
+//     second window on the same model); an unreadable project is set aside.
+// With KILN_SCREENSHOT_DIR set, PNGs of the Tune, Compare and Export views
+// are written there.
+//
+//===----------------------------------------------------------------------===//
+#include "GuiTestSupport.h"
+
+#include "CompareView.h"
+#include "DiagnosticsView.h"
+#include "ExportDialog.h"
+#include "GraphView.h"
+#include "MainWindow.h"
+#include "PlanModels.h"
+#include "ProjectController.h"
+#include "RunPanel.h"
+#include "ShapesPanel.h"
+#include "TimelineView.h"
+#include "TuningView.h"
+#include "Workbench.h"
+
+#include "kiln/Artifact.h"
+#include "kiln/Npy.h"
+#include "kiln/Project.h"
+#include "kiln/Run.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDirIterator>
+#include <QDockWidget>
+#include <QFile>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenuBar>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTableWidget>
+#include <QTreeWidget>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+#include <cmath>
+#include <set>
+
+using namespace kiln::views;
+using namespace kiln::workbench;
+using namespace kiln::guitest;
+
+namespace {
+
+QByteArray readAll(const QString &path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+/// Every file under `dir`, relative path -> bytes.
+std::map<QString, QByteArray> folderFiles(const QString &dir) {
+  std::map<QString, QByteArray> out;
+  QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    QString f = it.next();
+    out[QDir(dir).relativeFilePath(f)] = readAll(f);
+  }
+  return out;
+}
+
+/// A tile list for `d` other than its current one that the tiler accepts
+/// and that changes the workgroup grid (empty if none found).
+std::vector<int64_t> otherValidTiles(const kiln::Dispatch &d) {
+  for (size_t i = 0; i < d.loopRanges.size(); ++i) {
+    if (d.loopKinds[i] != "parallel" || d.loopRanges[i] < 4)
+      continue;
+    for (int64_t s : {d.loopRanges[i] / 2, int64_t(2), int64_t(1)}) {
+      std::vector<int64_t> sizes = d.tileSizes;
+      if (sizes[i] == s)
+        continue;
+      sizes[i] = s;
+      if (kiln::explainTileSizes(d, sizes).empty())
+        return sizes;
+    }
+  }
+  return {};
+}
+
+QString sizesText(const std::vector<int64_t> &v) {
+  QStringList p;
+  for (int64_t s : v)
+    p << QString::number(s);
+  return p.join(',');
+}
+
+} // namespace
+
+class TuningTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp;
+  std::unique_ptr<MainWindow> w;
+
+  ProjectController *ctl() const { return w->projectController(); }
+
+  QString copyModel(const QString &from, const QString &name) {
+    QString to = tmp.filePath(name);
+    QFile::remove(to);
+    if (!QFile::copy(from, to))
+      return {};
+    return to;
+  }
+
+  /// Opens `path` and waits for its build (and the dynamic-input scan).
+  bool open(MainWindow &win, const QString &path) {
+    win.openFile(path);
+    bool ok = waitForCompile(win);
+    if (!QTest::qWaitFor([&] { return !win.projectController()->isDiscovering(); }, 60000))
+      return false;
+    return ok;
+  }
+
+  /// Waits until code generation after the last change is done.
+  static bool waitBuilt(MainWindow &win) {
+    return QTest::qWaitFor([&] { return !win.projectController()->isBuildPending(); }, 600000) && win.document() &&
+           !win.document()->artifact.empty();
+  }
+
+  static bool waitSignal(QSignalSpy &spy, int timeoutMs = 300000) {
+    return spy.count() > 0 || spy.wait(timeoutMs);
+  }
+
+  /// Types `text` into the tile cell of `row` through the table's editor.
+  void typeTiles(int row, const QString &text) {
+    QTableView *t = ctl()->tuningView()->table();
+    w->dockOf(ctl()->tuningView())->raise();
+    QApplication::processEvents();
+    QModelIndex idx = t->model()->index(row, TuningModel::Tiles);
+    t->setCurrentIndex(idx);
+    t->edit(idx);
+    QLineEdit *editor = t->findChild<QLineEdit *>();
+    QVERIFY(editor);
+    editor->selectAll();
+    editor->setText(text);
+    QTest::keyClick(editor, Qt::Key_Return);
+    QApplication::processEvents();
+  }
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("KilnTest");
+    QCoreApplication::setApplicationName("kiln-workbench-tuning-test");
+    QVERIFY(tmp.isValid());
+    for (const QString &m : {QStringLiteral("blazeface"), QStringLiteral("alexa")})
+      QVERIFY2(QFile::exists(modelPath(m)), "run the fetch_models fixture first");
+    w = std::make_unique<MainWindow>();
+    w->resize(1600, 1000);
+    w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+  }
+
+  void cleanupTestCase() { w.reset(); }
+
+  void editMenuShortcuts() {
+    std::set<QString> have;
+    for (QAction *menu : w->menuBar()->actions())
+      for (QAction *a : menu->menu()->actions())
+        for (const QKeySequence &k : a->shortcuts())
+          have.insert(k.toString());
+    for (const char *k : {"Ctrl+Z", "Ctrl+Shift+Z", "Ctrl+E", "Ctrl+B"})
+      QVERIFY2(have.count(k), k);
+    QVERIFY(w->dockOf(ctl()->tuningView()));
+    QVERIFY(w->dockOf(ctl()->compareView()));
+    QVERIFY(w->dockOf(ctl()->runPanel()));
+  }
+
+  void tileChangeOnBlazeFace() {
+    QString model = copyModel(modelPath("blazeface"), "blazeface.tflite");
+    QVERIFY(!model.isEmpty());
+    QVERIFY2(open(*w, model), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(ctl()->modelPath(), model);
+    QCOMPARE(ctl()->projectPath(), tmp.filePath("blazeface.kilnproj"));
+    auto before = w->document()->plan;
+    TuningModel *tm = ctl()->tuningView()->model();
+    QCOMPARE(tm->rowCount(), int(before->dispatches.size()));
+
+    // The busiest dispatch with a loop that can be split differently.
+    int row = -1;
+    std::vector<int64_t> sizes;
+    int64_t flops = -1;
+    for (size_t i = 0; i < before->dispatches.size(); ++i) {
+      const kiln::Dispatch &d = before->dispatches[i];
+      auto s = otherValidTiles(d);
+      if (!s.empty() && d.flops > flops) {
+        flops = d.flops;
+        row = int(i);
+        sizes = s;
+      }
+    }
+    QVERIFY(row >= 0);
+    const kiln::Dispatch d0 = before->dispatches[row];
+
+    // Bad input: explained inline, never applied.
+    int undoCount = ctl()->undoStack()->count();
+    int replans = ctl()->replanCount();
+    kiln::Project unchanged = ctl()->project();
+    std::vector<int64_t> tooBig = d0.tileSizes;
+    size_t loop = 0;
+    while (loop < d0.loopKinds.size() && d0.loopKinds[loop] != "parallel")
+      ++loop;
+    QVERIFY(loop < d0.loopKinds.size());
+    tooBig[loop] = d0.loopRanges[loop] + 1;
+    for (const QString &bad : {QStringLiteral("8,abc"), sizesText(tooBig), QStringLiteral("-1")}) {
+      typeTiles(row, bad);
+      QString why = tm->rejection(row);
+      QVERIFY2(!why.isEmpty(), qPrintable(bad));
+      QCOMPARE(tm->data(tm->index(row, TuningModel::Tiles), Qt::ToolTipRole).toString(), why);
+      QVERIFY(tm->data(tm->index(row, TuningModel::Tiles), Qt::BackgroundRole).isValid());
+      QVERIFY2(ctl()->tuningView()->messageLabel()->text().contains(why), qPrintable(why));
+      QCOMPARE(ctl()->undoStack()->count(), undoCount);
+      QVERIFY(ctl()->project() == unchanged);
+      QVERIFY(!ctl()->isReplanning());
+      QCOMPARE(ctl()->replanCount(), replans);
+      QVERIFY(!QFile::exists(ctl()->projectPath())); // nothing saved
+      QCOMPARE(w->document()->plan, before);
+    }
+
+    // A valid size re-plans every view.
+    auto expected = kiln::planModel(model.toStdString(), [&] {
+      kiln::CompileOptions o;
+      o.tileSizes.push_back({d0.id, sizes});
+      return o;
+    }());
+    QVERIFY(bool(expected));
+    const kiln::Dispatch &want = (*expected)->dispatches[row];
+    QVERIFY(want.workgroupCount != d0.workgroupCount);
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    typeTiles(row, sizesText(sizes));
+    QVERIFY(waitSignal(replanned));
+    QCOMPARE(replanned.last().at(0).toBool(), true);
+    QVERIFY(ctl()->lastReplanMs() > 0);
+    qInfo("re-plan of BlazeFace after a tile change: %.0f ms", ctl()->lastReplanMs());
+    QCOMPARE(ctl()->project().tiles.at(d0.id), sizes);
+    QVERIFY(QFile::exists(ctl()->projectPath())); // autosaved
+    auto loaded = kiln::loadProject(ctl()->projectPath().toStdString());
+    QVERIFY(bool(loaded));
+    QVERIFY(*loaded == ctl()->project());
+    auto plan = w->document()->plan;
+    QVERIFY(plan != before);
+    QCOMPARE(plan->dispatches[row].tileSizes, sizes);
+    QCOMPARE(plan->dispatches[row].workgroupCount, want.workgroupCount);
+    QCOMPARE(plan->schedule.commands.size(), (*expected)->schedule.commands.size());
+    QCOMPARE(plan->memory.arenaBytes, (*expected)->memory.arenaBytes);
+    // Plan table, tuning table, graph and timeline show the new plan.
+    QCOMPARE(w->dispatchModel()->data(w->dispatchModel()->index(row, DispatchListModel::Tiles), Qt::DisplayRole)
+                 .toString(),
+             tilesText(plan->dispatches[row]));
+    QCOMPARE(tm->data(tm->index(row, TuningModel::Tiles), Qt::DisplayRole).toString(), sizesText(sizes));
+    QCOMPARE(tm->data(tm->index(row, TuningModel::Workgroups), Qt::DisplayRole).toString(),
+             gridText(plan->dispatches[row]));
+    QCOMPARE(w->graphView()->dispatchNodeCount(), int(plan->dispatches.size()));
+    bool nodeShowsGrid = false;
+    for (const GraphNode &n : w->graphView()->layout().nodes)
+      if (n.kind == GraphNode::Dispatch && n.id == d0.id)
+        nodeShowsGrid = (n.title + n.lines.join('\n') + n.tooltip).contains(gridText(plan->dispatches[row]));
+    QVERIFY(nodeShowsGrid);
+    QCOMPARE(int64_t(w->timelineView()->commandItemCount()), countCommands(*plan, false));
+    QCOMPARE(int64_t(w->timelineView()->barrierItemCount()), countCommands(*plan, true));
+
+    // Code generation follows; the new artifact still matches TFLite.
+    QVERIFY2(waitBuilt(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(w->document()->plan->dispatches[row].tileSizes, sizes);
+    QString refDir = QStringLiteral(KILN_TEST_DATA_DIR "/models/blazeface");
+    auto input = kiln::readNpyFile((refDir + "/input_0.npy").toStdString());
+    QVERIFY(bool(input));
+    auto ran = kiln::runArtifact(w->document()->artifact, {*input});
+    QVERIFY(bool(ran));
+    for (size_t k = 0; k < ran->outputValues.size(); ++k) {
+      auto ref = kiln::readNpyFile((refDir + QStringLiteral("/output_%1.npy").arg(k)).toStdString());
+      QVERIFY(bool(ref));
+      const kiln::NpyArray &got = ran->outputValues[k];
+      QCOMPARE(got.numElements(), ref->numElements());
+      const float *g = reinterpret_cast<const float *>(got.data.data());
+      const float *r = reinterpret_cast<const float *>(ref->data.data());
+      for (int64_t e = 0; e < got.numElements(); ++e)
+        QVERIFY2(std::fabs(g[e] - r[e]) <= 1e-4 * (1 + std::fabs(r[e])),
+                 qPrintable(QStringLiteral("output %1[%2]: %3 vs %4").arg(k).arg(e).arg(g[e]).arg(r[e])));
+    }
+    // The Run panel says the same (Validate) and measures (Run).
+    RunPanel *run = ctl()->runPanel();
+    QSignalSpy validated(run, &RunPanel::validateFinished);
+    QVERIFY(run->validate(refDir));
+    QVERIFY(waitSignal(validated));
+    QVERIFY2(validated.last().at(0).toBool(), qPrintable(run->messageLabel()->text()));
+    QCOMPARE(run->result().metrics.size(), ran->outputValues.size());
+    for (const kiln::ValidationMetrics &m : run->result().metrics) {
+      QCOMPARE(m.outsideTolerance, int64_t(0));
+      QVERIFY(m.cosine > 0.9999);
+      qInfo("validate %s: max |error| %.3g, RMSE %.3g, cosine %.7f", m.name.c_str(), m.maxAbsError, m.rmse, m.cosine);
+    }
+    QCOMPARE(run->metricsTable()->rowCount(), int(run->result().metrics.size()));
+    QSignalSpy measuredRun(run, &RunPanel::runFinished);
+    QVERIFY(run->run());
+    QVERIFY(waitSignal(measuredRun));
+    QVERIFY2(measuredRun.last().at(0).toBool(), qPrintable(run->messageLabel()->text()));
+    QVERIFY(run->result().medianMs > 0);
+    QCOMPARE(run->outputTable()->rowCount(), int(ran->outputValues.size()));
+    QVERIFY(w->timelineView()->workgroupItemCount() > 0); // measured times in the timeline
+    qInfo("BlazeFace with tiles %s on dispatch %lld: median %.3f ms", qPrintable(sizesText(sizes)),
+          (long long)d0.id, run->result().medianMs);
+
+    // Undo and redo (Edit menu actions, Ctrl+Z / Ctrl+Shift+Z).
+    QCOMPARE(ctl()->undoAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_Z));
+    replanned.clear();
+    ctl()->undoAction()->trigger();
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(ctl()->project().tiles.empty());
+    QCOMPARE(w->document()->plan->dispatches[row].tileSizes, d0.tileSizes);
+    QCOMPARE(w->document()->plan->dispatches[row].workgroupCount, d0.workgroupCount);
+    QVERIFY(kiln::loadProject(ctl()->projectPath().toStdString())->tiles.empty());
+    replanned.clear();
+    ctl()->redoAction()->trigger();
+    QVERIFY(waitSignal(replanned));
+    QCOMPARE(w->document()->plan->dispatches[row].tileSizes, sizes);
+    replanned.clear();
+    ctl()->undoAction()->trigger();
+    QVERIFY(waitSignal(replanned));
+    QCOMPARE(w->document()->plan->dispatches[row].tileSizes, d0.tileSizes);
+    QVERIFY(waitBuilt(*w));
+  }
+
+  void fixDynamicDimension() {
+    QString model = copyModel(badModelPath("dynamic_batch"), "dynamic_batch.tflite");
+    w->openFile(model);
+    QVERIFY(!waitForCompile(*w)); // dynamic: does not compile as is
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QCOMPARE(int(ctl()->dynamicInputs().size()), 1);
+    QCOMPARE(ctl()->dynamicInputs()[0].signature, (std::vector<int64_t>{-1, 8}));
+    ShapesPanel *shapes = ctl()->tuningView()->shapes();
+    QVERIFY(shapes->isVisibleTo(ctl()->tuningView()));
+    QLineEdit *batch = shapes->edit(0, 0);
+    QVERIFY(batch && !batch->isReadOnly());
+    QVERIFY(shapes->edit(0, 1)->isReadOnly());
+
+    int undoCount = ctl()->undoStack()->count();
+    for (const QString &bad : {QStringLiteral("-2"), QStringLiteral("0"), QStringLiteral("two")}) {
+      batch->setText(bad);
+      QTest::keyClick(batch, Qt::Key_Return);
+      QVERIFY2(!shapes->messageLabel()->text().isEmpty(), qPrintable(bad));
+      QVERIFY(shapes->messageLabel()->text().contains(bad));
+      QVERIFY(!batch->toolTip().isEmpty());
+      QCOMPARE(ctl()->undoStack()->count(), undoCount);
+      QVERIFY(ctl()->project().fixedShapes.empty());
+      QVERIFY(!ctl()->isReplanning());
+      QVERIFY(!QFile::exists(ctl()->projectPath()));
+    }
+
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    batch->setText("3");
+    QTest::keyClick(batch, Qt::Key_Return);
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
+    QCOMPARE(ctl()->project().fixedShapes.at("input"), (std::vector<int64_t>{3, 8}));
+    QVERIFY2(waitBuilt(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(w->document()->path, model);
+    auto desc = kiln::describeArtifact(w->document()->artifact);
+    QVERIFY(bool(desc));
+    QCOMPARE(desc->inputs[0].shape, (std::vector<int64_t>{3, 8}));
+    // `kiln compile --project=` builds the same thing.
+    QProcess cli;
+    cli.start(KILN_BINARY_PATH, {"compile", "--project=" + ctl()->projectPath(), "-o", tmp.filePath("dyn.kiln")});
+    QVERIFY(cli.waitForFinished(120000));
+    QCOMPARE(cli.exitCode(), 0);
+    QVERIFY(readAll(tmp.filePath("dyn.kiln")) ==
+            QByteArray(reinterpret_cast<const char *>(w->document()->artifact.data()),
+                       qsizetype(w->document()->artifact.size())));
+
+    // Undo: the batch is dynamic again (the re-plan says so).
+    replanned.clear();
+    ctl()->undoAction()->trigger();
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(!replanned.last().at(0).toBool());
+    QVERIFY(ctl()->project().fixedShapes.empty());
+    QVERIFY(ctl()->tuningView()->messageLabel()->text().contains("dynamic"));
+    QVERIFY(shapes->edit(0, 0)->text().isEmpty());
+  }
+
+  void compareDefaultAndStripped() {
+    QString model = copyModel(modelPath("alexa"), "alexa.tflite");
+    QVERIFY2(open(*w, model), qPrintable(w->diagnostics()->lastMessage()));
+    QSignalSpy compared(ctl(), &ProjectController::compareFinished);
+    ctl()->compareDefaultVsStripped();
+    QVERIFY(waitSignal(compared));
+    QVERIFY(compared.last().at(0).toBool());
+
+    kiln::CompileOptions d, s;
+    QVERIFY(!kiln::applyProfile("stripped", s));
+    auto da = kiln::compileArtifact(model.toStdString(), d);
+    auto sa = kiln::compileArtifact(model.toStdString(), s);
+    QVERIFY(da && sa);
+    auto a = kiln::summarizeArtifact(*da, "a");
+    auto b = kiln::summarizeArtifact(*sa, "b");
+    QVERIFY(a && b);
+    CompareModel *cm = ctl()->compareView()->model();
+    auto check = [&](const QString &row, double va, double vb) {
+      // Read from the table the view shows.
+      QAbstractItemModel *t = ctl()->compareView()->table()->model();
+      int r = cm->rowNames().indexOf(row);
+      QVERIFY2(r >= 0, qPrintable(row));
+      QCOMPARE(t->data(t->index(r, CompareModel::A), Qt::EditRole).toDouble(), va);
+      QCOMPARE(t->data(t->index(r, CompareModel::B), Qt::EditRole).toDouble(), vb);
+      QCOMPARE(t->data(t->index(r, CompareModel::Delta), Qt::EditRole).toDouble(), vb - va);
+    };
+    for (size_t i = 0; i < a->sizes.sections.size(); ++i)
+      check(QString::fromStdString(a->sizes.sections[i].first), a->sizes.sections[i].second,
+            b->sizes.sections[i].second);
+    check("(overhead)", a->sizes.overhead, b->sizes.overhead);
+    check("total", a->sizes.fileBytes, b->sizes.fileBytes);
+    check("plan.arena_bytes", a->arenaBytes, b->arenaBytes);
+    check("plan.lower_bound_bytes", a->lowerBoundBytes, b->lowerBoundBytes);
+    check("plan.dispatches", a->dispatches, b->dispatches);
+    check("plan.commands", a->commands, b->commands);
+    check("plan.waves", a->waves, b->waves);
+    QVERIFY(cm->value("reflection", CompareModel::Delta) < 0); // stripped drops it
+    QVERIFY(cm->value("plan.median_ms", CompareModel::A) > 0);
+    QVERIFY(cm->value("plan.median_ms", CompareModel::B) > 0);
+    qInfo("alexa default vs stripped: %lld -> %lld bytes, median %.3f -> %.3f ms", (long long)a->sizes.fileBytes,
+          (long long)b->sizes.fileBytes, cm->value("plan.median_ms", CompareModel::A), cm->value("plan.median_ms", CompareModel::B));
+    // The same text `kiln diff` prints.
+    QCOMPARE(ctl()->compareView()->diffText().isEmpty(), false);
+
+    // Before vs after a change (fusion off everywhere).
+    compared.clear();
+    ctl()->pinCurrent();
+    QVERIFY(waitSignal(compared));
+    QCheckBox *fusion = ctl()->tuningView()->fusionBox();
+    QVERIFY(fusion->isChecked());
+    fusion->click();
+    QVERIFY(!ctl()->project().fusion);
+    QVERIFY(waitBuilt(*w));
+    compared.clear();
+    ctl()->compareWithCurrent();
+    QVERIFY(waitSignal(compared));
+    kiln::CompileOptions nf;
+    nf.fusion = false;
+    auto nfPlan = kiln::planModel(model.toStdString(), nf);
+    QVERIFY(bool(nfPlan));
+    QCOMPARE(cm->value("plan.dispatches", CompareModel::A), double(a->dispatches));
+    QCOMPARE(cm->value("plan.dispatches", CompareModel::B), double((*nfPlan)->dispatches.size()));
+    QVERIFY(cm->value("plan.dispatches", CompareModel::Delta) > 0);
+    ctl()->undoAction()->trigger();
+    QVERIFY(ctl()->project().fusion);
+    QVERIFY(waitBuilt(*w));
+  }
+
+  void exportMatchesCli() {
+    QString model = tmp.filePath("alexa.tflite");
+    QCOMPARE(ctl()->modelPath(), model);
+    ExportDialog *dialog = ctl()->openExportDialog();
+    QVERIFY(dialog);
+    dialog->targetBox()->setCurrentText("aarch64-linux-gnu");
+    QCOMPARE(dialog->folderEdit()->text(), tmp.filePath("alexa-aarch64-linux-gnu-default"));
+
+    // An unwritable folder: explained, nothing else changes.
+    QFile file(tmp.filePath("plain-file"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.close();
+    kiln::Project before = ctl()->project();
+    int undoCount = ctl()->undoStack()->count();
+    QSignalSpy exported(dialog, &ExportDialog::exported);
+    dialog->folderEdit()->setText(tmp.filePath("plain-file/bundle"));
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exported));
+    QVERIFY(!exported.last().at(0).toBool());
+    QVERIFY(dialog->messageLabel()->text().contains("plain-file"));
+    QVERIFY(ctl()->project() == before);
+    QCOMPARE(ctl()->undoStack()->count(), undoCount);
+    QVERIFY(!dialog->openFolderButton()->isEnabled());
+
+    // Flash and RAM before writing.
+    QString dir = tmp.filePath("gui-export");
+    dialog->folderEdit()->setText(dir);
+    QSignalSpy footprint(dialog, &ExportDialog::footprintReady);
+    dialog->computeButton()->click();
+    QVERIFY(waitSignal(footprint));
+    QVERIFY2(footprint.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    QVERIFY(!QFileInfo::exists(dir));
+    QVERIFY(dialog->bundle());
+    QVERIFY(dialog->footprintLabel()->text().contains(QString::number(dialog->bundle()->footprint.flashBytes)));
+    QVERIFY(dialog->footprintLabel()->text().contains(QString::number(dialog->bundle()->footprint.ramBytes)));
+    qInfo("alexa aarch64 bundle: flash %lld, RAM %lld bytes", (long long)dialog->bundle()->footprint.flashBytes,
+          (long long)dialog->bundle()->footprint.ramBytes);
+
+    exported.clear();
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exported));
+    QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    QVERIFY(dialog->openFolderButton()->isEnabled());
+    QCOMPARE(ctl()->project().target, std::string("aarch64-linux-gnu"));
+    QCOMPARE(ctl()->project().exportDir, std::string("gui-export"));
+
+    // `kiln export` with the same options, and with --project=: same bytes.
+    QString cliDir = tmp.filePath("cli-export"), projDir = tmp.filePath("cli-project-export");
+    QProcess cli;
+    cli.start(KILN_BINARY_PATH, {"export", model, "--target=aarch64-linux-gnu", "-o", cliDir});
+    QVERIFY(cli.waitForFinished(300000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    cli.start(KILN_BINARY_PATH, {"export", "--project=" + ctl()->projectPath(), "-o", projDir});
+    QVERIFY(cli.waitForFinished(300000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    auto gui = folderFiles(dir);
+    QVERIFY(gui.size() >= 3);
+    QVERIFY(gui.count("manifest.json") && gui.count("report.md") && gui.count("alexa.kiln"));
+    for (const QString &other : {cliDir, projDir}) {
+      auto files = folderFiles(other);
+      QCOMPARE(files.size(), gui.size());
+      for (const auto &[name, bytes] : gui) {
+        QVERIFY2(files.count(name), qPrintable(name));
+        QVERIFY2(files[name] == bytes, qPrintable(other + "/" + name + " differs"));
+      }
+    }
+    dialog->close();
+    // Back to the host for what follows.
+    ctl()->undoAction()->trigger();
+    QCOMPARE(ctl()->project().target, std::string("host"));
+    QVERIFY(waitBuilt(*w));
+  }
+
+  void settingsSurviveCloseAndCrash() {
+    QString model = copyModel(modelPath("alexa"), "persist.tflite");
+    kiln::Project wanted;
+    {
+      MainWindow first;
+      first.show();
+      QVERIFY(open(first, model));
+      ProjectController *c = first.projectController();
+      c->setBuildDelay(60000); // settings only
+      const kiln::Dispatch d0 = first.document()->plan->dispatches[0];
+      auto tiles = otherValidTiles(d0);
+      QSignalSpy replanned(c, &ProjectController::replanFinished);
+      if (!tiles.empty()) {
+        QModelIndex idx = c->tuningView()->model()->index(0, TuningModel::Tiles);
+        QVERIFY(c->tuningView()->model()->setData(idx, sizesText(tiles), Qt::EditRole));
+      }
+      c->tuningView()->profileBox()->setCurrentText("stripped");
+      c->tuningView()->formatBox()->setCurrentText("c-module");
+      QModelIndex fusion = c->tuningView()->model()->index(int(first.document()->plan->dispatches.size()) - 1,
+                                                          TuningModel::Fusion);
+      QVERIFY(c->tuningView()->model()->setData(fusion, Qt::Unchecked, Qt::CheckStateRole));
+      QVERIFY(QTest::qWaitFor([&] { return !c->isReplanning(); }, 60000));
+      wanted = c->project();
+      QCOMPARE(wanted.profile, std::string("stripped"));
+      QCOMPARE(wanted.format, kiln::OutputFormat::CModule);
+      QCOMPARE(int(wanted.noFusion.size()), 1);
+      QVERIFY(tiles.empty() || wanted.tiles.at(d0.id) == tiles);
+      first.close();
+    }
+    // Reopened: every setting is back.
+    {
+      MainWindow second;
+      second.show();
+      QVERIFY(open(second, model));
+      ProjectController *c = second.projectController();
+      QVERIFY(c->project() == wanted);
+      QCOMPARE(c->tuningView()->profileBox()->currentText(), QStringLiteral("stripped"));
+      QCOMPARE(c->tuningView()->formatBox()->currentText(), QStringLiteral("c-module"));
+      QCOMPARE(second.document()->options.noFusion, wanted.noFusion);
+      // A further change, then a "crash": the window is never closed.
+      c->setBuildDelay(60000);
+      c->tuningView()->targetBox()->setCurrentText("riscv64-linux-gnu");
+      wanted = c->project();
+      QCOMPARE(wanted.target, std::string("riscv64-linux-gnu"));
+      MainWindow third;
+      third.show();
+      third.openFile(model);
+      waitForCompile(third); // the workbench builds for riscv64 (whatever the outcome)
+      QVERIFY(third.projectController()->project() == wanted);
+      QCOMPARE(third.projectController()->tuningView()->targetBox()->currentText(),
+               QStringLiteral("riscv64-linux-gnu"));
+    }
+  }
+
+  void unreadableProjectIsSetAside() {
+    QString model = copyModel(modelPath("alexa"), "broken.tflite");
+    QString proj = tmp.filePath("broken.kilnproj");
+    QFile f(proj);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("{\"kiln_project\": 1, \"model\": \"broken.tflite\", \"tiles\": oops");
+    f.close();
+    QByteArray original = readAll(proj);
+    int errors = w->diagnostics()->count(DiagnosticsView::Severity::Error);
+    QVERIFY(open(*w, model));
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Error), errors + 1);
+    bool reported = false;
+    for (int i = 0; i < w->diagnostics()->topLevelItemCount(); ++i) {
+      QTreeWidgetItem *item = w->diagnostics()->topLevelItem(i);
+      QString all;
+      for (int c = 0; c < item->columnCount(); ++c)
+        all += item->text(c) + " ";
+      reported |= all.contains("broken.kilnproj") && all.contains("broken.kilnproj.unreadable");
+    }
+    QVERIFY(reported);
+    QVERIFY(!QFile::exists(proj));
+    QCOMPARE(readAll(proj + ".unreadable"), original);
+    QVERIFY(ctl()->project().tiles.empty());
+    // A change saves a fresh project; the unreadable one stays aside.
+    ctl()->tuningView()->profileBox()->setCurrentText("stripped");
+    QVERIFY(QFile::exists(proj));
+    QCOMPARE(kiln::loadProject(proj.toStdString())->profile, std::string("stripped"));
+    QCOMPARE(readAll(proj + ".unreadable"), original);
+    QVERIFY(waitBuilt(*w));
+  }
+
+  void screenshots() {
+    QString dir = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
+    if (dir.isEmpty())
+      QSKIP("set KILN_SCREENSHOT_DIR to write the Tune, Compare and Export screenshots");
+    QDir().mkpath(dir);
+    QString model = tmp.filePath("blazeface.tflite");
+    QVERIFY(open(*w, model));
+    auto plan = w->document()->plan;
+    // One override and one refused edit, so the shot shows both.
+    TuningModel *tm = ctl()->tuningView()->model();
+    int row = 0;
+    for (size_t i = 0; i < plan->dispatches.size(); ++i)
+      if (!otherValidTiles(plan->dispatches[i]).empty()) {
+        row = int(i);
+        break;
+      }
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    typeTiles(row, sizesText(otherValidTiles(plan->dispatches[row])));
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(waitBuilt(*w));
+    typeTiles(row + 1, "4,abc");
+    auto shoot = [&](QWidget *view, const QString &name, QSize size) {
+      QDockWidget *dock = w->dockOf(view);
+      dock->setFloating(true);
+      dock->resize(size);
+      dock->show();
+      dock->raise();
+      QApplication::processEvents();
+      QVERIFY(view->grab().save(dir + "/" + name + ".png"));
+      dock->setFloating(false);
+    };
+    shoot(ctl()->tuningView(), "tuning", QSize(1100, 700));
+    QSignalSpy compared(ctl(), &ProjectController::compareFinished);
+    ctl()->compareDefaultVsStripped();
+    QVERIFY(waitSignal(compared));
+    shoot(ctl()->compareView(), "compare", QSize(900, 560));
+    ExportDialog *dialog = ctl()->openExportDialog();
+    dialog->targetBox()->setCurrentText("thumbv7em-none-eabihf");
+    dialog->formatBox()->setCurrentIndex(1);
+    dialog->profileBox()->setCurrentText("stripped");
+    QSignalSpy footprint(dialog, &ExportDialog::footprintReady);
+    dialog->computeFootprint();
+    QVERIFY(waitSignal(footprint));
+    dialog->adjustSize();
+    QApplication::processEvents();
+    QVERIFY(dialog->grab().save(dir + "/export.png"));
+    dialog->close();
+    ctl()->undoAction()->trigger();
+  }
+};
+
+QTEST_MAIN(TuningTest)
+#include "TuningTest.moc"

@@ -1,0 +1,196 @@
+//===- CompareView.cpp - Two builds side by side --------------------------===//
+#include "CompareView.h"
+
+#include "PlanModels.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLocale>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kiln::views {
+
+CompareModel::CompareModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+void CompareModel::setBuilds(const std::optional<kiln::BuildSummary> &a, const std::optional<kiln::BuildSummary> &b) {
+  // The rows of `kiln diff`'s two tables (sections, then the plan), B - A.
+  // Plan rows are keyed "plan.NAME": kiln diff's JSON keys the plan's
+  // command count "commands" too, which hides the commands section.
+  beginResetModel();
+  rows_.clear();
+  values_.clear();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto add = [&](const QString &key, double va, double vb) {
+    rows_ << key;
+    values_.push_back({a ? va : nan, b ? vb : nan, a && b ? vb - va : nan});
+  };
+  if (a || b) {
+    // One side alone is listed with the other side empty.
+    const kiln::BuildSummary &x = a ? *a : *b;
+    const kiln::BuildSummary &y = b ? *b : *a;
+    auto bytesOf = [](const kiln::BuildSummary &s, const std::string &name) {
+      for (const auto &sec : s.sizes.sections)
+        if (sec.first == name)
+          return double(sec.second);
+      return 0.0;
+    };
+    std::vector<std::string> names;
+    for (const auto &sec : x.sizes.sections)
+      names.push_back(sec.first);
+    for (const auto &sec : y.sizes.sections)
+      if (std::find(names.begin(), names.end(), sec.first) == names.end())
+        names.push_back(sec.first);
+    for (const std::string &n : names)
+      add(QString::fromStdString(n), bytesOf(x, n), bytesOf(y, n));
+    add(QStringLiteral("(overhead)"), double(x.sizes.overhead), double(y.sizes.overhead));
+    add(QStringLiteral("total"), double(x.sizes.fileBytes), double(y.sizes.fileBytes));
+    add(QStringLiteral("plan.arena_bytes"), double(x.arenaBytes), double(y.arenaBytes));
+    add(QStringLiteral("plan.lower_bound_bytes"), double(x.lowerBoundBytes), double(y.lowerBoundBytes));
+    add(QStringLiteral("plan.dispatches"), double(x.dispatches), double(y.dispatches));
+    add(QStringLiteral("plan.commands"), double(x.commands), double(y.commands));
+    add(QStringLiteral("plan.waves"), double(x.waves), double(y.waves));
+    if (x.medianMs >= 0 || y.medianMs >= 0) {
+      rows_ << QStringLiteral("plan.median_ms");
+      double va = a && a->medianMs >= 0 ? a->medianMs : nan, vb = b && b->medianMs >= 0 ? b->medianMs : nan;
+      values_.push_back({va, vb, vb - va});
+    }
+  }
+  endResetModel();
+}
+
+double CompareModel::value(const QString &name, Column column) const {
+  int row = rows_.indexOf(name);
+  if (row < 0 || column == What)
+    return std::numeric_limits<double>::quiet_NaN();
+  return values_[row][column - 1];
+}
+
+int CompareModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
+int CompareModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : NumColumns; }
+
+static QString rowLabel(const QString &rawKey) {
+  QString key = rawKey;
+  if (key.startsWith(QLatin1String("plan.")))
+    key = key.mid(5);
+  else if (key != QLatin1String("total") && key != QLatin1String("(overhead)"))
+    return QObject::tr("%1 section (bytes)").arg(key);
+  if (key == QLatin1String("commands"))
+    return QObject::tr("commands (entries)");
+  if (key == QLatin1String("arena_bytes"))
+    return QObject::tr("arena");
+  if (key == QLatin1String("lower_bound_bytes"))
+    return QObject::tr("arena lower bound");
+  if (key == QLatin1String("median_ms"))
+    return QObject::tr("median latency (ms)");
+  if (key == QLatin1String("total"))
+    return QObject::tr("file total");
+  return key;
+}
+
+QVariant CompareModel::data(const QModelIndex &index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount())
+    return {};
+  const QString &key = rows_[index.row()];
+  bool ms = key == QLatin1String("plan.median_ms");
+  if (role == Qt::DisplayRole) {
+    if (index.column() == What)
+      return rowLabel(key);
+    double v = values_[index.row()][index.column() - 1];
+    if (std::isnan(v))
+      return QString();
+    QString text = ms ? QString::number(v, 'f', 3) : QLocale().toString(qint64(v));
+    if (index.column() == Delta && v > 0)
+      text.prepend(QLatin1Char('+'));
+    if (index.column() == Delta && values_[index.row()][0] > 0 && v != 0)
+      text += QStringLiteral(" (%1%)").arg(100.0 * v / values_[index.row()][0], 0, 'f', 1);
+    return text;
+  }
+  if (role == Qt::EditRole && index.column() != What)
+    return values_[index.row()][index.column() - 1];
+  if (role == Qt::TextAlignmentRole && index.column() != What)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ForegroundRole && index.column() == Delta) {
+    double v = values_[index.row()][2];
+    if (v < 0)
+      return QBrush(QColor(0, 0x80, 0));
+    if (v > 0)
+      return QBrush(QColor(0xb0, 0, 0));
+  }
+  if (role == Qt::ToolTipRole && index.column() == What)
+    return QObject::tr("`kiln diff` row \u201c%1\u201d").arg(key);
+  return {};
+}
+
+QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    return {};
+  switch (section) {
+  case What:
+    return tr("What");
+  case A:
+    return tr("A");
+  case B:
+    return tr("B");
+  case Delta:
+    return tr("B \u2212 A");
+  }
+  return {};
+}
+
+CompareView::CompareView(QWidget *parent) : QWidget(parent) {
+  auto *v = new QVBoxLayout(this);
+  auto *bar = new QHBoxLayout;
+  stripped_ = new QPushButton(tr("Default vs stripped"), this);
+  stripped_->setToolTip(tr("Build the current settings with both profiles and compare (latency measured on this host)"));
+  pin_ = new QPushButton(tr("Keep current as A"), this);
+  pin_->setToolTip(tr("Keep the current build as A (\u201cbefore\u201d), then change settings"));
+  current_ = new QPushButton(tr("Compare A with current"), this);
+  current_->setToolTip(tr("Show the current build as B (\u201cafter\u201d)"));
+  bar->addWidget(stripped_);
+  bar->addWidget(pin_);
+  bar->addWidget(current_);
+  bar->addStretch(1);
+  v->addLayout(bar);
+  caption_ = new QLabel(tr("No builds compared yet."), this);
+  caption_->setWordWrap(true);
+  v->addWidget(caption_);
+  model_ = new CompareModel(this);
+  table_ = new QTableView(this);
+  table_->setModel(model_);
+  table_->setAccessibleName(tr("Compare"));
+  table_->verticalHeader()->hide();
+  table_->setAlternatingRowColors(true);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  v->addWidget(table_, 1);
+  connect(stripped_, &QPushButton::clicked, this, &CompareView::defaultVsStrippedRequested);
+  connect(pin_, &QPushButton::clicked, this, &CompareView::pinRequested);
+  connect(current_, &QPushButton::clicked, this, &CompareView::currentRequested);
+}
+
+void CompareView::setBuilds(const QString &labelA, const std::optional<kiln::BuildSummary> &a, const QString &labelB,
+                            const std::optional<kiln::BuildSummary> &b) {
+  model_->setBuilds(a, b);
+  diffText_ = a && b ? QString::fromStdString(kiln::formatBuildDiff(*a, *b, false)) : QString();
+  auto describe = [](const QString &label, const std::optional<kiln::BuildSummary> &s) {
+    if (!s)
+      return tr("%1: \u2014").arg(label);
+    return tr("%1: %2 bytes, %3%4").arg(label).arg(s->sizes.fileBytes).arg(QString::fromStdString(s->cpu))
+        .arg(s->medianMs >= 0 ? tr(", %1 ms").arg(s->medianMs, 0, 'f', 3) : QString());
+  };
+  caption_->setText(tr("<b>A</b> = %1 &nbsp; <b>B</b> = %2").arg(describe(labelA, a).toHtmlEscaped(),
+                                                                    describe(labelB, b).toHtmlEscaped()));
+  table_->setToolTip(diffText_);
+}
+
+void CompareView::setBusy(const QString &text) { caption_->setText(text.toHtmlEscaped()); }
+
+} // namespace kiln::views

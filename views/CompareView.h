@@ -1,0 +1,88 @@
+//===- CompareView.h - Two builds side by side -----------------*- C++ -*-===//
+//
+// Build A and build B (default vs stripped, or before vs after a change):
+// bytes per section, total, arena and lower bound, dispatch, command and
+// wave counts and, when measured, median latency, each with B - A: the
+// rows of `kiln diff A B` (kiln::formatBuildDiff), from the same
+// kiln::BuildSummary numbers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_VIEWS_COMPAREVIEW_H
+#define KILN_VIEWS_COMPAREVIEW_H
+
+#include "kiln/Artifact.h"
+
+#include <QAbstractTableModel>
+#include <QWidget>
+
+#include <array>
+#include <optional>
+
+class QLabel;
+class QPushButton;
+class QPlainTextEdit;
+class QTableView;
+
+namespace kiln::views {
+
+/// Rows: each section by name ("constants", ..., "io"), "(overhead)",
+/// "total", then the plan as "plan.arena_bytes", "plan.lower_bound_bytes",
+/// "plan.dispatches", "plan.commands", "plan.waves" and, when measured,
+/// "plan.median_ms"; columns what, A, B, B - A.
+class CompareModel : public QAbstractTableModel {
+  Q_OBJECT
+public:
+  enum Column { What, A, B, Delta, NumColumns };
+  explicit CompareModel(QObject *parent = nullptr);
+  void setBuilds(const std::optional<kiln::BuildSummary> &a, const std::optional<kiln::BuildSummary> &b);
+  /// Row names in display order.
+  QStringList rowNames() const { return rows_; }
+  /// Value of row `name` in column A, B or Delta (NaN if absent).
+  double value(const QString &name, Column column) const;
+
+  int rowCount(const QModelIndex &parent = {}) const override;
+  int columnCount(const QModelIndex &parent = {}) const override;
+  QVariant data(const QModelIndex &index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+private:
+  QStringList rows_;
+  std::vector<std::array<double, 3>> values_;
+};
+
+class CompareView : public QWidget {
+  Q_OBJECT
+public:
+  explicit CompareView(QWidget *parent = nullptr);
+  /// Shows `a` (labelled `labelA`) against `b`; nullopt clears a side.
+  void setBuilds(const QString &labelA, const std::optional<kiln::BuildSummary> &a, const QString &labelB,
+                 const std::optional<kiln::BuildSummary> &b);
+  void setBusy(const QString &text);
+  CompareModel *model() const { return model_; }
+  QTableView *table() const { return table_; }
+  QLabel *caption() const { return caption_; }
+  /// `kiln diff`'s text for the builds shown.
+  QString diffText() const { return diffText_; }
+  QPushButton *strippedButton() const { return stripped_; }
+  QPushButton *pinButton() const { return pin_; }
+  QPushButton *currentButton() const { return current_; }
+
+signals:
+  /// Default vs stripped of the current settings.
+  void defaultVsStrippedRequested();
+  /// Keep the current build as A ("before").
+  void pinRequested();
+  /// Compare A with the current build ("after").
+  void currentRequested();
+
+private:
+  CompareModel *model_;
+  QTableView *table_;
+  QLabel *caption_;
+  QPushButton *stripped_, *pin_, *current_;
+  QString diffText_;
+};
+
+} // namespace kiln::views
+
+#endif

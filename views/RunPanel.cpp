@@ -1,0 +1,311 @@
+//===- RunPanel.cpp - Run on host and validate against references --------===//
+#include "RunPanel.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QTableWidget>
+#include <QThread>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace kiln::views {
+
+static QString errorText(llvm::Error e) { return QString::fromStdString(llvm::toString(std::move(e))); }
+
+RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
+  auto *v = new QVBoxLayout(this);
+  auto *form = new QFormLayout;
+  auto *inRow = new QHBoxLayout;
+  source_ = new QComboBox(this);
+  source_->addItems({tr("Random (seed 1)"), tr(".npy files")});
+  files_ = new QLineEdit(this);
+  files_->setPlaceholderText(tr("input_0.npy; input_1.npy \u2026 in signature order"));
+  files_->setEnabled(false);
+  browseFiles_ = new QPushButton(tr("Browse\u2026"), this);
+  browseFiles_->setEnabled(false);
+  inRow->addWidget(source_);
+  inRow->addWidget(files_, 1);
+  inRow->addWidget(browseFiles_);
+  runButton_ = new QPushButton(tr("Run on Host"), this);
+  inRow->addWidget(runButton_);
+  form->addRow(tr("Inputs"), inRow);
+  auto *valRow = new QHBoxLayout;
+  folder_ = new QLineEdit(this);
+  folder_->setPlaceholderText(tr("folder with input_K.npy and output_K.npy"));
+  browseFolder_ = new QPushButton(tr("Browse\u2026"), this);
+  validateButton_ = new QPushButton(tr("Validate"), this);
+  valRow->addWidget(folder_, 1);
+  valRow->addWidget(browseFolder_);
+  valRow->addWidget(validateButton_);
+  form->addRow(tr("Reference"), valRow);
+  v->addLayout(form);
+  latency_ = new QLabel(this);
+  v->addWidget(latency_);
+  outputs_ = new QTableWidget(0, 6, this);
+  outputs_->setHorizontalHeaderLabels({tr("Output"), tr("Shape"), tr("Min"), tr("Max"), tr("Mean"), tr("First values")});
+  outputs_->horizontalHeader()->setStretchLastSection(true);
+  outputs_->verticalHeader()->hide();
+  outputs_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  v->addWidget(outputs_, 1);
+  metrics_ = new QTableWidget(0, 6, this);
+  metrics_->setHorizontalHeaderLabels(
+      {tr("Output"), tr("Elements"), tr("Max |error|"), tr("RMSE"), tr("Cosine"), tr("Outside 1e-4\u00b7(1+|ref|)")});
+  metrics_->horizontalHeader()->setStretchLastSection(true);
+  metrics_->verticalHeader()->hide();
+  metrics_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  v->addWidget(metrics_, 1);
+  message_ = new QLabel(this);
+  message_->setWordWrap(true);
+  v->addWidget(message_);
+
+  connect(source_, &QComboBox::currentIndexChanged, this, [this](int i) {
+    files_->setEnabled(i == 1);
+    browseFiles_->setEnabled(i == 1);
+  });
+  connect(browseFiles_, &QPushButton::clicked, this, [this] {
+    QStringList f = QFileDialog::getOpenFileNames(this, tr("Input arrays"), QString(), tr("NumPy arrays (*.npy)"));
+    if (!f.isEmpty())
+      files_->setText(f.join(QStringLiteral("; ")));
+  });
+  connect(browseFolder_, &QPushButton::clicked, this, [this] {
+    QString d = QFileDialog::getExistingDirectory(this, tr("Reference folder"), folder_->text());
+    if (!d.isEmpty())
+      folder_->setText(d);
+  });
+  connect(runButton_, &QPushButton::clicked, this, [this] { run(); });
+  connect(validateButton_, &QPushButton::clicked, this, [this] { validate(folder_->text()); });
+  connect(&watcher_, &QFutureWatcher<RunPanelResult>::finished, this, [this] { finished(validating_); });
+  setArtifact({}, QString());
+}
+
+RunPanel::~RunPanel() { watcher_.waitForFinished(); }
+
+void RunPanel::setArtifact(std::vector<uint8_t> artifact, const QString &label) {
+  artifact_ = std::move(artifact);
+  label_ = label;
+  bool can = !artifact_.empty() && !isBusy();
+  runButton_->setEnabled(can);
+  validateButton_->setEnabled(can);
+  if (artifact_.empty())
+    latency_->setText(tr("No artifact yet (code generation pending or failed)."));
+  else
+    latency_->setText(tr("Ready: %1 (%2 bytes)").arg(label_).arg(artifact_.size()));
+}
+
+void RunPanel::setInputFiles(const QStringList &files) {
+  source_->setCurrentIndex(files.isEmpty() ? 0 : 1);
+  files_->setText(files.join(QStringLiteral("; ")));
+}
+
+bool RunPanel::isBusy() const { return watcher_.isRunning(); }
+
+static std::vector<kiln::NpyArray> readInputs(const QStringList &files, QString &error) {
+  std::vector<kiln::NpyArray> out;
+  for (const QString &f : files) {
+    auto a = kiln::readNpyFile(f.trimmed().toStdString());
+    if (!a) {
+      error = errorText(a.takeError());
+      return {};
+    }
+    out.push_back(std::move(*a));
+  }
+  return out;
+}
+
+bool RunPanel::run() {
+  if (isBusy() || artifact_.empty())
+    return false;
+  QStringList files;
+  if (source_->currentIndex() == 1)
+    files = files_->text().split(QLatin1Char(';'), Qt::SkipEmptyParts);
+  validating_ = false;
+  message_->setText(tr("Running\u2026"));
+  runButton_->setEnabled(false);
+  validateButton_->setEnabled(false);
+  unsigned threads = unsigned(std::max(1, QThread::idealThreadCount()));
+  watcher_.setFuture(QtConcurrent::run([artifact = artifact_, files, threads]() -> RunPanelResult {
+    RunPanelResult r;
+    auto desc = kiln::describeArtifact(artifact);
+    if (!desc) {
+      r.error = errorText(desc.takeError());
+      return r;
+    }
+    std::vector<kiln::NpyArray> inputs;
+    if (files.isEmpty()) {
+      inputs = kiln::randomInputs(desc->inputs);
+    } else {
+      inputs = readInputs(files, r.error);
+      if (!r.error.isEmpty())
+        return r;
+    }
+    kiln::RunOptions options;
+    options.device = "local-task";
+    options.threads = threads;
+    options.benchmarkRuns = 20;
+    options.trace = true;
+    auto run = kiln::runArtifact(artifact, inputs, options);
+    if (!run) {
+      r.error = errorText(run.takeError());
+      return r;
+    }
+    r.ok = true;
+    r.outputInfos = run->outputs;
+    r.outputs = std::move(run->outputValues);
+    std::vector<double> t = run->timesMs;
+    std::sort(t.begin(), t.end());
+    if (!t.empty())
+      r.medianMs = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+    r.measured.device = options.device;
+    r.measured.threads = threads;
+    r.measured.events = std::move(run->trace);
+    r.measured.timesMs = std::move(run->timesMs);
+    return r;
+  }));
+  return true;
+}
+
+bool RunPanel::validate(const QString &folder) {
+  if (isBusy() || artifact_.empty())
+    return false;
+  validating_ = true;
+  message_->setText(tr("Validating against %1\u2026").arg(folder));
+  runButton_->setEnabled(false);
+  validateButton_->setEnabled(false);
+  watcher_.setFuture(QtConcurrent::run([artifact = artifact_, folder]() -> RunPanelResult {
+    RunPanelResult r;
+    QDir dir(folder);
+    if (folder.trimmed().isEmpty() || !dir.exists()) {
+      r.error = QObject::tr("%1: no such folder").arg(folder);
+      return r;
+    }
+    auto desc = kiln::describeArtifact(artifact);
+    if (!desc) {
+      r.error = errorText(desc.takeError());
+      return r;
+    }
+    QStringList inFiles, outFiles;
+    for (size_t k = 0; k < desc->inputs.size(); ++k)
+      inFiles << dir.filePath(QStringLiteral("input_%1.npy").arg(k));
+    for (size_t k = 0; k < desc->outputs.size(); ++k)
+      outFiles << dir.filePath(QStringLiteral("output_%1.npy").arg(k));
+    for (const QString &f : inFiles + outFiles)
+      if (!QFileInfo::exists(f)) {
+        r.error = QObject::tr("%1: missing (the folder needs input_K.npy and output_K.npy for every input and output)")
+                      .arg(f);
+        return r;
+      }
+    auto inputs = readInputs(inFiles, r.error);
+    if (!r.error.isEmpty())
+      return r;
+    auto refs = readInputs(outFiles, r.error);
+    if (!r.error.isEmpty())
+      return r;
+    auto run = kiln::runArtifact(artifact, inputs, {});
+    if (!run) {
+      r.error = errorText(run.takeError());
+      return r;
+    }
+    std::vector<std::string> names;
+    for (const kiln::IOInfo &o : run->outputs)
+      names.push_back(o.name);
+    auto metrics = kiln::validateOutputs(run->outputValues, refs, names);
+    if (!metrics) {
+      r.error = errorText(metrics.takeError());
+      return r;
+    }
+    r.ok = true;
+    r.outputInfos = run->outputs;
+    r.outputs = std::move(run->outputValues);
+    r.metrics = std::move(*metrics);
+    return r;
+  }));
+  return true;
+}
+
+static QString shapeText(const std::vector<int64_t> &shape) {
+  QStringList p;
+  for (int64_t d : shape)
+    p << QString::number(d);
+  return p.join(QStringLiteral("\u00d7"));
+}
+
+void RunPanel::finished(bool validation) {
+  result_ = watcher_.result();
+  bool can = !artifact_.empty();
+  runButton_->setEnabled(can);
+  validateButton_->setEnabled(can);
+  if (!result_.ok) {
+    message_->setStyleSheet(QStringLiteral("color: #b00000"));
+    message_->setText(result_.error);
+    validation ? emit validateFinished(false) : emit runFinished(false);
+    return;
+  }
+  message_->setStyleSheet(QString());
+  outputs_->setRowCount(int(result_.outputs.size()));
+  for (size_t i = 0; i < result_.outputs.size(); ++i) {
+    const kiln::NpyArray &a = result_.outputs[i];
+    QString name = i < result_.outputInfos.size() ? QString::fromStdString(result_.outputInfos[i].name)
+                                                  : QString::number(i);
+    QStringList cells = {name, shapeText(a.shape)};
+    if (a.dtype == "<f4" && a.numElements() > 0) {
+      const float *p = reinterpret_cast<const float *>(a.data.data());
+      int64_t n = a.numElements();
+      double mn = p[0], mx = p[0], sum = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        mn = std::min<double>(mn, p[k]);
+        mx = std::max<double>(mx, p[k]);
+        sum += p[k];
+      }
+      QStringList first;
+      for (int64_t k = 0; k < std::min<int64_t>(n, 6); ++k)
+        first << QString::number(p[k], 'g', 6);
+      cells << QString::number(mn, 'g', 6) << QString::number(mx, 'g', 6) << QString::number(sum / n, 'g', 6)
+            << first.join(QStringLiteral(", ")) + (n > 6 ? QStringLiteral(", \u2026") : QString());
+    } else {
+      cells << QString() << QString() << QString() << QString::fromStdString(a.dtype);
+    }
+    for (int c = 0; c < cells.size(); ++c)
+      outputs_->setItem(int(i), c, new QTableWidgetItem(cells[c]));
+  }
+  outputs_->resizeColumnsToContents();
+  if (validation) {
+    metrics_->setRowCount(int(result_.metrics.size()));
+    int64_t outside = 0;
+    for (size_t i = 0; i < result_.metrics.size(); ++i) {
+      const kiln::ValidationMetrics &m = result_.metrics[i];
+      outside += m.outsideTolerance;
+      QStringList cells = {QString::fromStdString(m.name), QString::number(m.elements),
+                           QString::number(m.maxAbsError, 'g', 4), QString::number(m.rmse, 'g', 4),
+                           QString::number(m.cosine, 'f', 6), QString::number(m.outsideTolerance)};
+      for (int c = 0; c < cells.size(); ++c)
+        metrics_->setItem(int(i), c, new QTableWidgetItem(cells[c]));
+    }
+    metrics_->resizeColumnsToContents();
+    message_->setText(outside ? tr("%1 elements outside the tolerance").arg(outside)
+                              : tr("Every output within 1e-4 \u00d7 (1 + |reference|)"));
+    if (outside)
+      message_->setStyleSheet(QStringLiteral("color: #b00000"));
+    emit validateFinished(true);
+  } else {
+    latency_->setText(tr("%1: median %2 ms over %3 runs (local-task, %4 threads)")
+                          .arg(label_).arg(result_.medianMs, 0, 'f', 3).arg(result_.measured.timesMs.size())
+                          .arg(result_.measured.threads));
+    message_->setText(tr("Ran with %1.").arg(files_->isEnabled() ? tr("the .npy inputs") : tr("seeded random inputs")));
+    emit measured(result_.measured);
+    emit runFinished(true);
+  }
+}
+
+} // namespace kiln::views

@@ -1,0 +1,85 @@
+//===- RunPanel.h - Run on host and validate against references -*- C++ -*-===//
+//
+// Runs the current artifact on this host (kiln::runArtifact, local-task on
+// every core, traced, 20 timed runs) with seeded random inputs
+// (kiln::randomInputs) or .npy files, and shows each output (shape, min,
+// max, mean, first values) and the median latency. Validate runs a folder's
+// input_K.npy and compares with its output_K.npy (kiln::validateOutputs):
+// max |error|, RMSE, cosine and elements outside 1e-4 x (1 + |ref|), as
+// `kiln validate` reports them. Work runs on a worker thread.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_VIEWS_RUNPANEL_H
+#define KILN_VIEWS_RUNPANEL_H
+
+#include "Document.h"
+
+#include <QFutureWatcher>
+#include <QWidget>
+
+#include <vector>
+
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QTableWidget;
+
+namespace kiln::views {
+
+/// What one run or validation produced.
+struct RunPanelResult {
+  bool ok = false;
+  QString error;
+  std::vector<kiln::IOInfo> outputInfos;
+  std::vector<kiln::NpyArray> outputs;
+  std::vector<kiln::ValidationMetrics> metrics;
+  double medianMs = -1;
+  MeasuredRun measured;
+};
+
+class RunPanel : public QWidget {
+  Q_OBJECT
+public:
+  explicit RunPanel(QWidget *parent = nullptr);
+  ~RunPanel() override;
+  /// The artifact to run (empty: nothing to run, buttons disabled);
+  /// `label` says which build it is.
+  void setArtifact(std::vector<uint8_t> artifact, const QString &label);
+  /// Input files in signature order (empty = seeded random inputs).
+  void setInputFiles(const QStringList &files);
+  /// Starts a run; false if one is going or there is no artifact.
+  bool run();
+  /// Starts a validation over `folder`; false if busy or no artifact.
+  bool validate(const QString &folder);
+  bool isBusy() const;
+  const RunPanelResult &result() const { return result_; }
+  QTableWidget *outputTable() const { return outputs_; }
+  QTableWidget *metricsTable() const { return metrics_; }
+  QLabel *messageLabel() const { return message_; }
+  QLineEdit *folderEdit() const { return folder_; }
+
+signals:
+  void runFinished(bool ok);
+  void validateFinished(bool ok);
+  /// A traced run of the artifact (for the timeline).
+  void measured(const kiln::views::MeasuredRun &run);
+
+private:
+  void finished(bool validation);
+
+  std::vector<uint8_t> artifact_;
+  QString label_;
+  QComboBox *source_;
+  QLineEdit *files_, *folder_;
+  QPushButton *runButton_, *validateButton_, *browseFiles_, *browseFolder_;
+  QLabel *message_, *latency_;
+  QTableWidget *outputs_, *metrics_;
+  QFutureWatcher<RunPanelResult> watcher_;
+  bool validating_ = false;
+  RunPanelResult result_;
+};
+
+} // namespace kiln::views
+
+#endif

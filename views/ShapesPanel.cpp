@@ -1,0 +1,156 @@
+//===- ShapesPanel.cpp - Fix the dynamic dimensions of model inputs -------===//
+#include "ShapesPanel.h"
+
+#include <QGridLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QVBoxLayout>
+
+namespace kiln::views {
+
+bool parseDynamicInputMessage(const QString &message, DynamicInput &out) {
+  static const QRegularExpression re(
+      QStringLiteral("input '(.+)' \\(input (\\d+)\\) has a dynamic dimension \\d+ \\(shape signature \\[([-0-9, ]+)\\]\\)"));
+  auto m = re.match(message);
+  if (!m.hasMatch())
+    return false;
+  out.name = m.captured(1);
+  out.index = m.captured(2).toInt();
+  out.signature.clear();
+  for (const QString &p : m.captured(3).split(QLatin1Char(','), Qt::SkipEmptyParts))
+    out.signature.push_back(p.trimmed().toLongLong());
+  return !out.signature.empty();
+}
+
+ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
+  auto *v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  auto *title = new QLabel(tr("<b>Dynamic input dimensions</b> (Kiln compiles static shapes: give each -1 a size)"), this);
+  title->setWordWrap(true);
+  v->addWidget(title);
+  grid_ = new QGridLayout;
+  v->addLayout(grid_);
+  message_ = new QLabel(this);
+  message_->setWordWrap(true);
+  message_->setStyleSheet(QStringLiteral("color: #b00000"));
+  v->addWidget(message_);
+}
+
+QLineEdit *ShapesPanel::edit(int input, int dim) const {
+  if (input < 0 || input >= int(edits_.size()) || dim < 0 || dim >= int(edits_[input].size()))
+    return nullptr;
+  return edits_[input][dim];
+}
+
+void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::vector<std::vector<int64_t>> &fixed) {
+  bool same = inputs.size() == inputs_.size();
+  for (size_t i = 0; same && i < inputs.size(); ++i)
+    same = inputs[i].name == inputs_[i].name && inputs[i].signature == inputs_[i].signature;
+  if (same) {
+    // Only the values changed (an edit, undo or redo): keep the fields.
+    fixed_ = fixed;
+    fixed_.resize(inputs_.size());
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      for (size_t d = 0; d < inputs_[i].signature.size(); ++d) {
+        if (inputs_[i].signature[d] >= 0)
+          continue;
+        QLineEdit *e = edits_[i][d];
+        e->setText(d < fixed_[i].size() ? QString::number(fixed_[i][d]) : QString());
+        e->setStyleSheet(QString());
+        e->setToolTip(tr("dynamic dimension %1: a whole number above 0").arg(d));
+      }
+    message_->clear();
+    return;
+  }
+  // A field may be emitting editingFinished right now: delete later.
+  for (QWidget *w : rowWidgets_) {
+    w->hide();
+    grid_->removeWidget(w);
+    w->deleteLater();
+  }
+  rowWidgets_.clear();
+  edits_.clear();
+  inputs_ = inputs;
+  fixed_ = fixed;
+  fixed_.resize(inputs_.size());
+  message_->clear();
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    const DynamicInput &in = inputs_[i];
+    auto *name = new QLabel(QStringLiteral("%1 (input %2)").arg(in.name).arg(in.index), this);
+    grid_->addWidget(name, int(i), 0);
+    rowWidgets_.push_back(name);
+    auto *dims = new QWidget(this);
+    auto *h = new QHBoxLayout(dims);
+    h->setContentsMargins(0, 0, 0, 0);
+    std::vector<QLineEdit *> row(in.signature.size(), nullptr);
+    for (size_t d = 0; d < in.signature.size(); ++d) {
+      if (d)
+        h->addWidget(new QLabel(QStringLiteral("\u00d7"), dims));
+      auto *e = new QLineEdit(dims);
+      e->setMaximumWidth(70);
+      e->setAccessibleName(QStringLiteral("%1 dim %2").arg(in.name).arg(d));
+      if (in.signature[d] >= 0) {
+        e->setText(QString::number(in.signature[d]));
+        e->setReadOnly(true);
+        e->setEnabled(false);
+        e->setToolTip(tr("static dimension"));
+      } else {
+        const auto &f = fixed_[i];
+        if (d < f.size())
+          e->setText(QString::number(f[d]));
+        e->setPlaceholderText(tr("size"));
+        e->setToolTip(tr("dynamic dimension %1: a whole number above 0").arg(d));
+        int input = int(i);
+        connect(e, &QLineEdit::editingFinished, this, [this, input] { commit(input); });
+      }
+      row[d] = e;
+      h->addWidget(e);
+    }
+    h->addStretch(1);
+    grid_->addWidget(dims, int(i), 1);
+    rowWidgets_.push_back(dims);
+    edits_.push_back(row);
+  }
+}
+
+void ShapesPanel::commit(int input) {
+  const DynamicInput &in = inputs_[input];
+  std::vector<int64_t> shape = in.signature;
+  bool complete = true;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] >= 0)
+      continue;
+    QLineEdit *e = edits_[input][d];
+    QString text = e->text().trimmed();
+    if (text.isEmpty()) {
+      complete = false;
+      continue;
+    }
+    bool ok = false;
+    qlonglong v = text.toLongLong(&ok);
+    QString why;
+    if (!ok)
+      why = tr("%1, dimension %2: \u201c%3\u201d is not a whole number").arg(in.name).arg(d).arg(text);
+    else if (v <= 0)
+      why = tr("%1, dimension %2: %3 is not a size; give a whole number above 0").arg(in.name).arg(d).arg(text);
+    if (!why.isEmpty()) {
+      e->setStyleSheet(QStringLiteral("background: #ffd8d8"));
+      e->setToolTip(why);
+      message_->setText(why);
+      emit rejected(why);
+      return;
+    }
+    e->setStyleSheet(QString());
+    e->setToolTip(tr("dynamic dimension %1: a whole number above 0").arg(d));
+    shape[d] = v;
+  }
+  message_->clear();
+  if (!complete || shape == fixed_[input])
+    return;
+  fixed_[input] = shape;
+  emit shapeEdited(in.name, shape);
+}
+
+} // namespace kiln::views

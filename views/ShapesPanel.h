@@ -1,0 +1,68 @@
+//===- ShapesPanel.h - Fix the dynamic dimensions of model inputs -*- C++ -*-===//
+//
+// One row per model input with dynamic dimensions (a -1 in its TFLite
+// shape signature): the static dimensions as read-only fields, each dynamic
+// one as an edit. A whole number above zero is announced with
+// shapeEdited() (the full static shape); anything else is explained on the
+// panel's message line and in the field's tooltip and changes nothing.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_VIEWS_SHAPESPANEL_H
+#define KILN_VIEWS_SHAPESPANEL_H
+
+#include <QString>
+#include <QWidget>
+
+#include <cstdint>
+#include <vector>
+
+class QGridLayout;
+class QLabel;
+class QLineEdit;
+
+namespace kiln::views {
+
+/// A model input whose shape signature has -1 entries.
+struct DynamicInput {
+  QString name;
+  int index = 0;
+  std::vector<int64_t> signature;
+};
+
+/// Parses the compiler's "input 'NAME' (input K) has a dynamic dimension D
+/// (shape signature [-1,76,32,1])" message; false if it is not one.
+bool parseDynamicInputMessage(const QString &message, DynamicInput &out);
+
+class ShapesPanel : public QWidget {
+  Q_OBJECT
+public:
+  explicit ShapesPanel(QWidget *parent = nullptr);
+  /// The inputs to offer and the shapes fixed so far (same order; an empty
+  /// shape = not fixed yet).
+  void setInputs(const std::vector<DynamicInput> &inputs, const std::vector<std::vector<int64_t>> &fixed);
+  const std::vector<DynamicInput> &inputs() const { return inputs_; }
+  /// The edit of dynamic dimension `dim` of input `input` (nullptr if none).
+  QLineEdit *edit(int input, int dim) const;
+  /// The message line (errors in red).
+  QLabel *messageLabel() const { return message_; }
+
+signals:
+  /// A valid size was typed: `input` (name) gets `shape`.
+  void shapeEdited(const QString &input, const std::vector<int64_t> &shape);
+  /// A size was refused (`message` says why).
+  void rejected(const QString &message);
+
+private:
+  void commit(int input);
+
+  QGridLayout *grid_;
+  QLabel *message_;
+  std::vector<DynamicInput> inputs_;
+  std::vector<std::vector<int64_t>> fixed_;
+  std::vector<std::vector<QLineEdit *>> edits_;
+  std::vector<QWidget *> rowWidgets_;
+};
+
+} // namespace kiln::views
+
+#endif

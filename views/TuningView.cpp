@@ -1,0 +1,103 @@
+//===- TuningView.cpp - The Tune panel ------------------------------------===//
+#include "TuningView.h"
+
+#include "kiln/Compiler.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace kiln::views {
+
+TuningView::TuningView(QWidget *parent) : QWidget(parent) {
+  auto *v = new QVBoxLayout(this);
+  auto *bar = new QHBoxLayout;
+  target_ = new QComboBox(this);
+  for (const std::string &t : kiln::knownTargets())
+    target_->addItem(QString::fromStdString(t));
+  target_->setToolTip(tr("Device target (--target=)"));
+  profile_ = new QComboBox(this);
+  profile_->addItems({QStringLiteral("default"), QStringLiteral("stripped")});
+  profile_->setToolTip(tr("Build profile: stripped drops the symbol table and the reflection section"));
+  format_ = new QComboBox(this);
+  format_->addItems({QStringLiteral("kiln"), QStringLiteral("c-module")});
+  format_->setToolTip(tr("Output format for export: .kiln artifact or static C module"));
+  fusion_ = new QCheckBox(tr("Fusion"), this);
+  fusion_->setToolTip(tr("Fuse elementwise consumers and padding into their root's dispatch (--fusion)"));
+  build_ = new QPushButton(tr("Build"), this);
+  build_->setToolTip(tr("Generate code for these settings now (it also starts by itself shortly after a change)"));
+  bar->addWidget(new QLabel(tr("Target"), this));
+  bar->addWidget(target_);
+  bar->addWidget(new QLabel(tr("Profile"), this));
+  bar->addWidget(profile_);
+  bar->addWidget(new QLabel(tr("Format"), this));
+  bar->addWidget(format_);
+  bar->addWidget(fusion_);
+  bar->addStretch(1);
+  bar->addWidget(build_);
+  v->addLayout(bar);
+
+  shapes_ = new ShapesPanel(this);
+  shapes_->hide();
+  v->addWidget(shapes_);
+
+  model_ = new TuningModel(this);
+  table_ = new QTableView(this);
+  table_->setModel(model_);
+  table_->setAccessibleName(tr("Tuning"));
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->hide();
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::SingleSelection);
+  table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
+                          QAbstractItemView::AnyKeyPressed);
+  v->addWidget(table_, 1);
+
+  message_ = new QLabel(this);
+  message_->setWordWrap(true);
+  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(message_);
+
+  connect(model_, &TuningModel::rejected, this, [this](qint64, const QString &m) { showMessage(m, true); });
+  connect(shapes_, &ShapesPanel::rejected, this, [this](const QString &m) { showMessage(m, true); });
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] { table_->resizeColumnsToContents(); });
+  connect(target_, &QComboBox::currentTextChanged, this, [this](const QString &t) {
+    if (!updating_)
+      emit targetChosen(t);
+  });
+  connect(profile_, &QComboBox::currentTextChanged, this, [this](const QString &t) {
+    if (!updating_)
+      emit profileChosen(t);
+  });
+  connect(format_, &QComboBox::currentTextChanged, this, [this](const QString &t) {
+    if (!updating_)
+      emit formatChosen(t);
+  });
+  connect(fusion_, &QCheckBox::toggled, this, [this](bool on) {
+    if (!updating_)
+      emit fusionChosen(on);
+  });
+  connect(build_, &QPushButton::clicked, this, &TuningView::buildRequested);
+}
+
+void TuningView::setSettings(const QString &target, const QString &profile, const QString &format, bool fusion) {
+  updating_ = true;
+  target_->setCurrentText(target);
+  profile_->setCurrentText(profile);
+  format_->setCurrentText(format);
+  fusion_->setChecked(fusion);
+  updating_ = false;
+}
+
+void TuningView::showMessage(const QString &text, bool error) {
+  message_->setStyleSheet(error ? QStringLiteral("color: #b00000") : QString());
+  message_->setText(text);
+}
+
+} // namespace kiln::views
