@@ -8,10 +8,32 @@
 #include <QMenu>
 #include <QRegularExpression>
 #include <QStyle>
+#include <QStyledItemDelegate>
 
 namespace kiln::views {
 
 enum { kOpRole = Qt::UserRole + 1, kFixRole, kSeverityRole };
+
+namespace {
+/// Sizes message cells to their wrapped text at the column's width, so long
+/// compiler messages (the supported-operator list) are read in full.
+class WrapDelegate : public QStyledItemDelegate {
+public:
+  WrapDelegate(QTreeWidget *tree) : QStyledItemDelegate(tree), tree_(tree) {}
+  QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override {
+    QSize base = QStyledItemDelegate::sizeHint(option, index);
+    if (index.column() != 2)
+      return base;
+    int width = std::max(50, tree_->header()->sectionSize(2) - 12);
+    QRect r = option.fontMetrics.boundingRect(QRect(0, 0, width, 100000), Qt::TextWordWrap,
+                                              index.data(Qt::DisplayRole).toString());
+    return QSize(base.width(), std::max(base.height(), r.height() + 6));
+  }
+
+private:
+  QTreeWidget *tree_;
+};
+} // namespace
 
 DiagnosticsView::DiagnosticsView(QWidget *parent) : QTreeWidget(parent) {
   setColumnCount(3);
@@ -24,6 +46,13 @@ DiagnosticsView::DiagnosticsView(QWidget *parent) : QTreeWidget(parent) {
   header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
   header()->setStretchLastSection(true);
   setAccessibleName(tr("Diagnostics"));
+  setItemDelegate(new WrapDelegate(this));
+  setTextElideMode(Qt::ElideNone);
+  // Re-wrap when the message column changes width.
+  connect(header(), &QHeaderView::sectionResized, this, [this](int section) {
+    if (section == 2)
+      scheduleDelayedItemsLayout();
+  });
   connect(this, &QTreeWidget::itemActivated, this, [this](QTreeWidgetItem *item) { activate(item); });
 }
 
