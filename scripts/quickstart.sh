@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command from a clean checkout: install dependencies, build, fetch the
 # real models, compile BlazeFace to a .kiln artifact and run it on the seeded
-# input.
+# input, then export it as a Cortex-M4F C module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -15,3 +15,7 @@ $kiln run build/blazeface.kiln \
   --output=@build/regressors.npy --output=@build/classificators.npy \
   --benchmark=20
 echo "outputs written to build/regressors.npy and build/classificators.npy"
+# The same model as a static C module for a Cortex-M4F, with its manifest and
+# flash/RAM report.
+$kiln export "$cache/blazeface.tflite" --target=thumbv7em-none-eabihf --profile=stripped \
+  --output-format=c-module -o build/blazeface-cortex-m4
