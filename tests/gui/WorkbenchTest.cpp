@@ -441,6 +441,23 @@ private slots:
     QVERIFY2(worstGap < 1000, qPrintable(QString::number(worstGap)));
   }
 
+  void closeWhileCompiling() {
+    // Closing the window mid-compile cancels the worker and waits for it
+    // at the next phase boundary: no crash, no result delivered to a dead
+    // window.
+    auto other = std::make_unique<MainWindow>();
+    other->show();
+    other->openFile(modelPath("blazeface"));
+    QTRY_VERIFY_WITH_TIMEOUT(other->phaseProgress()->currentPhase() >= 1, 60000);
+    QElapsedTimer t;
+    t.start();
+    other->close();
+    other.reset();
+    qInfo("window destroyed %lld ms after close during a compile", t.elapsed());
+    QVERIFY(t.elapsed() < 30000);
+    QTest::qWait(100); // queued phase reports of the dead job are dropped
+  }
+
   void badFilesKeepWhatWasOpen_data() {
     QTest::addColumn<QString>("path");
     for (const QString &b : badModels())
