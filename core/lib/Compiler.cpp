@@ -447,10 +447,12 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
   }
-  auto tm = createTargetMachine(options.target, options.optLevel);
+  const bool cModule = options.format == OutputFormat::CModule;
+  // C modules record each kernel's frame size: firmware must budget stack.
+  auto tm = createTargetMachine(options.target, options.optLevel,
+                                /*stackSizes=*/cModule && result && !planOnly);
   if (!tm)
     return tm.takeError();
-  const bool cModule = options.format == OutputFormat::CModule;
   const std::string moduleName =
       options.moduleName.empty() ? moduleNameFromPath(path) : options.moduleName;
   if (result && !planOnly) {
@@ -565,6 +567,8 @@ static llvm::Error compileImpl(const std::string &path,
     code = std::move(*sharedObject);
   }
   result->codeBytes = loadableBytes(code);
+  if (cModule)
+    result->stackBytes = largestStackFrame(code);
 
   if (llvm::Error err = phase(CompilePhase::Artifact))
     return err;

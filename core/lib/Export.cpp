@@ -150,7 +150,8 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   fp.flashBytes = fp.codeBytes + fp.constantBytes + fp.metadataBytes;
   fp.arenaBytes = compiled->arenaBytes;
   fp.ioBytes = compiled->inputBytes + compiled->outputBytes;
-  fp.ramBytes = fp.arenaBytes + fp.ioBytes;
+  fp.stackBytes = compiled->stackBytes;
+  fp.ramBytes = fp.arenaBytes + fp.ioBytes + std::max<int64_t>(fp.stackBytes, 0);
 
   // ---- manifest.json
   llvm::json::Object manifest;
@@ -216,7 +217,9 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
       {"flash_bytes", fp.flashBytes},     {"code_bytes", fp.codeBytes},
       {"constants_bytes", fp.constantBytes}, {"metadata_bytes", fp.metadataBytes},
       {"ram_bytes", fp.ramBytes},         {"arena_bytes", fp.arenaBytes},
-      {"io_bytes", fp.ioBytes},           {"lower_bound_bytes", plan.memory.lowerBoundBytes}};
+      {"io_bytes", fp.ioBytes},           {"lower_bound_bytes", plan.memory.lowerBoundBytes},
+      {"stack_bytes", fp.stackBytes >= 0 ? llvm::json::Value(fp.stackBytes)
+                                         : llvm::json::Value(nullptr)}};
   int64_t dispatchCommands = 0;
   for (const Command &c : plan.schedule.commands)
     dispatchCommands += c.kind == CommandKind::Dispatch;
@@ -273,12 +276,16 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
        << "| **RAM** | " << fp.ramBytes << " | " << kib(fp.ramBytes) << " |\n"
        << "| activations (arena) | " << fp.arenaBytes << " | lower bound "
        << plan.memory.lowerBoundBytes << " |\n"
-       << "| inputs + outputs | " << fp.ioBytes << " | |\n\n"
+       << "| inputs + outputs | " << fp.ioBytes << " | |\n";
+    if (fp.stackBytes >= 0)
+      os << "| stack (largest kernel frame) | " << fp.stackBytes
+         << " | from the kernels' .stack_sizes |\n";
+    os << "\n"
        << (request.format == OutputFormat::Artifact
                ? "Not counted: Kiln's runtime (about 11 KB of .text for local-sync on "
                  "x86-64 at -Os) and its state, the kernels' stack frames.\n\n"
                : "Not counted: " + name + ".c once compiled, libm and memcpy/memset "
-                 "from your C library, the kernels' stack frames.\n\n");
+                 "from your C library and their stack frames.\n\n");
     if (sections) {
       os << "## Sections of " << name << ".kiln\n\n| section | bytes |\n|---|---:|\n";
       for (const auto &[section, bytes] : sections->sections)

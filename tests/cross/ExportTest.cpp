@@ -100,7 +100,8 @@ llvm::json::Object exportTwice(const std::string &name, const std::string &flags
   if (memory) {
     int64_t io = totalBytes(realModelInputs(name)) + totalBytes(realModelReference(name));
     EXPECT_EQ(*memory->getInteger("io_bytes"), io);
-    EXPECT_EQ(*memory->getInteger("ram_bytes"), *memory->getInteger("arena_bytes") + io);
+    int64_t stack = memory->getInteger("stack_bytes").value_or(0);
+    EXPECT_EQ(*memory->getInteger("ram_bytes"), *memory->getInteger("arena_bytes") + io + stack);
     EXPECT_EQ(*memory->getInteger("flash_bytes"), *memory->getInteger("code_bytes") +
                                                       *memory->getInteger("constants_bytes") +
                                                       *memory->getInteger("metadata_bytes"));
@@ -154,6 +155,7 @@ TEST(Export, ArtifactBundleIsReproducibleAndAddsUp) {
     sum += *bytes.getAsInteger();
   EXPECT_EQ(sum, *sections->getInteger("file_bytes"));
   EXPECT_EQ(*sections->getObject("sections")->getInteger("reflection"), 0);
+  EXPECT_EQ(memory->get("stack_bytes")->kind(), llvm::json::Value::Null);
   EXPECT_EQ(manifest.getArray("dispatches")->size(),
             static_cast<size_t>(*manifest.getObject("schedule")->getInteger("dispatch_commands")));
 }
@@ -163,6 +165,13 @@ TEST(Export, CortexMCModuleBundleIsReproducible) {
   llvm::json::Object manifest = exportTwice(
       "alexa", "--target=thumbv7em-none-eabihf --profile=stripped --output-format=c-module");
   EXPECT_EQ(manifest.getString("output_format")->str(), "c-module");
+  // The kernels' largest frame is recorded (a C module must budget stack);
+  // the wake-word head's kernels keep their tiles in registers and small
+  // spill slots, far below 64 KiB.
+  auto stack = manifest.getObject("memory")->getInteger("stack_bytes");
+  ASSERT_TRUE(stack.has_value());
+  EXPECT_GT(*stack, 0);
+  EXPECT_LT(*stack, 65536);
   EXPECT_EQ(manifest.getObject("target")->getString("cpu")->str(), "cortex-m4");
   // The wake-word head's weights: FC 1536x128 + bias 128, FC 128x128 + bias
   // 128, FC 128x1 (its one-element bias is folded into the kernel as an

@@ -196,6 +196,9 @@ struct CompileResult {
   int64_t codeBytes = 0;
   int64_t constantBytes = 0;
   int64_t arenaBytes = 0;
+  /// Largest stack frame of the kernels (C module only: from LLVM's
+  /// .stack_sizes section), bytes; -1 when not recorded.
+  int64_t stackBytes = -1;
   /// Bytes of all inputs and of all outputs.
   int64_t inputBytes = 0;
   int64_t outputBytes = 0;

@@ -13,7 +13,8 @@
 //
 // Flash and RAM are counted as STM32Cube.AI and Vela report them: flash =
 // code + weights (+ the .kiln metadata for an artifact), RAM = activations
-// (the arena) + the model's input and output buffers.
+// (the arena) + the model's input and output buffers (+ for a C module, the
+// largest kernel stack frame, which LLVM records in .stack_sizes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_EXPORT_H
@@ -63,7 +64,10 @@ struct ExportFootprint {
   int64_t arenaBytes = 0;
   /// Input and output buffers.
   int64_t ioBytes = 0;
-  /// arena + I/O.
+  /// Largest stack frame of the kernels (C modules, from LLVM's
+  /// .stack_sizes); -1 when not recorded (.kiln artifacts).
+  int64_t stackBytes = -1;
+  /// arena + I/O (+ the kernels' stack when recorded).
   int64_t ramBytes = 0;
 };
 

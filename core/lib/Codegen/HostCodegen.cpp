@@ -77,7 +77,7 @@ static bool featureIsKnown(const llvm::Target &target, const std::string &triple
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const TargetOptions &options, unsigned optLevel) {
+createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackSizes) {
   initializeTargetsOnce();
   std::string triple = options.triple.empty()
                            ? llvm::sys::getDefaultTargetTriple()
@@ -136,6 +136,7 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel) {
   }
   llvm::TargetOptions targetOptions;
   targetOptions.MCOptions.ABIName = options.abi;
+  targetOptions.EmitStackSizeSection = stackSizes;
   // Bare-metal code is linked statically into the user's firmware; hosted
   // targets need PIC for the shared object (and for PIE programs linking a
   // C module).
@@ -326,6 +327,46 @@ linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols) {
   const auto *begin =
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
   return std::vector<uint8_t>(begin, begin + (*buffer)->getBufferSize());
+}
+
+int64_t largestStackFrame(llvm::ArrayRef<uint8_t> elf) {
+  auto object = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(reinterpret_cast<const char *>(elf.data()), elf.size()), "kernels"));
+  if (!object) {
+    llvm::consumeError(object.takeError());
+    return -1;
+  }
+  const unsigned addressBytes = (*object)->getBytesInAddress();
+  int64_t largest = -1;
+  for (const llvm::object::SectionRef &section : (*object)->sections()) {
+    auto name = section.getName();
+    if (!name || *name != ".stack_sizes") {
+      if (!name)
+        llvm::consumeError(name.takeError());
+      continue;
+    }
+    auto contents = section.getContents();
+    if (!contents) {
+      llvm::consumeError(contents.takeError());
+      continue;
+    }
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(contents->data());
+    const uint8_t *end = p + contents->size();
+    while (end - p > static_cast<ptrdiff_t>(addressBytes)) {
+      p += addressBytes; // function address (relocated at link time)
+      uint64_t size = 0;
+      unsigned shift = 0;
+      while (p < end) {
+        uint8_t byte = *p++;
+        size |= uint64_t(byte & 0x7f) << shift;
+        shift += 7;
+        if (!(byte & 0x80))
+          break;
+      }
+      largest = std::max<int64_t>(largest, static_cast<int64_t>(size));
+    }
+  }
+  return largest;
 }
 
 int64_t loadableBytes(llvm::ArrayRef<uint8_t> elf) {

@@ -34,8 +34,10 @@ namespace kiln {
 
 /// Creates a TargetMachine for `options` (host triple when empty; PIC
 /// relocation model on hosted targets, static on bare metal). Errors name the unknown triple or CPU.
+/// With `stackSizes`, objects get LLVM's .stack_sizes section (each
+/// function's frame bytes; see largestStackFrame()).
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
-createTargetMachine(const TargetOptions &options, unsigned optLevel);
+createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackSizes = false);
 
 /// A dispatch function to export: the kernel `name` takes `numBindings`
 /// pointers then the workgroup id (x, y, z) as three i64.
@@ -75,6 +77,12 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
 /// drops the symbol table (the exported entry points stay in .dynsym).
 llvm::Expected<std::vector<uint8_t>>
 linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols = false);
+
+/// The largest function frame recorded in the .stack_sizes section of the
+/// ELF object `elf` (LLVM's format: per function, an address of the ELF
+/// class's width then the frame size as ULEB128), bytes; -1 if there is no
+/// such section.
+int64_t largestStackFrame(llvm::ArrayRef<uint8_t> elf);
 
 /// Bytes of the ELF sections of `elf` (object or shared object) that take
 /// space in the loaded image (SHF_ALLOC and not SHT_NOBITS): code, read-only
