@@ -52,7 +52,8 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
   table_->setAccessibleName(tr("Tuning"));
   table_->setAlternatingRowColors(true);
   table_->verticalHeader()->hide();
-  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setStretchLastSection(false);
+  table_->horizontalHeader()->setSectionResizeMode(TuningModel::Ops, QHeaderView::Stretch);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |

@@ -187,7 +187,15 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
     run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
                       doc ? QFileInfo(doc->path).fileName() : QString());
   });
-  connect(window, &MainWindow::compileFinished, this, [this](bool) {
+  connect(window, &MainWindow::compileFinished, this, [this](bool ok) {
+    DynamicInput in;
+    if (!ok && !modelPath_.isEmpty() && parseDynamicInputMessage(window_->diagnostics()->lastMessage(), in)) {
+      bool known = false;
+      for (const DynamicInput &d : dynamic_)
+        known |= d.index == in.index;
+      if (!known)
+        discoverInputs();
+    }
     auto doc = window_->document();
     run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
                       doc ? QFileInfo(doc->path).fileName() : QString());
@@ -299,7 +307,10 @@ void ProjectController::switchModel(const QString &path) {
   showSettings();
   tuning_->showMessage(tr("Settings are saved in %1 after every change.").arg(QFileInfo(projectPath_).fileName()),
                        false);
-  discoverInputs();
+  // Fixed shapes name dynamic inputs: list them (a model that fails on a
+  // dynamic dimension starts the same search when its build fails).
+  if (!project_.fixedShapes.empty())
+    discoverInputs();
   emit projectChanged();
 }
 

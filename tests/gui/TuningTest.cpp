@@ -325,6 +325,24 @@ private slots:
     QVERIFY(w->timelineView()->workgroupItemCount() > 0); // measured times in the timeline
     qInfo("BlazeFace with tiles %s on dispatch %lld: median %.3f ms", qPrintable(sizesText(sizes)),
           (long long)d0.id, run->result().medianMs);
+    // With the reference .npy input: the outputs checked above, bit for bit
+    // (local-task and local-sync agree exactly).
+    run->setInputFiles({refDir + "/input_0.npy"});
+    measuredRun.clear();
+    QVERIFY(run->run());
+    QVERIFY(waitSignal(measuredRun));
+    QVERIFY2(measuredRun.last().at(0).toBool(), qPrintable(run->messageLabel()->text()));
+    QCOMPARE(run->result().outputs.size(), ran->outputValues.size());
+    for (size_t k = 0; k < ran->outputValues.size(); ++k)
+      QVERIFY(run->result().outputs[k].data == ran->outputValues[k].data);
+    // A missing input file is reported on the panel; nothing runs.
+    run->setInputFiles({tmp.filePath("missing.npy")});
+    measuredRun.clear();
+    QVERIFY(run->run());
+    QVERIFY(waitSignal(measuredRun));
+    QVERIFY(!measuredRun.last().at(0).toBool());
+    QVERIFY(run->messageLabel()->text().contains("missing.npy"));
+    run->setInputFiles({});
 
     // Undo and redo (Edit menu actions, Ctrl+Z / Ctrl+Shift+Z).
     QCOMPARE(ctl()->undoAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_Z));
@@ -634,6 +652,8 @@ private slots:
       QSKIP("set KILN_SCREENSHOT_DIR to write the Tune, Compare and Export screenshots");
     QDir().mkpath(dir);
     QString model = tmp.filePath("blazeface.tflite");
+    if (!QFile::exists(model))
+      model = copyModel(modelPath("blazeface"), "blazeface.tflite");
     QVERIFY(open(*w, model));
     auto plan = w->document()->plan;
     // One override and one refused edit, so the shot shows both.
@@ -649,6 +669,7 @@ private slots:
     QVERIFY(waitSignal(replanned));
     QVERIFY(waitBuilt(*w));
     typeTiles(row + 1, "4,abc");
+    ctl()->tuningView()->table()->selectionModel()->clear();
     auto shoot = [&](QWidget *view, const QString &name, QSize size) {
       QDockWidget *dock = w->dockOf(view);
       dock->setFloating(true);
@@ -671,7 +692,7 @@ private slots:
     QSignalSpy footprint(dialog, &ExportDialog::footprintReady);
     dialog->computeFootprint();
     QVERIFY(waitSignal(footprint));
-    dialog->adjustSize();
+    dialog->resize(900, dialog->sizeHint().height());
     QApplication::processEvents();
     QVERIFY(dialog->grab().save(dir + "/export.png"));
     dialog->close();
