@@ -188,6 +188,13 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
                       doc ? QFileInfo(doc->path).fileName() : QString());
   });
   connect(window, &MainWindow::compileFinished, this, [this](bool ok) {
+    auto shown = window_->document();
+    if (ok && shown && shown->path == modelPath_ && !shown->artifact.empty() && !isBuildPending() &&
+        !isReplanning())
+      tuning_->showMessage(tr("Built in %1 ms: artifact %2 bytes, %3 dispatches, arena %4.")
+                               .arg(shown->compileMs, 0, 'f', 0).arg(shown->artifact.size())
+                               .arg(shown->plan->dispatches.size()).arg(formatBytes(shown->plan->memory.arenaBytes)),
+                           false);
     DynamicInput in;
     if (!ok && !modelPath_.isEmpty() && parseDynamicInputMessage(window_->diagnostics()->lastMessage(), in)) {
       bool known = false;
@@ -342,7 +349,13 @@ void ProjectController::applyProject(const kiln::Project &project) {
   showSettings();
   emit projectChanged();
   replan();
-  buildTimer_.start();
+  // A build of older settings would land after this plan: restart it now
+  // (MainWindow drops the old job's result); otherwise wait for more
+  // changes a moment.
+  if (window_->isCompiling())
+    buildNow();
+  else
+    buildTimer_.start();
 }
 
 void ProjectController::autosave() {

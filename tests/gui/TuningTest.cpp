@@ -316,6 +316,11 @@ private slots:
       qInfo("validate %s: max |error| %.3g, RMSE %.3g, cosine %.7f", m.name.c_str(), m.maxAbsError, m.rmse, m.cosine);
     }
     QCOMPARE(run->metricsTable()->rowCount(), int(run->result().metrics.size()));
+    validated.clear();
+    QVERIFY(run->validate(tmp.filePath("no-such-folder")));
+    QVERIFY(waitSignal(validated));
+    QVERIFY(!validated.last().at(0).toBool());
+    QVERIFY(run->messageLabel()->text().contains("no-such-folder"));
     QSignalSpy measuredRun(run, &RunPanel::runFinished);
     QVERIFY(run->run());
     QVERIFY(waitSignal(measuredRun));
@@ -343,6 +348,35 @@ private slots:
     QVERIFY(!measuredRun.last().at(0).toBool());
     QVERIFY(run->messageLabel()->text().contains("missing.npy"));
     run->setInputFiles({});
+
+    // Two changes in a row: the last one's plan is shown (latest wins).
+    std::vector<int64_t> other = sizes;
+    for (int64_t s : {int64_t(1), int64_t(2), int64_t(4)}) {
+      std::vector<int64_t> c = d0.tileSizes;
+      for (size_t i = 0; i < c.size(); ++i)
+        if (d0.loopKinds[i] == "parallel" && d0.loopRanges[i] >= 4 && c[i] != s) {
+          c[i] = s;
+          break;
+        }
+      if (c != sizes && c != d0.tileSizes && kiln::explainTileSizes(d0, c).empty()) {
+        other = c;
+        break;
+      }
+    }
+    QVERIFY(other != sizes);
+    QModelIndex cell = tm->index(row, TuningModel::Tiles);
+    QVERIFY(tm->setData(cell, sizesText(d0.tileSizes), Qt::EditRole));
+    QVERIFY(tm->setData(cell, sizesText(other), Qt::EditRole));
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isReplanning(); }, 120000));
+    QApplication::processEvents();
+    QCOMPARE(w->document()->plan->dispatches[row].tileSizes, other);
+    QCOMPARE(ctl()->project().tiles.at(d0.id), other);
+    ctl()->undoAction()->trigger();
+    ctl()->undoAction()->trigger();
+    QCOMPARE(ctl()->project().tiles.at(d0.id), sizes);
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isReplanning(); }, 120000));
+    QApplication::processEvents();
+    QCOMPARE(w->document()->plan->dispatches[row].tileSizes, sizes);
 
     // Undo and redo (Edit menu actions, Ctrl+Z / Ctrl+Shift+Z).
     QCOMPARE(ctl()->undoAction()->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_Z));
@@ -410,14 +444,25 @@ private slots:
             QByteArray(reinterpret_cast<const char *>(w->document()->artifact.data()),
                        qsizetype(w->document()->artifact.size())));
 
-    // Undo: the batch is dynamic again (the re-plan says so).
+    // Undo with Ctrl+Z: the batch is dynamic again (the re-plan says so).
     replanned.clear();
-    ctl()->undoAction()->trigger();
+    w->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(w.get()));
+    w->setFocus();
+    QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier);
     QVERIFY(waitSignal(replanned));
     QVERIFY(!replanned.last().at(0).toBool());
     QVERIFY(ctl()->project().fixedShapes.empty());
     QVERIFY(ctl()->tuningView()->messageLabel()->text().contains("dynamic"));
     QVERIFY(shapes->edit(0, 0)->text().isEmpty());
+    // Ctrl+Shift+Z redoes it.
+    replanned.clear();
+    QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
+    QCOMPARE(ctl()->project().fixedShapes.at("input"), (std::vector<int64_t>{3, 8}));
+    QCOMPARE(shapes->edit(0, 0)->text(), QStringLiteral("3"));
+    QVERIFY(waitBuilt(*w));
   }
 
   void compareDefaultAndStripped() {
@@ -697,6 +742,19 @@ private slots:
     QVERIFY(dialog->grab().save(dir + "/export.png"));
     dialog->close();
     ctl()->undoAction()->trigger();
+
+    // The embedding model's dynamic batch, fixed to 2 in the shapes panel.
+    QString embedding = copyModel(modelPath("embedding"), "embedding.tflite");
+    w->openFile(embedding);
+    QVERIFY(!waitForCompile(*w));
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QVERIFY(!ctl()->dynamicInputs().empty());
+    QLineEdit *batch = ctl()->tuningView()->shapes()->edit(0, 0);
+    batch->setText("2");
+    QTest::keyClick(batch, Qt::Key_Return);
+    QVERIFY(waitBuilt(*w));
+    QCOMPARE(w->document()->path, embedding);
+    shoot(ctl()->tuningView(), "tuning-dynamic", QSize(1100, 420));
   }
 };
 
