@@ -600,9 +600,37 @@ private slots:
       }
     }
     dialog->close();
+
+    // A stripped C module for the Cortex-M4F: the same files as the CLI's.
+    dialog = ctl()->openExportDialog();
+    QCOMPARE(dialog->targetBox()->currentText(), QStringLiteral("aarch64-linux-gnu")); // from the project
+    dialog->targetBox()->setCurrentText("thumbv7em-none-eabihf");
+    dialog->formatBox()->setCurrentIndex(1);
+    dialog->profileBox()->setCurrentText("stripped");
+    QString cDir = tmp.filePath("gui-export-c");
+    dialog->folderEdit()->setText(cDir);
+    QSignalSpy exportedC(dialog, &ExportDialog::exported);
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exportedC));
+    QVERIFY2(exportedC.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    QCOMPARE(ctl()->project().format, kiln::OutputFormat::CModule);
+    QString cliC = tmp.filePath("cli-export-c");
+    cli.start(KILN_BINARY_PATH, {"export", model, "--target=thumbv7em-none-eabihf", "--profile=stripped",
+                                 "--output-format=c-module", "-o", cliC});
+    QVERIFY(cli.waitForFinished(300000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    auto guiC = folderFiles(cDir), cliFiles = folderFiles(cliC);
+    QVERIFY(guiC.count("alexa.h") && guiC.count("alexa.c") && guiC.count("alexa_kernels.o"));
+    QCOMPARE(guiC.size(), cliFiles.size());
+    for (const auto &[name, bytes] : guiC)
+      QVERIFY2(cliFiles[name] == bytes, qPrintable(name + " differs from kiln export's"));
+    dialog->close();
+
     // Back to the host for what follows.
     ctl()->undoAction()->trigger();
+    ctl()->undoAction()->trigger();
     QCOMPARE(ctl()->project().target, std::string("host"));
+    QCOMPARE(ctl()->project().format, kiln::OutputFormat::Artifact);
     QVERIFY(waitBuilt(*w));
   }
 
@@ -658,6 +686,32 @@ private slots:
       QCOMPARE(third.projectController()->tuningView()->targetBox()->currentText(),
                QStringLiteral("riscv64-linux-gnu"));
     }
+  }
+
+  void fixedShapeSurvivesReopening() {
+    QString model = copyModel(badModelPath("dynamic_batch"), "persist_dynamic.tflite");
+    {
+      MainWindow first;
+      first.show();
+      first.openFile(model);
+      QVERIFY(!waitForCompile(first));
+      ProjectController *c = first.projectController();
+      QVERIFY(QTest::qWaitFor([&] { return !c->isDiscovering(); }, 60000));
+      QLineEdit *batch = c->tuningView()->shapes()->edit(0, 0);
+      QVERIFY(batch);
+      batch->setText("5");
+      QTest::keyClick(batch, Qt::Key_Return);
+      QCOMPARE(c->project().fixedShapes.at("input"), (std::vector<int64_t>{5, 8}));
+      first.close();
+    }
+    MainWindow again;
+    again.show();
+    QVERIFY2(open(again, model), qPrintable(again.diagnostics()->lastMessage())); // compiles at once
+    QCOMPARE(again.projectController()->project().fixedShapes.at("input"), (std::vector<int64_t>{5, 8}));
+    QCOMPARE(again.projectController()->tuningView()->shapes()->edit(0, 0)->text(), QStringLiteral("5"));
+    auto desc = kiln::describeArtifact(again.document()->artifact);
+    QVERIFY(bool(desc));
+    QCOMPARE(desc->inputs[0].shape, (std::vector<int64_t>{5, 8}));
   }
 
   void unreadableProjectIsSetAside() {
