@@ -105,6 +105,12 @@ void writeCModule(const std::string &name, const std::string &target, const std:
   EXPECT_EQ(built->files[3].name, name + "_kernels.o");
   for (const kiln::GeneratedFile &f : built->files)
     writeBytes(dir + "/" + f.name, f.bytes);
+  // Each workgroup's temporaries stay near the 64 KiB tile budget: one
+  // output-sized intermediate plus one padded input window, each at most
+  // 64 KiB, plus spill slots. (MLIR 16's alloca lowering once made every
+  // stack buffer 4x too large: BlazeFace needed 904000 bytes.)
+  EXPECT_GT(built->stackBytes, 0);
+  EXPECT_LE(built->stackBytes, 2 * 65536 + 4096) << name << " on " << target;
 }
 
 class CrossTarget : public ::testing::TestWithParam<std::string> {

@@ -176,6 +176,26 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
       mlir::translateModuleToLLVMIR(module, context, "kiln");
   if (!llvmModule)
     return makeError("internal error: translation to LLVM IR failed");
+  // MLIR 16's memref.alloca lowering passes the buffer's size in bytes as
+  // the element count of an `alloca <element type>`, so every stack buffer
+  // is sizeof(element) times too large (a 512x32xf32 tile became
+  // `alloca [65536 x float]`, 256 KiB for 64 KiB). Every alloca in the
+  // translated module comes from that lowering: make each one allocate its
+  // byte count as bytes.
+  for (llvm::Function &fn : *llvmModule) {
+    llvm::SmallVector<llvm::AllocaInst *> allocas;
+    for (llvm::Instruction &inst : llvm::instructions(fn))
+      if (auto *alloca = llvm::dyn_cast<llvm::AllocaInst>(&inst))
+        if (alloca->isArrayAllocation() && !alloca->getAllocatedType()->isIntegerTy(8))
+          allocas.push_back(alloca);
+    for (llvm::AllocaInst *alloca : allocas) {
+      auto *bytes = new llvm::AllocaInst(llvm::Type::getInt8Ty(context),
+                                         alloca->getAddressSpace(), alloca->getArraySize(),
+                                         alloca->getAlign(), alloca->getName(), alloca);
+      alloca->replaceAllUsesWith(bytes);
+      alloca->eraseFromParent();
+    }
+  }
   llvm::Type *ptrTy = llvm::PointerType::getUnqual(context);
   llvm::Type *i32Ty = llvm::Type::getInt32Ty(context);
   llvm::Type *i64Ty = llvm::Type::getInt64Ty(context);

@@ -37,6 +37,27 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
   AffineMap map = op.getIndexingMapMatchingResult(op->getResult(0));
   int64_t elementBytes =
       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  // A fused tensor.pad becomes a temporary (on the kernel's stack) holding
+  // the padded input window of the tile. Shrink the budget by how much
+  // larger the padded input is than the output, so that temporary stays
+  // within the budget too (a stride-2 depthwise convolution's padded input
+  // is about 4x its output).
+  if (type.hasStaticShape()) {
+    int64_t outputBytes = type.getNumElements() * elementBytes;
+    int64_t largestPad = 0;
+    if (auto fn = op->getParentOfType<func::FuncOp>())
+      fn.walk([&](tensor::PadOp pad) {
+        RankedTensorType padType = pad.getResultType();
+        if (padType.hasStaticShape())
+          largestPad = std::max<int64_t>(
+              largestPad, padType.getNumElements() *
+                              std::max<int64_t>(1, padType.getElementTypeBitWidth() / 8));
+      });
+    if (largestPad > outputBytes && outputBytes > 0)
+      budget = std::max<int64_t>(
+          elementBytes, static_cast<int64_t>(double(budget) * double(outputBytes) /
+                                             double(largestPad)));
+  }
   int64_t inner = elementBytes;
   int64_t rank = type.getRank();
   for (int64_t d = rank - 1; d >= 0; --d) {
