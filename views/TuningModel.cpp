@@ -41,7 +41,7 @@ int TuningModel::rowOfDispatch(int64_t id) const {
 
 bool TuningModel::parseSizes(const QString &text, std::vector<int64_t> &sizes, QString &error) {
   sizes.clear();
-  const QStringList parts = text.trimmed().split(QRegularExpression(QStringLiteral("[,\\sx\\[\\]]+")), Qt::SkipEmptyParts);
+  const QStringList parts = text.trimmed().split(QRegularExpression(QStringLiteral("[,\\s\\[\\]]+")), Qt::SkipEmptyParts);
   for (const QString &p : parts) {
     bool ok = false;
     qlonglong v = p.toLongLong(&ok);

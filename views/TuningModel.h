@@ -39,7 +39,7 @@ public:
   int64_t dispatchAt(int row) const;
   int rowOfDispatch(int64_t id) const;
 
-  /// Parses "8,0,0" (commas, spaces or 'x' between whole numbers). Returns
+  /// Parses "8,0,0" (commas or spaces between whole numbers). Returns
   /// false with `error` set for anything else.
   static bool parseSizes(const QString &text, std::vector<int64_t> &sizes, QString &error);
   /// Why `text` is not a valid tile list for dispatch `d` ("" if valid).
