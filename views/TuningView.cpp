@@ -38,7 +38,10 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
   bar->addWidget(new QLabel(tr("Format"), this));
   bar->addWidget(format_);
   bar->addWidget(fusion_);
+  reset_ = new QPushButton(tr("Reset Tuning"), this);
+  reset_->setToolTip(tr("Back to the compiler's tile sizes and fusion for every dispatch (undoable)"));
   bar->addStretch(1);
+  bar->addWidget(reset_);
   bar->addWidget(build_);
   v->addLayout(bar);
 
@@ -85,6 +88,7 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
       emit fusionChosen(on);
   });
   connect(build_, &QPushButton::clicked, this, &TuningView::buildRequested);
+  connect(reset_, &QPushButton::clicked, this, &TuningView::resetRequested);
 }
 
 void TuningView::setSettings(const QString &target, const QString &profile, const QString &format, bool fusion) {

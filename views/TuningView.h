@@ -38,6 +38,7 @@ public:
   QComboBox *formatBox() const { return format_; }
   QCheckBox *fusionBox() const { return fusion_; }
   QPushButton *buildButton() const { return build_; }
+  QPushButton *resetButton() const { return reset_; }
   /// The message line: refusals in red, re-plan status otherwise.
   QLabel *messageLabel() const { return message_; }
   /// Shows `text` on the message line (`error`: red).
@@ -49,6 +50,8 @@ signals:
   void formatChosen(const QString &format);
   void fusionChosen(bool on);
   void buildRequested();
+  /// Back to the compiler's tile sizes and fusion everywhere.
+  void resetRequested();
 
 private:
   TuningModel *model_;
@@ -56,7 +59,7 @@ private:
   ShapesPanel *shapes_;
   QComboBox *target_, *profile_, *format_;
   QCheckBox *fusion_;
-  QPushButton *build_;
+  QPushButton *build_, *reset_;
   QLabel *message_;
   bool updating_ = false;
 };

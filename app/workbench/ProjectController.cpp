@@ -170,6 +170,13 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
     setProject(p, on ? tr("Fusion on") : tr("Fusion off"));
   });
   connect(tuning_, &TuningView::buildRequested, this, &ProjectController::buildNow);
+  connect(tuning_, &TuningView::resetRequested, this, [this] {
+    kiln::Project p = project_;
+    p.tiles.clear();
+    p.noFusion.clear();
+    p.fusion = true;
+    setProject(p, tr("Reset tile sizes and fusion"));
+  });
 
   // Compare.
   connect(compare_, &CompareView::defaultVsStrippedRequested, this, &ProjectController::compareDefaultVsStripped);
@@ -196,7 +203,12 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
                                .arg(shown->plan->dispatches.size()).arg(formatBytes(shown->plan->memory.arenaBytes)),
                            false);
     DynamicInput in;
-    if (!ok && !modelPath_.isEmpty() && parseDynamicInputMessage(window_->diagnostics()->lastMessage(), in)) {
+    bool dynamic = parseDynamicInputMessage(window_->diagnostics()->lastMessage(), in);
+    if (!ok && !modelPath_.isEmpty() && !dynamic && !window_->isCompiling())
+      tuning_->showMessage(tr("The build failed: %1 (Undo or Reset Tuning if a setting caused it)")
+                               .arg(window_->diagnostics()->lastMessage()),
+                           true);
+    if (!ok && !modelPath_.isEmpty() && dynamic) {
       bool known = false;
       for (const DynamicInput &d : dynamic_)
         known |= d.index == in.index;

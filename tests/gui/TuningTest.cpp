@@ -777,6 +777,23 @@ private slots:
     QVERIFY(QFile::exists(proj));
     QCOMPARE(kiln::loadProject(proj.toStdString())->profile, std::string("stripped"));
     QCOMPARE(readAll(proj + ".unreadable"), original);
+    // Reset Tuning drops tiles and fusion choices in one undoable step.
+    const kiln::Dispatch d0 = w->document()->plan->dispatches[0];
+    auto tiles = otherValidTiles(d0);
+    if (!tiles.empty())
+      QVERIFY(ctl()->tuningView()->model()->setData(ctl()->tuningView()->model()->index(0, TuningModel::Tiles),
+                                                    sizesText(tiles), Qt::EditRole));
+    ctl()->tuningView()->fusionBox()->click();
+    QVERIFY(!ctl()->project().fusion);
+    ctl()->tuningView()->resetButton()->click();
+    QVERIFY(ctl()->project().fusion);
+    QVERIFY(ctl()->project().tiles.empty());
+    QCOMPARE(ctl()->project().profile, std::string("stripped")); // untouched
+    ctl()->undoAction()->trigger();
+    QVERIFY(!ctl()->project().fusion);
+    QCOMPARE(ctl()->project().tiles.size(), tiles.empty() ? size_t(0) : size_t(1));
+    ctl()->redoAction()->trigger();
+    QVERIFY(ctl()->project().fusion);
     QVERIFY(waitBuilt(*w));
   }
 
