@@ -857,7 +857,10 @@ static int exportRequest(const kiln::ExportRequest &request, const std::string &
                << bundle->footprint.codeBytes << ", weights " << bundle->footprint.constantBytes
                << ", metadata " << bundle->footprint.metadataBytes << "), RAM "
                << bundle->footprint.ramBytes << " bytes (arena " << bundle->footprint.arenaBytes
-               << ", I/O " << bundle->footprint.ioBytes << ")\n";
+               << ", I/O " << bundle->footprint.ioBytes;
+  if (bundle->footprint.stackBytes >= 0)
+    llvm::outs() << ", kernel stack " << bundle->footprint.stackBytes;
+  llvm::outs() << ")\n";
   return 0;
 }
 
