@@ -29,6 +29,10 @@ struct ModelDocument {
   /// True for a .kiln artifact (plan read from its reflection data; no IR,
   /// no stripped rebuild).
   bool isArtifact = false;
+  /// For an artifact without reflection data (the plan is then empty): the
+  /// command and dispatch counts of its command list; -1 otherwise.
+  int64_t artifactCommands = -1;
+  int64_t artifactDispatches = -1;
   /// The compiler's plan (never null; empty for an artifact without
   /// reflection).
   std::shared_ptr<const kiln::CompilationPlan> plan;

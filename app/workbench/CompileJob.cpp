@@ -75,9 +75,20 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
       doc->sizes = *sizes;
       auto plan = kiln::inspectFile(p, options);
       if (!plan) {
-        // Still show the sizes of an artifact built without reflection.
+        // Still show the sizes of an artifact built without reflection, and
+        // the plan figures its memory_plan and device sections carry.
         r.error = errorText(plan.takeError());
-        doc->plan = std::make_shared<kiln::CompilationPlan>();
+        auto bare = std::make_shared<kiln::CompilationPlan>();
+        if (auto summary = kiln::summarizeArtifact(doc->artifact, p)) {
+          bare->memory.arenaBytes = summary->arenaBytes;
+          bare->memory.lowerBoundBytes = summary->lowerBoundBytes;
+          bare->schedule.waves = summary->waves;
+          doc->artifactCommands = summary->commands;
+          doc->artifactDispatches = summary->dispatches;
+        } else {
+          llvm::consumeError(summary.takeError());
+        }
+        doc->plan = bare;
       } else {
         doc->plan = *plan;
       }

@@ -334,6 +334,18 @@ void MainWindow::showCompiled(const ModelDocument &doc, const QString &path) {
   const kiln::CompilationPlan &plan = *doc.plan;
   for (const std::string &v : kiln::checkPlan(plan))
     diagnostics_->add(DiagnosticsView::Severity::Warning, path, tr("plan check: %1").arg(QString::fromStdString(v)));
+  if (doc.isArtifact && doc.artifactCommands >= 0) {
+    // No reflection data: the counts come from the command list itself.
+    diagnostics_->add(DiagnosticsView::Severity::Note, path,
+                      tr("read in %1 ms without reflection data: %2 dispatch commands, %3 commands, "
+                         "%4 waves, arena %5 bytes, artifact %6 bytes (per-dispatch views need "
+                         "--reflection=true)")
+                          .arg(doc.compileMs, 0, 'f', 0)
+                          .arg(doc.artifactDispatches).arg(doc.artifactCommands)
+                          .arg(plan.schedule.waves).arg(plan.memory.arenaBytes)
+                          .arg(doc.sizes ? doc.sizes->fileBytes : 0));
+    return;
+  }
   diagnostics_->add(DiagnosticsView::Severity::Note, path,
                     tr("%1 in %2 ms: %3 dispatches, %4 commands, %5 waves, arena %6 bytes, artifact %7 bytes")
                         .arg(doc.isArtifact ? tr("read") : tr("compiled"))
@@ -377,8 +389,11 @@ QString MainWindow::summaryText() const {
   if (!doc_)
     return {};
   const kiln::CompilationPlan &plan = *doc_->plan;
+  const int64_t dispatches = doc_->artifactDispatches >= 0
+                                ? doc_->artifactDispatches
+                                : static_cast<int64_t>(plan.dispatches.size());
   QString text = tr("%1: %2 dispatches, %3 waves, arena %4, artifact %5 bytes")
-                     .arg(QFileInfo(doc_->path).fileName()).arg(plan.dispatches.size()).arg(plan.schedule.waves)
+                     .arg(QFileInfo(doc_->path).fileName()).arg(dispatches).arg(plan.schedule.waves)
                      .arg(formatBytes(plan.memory.arenaBytes)).arg(doc_->sizes ? doc_->sizes->fileBytes : 0);
   if (doc_->strippedSizes)
     text += tr(" (stripped %1)").arg(doc_->strippedSizes->fileBytes);

@@ -532,6 +532,17 @@ private slots:
     auto ssizes = kiln::readSectionSizes(*small, "b");
     QCOMPARE(w->sizesView()->barValues(false), expectedBars(*ssizes));
     QCOMPARE(w->graphView()->dispatchNodeCount(), 0);
+    // Its counts come from the command list, as `kiln diff` reads them,
+    // never zeros.
+    auto summary = kiln::summarizeArtifact(*small, "b");
+    QVERIFY(bool(summary));
+    QCOMPARE(w->document()->artifactCommands, summary->commands);
+    QCOMPARE(w->document()->artifactDispatches, summary->dispatches);
+    QCOMPARE(w->document()->plan->memory.arenaBytes, summary->arenaBytes);
+    QCOMPARE(w->document()->plan->schedule.waves, summary->waves);
+    QVERIFY2(w->diagnostics()->lastMessage().contains(
+                 QStringLiteral("%1 commands").arg(summary->commands)),
+             qPrintable(w->diagnostics()->lastMessage()));
   }
 
   void runOnHostMeasures() {
