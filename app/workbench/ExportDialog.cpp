@@ -249,9 +249,11 @@ QString ExportDialog::summaryText() const {
   if (!bundle_)
     return {};
   const kiln::ExportFootprint &f = bundle_->footprint;
-  return tr("flash %1 (code %2, weights %3, metadata %4); RAM %5 (arena %6, inputs and outputs %7); %8 files")
+  QString stack = f.stackBytes >= 0 ? tr(", kernel stack %1").arg(formatBytes(f.stackBytes)) : QString();
+  return tr("flash %1 (code %2, weights %3, metadata %4); RAM %5 (arena %6, inputs and outputs %7%8); %9 files")
       .arg(formatBytes(f.flashBytes), formatBytes(f.codeBytes), formatBytes(f.constantBytes),
-           formatBytes(f.metadataBytes), formatBytes(f.ramBytes), formatBytes(f.arenaBytes), formatBytes(f.ioBytes))
+           formatBytes(f.metadataBytes), formatBytes(f.ramBytes), formatBytes(f.arenaBytes), formatBytes(f.ioBytes),
+           stack)
       .arg(bundle_->files.size());
 }
 
