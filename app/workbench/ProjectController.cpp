@@ -195,6 +195,11 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
                       doc ? QFileInfo(doc->path).fileName() : QString());
   });
   connect(window, &MainWindow::compileFinished, this, [this](bool ok) {
+    if (replanWhenShown_) {
+      replanWhenShown_ = false;
+      if (ok && isBareMetal())
+        replan();
+    }
     auto shown = window_->document();
     if (ok && shown && shown->path == modelPath_ && !shown->artifact.empty() && !isBuildPending() &&
         !isReplanning())
@@ -250,7 +255,24 @@ kiln::CompileOptions ProjectController::optionsFor(const QString &path, const ki
     error(projectPath_, why);
     return base;
   }
+  if (options.format == kiln::OutputFormat::CModule) {
+    // Bare metal: build the host artifact to show, then plan for the
+    // target once it is shown.
+    kiln::Project host = project_;
+    host.target = "host";
+    host.targetCpu.clear();
+    host.targetFeatures.clear();
+    options = compileOptions(host);
+    replanWhenShown_ = true;
+    note(modelPath_, tr("%1 is bare metal: the views show its plan; code is generated for it on Export (a C "
+                        "module), the host build only fills the sizes and runs")
+                         .arg(QString::fromStdString(project_.target)));
+  }
   return options;
+}
+
+bool ProjectController::isBareMetal() const {
+  return compileOptions(project_).format == kiln::OutputFormat::CModule;
 }
 
 kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &project, QString *error) const {
@@ -262,7 +284,10 @@ kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &proj
     return {};
   }
   kiln::CompileOptions options = *made;
-  options.format = kiln::OutputFormat::Artifact;
+  // The workbench shows and runs .kiln artifacts (the format matters for
+  // export); a bare-metal target only plans, as the C module it exports.
+  options.format = kiln::isBareMetalTriple(options.target.triple) ? kiln::OutputFormat::CModule
+                                                                  : kiln::OutputFormat::Artifact;
   // The command line's and the diagnostics' fixes, where the project has none.
   for (const kiln::ShapeFix &f : baseFixes_) {
     bool have = false;
@@ -364,7 +389,9 @@ void ProjectController::applyProject(const kiln::Project &project) {
   // A build of older settings would land after this plan: restart it now
   // (MainWindow drops the old job's result); otherwise wait for more
   // changes a moment.
-  if (window_->isCompiling())
+  if (isBareMetal())
+    buildNow(); // says why nothing is built
+  else if (window_->isCompiling())
     buildNow();
   else
     buildTimer_.start();
@@ -445,11 +472,13 @@ void ProjectController::replan() {
       window_->setDocument(doc);
       if (selected >= 0)
         window_->selectDispatch(selected);
-      tuning_->showMessage(tr("Re-planned in %1 ms: %2 dispatches, %3 waves, arena %4 (lower bound %5); "
-                              "code generation follows")
+      tuning_->showMessage(tr("Re-planned in %1 ms: %2 dispatches, %3 waves, arena %4 (lower bound %5); %6")
                                .arg(ms, 0, 'f', 0).arg(result->dispatches.size()).arg(result->schedule.waves)
                                .arg(formatBytes(result->memory.arenaBytes))
-                               .arg(formatBytes(result->memory.lowerBoundBytes)),
+                               .arg(formatBytes(result->memory.lowerBoundBytes))
+                               .arg(options.format == kiln::OutputFormat::CModule
+                                        ? tr("bare metal: code is generated as a C module on Export")
+                                        : tr("code generation follows")),
                            false);
       emit replanFinished(true);
     }, Qt::QueuedConnection);
@@ -460,6 +489,13 @@ void ProjectController::buildNow() {
   buildTimer_.stop();
   if (modelPath_.isEmpty())
     return;
+  if (isBareMetal()) {
+    tuning_->showMessage(tr("%1 is bare metal: the plan shown is its plan; its code is generated as a C module on "
+                            "Export (Ctrl+E).")
+                             .arg(QString::fromStdString(project_.target)),
+                         false);
+    return;
+  }
   window_->openFile(modelPath_);
 }
 

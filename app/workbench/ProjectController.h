@@ -116,6 +116,9 @@ private:
   void replan();
   void discoverInputs();
   void refreshTuning();
+  /// The project's target is bare metal (planned as a C module, no
+  /// artifact to show or run).
+  bool isBareMetal() const;
   void showSettings();
   /// Compile options for the project (format always .kiln: the workbench
   /// shows and runs artifacts; the format matters for export).
@@ -131,6 +134,9 @@ private:
   QString modelPath_, projectPath_;
   /// Saving is refused for a project that could not be read nor set aside.
   bool saveBlocked_ = false;
+  /// Opened with a bare-metal target: the host build is shown first, then
+  /// the target's plan.
+  bool replanWhenShown_ = false;
   QUndoStack *undo_;
   QAction *undoAction_, *redoAction_, *exportAction_, *buildAction_;
   kiln::views::TuningView *tuning_;

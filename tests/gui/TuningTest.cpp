@@ -669,6 +669,37 @@ private slots:
     QVERIFY(waitBuilt(*w));
   }
 
+  void bareMetalTargetPlans() {
+    QString model = tmp.filePath("alexa.tflite");
+    QVERIFY(open(*w, model));
+    QCOMPARE(ctl()->project().target, std::string("host"));
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    ctl()->tuningView()->targetBox()->setCurrentText("thumbv7em-none-eabihf");
+    QVERIFY(waitSignal(replanned));
+    QVERIFY2(replanned.last().at(0).toBool(), qPrintable(ctl()->tuningView()->messageLabel()->text()));
+    QVERIFY(!ctl()->isBuildPending()); // no .kiln for bare metal
+    QVERIFY(ctl()->tuningView()->messageLabel()->text().contains("Export"));
+    kiln::CompileOptions o;
+    QVERIFY(!kiln::applyTarget("thumbv7em-none-eabihf", o.target));
+    o.format = kiln::OutputFormat::CModule;
+    auto plan = kiln::planModel(model.toStdString(), o);
+    QVERIFY(bool(plan));
+    QCOMPARE(w->document()->plan->dispatches.size(), (*plan)->dispatches.size());
+    QCOMPARE(w->document()->plan->memory.arenaBytes, (*plan)->memory.arenaBytes);
+    // Reopened with that target: the host build is shown, then the plan.
+    replanned.clear();
+    w->openFile(model);
+    QVERIFY(waitForCompile(*w));
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
+    QVERIFY(w->document()->artifact.empty());
+    QCOMPARE(ctl()->project().target, std::string("thumbv7em-none-eabihf"));
+    ctl()->undoAction()->trigger(); // back to the host: built again
+    QCOMPARE(ctl()->project().target, std::string("host"));
+    QCOMPARE(ctl()->tuningView()->targetBox()->currentText(), QStringLiteral("host"));
+    QVERIFY(waitBuilt(*w));
+  }
+
   void settingsSurviveCloseAndCrash() {
     QString model = copyModel(modelPath("alexa"), "persist.tflite");
     kiln::Project wanted;
