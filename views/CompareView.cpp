@@ -23,8 +23,7 @@ CompareModel::CompareModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 void CompareModel::setBuilds(const std::optional<kiln::BuildSummary> &a, const std::optional<kiln::BuildSummary> &b) {
   // The rows of `kiln diff`'s two tables (sections, then the plan), B - A.
-  // Plan rows are keyed "plan.NAME": kiln diff's JSON keys the plan's
-  // command count "commands" too, which hides the commands section.
+  // Plan rows are keyed "plan.NAME", apart from the section rows.
   beginResetModel();
   rows_.clear();
   values_.clear();

@@ -72,7 +72,8 @@ llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes
                                                const std::string &what);
 
 /// B - A for sections (as formatSectionDiff) and for the plan: rows
-/// "arena_bytes", "lower_bound_bytes", "dispatches", "commands", "waves" and,
+/// "arena_bytes", "lower_bound_bytes", "dispatch_count", "command_count",
+/// "wave_count" (named apart from the "commands" section) and,
 /// when both were measured, "median_ms". JSON: one object per row with "a",
 /// "b" and "delta".
 std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool json);

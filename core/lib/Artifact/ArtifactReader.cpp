@@ -165,9 +165,9 @@ std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool j
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> plan = {
       {"arena_bytes", {a.arenaBytes, b.arenaBytes}},
       {"lower_bound_bytes", {a.lowerBoundBytes, b.lowerBoundBytes}},
-      {"dispatches", {a.dispatches, b.dispatches}},
-      {"commands", {a.commands, b.commands}},
-      {"waves", {a.waves, b.waves}}};
+      {"dispatch_count", {a.dispatches, b.dispatches}},
+      {"command_count", {a.commands, b.commands}},
+      {"wave_count", {a.waves, b.waves}}};
   const bool timed = a.medianMs >= 0 && b.medianMs >= 0;
   std::string sections = formatSectionDiff(a.sizes, b.sizes, json);
   std::string text;
