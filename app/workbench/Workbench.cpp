@@ -211,6 +211,20 @@ static int benchmark(MainWindow &window, const QStringList &files, int runs) {
 }
 
 int runWorkbench(int argc, char **argv) {
+  // Without a display, the modes that need no window (--help, --version,
+  // --screenshots, --benchmark) run offscreen instead of aborting in the
+  // platform plugin.
+  if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") &&
+      qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) {
+    for (int i = 1; i < argc; ++i) {
+      QByteArray arg(argv[i]);
+      if (arg == "-h" || arg == "--help" || arg == "-v" || arg == "--version" ||
+          arg == "--help-all" || arg.startsWith("--screenshots") || arg.startsWith("--benchmark")) {
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        break;
+      }
+    }
+  }
   QGuiApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
   QApplication app(argc, argv);
   QApplication::setOrganizationName(QStringLiteral("Kiln"));

@@ -30,6 +30,10 @@ for lib in libllvm16 libmlir-16 libqt6widgets6 libqcustomplot; do
 done
 kiln="$work/root/usr/bin/kiln"
 "$kiln" --version | grep -q "^kiln " || { echo "kiln --version failed"; exit 1; }
+# Without a display the workbench answers --version offscreen.
+env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM XDG_RUNTIME_DIR="$work" \
+  "$work/root/usr/bin/kiln-workbench" --version 2>/dev/null | grep -q "^kiln-workbench " ||
+  { echo "kiln-workbench --version failed"; exit 1; }
 "$kiln" compile "$src/tests/data/mlir/add_scale.mlir" -o "$work/add.kiln"
 [ -s "$work/add.kiln" ] || { echo "no artifact"; exit 1; }
 "$kiln" inspect "$work/add.kiln" --sizes > /dev/null
