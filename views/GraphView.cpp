@@ -122,16 +122,10 @@ void GraphView::readableView() {
 }
 
 void GraphView::setSelectionModel(QItemSelectionModel *selection) {
+  selection_ = followDispatchSelection(this, selection_, selection,
+                                       [this](int64_t id) { highlight(id, true); });
   if (selection_)
-    disconnect(selection_, nullptr, this, nullptr);
-  selection_ = selection;
-  if (!selection_)
-    return;
-  connect(selection_, &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
-    auto *m = qobject_cast<const DispatchListModel *>(current.model());
-    highlight(m ? m->dispatchAt(current.row()) : -1, true);
-  });
-  connect(selection_->model(), &QAbstractItemModel::modelReset, this, [this] { highlight(-1, false); });
+    connect(selection_->model(), &QAbstractItemModel::modelReset, this, [this] { highlight(-1, false); });
 }
 
 void GraphView::setCollapsed(bool collapsed) {

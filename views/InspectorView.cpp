@@ -114,15 +114,8 @@ void InspectorView::setDocument(std::shared_ptr<const ModelDocument> doc) {
 }
 
 void InspectorView::setSelectionModel(QItemSelectionModel *selection) {
-  if (selection_)
-    disconnect(selection_, nullptr, this, nullptr);
-  selection_ = selection;
-  if (!selection_)
-    return;
-  connect(selection_, &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
-    auto *m = qobject_cast<const DispatchListModel *>(current.model());
-    showDispatch(m ? m->dispatchAt(current.row()) : -1);
-  });
+  selection_ = followDispatchSelection(this, selection_, selection,
+                                       [this](int64_t id) { showDispatch(id); });
 }
 
 void InspectorView::showDispatch(int64_t id) {

@@ -311,4 +311,18 @@ QVariant SectionSizesModel::headerData(int section, Qt::Orientation o, int role)
   return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 
+QItemSelectionModel *followDispatchSelection(QObject *owner, QItemSelectionModel *previous,
+                                             QItemSelectionModel *selection,
+                                             std::function<void(int64_t)> onDispatch) {
+  if (previous)
+    QObject::disconnect(previous, nullptr, owner, nullptr);
+  if (selection)
+    QObject::connect(selection, &QItemSelectionModel::currentRowChanged, owner,
+                     [onDispatch = std::move(onDispatch)](const QModelIndex &current) {
+                       auto *m = qobject_cast<const DispatchListModel *>(current.model());
+                       onDispatch(m ? m->dispatchAt(current.row()) : -1);
+                     });
+  return selection;
+}
+
 } // namespace kiln::views

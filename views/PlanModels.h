@@ -12,8 +12,10 @@
 #include "kiln/Plan.h"
 
 #include <QAbstractTableModel>
+#include <QItemSelectionModel>
 #include <QString>
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -120,6 +122,14 @@ private:
   std::optional<kiln::SectionSizes> a_, b_;
   QStringList names_;
 };
+
+/// The shared dispatch selection, as every view follows it: disconnects
+/// `owner` from `previous`, then calls `onDispatch(id)` with the dispatch id
+/// of `selection`'s current row (-1 for none) whenever that row changes.
+/// Returns `selection` (may be null: the view then follows nothing).
+QItemSelectionModel *followDispatchSelection(QObject *owner, QItemSelectionModel *previous,
+                                             QItemSelectionModel *selection,
+                                             std::function<void(int64_t)> onDispatch);
 
 } // namespace kiln::views
 

@@ -88,15 +88,8 @@ void TimelineView::setMeasured(const MeasuredRun &run) {
 }
 
 void TimelineView::setSelectionModel(QItemSelectionModel *selection) {
-  if (selection_)
-    disconnect(selection_, nullptr, this, nullptr);
-  selection_ = selection;
-  if (!selection_)
-    return;
-  connect(selection_, &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex &current) {
-    auto *m = qobject_cast<const DispatchListModel *>(current.model());
-    highlight(m ? m->dispatchAt(current.row()) : -1);
-  });
+  selection_ = followDispatchSelection(this, selection_, selection,
+                                       [this](int64_t id) { highlight(id); });
 }
 
 void TimelineView::redraw() {
