@@ -87,13 +87,10 @@ static std::string kib(int64_t bytes) {
 
 llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   CompileOptions options = request.options;
-  // Explicit CPU/features given with a named target win over its defaults.
-  std::string cpu = options.target.cpu, features = options.target.features;
+  // Explicit CPU/features given with a named target win over its defaults
+  // (applyTarget keeps both).
   if (llvm::Error err = applyTarget(request.target, options.target))
     return std::move(err);
-  if (!features.empty())
-    options.target.features = features;
-  (void)cpu;
   if (llvm::Error err = applyProfile(request.profile, options))
     return std::move(err);
   if (request.debugSymbols >= 0)
@@ -132,21 +129,11 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   ExportFootprint &fp = bundle.footprint;
   fp.codeBytes = compiled->codeBytes;
   fp.constantBytes = compiled->constantBytes;
-  if (sections) {
-    int64_t codeSection = 0, constantSection = 0;
-    for (const auto &[section, bytes] : sections->sections) {
-      if (section == "executables")
-        codeSection = bytes;
-      else if (section == "constants")
-        constantSection = bytes;
-    }
-    // The whole file sits in flash: everything but code and weights is
-    // metadata (the executables section also holds the ELF headers and
-    // symbol tables around the loadable code).
+  // The whole file sits in flash: everything but code and weights is
+  // metadata (the executables section also holds the ELF headers and
+  // symbol tables around the loadable code).
+  if (sections)
     fp.metadataBytes = sections->fileBytes - fp.codeBytes - fp.constantBytes;
-    (void)codeSection;
-    (void)constantSection;
-  }
   fp.flashBytes = fp.codeBytes + fp.constantBytes + fp.metadataBytes;
   fp.arenaBytes = compiled->arenaBytes;
   fp.ioBytes = compiled->inputBytes + compiled->outputBytes;
