@@ -1,330 +1,100 @@
 #!/usr/bin/env node
-// Cross-check of tests/data/ops: re-evaluates every case of make_op_cases.mjs
-// with a plain double-precision JS implementation of each operator (written
-// from the TFLite kernel semantics, no TFLite involved) on the stored
-// input_K.npy and compares with the stored TFLite output_K.npy.
+// Cross-check of the stored reference data: re-evaluates every case folder
+// with the independent double-precision implementation of op_eval.mjs (no
+// TFLite involved), reading only what is on disk (model.tflite, input_K.npy),
+// and compares with the stored output_K.npy (or expected_K.npy).
 //
-//   node tests/reference/check_op_cases.mjs        (exit 0: all within 1e-5*(1+|ref|))
+//   node tests/reference/check_op_cases.mjs [--dir CASE_DIR ...]
 //
-// It catches builder mistakes that shapes cannot show (an option written to
-// the wrong field and silently defaulted: activation, alpha, beta, resize
-// flags, ...) and documents the exact semantics (SAME padding split, the
-// TRANSPOSE_CONV padding rule, resize coordinate maps, average-pool divisor)
-// in readable form. Cases with quirk "fused_tanh_ignored" are evaluated
-// the way TFLite computes them (no activation).
+// Without --dir it checks every folder of tests/data/ops, tests/data/outputs
+// and tests/data/zero; with --dir only the given folders (for example the
+// bug-report cases of ../shared/cases, whose expected_K.npy it reads).
+// Exit 0 when every output is within 1e-5*(1+|ref|) and has the stored
+// shape. Cases whose meta.json says "reference": "independent" hold this very
+// computation (the TFLite interpreter is wrong on them, see
+// make_op_cases.mjs KNOWN_REFERENCE_BUGS), so they must match exactly.
+// A case with quirk "fused_tanh_ignored" is evaluated as TFLite computes it.
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CASES, buildCase } from './make_op_cases.mjs';
 import { readNpy } from './npy.mjs';
-import { fromFloat16Bits } from './tflite_builder.mjs';
+import { AGREEMENT_TOLERANCE, compareValues, evaluateModel } from './op_eval.mjs';
+import { parseTflite } from './tflite_flatbuffer.mjs';
 
-const OPS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../data/ops');
-const numel = (s) => s.reduce((a, b) => a * b, 1);
-const strides = (s) => { const st = new Array(s.length); let k = 1; for (let i = s.length - 1; i >= 0; i--) { st[i] = k; k *= s[i]; } return st; };
-const unravel = (i, s) => { const idx = new Array(s.length); for (let d = s.length - 1; d >= 0; d--) { idx[d] = i % s[d]; i = Math.floor(i / s[d]); } return idx; };
-const T = (shape, data) => ({ shape, data: data ?? new Float64Array(numel(shape)) });
-const at = (t, idx) => { const st = strides(t.shape); let o = 0; idx.forEach((v, d) => { o += v * st[d]; }); return t.data[o]; };
+const DATA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../data');
+export const CASE_ROOTS = ['ops', 'outputs', 'zero'];
 
-function bcastGet(t, outIdx) {
-  const r = t.shape.length; const off = outIdx.length - r;
-  const idx = t.shape.map((d, i) => (d === 1 ? 0 : outIdx[off + i]));
-  return at(t, idx);
+// Files DIR/<prefix>_0.npy, _1, ... up to the first missing one.
+export function numbered(dir, prefix) {
+  const files = [];
+  for (let k = 0; fs.existsSync(path.join(dir, `${prefix}_${k}.npy`)); k++) files.push(path.join(dir, `${prefix}_${k}.npy`));
+  return files;
 }
-function bshape(a, b) { const n = Math.max(a.length, b.length); const o = []; for (let i = 0; i < n; i++) { const x = a[a.length - n + i] ?? 1; const y = b[b.length - n + i] ?? 1; o.push(x === 1 ? y : x); } return o; }
-function map2(a, b, f) { const s = bshape(a.shape, b.shape); const o = T(s); for (let i = 0; i < o.data.length; i++) { const idx = unravel(i, s); o.data[i] = f(bcastGet(a, idx), bcastGet(b, idx)); } return o; }
-const map1 = (a, f) => T(a.shape, a.data.map(f));
-const ACT = { NONE: (x) => x, RELU: (x) => Math.max(0, x), RELU6: (x) => Math.min(6, Math.max(0, x)), RELU_N1_TO_1: (x) => Math.min(1, Math.max(-1, x)), TANH: Math.tanh }
-let tanhIgnored = false; // set per case (quirk fused_tanh_ignored);
-const act = (t, a) => map1(t, a === 'TANH' && tanhIgnored ? ACT.NONE : ACT[a ?? 'NONE']);
-const pads = (inp, k, s, d, padding, out) => (padding === 'VALID' ? 0 : Math.floor(Math.max((out - 1) * s + (k - 1) * d + 1 - inp, 0) / 2));
 
-function conv(x, w, b, o) {
-  const [n, h, wd, ci] = x.shape; const [co, kh, kw] = w.shape;
-  const sh = o.stride_h; const sw = o.stride_w; const dh = o.dilation_h_factor; const dw = o.dilation_w_factor;
-  const oh = o.padding === 'SAME' ? Math.ceil(h / sh) : Math.floor((h - (kh - 1) * dh - 1) / sh) + 1;
-  const ow = o.padding === 'SAME' ? Math.ceil(wd / sw) : Math.floor((wd - (kw - 1) * dw - 1) / sw) + 1;
-  const pt = pads(h, kh, sh, dh, o.padding, oh); const pl = pads(wd, kw, sw, dw, o.padding, ow);
-  const out = T([n, oh, ow, co]);
-  for (let bb = 0; bb < n; bb++) for (let y = 0; y < oh; y++) for (let xx = 0; xx < ow; xx++) for (let c = 0; c < co; c++) {
-    let s = b ? b.data[c] : 0;
-    for (let ky = 0; ky < kh; ky++) for (let kx = 0; kx < kw; kx++) {
-      const iy = y * sh + ky * dh - pt; const ix = xx * sw + kx * dw - pl;
-      if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-      for (let k = 0; k < ci; k++) s += at(x, [bb, iy, ix, k]) * at(w, [c, ky, kx, k]);
-    }
-    out.data[((bb * oh + y) * ow + xx) * co + c] = s;
-  }
-  return act(out, o.fused_activation_function);
+// Evaluates the model of case folder `dir` on its stored inputs; returns
+// { outputs: [{ shape, data }], meta } (meta.json parsed, or null).
+export function evaluateCaseDir(dir) {
+  const metaFile = path.join(dir, 'meta.json');
+  const meta = fs.existsSync(metaFile) ? JSON.parse(fs.readFileSync(metaFile, 'utf8')) : null;
+  const sg = parseTflite(fs.readFileSync(path.join(dir, 'model.tflite'))).subgraphs[0];
+  const inputs = numbered(dir, 'input').map((f) => readNpy(f));
+  const fusedTanhIgnored = !!meta?.case?.quirk?.startsWith('fused_tanh_ignored');
+  return { outputs: evaluateModel(sg, inputs, { fusedTanhIgnored }), meta };
 }
-function dwconv(x, w, b, o) {
-  const [n, h, wd, ci] = x.shape; const [, kh, kw, co] = w.shape; const m = co / ci;
-  const s = o.stride_h; const d = o.dilation_h_factor;
-  const oh = o.padding === 'SAME' ? Math.ceil(h / s) : Math.floor((h - (kh - 1) * d - 1) / s) + 1;
-  const ow = o.padding === 'SAME' ? Math.ceil(wd / s) : Math.floor((wd - (kw - 1) * d - 1) / s) + 1;
-  const pt = pads(h, kh, s, d, o.padding, oh); const pl = pads(wd, kw, s, d, o.padding, ow);
-  const out = T([n, oh, ow, co]);
-  for (let bb = 0; bb < n; bb++) for (let y = 0; y < oh; y++) for (let xx = 0; xx < ow; xx++) for (let c = 0; c < co; c++) {
-    let acc = b.data[c]; const ic = Math.floor(c / m);
-    for (let ky = 0; ky < kh; ky++) for (let kx = 0; kx < kw; kx++) {
-      const iy = y * s + ky * d - pt; const ix = xx * s + kx * d - pl;
-      if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-      acc += at(x, [bb, iy, ix, ic]) * at(w, [0, ky, kx, c]);
-    }
-    out.data[((bb * oh + y) * ow + xx) * co + c] = acc;
-  }
-  return act(out, o.fused_activation_function);
-}
-function tconv(shapeT, w, x, b, o) {
-  const [n, oh, ow, co] = Array.from(shapeT.data); const [, kh, kw, ci] = w.shape; const [, h, wd] = x.shape; const s = o.stride_h;
-  // TFLite: padding from a conv of the output with the same params.
-  const convOut = (sz, k) => (o.padding === 'SAME' ? Math.ceil(sz / s) : Math.floor((sz - k) / s) + 1);
-  const pt = o.padding === 'VALID' ? 0 : Math.floor(Math.max((convOut(oh, kh) - 1) * s + kh - oh, 0) / 2);
-  const pl = o.padding === 'VALID' ? 0 : Math.floor(Math.max((convOut(ow, kw) - 1) * s + kw - ow, 0) / 2);
-  const out = T([n, oh, ow, co]);
-  for (let bb = 0; bb < n; bb++) for (let iy = 0; iy < h; iy++) for (let ix = 0; ix < wd; ix++) for (let ky = 0; ky < kh; ky++) for (let kx = 0; kx < kw; kx++) {
-    const y = iy * s + ky - pt; const xx = ix * s + kx - pl;
-    if (y < 0 || y >= oh || xx < 0 || xx >= ow) continue;
-    for (let c = 0; c < co; c++) {
-      let acc = 0;
-      for (let k = 0; k < ci; k++) acc += at(x, [bb, iy, ix, k]) * at(w, [c, ky, kx, k]);
-      out.data[((bb * oh + y) * ow + xx) * co + c] += acc;
-    }
-  }
-  if (b) for (let i = 0; i < out.data.length; i++) out.data[i] += b.data[i % co];
-  return out;
-}
-function fc(x, w, b, o, outShape) {
-  const [u, k] = w.shape; const rows = numel(x.shape) / k; const out = T(outShape);
-  for (let r = 0; r < rows; r++) for (let j = 0; j < u; j++) {
-    let s = b ? b.data[j] : 0;
-    for (let i = 0; i < k; i++) s += x.data[r * k + i] * w.data[j * k + i];
-    out.data[r * u + j] = s;
-  }
-  return act(out, o.fused_activation_function);
-}
-function bmm(a, b, o, outShape) {
-  const out = T(outShape); const r = outShape.length;
-  const M = outShape[r - 2]; const N = outShape[r - 1]; const K = o.adj_x ? a.shape[a.shape.length - 2] : a.shape[a.shape.length - 1];
-  for (let i = 0; i < out.data.length; i++) {
-    const idx = unravel(i, outShape); const bi = idx.slice(0, -2); const m = idx[r - 2]; const nn = idx[r - 1];
-    let s = 0;
-    for (let k = 0; k < K; k++) {
-      const ai = o.adj_x ? [...bi, k, m] : [...bi, m, k];
-      const bj = o.adj_y ? [...bi, nn, k] : [...bi, k, nn];
-      s += bcastGet(a, ai) * bcastGet(b, bj);
-    }
-    out.data[i] = s;
-  }
-  return out;
-}
-function pool(x, o, avg) {
-  const [n, h, wd, c] = x.shape; const fh = o.filter_height; const fw = o.filter_width; const sh = o.stride_h; const sw = o.stride_w;
-  const oh = o.padding === 'SAME' ? Math.ceil(h / sh) : Math.floor((h - fh) / sh) + 1;
-  const ow = o.padding === 'SAME' ? Math.ceil(wd / sw) : Math.floor((wd - fw) / sw) + 1;
-  const pt = pads(h, fh, sh, 1, o.padding, oh); const pl = pads(wd, fw, sw, 1, o.padding, ow);
-  const out = T([n, oh, ow, c]);
-  for (let bb = 0; bb < n; bb++) for (let y = 0; y < oh; y++) for (let xx = 0; xx < ow; xx++) for (let ch = 0; ch < c; ch++) {
-    let s = avg ? 0 : -Infinity; let cnt = 0;
-    for (let ky = 0; ky < fh; ky++) for (let kx = 0; kx < fw; kx++) {
-      const iy = y * sh + ky - pt; const ix = xx * sw + kx - pl;
-      if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-      const v = at(x, [bb, iy, ix, ch]); cnt++;
-      s = avg ? s + v : Math.max(s, v);
-    }
-    out.data[((bb * oh + y) * ow + xx) * c + ch] = avg ? s / cnt : s;
-  }
-  return act(out, o.fused_activation_function);
-}
-function reduce(x, axesT, o, kind, outShape) {
-  const r = x.shape.length; const axes = new Set(Array.from(axesT.data, (a) => (a < 0 ? a + r : a)));
-  const out = T(outShape); const cnt = new Float64Array(out.data.length);
-  const init = { MEAN: 0, SUM: 0, REDUCE_MAX: -Infinity, REDUCE_MIN: Infinity }[kind];
-  out.data.fill(init);
-  const redShape = x.shape.map((d, i) => (axes.has(i) ? 1 : d));
-  const rst = strides(redShape);
-  for (let i = 0; i < x.data.length; i++) {
-    const idx = unravel(i, x.shape); let oi = 0; idx.forEach((v, d) => { if (!axes.has(d)) oi += v * rst[d]; });
-    const v = x.data[i];
-    if (kind === 'REDUCE_MAX') out.data[oi] = Math.max(out.data[oi], v);
-    else if (kind === 'REDUCE_MIN') out.data[oi] = Math.min(out.data[oi], v);
-    else out.data[oi] += v;
-    cnt[oi]++;
-  }
-  if (kind === 'MEAN') for (let i = 0; i < out.data.length; i++) out.data[i] /= cnt[i];
-  return out;
-}
-function softmax(x, beta) {
-  const n = x.shape[x.shape.length - 1]; const out = T(x.shape);
-  for (let r = 0; r < x.data.length / n; r++) {
-    let mx = -Infinity; for (let i = 0; i < n; i++) mx = Math.max(mx, x.data[r * n + i]);
-    let s = 0; for (let i = 0; i < n; i++) { out.data[r * n + i] = Math.exp(beta * (x.data[r * n + i] - mx)); s += out.data[r * n + i]; }
-    for (let i = 0; i < n; i++) out.data[r * n + i] /= s;
-  }
-  return out;
-}
-const f = Math.fround;
-function resize(x, sizeT, o, bilinear) {
-  const [n, h, w, c] = x.shape; const [oh, ow] = Array.from(sizeT.data);
-  const ac = !!o.align_corners; const hp = !!o.half_pixel_centers;
-  const scale = (i, oo) => f(ac && oo > 1 ? (i - 1) / (oo - 1) : i / oo);
-  const shh = scale(h, oh); const sww = scale(w, ow);
-  const out = T([n, oh, ow, c]);
-  for (let bb = 0; bb < n; bb++) for (let y = 0; y < oh; y++) for (let xx = 0; xx < ow; xx++) for (let ch = 0; ch < c; ch++) {
-    let v;
-    if (bilinear) {
-      const iyf = hp ? f(f((y + 0.5) * shh) - 0.5) : f(y * shh);
-      const ixf = hp ? f(f((xx + 0.5) * sww) - 0.5) : f(xx * sww);
-      const y0 = Math.max(Math.floor(iyf), 0); const y1 = Math.min(Math.ceil(iyf), h - 1);
-      const x0 = Math.max(Math.floor(ixf), 0); const x1 = Math.min(Math.ceil(ixf), w - 1);
-      const dy = iyf - y0; const dx = ixf - x0;
-      v = at(x, [bb, y0, x0, ch]) * (1 - dy) * (1 - dx) + at(x, [bb, y1, x0, ch]) * dy * (1 - dx)
-        + at(x, [bb, y0, x1, ch]) * (1 - dy) * dx + at(x, [bb, y1, x1, ch]) * dy * dx;
-    } else {
-      const off = hp ? 0.5 : 0;
-      const rnd = (z) => (z < 0 ? -Math.round(-z) : Math.round(z)); // half away from zero for z >= 0 same as Math.round
-      const pick = (o2, s, size) => {
-        const z = f((o2 + off) * s);
-        let i = Math.min(ac ? rnd(z) : Math.floor(z), size - 1);
-        if (hp) i = Math.max(0, i);
-        return i;
-      };
-      v = at(x, [bb, pick(y, shh, h), pick(xx, sww, w), ch]);
-    }
-    out.data[((bb * oh + y) * ow + xx) * c + ch] = v;
-  }
-  return out;
-}
-function stridedSlice(x, bT, eT, sT, o, outShape) {
-  const shape = x.shape; const begin = Array.from(bT.data); const end = Array.from(eT.data); const st = Array.from(sT.data);
-  const bit = (m, i) => ((m ?? 0) >> i) & 1;
-  const spec = [];
-  for (let i = 0; i < begin.length; i++) {
-    if (bit(o.ellipsis_mask, i)) { for (let k = 0; k < shape.length - (begin.length - 1); k++) spec.push({ s: 1, bm: 1, em: 1 }); }
-    else spec.push({ b: begin[i], e: end[i], s: st[i], bm: bit(o.begin_mask, i), em: bit(o.end_mask, i), sh: bit(o.shrink_axis_mask, i) });
-  }
-  while (spec.length < shape.length) spec.push({ s: 1, bm: 1, em: 1 });
-  const ranges = spec.map((d, i) => {
-    const D = shape[i]; const norm = (v) => (v < 0 ? v + D : v); const cl = (v, lo, hi) => Math.min(Math.max(v, lo), hi);
-    if (d.sh) { return [norm(d.b)]; }
-    const r = [];
-    if (d.s > 0) { const b = d.bm ? 0 : cl(norm(d.b), 0, D); const e = d.em ? D : cl(norm(d.e), 0, D); for (let k = b; k < e; k += d.s) r.push(k); }
-    else { const b = d.bm ? D - 1 : cl(norm(d.b), -1, D - 1); const e = d.em ? -1 : cl(norm(d.e), -1, D - 1); for (let k = b; k > e; k += d.s) r.push(k); }
-    return r;
+
+function checkDir(dir) {
+  const { outputs, meta } = evaluateCaseDir(dir);
+  let refs = numbered(dir, 'output');
+  if (!refs.length) refs = numbered(dir, 'expected');
+  if (refs.length !== outputs.length) return { worst: Infinity, note: `${refs.length} stored outputs, model has ${outputs.length}` };
+  let worst = 0; let worstAbs = 0; const notes = [];
+  refs.forEach((f, k) => {
+    const ref = readNpy(f);
+    if (ref.shape.join() !== outputs[k].shape.join()) { worst = Infinity; notes.push(`output ${k} shape [${ref.shape}] vs [${outputs[k].shape}]`); return; }
+    const e = compareValues(ref.data, outputs[k].data);
+    worst = Math.max(worst, e.scaled); worstAbs = Math.max(worstAbs, e.abs);
   });
-  const out = T(outShape); const full = ranges.map((r) => r.length);
-  for (let i = 0; i < out.data.length; i++) { const idx = unravel(i, full); out.data[i] = at(x, idx.map((v, d) => ranges[d][v])); }
-  return out;
+  const independent = meta?.reference === 'independent';
+  if (independent && worst !== 0) notes.push('stored reference is the independent computation but differs from it');
+  return { worst: independent && worst !== 0 ? Infinity : worst, worstAbs, note: notes.join('; '), independent };
 }
 
-function evalOp(op, ins, o, outShape) {
-  const [a, b, c, d] = ins;
-  switch (op.op) {
-    case 'CONV_2D': return conv(a, b, c, o);
-    case 'DEPTHWISE_CONV_2D': return dwconv(a, b, c, o);
-    case 'TRANSPOSE_CONV': return tconv(a, b, c, d, o);
-    case 'FULLY_CONNECTED': return fc(a, b, c, o, outShape);
-    case 'BATCH_MATMUL': return bmm(a, b, o, outShape);
-    case 'ADD': return act(map2(a, b, (x, y) => x + y), o.fused_activation_function);
-    case 'SUB': return act(map2(a, b, (x, y) => x - y), o.fused_activation_function);
-    case 'MUL': return act(map2(a, b, (x, y) => x * y), o.fused_activation_function);
-    case 'DIV': return act(map2(a, b, (x, y) => x / y), o.fused_activation_function);
-    case 'MAXIMUM': return map2(a, b, Math.max);
-    case 'MINIMUM': return map2(a, b, Math.min);
-    case 'SQUARED_DIFFERENCE': return map2(a, b, (x, y) => (x - y) ** 2);
-    case 'POW': return map2(a, b, (x, y) => x ** y);
-    case 'PRELU': return map2(a, b, (x, al) => (x >= 0 ? x : al * x));
-    case 'RELU': case 'RELU6': case 'RELU_N1_TO_1': return act(a, op.op);
-    case 'TANH': return map1(a, Math.tanh);
-    case 'LOGISTIC': return map1(a, (x) => 1 / (1 + Math.exp(-x)));
-    case 'LEAKY_RELU': return map1(a, (x) => (x >= 0 ? x : o.alpha * x));
-    case 'HARD_SWISH': return map1(a, (x) => (x * Math.min(6, Math.max(0, x + 3))) / 6);
-    case 'EXP': return map1(a, Math.exp);
-    case 'LOG': return map1(a, Math.log);
-    case 'NEG': return map1(a, (x) => -x);
-    case 'ABS': return map1(a, Math.abs);
-    case 'SQRT': return map1(a, Math.sqrt);
-    case 'RSQRT': return map1(a, (x) => 1 / Math.sqrt(x));
-    case 'MAX_POOL_2D': return pool(a, o, false);
-    case 'AVERAGE_POOL_2D': return pool(a, o, true);
-    case 'MEAN': case 'SUM': case 'REDUCE_MAX': case 'REDUCE_MIN': return reduce(a, b, o, op.op, outShape);
-    case 'SOFTMAX': return softmax(a, o.beta);
-    case 'RESHAPE': case 'SQUEEZE': case 'EXPAND_DIMS': case 'DEQUANTIZE': return T(outShape, a.data);
-    case 'TRANSPOSE': {
-      const perm = Array.from(b.data); const out = T(outShape);
-      for (let i = 0; i < out.data.length; i++) { const idx = unravel(i, outShape); const src = new Array(perm.length); perm.forEach((p, k) => { src[p] = idx[k]; }); out.data[i] = at(a, src); }
-      return out;
-    }
-    case 'CONCATENATION': {
-      const r = outShape.length; const ax = o.axis < 0 ? o.axis + r : o.axis; const out = T(outShape);
-      for (let i = 0; i < out.data.length; i++) {
-        const idx = unravel(i, outShape); let k = idx[ax]; let t = 0;
-        while (k >= ins[t].shape[ax]) { k -= ins[t].shape[ax]; t++; }
-        const src = [...idx]; src[ax] = k; out.data[i] = at(ins[t], src);
-      }
-      return act(out, o.fused_activation_function);
-    }
-    case 'PAD': case 'PADV2': {
-      const p = Array.from(b.data); const out = T(outShape); const v = op.op === 'PADV2' ? c.data[0] : 0;
-      for (let i = 0; i < out.data.length; i++) {
-        const idx = unravel(i, outShape); const src = idx.map((q, dd) => q - p[2 * dd]);
-        out.data[i] = src.every((q, dd) => q >= 0 && q < a.shape[dd]) ? at(a, src) : v;
-      }
-      return out;
-    }
-    case 'SLICE': {
-      const bg = Array.from(b.data); const out = T(outShape);
-      for (let i = 0; i < out.data.length; i++) out.data[i] = at(a, unravel(i, outShape).map((q, dd) => q + bg[dd]));
-      return out;
-    }
-    case 'STRIDED_SLICE': return stridedSlice(a, b, c, d, o, outShape);
-    case 'GATHER': {
-      const r = a.shape.length; const ax = o.axis < 0 ? o.axis + r : o.axis; const ir = b.shape.length; const out = T(outShape);
-      for (let i = 0; i < out.data.length; i++) {
-        const idx = unravel(i, outShape); const ii = at(b, idx.slice(ax, ax + ir));
-        out.data[i] = at(a, [...idx.slice(0, ax), ii, ...idx.slice(ax + ir)]);
-      }
-      return out;
-    }
-    case 'RESIZE_BILINEAR': return resize(a, b, o, true);
-    case 'RESIZE_NEAREST_NEIGHBOR': return resize(a, b, o, false);
-    default: throw new Error(`no evaluator for ${op.op}`);
+function main() {
+  const args = process.argv.slice(2);
+  const dirs = [];
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '--dir') dirs.push(path.resolve(args[++i]));
+    else { console.error('usage: node check_op_cases.mjs [--dir CASE_DIR ...]'); return 2; }
   }
+  if (!dirs.length) {
+    for (const root of CASE_ROOTS) {
+      const r = path.join(DATA, root);
+      if (!fs.existsSync(r)) continue;
+      for (const d of fs.readdirSync(r).sort()) if (fs.existsSync(path.join(r, d, 'model.tflite'))) dirs.push(path.join(r, d));
+    }
+  }
+  let bad = 0; let worstAll = 0; let independent = 0;
+  const rows = [];
+  for (const dir of dirs) {
+    const name = path.relative(DATA, dir).startsWith('..') ? dir : path.relative(DATA, dir);
+    let r;
+    try { r = checkDir(dir); } catch (e) { r = { worst: Infinity, note: e.message }; }
+    if (r.independent) independent++;
+    rows.push([name, r.worst]);
+    worstAll = Math.max(worstAll, r.worst);
+    if (!(r.worst <= AGREEMENT_TOLERANCE)) {
+      bad++;
+      console.log(`MISMATCH ${name}: worst scaled err ${r.worst.toExponential(2)}${r.worstAbs !== undefined ? ` (abs ${r.worstAbs.toExponential(2)})` : ''}${r.note ? ` ${r.note}` : ''}`);
+    } else if (args.length) {
+      console.log(`ok ${name}: worst scaled err ${r.worst.toExponential(2)} (abs ${r.worstAbs.toExponential(2)})`);
+    }
+  }
+  rows.sort((a, b) => b[1] - a[1]);
+  console.log('largest differences:\n ', rows.slice(0, 5).map(([n, e]) => `${n} ${e.toExponential(2)}`).join('\n  '));
+  console.log(`${rows.length} cases checked (${independent} with an independent reference), ${bad} above ${AGREEMENT_TOLERANCE.toExponential()}, worst ${worstAll.toExponential(2)}`);
+  return bad ? 1 : 0;
 }
 
-let worstAll = 0; let bad = 0;
-const rows = [];
-for (const c of CASES) {
-  if (c.refused || c.dropped) continue;
-  const g = buildCase(c);
-  tanhIgnored = !!(c.quirk && c.quirk.startsWith('fused_tanh_ignored'));
-  const dir = path.join(OPS, c.name);
-  const vals = g.tensors.map((t) => {
-    if (!t.data) return null;
-    if (t.dtype === 'float16') return T(t.shape, Float64Array.from(fromFloat16Bits(t.data)));
-    return T(t.shape, Float64Array.from(t.data));
-  });
-  g.inputs.forEach((ti, k) => { const a = readNpy(path.join(dir, `input_${k}.npy`)); vals[ti] = T(a.shape, Float64Array.from(a.data)); });
-  for (const op of g.operators) {
-    const ins = op.inputs.map((i) => (i < 0 ? null : vals[i]));
-    const outShape = g.tensors[op.outputs[0]].shape;
-    const r = evalOp(op, ins, op.options ?? {}, outShape);
-    if (r.shape.join() !== outShape.join()) throw new Error(`${c.name}: ${op.op} shape ${r.shape} vs ${outShape}`);
-    vals[op.outputs[0]] = T(outShape, r.data.map((v) => Math.fround(v)));
-  }
-  let worst = 0; let worstAbs = 0;
-  g.outputs.forEach((ti, k) => {
-    const ref = readNpy(path.join(dir, `output_${k}.npy`));
-    const mine = vals[ti];
-    for (let i = 0; i < ref.data.length; i++) {
-      const e = Math.abs(ref.data[i] - mine.data[i]) / (1 + Math.abs(ref.data[i]));
-      worst = Math.max(worst, e); worstAbs = Math.max(worstAbs, Math.abs(ref.data[i] - mine.data[i]));
-    }
-  });
-  worstAll = Math.max(worstAll, worst);
-  rows.push([c.name, worst]);
-  if (worst > 1e-5) { bad++; console.log(`MISMATCH ${c.name}: worst scaled err ${worst.toExponential(2)} (abs ${worstAbs.toExponential(2)})`); }
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exitCode = main();
 }
-rows.sort((a, b) => b[1] - a[1]);
-console.log('largest differences:\n ', rows.slice(0, 5).map(([n, e]) => `${n} ${e.toExponential(2)}`).join('\n  '));
-console.log(`${rows.length} cases checked, ${bad} above 1e-5, worst ${worstAll.toExponential(2)}`);
-process.exitCode = bad ? 1 : 0;

@@ -30,17 +30,29 @@
 // Each case's declared tensor shapes (all of them, intermediates included)
 // are checked against the shapes the interpreter computes, and every output
 // must be finite. Cases marked `refused` are variants TFLite rejects (built
-// and run to confirm the refusal, never written); `dropped` ones have no
-// trustworthy reference (not run); `quirk` ones are written with a note
-// (meta.json case.quirk, index.json). check_op_cases.mjs re-derives every
-// output with an independent JS implementation of the operators.
+// and run to confirm the refusal, never written); `quirk` ones are written
+// with a note (meta.json case.quirk, index.json).
+//
+// The reference can be wrong: every case is also evaluated with the
+// independent double-precision implementation of op_eval.mjs (from the model
+// file just written and the inputs the interpreter was given). Where the two
+// disagree by more than 1e-5*(1+|ref|) the case must be listed, with the
+// reason, in KNOWN_REFERENCE_BUGS below: its output_K.npy is then the
+// independent result, TFLite's is kept as tflite_output_K.npy, and meta.json
+// and index.json say "reference": "independent" and record the discrepancy.
+// An unlisted disagreement (or a listed case on which TFLite turns out
+// right) fails the run. check_op_cases.mjs re-derives every stored output
+// from the files on disk.
 
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { mulberry32, fillInput } from './prng.mjs';
+import { readNpy, writeNpy } from './npy.mjs';
+import { AGREEMENT_TOLERANCE, compareValues, evaluateModel } from './op_eval.mjs';
 import { buildTfliteModel, toFloat16Bits } from './tflite_builder.mjs';
-import { runReference } from './tflite_reference.mjs';
+import { parseTflite } from './tflite_flatbuffer.mjs';
+import { prettyJson, runReference } from './tflite_reference.mjs';
 import { createRunner, loadTflite, resetTflite, setTfliteLogSink } from './tflite_runtime.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -132,7 +144,7 @@ function stridedSliceShape(shape, begin, end, strides, o) {
 
 // ---------------------------------------------------------------- graph
 
-class Graph {
+export class Graph {
   constructor(name) {
     this.name = name;
     this.tensors = [];
@@ -262,7 +274,7 @@ function batchMatmul(g, a, b, { adjX = false, adjY = false } = {}) {
 }
 
 const BINARY_WITH_ACT = new Set(['ADD', 'SUB', 'MUL', 'DIV']);
-function binary(g, op, a, b, { act } = {}) {
+export function binary(g, op, a, b, { act } = {}) {
   const outShape = broadcastShape(g.shape(a), g.shape(b));
   const options = BINARY_WITH_ACT.has(op) ? { fused_activation_function: act ?? 'NONE' } : {};
   if (act && !BINARY_WITH_ACT.has(op)) throw new Error(`${op} has no fused activation`);
@@ -270,7 +282,7 @@ function binary(g, op, a, b, { act } = {}) {
 }
 
 const NO_OPTIONS = new Set(['RELU', 'RELU6', 'RELU_N1_TO_1', 'LOGISTIC', 'TANH', 'LOG', 'SQRT', 'RSQRT']);
-function unary(g, op, x, options) {
+export function unary(g, op, x, options) {
   return g.op(op, [x], g.shape(x), NO_OPTIONS.has(op) ? undefined : (options ?? {}));
 }
 
@@ -282,7 +294,7 @@ function pool(g, op, x, { fh, fw = fh, stride = 1, strideW, padding, act = 'NONE
   });
 }
 
-function reduce(g, op, x, axes, keep, { scalarAxis = false } = {}) {
+export function reduce(g, op, x, axes, keep, { scalarAxis = false } = {}) {
   const s = g.shape(x);
   const ax = new Set(axes.map((a) => (a < 0 ? a + s.length : a)));
   const outShape = keep ? s.map((d, i) => (ax.has(i) ? 1 : d)) : s.filter((_, i) => !ax.has(i));
@@ -290,7 +302,7 @@ function reduce(g, op, x, axes, keep, { scalarAxis = false } = {}) {
   return g.op(op, [x, axisT], outShape, { keep_dims: keep });
 }
 
-function reshape(g, x, shape, { mode = 'both' } = {}) {
+export function reshape(g, x, shape, { mode = 'both' } = {}) {
   const s = g.shape(x);
   const known = shape.filter((d) => d !== -1).reduce((a, b) => a * b, 1);
   const outShape = shape.map((d) => (d === -1 ? numel(s) / known : d));
@@ -299,7 +311,7 @@ function reshape(g, x, shape, { mode = 'both' } = {}) {
   return g.op('RESHAPE', ins, outShape, mode === 'input' ? {} : { new_shape: shape });
 }
 
-function concat(g, xs, axis, act = 'NONE') {
+export function concat(g, xs, axis, act = 'NONE') {
   const s0 = g.shape(xs[0]);
   const a = axis < 0 ? axis + s0.length : axis;
   const outShape = [...s0];
@@ -307,7 +319,7 @@ function concat(g, xs, axis, act = 'NONE') {
   return g.op('CONCATENATION', xs, outShape, { axis, fused_activation_function: act });
 }
 
-function pad(g, x, paddings, value) {
+export function pad(g, x, paddings, value) {
   const s = g.shape(x);
   const p = g.i32('paddings', paddings.flat(), [s.length, 2]);
   const outShape = s.map((d, i) => d + paddings[i][0] + paddings[i][1]);
@@ -330,7 +342,7 @@ function gather(g, params, indices, indicesShape, axis) {
   return g.op('GATHER', [params, idx], [...s.slice(0, a), ...indicesShape, ...s.slice(a + 1)], { axis });
 }
 
-function stridedSlice(g, x, begin, end, strides, masks = {}) {
+export function stridedSlice(g, x, begin, end, strides, masks = {}) {
   const outShape = stridedSliceShape(g.shape(x), begin, end, strides, masks);
   const b = g.i32('begin', begin); const e = g.i32('end', end); const st = g.i32('strides', strides);
   const version = masks.ellipsis_mask ? 6 : g.shape(x).length > 4 ? 4 : 1;
@@ -345,14 +357,25 @@ function stridedSlice(g, x, begin, end, strides, masks = {}) {
 export const CASES = [];
 // build(g) creates the graph; desc says what the case checks.
 // Flags: refused: TFLite rejects the model (built and run to confirm, never
-// written); dropped: TFLite runs it but its output is not a trustworthy
-// reference (not run, not written); quirk: written, but the reference shows
-// a TFLite behaviour an importer may not expect (listed in index.json).
-function add(name, desc, build, { refused, dropped, quirk } = {}) {
+// written); quirk: written, but the reference shows a TFLite behaviour an
+// importer may not expect (listed in index.json).
+function add(name, desc, build, { refused, quirk } = {}) {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad case name ${name}`);
   if (CASES.some((c) => c.name === name)) throw new Error(`duplicate case ${name}`);
-  CASES.push({ name, desc, build, refused, dropped, quirk });
+  CASES.push({ name, desc, build, refused, quirk });
 }
+
+// Cases on which the TFLite interpreter of tests/reference (wasm, XNNPACK
+// delegate) is wrong, checked against op_eval.mjs: case name -> reason. Their
+// stored reference is the independent computation. Both were first found by
+// public bug reports (../shared/cases: depthwise_3x1_same_s2,
+// prelu_shared_alpha_111), whose expected values op_eval.mjs reproduces.
+export const KNOWN_REFERENCE_BUGS = {
+  prelu_shared_alpha: 'the XNNPACK delegate of this TFLite build reads a single PRELU slope of shape [1,1,1] as 0: every negative '
+    + 'input comes out as -0 instead of alpha * x (the [1,1,3], [3] and [4,4,3] slopes are right)',
+  depthwise_3x1_same_s2: 'SAME padding whose computed total is negative along W (kernel width 1, stride 2 on 8: (4-1)*2+1-8 = -1, '
+    + 'TFLite clamps it to 0): the interpreter returns only the bias for every output element',
+};
 // Single-op case: input(s) -> op -> output.
 const single = (fn) => (g) => { g.output(fn(g)); };
 
@@ -403,6 +426,11 @@ add('depthwise_conv_2d_valid_dilation2_m2', '3x3 VALID dilation 2, depth_multipl
   single((g) => depthwise(g, g.input([1, 9, 9, 2]), { mult: 2, dil: 2, padding: 'VALID' })));
 add('depthwise_conv_2d_5x5_same', '5x5 SAME (BlazeFace-style), depth_multiplier 1',
   single((g) => depthwise(g, g.input([1, 8, 8, 4]), { kh: 5, padding: 'SAME' })));
+// The name and tensor names match ../shared/cases/depthwise_3x1_same_s2, so
+// the constants (seeded by name) and the model are the same.
+add('depthwise_3x1_same_s2', 'kernel 3x1 (HxW) SAME stride 2 on [1,8,8,2]: computed total padding along W is negative (-1, clamped to 0) '
+  + '(TFLite is wrong here: independent reference)',
+  single((g) => depthwise(g, g.input([1, 8, 8, 2]), { kh: 3, kw: 1, stride: 2, padding: 'SAME' })));
 
 // TRANSPOSE_CONV --------------------------------------------------------
 add('transpose_conv_same_stride2', '3x3 SAME stride 2, 4x4 -> 8x8, no bias (3 inputs)',
@@ -501,10 +529,8 @@ add('prelu_per_channel', 'PRELU, constant alpha [1,1,3] (per channel) in [0, 0.5
   single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [1, 1, 3], { lo: 0, hi: 0.5 })], g.shape(x)); }));
 add('prelu_alpha_rank1', 'PRELU, constant alpha [3] (rank 1, per channel)',
   single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [3], { lo: 0, hi: 0.5 })], g.shape(x)); }));
-add('prelu_shared_alpha', 'PRELU, constant alpha [1,1,1] broadcast to all elements',
-  single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [1, 1, 1], { lo: 0, hi: 0.5 })], g.shape(x)); }),
-  { dropped: 'the XNNPACK delegate of this TFLite build computes it wrongly (negative inputs come out as -0, i.e. alpha read as 0 '
-    + 'instead of broadcasting the single alpha over the 3 channels); no trustworthy reference' });
+add('prelu_shared_alpha', 'PRELU, constant alpha [1,1,1] broadcast to all elements (TFLite is wrong here: independent reference)',
+  single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [1, 1, 1], { lo: 0, hi: 0.5 })], g.shape(x)); }));
 add('prelu_full_alpha', 'PRELU, constant alpha [4,4,3] (one per element, broadcast over batch)',
   single((g) => { const x = g.input([1, 4, 4, 3]); return g.op('PRELU', [x, g.weights('alpha', [4, 4, 3], { lo: -0.5, hi: 0.5 })], g.shape(x)); }));
 add('hard_swish', 'HARD_SWISH; input x4 to cover x < -3 and x > 3', single((g) => unary(g, 'HARD_SWISH', g.input([1, 4, 4, 3], { transform: T.scale(4) }))));
@@ -615,6 +641,32 @@ add('padv2_4d', 'PADV2 [1,3,3,2] with [[0,0],[2,0],[1,1],[0,0]], rank-0 constant
   single((g) => pad(g, g.input([1, 3, 3, 2]), [[0, 0], [2, 0], [1, 1], [0, 0]], 0.5)));
 add('padv2_3d_negative_value', 'PADV2 [2,3,2] with [[1,1],[0,2],[1,0]], constant value -3',
   single((g) => pad(g, g.input([2, 3, 2]), [[1, 1], [0, 2], [1, 0]], -3)));
+
+// MIRROR_PAD ------------------------------------------------------------
+// REFLECT mirrors without the edge element (pad <= dim - 1 per side),
+// SYMMETRIC with it (pad <= dim). The *_max cases use the largest legal
+// padding on every padded side.
+export function mirrorPad(g, x, paddings, mode) {
+  const s = g.shape(x);
+  const p = g.i32('paddings', paddings.flat(), [s.length, 2]);
+  return g.op('MIRROR_PAD', [x, p], s.map((d, i) => d + paddings[i][0] + paddings[i][1]), { mode });
+}
+const mirrorCase = (name, shape, paddings, mode, note = '') => add(name,
+  `MIRROR_PAD ${mode} [${shape}] with [${paddings.map((q) => `[${q}]`).join(',')}]${note}`,
+  single((g) => mirrorPad(g, g.input(shape), paddings, mode)));
+mirrorCase('mirror_pad_reflect_2d', [4, 5], [[1, 2], [3, 0]], 'REFLECT', ' (asymmetric, one side 0)');
+mirrorCase('mirror_pad_symmetric_2d', [4, 5], [[2, 1], [0, 3]], 'SYMMETRIC', ' (asymmetric, one side 0)');
+mirrorCase('mirror_pad_reflect_3d', [3, 4, 5], [[2, 0], [0, 0], [1, 3]], 'REFLECT', ' (middle axis unpadded)');
+mirrorCase('mirror_pad_symmetric_3d', [3, 4, 2], [[0, 3], [1, 1], [2, 0]], 'SYMMETRIC', ' (every axis padded)');
+mirrorCase('mirror_pad_reflect_4d_hw', [1, 4, 4, 2], [[0, 0], [1, 1], [2, 2], [0, 0]], 'REFLECT', ' (H and W, as segmentation and style-transfer models pad)');
+mirrorCase('mirror_pad_symmetric_4d_hw', [1, 5, 4, 3], [[0, 0], [2, 1], [1, 3], [0, 0]], 'SYMMETRIC', ' (H and W, asymmetric)');
+mirrorCase('mirror_pad_reflect_4d_all_axes', [2, 3, 4, 3], [[1, 0], [1, 2], [0, 3], [2, 1]], 'REFLECT', ' (all four axes)');
+mirrorCase('mirror_pad_reflect_max', [2, 3, 4, 2], [[1, 1], [2, 2], [3, 3], [0, 0]], 'REFLECT', ' (maximum legal: dim - 1 on each side)');
+mirrorCase('mirror_pad_symmetric_max', [2, 3, 4, 1], [[2, 2], [3, 3], [4, 4], [1, 1]], 'SYMMETRIC', ' (maximum legal: dim on each side, a size-1 axis too)');
+add('chain_mirror_pad_conv', 'style-transfer block: MIRROR_PAD REFLECT [[0,0],[1,1],[1,1],[0,0]] -> CONV_2D 3x3 VALID -> RELU', (g) => {
+  const x = mirrorPad(g, g.input([1, 6, 6, 3]), [[0, 0], [1, 1], [1, 1], [0, 0]], 'REFLECT');
+  g.output(unary(g, 'RELU', conv2d(g, x, { cout: 4, padding: 'VALID' })));
+});
 
 // SLICE / STRIDED_SLICE -------------------------------------------------
 const sliceCase = (name, shape, begin, size) => add(name, `SLICE [${shape}] begin [${begin}] size [${size}]`,
@@ -792,11 +844,16 @@ function describeGraph(g) {
   };
 }
 
-async function runCase(c, { verbose }) {
+// Builds case c, runs it on TFLite into ROOT/<name>/ and reconciles the
+// result with the independent evaluation (knownBugs: a KNOWN_REFERENCE_BUGS
+// style table). c.meta (optional) is merged into meta.json's "case".
+// Returns the case's index.json entry (plus its byte count).
+export async function runCase(c, { verbose = false, root = OPS_DIR, knownBugs = KNOWN_REFERENCE_BUGS } = {}) {
   const g = buildCase(c);
-  const dir = path.join(OPS_DIR, c.name);
+  const dir = path.join(root, c.name);
   const bytes = buildTfliteModel(g.spec());
   await checkShapes(g, { verbose });
+  fs.rmSync(dir, { recursive: true, force: true }); // no stale files (tflite_output_K.npy) from an earlier run
   fs.mkdirSync(dir, { recursive: true });
   const modelFile = path.join(dir, 'model.tflite');
   fs.writeFileSync(modelFile, bytes);
@@ -806,21 +863,83 @@ async function runCase(c, { verbose }) {
     ...(Object.keys(transforms).length ? { transforms, transforms_note: 'listed inputs hold float32(f(x)) with f evaluated in double' } : {}),
   };
   const meta = await runReference({
-    model: modelFile, seed: SEED, out: dir, quiet: !verbose, inputData: data, inputsSource,
-    extraMeta: { case: { name: c.name, description: c.desc, operators: g.operators.map((o) => o.op), ...(c.quirk ? { quirk: c.quirk } : {}) } },
+    model: modelFile, seed: SEED, out: dir, quiet: !verbose, inputData: data, inputsSource, allowInferFailure: !!knownBugs[c.name],
+    extraMeta: { case: { name: c.name, description: c.desc, operators: g.operators.map((o) => o.op), ...(c.quirk ? { quirk: c.quirk } : {}), ...(c.meta ?? {}) } },
   });
   meta.outputs.forEach((t, k) => {
     const want = g.tensors[g.outputs[k]].shape;
     if (t.shape.join(',') !== want.join(',')) throw new Error(`output ${k}: declared [${want}], interpreter [${t.shape}]`);
   });
-  for (const f of fs.readdirSync(dir)) {
-    if (!f.startsWith('output_')) continue;
-    const buf = fs.readFileSync(path.join(dir, f));
-    const hl = buf.readUInt16LE(8);
-    const vals = new Float32Array(buf.buffer.slice(buf.byteOffset + 10 + hl, buf.byteOffset + buf.length));
-    if (vals.some((v) => !Number.isFinite(v))) throw new Error(`${f} has non-finite values`);
+  const ref = reconcileReference(dir, meta, {
+    knownBug: knownBugs[c.name], fusedTanhIgnored: !!c.quirk?.startsWith('fused_tanh_ignored'),
+  });
+  return {
+    ...describeGraph(g), description: c.desc, ...(c.quirk ? { quirk: c.quirk } : {}), ...ref,
+    bytes: fs.readdirSync(dir).reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0),
+  };
+}
+
+const sig3 = (x) => Number(x.toPrecision(3));
+const INDEPENDENT_ENGINE = 'tests/reference/op_eval.mjs (double precision, float32 between operators)';
+
+// Compares the TFLite outputs runReference just wrote to case folder `dir`
+// (meta: its return value) with op_eval.mjs's independent evaluation of the
+// same model file on the same inputs, and settles which one is the stored
+// reference (see the header): knownBug is the KNOWN_REFERENCE_BUGS reason
+// for this case, if any. Rewrites meta.json with "reference" ("tflite" or
+// "independent") and the comparison; throws on an unlisted disagreement, on
+// a listed case TFLite gets right and on non-finite outputs. A listed case
+// whose Infer() failed (meta.tflite_error) stores the independent result.
+// Returns the fields index.json records ({ reference, tflite_discrepancy? }).
+export function reconcileReference(dir, meta, { knownBug, fusedTanhIgnored = false } = {}) {
+  if (!meta.model_subgraph.interpreter_inputs_match || !meta.model_subgraph.interpreter_outputs_match) {
+    throw new Error('interpreter I/O order differs from the subgraph order');
   }
-  return { ...describeGraph(g), description: c.desc, ...(c.quirk ? { quirk: c.quirk } : {}), bytes: fs.readdirSync(dir).reduce((s, f) => s + fs.statSync(path.join(dir, f)).size, 0) };
+  const sg = parseTflite(fs.readFileSync(path.join(dir, meta.model))).subgraphs[0];
+  const inputs = meta.inputs.map((t) => readNpy(path.join(dir, t.file)));
+  const mine = evaluateModel(sg, inputs, { fusedTanhIgnored });
+  if (meta.tflite_error) {
+    if (!knownBug) throw new Error(`TFLite failed to run it: ${meta.tflite_error}`);
+    const { tflite_error: error, ...rest } = meta;
+    meta.outputs.forEach((t, k) => writeNpy(path.join(dir, t.file), Float32Array.from(mine[k].data), mine[k].shape, '<f4'));
+    const extra = {
+      reference: 'independent',
+      tflite_discrepancy: { reason: knownBug, tflite_error: error, reference_engine: INDEPENDENT_ENGINE },
+    };
+    fs.writeFileSync(path.join(dir, 'meta.json'), `${prettyJson({ ...rest, ...extra })}\n`);
+    return { reference: 'independent', tflite_discrepancy: knownBug };
+  }
+  const tflite = meta.outputs.map((t) => readNpy(path.join(dir, t.file)));
+  let scaled = 0; let abs = 0; const wrong = [];
+  tflite.forEach((r, k) => {
+    if (r.data.some((v) => !Number.isFinite(v))) throw new Error(`${meta.outputs[k].file} has non-finite values`);
+    if (r.shape.join() !== mine[k].shape.join()) throw new Error(`output ${k}: TFLite shape [${r.shape}], independent [${mine[k].shape}]`);
+    const e = compareValues(r.data, mine[k].data);
+    scaled = Math.max(scaled, e.scaled); abs = Math.max(abs, e.abs);
+    if (e.scaled > AGREEMENT_TOLERANCE) wrong.push(k);
+  });
+  const what = `TFLite vs independent: worst scaled error ${scaled.toExponential(2)} (abs ${abs.toExponential(2)}) on output(s) [${wrong}]`;
+  let extra;
+  if (!wrong.length) {
+    if (knownBug) throw new Error(`listed in KNOWN_REFERENCE_BUGS but TFLite agrees with the independent result (${scaled.toExponential(2)}): remove it from the list`);
+    extra = { reference: 'tflite', independent_check: { max_scaled_error: sig3(scaled), tolerance: AGREEMENT_TOLERANCE } };
+  } else {
+    if (!knownBug) throw new Error(`UNLISTED REFERENCE DISAGREEMENT: ${what}. Find out which one is wrong; if it is TFLite, list the case with the reason in KNOWN_REFERENCE_BUGS`);
+    meta.outputs.forEach((t, k) => {
+      fs.renameSync(path.join(dir, t.file), path.join(dir, `tflite_${t.file}`));
+      writeNpy(path.join(dir, t.file), Float32Array.from(mine[k].data), mine[k].shape, '<f4');
+    });
+    extra = {
+      reference: 'independent',
+      tflite_discrepancy: {
+        reason: knownBug, max_scaled_error: sig3(scaled), max_abs_error: sig3(abs), outputs: wrong,
+        tflite_outputs: meta.outputs.map((t) => `tflite_${t.file}`),
+        reference_engine: INDEPENDENT_ENGINE,
+      },
+    };
+  }
+  fs.writeFileSync(path.join(dir, 'meta.json'), `${prettyJson({ ...meta, ...extra })}\n`);
+  return extra.reference === 'tflite' ? { reference: 'tflite' } : { reference: 'independent', tflite_discrepancy: knownBug };
 }
 
 async function main() {
@@ -832,21 +951,21 @@ async function main() {
   const selected = CASES.filter((c) => !o.only || o.only.test(c.name));
   if (o.list) {
     for (const c of selected) {
-      const flag = c.refused ? '  [refused by TFLite, not written]' : c.dropped ? '  [dropped, not written]' : c.quirk ? '  [quirk]' : '';
+      const flag = c.refused ? '  [refused by TFLite, not written]' : KNOWN_REFERENCE_BUGS[c.name] ? '  [TFLite wrong: independent reference]' : c.quirk ? '  [quirk]' : '';
       console.log(`${c.name}${flag}  ${c.desc}`);
     }
     return 0;
   }
-  // A full run starts from an empty folder so that dropped cases disappear.
+  // A full run starts from an empty folder so that removed cases disappear.
   if (!o.only) fs.rmSync(OPS_DIR, { recursive: true, force: true });
   fs.mkdirSync(OPS_DIR, { recursive: true });
 
   const index = [];
   const refused = [];
   const failures = [];
-  const dropped = selected.filter((c) => c.dropped).map((c) => ({ name: c.name, reason: c.dropped }));
+  const stale = Object.keys(KNOWN_REFERENCE_BUGS).filter((n) => !CASES.some((c) => c.name === n));
+  if (stale.length) failures.push(`KNOWN_REFERENCE_BUGS lists unknown case(s) ${stale.join(', ')}`);
   for (const c of selected) {
-    if (c.dropped) continue;
     const log = [];
     setTfliteLogSink((line) => {
       if (!/XNNPACK delegate for CPU/.test(line)) log.push(line);
@@ -878,9 +997,10 @@ async function main() {
       engine: 'TensorFlow Lite interpreter (wasm, XNNPACK delegate, 1 thread) via tflite_reference.mjs',
       seed: SEED,
       tolerance_hint: '|out - ref| <= 1e-4 * (1 + |ref|)',
+      reference_note: 'reference "tflite": output_K.npy from the interpreter, checked against tests/reference/op_eval.mjs within '
+        + `${AGREEMENT_TOLERANCE.toExponential()}*(1+|ref|); "independent": the interpreter is wrong (tflite_discrepancy says why), output_K.npy is op_eval.mjs's result`,
       cases: index.map(({ bytes, ...e }) => e),
       refused_by_tflite: refused.map(({ name, reason, error }) => ({ name, reason, error })),
-      dropped,
     };
     // One line per case keeps the file small and diffs readable.
     const lines = Object.entries(doc).map(([k, v]) => (Array.isArray(v)
@@ -894,7 +1014,7 @@ async function main() {
   const total = index.reduce((s, e) => s + e.bytes, 0);
   console.log(`${index.length} case(s) written to ${path.relative(process.cwd(), OPS_DIR) || OPS_DIR} (${(total / 1024).toFixed(1)} KiB)`);
   for (const r of refused) console.log(`refused by TFLite (as expected): ${r.name}: ${r.error}`);
-  for (const d of dropped) console.log(`dropped: ${d.name}: ${d.reason}`);
+  for (const e of index.filter((x) => x.reference === 'independent')) console.log(`TFLite wrong, independent reference: ${e.name}: ${e.tflite_discrepancy}`);
   for (const f of failures) console.log(`FAIL ${f}`);
   return failures.length ? 1 : 0;
 }
@@ -911,6 +1031,12 @@ async function writeBadModels() {
   good.output(conv2d(good, good.input([1, 6, 6, 3]), { cout: 4, padding: 'SAME', act: 'RELU' }));
   const goodBytes = Buffer.from(buildTfliteModel(good.spec()));
 
+  const mirrorPadModel = (shape, paddings, mode) => buildTfliteModel({
+    tensors: [f32('input', shape), { name: 'paddings', shape: [shape.length, 2], dtype: 'int32', data: Int32Array.from(paddings.flat()) },
+      f32('mirror_pad', shape.map((d, i) => d + paddings[i][0] + paddings[i][1]))],
+    operators: [{ op: 'MIRROR_PAD', inputs: [0, 1], outputs: [2], options: { mode } }],
+    inputs: [0], outputs: [2], description: `kiln bad model: MIRROR_PAD ${mode} with paddings beyond the mode's limit`,
+  });
   const models = {
     'custom_op.tflite': buildTfliteModel({
       tensors: [f32('input', [1, 8]), f32('relu', [1, 8]), f32('custom', [1, 8])],
@@ -951,6 +1077,13 @@ async function writeBadModels() {
       operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
       inputs: [0], outputs: [1], description: 'kiln bad model: dynamic batch (shape_signature [-1,8])',
     }),
+    'mirror_pad_reflect_too_large.tflite': mirrorPadModel([1, 3, 3, 1], [[0, 0], [3, 0], [1, 1], [0, 0]], 'REFLECT'),
+    'mirror_pad_symmetric_too_large.tflite': mirrorPadModel([2, 4], [[0, 0], [5, 0]], 'SYMMETRIC'),
+    'mirror_pad_computed_paddings.tflite': buildTfliteModel({
+      tensors: [f32('input', [2, 4]), { name: 'paddings', shape: [2, 2], dtype: 'int32' }, f32('mirror_pad', [4, 6])],
+      operators: [{ op: 'MIRROR_PAD', inputs: [0, 1], outputs: [2], options: { mode: 'REFLECT' } }],
+      inputs: [0, 1], outputs: [2], description: 'kiln bad model: MIRROR_PAD whose paddings are a graph input',
+    }),
   };
   for (const [name, bytes] of Object.entries(models)) write(name, bytes);
   write('truncated.tflite', goodBytes.subarray(0, 100));
@@ -984,6 +1117,9 @@ async function writeBadModels() {
     'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3).',
     'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]).',
     'dynamic_batch.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-1,8] (dynamic batch).',
+    'mirror_pad_reflect_too_large.tflite': 'MIRROR_PAD REFLECT of [1,3,3,1] with paddings [[0,0],[3,0],[1,1],[0,0]]: 3 before H exceeds REFLECT\'s limit dim - 1 = 2.',
+    'mirror_pad_symmetric_too_large.tflite': 'MIRROR_PAD SYMMETRIC of [2,4] with paddings [[0,0],[5,0]]: 5 exceeds SYMMETRIC\'s limit dim = 4.',
+    'mirror_pad_computed_paddings.tflite': 'MIRROR_PAD REFLECT of [2,4] whose paddings [2,2] int32 are a second graph input, not a constant.',
     'truncated.tflite': `the first 100 bytes of a valid ${goodBytes.length}-byte CONV_2D model.`,
     'garbled.tflite': `the first 8 bytes (root offset + "TFL3") of that valid CONV_2D model, then ${goodBytes.length - 8} seeded random bytes (same length, ${goodBytes.length} bytes).`,
     'not_tflite.tflite': 'a one-line text file.',

@@ -16,6 +16,7 @@ import { decodeNpy, encodeNpy, readNpy } from './npy.mjs';
 import { mulberry32 } from './prng.mjs';
 import { buildTfliteModel, fromFloat16Bits, toFloat16Bits } from './tflite_builder.mjs';
 import { parseTflite } from './tflite_flatbuffer.mjs';
+import { evaluateModel } from './op_eval.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-ref-selftest-'));
@@ -209,6 +210,31 @@ await check('builder: builtin options, op versions, float16 constants', () => {
     const sum = Math.fround(x[i] + k[i]);
     assert.ok(Math.abs(y[i] - (sum >= 0 ? sum : 0.25 * sum)) < 1e-6, `y[${i}]`);
   }
+});
+
+await check('parser reads back operators, options and constants; op_eval.mjs evaluates the file', () => {
+  const bytes = buildTfliteModel({
+    tensors: [
+      { name: 'x', shape: [2, 3] },
+      { name: 'p', shape: [2, 2], dtype: 'int32', data: Int32Array.from([1, 0, 0, 2]) },
+      { name: 'm', shape: [3, 5] },
+      { name: 'y', shape: [3, 5] },
+    ],
+    operators: [
+      { op: 'MIRROR_PAD', inputs: [0, 1], outputs: [2], options: { mode: 'SYMMETRIC' } },
+      { op: 'LEAKY_RELU', inputs: [2], outputs: [3], options: { alpha: 0.5 } },
+    ],
+    inputs: [0],
+    outputs: [3],
+  });
+  const sg = parseTflite(bytes).subgraphs[0];
+  assert.deepEqual(sg.operators.map((o) => [o.op, o.inputs, o.outputs, o.options]),
+    [['MIRROR_PAD', [0, 1], [2], { mode: 'SYMMETRIC' }], ['LEAKY_RELU', [2], [3], { alpha: 0.5 }]]);
+  assert.deepEqual(Array.from(sg.tensors[1].data), [1, 0, 0, 2]);
+  // SYMMETRIC: row 0 repeated above, columns 2 and 1 mirrored after (hand-computed).
+  const [y] = evaluateModel(sg, [{ shape: [2, 3], data: [1, -2, 3, -4, 5, -6] }]);
+  assert.deepEqual(y.shape, [3, 5]);
+  assert.deepEqual(Array.from(y.data), [1, -1, 3, 3, -1, 1, -1, 3, 3, -1, -2, 5, -3, -3, 5]);
 });
 
 fs.rmSync(tmp, { recursive: true, force: true });

@@ -36,12 +36,12 @@ export const BUILTIN = {
   TRANSPOSE: 39, MEAN: 40, SUB: 41, DIV: 42, SQUEEZE: 43, STRIDED_SLICE: 45, EXP: 47, CAST: 53,
   PRELU: 54, MAXIMUM: 55, MINIMUM: 57, NEG: 59, PADV2: 60, SLICE: 65, TRANSPOSE_CONV: 67,
   EXPAND_DIMS: 70, LOG: 73, SUM: 74, SQRT: 75, RSQRT: 76, POW: 78, REDUCE_MAX: 82, REDUCE_MIN: 89,
-  RESIZE_NEAREST_NEIGHBOR: 97, LEAKY_RELU: 98, SQUARED_DIFFERENCE: 99, ABS: 101, HARD_SWISH: 117,
+  RESIZE_NEAREST_NEIGHBOR: 97, LEAKY_RELU: 98, SQUARED_DIFFERENCE: 99, MIRROR_PAD: 100, ABS: 101, HARD_SWISH: 117,
   BATCH_MATMUL: 126, CUMSUM: 128, BROADCAST_TO: 130,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
-const BUILTIN_OPTIONS_UNION = [
+export const BUILTIN_OPTIONS_UNION = [
   'Conv2DOptions', 'DepthwiseConv2DOptions', 'ConcatEmbeddingsOptions', 'LSHProjectionOptions',
   'Pool2DOptions', 'SVDFOptions', 'RNNOptions', 'FullyConnectedOptions', 'SoftmaxOptions',
   'ConcatenationOptions', 'AddOptions', 'L2NormOptions', 'LocalResponseNormalizationOptions',
@@ -98,6 +98,7 @@ export const OPTIONS = {
   BatchMatMulOptions: [['adj_x', 'bool'], ['adj_y', 'bool'], ['asymmetric_quantize_inputs', 'bool']],
   CumsumOptions: [['exclusive', 'bool'], ['reverse', 'bool']],
   CastOptions: [['in_data_type', 'i8'], ['out_data_type', 'i8']],
+  MirrorPadOptions: [['mode', 'i8']],
   // Field-less options tables.
   PadOptions: [], PadV2Options: [], TransposeOptions: [], ExpOptions: [], DequantizeOptions: [],
   MaximumMinimumOptions: [], NegOptions: [], SliceOptions: [], ExpandDimsOptions: [], PowOptions: [],
@@ -118,11 +119,13 @@ export const OP_OPTIONS = {
   REDUCE_MIN: 'ReducerOptions', RESIZE_NEAREST_NEIGHBOR: 'ResizeNearestNeighborOptions',
   LEAKY_RELU: 'LeakyReluOptions', SQUARED_DIFFERENCE: 'SquaredDifferenceOptions', ABS: 'AbsOptions',
   HARD_SWISH: 'HardSwishOptions', BATCH_MATMUL: 'BatchMatMulOptions', CUMSUM: 'CumsumOptions',
-  BROADCAST_TO: 'BroadcastToOptions',
+  BROADCAST_TO: 'BroadcastToOptions', MIRROR_PAD: 'MirrorPadOptions',
 };
 
-const ENUMS = {
+// Enum-valued option fields (by field name): name -> value.
+export const ENUMS = {
   padding: { SAME: 0, VALID: 1 },
+  mode: { REFLECT: 0, SYMMETRIC: 1 }, // MirrorPadOptions.mode (MirrorPadMode)
   fused_activation_function: { NONE: 0, RELU: 1, RELU_N1_TO_1: 2, RELU6: 3, TANH: 4, SIGN_BIT: 5 },
 };
 

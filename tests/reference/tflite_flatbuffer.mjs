@@ -1,7 +1,14 @@
-// Tiny read-only view of a .tflite flatbuffer: just enough to list the main
-// subgraph's tensors and its declared inputs/outputs (and signature defs), so
+// Tiny read-only view of a .tflite flatbuffer: the main subgraph's tensors
+// (with constant data), operators (builtin options decoded with the tables of
+// tflite_builder.mjs) and declared inputs/outputs, and the signature defs, so
 // the reference scripts can check the interpreter's I/O order against the
-// model file. Field ids follow tensorflow/lite/schema/schema.fbs.
+// model file and op_eval.mjs can evaluate any small model file
+// independently. Field ids follow tensorflow/lite/schema/schema.fbs.
+
+import { BUILTIN, BUILTIN_OPTIONS_UNION, ENUMS, OPTIONS } from './tflite_builder.mjs';
+
+const BUILTIN_NAMES = Object.fromEntries(Object.entries(BUILTIN).map(([k, v]) => [v, k]));
+const TYPED = { float32: Float32Array, int32: Int32Array, float16: Uint16Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array, bool: Uint8Array, float64: Float64Array };
 
 const TENSOR_TYPES = [
   'float32', 'float16', 'int32', 'uint8', 'int64', 'string', 'bool', 'int16',
@@ -25,6 +32,8 @@ class Table {
   u32(field, dflt = 0) { const o = this.off(field); return o ? this.v.getUint32(this.pos + o, true) : dflt; }
   i32(field, dflt = 0) { const o = this.off(field); return o ? this.v.getInt32(this.pos + o, true) : dflt; }
   i8(field, dflt = 0) { const o = this.off(field); return o ? this.v.getInt8(this.pos + o) : dflt; }
+  u8(field, dflt = 0) { const o = this.off(field); return o ? this.v.getUint8(this.pos + o) : dflt; }
+  f32(field, dflt = 0) { const o = this.off(field); return o ? this.v.getFloat32(this.pos + o, true) : dflt; }
   bool(field) { return this.i8(field, 0) !== 0; }
   indirect(field) {
     const o = this.off(field);
@@ -61,9 +70,36 @@ class Table {
   }
 }
 
+// Decodes an operator's builtin options table with the field list of
+// tflite_builder.mjs OPTIONS (enum fields come back as names: 'SAME', 'RELU6',
+// 'REFLECT'). Fields the model omits are left out (TFLite's default applies).
+function decodeOptions(type, t) {
+  const name = BUILTIN_OPTIONS_UNION[type - 1];
+  const fields = name && OPTIONS[name];
+  if (!t || !fields) return name ? {} : undefined;
+  const o = {};
+  fields.forEach((f, id) => {
+    if (!f || !t.has(id)) return;
+    const [key, kind] = f;
+    if (kind === 'vec_i32') o[key] = t.i32Vec(id);
+    else if (kind === 'f32') o[key] = t.f32(id);
+    else if (kind === 'bool') o[key] = t.bool(id);
+    else if (kind === 'i32') o[key] = t.i32(id);
+    else {
+      const v = t.i8(id);
+      const names = ENUMS[key] && Object.entries(ENUMS[key]).find(([, n]) => n === v);
+      o[key] = names ? names[0] : v;
+    }
+  });
+  return o;
+}
+
 // Returns { version, subgraphs: [{ name, inputs, outputs, tensors: [{index,
-// name, shape, dtype, buffer, constant}] }], signatures: [{ key, subgraph,
-// inputs: [{name, tensor}], outputs: [...] }] }.
+// name, shape, dtype, buffer, constant, data?}], operators: [{ op, version,
+// inputs, outputs, options? }] }], signatures: [{ key, subgraph, inputs:
+// [{name, tensor}], outputs: [...] }] }. `data` is a typed array (float16:
+// the raw Uint16 bits) for tensors with buffer data; `op` is the builtin name
+// (or 'BUILTIN_<code>' for codes tflite_builder.mjs does not name).
 export function parseTflite(bytes) {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -72,9 +108,14 @@ export function parseTflite(bytes) {
   const model = new Table(view, view.getUint32(0, true));
   const buffers = model.tableVec(4).map((b) => ({
     size: b.vecLen(0),
+    start: b.vecLen(0) ? b.indirect(0) + 4 : 0,
     // Buffers > 2 GB-style models keep data outside the flatbuffer (offset/size, fields 1/2).
     external: b.has(1) && Number(view.getBigUint64(b.pos + b.off(1), true)) > 1,
   }));
+  const codes = model.tableVec(1).map((c) => {
+    const code = Math.max(c.i8(0, 0), c.i32(3, 0));
+    return { op: c.str(1) !== null ? 'CUSTOM' : (BUILTIN_NAMES[code] ?? `BUILTIN_${code}`), version: c.i32(2, 1) };
+  });
   const subgraphs = model.tableVec(2).map((sg) => {
     const tensors = sg.tableVec(0).map((t, index) => {
       const buffer = t.u32(2, 0);
@@ -89,8 +130,21 @@ export function parseTflite(bytes) {
         constant: !!b && buffer !== 0 && (b.size > 0 || b.external),
         isVariable: t.bool(5),
       };
+    }).map((t) => {
+      const b = buffers[t.buffer];
+      const ctor = TYPED[t.dtype];
+      if (!t.constant || !b.size || !ctor) return t;
+      // Copy: the buffer data need not be aligned for the typed array.
+      const raw = buf.subarray(b.start, b.start + b.size);
+      return { ...t, data: new ctor(Uint8Array.from(raw).buffer) };
     });
-    return { name: sg.str(4) ?? '', inputs: sg.i32Vec(1), outputs: sg.i32Vec(2), tensors };
+    const operators = sg.tableVec(3).map((o) => {
+      const code = codes[o.u32(0, 0)];
+      const type = o.u8(3, 0);
+      const options = decodeOptions(type, o.table(4));
+      return { op: code.op, version: code.version, inputs: o.i32Vec(1), outputs: o.i32Vec(2), ...(options ? { options } : {}) };
+    });
+    return { name: sg.str(4) ?? '', inputs: sg.i32Vec(1), outputs: sg.i32Vec(2), tensors, operators };
   });
   const tensorMap = (v) => v.map((m) => ({ name: m.str(0) ?? '', tensor: m.u32(1, 0) }));
   const signatures = model.tableVec(7).map((s) => ({

@@ -51,7 +51,7 @@ function parseArgs(argv) {
 }
 
 // JSON with arrays of numbers kept on one line ("shape": [1, 16, 96]).
-function prettyJson(v) {
+export function prettyJson(v) {
   return JSON.stringify(v, null, 2).replace(/\[\s*(-?\d[-\d.,\s]*?)\s*\]/g, (_, body) =>
     `[${body.split(',').map((x) => x.trim()).join(', ')}]`);
 }
@@ -63,9 +63,14 @@ const sameShape = (a, b) => a.length === b.length && a.every((x, i) => x === b[i
 //                 of the input's dtype and element count) replaces the
 //                 generated values of that input,
 //   inputsSource: replaces meta.json's "inputs_source" description,
-//   extraMeta:    object merged into meta.json (e.g. a case description).
+//   extraMeta:    object merged into meta.json (e.g. a case description),
+//   allowInferFailure: when Infer() fails (a model TFLite loads but cannot
+//                 run), record the error as meta.tflite_error and write no
+//                 output_K.npy instead of throwing (make_op_cases.mjs then
+//                 stores an independent reference).
 export async function runReference({
   model, seed = 1, out, inputsFrom, variant = 'cc_simd', quiet = false, inputData, inputsSource, extraMeta,
+  allowInferFailure = false,
 }) {
   const log = quiet ? () => {} : (s) => process.stderr.write(`${s}\n`);
   const bytes = fs.readFileSync(model);
@@ -131,12 +136,18 @@ export async function runReference({
     inputsMeta.push(meta);
   }
 
-  m.infer();
+  let inferError = null;
+  try {
+    m.infer();
+  } catch (e) {
+    if (!allowInferFailure) throw e;
+    inferError = String(e.message || e);
+  }
 
   const outputsMeta = [];
   for (const t of m.outputs) {
     const meta = describe(t, 'output');
-    writeNpy(path.join(out, meta.file), t.data().slice(), t.shape, meta.npy_dtype);
+    if (!inferError) writeNpy(path.join(out, meta.file), t.data().slice(), t.shape, meta.npy_dtype);
     outputsMeta.push(meta);
   }
 
@@ -161,6 +172,7 @@ export async function runReference({
       interpreter_inputs_match: inputsMatch,
       interpreter_outputs_match: outputsMatch,
     },
+    ...(inferError ? { tflite_error: inferError } : {}),
   };
   fs.writeFileSync(path.join(out, 'meta.json'), `${prettyJson(meta)}\n`);
   log(`${path.basename(model)}: ${inputsMeta.length} input(s) ${inputsMeta.map((t) => `[${t.shape}]`).join(' ')} -> ` +
