@@ -51,6 +51,29 @@ TEST_P(OpCase, MatchesTFLite) {
 // The suite must not silently shrink to nothing.
 TEST(OpCases, FolderIsPopulated) { EXPECT_GE(listCases().size(), 50u); }
 
+// MIRROR_PAD paddings beyond the mode's limit (REFLECT: dim - 1, SYMMETRIC:
+// dim) or not constant are refused with one line naming the operator
+// (tests/data/bad/mirror_pad_*.tflite; TFLite itself runs the first two).
+TEST(OpCases, MirrorPadRefusesIllegalPaddings) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"mirror_pad_reflect_too_large.tflite",
+       "paddings [3, 0] of dimension 1 (size 3) are out of range: REFLECT mode pads each side by 0 to 2"},
+      {"mirror_pad_symmetric_too_large.tflite",
+       "paddings [5, 0] of dimension 1 (size 4) are out of range: SYMMETRIC mode pads each side by 0 to 4"},
+      {"mirror_pad_computed_paddings.tflite", "input 1 must be a constant tensor"},
+  };
+  for (const auto &[file, what] : cases) {
+    SCOPED_TRACE(file);
+    auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/bad/" + file,
+                                          kiln::CompileOptions());
+    ASSERT_FALSE(static_cast<bool>(artifact));
+    std::string message = llvm::toString(artifact.takeError());
+    EXPECT_NE(message.find("operator #0 (MIRROR_PAD): "), std::string::npos) << message;
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(TFLite, OpCase, ::testing::ValuesIn(listCases()),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                            return info.param;

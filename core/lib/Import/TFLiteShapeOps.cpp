@@ -1,7 +1,8 @@
 //===- TFLiteShapeOps.cpp - Data movement and shape operators -------------===//
 //
-// RESHAPE SQUEEZE EXPAND_DIMS DEQUANTIZE CONCATENATION PAD PADV2 TRANSPOSE
-// SLICE STRIDED_SLICE GATHER RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR -> TOSA.
+// RESHAPE SQUEEZE EXPAND_DIMS DEQUANTIZE CONCATENATION PAD PADV2 MIRROR_PAD
+// TRANSPOSE SLICE STRIDED_SLICE GATHER RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR
+// -> TOSA.
 // Shape-like operands (perm, begin/end/size, resize size) must be constants:
 // Kiln compiles static shapes. Data movement converters keep the element
 // type of their input (f32 or i32).
@@ -9,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "TFLiteConverter.h"
 
+#include <algorithm>
 #include <bit>
 #include <numeric>
 
@@ -51,6 +53,18 @@ Value slice(OpContext &ctx, Value v, llvm::ArrayRef<int64_t> start,
   return ctx.create<tosa::SliceOp>(typeLike(v, size), v,
                                    b.getDenseI64ArrayAttr(start),
                                    b.getDenseI64ArrayAttr(size));
+}
+
+/// tosa.reverse of dimension `d` of `v`, on a rank-3 view [outer, D, inner]
+/// (tosa.reverse takes ranks 1 to 4, so any rank works this way).
+Value reverseAxis(OpContext &ctx, Value v, int64_t d) {
+  llvm::SmallVector<int64_t> shape(shapeOf(v));
+  llvm::ArrayRef<int64_t> dims(shape);
+  Value view = ctx.reshape(v, {product(dims.take_front(d)), shape[d],
+                               product(dims.drop_front(d + 1))});
+  view = ctx.create<tosa::ReverseOp>(view.getType(), view,
+                                     ctx.builder().getI64IntegerAttr(1));
+  return ctx.reshape(view, shape);
 }
 
 /// RESHAPE (and SQUEEZE/EXPAND_DIMS): the model records the output shape,
@@ -349,17 +363,9 @@ LogicalResult convertStridedSlice(OpContext &ctx) {
   // 2. Negative strides: reverse those dimensions (rank-3 view [outer, D,
   //    inner], as tosa.reverse takes ranks 1 to 4), so every dimension walks
   //    forward from index 0.
-  for (int64_t d = 0; d < rank; ++d) {
-    if (sel[d].stride >= 0)
-      continue;
-    llvm::SmallVector<int64_t> shape(shapeOf(v));
-    llvm::ArrayRef<int64_t> dims(shape);
-    Value view = ctx.reshape(v, {product(dims.take_front(d)), shape[d],
-                                 product(dims.drop_front(d + 1))});
-    view = ctx.create<tosa::ReverseOp>(view.getType(), view,
-                                       ctx.builder().getI64IntegerAttr(1));
-    v = ctx.reshape(view, shape);
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (sel[d].stride < 0)
+      v = reverseAxis(ctx, v, d);
 
   // 3. Pad strided dimensions whose range ends early to whole strides.
   if (llvm::any_of(padAfter, [](int64_t p) { return p > 0; })) {
@@ -581,6 +587,63 @@ LogicalResult convertResize(OpContext &ctx) {
   return ctx.setOutput(0, resized);
 }
 
+/// MIRROR_PAD: paddings is a constant [rank, 2] tensor of [before, after]
+/// per dimension. MirrorPadOptions.mode REFLECT mirrors without the edge
+/// element ([1 2 3] padded by 2 before: [3 2 1 2 3], each side at most
+/// dim - 1), SYMMETRIC with it ([2 1 1 2 3], each side at most dim), as
+/// TensorFlow's MirrorPad defines them (TFLite kernels/mirror_pad.cc). Larger
+/// or negative paddings are refused.
+///
+/// TOSA: mirror padding is separable, so each padded dimension in turn gets
+/// its two mirrored edge slices (tosa.slice, then tosa.reverse) concatenated
+/// around the running tensor (tosa.concat).
+LogicalResult convertMirrorPad(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::MirrorPadOptions>();
+  bool symmetric = opts && opts->mode() == schema::MirrorPadMode::SYMMETRIC;
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto paddings = ctx.constantInts(1);
+  if (failed(paddings))
+    return failure();
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  int64_t rank = shape.size();
+  if (static_cast<int64_t>(paddings->size()) != 2 * rank)
+    return ctx.fail("paddings must be a [" + llvm::Twine(rank) + ", 2] tensor");
+  // The first mirrored element is index `edge` on each side.
+  int64_t edge = symmetric ? 0 : 1;
+  Value v = *x;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t before = (*paddings)[2 * d], after = (*paddings)[2 * d + 1];
+    int64_t limit = shape[d] - edge;
+    if (before < 0 || after < 0 || before > limit || after > limit)
+      return ctx.fail(llvm::Twine("paddings [") + llvm::Twine(before) + ", " +
+                      llvm::Twine(after) + "] of dimension " + llvm::Twine(d) +
+                      " (size " + llvm::Twine(shape[d]) + ") are out of range: " +
+                      (symmetric ? "SYMMETRIC" : "REFLECT") + " mode pads each side by 0 to " +
+                      llvm::Twine(std::max<int64_t>(limit, 0)));
+    if (before == 0 && after == 0)
+      continue;
+    llvm::SmallVector<int64_t> current(shapeOf(v));
+    auto mirrored = [&](int64_t start, int64_t count) {
+      llvm::SmallVector<int64_t> begin(rank, 0), size(current);
+      begin[d] = start;
+      size[d] = count;
+      return reverseAxis(ctx, slice(ctx, v, begin, size), d);
+    };
+    llvm::SmallVector<Value> parts;
+    if (before)
+      parts.push_back(mirrored(edge, before));
+    parts.push_back(v);
+    if (after)
+      parts.push_back(mirrored(shape[d] - edge - after, after));
+    current[d] += before + after;
+    v = ctx.create<tosa::ConcatOp>(typeLike(v, current), parts,
+                                   ctx.builder().getI64IntegerAttr(d));
+  }
+  return ctx.setOutput(0, v);
+}
+
 } // namespace
 
 void registerShapeOps(ConverterTable &table) {
@@ -591,6 +654,7 @@ void registerShapeOps(ConverterTable &table) {
   table[BuiltinOperator::CONCATENATION] = convertConcatenation;
   table[BuiltinOperator::PAD] = convertPad;
   table[BuiltinOperator::PADV2] = convertPad;
+  table[BuiltinOperator::MIRROR_PAD] = convertMirrorPad;
   table[BuiltinOperator::TRANSPOSE] = convertTranspose;
   table[BuiltinOperator::SLICE] = convertSlice;
   table[BuiltinOperator::STRIDED_SLICE] = convertStridedSlice;
