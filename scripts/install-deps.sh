@@ -17,6 +17,9 @@ packages=(
   qemu-user gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
   g++-riscv64-linux-gnu libc6-dev-riscv64-cross
   gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+  # Fuzzing (tests/fuzz, scripts/fuzz.sh): clang 16 and its compiler-rt,
+  # which holds libFuzzer (libclang_rt.fuzzer) and the sanitizer runtimes.
+  clang-16 libclang-rt-16-dev
 )
 
 missing=()

@@ -277,7 +277,12 @@ llvm::Error loadTuningFile(const std::string &path, CompileOptions &options) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return makeError(path + ": cannot read: " + buffer.getError().message());
-  auto parsed = llvm::json::parse((*buffer)->getBuffer());
+  return parseTuning((*buffer)->getBuffer(), path, options);
+}
+
+llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
+                        CompileOptions &options) {
+  auto parsed = llvm::json::parse(text);
   if (!parsed)
     return makeError(path + ": not valid JSON: " +
                      llvm::toString(parsed.takeError()));

@@ -41,7 +41,11 @@ llvm::Expected<Project> loadProject(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return makeError(path + ": cannot read: " + buffer.getError().message());
-  auto parsed = llvm::json::parse((*buffer)->getBuffer());
+  return parseProject((*buffer)->getBuffer(), path);
+}
+
+llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &path) {
+  auto parsed = llvm::json::parse(text);
   if (!parsed)
     return makeError(path + ": not a Kiln project (invalid JSON: " +
                      llvm::toString(parsed.takeError()) + ")");

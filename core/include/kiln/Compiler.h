@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 namespace kiln {
@@ -169,6 +170,11 @@ parseTileOverride(const std::string &text);
 /// "no_fusion": [5], "fusion": true} into `options`. Errors name the file
 /// and the offending key.
 llvm::Error loadTuningFile(const std::string &path, CompileOptions &options);
+
+/// Parses tuning JSON `text` (what loadTuningFile reads from a file) into
+/// `options`; `path` names the file in errors. Errors as loadTuningFile's.
+llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
+                        CompileOptions &options);
 
 struct CompilationPlan;
 

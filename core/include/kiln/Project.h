@@ -67,6 +67,10 @@ std::string projectPathFor(const std::string &modelPath);
 /// say what is expected; the file is left untouched.
 llvm::Expected<Project> loadProject(const std::string &path);
 
+/// Parses project JSON `text` (what loadProject reads from a file); `path`
+/// names the file in errors. Errors as loadProject's.
+llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &path);
+
 /// The project as JSON text (keys sorted, 2-space indent, trailing newline).
 std::string projectToJson(const Project &project);
 
