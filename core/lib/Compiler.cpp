@@ -501,10 +501,20 @@ static llvm::Error compileImpl(const std::string &path,
   }
   if (llvm::Error err = phase(CompilePhase::Schedule))
     return err;
-  auto plan = buildPlan(*c.module, spec.inputs.size(), spec.constants.size());
+  std::vector<std::string> outputNames;
+  for (const TensorSpec &t : spec.outputs)
+    outputNames.push_back(t.name);
+  auto plan = buildPlan(*c.module, spec.inputs.size(), spec.constants.size(),
+                        outputNames);
   if (!plan)
     return plan.takeError();
   plan->source = c.source;
+  // Every plan is checked before anything is burned into an artifact: a
+  // violated invariant is a Kiln bug, and a loud one beats a wrong answer.
+  if (std::vector<std::string> violations = checkPlan(*plan); !violations.empty())
+    return makeError("internal error: the plan of " + c.source + " is invalid (" +
+                     std::to_string(violations.size()) + " violations; first: " +
+                     violations.front() + ")");
   if (planOnly) {
     result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
     return llvm::Error::success();
@@ -593,6 +603,7 @@ static llvm::Error compileImpl(const std::string &path,
     CommandSpec out;
     out.kind = static_cast<CommandSpecKind>(cmd.kind);
     out.wave = cmd.wave;
+    out.fillPattern = cmd.fillPattern;
     if (cmd.kind == CommandKind::Dispatch) {
       out.entryPoint = entryOf.at(cmd.dispatch);
       const Dispatch *d = dispatchById.at(cmd.dispatch);

@@ -110,6 +110,10 @@ void buildBufferizationPipeline(PassManager &pm) {
   // Large constants become @main arguments (bindings) so the artifact
   // carries them in its constants table and kernels read them in place.
   pm.addPass(createOutlineConstantsPass());
+  // Every model output gets a value of its own (a copy of an input or
+  // constant, a fill, or a copy of an output listed twice), so every
+  // output slot is written by exactly one command.
+  pm.addPass(createMaterializeOutputsPass());
   // tensor.empty has no buffer semantics; make allocations explicit.
   pm.addPass(bufferization::createEmptyTensorToAllocTensorPass());
   // Whole-module one-shot bufferization; function boundaries get plain

@@ -90,8 +90,12 @@ struct Command {
   int64_t dispatch = -1;
   /// Execution wave: commands of one wave are independent.
   int64_t wave = 0;
-  /// Dispatch: the bindings in entry-point order; Copy: source then target.
+  /// Dispatch: the bindings in entry-point order; Copy: source then target;
+  /// Fill: the target.
   std::vector<BindingRef> bindings;
+  /// Fill: the 4-byte little-endian pattern repeated over the target (the
+  /// bits of the splat value, e.g. 0x3f800000 for 1.0f); 0 otherwise.
+  uint32_t fillPattern = 0;
 };
 
 /// The static schedule: waves separated by barriers.
@@ -111,12 +115,30 @@ struct MemoryPlan {
   std::vector<Buffer> buffers;
 };
 
+/// How model output slot `slot` gets its value: the tensor that is output
+/// `slot` of the source model (`name`) is bound to buffer `buffer` (kind
+/// Output, index `slot`), which exactly the commands `writers` write,
+/// together covering each of its bytes once: a dispatch computing it in
+/// place, a copy (from an input, a constant or another output) or a fill
+/// (a splat constant).
+struct OutputBinding {
+  int64_t slot = 0;
+  std::string name;
+  int64_t buffer = -1;
+  /// Bytes of the output tensor (its signature shape x element size).
+  int64_t bytes = 0;
+  /// Indices into schedule.commands, in command order.
+  std::vector<int64_t> writers;
+};
+
 /// Everything `kiln inspect` reports about one compilation.
 struct CompilationPlan {
   std::string source;
   std::vector<Dispatch> dispatches;
   Schedule schedule;
   MemoryPlan memory;
+  /// One entry per model output, in signature order (slot K = output K).
+  std::vector<OutputBinding> outputs;
 };
 
 /// The plan as the JSON document `kiln inspect --json` prints:
@@ -156,7 +178,10 @@ const char *toString(CommandKind kind);
 /// violation (empty = valid): no two transient buffers live at the same wave
 /// overlap in the arena unless one aliases the other; every binding lies
 /// inside its buffer; every dispatch reads only buffers written by a command
-/// of an earlier wave (or inputs/constants); the arena holds every buffer.
+/// of an earlier wave (or inputs/constants); the arena holds every buffer;
+/// every output slot K is bound to buffer K of kind Output whose every byte
+/// exactly one command writes, and every read of an output comes in a
+/// later wave than all its writes.
 std::vector<std::string> checkPlan(const CompilationPlan &plan);
 
 } // namespace kiln

@@ -23,6 +23,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -213,16 +214,23 @@ std::vector<GeneratedFile> writeCModule(const ArtifactSpec &spec,
       os << (i ? ", " : "") << tensorBytes(spec.outputs[i]) << "u";
     if (spec.outputs.empty())
       os << "0u";
-    os << "};\n\n"
-       << "/* Runs `fn` over an nx x ny x nz workgroup grid, x innermost. */\n"
-       << "static void " << name << "_launch(" << name
-       << "_entry_fn fn, void **bindings, uint32_t nx,\n    uint32_t ny, uint32_t nz) {\n"
-       << "  uint32_t id[3];\n"
-       << "  for (id[2] = 0; id[2] < nz; ++id[2])\n"
-       << "    for (id[1] = 0; id[1] < ny; ++id[1])\n"
-       << "      for (id[0] = 0; id[0] < nx; ++id[0])\n"
-       << "        fn(bindings, id);\n}\n\n"
-       << "int " << name << "_run(const void *const *inputs, void *const *outputs,\n"
+    os << "};\n\n";
+    // A model whose outputs are only copies or fills (an identity graph, a
+    // constant output) launches nothing: no launcher, no unused function.
+    bool launches = std::any_of(spec.commands.begin(), spec.commands.end(),
+                                [](const CommandSpec &c) {
+                                  return c.kind == CommandSpecKind::Dispatch;
+                                });
+    if (launches)
+      os << "/* Runs `fn` over an nx x ny x nz workgroup grid, x innermost. */\n"
+         << "static void " << name << "_launch(" << name
+         << "_entry_fn fn, void **bindings, uint32_t nx,\n    uint32_t ny, uint32_t nz) {\n"
+         << "  uint32_t id[3];\n"
+         << "  for (id[2] = 0; id[2] < nz; ++id[2])\n"
+         << "    for (id[1] = 0; id[1] < ny; ++id[1])\n"
+         << "      for (id[0] = 0; id[0] < nx; ++id[0])\n"
+         << "        fn(bindings, id);\n}\n\n";
+    os << "int " << name << "_run(const void *const *inputs, void *const *outputs,\n"
        << "    void *arena) {\n"
        << "  uint8_t *A = (uint8_t *)arena;\n"
        << "  const uint8_t *C = " << name << "_constants;\n"

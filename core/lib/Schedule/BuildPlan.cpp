@@ -125,7 +125,23 @@ struct Logical {
   CommandKind kind;
   int64_t dispatch = -1;
   std::vector<BindingRef> bindings;
+  uint32_t fillPattern = 0;
 };
+
+/// The 4-byte pattern of a fill of `value` (a 32-bit float or integer
+/// constant, as linalg.fill in @main holds after kiln-materialize-outputs).
+std::optional<uint32_t> fillPatternOf(Value value) {
+  auto cst = value.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return std::nullopt;
+  if (auto f = cst.getValue().dyn_cast<FloatAttr>())
+    if (f.getType().getIntOrFloatBitWidth() == 32)
+      return static_cast<uint32_t>(f.getValue().bitcastToAPInt().getZExtValue());
+  if (auto i = cst.getValue().dyn_cast<IntegerAttr>())
+    if (i.getType().getIntOrFloatBitWidth() == 32)
+      return static_cast<uint32_t>(i.getValue().getZExtValue());
+  return std::nullopt;
+}
 
 SourceOp parseSource(StringRef text) {
   SourceOp op;
@@ -147,8 +163,31 @@ std::vector<int64_t> i64Array(Operation *op, StringRef name) {
 
 } // namespace
 
+/// Output binding: slot K is the Output buffer of index K, written by the
+/// commands that write it (checkPlan verifies they cover it exactly once).
+static void bindOutputs(CompilationPlan &plan,
+                        const std::vector<std::string> &outputNames) {
+  for (size_t slot = 0; slot < outputNames.size(); ++slot) {
+    OutputBinding binding;
+    binding.slot = static_cast<int64_t>(slot);
+    binding.name = outputNames[slot];
+    for (const Buffer &buf : plan.memory.buffers)
+      if (buf.kind == BufferKind::Output && buf.index == binding.slot) {
+        binding.buffer = buf.id;
+        binding.bytes = buf.bytes;
+      }
+    for (const Command &cmd : plan.schedule.commands)
+      for (const BindingRef &b : cmd.bindings)
+        if (b.write && b.buffer == binding.buffer && binding.buffer >= 0 &&
+            (binding.writers.empty() || binding.writers.back() != cmd.index))
+          binding.writers.push_back(cmd.index);
+    plan.outputs.push_back(std::move(binding));
+  }
+}
+
 llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
-                                          size_t numConstants) {
+                                          size_t numConstants,
+                                          const std::vector<std::string> &outputNames) {
   func::FuncOp main = mainOf(module);
   if (!main)
     return makeError("internal error: no @main to plan");
@@ -221,6 +260,16 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
       if (!from || !to)
         return makeError("internal error: copy between unknown buffers");
       logical.push_back({CommandKind::Copy, -1, {*from, *to}});
+      continue;
+    }
+    if (auto fill = dyn_cast<linalg::FillOp>(&op)) {
+      auto to = fill.hasBufferSemantics() ? bindingOf(fill.getOutputs()[0], true)
+                                          : std::nullopt;
+      auto pattern = fillPatternOf(fill.getInputs()[0]);
+      if (!to || !pattern)
+        return makeError("internal error: fill in @main is not a 32-bit constant "
+                         "into a known buffer");
+      logical.push_back({CommandKind::Fill, -1, {*to}, *pattern});
       continue;
     }
     if (auto call = dyn_cast<func::CallOp>(&op)) {
@@ -345,6 +394,7 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
     cmd.dispatch = logical[c].dispatch;
     cmd.wave = waveOf[c];
     cmd.bindings = logical[c].bindings;
+    cmd.fillPattern = logical[c].fillPattern;
     cmd.index = commands.size();
     commands.push_back(std::move(cmd));
   }
@@ -427,6 +477,7 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
 
   for (auto &[id, d] : dispatchInfo)
     plan.dispatches.push_back(d);
+  bindOutputs(plan, outputNames);
   return plan;
 }
 

@@ -14,6 +14,9 @@
 
 #include "llvm/Support/Error.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir {
 class ModuleOp;
 } // namespace mlir
@@ -26,11 +29,14 @@ namespace kiln {
 void coalesceOutputCopies(mlir::ModuleOp module);
 
 /// Builds the plan of the bufferized module. @main's arguments are
-/// `numInputs` inputs, then `numConstants` constants, then the outputs.
-/// Errors are internal (an op @main should not contain).
+/// `numInputs` inputs, then `numConstants` constants, then the outputs, one
+/// per entry of `outputNames` (the model's output tensor names in signature
+/// order; plan.outputs binds each slot). Errors are internal (an op @main
+/// should not contain).
 llvm::Expected<CompilationPlan> buildPlan(mlir::ModuleOp module,
                                           size_t numInputs,
-                                          size_t numConstants);
+                                          size_t numConstants,
+                                          const std::vector<std::string> &outputNames);
 
 } // namespace kiln
 

@@ -1,6 +1,8 @@
 //===- PlanChecker.cpp - Invariants every plan must hold ------------------===//
 #include "kiln/Plan.h"
 
+#include <algorithm>
+#include <array>
 #include <map>
 
 namespace kiln {
@@ -23,6 +25,75 @@ const char *toString(CommandKind kind) {
   case CommandKind::Fill: return "fill";
   }
   return "?";
+}
+
+/// Output slots: slot K is bound to the Output buffer of index K, every byte
+/// of it is written by exactly one command (the writers' ranges tile it),
+/// and every read of it comes in a wave after all of its writes.
+static void checkOutputs(const CompilationPlan &plan, std::vector<std::string> &errors) {
+  const auto &buffers = plan.memory.buffers;
+  const auto &commands = plan.schedule.commands;
+  int64_t outputBuffers = 0;
+  for (const Buffer &buf : buffers)
+    outputBuffers += buf.kind == BufferKind::Output;
+  if (outputBuffers != static_cast<int64_t>(plan.outputs.size()))
+    errors.push_back("the plan has " + std::to_string(outputBuffers) +
+                     " output buffers for " + std::to_string(plan.outputs.size()) +
+                     " model outputs");
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    const OutputBinding &out = plan.outputs[k];
+    std::string who = "output " + std::to_string(k) + " ('" + out.name + "')";
+    if (out.slot != static_cast<int64_t>(k) || out.buffer < 0 ||
+        out.buffer >= static_cast<int64_t>(buffers.size()) ||
+        buffers[out.buffer].kind != BufferKind::Output ||
+        buffers[out.buffer].index != out.slot) {
+      errors.push_back(who + " is not bound to output buffer " + std::to_string(k));
+      continue;
+    }
+    const Buffer &buf = buffers[out.buffer];
+    if (out.bytes != buf.bytes)
+      errors.push_back(who + " has " + std::to_string(out.bytes) + " bytes, its buffer " +
+                       std::to_string(buf.bytes));
+    // Every write of the buffer, as [offset, end) with its command.
+    std::vector<std::array<int64_t, 3>> writes;
+    int64_t lastWriteWave = -1;
+    std::vector<int64_t> writers;
+    for (const Command &cmd : commands)
+      for (const BindingRef &b : cmd.bindings)
+        if (b.write && b.buffer == out.buffer) {
+          writes.push_back({b.offset, b.offset + b.length, cmd.index});
+          lastWriteWave = std::max(lastWriteWave, cmd.wave);
+          if (writers.empty() || writers.back() != cmd.index)
+            writers.push_back(cmd.index);
+        }
+    if (writers != out.writers)
+      errors.push_back(who + ": the binding's writers differ from the commands "
+                             "that write buffer " + std::to_string(out.buffer));
+    std::sort(writes.begin(), writes.end());
+    int64_t covered = 0;
+    for (const auto &w : writes) {
+      if (w[0] < covered) {
+        errors.push_back(who + ": bytes from " + std::to_string(w[0]) +
+                         " are written twice (command " + std::to_string(w[2]) + ")");
+        break;
+      }
+      if (w[0] > covered)
+        break;
+      covered = w[1];
+    }
+    if (covered != buf.bytes)
+      errors.push_back(who + ": " + std::to_string(covered < buf.bytes ? buf.bytes - covered : 0) +
+                       " of its " + std::to_string(buf.bytes) +
+                       " bytes are never written (first unwritten byte " +
+                       std::to_string(covered) + ")");
+    for (const Command &cmd : commands)
+      for (const BindingRef &b : cmd.bindings)
+        if (!b.write && b.buffer == out.buffer && cmd.wave <= lastWriteWave)
+          errors.push_back("command " + std::to_string(cmd.index) + " (wave " +
+                           std::to_string(cmd.wave) + ") reads " + who +
+                           " before its last write (wave " +
+                           std::to_string(lastWriteWave) + ")");
+  }
 }
 
 std::vector<std::string> checkPlan(const CompilationPlan &plan) {
@@ -93,6 +164,7 @@ std::vector<std::string> checkPlan(const CompilationPlan &plan) {
         errors.push_back(bufferName(a->id) + " and " + bufferName(b->id) +
                          " are live together and overlap in the arena");
     }
+  checkOutputs(plan, errors);
   if (plan.memory.arenaBytes < plan.memory.lowerBoundBytes)
     errors.push_back("arena (" + std::to_string(plan.memory.arenaBytes) +
                      " bytes) is below the lower bound (" +

@@ -51,6 +51,8 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
                      {"wave", c.wave},
                      {"bindings", std::move(bindings)}};
     cmd["dispatch"] = c.dispatch >= 0 ? json::Value(c.dispatch) : json::Value(nullptr);
+    if (c.kind == CommandKind::Fill)
+      cmd["fill_pattern"] = static_cast<int64_t>(c.fillPattern);
     commands.push_back(std::move(cmd));
   }
   json::Array buffers;
@@ -66,8 +68,16 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
     o["alias_of"] = b.aliasOf >= 0 ? json::Value(b.aliasOf) : json::Value(nullptr);
     buffers.push_back(std::move(o));
   }
+  json::Array outputs;
+  for (const OutputBinding &o : plan.outputs)
+    outputs.push_back(json::Object{{"slot", o.slot},
+                                   {"name", o.name},
+                                   {"buffer", o.buffer},
+                                   {"bytes", o.bytes},
+                                   {"writers", ints(o.writers)}});
   json::Object root{
       {"source", plan.source},
+      {"outputs", std::move(outputs)},
       {"dispatches", std::move(dispatches)},
       {"schedule", json::Object{{"waves", plan.schedule.waves},
                                 {"commands", std::move(commands)}}},
@@ -149,6 +159,12 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
       d.aliasedBindings = getInts(*o, "aliased_bindings");
       plan.dispatches.push_back(std::move(d));
     }
+  if (const json::Array *os = root->getArray("outputs"))
+    for (const json::Value &v : *os)
+      if (const json::Object *o = v.getAsObject())
+        plan.outputs.push_back({getInt(*o, "slot", 0), getString(*o, "name"),
+                                getInt(*o, "buffer"), getInt(*o, "bytes", 0),
+                                getInts(*o, "writers")});
   if (const json::Object *s = root->getObject("schedule")) {
     plan.schedule.waves = getInt(*s, "waves", 0);
     if (const json::Array *cs = s->getArray("commands"))
@@ -165,6 +181,7 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
                                    : CommandKind::Dispatch;
         c.dispatch = getInt(*o, "dispatch");
         c.wave = getInt(*o, "wave", 0);
+        c.fillPattern = static_cast<uint32_t>(getInt(*o, "fill_pattern", 0));
         if (const json::Array *bs = o->getArray("bindings"))
           for (const json::Value &b : *bs)
             if (const json::Object *bo = b.getAsObject())

@@ -41,6 +41,28 @@ inline constexpr const char *kConstantsAttrName = "kiln.constants";
 /// is marked `bufferization.writable = false`.
 std::unique_ptr<mlir::Pass> createOutlineConstantsPass();
 
+/// kiln-materialize-outputs: gives every result of @main (tensors, before
+/// bufferization) a value of its own, so each model output gets its own
+/// output buffer written by exactly one command. A result whose storage is
+/// an argument of @main (a model input, or a constant outlined by
+/// kiln-outline-constants), possibly through reshapes, becomes a copy; a
+/// splat constant becomes a linalg.fill (a fill command); a result sharing
+/// its storage with an earlier result (the same tensor listed twice, or a
+/// reshape of another output) becomes a copy of it. Without this,
+/// bufferization returns the argument itself and
+/// drop-equivalent-buffer-results removes the result, shifting every later
+/// output into the wrong slot.
+///
+/// Before:
+///   func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3x2xf32>) {
+///     %t = tosa.transpose ... (folded away: identity permutation)
+///     return %x, %c : ...            // %c = arith.constant dense<1.0>
+/// After:
+///     %0 = bufferization.alloc_tensor() copy(%x) : tensor<2x3xf32>
+///     %1 = linalg.fill ins(%one : f32) outs(%empty : tensor<3x2xf32>)
+///     return %0, %1 : ...
+std::unique_ptr<mlir::Pass> createMaterializeOutputsPass();
+
 /// kiln-strided-copies-to-linalg (on func.func): rewrites every memref.copy
 /// whose source or target is not densely packed (e.g. the subview of a
 /// tosa.slice returned as a model output, which buffer-results-to-out-params
