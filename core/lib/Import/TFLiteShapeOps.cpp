@@ -113,18 +113,32 @@ LogicalResult convertConcatenation(OpContext &ctx) {
   return ctx.setOutput(0, *out);
 }
 
-/// PAD / PADV2: paddings is a constant [rank, 2] tensor.
-LogicalResult convertPad(OpContext &ctx) {
+/// Input 0 of a padding operator and its paddings, input 1: a constant
+/// [rank, 2] tensor of [before, after] per dimension (PAD, PADV2, MIRROR_PAD).
+struct PadOperands {
+  Value input;
+  std::vector<int64_t> paddings;
+};
+FailureOr<PadOperands> padOperands(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
   auto paddings = ctx.constantInts(1);
   if (failed(paddings))
     return failure();
-  int64_t rank = ctx.inputShape(0).size();
+  int64_t rank = shapeOf(*x).size();
   if (static_cast<int64_t>(paddings->size()) != 2 * rank)
     return ctx.fail("paddings must be a [" + llvm::Twine(rank) + ", 2] tensor");
-  std::vector<int32_t> pads(paddings->begin(), paddings->end());
+  return PadOperands{*x, std::move(*paddings)};
+}
+
+/// PAD / PADV2: paddings is a constant [rank, 2] tensor.
+LogicalResult convertPad(OpContext &ctx) {
+  auto operands = padOperands(ctx);
+  if (failed(operands))
+    return failure();
+  int64_t rank = shapeOf(operands->input).size();
+  std::vector<int32_t> pads(operands->paddings.begin(), operands->paddings.end());
   for (int32_t p : pads)
     if (p < 0)
       return ctx.fail("negative paddings are not supported");
@@ -138,7 +152,7 @@ LogicalResult convertPad(OpContext &ctx) {
   } else {
     padConst = ctx.constF32({}, {0.0f});
   }
-  return ctx.setOutput(0, ctx.create<tosa::PadOp>(ctx.outputType(0), *x,
+  return ctx.setOutput(0, ctx.create<tosa::PadOp>(ctx.outputType(0), operands->input,
                                                   padValue, padConst, nullptr));
 }
 
@@ -600,21 +614,17 @@ LogicalResult convertResize(OpContext &ctx) {
 LogicalResult convertMirrorPad(OpContext &ctx) {
   const auto *opts = ctx.options<schema::MirrorPadOptions>();
   bool symmetric = opts && opts->mode() == schema::MirrorPadMode::SYMMETRIC;
-  auto x = ctx.input(0);
-  if (failed(x))
+  auto operands = padOperands(ctx);
+  if (failed(operands))
     return failure();
-  auto paddings = ctx.constantInts(1);
-  if (failed(paddings))
-    return failure();
-  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  Value v = operands->input;
+  llvm::SmallVector<int64_t> shape(shapeOf(v));
   int64_t rank = shape.size();
-  if (static_cast<int64_t>(paddings->size()) != 2 * rank)
-    return ctx.fail("paddings must be a [" + llvm::Twine(rank) + ", 2] tensor");
+  const std::vector<int64_t> &paddings = operands->paddings;
   // The first mirrored element is index `edge` on each side.
   int64_t edge = symmetric ? 0 : 1;
-  Value v = *x;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t before = (*paddings)[2 * d], after = (*paddings)[2 * d + 1];
+    int64_t before = paddings[2 * d], after = paddings[2 * d + 1];
     int64_t limit = shape[d] - edge;
     if (before < 0 || after < 0 || before > limit || after > limit)
       return ctx.fail(llvm::Twine("paddings [") + llvm::Twine(before) + ", " +
