@@ -1136,7 +1136,11 @@ async function writeBadModels() {
     ...Object.keys(what).map((k) => `| \`${k}\` | ${what[k]} | ${loads[k].startsWith('loads') ? 'loads and runs' : loads[k].includes('unresolved custom op') ? 'refuses: unresolved custom op MyCustomOp' : 'refuses: cannot initialize model'} |`),
     '',
   ].join('\n');
-  fs.writeFileSync(path.join(BAD_DIR, 'README.md'), readme);
+  // The README's later sections (from its second "# " heading on, e.g. the
+  // broken artifacts of tests/unit/BadArtifactsTest.cpp) belong to others: kept.
+  const readmeFile = path.join(BAD_DIR, 'README.md');
+  const later = fs.existsSync(readmeFile) ? fs.readFileSync(readmeFile, 'utf8').split(/^(?=# )/m).slice(1).join('') : '';
+  fs.writeFileSync(readmeFile, later ? `${readme}\n${later}` : readme);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
