@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace mlir;
@@ -315,6 +316,43 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
     }
     return makeError("internal error: unexpected operation '" +
                      op.getName().getStringRef() + "' in @main");
+  }
+
+  // Outputs hold their final value only: bufferization may compute an
+  // intermediate in an output's buffer and overwrite it later (a fully
+  // connected layer's result, then the softmax of it, in place). Every use
+  // before the output's final whole write (one that does not read it) moves
+  // to a transient buffer of its own, so each output byte is written once.
+  for (size_t b = 0, n = buffers.size(); b < n; ++b) {
+    if (buffers[b].kind != BufferKind::Output)
+      continue;
+    std::optional<size_t> finalWrite;
+    for (size_t c = 0; c < logical.size(); ++c) {
+      bool writesWhole = false, reads = false;
+      for (const BindingRef &ref : logical[c].bindings) {
+        if (ref.buffer != static_cast<int64_t>(b))
+          continue;
+        reads |= !ref.write;
+        writesWhole |= ref.write && ref.offset == 0 && ref.length == buffers[b].bytes;
+      }
+      if (writesWhole && !reads)
+        finalWrite = c;
+    }
+    if (!finalWrite || *finalWrite == 0)
+      continue;
+    Buffer scratch = buffers[b];
+    scratch.id = buffers.size();
+    scratch.kind = BufferKind::Transient;
+    scratch.index = 0;
+    bool used = false;
+    for (size_t c = 0; c < *finalWrite; ++c)
+      for (BindingRef &ref : logical[c].bindings)
+        if (ref.buffer == static_cast<int64_t>(b)) {
+          ref.buffer = scratch.id;
+          used = true;
+        }
+    if (used)
+      buffers.push_back(scratch);
   }
 
   // Versions: bufferization may reuse one allocation for several values
