@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <cmath>
 #include <cstring>
@@ -442,34 +443,45 @@ static int runInspect() {
                                  !noFusion.empty() || profile.getNumOccurrences() ||
                                  debugSymbols.getNumOccurrences() ||
                                  reflectionData.getNumOccurrences();
-  if (compileFlagsGiven && llvm::StringRef(path).ends_with(".kiln"))
-    return fail(path + " is already compiled; compile options (--fix-shape, "
-                       "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
-                       "when inspecting a model");
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
   if (inspectSizes) {
-    std::vector<uint8_t> bytes;
-    auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
-    if (!buffer)
-      return fail(path + ": cannot read: " + buffer.getError().message());
-    llvm::StringRef data = (*buffer)->getBuffer();
-    if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
-      bytes.assign(data.begin(), data.end());
-    } else {
+    std::vector<uint8_t> compiledBytes;
+    if (!artifact) {
       auto compiled = kiln::compile(path, *options);
       if (!compiled)
         return fail(compiled.takeError());
-      bytes = std::move(compiled->artifact);
+  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  if (!buffer)
+    return fail(path + ": cannot read: " + buffer.getError().message());
+  llvm::ArrayRef<uint8_t> data(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+                               (*buffer)->getBufferSize());
+  // An artifact passes the gate once; its sizes and plan come from there.
+  std::optional<kiln_artifact_info_t> artifact;
+  if (kiln::isArtifact(path, data)) {
+    if (compileFlagsGiven)
+      return fail(path + " is already compiled; compile options (--fix-shape, "
+                         "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
+                         "when inspecting a model");
+    auto info = kiln::verifyArtifact(data, path);
+    if (!info)
+      return fail(info.takeError());
+    artifact = *info;
+  }
+      compiledBytes = std::move(compiled->artifact);
+      auto info = kiln::verifyArtifact(compiledBytes, path);
+      if (!info)
+        return fail(info.takeError());
+      artifact = *info;
     }
-    auto sizes = kiln::readSectionSizes(bytes, path);
+    auto sizes = kiln::sectionSizesOf(*artifact, path);
     if (!sizes)
       return fail(sizes.takeError());
     llvm::outs() << kiln::formatSectionSizes(*sizes, asJson);
     return 0;
   }
-  auto plan = kiln::inspectFile(path, *options);
+  auto plan = artifact ? kiln::planOfArtifact(*artifact, path) : kiln::inspectFile(path, *options);
   if (!plan)
     return fail(plan.takeError());
   if (llvm::Error err = writeDumps(**plan, dot, csv))
@@ -591,7 +603,8 @@ static int runRun() {
     if (!outputPaths.insert(target.str()).second)
       return fail("--output='" + spec + "' is given twice");
   }
-  std::vector<uint8_t> artifact;
+  std::vector<uint8_t> compiledArtifact;
+  llvm::ArrayRef<uint8_t> artifact;
   std::shared_ptr<const kiln::CompilationPlan> plan;
   llvm::StringRef path(pathText);
   llvm::sys::fs::file_status status;
@@ -602,24 +615,23 @@ static int runRun() {
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return fail(path + ": cannot read: " + buffer.getError().message());
-  llvm::StringRef data = (*buffer)->getBuffer();
-  bool isArtifact = data.size() >= 8 && data.substr(4, 4) == "KILN";
-  if ((isArtifact || path.ends_with(".kiln")) && compileFlagsGiven)
+  llvm::ArrayRef<uint8_t> data(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+                               (*buffer)->getBufferSize());
+  bool isArtifact = kiln::isArtifact(path, data);
+  if (isArtifact && compileFlagsGiven)
     return fail(path + " is already compiled; compile options (--fix-shape, "
                        "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
                        "when running a model");
-  if (isArtifact || path.ends_with(".kiln")) {
-    artifact.assign(data.begin(), data.end());
-    if (runOptions.trace)
-      if (auto p = kiln::inspectFile(pathText, *options))
-        plan = *p;
-      else
-        llvm::consumeError(p.takeError());
+  if (isArtifact) {
+    // runArtifact passes it through the gate once (kiln_module_load) and,
+    // when tracing, reads its plan from there.
+    artifact = data;
   } else {
     auto compiled = kiln::compile(pathText, *options);
     if (!compiled)
       return fail(compiled.takeError());
-    artifact = std::move(compiled->artifact);
+    compiledArtifact = std::move(compiled->artifact);
+    artifact = compiledArtifact;
     plan = compiled->plan;
   }
   auto result = kiln::runArtifact(artifact, inputs, runOptions);
@@ -637,6 +649,8 @@ static int runRun() {
       if (llvm::Error err = kiln::writeNpyFile(target.str(), result->outputValues[i]))
         return fail(std::move(err));
     }
+  if (isArtifact)
+    plan = result->plan;
   }
   if (runOptions.trace) {
     std::vector<std::string> names;
@@ -728,22 +742,22 @@ static int runValidate() {
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
-  std::vector<uint8_t> artifact;
+  std::vector<uint8_t> compiledArtifact;
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return fail(path + ": cannot read: " + buffer.getError().message());
-  llvm::StringRef data = (*buffer)->getBuffer();
-  if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
-    artifact.assign(data.begin(), data.end());
-  } else {
+  llvm::ArrayRef<uint8_t> artifact(
+      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()), (*buffer)->getBufferSize());
+  if (!kiln::isArtifact(path, artifact)) {
     auto compiled = kiln::compile(path, *options);
     if (!compiled)
       return fail(compiled.takeError());
-    artifact = std::move(compiled->artifact);
+    compiledArtifact = std::move(compiled->artifact);
+    artifact = compiledArtifact;
   }
   auto result = kiln::runArtifact(artifact, inputs);
   if (!result)
-    return fail(result.takeError());
+    return fail(path + ": " + llvm::toString(result.takeError()));
   std::vector<std::string> names;
   for (const kiln::IOInfo &info : result->outputs)
     names.push_back(info.name);

@@ -62,24 +62,29 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
     };
     if (!QFileInfo::exists(path))
       return fail(QStringLiteral("%1: no such file (it was moved or deleted)").arg(path));
-    if (path.endsWith(QLatin1String(".kiln"), Qt::CaseInsensitive)) {
+    if (kiln::isArtifactFile(p)) {
       doc->isArtifact = true;
       QFile f(path);
       if (!f.open(QIODevice::ReadOnly))
         return fail(QStringLiteral("%1: %2").arg(path, f.errorString()));
       QByteArray bytes = f.readAll();
       doc->artifact.assign(bytes.begin(), bytes.end());
-      auto sizes = kiln::readSectionSizes(doc->artifact, QFileInfo(path).fileName().toStdString());
+      // One pass through the gate; sizes, plan and summary come from it.
+      std::string name = QFileInfo(path).fileName().toStdString();
+      auto info = kiln::verifyArtifact(doc->artifact, name);
+      if (!info)
+        return fail(errorText(info.takeError()));
+      auto sizes = kiln::sectionSizesOf(*info, name);
       if (!sizes)
         return fail(errorText(sizes.takeError()));
       doc->sizes = *sizes;
-      auto plan = kiln::inspectFile(p, options);
+      auto plan = kiln::planOfArtifact(*info, p);
       if (!plan) {
         // Still show the sizes of an artifact built without reflection, and
         // the plan figures its memory_plan and device sections carry.
         r.error = errorText(plan.takeError());
         auto bare = std::make_shared<kiln::CompilationPlan>();
-        if (auto summary = kiln::summarizeArtifact(doc->artifact, p)) {
+        if (auto summary = kiln::summaryOf(*info, p)) {
           bare->memory.arenaBytes = summary->arenaBytes;
           bare->memory.lowerBoundBytes = summary->lowerBoundBytes;
           bare->schedule.waves = summary->waves;

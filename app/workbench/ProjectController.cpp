@@ -11,6 +11,7 @@
 #include "TimelineView.h"
 #include "TuningView.h"
 
+#include "kiln/Artifact.h"
 #include "kiln/Run.h"
 
 #include <QAction>
@@ -242,7 +243,7 @@ bool ProjectController::isBuildPending() const { return buildTimer_.isActive() |
 
 kiln::CompileOptions ProjectController::optionsFor(const QString &path, const kiln::CompileOptions &base) {
   QString abs = QFileInfo(path).absoluteFilePath();
-  if (abs.endsWith(QLatin1String(".kiln"), Qt::CaseInsensitive)) {
+  if (kiln::isArtifactFile(abs.toStdString())) {
     switchModel(QString());
     return base;
   }

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler.h"
+#include "kiln/Artifact.h"
 
 #include "Artifact/ArtifactWriter.h"
 #include "Artifact/CModuleWriter.h"
@@ -28,7 +29,6 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/CRC.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -715,40 +715,33 @@ planModel(const std::string &path, const CompileOptions &options) {
 }
 
 llvm::Expected<std::shared_ptr<const CompilationPlan>>
+planOfArtifact(const kiln_artifact_info_t &info, const std::string &what) {
+  if (!info.reflection_json)
+    return makeError(what + ": the artifact carries no reflection data "
+                            "(built with --reflection=false); inspect the "
+                            "model instead");
+  auto plan = std::make_shared<CompilationPlan>();
+  std::string error;
+  if (!planFromJson(std::string(info.reflection_json, info.reflection_json_bytes),
+                    *plan, error))
+    return makeError(what + ": unreadable reflection data: " + error);
+  return std::shared_ptr<const CompilationPlan>(plan);
+}
+
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
 inspectFile(const std::string &path, const CompileOptions &options) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return makeError(path + ": cannot read: " + buffer.getError().message());
-  llvm::StringRef data = (*buffer)->getBuffer();
-  if (data.size() >= 8 && data.substr(4, 4) == "KILN") {
-    const auto *bytes = reinterpret_cast<const uint8_t *>(data.data());
-    // The "KSUM" + CRC-32 trailer covers everything before it.
-    if (data.size() < 16 || data.substr(data.size() - 8, 4) != "KSUM")
-      return makeError(path + ": the artifact is truncated or corrupted (no "
-                              "checksum trailer)");
-    uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i)
-      stored |= uint32_t(bytes[data.size() - 4 + i]) << (8 * i);
-    uint32_t actual =
-        llvm::crc32(llvm::ArrayRef<uint8_t>(bytes, data.size() - 8));
-    if (stored != actual)
-      return makeError(path + ": the artifact is corrupted (checksum " +
-                       llvm::utohexstr(actual) + ", the trailer says " +
-                       llvm::utohexstr(stored) + ")");
-    flatbuffers::Verifier verifier(bytes, data.size() - 8);
-    if (!kiln::artifact::VerifyArtifactBuffer(verifier))
-      return makeError(path + ": the artifact is truncated or corrupted");
-    const auto *artifact = kiln::artifact::GetArtifact(bytes);
-    if (!artifact->reflection() || !artifact->reflection()->plan_json())
-      return makeError(path + ": the artifact carries no reflection data "
-                              "(built with --reflection=false); inspect the "
-                              "model instead");
-    auto plan = std::make_shared<CompilationPlan>();
-    std::string error;
-    if (!planFromJson(artifact->reflection()->plan_json()->str(), *plan, error))
-      return makeError(path + ": unreadable reflection data: " + error);
-    return std::shared_ptr<const CompilationPlan>(plan);
+  llvm::ArrayRef<uint8_t> bytes(
+      reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+      (*buffer)->getBufferSize());
+  if (isArtifact(path, bytes)) {
+    auto info = verifyArtifact(bytes, path);
+    if (!info)
+      return info.takeError();
+    return planOfArtifact(*info, path);
   }
   auto result = compile(path, options);
   if (!result)

@@ -1,9 +1,9 @@
 // Kiln runtime: artifact loading and command replay.
 #include "kiln/runtime.h"
 
-#include "crc32.h"
+#include "artifact.h"
+#include "checked.h"
 #include "executable_loader.h"
-#include "kiln_artifact_generated.h"
 #include "status.h"
 
 #include <stdarg.h>
@@ -46,6 +46,8 @@ struct ResolvedCommand {
 
 struct kiln_module_t {
   const fb::Artifact *artifact = nullptr;
+  /// What the gate learned at load.
+  kiln_artifact_info_t info;
   size_t input_count = 0;
   size_t output_count = 0;
   size_t arena_bytes = 0;
@@ -127,24 +129,7 @@ static const char kHostArch[] = "thumbv7em";
 static const char kHostArch[] = "unknown";
 #endif
 
-static bool tensorByteSize(const fb::TensorDesc *desc, size_t *out) {
-  size_t elementSize =
-      kiln_element_type_size(static_cast<kiln_element_type_t>(desc->element_type()));
-  if (elementSize == 0)
-    return false;
-  size_t bytes = elementSize;
-  if (desc->shape()) {
-    if (desc->shape()->size() > KILN_MAX_RANK)
-      return false;
-    for (int64_t d : *desc->shape()) {
-      if (d < 0 || (d > 0 && bytes > SIZE_MAX / static_cast<size_t>(d)))
-        return false;
-      bytes *= static_cast<size_t>(d);
-    }
-  }
-  *out = bytes;
-  return true;
-}
+using kiln::runtime::tensorByteSize;
 
 static kiln_status_t fillInfo(const fb::TensorDesc *desc, kiln_tensor_info_t *out) {
   memset(out, 0, sizeof(*out));
@@ -157,29 +142,11 @@ static kiln_status_t fillInfo(const fb::TensorDesc *desc, kiln_tensor_info_t *ou
   return kiln_status_ok();
 }
 
-/// Checks every structural promise the runtime relies on, so invoke never
-/// reads outside the buffers it was given.
-static kiln_status_t validateArtifact(const fb::Artifact *a) {
-  const fb::IOTable *io = a->io();
-  if (!io || !io->inputs() || !io->outputs())
-    return makeStatus(KILN_DATA_LOSS, "artifact has no I/O description table");
-  const fb::TensorDesc *const *unused = nullptr;
-  (void)unused;
-  for (const fb::TensorDesc *t : *io->inputs()) {
-    size_t bytes;
-    if (!t || !tensorByteSize(t, &bytes))
-      return makeStatus(KILN_DATA_LOSS, "artifact has an invalid input description");
-  }
-  for (const fb::TensorDesc *t : *io->outputs()) {
-    size_t bytes;
-    if (!t || !tensorByteSize(t, &bytes))
-      return makeStatus(KILN_DATA_LOSS, "artifact has an invalid output description");
-  }
-  if (!a->commands() || !a->executables())
-    return makeStatus(KILN_DATA_LOSS, "artifact has no command list or executables");
+/// What the gate does not check because it depends on this host and this
+/// buffer, not on the file: the code's architecture and format, and the
+/// constants' alignment in memory (kernels read them in place).
+static kiln_status_t checkRunsHere(const fb::Artifact *a) {
   for (const fb::Executable *e : *a->executables()) {
-    if (!e || !e->code() || !e->entry_points())
-      return makeStatus(KILN_DATA_LOSS, "artifact has an executable without code");
     // The architecture part of the target triple must be this host's.
     const char *triple = e->target_triple() ? e->target_triple()->c_str() : "";
     size_t archLength = strcspn(triple, "-");
@@ -192,89 +159,32 @@ static kiln_status_t validateArtifact(const fb::Artifact *a) {
       return makeStatus(KILN_INCOMPATIBLE, "executable format %u is not supported by this runtime",
                         static_cast<unsigned>(e->format()));
   }
+  if (!a->constants())
+    return kiln_status_ok();
   flatbuffers::uoffset_t index = 0;
-  for (const fb::Command *c : *a->commands()) {
-    if (!c)
-      return makeStatus(KILN_DATA_LOSS, "command %u is missing", index);
-    if (c->kind() == fb::CommandKind::barrier) {
-      ++index;
-      continue;
-    }
-    if (!c->bindings())
-      return makeStatus(KILN_DATA_LOSS, "command %u has no bindings", index);
-    if (c->kind() == fb::CommandKind::copy &&
-        (c->bindings()->size() != 2 ||
-         c->bindings()->Get(0)->length() != c->bindings()->Get(1)->length()))
-      return makeStatus(KILN_DATA_LOSS, "copy command %u needs two bindings of equal length",
+  for (const fb::Constant *k : *a->constants()) {
+    if (reinterpret_cast<uintptr_t>(k->data()->data()) % 16 != 0)
+      return makeStatus(KILN_INVALID_ARGUMENT,
+                        "constant %u is not 16-byte aligned: load the artifact into a "
+                        "64-byte aligned buffer",
                         index);
-    if (c->kind() == fb::CommandKind::fill && c->bindings()->size() != 1)
-      return makeStatus(KILN_DATA_LOSS, "fill command %u needs one binding", index);
-    if (c->kind() != fb::CommandKind::dispatch && c->kind() != fb::CommandKind::copy &&
-        c->kind() != fb::CommandKind::fill)
-      return makeStatus(KILN_UNIMPLEMENTED,
-                        "command %u has kind %u, which this runtime does not replay", index,
-                        static_cast<unsigned>(c->kind()));
-    if (c->kind() == fb::CommandKind::dispatch) {
-      if (!c->workgroup_count() || c->workgroup_count()->size() != 3 ||
-          c->workgroup_count()->Get(0) == 0 || c->workgroup_count()->Get(1) == 0 ||
-          c->workgroup_count()->Get(2) == 0)
-        return makeStatus(KILN_DATA_LOSS, "dispatch command %u has no valid workgroup count",
-                          index);
-      if (c->executable() >= a->executables()->size())
-        return makeStatus(KILN_DATA_LOSS, "command %u uses executable %u of %u", index,
-                          c->executable(), a->executables()->size());
-      const fb::Executable *e = a->executables()->Get(c->executable());
-      if (c->entry_point() >= e->entry_points()->size() ||
-          !e->entry_points()->Get(c->entry_point()))
-        return makeStatus(KILN_DATA_LOSS, "command %u uses entry point %u of %u", index,
-                          c->entry_point(), e->entry_points()->size());
-    }
-    for (const fb::Binding *b : *c->bindings()) {
-      size_t limit = 0;
-      switch (b->kind()) {
-      case fb::BindingKind::input:
-        if (b->index() >= io->inputs()->size())
-          return makeStatus(KILN_DATA_LOSS, "command %u binds input %u of %u", index, b->index(),
-                            io->inputs()->size());
-        tensorByteSize(io->inputs()->Get(b->index()), &limit);
-        break;
-      case fb::BindingKind::output:
-        if (b->index() >= io->outputs()->size())
-          return makeStatus(KILN_DATA_LOSS, "command %u binds output %u of %u", index, b->index(),
-                            io->outputs()->size());
-        tensorByteSize(io->outputs()->Get(b->index()), &limit);
-        break;
-      case fb::BindingKind::constant: {
-        if (!a->constants() || b->index() >= a->constants()->size())
-          return makeStatus(KILN_DATA_LOSS, "command %u binds a missing constant %u", index,
-                            b->index());
-        const fb::Constant *k = a->constants()->Get(b->index());
-        if (!k || !k->data())
-          return makeStatus(KILN_DATA_LOSS, "constant %u has no data", b->index());
-        if (reinterpret_cast<uintptr_t>(k->data()->data()) % 16 != 0)
-          return makeStatus(KILN_INVALID_ARGUMENT,
-                            "constant %u is not 16-byte aligned: load the artifact into a "
-                            "64-byte aligned buffer",
-                            b->index());
-        limit = k->data()->size();
-        break;
-      }
-      case fb::BindingKind::arena:
-        limit = a->arena_bytes();
-        break;
-      default:
-        return makeStatus(KILN_DATA_LOSS, "command %u has a binding of unknown kind %u", index,
-                          static_cast<unsigned>(b->kind()));
-      }
-      if (b->offset() > limit || b->length() > limit - b->offset())
-        return makeStatus(KILN_DATA_LOSS,
-                          "command %u binding [%llu, +%llu) lies outside its %zu-byte buffer",
-                          index, static_cast<unsigned long long>(b->offset()),
-                          static_cast<unsigned long long>(b->length()), limit);
-    }
     ++index;
   }
   return kiln_status_ok();
+}
+
+/// calloc(count, size), or NULL with `status` naming the bytes asked for.
+static void *allocateTable(size_t count, size_t size, const char *what, kiln_status_t *status) {
+  size_t n = count ? count : 1;
+  uint64_t bytes = 0;
+  bool fits = kiln::runtime::checkedMul(n, size, &bytes) && bytes <= kiln::runtime::kMaxObjectBytes;
+  void *p = fits ? calloc(n, size) : nullptr;
+  if (!p && status->code == KILN_OK)
+    *status = fits ? makeStatus(KILN_RESOURCE_EXHAUSTED, "cannot allocate %llu bytes for the %s",
+                                static_cast<unsigned long long>(bytes), what)
+                   : makeStatus(KILN_RESOURCE_EXHAUSTED,
+                                "cannot allocate %zu x %zu bytes for the %s", n, size, what);
+  return p;
 }
 
 extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
@@ -282,81 +192,37 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
   if (!out_module || (!data && size))
     return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_load: null argument");
   *out_module = nullptr;
-  const uint8_t *bytes = static_cast<const uint8_t *>(data);
-  if (size < 16 || !flatbuffers::BufferHasIdentifier(bytes, fb::ArtifactIdentifier()))
-    return makeStatus(KILN_DATA_LOSS,
-                      "not a Kiln artifact: %zu bytes without the 'KILN' file identifier", size);
-  // Integrity first: the "KSUM" trailer's CRC-32 covers every other byte.
-  const uint8_t *trailer = bytes + size - 8;
-  if (memcmp(trailer, "KSUM", 4) != 0)
-    return makeStatus(KILN_DATA_LOSS,
-                      "artifact is truncated or corrupted: no checksum trailer at the end "
-                      "of its %zu bytes",
-                      size);
-  uint32_t stored = static_cast<uint32_t>(trailer[4]) | (static_cast<uint32_t>(trailer[5]) << 8) |
-                    (static_cast<uint32_t>(trailer[6]) << 16) |
-                    (static_cast<uint32_t>(trailer[7]) << 24);
-  uint32_t actual = kiln::runtime::crc32(bytes, size - 8);
-  if (stored != actual)
-    return makeStatus(KILN_DATA_LOSS,
-                      "artifact is corrupted: checksum 0x%08x, the trailer says 0x%08x", actual,
-                      stored);
-  size -= 8;
-  // Read the version through a verifier of the version fields alone, so an
-  // artifact of another format major is reported as such, not as damage.
-  {
-    flatbuffers::Verifier header(bytes, size);
-    if (!header.VerifyBuffer<fb::ArtifactVersion>(fb::ArtifactIdentifier()))
-      return makeStatus(KILN_DATA_LOSS, "artifact is truncated or corrupted (header check failed)");
-    const fb::ArtifactVersion *v = flatbuffers::GetRoot<fb::ArtifactVersion>(bytes);
-    if (v->format_major() != KILN_FORMAT_MAJOR)
-      return makeStatus(KILN_INCOMPATIBLE,
-                        "artifact format %u.%u, this runtime (kiln %s) reads %u.x: recompile "
-                        "the model with a matching kiln",
-                        v->format_major(), v->format_minor(), kiln_runtime_version(),
-                        KILN_FORMAT_MAJOR);
-  }
-  flatbuffers::Verifier verifier(bytes, size);
-  if (!fb::VerifyArtifactBuffer(verifier))
-    return makeStatus(KILN_DATA_LOSS,
-                      "artifact is truncated or corrupted (flatbuffers verification of %zu bytes "
-                      "failed)",
-                      size);
-  const fb::Artifact *artifact = fb::GetArtifact(bytes);
-  kiln_status_t status = validateArtifact(artifact);
+  kiln_artifact_info_t info;
+  kiln_status_t status = kiln_artifact_verify(data, size, &info);
+  if (status.code != KILN_OK)
+    return status;
+  const fb::Artifact *artifact = fb::GetArtifact(data);
+  status = checkRunsHere(artifact);
   if (status.code != KILN_OK)
     return status;
 
-  kiln_module_t *m = static_cast<kiln_module_t *>(calloc(1, sizeof(kiln_module_t)));
+  kiln_module_t *m = static_cast<kiln_module_t *>(
+      allocateTable(1, sizeof(kiln_module_t), "module", &status));
   if (!m)
-    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory loading the module");
+    return status;
   m->artifact = artifact;
-  m->input_count = artifact->io()->inputs()->size();
-  m->output_count = artifact->io()->outputs()->size();
-  m->arena_bytes = artifact->arena_bytes();
-  m->library_count = artifact->executables()->size();
-  m->command_count = artifact->commands()->size();
-  size_t total_bindings = 0, wave_size = 0, largest_wave = 0;
-  for (const fb::Command *c : *artifact->commands()) {
-    if (c->bindings())
-      total_bindings += c->bindings()->size();
-    if (c->kind() == fb::CommandKind::barrier) {
-      wave_size = 0;
-    } else if (c->kind() == fb::CommandKind::dispatch && ++wave_size > largest_wave) {
-      largest_wave = wave_size;
-    }
-  }
-  m->libraries = static_cast<kiln::runtime::LoadedLibrary *>(
-      calloc(m->library_count ? m->library_count : 1, sizeof(kiln::runtime::LoadedLibrary)));
+  m->info = info;
+  m->input_count = info.input_count;
+  m->output_count = info.output_count;
+  m->arena_bytes = static_cast<size_t>(info.arena_bytes);
+  m->library_count = info.executable_count;
+  m->command_count = info.command_count;
+  m->libraries = static_cast<kiln::runtime::LoadedLibrary *>(allocateTable(
+      m->library_count, sizeof(kiln::runtime::LoadedLibrary), "executable table", &status));
   m->commands = static_cast<ResolvedCommand *>(
-      calloc(m->command_count ? m->command_count : 1, sizeof(ResolvedCommand)));
-  m->binding_scratch =
-      static_cast<void **>(calloc(total_bindings ? total_bindings : 1, sizeof(void *)));
+      allocateTable(m->command_count, sizeof(ResolvedCommand), "command table", &status));
+  m->binding_scratch = static_cast<void **>(
+      allocateTable(info.binding_count, sizeof(void *), "binding table", &status));
   m->wave_scratch = static_cast<kiln_dispatch_t *>(
-      calloc(largest_wave ? largest_wave : 1, sizeof(kiln_dispatch_t)));
-  if (!m->libraries || !m->commands || !m->binding_scratch || !m->wave_scratch) {
+      allocateTable(info.largest_wave, sizeof(kiln_dispatch_t), "wave table", &status));
+  if (status.code != KILN_OK) {
     kiln_module_release(m);
-    return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory loading the module");
+    return status;
   }
   for (size_t i = 0; i < m->library_count; ++i) {
     const fb::Executable *e = artifact->executables()->Get(static_cast<flatbuffers::uoffset_t>(i));
@@ -374,8 +240,9 @@ extern "C" kiln_status_t kiln_module_load(const void *data, size_t size,
     r.bindings = c->bindings();
     r.pointers = next_pointers;
     r.fill_pattern = c->fill_pattern();
-    if (c->bindings())
-      next_pointers += c->bindings()->size();
+    if (c->kind() == fb::CommandKind::barrier)
+      continue; // replayed without bindings (the gate counts none for it)
+    next_pointers += c->bindings()->size();
     if (c->kind() != fb::CommandKind::dispatch)
       continue;
     for (int d = 0; d < 3; ++d)
@@ -439,6 +306,14 @@ extern "C" kiln_status_t kiln_module_output_info(const kiln_module_t *module, si
 
 extern "C" size_t kiln_module_arena_bytes(const kiln_module_t *module) {
   return module ? module->arena_bytes : 0;
+}
+
+extern "C" kiln_status_t kiln_module_artifact_info(const kiln_module_t *module,
+                                                   kiln_artifact_info_t *out_info) {
+  if (!module || !out_info)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_artifact_info: null argument");
+  *out_info = module->info;
+  return kiln_status_ok();
 }
 
 extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_invocation_t *inv) {

@@ -4,10 +4,15 @@
 // file, operator or tensor, never a crash, a stack dump or an IR dump.
 //
 //===----------------------------------------------------------------------===//
+#include "ArtifactFixtures.h"
 #include "TestSupport.h"
+#include "kiln/Run.h"
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 using namespace kiln::test;
 
@@ -134,6 +139,98 @@ TEST(Cli, FixShapeCompilesDynamicBatch) {
                    {"dimension 1 is static (8)"});
   expectCleanError("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) + " --fix-shape=0=axb",
                    {"not a positive dimension"});
+}
+
+/// Runs kiln with `args`: its exit status and its stderr alone (stdout is
+/// dropped). A signal shows as status 128 + N.
+CommandResult runForStderr(const std::string &args) {
+  return runCommand("{ " + kilnBinary() + " " + args + " 2>&1 >/dev/null; }");
+}
+
+/// The files under `dir` (relative to tests/data), README.md files aside,
+/// sorted.
+std::vector<std::string> filesUnder(const std::string &dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(dataFile(dir), ec))
+    if (entry.is_regular_file() && entry.path().extension() != ".md")
+      files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// Feeds `file` to kiln compile, run, inspect and inspect --sizes: none may
+/// end by a signal; a failure is status 1 or 2 with exactly one line on
+/// stderr, "kiln: error: ...". Bad inputs must fail; others (fuzzer
+/// regression inputs may be valid models) may also succeed.
+void expectOneErrorLineOrSuccess(const std::string &file, bool mustFail) {
+  TempDir tmp;
+  for (const std::string &command :
+       {"compile " + shellQuote(file) + " -o " + tmp.file("out.kiln"), "run " + shellQuote(file),
+        "inspect " + shellQuote(file), "inspect --sizes " + shellQuote(file)}) {
+    CommandResult r = runForStderr(command);
+    if (r.exitCode == 0 && !mustFail)
+      continue;
+    EXPECT_TRUE(r.exitCode == 1 || r.exitCode == 2) << command << ": status " << r.exitCode;
+    EXPECT_EQ(r.output.rfind("kiln: error: ", 0), 0u) << command << ":\n" << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1)
+        << command << ":\n" << r.output;
+  }
+}
+
+TEST(Cli, EveryBadFileGivesOneErrorLineAndNoSignal) {
+  std::vector<std::string> files = filesUnder("bad");
+  ASSERT_GE(files.size(), 19u); // 8 models, 11 artifacts (tests/data/bad/README.md)
+  for (const std::string &file : files)
+    expectOneErrorLineOrSuccess(file, /*mustFail=*/true);
+}
+
+TEST(Cli, FuzzerRegressionInputsGiveOneErrorLineAndNoSignal) {
+  // tests/fuzz/regressions/<target>/: every input a fuzzer found.
+  for (const std::string &file : filesUnder("../fuzz/regressions"))
+    expectOneErrorLineOrSuccess(file, /*mustFail=*/false);
+}
+
+TEST(Cli, BadArtifactsNameTheirCheck) {
+  auto bad = [](const char *name) { return shellQuote(dataFile(std::string("bad/") + name)); };
+  expectCleanError("run " + bad("binding_past_buffer.kiln"),
+                   {"binding_past_buffer.kiln", "lies outside its 16-byte buffer"});
+  expectCleanError("inspect " + bad("workgroups_overflow.kiln"),
+                   {"workgroups_overflow.kiln", "65536 x 65536 x 2 workgroups"});
+  expectCleanError("inspect --sizes " + bad("bad_checksum.kiln"), {"bad_checksum.kiln", "checksum"});
+  expectCleanError("run " + bad("not_an_artifact.kiln"), {"not_an_artifact.kiln", "not a Kiln artifact"});
+  expectCleanError("compile " + bad("wrong_version.kiln"), {"a compiled .kiln artifact, not a model"});
+  expectCleanError("inspect " + bad("placeholder_code.kiln"), {"no reflection data"});
+}
+
+TEST(Cli, HugeArenaIsAnErrorNamingTheBytes) {
+  // A real artifact whose arena says 2^62 bytes (below PTRDIFF_MAX, so the
+  // gate lets it through): kiln run reports the failed allocation.
+  TempDir tmp;
+  std::string good = tmp.file("good.kiln"), huge = tmp.file("huge.kiln");
+  CommandResult c = runCommand(kilnBinary() + " compile " +
+                               shellQuote(dataFile("ops/chain_attention/model.tflite")) + " -o " + good);
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  std::ifstream in(good, std::ios::binary);
+  std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(in), {});
+  auto *artifact = kiln::artifact::GetMutableArtifact(bytes.data());
+  ASSERT_TRUE(artifact->mutate_arena_bytes(uint64_t(1) << 62));
+  kiln::test::reseal(bytes);
+  std::ofstream(huge, std::ios::binary)
+      .write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  auto described = kiln::describeArtifact(bytes);
+  ASSERT_TRUE(static_cast<bool>(described)) << llvm::toString(described.takeError());
+  std::string inputs;
+  for (const kiln::IOInfo &info : described->inputs) {
+    ASSERT_EQ(info.dtype, "<f4");
+    inputs += " --input=";
+    for (int64_t d : info.shape)
+      inputs += std::to_string(d) + "x";
+    inputs += "f32=0.5";
+  }
+  // Under AddressSanitizer malloc must return NULL rather than stop.
+  expectCleanError("run " + huge + inputs,
+                   {"huge.kiln: cannot allocate 4611686018427387904 bytes for the arena"});
 }
 
 TEST(Cli, BadArtifacts) {

@@ -1,13 +1,15 @@
 //===- RuntimeTest.cpp - Runtime C API: loading, checks, invoke -----------===//
+#include "ArtifactFixtures.h"
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
+#include "kiln/Run.h"
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
-
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -34,38 +36,6 @@ std::vector<uint8_t> compileAddScale() {
   return artifact ? *artifact : std::vector<uint8_t>();
 }
 
-/// Appends the "KSUM" + CRC-32 trailer every artifact ends with.
-std::vector<uint8_t> withTrailer(std::vector<uint8_t> bytes) {
-  kiln::appendChecksumTrailer(bytes);
-  return bytes;
-}
-
-/// A hand-built artifact with one dispatch binding [offset, +length) of input 0.
-std::vector<uint8_t> handBuilt(uint32_t major, uint64_t offset, uint64_t length) {
-  flatbuffers::FlatBufferBuilder fbb;
-  std::vector<int64_t> shape = {4};
-  std::vector<flatbuffers::Offset<fb::TensorDesc>> ins = {
-      fb::CreateTensorDescDirect(fbb, "x", fb::ElementType::f32, &shape)};
-  std::vector<flatbuffers::Offset<fb::TensorDesc>> outs = {
-      fb::CreateTensorDescDirect(fbb, "y", fb::ElementType::f32, &shape)};
-  auto io = fb::CreateIOTableDirect(fbb, &ins, &outs);
-  std::vector<flatbuffers::Offset<fb::Binding>> bindings = {
-      fb::CreateBinding(fbb, fb::BindingKind::input, 0, offset, length)};
-  std::vector<uint32_t> wg = {1, 1, 1};
-  std::vector<flatbuffers::Offset<fb::Command>> commands = {
-      fb::CreateCommandDirect(fbb, fb::CommandKind::dispatch, 0, 0, &wg, &bindings)};
-  std::vector<uint8_t> code(64, 0);
-  std::vector<std::string> entries = {"e"};
-  auto entryOffsets = fbb.CreateVectorOfStrings(entries);
-  std::vector<flatbuffers::Offset<fb::Executable>> exes = {fb::CreateExecutable(
-      fbb, fb::ExecutableFormat::elf_shared_object, fbb.CreateString("x86_64"),
-      fbb.CreateString("generic"), entryOffsets, fbb.CreateVector(code))};
-  auto root = fb::CreateArtifactDirect(fbb, major, 0, "test", "test", io, &commands, 0, &exes);
-  fb::FinishArtifactBuffer(fbb, root);
-  return withTrailer(
-      std::vector<uint8_t>(fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()));
-}
-
 TEST(Runtime, RejectsNonArtifacts) {
   std::vector<uint8_t> junk(100, 0x5a);
   Aligned a(junk);
@@ -77,7 +47,10 @@ TEST(Runtime, RejectsNonArtifacts) {
 }
 
 TEST(Runtime, NamesBothVersionsOnMismatch) {
-  Aligned a(handBuilt(2, 0, 16));
+  kiln::test::HandArtifact hand;
+  hand.formatMajor = 2;
+  hand.formatMinor = 0;
+  Aligned a(kiln::test::buildArtifact(hand));
   kiln_module_t *m = nullptr;
   kiln_status_t s = kiln_module_load(a.data, a.size, &m);
   EXPECT_EQ(s.code, KILN_INCOMPATIBLE);
@@ -87,7 +60,9 @@ TEST(Runtime, NamesBothVersionsOnMismatch) {
 
 TEST(Runtime, RejectsBindingOutsideItsBuffer) {
   // Input 0 is 4 x f32 = 16 bytes; [8, +16) runs 8 bytes past its end.
-  Aligned a(handBuilt(1, 8, 16));
+  kiln::test::HandArtifact hand;
+  hand.commands[0].bindings[0].offset = 8;
+  Aligned a(kiln::test::buildArtifact(hand));
   kiln_module_t *m = nullptr;
   kiln_status_t s = kiln_module_load(a.data, a.size, &m);
   EXPECT_EQ(s.code, KILN_DATA_LOSS);
@@ -167,6 +142,188 @@ TEST(Runtime, InvokeChecksSizesAndComputes) {
   inv.input_count = 1;
   s = kiln_module_invoke(m, &inv);
   EXPECT_STREQ(s.message, "the model takes 2 inputs, 1 given");
+}
+
+//===----------------------------------------------------------------------===//
+// The artifact gate (kiln_artifact_verify)
+//===----------------------------------------------------------------------===//
+
+TEST(ArtifactGate, DefaultHandBuiltArtifactPassesWithItsFigures) {
+  kiln::test::HandArtifact hand;
+  hand.arenaBytes = 64;
+  hand.commands.push_back({});
+  hand.commands.back().kind = fb::CommandKind::barrier;
+  hand.commands.back().bindings.clear();
+  hand.commands.push_back({});
+  hand.sections = {{"io", 10}, {"commands", 20}};
+  std::vector<uint8_t> bytes = kiln::test::buildArtifact(hand);
+  kiln_artifact_info_t info;
+  kiln_status_t s = kiln_artifact_verify(bytes.data(), bytes.size(), &info);
+  ASSERT_EQ(s.code, KILN_OK) << s.message;
+  EXPECT_EQ(info.format_major, unsigned(KILN_FORMAT_MAJOR));
+  EXPECT_EQ(info.file_bytes, bytes.size());
+  EXPECT_EQ(info.input_count, 1u);
+  EXPECT_EQ(info.output_count, 1u);
+  EXPECT_EQ(info.executable_count, 1u);
+  EXPECT_EQ(info.command_count, 3u); // dispatch, barrier, dispatch
+  EXPECT_EQ(info.dispatch_count, 2u);
+  EXPECT_EQ(info.binding_count, 4u);
+  EXPECT_EQ(info.wave_count, 2u);
+  EXPECT_EQ(info.largest_wave, 1u);
+  EXPECT_EQ(info.arena_bytes, 64u);
+  EXPECT_STREQ(info.target_triple, "x86_64-unknown-linux-gnu");
+  EXPECT_STREQ(info.producer, "hand-built");
+  EXPECT_EQ(info.reflection_json, nullptr);
+  ASSERT_EQ(info.section_count, 2u);
+  EXPECT_STREQ(info.sections[1].name, "commands");
+  EXPECT_EQ(info.sections[1].bytes, 20u);
+}
+
+TEST(ArtifactGate, EveryCheckNamesItsNumbers) {
+  // Each case breaks one check; the gate must refuse it with that check's
+  // message, and so must kiln_module_load (the runtime's own path).
+  for (const kiln::test::GateCase &c : kiln::test::gateCases()) {
+    std::vector<uint8_t> bytes = kiln::test::buildArtifact(c.artifact);
+    kiln_status_t s = kiln_artifact_verify(bytes.data(), bytes.size(), nullptr);
+    EXPECT_EQ(s.code, c.code) << c.name << ": " << s.message;
+    EXPECT_NE(std::string(s.message).find(c.message), std::string::npos)
+        << c.name << ": '" << s.message << "' lacks '" << c.message << "'";
+    Aligned a(bytes);
+    kiln_module_t *m = nullptr;
+    kiln_status_t l = kiln_module_load(a.data, a.size, &m);
+    EXPECT_STREQ(l.message, s.message) << c.name;
+    EXPECT_EQ(m, nullptr) << c.name;
+  }
+}
+
+TEST(ArtifactGate, EnvelopeChecksComeFirst) {
+  std::vector<uint8_t> good = kiln::test::buildArtifact({});
+  auto verify = [](const std::vector<uint8_t> &b) {
+    return kiln_artifact_verify(b.data(), b.size(), nullptr);
+  };
+  kiln_status_t s = verify(std::vector<uint8_t>(good.begin(), good.begin() + 12));
+  EXPECT_EQ(s.code, KILN_DATA_LOSS);
+  EXPECT_STREQ(s.message, "artifact is truncated: 12 bytes, at least 16 needed for the header and "
+                          "checksum trailer");
+  std::vector<uint8_t> noTrailer(good.begin(), good.end() - 8);
+  EXPECT_NE(std::string(verify(noTrailer).message).find("no checksum trailer"), std::string::npos);
+  std::vector<uint8_t> flipped = good;
+  flipped[good.size() / 2] ^= 1;
+  s = verify(flipped);
+  EXPECT_EQ(s.code, KILN_DATA_LOSS);
+  EXPECT_NE(std::string(s.message).find("artifact is corrupted: checksum 0x"), std::string::npos)
+      << s.message;
+  EXPECT_EQ(kiln_artifact_verify(nullptr, 4, nullptr).code, KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(kiln_artifact_recognize(good.data(), 7), 0);
+  EXPECT_EQ(kiln_artifact_recognize(good.data(), 8), 1);
+}
+
+TEST(ArtifactGate, SealIsTheWritersTrailer) {
+  // The compiler's appendChecksumTrailer and the runtime's seal agree, and
+  // the trailer is the CRC-32 of the bytes before it ("123456789" has the
+  // standard check value 0xCBF43926).
+  std::vector<uint8_t> bytes = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+  std::vector<uint8_t> viaCore = bytes;
+  kiln::appendChecksumTrailer(viaCore);
+  ASSERT_EQ(viaCore.size(), 17u);
+  std::vector<uint8_t> expected = {'K', 'S', 'U', 'M', 0x26, 0x39, 0xF4, 0xCB};
+  EXPECT_EQ(std::vector<uint8_t>(viaCore.begin() + 9, viaCore.end()), expected);
+  EXPECT_EQ(kiln_artifact_seal(bytes.data(), 7).code, KILN_INVALID_ARGUMENT);
+}
+
+TEST(ArtifactGate, ResealedMutationsOfARealArtifactReachTheBindingCheck) {
+  // Every binding of a compiled artifact, lengthened one byte past its
+  // buffer: left unsealed the checksum catches it; resealed, the binding
+  // check does, naming the command and the buffer size.
+  std::vector<uint8_t> bytes = compileAddScale();
+  ASSERT_FALSE(bytes.empty());
+  const fb::Artifact *original = fb::GetArtifact(bytes.data());
+  int mutated = 0;
+  for (flatbuffers::uoffset_t c = 0; c < original->commands()->size(); ++c) {
+    const fb::Command *command = original->commands()->Get(c);
+    if (!command->bindings())
+      continue;
+    for (flatbuffers::uoffset_t b = 0; b < command->bindings()->size(); ++b) {
+      std::vector<uint8_t> copy = bytes;
+      auto *binding = fb::GetMutableArtifact(copy.data())
+                          ->mutable_commands()
+                          ->GetMutableObject(c)
+                          ->mutable_bindings()
+                          ->GetMutableObject(b);
+      uint64_t end = binding->offset() + binding->length();
+      if (!binding->mutate_length(binding->length() + 1))
+        continue; // length 0 is not stored
+      kiln_status_t s = kiln_artifact_verify(copy.data(), copy.size(), nullptr);
+      EXPECT_NE(std::string(s.message).find("checksum"), std::string::npos) << s.message;
+      kiln::test::reseal(copy);
+      s = kiln_artifact_verify(copy.data(), copy.size(), nullptr);
+      EXPECT_EQ(s.code, KILN_DATA_LOSS);
+      std::string expected = "command " + std::to_string(c) + " binding [";
+      EXPECT_NE(std::string(s.message).find(expected), std::string::npos) << s.message;
+      if (binding->kind() != fb::BindingKind::arena)
+        EXPECT_NE(std::string(s.message).find("outside its " + std::to_string(end) + "-byte buffer"),
+                  std::string::npos)
+            << s.message;
+      ++mutated;
+    }
+  }
+  EXPECT_GE(mutated, 3); // add_scale: a, b and sum
+}
+
+/// A compiled model with an arena (chain_attention), its inputs, and the
+/// artifact with one field changed by `edit` and resealed.
+std::vector<uint8_t> mutatedAttention(const std::function<void(fb::Artifact *)> &edit) {
+  auto artifact = kiln::compileArtifact(
+      std::string(KILN_TEST_DATA_DIR) + "/ops/chain_attention/model.tflite", kiln::CompileOptions());
+  EXPECT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  if (!artifact)
+    return {};
+  std::vector<uint8_t> bytes = std::move(*artifact);
+  edit(fb::GetMutableArtifact(bytes.data()));
+  kiln::test::reseal(bytes);
+  return bytes;
+}
+
+TEST(ArtifactGate, HugeArenaIsAnErrorNamingTheBytes) {
+  // 2^62 bytes passes the gate (below PTRDIFF_MAX) but no host has it:
+  // kiln run's driver reports the failed allocation instead of aborting.
+  std::vector<uint8_t> bytes = mutatedAttention([](fb::Artifact *a) {
+    ASSERT_GT(a->arena_bytes(), 0u);
+    ASSERT_TRUE(a->mutate_arena_bytes(uint64_t(1) << 62));
+    ASSERT_TRUE(a->mutable_memory_plan()->mutate_arena_bytes(uint64_t(1) << 62));
+  });
+  ASSERT_FALSE(bytes.empty());
+  auto described = kiln::describeArtifact(bytes);
+  ASSERT_TRUE(static_cast<bool>(described)) << llvm::toString(described.takeError());
+  EXPECT_EQ(described->arenaBytes, uint64_t(1) << 62);
+  auto run = kiln::runArtifact(bytes, kiln::randomInputs(described->inputs));
+  ASSERT_FALSE(static_cast<bool>(run));
+  EXPECT_EQ(llvm::toString(run.takeError()),
+            "cannot allocate 4611686018427387904 bytes for the arena");
+}
+
+TEST(ArtifactGate, HugeOutputIsAnErrorNamingTheBytes) {
+  // Output 0's first dimension times 2^40: bindings still lie inside it, so
+  // the gate lets it through; the driver's output buffer cannot be had.
+  uint64_t bytes0 = 0;
+  std::string name;
+  std::vector<uint8_t> bytes = mutatedAttention([&](fb::Artifact *a) {
+    auto *out = a->mutable_io()->mutable_outputs()->GetMutableObject(0);
+    auto *shape = out->mutable_shape();
+    uint64_t elements = 1;
+    for (flatbuffers::uoffset_t i = 0; i < shape->size(); ++i)
+      elements *= static_cast<uint64_t>(shape->Get(i));
+    shape->Mutate(0, shape->Get(0) << 40);
+    bytes0 = (elements << 40) * 4;
+    name = out->name()->str();
+  });
+  ASSERT_FALSE(bytes.empty());
+  auto described = kiln::describeArtifact(bytes);
+  ASSERT_TRUE(static_cast<bool>(described)) << llvm::toString(described.takeError());
+  auto run = kiln::runArtifact(bytes, kiln::randomInputs(described->inputs));
+  ASSERT_FALSE(static_cast<bool>(run));
+  EXPECT_EQ(llvm::toString(run.takeError()),
+            "cannot allocate " + std::to_string(bytes0) + " bytes for output 0 '" + name + "'");
 }
 
 } // namespace

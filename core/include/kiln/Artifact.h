@@ -13,9 +13,32 @@
 #include <string>
 #include <vector>
 
+#include "kiln/runtime.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 namespace kiln {
+
+/// Whether the file `path` holding `bytes` is read as an artifact: by
+/// content, the runtime's kiln_artifact_recognize (the 'KILN' identifier);
+/// the `.kiln` extension only as a hint, so that such a file without the
+/// identifier gets the gate's error ("not a Kiln artifact") rather than an
+/// importer's.
+bool isArtifact(llvm::StringRef path, llvm::ArrayRef<uint8_t> bytes);
+
+/// isArtifact on the first 8 bytes of the file `path` (what tools that
+/// decide before reading a whole file use); a file that cannot be read is
+/// judged by its name alone.
+bool isArtifactFile(llvm::StringRef path);
+
+/// The artifact gate for the compiler's readers: the runtime's
+/// kiln_artifact_verify on `bytes` (magic, checksum trailer, version,
+/// flatbuffer, command list, every size and offset). The info's pointers
+/// point into `bytes`. Errors read "<what>: <the gate's message>".
+llvm::Expected<kiln_artifact_info_t> verifyArtifact(llvm::ArrayRef<uint8_t> bytes,
+                                                    llvm::StringRef what);
 
 /// Bytes per section of one artifact.
 struct SectionSizes {
@@ -37,10 +60,16 @@ struct SectionSizes {
 /// endian (runtime/schema/kiln_artifact.fbs).
 void appendChecksumTrailer(std::vector<uint8_t> &flatbuffer);
 
-/// Reads the section sizes of the artifact `bytes`, after checking its
-/// checksum and structure. `what` names the file in errors.
+/// Reads the section sizes of the artifact `bytes`, after passing it
+/// through the gate (verifyArtifact). `what` names the file in errors.
 llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,
                                               const std::string &what);
+
+/// Section sizes of an artifact the gate verified (`info` from
+/// verifyArtifact); an error naming `what` for format 1.0, which recorded
+/// none.
+llvm::Expected<SectionSizes> sectionSizesOf(const kiln_artifact_info_t &info,
+                                            const std::string &what);
 
 /// Sizes as a table (`name  bytes  percent`) or, with `json`, as
 /// {"file_bytes": N, "overhead_bytes": N, "sections": {"io": N, ...}}.
@@ -70,6 +99,11 @@ struct BuildSummary {
 /// readSectionSizes). `what` names the file in errors.
 llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes,
                                                const std::string &what);
+
+/// The summary of an artifact the gate verified (`info` from
+/// verifyArtifact); errors as sectionSizesOf.
+llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
+                                       const std::string &what);
 
 /// B - A for sections (as formatSectionDiff) and for the plan: rows
 /// "arena_bytes", "lower_bound_bytes", "dispatch_count", "command_count",

@@ -21,6 +21,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+struct kiln_artifact_info_t; // kiln/runtime.h
+
 namespace kiln {
 
 /// The stages `kiln compile --emit=` can stop after, in pipeline order
@@ -222,9 +224,9 @@ llvm::Expected<CompileResult> compile(const std::string &path,
 llvm::Expected<std::shared_ptr<const CompilationPlan>>
 planModel(const std::string &path, const CompileOptions &options);
 
-/// The plan of `path`: a model is compiled with `options`; a `.kiln`
-/// artifact's plan is read from its reflection data (errors if the
-/// artifact was built without it).
+/// The plan of `path`: a model is compiled with `options`; an artifact
+/// (kiln::isArtifact) passes the gate once and its plan is read from its
+/// reflection data (errors if the artifact was built without it).
 llvm::Expected<std::shared_ptr<const CompilationPlan>>
 inspectFile(const std::string &path, const CompileOptions &options);
 
@@ -234,6 +236,12 @@ llvm::Expected<std::string> emitStage(const std::string &path, EmitStage stage,
                                       const CompileOptions &options);
 
 /// Compiles the model file at `path` into a `.kiln` artifact (flatbuffer bytes,
+/// The plan an artifact carries as reflection data; `info` comes from the
+/// gate (kiln::verifyArtifact). Errors name `what` when the artifact was
+/// built without reflection or its data does not parse.
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
+planOfArtifact(const kiln_artifact_info_t &info, const std::string &what);
+
 /// format of runtime/schema/kiln_artifact.fbs).
 llvm::Expected<std::vector<uint8_t>>
 compileArtifact(const std::string &path, const CompileOptions &options);

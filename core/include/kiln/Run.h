@@ -11,18 +11,24 @@
 #include "kiln/Npy.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 namespace kiln {
+
+struct CompilationPlan;
 
 /// Description of one model input or output, from the artifact.
 struct IOInfo {
   std::string name;
   std::string dtype; ///< NumPy descriptor, e.g. "<f4"
   std::vector<int64_t> shape;
+  /// Bytes (the runtime's byte_size: elements x element size).
+  uint64_t byteSize = 0;
 };
 
 /// How to run: HAL device ("local-sync" or "local-task"), its thread
@@ -57,6 +63,9 @@ struct RunResult {
   uint64_t arenaBytes = 0;
   /// Events of the first invocation when tracing.
   std::vector<TraceEvent> trace;
+  /// When tracing, the plan the artifact carries as reflection data (it
+  /// names the traced commands); null without reflection or tracing.
+  std::shared_ptr<const CompilationPlan> plan;
 };
 
 /// Writes `events` as a Chrome trace-event JSON document (the format
@@ -75,12 +84,12 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
 /// signature (count, dtype, shape: errors name the input and what was
 /// expected), runs it once on the chosen device (traced if asked), then
 /// `options.benchmarkRuns` more timed runs.
-llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
+llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                                       const std::vector<NpyArray> &inputs,
                                       const RunOptions &options = {});
 
 /// Reads the I/O signature of an artifact without running it.
-llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact);
+llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
 
 /// Deterministic inputs for `infos`: float32 uniform in [-1, 1) from a
 /// 64-bit LCG seeded with `seed` (Knuth's MMIX constants), integers 0, bools
@@ -90,7 +99,7 @@ std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t se
 /// Median wall time of `runs` invocations of `artifact` on this host with
 /// randomInputs(), milliseconds (after one warm-up run). Errors are the
 /// runtime's (wrong host architecture, ...).
-llvm::Expected<double> benchmarkArtifact(const std::vector<uint8_t> &artifact, unsigned runs,
+llvm::Expected<double> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
                                          const RunOptions &options = {});
 
 /// How close outputs are to reference outputs, as STM32Cube.AI's validate

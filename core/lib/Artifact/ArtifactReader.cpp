@@ -1,12 +1,8 @@
-//===- ArtifactReader.cpp - Section sizes of .kiln files ------------------===//
+//===- ArtifactReader.cpp - .kiln files through the runtime's gate -------===//
 #include "kiln/Artifact.h"
 
-#include "ArtifactWriter.h"
-#include "kiln_artifact_generated.h"
-
 #include "llvm/ADT/ArrayRef.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/CRC.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,53 +16,67 @@ static llvm::Error makeError(const llvm::Twine &message) {
 }
 
 void appendChecksumTrailer(std::vector<uint8_t> &flatbuffer) {
-  uint32_t crc = llvm::crc32(llvm::ArrayRef<uint8_t>(flatbuffer));
-  for (char c : {'K', 'S', 'U', 'M'})
-    flatbuffer.push_back(static_cast<uint8_t>(c));
-  for (int i = 0; i < 4; ++i)
-    flatbuffer.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+  flatbuffer.resize(flatbuffer.size() + KILN_ARTIFACT_TRAILER_BYTES);
+  kiln_artifact_seal(flatbuffer.data(), flatbuffer.size());
 }
 
-llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,
-                                              const std::string &what) {
-  size_t size = bytes.size();
-  if (size < 16 || bytes[4] != 'K' || bytes[5] != 'I' || bytes[6] != 'L' || bytes[7] != 'N')
-    return makeError(what + ": not a Kiln artifact");
-  if (std::string(bytes.end() - 8, bytes.end() - 4) != "KSUM")
-    return makeError(what + ": the artifact is truncated or corrupted (no checksum trailer)");
-  uint32_t stored = 0;
-  for (int i = 0; i < 4; ++i)
-    stored |= uint32_t(bytes[size - 4 + i]) << (8 * i);
-  uint32_t actual = llvm::crc32(llvm::ArrayRef<uint8_t>(bytes.data(), size - 8));
-  if (stored != actual)
-    return makeError(what + ": the artifact is corrupted (checksum " + llvm::utohexstr(actual) +
-                     ", the trailer says " + llvm::utohexstr(stored) + ")");
-  flatbuffers::Verifier verifier(bytes.data(), size - 8);
-  if (!kiln::artifact::VerifyArtifactBuffer(verifier))
-    return makeError(what + ": the artifact is truncated or corrupted");
-  const auto *artifact = kiln::artifact::GetArtifact(bytes.data());
-  if (!artifact->sections())
-    return makeError(what + ": the artifact records no section sizes (format " +
-                     llvm::Twine(artifact->format_major()) + "." +
-                     llvm::Twine(artifact->format_minor()) + "; sizes came with 1.1)");
-  SectionSizes out;
-  out.fileBytes = static_cast<int64_t>(size);
-  int64_t sum = 0;
-  for (const auto *s : *artifact->sections()) {
-    if (!s || !s->name())
-      continue;
-    out.sections.push_back({s->name()->str(), static_cast<int64_t>(s->bytes())});
-    sum += static_cast<int64_t>(s->bytes());
+bool isArtifact(llvm::StringRef path, llvm::ArrayRef<uint8_t> bytes) {
+  return kiln_artifact_recognize(bytes.data(), bytes.size()) ||
+         path.ends_with_insensitive(".kiln");
+}
+
+bool isArtifactFile(llvm::StringRef path) {
+  uint8_t head[8] = {};
+  size_t got = 0;
+  if (auto file = llvm::sys::fs::openNativeFileForRead(path)) {
+    auto n = llvm::sys::fs::readNativeFile(*file, llvm::MutableArrayRef<char>(
+                                                      reinterpret_cast<char *>(head), 8));
+    got = n ? *n : 0;
+    if (!n)
+      llvm::consumeError(n.takeError());
+    llvm::sys::fs::closeFile(*file);
+  } else {
+    llvm::consumeError(file.takeError());
   }
-  if (sum > out.fileBytes)
-    return makeError(what + ": section sizes exceed the file size");
-  int64_t end = out.fileBytes - static_cast<int64_t>(kArtifactTrailerBytes);
-  for (const auto &[name, bytes] : out.sections) {
+  return isArtifact(path, llvm::ArrayRef<uint8_t>(head, got));
+}
+
+llvm::Expected<kiln_artifact_info_t> verifyArtifact(llvm::ArrayRef<uint8_t> bytes,
+                                                    llvm::StringRef what) {
+  kiln_artifact_info_t info;
+  kiln_status_t status = kiln_artifact_verify(bytes.data(), bytes.size(), &info);
+  if (status.code != KILN_OK)
+    return makeError(what + ": " + status.message);
+  return info;
+}
+
+llvm::Expected<SectionSizes> sectionSizesOf(const kiln_artifact_info_t &info,
+                                            const std::string &what) {
+  if (info.section_count == 0)
+    return makeError(what + ": the artifact records no section sizes (format " +
+                     llvm::Twine(info.format_major) + "." + llvm::Twine(info.format_minor) +
+                     "; sizes came with 1.1)");
+  // The gate checked that the sections add up to no more than the file.
+  SectionSizes out;
+  out.fileBytes = static_cast<int64_t>(info.file_bytes);
+  int64_t sum = 0, end = out.fileBytes - KILN_ARTIFACT_TRAILER_BYTES;
+  for (size_t i = 0; i < info.section_count; ++i) {
+    int64_t bytes = static_cast<int64_t>(info.sections[i].bytes);
+    out.sections.push_back({info.sections[i].name, bytes});
+    sum += bytes;
     end -= bytes;
     out.offsets.push_back(end);
   }
   out.overhead = out.fileBytes - sum;
   return out;
+}
+
+llvm::Expected<SectionSizes> readSectionSizes(const std::vector<uint8_t> &bytes,
+                                              const std::string &what) {
+  auto info = verifyArtifact(bytes, what);
+  if (!info)
+    return info.takeError();
+  return sectionSizesOf(*info, what);
 }
 
 std::string formatSectionSizes(const SectionSizes &sizes, bool json) {
@@ -131,34 +141,29 @@ std::string formatSectionDiff(const SectionSizes &a, const SectionSizes &b, bool
   return os.str();
 }
 
-llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes,
-                                               const std::string &what) {
-  auto sizes = readSectionSizes(bytes, what);
+llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
+                                       const std::string &what) {
+  auto sizes = sectionSizesOf(info, what);
   if (!sizes)
     return sizes.takeError();
   BuildSummary s;
   s.sizes = std::move(*sizes);
-  const auto *artifact = kiln::artifact::GetArtifact(bytes.data());
-  s.arenaBytes = static_cast<int64_t>(artifact->arena_bytes());
-  if (const auto *plan = artifact->memory_plan()) {
-    s.arenaBytes = static_cast<int64_t>(plan->arena_bytes());
-    s.lowerBoundBytes = static_cast<int64_t>(plan->lower_bound_bytes());
-  }
-  if (const auto *commands = artifact->commands()) {
-    s.commands = commands->size();
-    for (const auto *c : *commands)
-      s.dispatches += c && c->kind() == kiln::artifact::CommandKind::dispatch;
-  }
-  if (const auto *device = artifact->device())
-    s.waves = device->waves();
-  if (artifact->executables() && artifact->executables()->size() > 0) {
-    const auto *exe = artifact->executables()->Get(0);
-    if (exe->target_triple())
-      s.triple = exe->target_triple()->str();
-    if (exe->target_cpu())
-      s.cpu = exe->target_cpu()->str();
-  }
+  s.arenaBytes = static_cast<int64_t>(info.arena_bytes);
+  s.lowerBoundBytes = static_cast<int64_t>(info.lower_bound_bytes);
+  s.commands = static_cast<int64_t>(info.command_count);
+  s.dispatches = static_cast<int64_t>(info.dispatch_count);
+  s.waves = static_cast<int64_t>(info.wave_count);
+  s.triple = info.target_triple;
+  s.cpu = info.target_cpu;
   return s;
+}
+
+llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes,
+                                               const std::string &what) {
+  auto info = verifyArtifact(bytes, what);
+  if (!info)
+    return info.takeError();
+  return summaryOf(*info, what);
 }
 
 std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool json) {

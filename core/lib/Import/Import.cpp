@@ -1,6 +1,7 @@
 //===- Import.cpp - Pick an importer for a model file ---------------------===//
 #include "Import.h"
 
+#include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,13 +40,13 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
   llvm::ArrayRef<uint8_t> bytes(
       reinterpret_cast<const uint8_t *>(data.data()), data.size());
   bool tfliteId = data.size() >= 8 && data.substr(4, 4) == "TFL3";
+  if (!tfliteId && isArtifact(path, bytes))
+    return makeError(name + ": a compiled .kiln artifact, not a model; run it "
+                            "with `kiln run` or read its plan with `kiln inspect`");
   if (tfliteId || path.ends_with(".tflite"))
     return importTFLite(context, bytes, name, fixes);
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc"))
     return importTosaMLIR(context, data, name);
-  if ((data.size() >= 8 && data.substr(4, 4) == "KILN") || path.ends_with(".kiln"))
-    return makeError(name + ": a compiled .kiln artifact, not a model; run it "
-                            "with `kiln run` or read its plan with `kiln inspect`");
   return makeError(name + ": unrecognized model format (supported: TFLite "
                           "flatbuffers '.tflite', TOSA MLIR '.mlir')");
 }

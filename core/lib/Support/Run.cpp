@@ -1,6 +1,8 @@
 //===- Run.cpp - Run artifacts on the host --------------------------------===//
 #include "kiln/Run.h"
 
+#include "kiln/Compiler.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,12 +13,27 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <new>
 #include <set>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_UNDER_ASAN 1
+#endif
+#endif
+#ifdef KILN_UNDER_ASAN
+// runArtifact reports a failed allocation (an artifact's arena, an output)
+// as an error naming the bytes; in a program built with AddressSanitizer,
+// malloc must then return NULL rather than stop the process.
+extern "C" const char *__asan_default_options() { return "allocator_may_return_null=1"; }
+#endif
 
 namespace kiln {
 
@@ -114,12 +131,48 @@ struct FreeDeleter {
 };
 using AlignedBytes = std::unique_ptr<uint8_t, FreeDeleter>;
 
-AlignedBytes alignedCopy(const std::vector<uint8_t> &bytes) {
-  size_t size = (bytes.size() + 63) / 64 * 64;
-  auto *p = static_cast<uint8_t *>(std::aligned_alloc(64, size ? size : 64));
-  if (p && !bytes.empty())
-    std::memcpy(p, bytes.data(), bytes.size());
+/// `bytes` rounded up to a multiple of 64 (at least 64), or 0 when that
+/// overflows.
+size_t alignedSize(uint64_t bytes) {
+  uint64_t rounded;
+  if (__builtin_add_overflow(bytes, 63, &rounded) || rounded / 64 * 64 > SIZE_MAX)
+    return 0;
+  return rounded < 64 ? 64 : static_cast<size_t>(rounded / 64 * 64);
+}
+
+/// 64-byte aligned memory for `bytes` bytes, or an error naming the bytes
+/// and `what` (kiln run reports a failed allocation, never aborts).
+llvm::Expected<AlignedBytes> allocateAligned(uint64_t bytes, const llvm::Twine &what) {
+  size_t size = alignedSize(bytes);
+  auto *p = size ? static_cast<uint8_t *>(std::aligned_alloc(64, size)) : nullptr;
+  if (!p)
+    return makeError("cannot allocate " + llvm::Twine(bytes) + " bytes for " + what);
   return AlignedBytes(p);
+}
+
+llvm::Expected<AlignedBytes> alignedCopy(llvm::ArrayRef<uint8_t> bytes) {
+  auto copy = allocateAligned(bytes.size(), "a copy of the artifact");
+  if (copy && !bytes.empty())
+    std::memcpy(copy->get(), bytes.data(), bytes.size());
+  return copy;
+}
+
+/// Resizes `bytes` to `n` zero bytes, or an error naming the bytes and
+/// `what` when memory runs out. std::vector would throw (and under
+/// AddressSanitizer a failed operator new stops the process), so malloc is
+/// asked first; the catch covers memory that vanishes in between.
+llvm::Error resizeBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what) {
+  auto error = [&] { return makeError("cannot allocate " + llvm::Twine(n) + " bytes for " + what); };
+  void *probe = n <= bytes.max_size() ? std::malloc(static_cast<size_t>(n)) : nullptr;
+  if (!probe && n > 0)
+    return error();
+  std::free(probe);
+  try {
+    bytes.resize(static_cast<size_t>(n));
+  } catch (const std::exception &) {
+    return error();
+  }
+  return llvm::Error::success();
 }
 
 struct ModuleDeleter {
@@ -131,6 +184,7 @@ IOInfo infoOf(const kiln_tensor_info_t &t) {
   info.name = t.name;
   info.dtype = dtypeOf(t.element_type);
   info.shape.assign(t.shape, t.shape + t.rank);
+  info.byteSize = t.byte_size;
   return info;
 }
 
@@ -157,25 +211,36 @@ loadModule(const uint8_t *data, size_t size, RunResult &result) {
   return module;
 }
 
-llvm::Expected<RunResult> describeArtifact(const std::vector<uint8_t> &artifact) {
-  AlignedBytes bytes = alignedCopy(artifact);
+llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact) {
+  auto bytes = alignedCopy(artifact);
+  if (!bytes)
+    return bytes.takeError();
   RunResult result;
-  auto module = loadModule(bytes.get(), artifact.size(), result);
+  auto module = loadModule(bytes->get(), artifact.size(), result);
   if (!module)
     return module.takeError();
   return result;
 }
 
-llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
+llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                                       const std::vector<NpyArray> &inputs,
                                       const RunOptions &options) {
-  AlignedBytes bytes = alignedCopy(artifact);
+  auto bytes = alignedCopy(artifact);
   if (!bytes)
-    return makeError("out of memory copying the artifact");
+    return bytes.takeError();
   RunResult result;
-  auto module = loadModule(bytes.get(), artifact.size(), result);
+  auto module = loadModule(bytes->get(), artifact.size(), result);
   if (!module)
     return module.takeError();
+  if (options.trace) {
+    // The plan names the traced commands; the gate read it at load.
+    kiln_artifact_info_t info;
+    kiln_module_artifact_info(module->get(), &info);
+    if (auto plan = planOfArtifact(info, "artifact"))
+      result.plan = *plan;
+    else
+      llvm::consumeError(plan.takeError());
+  }
   if (inputs.size() != result.inputs.size()) {
     std::string expected;
     for (const IOInfo &in : result.inputs)
@@ -203,17 +268,19 @@ llvm::Expected<RunResult> runArtifact(const std::vector<uint8_t> &artifact,
     NpyArray &out = result.outputValues[i];
     out.dtype = result.outputs[i].dtype;
     out.shape = result.outputs[i].shape;
-    out.data.resize(npyDtypeSize(out.dtype) * out.numElements());
+    if (llvm::Error err = resizeBytes(out.data, result.outputs[i].byteSize,
+                                      "output " + llvm::Twine(i) + " '" +
+                                          result.outputs[i].name + "'"))
+      return std::move(err);
     outPtrs.push_back(out.data.data());
     outSizes.push_back(out.data.size());
   }
   AlignedBytes arena;
   if (result.arenaBytes) {
-    arena.reset(static_cast<uint8_t *>(
-        std::aligned_alloc(64, (result.arenaBytes + 63) / 64 * 64)));
-    if (!arena)
-      return makeError("cannot allocate the " + llvm::Twine(result.arenaBytes) +
-                       "-byte arena");
+    auto allocated = allocateAligned(result.arenaBytes, "the arena");
+    if (!allocated)
+      return allocated.takeError();
+    arena = std::move(*allocated);
   }
   kiln_device_t device;
   kiln_status_t status;
@@ -340,7 +407,7 @@ std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t se
   return inputs;
 }
 
-llvm::Expected<double> benchmarkArtifact(const std::vector<uint8_t> &artifact, unsigned runs,
+llvm::Expected<double> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
                                          const RunOptions &options) {
   auto described = describeArtifact(artifact);
   if (!described)
@@ -348,7 +415,16 @@ llvm::Expected<double> benchmarkArtifact(const std::vector<uint8_t> &artifact, u
   RunOptions timed = options;
   timed.benchmarkRuns = std::max(1u, runs);
   timed.trace = false;
-  auto result = runArtifact(artifact, randomInputs(described->inputs), timed);
+  std::vector<NpyArray> inputs;
+  try {
+    inputs = randomInputs(described->inputs);
+  } catch (const std::exception &) {
+    uint64_t bytes = 0;
+    for (const IOInfo &info : described->inputs)
+      bytes += info.byteSize;
+    return makeError("cannot allocate " + llvm::Twine(bytes) + " bytes for the inputs");
+  }
+  auto result = runArtifact(artifact, inputs, timed);
   if (!result)
     return result.takeError();
   std::vector<double> t = result->timesMs;

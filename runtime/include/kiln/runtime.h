@@ -84,11 +84,90 @@ const char *kiln_element_type_name(kiln_element_type_t type);
 /* Version string of this runtime, e.g. "0.1.0 (format 1.1)". */
 const char *kiln_runtime_version(void);
 
-/* Verifies and loads the artifact in `data[0, size)`, then loads its
- * executables. Errors: KILN_DATA_LOSS (not a Kiln artifact, truncated or
- * corrupted, naming the failing check), KILN_INCOMPATIBLE (format version:
- * "artifact format 2.0, this runtime reads 1.x"; another target's code),
- * KILN_INTERNAL (executable could not be loaded). */
+/*===------------------------------------------------------------------===//
+ * The artifact gate: the one place a `.kiln` file is recognized and
+ * verified. kiln_module_load, the compiler's readers (kiln inspect, diff,
+ * validate, the workbench) and the fuzzers all go through it.
+ *===------------------------------------------------------------------===*/
+
+/* Bytes of the trailer every artifact ends with: the ASCII tag "KSUM" and
+ * the CRC-32 (IEEE 802.3, as zlib computes it) of every byte before it,
+ * little endian. */
+#define KILN_ARTIFACT_TRAILER_BYTES 8
+
+/* Most named sections kiln_artifact_verify reports (the writer records 7). */
+#define KILN_ARTIFACT_MAX_SECTIONS 16
+
+/* One named section of an artifact ("io", "commands", "memory_plan",
+ * "executables", "device", "constants", "reflection") and its size. */
+typedef struct kiln_artifact_section_t {
+  const char *name; /* points into the artifact */
+  uint64_t bytes;
+} kiln_artifact_section_t;
+
+/* What the gate learned about a verified artifact. Every pointer points
+ * into the verified buffer (NUL-terminated) and lives as long as it does. */
+typedef struct kiln_artifact_info_t {
+  uint32_t format_major;
+  uint32_t format_minor;
+  size_t file_bytes;        /* the whole file, trailer included */
+  const char *producer;     /* kiln version that wrote it; "" if absent */
+  const char *source;       /* source model file name; "" if absent */
+  size_t input_count;
+  size_t output_count;
+  size_t constant_count;
+  size_t executable_count;
+  const char *target_triple; /* of executable 0; "" when there is none */
+  const char *target_cpu;    /* of executable 0; "" when there is none */
+  size_t command_count;      /* entries of the command list, barriers too */
+  size_t dispatch_count;
+  size_t binding_count;      /* bindings of every command together */
+  size_t wave_count;         /* barrier-separated groups holding a command */
+  size_t largest_wave;       /* most dispatches between two barriers */
+  uint64_t arena_bytes;      /* transient arena the commands use */
+  uint64_t lower_bound_bytes; /* memory plan's lower bound; 0 if absent */
+  const char *reflection_json; /* the plan as JSON; NULL when stripped */
+  size_t reflection_json_bytes;
+  size_t section_count;      /* 0 for format 1.0 (no size table) */
+  kiln_artifact_section_t sections[KILN_ARTIFACT_MAX_SECTIONS];
+} kiln_artifact_info_t;
+
+/* Recognition by content: 1 when `data[0, size)` starts like a Kiln
+ * artifact (the flatbuffer file identifier "KILN" at bytes 4-7), else 0.
+ * Says nothing about integrity; kiln_artifact_verify checks that. */
+int kiln_artifact_recognize(const void *data, size_t size);
+
+/* The gate. Verifies `data[0, size)` as an untrusted artifact, in order:
+ * the "KILN" identifier, the checksum trailer, the format version, the
+ * flatbuffer structure, then every size and index the runtime will use:
+ * tensor byte sizes (element size x dimensions, overflow-checked, at most
+ * PTRDIFF_MAX), the arena and memory plan, every command's kind, executable
+ * and entry point, workgroup counts (each >= 1; a dispatch's and a wave's
+ * total fit 32 bits), and every binding's [offset, +length) inside its
+ * buffer (input, output, constant data or arena), constant data inside the
+ * file and 16-byte aligned in it, the section sizes within the file.
+ * Reads nothing outside `data[0, size)`; allocates nothing; the buffer needs
+ * no particular alignment. Fills `out_info` on success (may be NULL).
+ * Errors: KILN_DATA_LOSS (not an artifact, truncated, corrupted or
+ * inconsistent: the message names the check and its numbers),
+ * KILN_INCOMPATIBLE (format major version), KILN_UNIMPLEMENTED (a command
+ * kind this runtime does not replay), KILN_INVALID_ARGUMENT (NULL data). */
+kiln_status_t kiln_artifact_verify(const void *data, size_t size,
+                                   kiln_artifact_info_t *out_info);
+
+/* Rewrites the trailer at data[size - 8, size) for the bytes before it:
+ * writers append 8 bytes and seal; tests and fuzzers that mutate an
+ * artifact reseal it so the mutation reaches the checks after the checksum.
+ * KILN_INVALID_ARGUMENT when size < 8 or data is NULL. */
+kiln_status_t kiln_artifact_seal(void *data, size_t size);
+
+/* Passes `data` through kiln_artifact_verify, then checks that this host
+ * can run it and loads its executables. Errors: those of
+ * kiln_artifact_verify, KILN_INCOMPATIBLE (another target's code or an
+ * executable format this runtime cannot load), KILN_INVALID_ARGUMENT
+ * (constants not 16-byte aligned in memory: load the file into a 64-byte
+ * aligned buffer), KILN_RESOURCE_EXHAUSTED (the module's own tables, naming
+ * the bytes asked for), KILN_INTERNAL (executable could not be loaded). */
 kiln_status_t kiln_module_load(const void *data, size_t size,
                                kiln_module_t **out_module);
 
@@ -108,6 +187,12 @@ kiln_status_t kiln_module_output_info(const kiln_module_t *module,
 
 /* Bytes of transient arena kiln_module_invoke needs (may be 0). */
 size_t kiln_module_arena_bytes(const kiln_module_t *module);
+
+/* Fills `out_info` with what the gate learned when the module was loaded
+ * (kiln_artifact_verify's info; pointers into the artifact buffer).
+ * KILN_INVALID_ARGUMENT for a NULL argument. */
+kiln_status_t kiln_module_artifact_info(const kiln_module_t *module,
+                                        kiln_artifact_info_t *out_info);
 
 /*===------------------------------------------------------------------===//
  * HAL: devices that execute the dispatches of one wave.
