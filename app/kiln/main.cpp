@@ -190,6 +190,13 @@ static cl::opt<std::string> targetFeatures("target-cpu-features",
                                            cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                            cl::cat(kilnCategory));
 
+static cl::opt<uint64_t> maxBufferBytes(
+    "max-buffer-bytes",
+    cl::desc("Largest buffer (one tensor, the arena) the build may ask the device for, "
+             "bytes (default: 2147483647 on 32-bit targets, 4294967296 on 64-bit ones)"),
+    cl::value_desc("bytes"), cl::init(0), cl::sub(compileCmd), cl::sub(exportCmd),
+    cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
+
 // target and output (compile, export)
 static cl::opt<std::string> targetName("target",
                                        cl::desc("Device target: host, x86_64-linux-gnu, "
@@ -275,6 +282,11 @@ static llvm::Expected<kiln::CompileOptions> compileOptions() {
                                    "--output-format='%s' is not a format (kiln, c-module)",
                                    outputFormat.c_str());
   options.moduleName = moduleName;
+  if (maxBufferBytes > static_cast<uint64_t>(INT64_MAX))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--max-buffer-bytes=%llu is above 2^63 - 1",
+                                   static_cast<unsigned long long>(maxBufferBytes));
+  options.maxBufferBytes = static_cast<int64_t>(maxBufferBytes);
   if (llvm::Error err = kiln::applyProfile(profile, options))
     return std::move(err);
   if (debugSymbols.getNumOccurrences())

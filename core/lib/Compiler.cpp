@@ -34,6 +34,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 
@@ -417,6 +419,26 @@ static DispatchOptions dispatchOptionsOf(const CompileOptions &options) {
   return d;
 }
 
+/// The largest buffer (one tensor, the arena) a build may ask for, and
+/// where that number comes from (for messages).
+struct BufferLimit {
+  int64_t bytes;
+  std::string source;
+};
+
+static BufferLimit bufferLimitOf(const CompileOptions &options) {
+  std::string triple = options.target.triple.empty()
+                           ? llvm::sys::getDefaultTargetTriple()
+                           : llvm::Triple::normalize(options.target.triple);
+  llvm::Triple t(triple);
+  unsigned bits = t.isArch16Bit() ? 16 : t.isArch32Bit() ? 32 : 64;
+  if (options.maxBufferBytes > 0)
+    return {options.maxBufferBytes, "--max-buffer-bytes"};
+  return {defaultMaxBufferBytes(bits),
+          t.getArchName().str() + " default, " + std::to_string(bits) +
+              "-bit pointers; --max-buffer-bytes=N sets it"};
+}
+
 /// Runs the pipeline up to `stop`. With `emitted`, prints the module (or
 /// LLVM IR / assembly) after `stop`; with `result`, finishes the artifact.
 static llvm::Error compileImpl(const std::string &path,
@@ -433,6 +455,12 @@ static llvm::Error compileImpl(const std::string &path,
   if (llvm::Error err = phase(CompilePhase::Import))
     return err;
   if (llvm::Error err = c.import(path, options.fixedShapes))
+    return err;
+  // Every shape multiplied out once, with overflow checks, against the
+  // largest buffer the target can be asked for; later phases rely on it.
+  const BufferLimit limit = bufferLimitOf(options);
+  if (llvm::Error err =
+          checkTensorSizes(*c.module, limit.bytes, c.source, limit.source))
     return err;
   ArtifactSpec spec;
   spec.producer = producerString();
@@ -515,6 +543,11 @@ static llvm::Error compileImpl(const std::string &path,
     return makeError("internal error: the plan of " + c.source + " is invalid (" +
                      std::to_string(violations.size()) + " violations; first: " +
                      violations.front() + ")");
+  if (plan->memory.arenaBytes > limit.bytes)
+    return makeError(c.source + ": the arena needs " +
+                     std::to_string(plan->memory.arenaBytes) + " bytes, above the " +
+                     std::to_string(limit.bytes) + "-byte limit on one buffer (" +
+                     limit.source + ")");
   if (planOnly) {
     result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
     return llvm::Error::success();

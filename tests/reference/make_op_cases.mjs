@@ -1077,6 +1077,34 @@ async function writeBadModels() {
       operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
       inputs: [0], outputs: [1], description: 'kiln bad model: dynamic batch (shape_signature [-1,8])',
     }),
+    'invalid_dimension.tflite': buildTfliteModel({
+      tensors: [f32('input', [1, 8], { shapeSignature: [-2, 8] }), f32('output', [1, 8], { shapeSignature: [-2, 8] })],
+      operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
+      inputs: [0], outputs: [1], description: 'kiln bad model: shape_signature [-2,8] (-2 is no dimension)',
+    }),
+    'element_count_overflow.tflite': buildTfliteModel({
+      tensors: [f32('input', [2147483647, 2147483647, 2147483647]), f32('output', [2147483647, 2147483647, 2147483647])],
+      operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
+      inputs: [0], outputs: [1], description: 'kiln bad model: RELU on [2^31-1]^3 (element count overflows 64 bits)',
+    }),
+    'huge_intermediate.tflite': buildTfliteModel({
+      tensors: [f32('input', [1, 1, 1, 8]), { name: 'size', shape: [2], dtype: 'int32', data: Int32Array.from([100000, 100000]) },
+        f32('resize', [1, 100000, 100000, 8]), f32('output', [1, 100000, 100000, 8])],
+      operators: [
+        { op: 'RESIZE_NEAREST_NEIGHBOR', inputs: [0, 1], outputs: [2], options: { align_corners: false, half_pixel_centers: false } },
+        { op: 'RELU', inputs: [2], outputs: [3] },
+      ],
+      inputs: [0], outputs: [3], description: 'kiln bad model: a 320 GB intermediate (RESIZE to 100000x100000)',
+    }),
+    'above_2gib.tflite': buildTfliteModel({
+      tensors: [f32('input', [1, 1, 1, 2]), { name: 'size', shape: [2], dtype: 'int32', data: Int32Array.from([16384, 16384]) },
+        f32('resize', [1, 16384, 16384, 2]), f32('output', [1, 1, 1, 2])],
+      operators: [
+        { op: 'RESIZE_NEAREST_NEIGHBOR', inputs: [0, 1], outputs: [2], options: { align_corners: false, half_pixel_centers: false } },
+        { op: 'MAX_POOL_2D', inputs: [2], outputs: [3], options: { padding: 'VALID', stride_w: 16384, stride_h: 16384, filter_width: 16384, filter_height: 16384, fused_activation_function: 'NONE' } },
+      ],
+      inputs: [0], outputs: [3], description: 'kiln bad model on 32-bit targets: a 2^31-byte intermediate',
+    }),
     'mirror_pad_reflect_too_large.tflite': mirrorPadModel([1, 3, 3, 1], [[0, 0], [3, 0], [1, 1], [0, 0]], 'REFLECT'),
     'mirror_pad_symmetric_too_large.tflite': mirrorPadModel([2, 4], [[0, 0], [5, 0]], 'SYMMETRIC'),
     'mirror_pad_computed_paddings.tflite': buildTfliteModel({
@@ -1117,6 +1145,10 @@ async function writeBadModels() {
     'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3).',
     'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]).',
     'dynamic_batch.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-1,8] (dynamic batch).',
+    'invalid_dimension.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-2,8]: -2 is neither a size nor the dynamic marker -1.',
+    'element_count_overflow.tflite': 'RELU on float32 [2147483647,2147483647,2147483647]: the element count (about 9.9e27) overflows 64 bits.',
+    'huge_intermediate.tflite': 'RESIZE_NEAREST_NEIGHBOR of [1,1,1,8] to 100000x100000 then RELU: a 320000000000-byte tensor, above the 4 GiB default buffer limit of 64-bit targets (the bug-report case user_huge_intermediate, with a consumer).',
+    'above_2gib.tflite': 'RESIZE_NEAREST_NEIGHBOR of [1,1,1,2] to 16384x16384 (2^31 bytes), then a 16384x16384 MAX_POOL_2D back to [1,1,1,2]: compiles for 64-bit targets, refused on 32-bit ones (Cortex-M) where one object holds at most 2^31 - 1 bytes.',
     'mirror_pad_reflect_too_large.tflite': 'MIRROR_PAD REFLECT of [1,3,3,1] with paddings [[0,0],[3,0],[1,1],[0,0]]: 3 before H exceeds REFLECT\'s limit dim - 1 = 2.',
     'mirror_pad_symmetric_too_large.tflite': 'MIRROR_PAD SYMMETRIC of [2,4] with paddings [[0,0],[5,0]]: 5 exceeds SYMMETRIC\'s limit dim = 4.',
     'mirror_pad_computed_paddings.tflite': 'MIRROR_PAD REFLECT of [2,4] whose paddings [2,2] int32 are a second graph input, not a constant.',

@@ -113,4 +113,24 @@ std::vector<std::string> numberedFiles(const std::string &dir, const std::string
   return files;
 }
 
+::testing::AssertionResult kilnFailsCleanly(const std::string &args,
+                                            std::initializer_list<std::string> needles) {
+  CommandResult r = runCommand(kilnBinary() + " " + args);
+  if (r.exitCode != 1)
+    return ::testing::AssertionFailure() << "exit status " << r.exitCode << ", not 1:\n" << r.output;
+  for (const std::string &needle : needles)
+    if (r.output.find(needle) == std::string::npos)
+      return ::testing::AssertionFailure() << "missing '" << needle << "' in:\n" << r.output;
+  for (const char *bad : {"Stack dump", "PLEASE submit", "module {", "func.func", "Assertion",
+                          "internal error", "loc("})
+    if (r.output.find(bad) != std::string::npos)
+      return ::testing::AssertionFailure() << "leaked '" << bad << "':\n" << r.output;
+  size_t count = 0;
+  for (size_t p = r.output.find("error:"); p != std::string::npos; p = r.output.find("error:", p + 1))
+    ++count;
+  if (count != 1)
+    return ::testing::AssertionFailure() << count << " error lines, not 1:\n" << r.output;
+  return ::testing::AssertionSuccess();
+}
+
 } // namespace kiln::test

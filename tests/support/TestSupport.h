@@ -38,6 +38,12 @@ private:
   std::string dir;
 };
 
+/// Runs `kiln ARGS` and checks it failed the way every bad input must: exit
+/// status 1, exactly one "error:" line, each of `needles` in the output, and
+/// no crash report, assertion or IR dump.
+::testing::AssertionResult kilnFailsCleanly(const std::string &args,
+                                            std::initializer_list<std::string> needles);
+
 /// Every element of `got` is within atol_rel * (1 + |want|) of `want`
 /// (float32 arrays of equal shape). On failure the message gives the worst
 /// element's index, both values and the count of violations.

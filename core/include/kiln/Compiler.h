@@ -157,6 +157,12 @@ struct CompileOptions {
   /// C identifier prefixing every symbol of a C module; empty = derived
   /// from the model's file name ("blazeface.tflite" -> "blazeface").
   std::string moduleName;
+  /// Largest buffer the build may ask the device for, bytes: every tensor
+  /// and the arena (`--max-buffer-bytes=`). 0 = the target's default:
+  /// 2^31 - 1 with 32-bit pointers, 4 GiB with 64-bit ones. A model that
+  /// needs more is refused at compile time, naming the tensor, its shape
+  /// and its byte size.
+  int64_t maxBufferBytes = 0;
 };
 
 /// Applies a build profile (`--profile=`): "default" keeps debug symbols

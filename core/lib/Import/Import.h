@@ -19,6 +19,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln {
@@ -48,6 +50,33 @@ importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
              llvm::StringRef filename, const std::vector<ShapeFix> &fixes);
+
+/// "[1,100000,100000,8]": a shape for messages.
+std::string shapeString(llvm::ArrayRef<int64_t> shape);
+
+/// Finds the source operator ("RESIZE_BILINEAR#0") and tensor name in an
+/// importer location (see importTFLite); leaves either empty if absent.
+void describeLocation(mlir::Location loc, std::string &op, std::string &tensor);
+
+/// Bytes of a tensor of `shape` with `elementBytes`-byte elements, or
+/// nullopt if a dimension is negative (dynamic) or the product overflows
+/// int64 (llvm::checkedMul).
+std::optional<int64_t> tensorBytes(llvm::ArrayRef<int64_t> shape, int64_t elementBytes);
+
+/// The default limit on one buffer (a tensor, or the arena): 2^31 - 1 bytes
+/// on targets with 32-bit pointers (the largest object, PTRDIFF_MAX), 4 GiB
+/// on 64-bit targets (far above what an edge model needs; the
+/// --max-buffer-bytes option raises it, as IREE's
+/// --iree-stream-resource-max-allocation-size does).
+int64_t defaultMaxBufferBytes(unsigned pointerBits);
+
+/// Checks every tensor of `module` (arguments and results of every op) has
+/// a byte size that fits in int64 and in `maxBytes`. The error names the
+/// file, the tensor and its operator (from the importer's locations), the
+/// shape, element type and byte size, and the limit (`limitSource` says
+/// where it comes from, e.g. "x86_64, --max-buffer-bytes").
+llvm::Error checkTensorSizes(mlir::ModuleOp module, int64_t maxBytes,
+                             llvm::StringRef filename, llvm::StringRef limitSource);
 
 /// Parses a TOSA-dialect MLIR module and checks it is in Kiln's input form.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>

@@ -94,12 +94,6 @@ static float halfToFloat(uint16_t h) {
   return f;
 }
 
-static std::string shapeString(llvm::ArrayRef<int64_t> shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 static std::string tensorName(const schema::Tensor *t, int index) {
   if (t && t->name() && t->name()->size())
@@ -187,24 +181,11 @@ private:
   }
   llvm::Error checkTensors();
   llvm::Error checkOperators();
+  llvm::Error checkShapes();
   llvm::Error checkRecordedShapes(func::FuncOp func);
   llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
 };
 
-/// "CONV_2D#12" and the tensor name from an op location (Import.h).
-static void describeLocation(Location loc, std::string &op, std::string &tensor) {
-  if (auto name = loc.dyn_cast<NameLoc>()) {
-    llvm::StringRef text = name.getName().getValue();
-    if (op.empty() && text.contains('#'))
-      op = text.str();
-    else if (tensor.empty())
-      tensor = text.str();
-    describeLocation(name.getChildLoc(), op, tensor);
-  } else if (auto fused = loc.dyn_cast<FusedLoc>()) {
-    for (Location l : fused.getLocations())
-      describeLocation(l, op, tensor);
-  }
-}
 
 llvm::Error ModelImporter::checkRecordedShapes(func::FuncOp func) {
   std::string problem;
@@ -386,6 +367,67 @@ llvm::Error ModelImporter::checkOperators() {
   return llvm::Error::success();
 }
 
+/// Shapes as recorded in the file, before anything multiplies them: every
+/// dimension is a size (>= 0), or -1 in a shape_signature (dynamic); no
+/// tensor the graph takes or computes is empty (Kiln does not compile
+/// zero-size tensors; TFLite runs them as empty tensors); every element
+/// count fits in 64 bits.
+llvm::Error ModelImporter::checkShapes() {
+  int n = graph->tensors()->size();
+  std::vector<std::string> role(n);
+  for (int position = 0; position < static_cast<int>(graph->inputs()->size()); ++position) {
+    int index = graph->inputs()->Get(position);
+    if (index >= 0 && index < n)
+      role[index] = "model input " + std::to_string(position);
+  }
+  if (graph->operators()) {
+    int opIndex = 0;
+    for (const schema::Operator *op : *graph->operators()) {
+      const char *name = schema::EnumNameBuiltinOperator(
+          effectiveCode(model->operator_codes()->Get(op->opcode_index())));
+      if (op->outputs())
+        for (int32_t t : *op->outputs())
+          role[t] = "output of operator #" + std::to_string(opIndex) + " " + name;
+      ++opIndex;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    const schema::Tensor *t = graph->tensors()->Get(i);
+    std::vector<int64_t> shape, signature;
+    if (t->shape())
+      shape.assign(t->shape()->begin(), t->shape()->end());
+    if (t->shape_signature())
+      signature.assign(t->shape_signature()->begin(), t->shape_signature()->end());
+    std::string who = "tensor '" + tensorName(t, i) + "' (" +
+                      (role[i].empty() ? "index " + std::to_string(i) : role[i]) + ")";
+    for (const auto *dims : {&shape, &signature})
+      for (size_t d = 0; d < dims->size(); ++d)
+        if ((*dims)[d] < -1)
+          return fail(who + " has an invalid dimension " + llvm::Twine(d) + " = " +
+                      llvm::Twine((*dims)[d]) + " in its " +
+                      (dims == &shape ? "shape " : "shape signature ") +
+                      shapeString(*dims) +
+                      "; dimensions are sizes (>= 0), and -1 marks a dynamic "
+                      "dimension in a shape signature");
+    std::vector<int64_t> sizes = shape;
+    for (int64_t &d : sizes)
+      d = std::max<int64_t>(d, 1);
+    if (!tensorBytes(sizes, 1))
+      return fail(who + " has shape " + shapeString(shape) +
+                  ": its element count overflows 64 bits");
+    if (role[i].empty())
+      continue; // constants (an empty axes list is legitimate)
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] == 0 && !(d < signature.size() && signature[d] == -1))
+        return fail(who + " has shape " + shapeString(shape) + ": dimension " +
+                    llvm::Twine(d) +
+                    " is 0. Kiln does not compile zero-size tensors "
+                    "(TensorFlow Lite runs them as empty tensors); remove the "
+                    "empty branch from the model or give the dimension a size");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
                                                                int index) {
   const schema::Tensor *t = tensor(index);
@@ -401,7 +443,7 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
       fix = &f;
   int dynamicDim = -1;
   for (size_t d = 0; d < signature.size(); ++d)
-    if (signature[d] < 0 || shape[d] < 0) {
+    if (signature[d] == -1 || shape[d] == -1) {
       dynamicDim = static_cast<int>(d);
       break;
     }
@@ -469,6 +511,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   if (llvm::Error err = checkTensors())
     return std::move(err);
   if (llvm::Error err = checkOperators())
+    return std::move(err);
+  if (llvm::Error err = checkShapes())
     return std::move(err);
 
   int numTensors = graph->tensors()->size();

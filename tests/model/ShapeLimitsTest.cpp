@@ -1,0 +1,124 @@
+//===- ShapeLimitsTest.cpp - Shapes no target can hold, zero and bad dims --===//
+//
+// Shapes are checked once, right after import, before anything multiplies
+// them: a dimension below -1 is invalid (not dynamic), a zero-size tensor
+// is refused naming the tensor and dimension (Kiln's choice; TFLite runs
+// them as empty tensors), an element count that overflows 64 bits and a
+// tensor above the target's buffer limit are refused naming the tensor, its
+// shape and byte size. Each gives one `kiln: error:` line and exit 1.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/Compiler.h"
+#include "kiln/Plan.h"
+
+#include <algorithm>
+
+#include <filesystem>
+
+using namespace kiln::test;
+
+namespace {
+
+std::string data(const std::string &rel) {
+  return shellQuote(std::string(KILN_TEST_DATA_DIR) + "/" + rel);
+}
+
+TEST(ShapeLimits, InvalidDimensionIsNotDynamic) {
+  std::string model = data("bad/invalid_dimension.tflite");
+  for (const char *cmd : {"compile", "inspect", "run"})
+    EXPECT_TRUE(kilnFailsCleanly(std::string(cmd) + " " + model,
+                                 {"tensor 'input'", "invalid dimension 0 = -2"}))
+        << cmd;
+  CommandResult r = runCommand(kilnBinary() + " compile " + model);
+  EXPECT_EQ(r.output.find("fix-shape"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("dynamic dimension 0"), std::string::npos) << r.output;
+}
+
+TEST(ShapeLimits, ElementCountOverflowIsRefused) {
+  EXPECT_TRUE(kilnFailsCleanly("compile " + data("bad/element_count_overflow.tflite"),
+                               {"[2147483647,2147483647,2147483647]", "overflows 64 bits"}));
+}
+
+// 1 x 100000 x 100000 x 8 floats = 320000000000 bytes: refused at compile
+// time on a 64-bit target (4 GiB default), naming the tensor and bytes.
+TEST(ShapeLimits, HugeIntermediateIsRefusedAtCompileTime) {
+  for (const char *cmd : {"compile", "run", "inspect"})
+    EXPECT_TRUE(kilnFailsCleanly(std::string(cmd) + " " + data("bad/huge_intermediate.tflite"),
+                                 {"tensor 'resize'", "operator #0 RESIZE_NEAREST_NEIGHBOR",
+                                  "320000000000 bytes", "4294967296-byte limit"}))
+        << cmd;
+}
+
+// 1 x 16384 x 16384 x 2 floats = 2^31 bytes: fine for x86-64, one byte
+// too many for a 32-bit target (PTRDIFF_MAX = 2^31 - 1).
+TEST(ShapeLimits, TwoGibTensorFitsOnlyWith64BitPointers) {
+  const std::string path = std::string(KILN_TEST_DATA_DIR) + "/bad/above_2gib.tflite";
+  auto plan = kiln::planModel(path, kiln::CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  EXPECT_EQ((*plan)->memory.arenaBytes, int64_t(1) << 31);
+  TempDir tmp;
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(path) +
+                                   " --target=thumbv7em-none-eabihf --output-format=c-module -o " +
+                                   shellQuote(tmp.path()),
+                               {"2147483648 bytes", "2147483647-byte limit", "32-bit pointers"}));
+  // The limit is a setting: lowered, the same model is refused on x86-64.
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(path) + " --max-buffer-bytes=1000000 -o " +
+                                   shellQuote(tmp.file("m.kiln")),
+                               {"2147483648 bytes", "1000000-byte limit", "--max-buffer-bytes"}));
+}
+
+// The arena is one buffer too: a model whose tensors each fit the limit
+// but whose arena does not is refused after planning.
+TEST(ShapeLimits, ArenaAboveTheLimitIsRefused) {
+  kiln::CompileOptions options;
+  options.maxBufferBytes = 4096;
+  const std::string path = std::string(KILN_TEST_DATA_DIR) + "/ops/chain_attention/model.tflite";
+  auto plan = kiln::planModel(path, kiln::CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
+  int64_t largest = 0;
+  for (const kiln::Buffer &b : (*plan)->memory.buffers)
+    largest = std::max(largest, b.bytes);
+  ASSERT_GT((*plan)->memory.arenaBytes, largest) << "needs an arena above its largest tensor";
+  options.maxBufferBytes = largest;
+  auto refused = kiln::planModel(path, options);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  std::string message = llvm::toString(refused.takeError());
+  EXPECT_NE(message.find("the arena needs " + std::to_string((*plan)->memory.arenaBytes) +
+                         " bytes"),
+            std::string::npos)
+      << message;
+}
+
+// Kiln refuses zero-size tensors (a graph input or an operator's output)
+// with one line naming the tensor and the dimension; TFLite would run them
+// as empty tensors (tests/data/zero/*/output_K.npy holds what it returns).
+class ZeroSize : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ZeroSize, RefusedNamingTensorAndDimension) {
+  std::string model = data("zero/" + GetParam() + "/model.tflite");
+  for (const char *cmd : {"compile", "inspect"})
+    EXPECT_TRUE(kilnFailsCleanly(std::string(cmd) + " " + model,
+                                 {"tensor '", "is 0. Kiln does not compile zero-size tensors"}))
+        << cmd;
+}
+
+std::vector<std::string> zeroCases() {
+  std::vector<std::string> cases;
+  std::error_code ec;
+  for (const auto &e : std::filesystem::directory_iterator(std::string(KILN_TEST_DATA_DIR) + "/zero", ec))
+    if (e.is_directory())
+      cases.push_back(e.path().filename().string());
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+TEST(ZeroSizeCases, FolderIsPopulated) { EXPECT_GE(zeroCases().size(), 5u); }
+
+INSTANTIATE_TEST_SUITE_P(Models, ZeroSize, ::testing::ValuesIn(zeroCases()),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return info.param;
+                         });
+
+} // namespace
