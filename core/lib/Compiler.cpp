@@ -12,6 +12,7 @@
 #include "Codegen/HostCodegen.h"
 #include "Import/Import.h"
 #include "Pipeline.h"
+#include "Support/Message.h"
 #include "Schedule/BuildPlan.h"
 #include "kiln_artifact_generated.h"
 #include "kiln/Plan.h"
@@ -248,7 +249,7 @@ llvm::Error applyProfile(const std::string &profile, CompileOptions &options) {
     options.debugSymbols = false;
     options.reflection = false;
   } else {
-    return makeError("--profile='" + profile + "' is not a profile (default, stripped)");
+    return makeError("--profile='" + quoteInput(profile) + "' is not a profile (default, stripped)");
   }
   return llvm::Error::success();
 }
@@ -315,23 +316,23 @@ llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
       for (const auto &[idText, sizes] : *tiles) {
         int64_t id;
         if (llvm::StringRef(idText).getAsInteger(10, id) || id < 0)
-          return makeError(path + ": tiles key '" + idText.str() +
+          return makeError(path + ": tiles key '" + quoteInput(idText) +
                            "' is not a dispatch id");
         const llvm::json::Array *a = sizes.getAsArray();
         if (!a)
-          return makeError(path + ": tiles." + idText.str() + " must be an array");
+          return makeError(path + ": tiles." + quoteInput(idText) + " must be an array");
         std::vector<int64_t> v;
         for (const llvm::json::Value &x : *a) {
           auto i = x.getAsInteger();
           if (!i || *i < 0)
-            return makeError(path + ": tiles." + idText.str() +
+            return makeError(path + ": tiles." + quoteInput(idText) +
                              " holds a value that is not a tile size (>= 0)");
           v.push_back(*i);
         }
         options.tileSizes.push_back({id, v});
       }
     } else {
-      return makeError(path + ": unknown key '" + key.str() +
+      return makeError(path + ": unknown key '" + quoteInput(key) +
                        "' (known: tiles, no_fusion, fusion)");
     }
   }
@@ -380,7 +381,7 @@ llvm::Error applyTarget(const std::string &name, TargetOptions &target) {
     std::string known;
     for (const std::string &k : knownTargets())
       known += (known.empty() ? "" : ", ") + k;
-    return makeError("--target='" + name + "' is not a supported target (" + known + ")");
+    return makeError("--target='" + quoteInput(name) + "' is not a supported target (" + known + ")");
   }
   target.triple = triple;
   if (!keepCpu)

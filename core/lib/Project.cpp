@@ -1,6 +1,8 @@
 //===- Project.cpp - .kilnproj project files ------------------------------===//
 #include "kiln/Project.h"
 
+#include "Support/Message.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -87,7 +89,7 @@ llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &pa
       std::string text;
       err = str(value, key, text);
       if (!err && !parseOutputFormat(text, p.format))
-        err = makeError(path + ": \"output_format\" is '" + text +
+        err = makeError(path + ": \"output_format\" is '" + quoteInput(text) +
                         "'; expected kiln or c-module");
     } else if (key == "fusion") {
       auto b = value.getAsBoolean();
@@ -104,7 +106,7 @@ llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &pa
       } else {
         for (const auto &[entryKey, sizes] : *map) {
           std::vector<int64_t> v;
-          if ((err = readSizes(sizes, path, key + "." + entryKey.str(),
+          if ((err = readSizes(sizes, path, key + "." + quoteInput(entryKey),
                                key == "fixed_shapes", v)))
             break;
           if (key == "fixed_shapes") {
@@ -112,7 +114,7 @@ llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &pa
           } else {
             int64_t id;
             if (llvm::StringRef(entryKey).getAsInteger(10, id) || id < 0) {
-              err = makeError(path + ": tiles key '" + entryKey.str() +
+              err = makeError(path + ": tiles key '" + quoteInput(entryKey) +
                               "' is not a dispatch id");
               break;
             }
@@ -121,7 +123,7 @@ llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &pa
         }
       }
     } else {
-      err = makeError(path + ": unknown key '" + key +
+      err = makeError(path + ": unknown key '" + quoteInput(key) +
                       "' (known: kiln_project, model, target, target_cpu, "
                       "target_cpu_features, profile, output_format, fusion, "
                       "no_fusion, tiles, fixed_shapes, export_dir)");

@@ -27,7 +27,11 @@ namespace {
 enum class TensorProblem { none, elementType, rank, negativeDim, overflow, addressSpace };
 
 TensorProblem tensorBytes(const fb::TensorDesc *desc, uint64_t *bytes) {
-  *bytes = kiln_element_type_size(static_cast<kiln_element_type_t>(desc->element_type()));
+  // The raw byte is range-checked before it becomes the C enum: an enum
+  // value out of its range is undefined behaviour in C++ (found by the
+  // artifact_mutate fuzzer).
+  auto raw = static_cast<unsigned>(desc->element_type());
+  *bytes = raw <= KILN_I1 ? kiln_element_type_size(static_cast<kiln_element_type_t>(raw)) : 0;
   if (*bytes == 0)
     return TensorProblem::elementType;
   if (desc->shape()) {
@@ -135,6 +139,36 @@ kiln_status_t checkEnvelope(const uint8_t *bytes, size_t size) {
   return kiln_status_ok();
 }
 
+/// Whether the elements of vector `v` lie at a multiple of `align` bytes from
+/// the start of the file (a null or empty vector passes: FlatBufferBuilder
+/// does not align an empty vector of structs, and nothing is read from it).
+template <typename Vector>
+bool elementsAligned(const Vector *v, const uint8_t *bytes, size_t align) {
+  return !v || v->size() == 0 || static_cast<size_t>(v->Data() - bytes) % align == 0;
+}
+
+/// The 8-byte vectors (shapes, memory plan allocations) are 8-byte aligned
+/// in the file. The flatbuffers 2.0 verifier checks only the 4-byte length
+/// in front of a vector, so a crafted file can misalign the elements, and
+/// reading them in place would be undefined behaviour (found by the
+/// artifact_mutate fuzzer, tests/fuzz/regressions/artifact_mutate).
+kiln_status_t checkAlignment(const fb::Artifact *a, const uint8_t *bytes) {
+  auto shapesAligned = [&](const auto *list) {
+    if (list)
+      for (const auto *t : *list)
+        if (t && !elementsAligned(t->shape(), bytes, 8))
+          return false;
+    return true;
+  };
+  const fb::IOTable *io = a->io();
+  if ((io && (!shapesAligned(io->inputs()) || !shapesAligned(io->outputs()))) ||
+      !shapesAligned(a->constants()) ||
+      (a->memory_plan() && !elementsAligned(a->memory_plan()->allocations(), bytes, 8)))
+    return makeStatus(KILN_DATA_LOSS, "artifact is corrupted: a shape or the memory plan is not "
+                                      "8-byte aligned in the file");
+  return kiln_status_ok();
+}
+
 /// The version through a verifier of the version fields alone, so an
 /// artifact of another format major is reported as such, not as damage;
 /// then the whole flatbuffer.
@@ -155,7 +189,7 @@ kiln_status_t checkStructure(const uint8_t *bytes, size_t size) {
                       "artifact is truncated or corrupted (flatbuffers verification of %zu bytes "
                       "failed)",
                       size);
-  return kiln_status_ok();
+  return checkAlignment(fb::GetArtifact(bytes), bytes);
 }
 
 kiln_status_t checkSignature(const fb::IOTable *io) {

@@ -15,10 +15,11 @@
 using kiln::fuzz::fuzzCheck;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
   std::vector<uint8_t> bytes(data, data + size);
   auto array = kiln::parseNpy(bytes, "input.npy");
   if (!array) {
-    kiln::fuzz::expectOneLineError(array.takeError(), "parseNpy");
+    kiln::fuzz::expectOneLineError(array.takeError(), "parseNpy", input);
     return 0;
   }
   size_t elementSize = kiln::npyDtypeSize(array->dtype);

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   auto project = kiln::parseProject(text, "model.kilnproj");
   if (!project) {
-    kiln::fuzz::expectOneLineError(project.takeError(), "parseProject");
+    kiln::fuzz::expectOneLineError(project.takeError(), "parseProject", text);
     return 0;
   }
   auto again = kiln::parseProject(kiln::projectToJson(*project), "again.kilnproj");
@@ -24,6 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fuzzCheck(*again == *project, "projectToJson -> parseProject changed the project");
   auto options = kiln::projectCompileOptions(*project);
   if (!options)
-    kiln::fuzz::expectOneLineError(options.takeError(), "projectCompileOptions");
+    kiln::fuzz::expectOneLineError(options.takeError(), "projectCompileOptions", text);
   return 0;
 }

@@ -47,6 +47,7 @@ mlir::MLIRContext &fuzzContext() {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef input(reinterpret_cast<const char *>(data), size);
   mlir::MLIRContext &context = fuzzContext();
   std::string escaped;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
@@ -58,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                                    "model.tflite", {});
   fuzzCheck(escaped.empty(), "an MLIR diagnostic escaped the importer: " + escaped);
   if (!module) {
-    kiln::fuzz::expectOneLineError(module.takeError(), "importTFLite");
+    kiln::fuzz::expectOneLineError(module.takeError(), "importTFLite", input);
     return 0;
   }
   fuzzCheck(static_cast<bool>((*module)->lookupSymbol<mlir::func::FuncOp>("main")),

@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
   kiln::CompileOptions options;
   if (llvm::Error err = kiln::parseTuning(text, "tuning.json", options)) {
-    kiln::fuzz::expectOneLineError(std::move(err), "parseTuning");
+    kiln::fuzz::expectOneLineError(std::move(err), "parseTuning", text);
     return 0;
   }
   for (int64_t id : options.noFusion)

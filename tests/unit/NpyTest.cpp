@@ -56,4 +56,31 @@ TEST(Npy, RejectsWhatItCannotRead) {
   expectError(npyBytes("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", 7), "needs 8");
 }
 
+// Found by the npy fuzzer (tests/fuzz/regressions/npy): header text echoed
+// in an error is escaped, so the error stays one line.
+TEST(Npy, ErrorsQuotingTheHeaderAreOneLine) {
+  auto r = kiln::parseNpy(npyBytes("{'descr': '<f4', 'for\n\x01 'shape': (1, 10), }\n", 40), "in.npy");
+  ASSERT_FALSE(static_cast<bool>(r));
+  std::string message = llvm::toString(r.takeError());
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_NE(message.find("malformed .npy header"), std::string::npos) << message;
+  EXPECT_NE(message.find("\\0A"), std::string::npos) << message;
+}
+
+// 2^62 x 2^62 x 0 elements of 4 bytes: the byte size of the non-zero
+// dimensions overflows 64 bits whatever the order; refused, never wrapped
+// around to a size that matches the data.
+TEST(Npy, ShapesWhoseByteSizeOverflowsAreRefused) {
+  for (const char *shape : {"(4611686018427387904, 4611686018427387904, 0)",
+                            "(0, 4611686018427387904, 4611686018427387904)",
+                            "(4611686018427387904, 4)"}) {
+    auto r = kiln::parseNpy(
+        npyBytes(std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + shape + ", }\n", 0),
+        "in.npy");
+    ASSERT_FALSE(static_cast<bool>(r)) << shape;
+    std::string message = llvm::toString(r.takeError());
+    EXPECT_NE(message.find("overflows 64 bits"), std::string::npos) << message;
+  }
+}
+
 } // namespace

@@ -1,6 +1,8 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 #include "kiln/Npy.h"
 
+#include "Support/Message.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -90,14 +92,14 @@ llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
   if (!findHeaderValue(header, "descr", descr) ||
       !findHeaderValue(header, "fortran_order", fortran) ||
       !findHeaderValue(header, "shape", shapeText))
-    return makeError(what + ": malformed .npy header '" + header.trim() + "'");
+    return makeError(what + ": malformed .npy header '" + quoteInput(header.trim()) + "'");
   NpyArray array;
   array.dtype = descr.str();
   if (array.dtype == "<f4" || array.dtype == "=f4")
     array.dtype = "<f4";
   size_t elementSize = npyDtypeSize(array.dtype);
   if (elementSize == 0)
-    return makeError(what + ": unsupported dtype '" + descr +
+    return makeError(what + ": unsupported dtype '" + quoteInput(descr) +
                      "' (supported: <f4 <f2 <i4 <i8 |i1 |u1 |b1, little endian)");
   if (fortran != "False")
     return makeError(what + ": Fortran-order arrays are not supported; save "
@@ -110,14 +112,22 @@ llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
       continue;
     int64_t value;
     if (dim.getAsInteger(10, value) || value < 0)
-      return makeError(what + ": bad shape '(" + shapeText + ")'");
+      return makeError(what + ": bad shape '(" + quoteInput(shapeText) + ")'");
     array.shape.push_back(value);
   }
+  // The byte size, overflow-checked: every non-zero dimension counts, so a
+  // shape is refused (not wrapped around) whatever the order of its zeros.
+  uint64_t expected = elementSize, extent = elementSize;
+  for (int64_t d : array.shape)
+    if (__builtin_mul_overflow(extent, static_cast<uint64_t>(d ? d : 1), &extent))
+      return makeError(what + ": shape (" + quoteInput(shapeText) + ") of " + descr +
+                       " is too large (its byte size overflows 64 bits)");
+  for (int64_t d : array.shape)
+    expected *= static_cast<uint64_t>(d);
   size_t dataStart = headerStart + headerLen;
-  size_t expected = elementSize * static_cast<size_t>(array.numElements());
   if (bytes.size() - dataStart != expected)
     return makeError(what + ": holds " + llvm::Twine(bytes.size() - dataStart) +
-                     " data bytes, shape (" + shapeText + ") of " + descr +
+                     " data bytes, shape (" + quoteInput(shapeText) + ") of " + descr +
                      " needs " + llvm::Twine(expected));
   array.data.assign(bytes.begin() + dataStart, bytes.end());
   return array;

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds (if needed) and runs Kiln's libFuzzer targets (tests/fuzz,
+# docs/fuzzing.md) with their seed corpora.
+#
+#   scripts/fuzz.sh TARGET SECONDS [libFuzzer flags...]
+#   scripts/fuzz.sh all SECONDS     # every target, SECONDS each
+#   scripts/fuzz.sh list            # the target names
+#
+# Build: $FUZZ_BUILD_DIR (default build-fuzz), clang-16 with
+# -fsanitize=fuzzer,address,undefined (CMake option KILN_FUZZ=ON).
+# Corpus: $FUZZ_BUILD_DIR/fuzz/corpus/TARGET (kept between runs; seeds are
+# gathered into $FUZZ_BUILD_DIR/fuzz/seeds/TARGET from tests/data, the real
+# models in $KILN_MODEL_CACHE if fetched, and artifacts compiled by this
+# build's kiln). Findings: $FUZZ_BUILD_DIR/fuzz/findings/TARGET/crash-*;
+# logs: $FUZZ_BUILD_DIR/fuzz/logs/TARGET.log. Exit status 1 when any target
+# found something, after running the others. FUZZ_SKIP_BUILD=1: no build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
+BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+MODEL_CACHE=${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}
+TARGETS=(tflite_import tflite_compile artifact_load artifact_mutate npy project tuning)
+
+usage() {
+  echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags...]  (targets: ${TARGETS[*]})" >&2
+  exit 2
+}
+
+[ "${1:-}" = list ] && { printf '%s\n' "${TARGETS[@]}"; exit 0; }
+[ $# -ge 2 ] || usage
+WHICH=$1 SECONDS_EACH=$2
+shift 2
+[[ "$SECONDS_EACH" =~ ^[0-9]+$ ]] || usage
+if [ "$WHICH" = all ]; then
+  selected=("${TARGETS[@]}")
+else
+  [[ " ${TARGETS[*]} " == *" $WHICH "* ]] || usage
+  selected=("$WHICH")
+fi
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 -DKILN_FUZZ=ON
+fi
+build_targets=()
+for t in "${selected[@]}"; do build_targets+=("kiln_fuzz_$t"); done
+[[ " ${selected[*]} " == *" artifact_"* ]] && build_targets+=(kiln)
+# FUZZ_SKIP_BUILD=1 runs the binaries as they are (e.g. while the tree is
+# mid-edit).
+[ "${FUZZ_SKIP_BUILD:-0}" = 1 ] || ninja -C "$BUILD_DIR" "${build_targets[@]}"
+
+FUZZ=$BUILD_DIR/fuzz
+# Seeds: links to the files in the repository (so fresh copies of
+# tests/data always show), artifacts compiled into the seed folder.
+gather_seeds() {
+  local t=$1 dir=$FUZZ/seeds/$1
+  rm -rf "$dir" && mkdir -p "$dir"
+  link() { for f in "$@"; do [ -f "$f" ] && ln -sf "$ROOT/$f" "$dir/$(echo "$f" | tr / _)"; done; return 0; }
+  case $t in
+    tflite_import)
+      link tests/data/*/*.tflite tests/data/*/*/*.tflite
+      for f in "$MODEL_CACHE"/*.tflite; do [ -f "$f" ] && ln -sf "$f" "$dir/"; done ;;
+    tflite_compile)
+      link tests/data/*/*.tflite tests/data/*/*/*.tflite ;;
+    artifact_load | artifact_mutate)
+      link tests/data/bad/*.kiln
+      local kiln=$BUILD_DIR/bin/kiln n=0
+      for m in ops/conv_2d_same ops/multi_io_two_inputs_two_outputs ops/chain_classifier_head \
+               ops/concatenation_const_input ops/add_const ops/transpose_rank4_nchw_to_nhwc \
+               outputs/* zero/*; do
+        [ -f "tests/data/$m/model.tflite" ] || continue
+        n=$((n + 1))
+        [ $((n % 4)) -eq 0 ] && profile=stripped || profile=default
+        "$kiln" compile "tests/data/$m/model.tflite" --profile=$profile \
+          -o "$dir/$(echo "$m" | tr / _).kiln" >/dev/null 2>&1 || true
+      done ;;
+    npy)
+      link tests/data/*/*.npy tests/data/*/*/*.npy ;;
+    project | tuning)
+      link tests/fuzz/seeds/$t/* ;;
+  esac
+}
+
+flags_for() {
+  case $1 in
+    tflite_compile) echo "-timeout=120 -rss_limit_mb=4096" ;;
+    tflite_import) echo "-timeout=60 -rss_limit_mb=4096" ;;
+    npy) echo "-dict=$ROOT/tests/fuzz/dicts/npy.dict -timeout=10" ;;
+    project | tuning) echo "-dict=$ROOT/tests/fuzz/dicts/json.dict -timeout=10 -max_len=4096" ;;
+    *) echo "-timeout=30" ;;
+  esac
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+mkdir -p "$FUZZ/logs"
+failed=()
+for t in "${selected[@]}"; do
+  gather_seeds "$t"
+  mkdir -p "$FUZZ/corpus/$t" "$FUZZ/findings/$t"
+  log=$FUZZ/logs/$t.log
+  echo "== $t: ${SECONDS_EACH}s, corpus $FUZZ/corpus/$t, log $log"
+  # shellcheck disable=SC2046
+  if "$BUILD_DIR/fuzz/kiln_fuzz_$t" "$FUZZ/corpus/$t" "$FUZZ/seeds/$t" \
+       -max_total_time="$SECONDS_EACH" -print_final_stats=1 \
+       -artifact_prefix="$FUZZ/findings/$t/" $(flags_for "$t") "$@" >"$log" 2>&1; then
+    status=ok
+  else
+    status="FINDING (exit $?; see $log and $FUZZ/findings/$t/)"
+    failed+=("$t")
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  corpus=$(find "$FUZZ/corpus/$t" -type f | wc -l)
+  echo "   $t: ${runs:-?} runs, ${rate:-?} exec/s, corpus $corpus files: $status"
+  [ "$status" = ok ] || tail -n 30 "$log" | sed 's/^/   | /'
+done
+if ((${#failed[@]})); then
+  echo "fuzz.sh: findings in: ${failed[*]}" >&2
+  exit 1
+fi
