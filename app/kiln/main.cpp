@@ -527,6 +527,9 @@ static int runInspect() {
                                  (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
                                  tileText.c_str(), ops.c_str());
   }
+  for (const kiln::OutputBinding &o : p.outputs)
+    llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes
+                 << " bytes) <- " << kiln::describeOutputWriters(p, o) << "\n";
   return 0;
 }
 

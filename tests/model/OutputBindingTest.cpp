@@ -139,6 +139,30 @@ TEST_P(OutputBinding, HostCModuleMatches) {
   expectOutputs(got, c);
 }
 
+// What `kiln inspect` prints per output: the writer, named for people.
+TEST(OutputBindingText, NamesTheWriterOfEverySlot) {
+  auto writers = [](const std::string &name) {
+    auto plan = kiln::planModel(casesRoot() + "/" + name + "/model.tflite", kiln::CompileOptions());
+    std::vector<std::string> out;
+    if (!plan) {
+      ADD_FAILURE() << llvm::toString(plan.takeError());
+      return out;
+    }
+    for (const kiln::OutputBinding &o : (*plan)->outputs)
+      out.push_back(o.name + " <- " + kiln::describeOutputWriters(**plan, o));
+    return out;
+  };
+  // Outputs listed [relu, input, add, tanh] while the operators run TANH,
+  // RELU, ADD: each slot names its own tensor and writer.
+  EXPECT_EQ(writers("outputs_permuted_four"),
+            (std::vector<std::string>{"relu <- main_dispatch_1", "input <- copy of input 0",
+                                      "add <- main_dispatch_2", "tanh <- main_dispatch_0"}));
+  EXPECT_EQ(writers("same_tensor_twice"),
+            (std::vector<std::string>{"relu <- main_dispatch_0", "relu <- copy of output 0"}));
+  EXPECT_EQ(writers("constant_output"),
+            (std::vector<std::string>{"relu <- main_dispatch_0", "constant <- copy of constant 0"}));
+}
+
 // The suite must not silently shrink to nothing.
 TEST(OutputBindingCases, FolderIsPopulated) { EXPECT_GE(listCases().size(), 10u); }
 

@@ -171,6 +171,12 @@ std::string planToCsv(const CompilationPlan &plan);
 /// the sizes are valid, else one sentence naming the loop and the rule.
 std::string explainTileSizes(const Dispatch &dispatch, const std::vector<int64_t> &sizes);
 
+/// How `output` gets its value, for people: "main_dispatch_6" (computed
+/// in place), "copy of input 0", "copy of constant 2", "copy of output 0",
+/// "fill 0x3f800000", joined by " + " when several commands write parts of
+/// it (e.g. "main_dispatch_1 + main_dispatch_2").
+std::string describeOutputWriters(const CompilationPlan &plan, const OutputBinding &output);
+
 const char *toString(BufferKind kind);
 const char *toString(CommandKind kind);
 

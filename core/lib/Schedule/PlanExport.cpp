@@ -1,6 +1,7 @@
 //===- PlanExport.cpp - Dispatch graph (DOT) and schedule (CSV) -----------===//
 #include "kiln/Plan.h"
 
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -22,6 +23,36 @@ static std::string joinInts(const std::vector<int64_t> &v, const char *sep) {
   for (size_t i = 0; i < v.size(); ++i)
     s += (i ? sep : "") + std::to_string(v[i]);
   return s;
+}
+
+std::string describeOutputWriters(const CompilationPlan &plan, const OutputBinding &output) {
+  std::map<int64_t, std::string> dispatchName;
+  for (const Dispatch &d : plan.dispatches)
+    dispatchName[d.id] = d.name;
+  std::string text;
+  for (int64_t index : output.writers) {
+    if (index < 0 || index >= static_cast<int64_t>(plan.schedule.commands.size()))
+      continue;
+    const Command &c = plan.schedule.commands[index];
+    std::string one = toString(c.kind);
+    if (c.kind == CommandKind::Dispatch) {
+      one = dispatchName.count(c.dispatch) ? dispatchName[c.dispatch]
+                                           : "dispatch " + std::to_string(c.dispatch);
+    } else if (c.kind == CommandKind::Fill) {
+      char pattern[16];
+      std::snprintf(pattern, sizeof(pattern), "0x%08x", c.fillPattern);
+      one = std::string("fill ") + pattern;
+    } else if (c.kind == CommandKind::Copy && !c.bindings.empty() &&
+               c.bindings[0].buffer >= 0 &&
+               c.bindings[0].buffer < static_cast<int64_t>(plan.memory.buffers.size())) {
+      const Buffer &from = plan.memory.buffers[c.bindings[0].buffer];
+      one = std::string("copy of ") + toString(from.kind) +
+            (from.kind == BufferKind::Transient ? " buffer " + std::to_string(from.id)
+                                                : " " + std::to_string(from.index));
+    }
+    text += (text.empty() ? "" : " + ") + one;
+  }
+  return text.empty() ? "nothing" : text;
 }
 
 std::string planToDot(const CompilationPlan &plan) {
@@ -79,7 +110,11 @@ std::string planToDot(const CompilationPlan &plan) {
       writer[b.id] = node;
     } else if (b.kind == BufferKind::Output) {
       std::string node = "out" + std::to_string(b.index);
-      os << "  " << node << " [label=\"output " << b.index << "\\n" << escape(b.type)
+      std::string name;
+      for (const OutputBinding &o : plan.outputs)
+        if (o.buffer == b.id && !o.name.empty())
+          name = " '" + escape(o.name) + "'";
+      os << "  " << node << " [label=\"output " << b.index << name << "\\n" << escape(b.type)
          << "\", shape=ellipse];\n";
       readers[b.id].push_back(node);
     }
