@@ -1,6 +1,8 @@
 //===- TestSupport.cpp - Shared helpers for Kiln's tests ------------------===//
 #include "TestSupport.h"
 
+#include "kiln/Run.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -130,6 +132,29 @@ std::vector<std::string> numberedFiles(const std::string &dir, const std::string
     ++count;
   if (count != 1)
     return ::testing::AssertionFailure() << count << " error lines, not 1:\n" << r.output;
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult matchesOnBothDevices(const std::vector<uint8_t> &artifact,
+                                                const std::vector<NpyArray> &inputs,
+                                                const std::vector<NpyArray> &expected) {
+  for (const char *device : {"local-sync", "local-task"}) {
+    kiln::RunOptions options;
+    options.device = device;
+    options.threads = 2;
+    auto result = kiln::runArtifact(artifact, inputs, options);
+    if (!result)
+      return ::testing::AssertionFailure() << device << ": " << llvm::toString(result.takeError());
+    if (result->outputValues.size() != expected.size())
+      return ::testing::AssertionFailure() << device << ": " << result->outputValues.size()
+                                           << " outputs, expected " << expected.size();
+    for (size_t k = 0; k < expected.size(); ++k) {
+      if (result->outputValues[k].shape != expected[k].shape)
+        return ::testing::AssertionFailure() << device << ": output " << k << " has another shape";
+      if (::testing::AssertionResult close = allClose(result->outputValues[k], expected[k]); !close)
+        return ::testing::AssertionFailure() << device << ": output " << k << ": " << close.message();
+    }
+  }
   return ::testing::AssertionSuccess();
 }
 

@@ -44,6 +44,13 @@ private:
 ::testing::AssertionResult kilnFailsCleanly(const std::string &args,
                                             std::initializer_list<std::string> needles);
 
+/// Runs `artifact` on `inputs` with local-sync and with local-task (2
+/// threads) and checks both give `expected` (allClose, same count and
+/// shapes).
+::testing::AssertionResult matchesOnBothDevices(const std::vector<uint8_t> &artifact,
+                                                const std::vector<NpyArray> &inputs,
+                                                const std::vector<NpyArray> &expected);
+
 /// Every element of `got` is within atol_rel * (1 + |want|) of `want`
 /// (float32 arrays of equal shape). On failure the message gives the worst
 /// element's index, both values and the count of violations.
