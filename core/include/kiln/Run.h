@@ -38,6 +38,9 @@ struct RunOptions {
   unsigned threads = 1;
   unsigned benchmarkRuns = 0;
   bool trace = false;
+  /// Run on randomInputs() of the artifact's own signature (the `inputs`
+  /// given are ignored): one load instead of describeArtifact, then run.
+  bool randomInputs = false;
 };
 
 /// One traced interval (runtime's kiln_trace_event_t): a dispatch command
@@ -93,7 +96,8 @@ llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
 
 /// Deterministic inputs for `infos`: float32 uniform in [-1, 1) from a
 /// 64-bit LCG seeded with `seed` (Knuth's MMIX constants), integers 0, bools
-/// false. The same seed gives the same bytes on every host.
+/// false. The same seed gives the same bytes on every host. Empty when an
+/// input cannot be allocated (RunOptions::randomInputs reports the bytes).
 std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed = 1);
 
 /// Median wall time of `runs` invocations of `artifact` on this host with

@@ -42,6 +42,24 @@ static llvm::Error makeError(const llvm::Twine &message) {
                                  message.str());
 }
 
+/// Resizes `bytes` to `n` zero bytes, or an error naming the bytes and
+/// `what` when memory runs out. std::vector would throw (and under
+/// AddressSanitizer a failed operator new stops the process), so malloc is
+/// asked first; the catch covers memory that vanishes in between.
+static llvm::Error resizeBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what) {
+  auto error = [&] { return makeError("cannot allocate " + llvm::Twine(n) + " bytes for " + what); };
+  void *probe = n <= bytes.max_size() ? std::malloc(static_cast<size_t>(n)) : nullptr;
+  if (!probe && n > 0)
+    return error();
+  std::free(probe);
+  try {
+    bytes.resize(static_cast<size_t>(n));
+  } catch (const std::exception &) {
+    return error();
+  }
+  return llvm::Error::success();
+}
+
 static const char *dtypeOf(kiln_element_type_t t) {
   switch (t) {
   case KILN_F32: return "<f4";
@@ -103,7 +121,8 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
   if (values.size() != 1 && static_cast<int64_t>(values.size()) != n)
     return makeError("--input='" + spec + "': " + llvm::Twine(values.size()) +
                      " values for " + llvm::Twine(n) + " elements");
-  array.data.resize(4 * n);
+  if (llvm::Error err = resizeBytes(array.data, 4 * uint64_t(n), "--input='" + spec + "'"))
+    return std::move(err);
   for (int64_t i = 0; i < n; ++i) {
     llvm::StringRef v = values.size() == 1 ? values[0] : values[i];
     v = v.trim();
@@ -157,24 +176,6 @@ llvm::Expected<AlignedBytes> alignedCopy(llvm::ArrayRef<uint8_t> bytes) {
   return copy;
 }
 
-/// Resizes `bytes` to `n` zero bytes, or an error naming the bytes and
-/// `what` when memory runs out. std::vector would throw (and under
-/// AddressSanitizer a failed operator new stops the process), so malloc is
-/// asked first; the catch covers memory that vanishes in between.
-llvm::Error resizeBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what) {
-  auto error = [&] { return makeError("cannot allocate " + llvm::Twine(n) + " bytes for " + what); };
-  void *probe = n <= bytes.max_size() ? std::malloc(static_cast<size_t>(n)) : nullptr;
-  if (!probe && n > 0)
-    return error();
-  std::free(probe);
-  try {
-    bytes.resize(static_cast<size_t>(n));
-  } catch (const std::exception &) {
-    return error();
-  }
-  return llvm::Error::success();
-}
-
 struct ModuleDeleter {
   void operator()(kiln_module_t *m) const { kiln_module_release(m); }
 };
@@ -189,6 +190,37 @@ IOInfo infoOf(const kiln_tensor_info_t &t) {
 }
 
 } // namespace
+
+/// randomInputs() that reports an input it cannot allocate (naming the
+/// bytes) instead of throwing.
+static llvm::Expected<std::vector<NpyArray>>
+tryRandomInputs(const std::vector<IOInfo> &infos, uint64_t seed) {
+  std::vector<NpyArray> inputs;
+  uint64_t state = seed;
+  for (size_t k = 0; k < infos.size(); ++k) {
+    const IOInfo &info = infos[k];
+    NpyArray a;
+    a.dtype = info.dtype;
+    a.shape = info.shape;
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(a.numElements()),
+                               static_cast<uint64_t>(npyDtypeSize(a.dtype)), &bytes))
+      bytes = UINT64_MAX;
+    if (llvm::Error err =
+            resizeBytes(a.data, bytes, "input " + llvm::Twine(k) + " '" + info.name + "'"))
+      return std::move(err);
+    if (a.dtype == "<f4") {
+      float *f = reinterpret_cast<float *>(a.data.data());
+      for (int64_t i = 0; i < a.numElements(); ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        // Top 24 bits -> [0, 1) -> [-1, 1).
+        f[i] = static_cast<float>((state >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
+      }
+    }
+    inputs.push_back(std::move(a));
+  }
+  return inputs;
+}
 
 static llvm::Expected<std::unique_ptr<kiln_module_t, ModuleDeleter>>
 loadModule(const uint8_t *data, size_t size, RunResult &result) {
@@ -241,19 +273,28 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     else
       llvm::consumeError(plan.takeError());
   }
-  if (inputs.size() != result.inputs.size()) {
+  std::vector<NpyArray> generated;
+  if (options.randomInputs) {
+    auto made = tryRandomInputs(result.inputs, 1);
+    if (!made)
+      return made.takeError();
+    generated = std::move(*made);
+  }
+  const std::vector<NpyArray> &given = options.randomInputs ? generated : inputs;
+  if (given.size() != result.inputs.size()) {
     std::string expected;
     for (const IOInfo &in : result.inputs)
-      expected += "\n  '" + in.name + "' " + shapeText(in.shape) + " " + in.dtype;
+      expected += (expected.empty() ? " '" : ", '") + in.name + "' " + shapeText(in.shape) +
+                  " " + in.dtype;
     return makeError("the model takes " + llvm::Twine(result.inputs.size()) +
-                     " input(s), " + llvm::Twine(inputs.size()) +
+                     " input(s), " + llvm::Twine(given.size()) +
                      " given; expected, in order:" + expected);
   }
   std::vector<const void *> inPtrs;
   std::vector<size_t> inSizes;
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  for (size_t i = 0; i < given.size(); ++i) {
     const IOInfo &want = result.inputs[i];
-    const NpyArray &got = inputs[i];
+    const NpyArray &got = given[i];
     if (got.dtype != want.dtype || got.shape != want.shape)
       return makeError("input " + llvm::Twine(i) + " '" + want.name +
                        "' expects " + shapeText(want.shape) + " " + want.dtype +
@@ -387,44 +428,21 @@ std::string traceToChromeJson(const std::vector<TraceEvent> &events,
 }
 
 std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed) {
-  std::vector<NpyArray> inputs;
-  uint64_t state = seed;
-  for (const IOInfo &info : infos) {
-    NpyArray a;
-    a.dtype = info.dtype;
-    a.shape = info.shape;
-    a.data.assign(static_cast<size_t>(a.numElements()) * npyDtypeSize(a.dtype), 0);
-    if (a.dtype == "<f4") {
-      float *f = reinterpret_cast<float *>(a.data.data());
-      for (int64_t i = 0; i < a.numElements(); ++i) {
-        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-        // Top 24 bits -> [0, 1) -> [-1, 1).
-        f[i] = static_cast<float>((state >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
-      }
-    }
-    inputs.push_back(std::move(a));
+  auto inputs = tryRandomInputs(infos, seed);
+  if (!inputs) {
+    llvm::consumeError(inputs.takeError());
+    return {};
   }
-  return inputs;
+  return std::move(*inputs);
 }
 
 llvm::Expected<double> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
                                          const RunOptions &options) {
-  auto described = describeArtifact(artifact);
-  if (!described)
-    return described.takeError();
   RunOptions timed = options;
   timed.benchmarkRuns = std::max(1u, runs);
   timed.trace = false;
-  std::vector<NpyArray> inputs;
-  try {
-    inputs = randomInputs(described->inputs);
-  } catch (const std::exception &) {
-    uint64_t bytes = 0;
-    for (const IOInfo &info : described->inputs)
-      bytes += info.byteSize;
-    return makeError("cannot allocate " + llvm::Twine(bytes) + " bytes for the inputs");
-  }
-  auto result = runArtifact(artifact, inputs, timed);
+  timed.randomInputs = true;
+  auto result = runArtifact(artifact, {}, timed);
   if (!result)
     return result.takeError();
   std::vector<double> t = result->timesMs;
