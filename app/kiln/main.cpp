@@ -458,12 +458,6 @@ static int runInspect() {
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
-  if (inspectSizes) {
-    std::vector<uint8_t> compiledBytes;
-    if (!artifact) {
-      auto compiled = kiln::compile(path, *options);
-      if (!compiled)
-        return fail(compiled.takeError());
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return fail(path + ": cannot read: " + buffer.getError().message());
@@ -481,6 +475,12 @@ static int runInspect() {
       return fail(info.takeError());
     artifact = *info;
   }
+  if (inspectSizes) {
+    std::vector<uint8_t> compiledBytes;
+    if (!artifact) {
+      auto compiled = kiln::compile(path, *options);
+      if (!compiled)
+        return fail(compiled.takeError());
       compiledBytes = std::move(compiled->artifact);
       auto info = kiln::verifyArtifact(compiledBytes, path);
       if (!info)
@@ -652,6 +652,8 @@ static int runRun() {
   auto result = kiln::runArtifact(artifact, inputs, runOptions);
   if (!result)
     return fail(llvm::Twine(path) + ": " + llvm::toString(result.takeError()));
+  if (isArtifact)
+    plan = result->plan;
   if (!outputSpecs.empty() && outputSpecs.size() != result->outputs.size())
     return fail("the model has " + llvm::Twine(result->outputs.size()) + " output(s), " +
                 llvm::Twine(outputSpecs.size()) + " --output given");
@@ -664,8 +666,6 @@ static int runRun() {
       if (llvm::Error err = kiln::writeNpyFile(target.str(), result->outputValues[i]))
         return fail(std::move(err));
     }
-  if (isArtifact)
-    plan = result->plan;
   }
   if (runOptions.trace) {
     std::vector<std::string> names;
