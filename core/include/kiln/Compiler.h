@@ -236,18 +236,18 @@ planModel(const std::string &path, const CompileOptions &options);
 llvm::Expected<std::shared_ptr<const CompilationPlan>>
 inspectFile(const std::string &path, const CompileOptions &options);
 
-/// Compiles the model file at `path` (a `.tflite` flatbuffer) and returns the
-/// textual module after `stage` (MLIR for Tosa/Linalg, LLVM IR, or assembly).
-llvm::Expected<std::string> emitStage(const std::string &path, EmitStage stage,
-                                      const CompileOptions &options);
-
-/// Compiles the model file at `path` into a `.kiln` artifact (flatbuffer bytes,
 /// The plan an artifact carries as reflection data; `info` comes from the
 /// gate (kiln::verifyArtifact). Errors name `what` when the artifact was
 /// built without reflection or its data does not parse.
 llvm::Expected<std::shared_ptr<const CompilationPlan>>
 planOfArtifact(const kiln_artifact_info_t &info, const std::string &what);
 
+/// Compiles the model file at `path` (a `.tflite` flatbuffer) and returns the
+/// textual module after `stage` (MLIR for Tosa/Linalg, LLVM IR, or assembly).
+llvm::Expected<std::string> emitStage(const std::string &path, EmitStage stage,
+                                      const CompileOptions &options);
+
+/// Compiles the model file at `path` into a `.kiln` artifact (flatbuffer bytes,
 /// format of runtime/schema/kiln_artifact.fbs).
 llvm::Expected<std::vector<uint8_t>>
 compileArtifact(const std::string &path, const CompileOptions &options);
