@@ -74,7 +74,16 @@ LogicalResult convertReshape(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
-  return ctx.setOutput(0, ctx.reshape(*x, ctx.outputShape(0)));
+  std::vector<int64_t> shape = ctx.outputShape(0);
+  // A damaged file can record an output of another element count, which
+  // TOSA cannot reshape to (found by the tflite_import fuzzer). Both counts
+  // fit 64 bits: the importer checked every tensor's shape first.
+  if (product(shape) != product(shapeOf(*x)))
+    return ctx.fail("the output records shape " + dimsString(shape) + " (" +
+                    llvm::Twine(product(shape)) + " elements) but the input has shape " +
+                    dimsString(shapeOf(*x)) + " (" + llvm::Twine(product(shapeOf(*x))) +
+                    " elements)");
+  return ctx.setOutput(0, ctx.reshape(*x, shape));
 }
 
 /// DEQUANTIZE: float16 constants -> float32 constants at import.
