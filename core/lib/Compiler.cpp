@@ -544,6 +544,18 @@ static llvm::Error compileImpl(const std::string &path,
     return makeError("internal error: the plan of " + c.source + " is invalid (" +
                      std::to_string(violations.size()) + " violations; first: " +
                      violations.front() + ")");
+  // The runtime counts a dispatch's workgroups in 32 bits (artifact format).
+  for (const Dispatch &d : plan->dispatches) {
+    std::optional<int64_t> count = tensorBytes(
+        {d.workgroupCount[0], d.workgroupCount[1], d.workgroupCount[2]}, 1);
+    if (!count || *count > static_cast<int64_t>(UINT32_MAX))
+      return makeError(c.source + ": " + d.name + " would launch " +
+                       std::to_string(d.workgroupCount[0]) + "x" +
+                       std::to_string(d.workgroupCount[1]) + "x" +
+                       std::to_string(d.workgroupCount[2]) +
+                       " workgroups; at most 2^32 - 1 per dispatch (larger tile "
+                       "sizes: --tile=" + std::to_string(d.id) + "=...)");
+  }
   if (plan->memory.arenaBytes > limit.bytes)
     return makeError(c.source + ": the arena needs " +
                      std::to_string(plan->memory.arenaBytes) + " bytes, above the " +

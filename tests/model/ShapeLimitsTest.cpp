@@ -69,6 +69,15 @@ TEST(ShapeLimits, TwoGibTensorFitsOnlyWith64BitPointers) {
                                {"2147483648 bytes", "1000000-byte limit", "--max-buffer-bytes"}));
 }
 
+// Raised limit, tiny tiles: 1 x 100000 x 100000 workgroups do not fit the
+// artifact's 32-bit workgroup count; refused naming the dispatch.
+TEST(ShapeLimits, WorkgroupCountAbove32BitsIsRefused) {
+  EXPECT_TRUE(kilnFailsCleanly("inspect " + data("bad/huge_intermediate.tflite") +
+                                   " --max-buffer-bytes=400000000000 --tile=0=0,1,1,1,0,0",
+                               {"main_dispatch_0 would launch 100000x100000x1 workgroups",
+                                "2^32 - 1"}));
+}
+
 // The arena is one buffer too: a model whose tensors each fit the limit
 // but whose arena does not is refused after planning.
 TEST(ShapeLimits, ArenaAboveTheLimitIsRefused) {
