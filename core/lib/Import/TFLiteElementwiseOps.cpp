@@ -120,7 +120,7 @@ template <typename OpTy> LogicalResult convertUnary(OpContext &ctx) {
 /// ADD: a + b, broadcast, fused activation (AddOptions) -> tosa.add.
 LogicalResult convertAdd(OpContext &ctx) {
   Value l, r;
-  if (failed(binaryOperands(ctx, l, r)))
+  if (failed(floatBinaryOperands(ctx, l, r)))
     return failure();
   return finish(ctx, ctx.create<tosa::AddOp>(broadcastType(ctx, l, r), l, r),
                 activationOf<schema::AddOptions>(ctx));
@@ -162,7 +162,7 @@ LogicalResult convertDiv(OpContext &ctx) {
 /// MAXIMUM: max(a, b), broadcast -> tosa.maximum.
 LogicalResult convertMaximum(OpContext &ctx) {
   Value l, r;
-  if (failed(binaryOperands(ctx, l, r)))
+  if (failed(floatBinaryOperands(ctx, l, r)))
     return failure();
   return ctx.setOutput(
       0, ctx.create<tosa::MaximumOp>(broadcastType(ctx, l, r), l, r));
