@@ -19,6 +19,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
+case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 MODEL_CACHE=${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}
 TARGETS=(tflite_import tflite_compile artifact_load artifact_mutate npy project tuning)
 
@@ -51,6 +52,25 @@ for t in "${selected[@]}"; do build_targets+=("kiln_fuzz_$t"); done
 [ "${FUZZ_SKIP_BUILD:-0}" = 1 ] || ninja -C "$BUILD_DIR" "${build_targets[@]}"
 
 FUZZ=$BUILD_DIR/fuzz
+# Artifacts compiled by this build's kiln (once per run of this script):
+# small operator models, the output-binding and zero-size cases (copies,
+# fills, constants), every fourth with --profile=stripped (no reflection).
+compile_artifact_seeds() {
+  [ -n "${ARTIFACT_SEEDS_DONE:-}" ] && return 0
+  ARTIFACT_SEEDS_DONE=1
+  local out=$FUZZ/artifact-seeds n=0 profile
+  rm -rf "$out" && mkdir -p "$out"
+  for m in tests/data/ops/{conv_2d_same,multi_io_two_inputs_two_outputs,chain_classifier_head} \
+           tests/data/ops/{concatenation_const_input,add_const,transpose_rank4_nchw_to_nhwc} \
+           tests/data/outputs/* tests/data/zero/*; do
+    [ -f "$m/model.tflite" ] || continue
+    n=$((n + 1))
+    [ $((n % 4)) -eq 0 ] && profile=stripped || profile=default
+    "$BUILD_DIR/bin/kiln" compile "$m/model.tflite" --profile=$profile \
+      -o "$out/$(basename "$(dirname "$m")")_$(basename "$m").kiln" >/dev/null 2>&1 || true
+  done
+}
+
 # Seeds: links to the files in the repository (so fresh copies of
 # tests/data always show), artifacts compiled into the seed folder.
 gather_seeds() {
@@ -65,16 +85,8 @@ gather_seeds() {
       link tests/data/*/*.tflite tests/data/*/*/*.tflite ;;
     artifact_load | artifact_mutate)
       link tests/data/bad/*.kiln
-      local kiln=$BUILD_DIR/bin/kiln n=0
-      for m in ops/conv_2d_same ops/multi_io_two_inputs_two_outputs ops/chain_classifier_head \
-               ops/concatenation_const_input ops/add_const ops/transpose_rank4_nchw_to_nhwc \
-               outputs/* zero/*; do
-        [ -f "tests/data/$m/model.tflite" ] || continue
-        n=$((n + 1))
-        [ $((n % 4)) -eq 0 ] && profile=stripped || profile=default
-        "$kiln" compile "tests/data/$m/model.tflite" --profile=$profile \
-          -o "$dir/$(echo "$m" | tr / _).kiln" >/dev/null 2>&1 || true
-      done ;;
+      compile_artifact_seeds
+      for f in "$FUZZ"/artifact-seeds/*.kiln; do [ -f "$f" ] && ln -sf "$f" "$dir/"; done ;;
     npy)
       link tests/data/*/*.npy tests/data/*/*/*.npy ;;
     project | tuning)
