@@ -46,56 +46,6 @@ uint64_t workgroupsOf(const uint8_t *data) {
   return total;
 }
 
-/// Checks the module against the gate's info, then replays its command list
-/// once when its buffers fit kMaxInvokeBytes.
-void invokeOnZeros(kiln_module_t *module, const kiln_artifact_info_t &info,
-                   const uint8_t *data) {
-  fuzzCheck(kiln_module_input_count(module) == info.input_count &&
-                kiln_module_output_count(module) == info.output_count,
-            "kiln_module_load and the gate count different inputs or outputs");
-  uint64_t total = kiln_module_arena_bytes(module);
-  std::vector<size_t> inputSizes, outputSizes;
-  for (size_t i = 0; i < info.input_count; ++i) {
-    kiln_tensor_info_t t;
-    fuzzCheck(kiln_module_input_info(module, i, &t).code == KILN_OK, "input info failed");
-    inputSizes.push_back(t.byte_size);
-    total += t.byte_size;
-  }
-  for (size_t i = 0; i < info.output_count; ++i) {
-    kiln_tensor_info_t t;
-    fuzzCheck(kiln_module_output_info(module, i, &t).code == KILN_OK, "output info failed");
-    outputSizes.push_back(t.byte_size);
-    total += t.byte_size;
-  }
-  if (total > kMaxInvokeBytes || workgroupsOf(data) > kMaxInvokeWorkgroups)
-    return;
-  std::vector<std::unique_ptr<ZeroBuffer>> owned;
-  std::vector<const void *> inputs;
-  std::vector<void *> outputs;
-  for (size_t bytes : inputSizes) {
-    owned.push_back(std::make_unique<ZeroBuffer>(bytes));
-    inputs.push_back(owned.back()->data);
-  }
-  for (size_t bytes : outputSizes) {
-    owned.push_back(std::make_unique<ZeroBuffer>(bytes));
-    outputs.push_back(owned.back()->data);
-  }
-  ZeroBuffer arena(kiln_module_arena_bytes(module));
-  kiln_invocation_t invocation = {};
-  invocation.inputs = inputs.data();
-  invocation.input_sizes = inputSizes.data();
-  invocation.input_count = inputs.size();
-  invocation.outputs = outputs.data();
-  invocation.output_sizes = outputSizes.data();
-  invocation.output_count = outputs.size();
-  invocation.arena = arena.data;
-  invocation.arena_size = kiln_module_arena_bytes(module);
-  kiln_status_t ran = kiln_module_invoke(module, &invocation);
-  fuzzCheck(ran.code == KILN_OK,
-            std::string("a module that loaded fails on buffers of its own sizes: ") +
-                ran.message);
-}
-
 /// The compiler's readers of a verified artifact: section sizes (which must
 /// add up to the file), the summary, the reflection plan.
 void readVerified(const kiln_artifact_info_t &info, llvm::StringRef input) {
@@ -118,6 +68,48 @@ void readVerified(const kiln_artifact_info_t &info, llvm::StringRef input) {
 }
 
 } // namespace
+
+bool invokeOnZeros(kiln_module_t *module, const uint8_t *artifact, kiln_status_t *status) {
+  uint64_t total = kiln_module_arena_bytes(module);
+  std::vector<size_t> inputSizes, outputSizes;
+  for (size_t i = 0; i < kiln_module_input_count(module); ++i) {
+    kiln_tensor_info_t t;
+    fuzzCheck(kiln_module_input_info(module, i, &t).code == KILN_OK, "input info failed");
+    inputSizes.push_back(t.byte_size);
+    total += t.byte_size;
+  }
+  for (size_t i = 0; i < kiln_module_output_count(module); ++i) {
+    kiln_tensor_info_t t;
+    fuzzCheck(kiln_module_output_info(module, i, &t).code == KILN_OK, "output info failed");
+    outputSizes.push_back(t.byte_size);
+    total += t.byte_size;
+  }
+  if (total > kMaxInvokeBytes || workgroupsOf(artifact) > kMaxInvokeWorkgroups)
+    return false;
+  std::vector<std::unique_ptr<ZeroBuffer>> owned;
+  std::vector<const void *> inputs;
+  std::vector<void *> outputs;
+  for (size_t bytes : inputSizes) {
+    owned.push_back(std::make_unique<ZeroBuffer>(bytes));
+    inputs.push_back(owned.back()->data);
+  }
+  for (size_t bytes : outputSizes) {
+    owned.push_back(std::make_unique<ZeroBuffer>(bytes));
+    outputs.push_back(owned.back()->data);
+  }
+  ZeroBuffer arena(kiln_module_arena_bytes(module));
+  kiln_invocation_t invocation = {};
+  invocation.inputs = inputs.data();
+  invocation.input_sizes = inputSizes.data();
+  invocation.input_count = inputs.size();
+  invocation.outputs = outputs.data();
+  invocation.output_sizes = outputSizes.data();
+  invocation.output_count = outputs.size();
+  invocation.arena = arena.data;
+  invocation.arena_size = kiln_module_arena_bytes(module);
+  *status = kiln_module_invoke(module, &invocation);
+  return true;
+}
 
 void fuzzArtifact(const uint8_t *data, size_t size) {
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
@@ -153,8 +145,16 @@ void fuzzArtifact(const uint8_t *data, size_t size) {
     if (!plan)
       expectOneLineError(plan.takeError(), "inspectFile", input);
   }
-  if (module)
-    invokeOnZeros(module, info, data);
+  if (!module)
+    return;
+  fuzzCheck(kiln_module_input_count(module) == info.input_count &&
+                kiln_module_output_count(module) == info.output_count,
+            "kiln_module_load and the gate count different inputs or outputs");
+  kiln_status_t ran;
+  if (invokeOnZeros(module, data, &ran))
+    fuzzCheck(ran.code == KILN_OK,
+              std::string("a module that loaded fails on buffers of its own sizes: ") +
+                  ran.message);
 }
 
 } // namespace kiln::fuzz

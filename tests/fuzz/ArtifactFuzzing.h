@@ -7,6 +7,8 @@
 #ifndef KILN_TESTS_FUZZ_ARTIFACTFUZZING_H
 #define KILN_TESTS_FUZZ_ARTIFACTFUZZING_H
 
+#include "kiln/runtime.h"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -22,6 +24,13 @@ namespace kiln::fuzz {
 /// refuses, with the gate's status code, and kiln_module_load never finds
 /// damage the gate let through.
 void fuzzArtifact(const uint8_t *data, size_t size);
+
+/// Runs `module`, loaded from the verified artifact `artifact`, once on
+/// local-sync with zero-filled inputs, outputs and arena of exactly the sizes
+/// it reports (AddressSanitizer sees every copy or fill past them). Returns
+/// false without running when the buffers pass kMaxInvokeBytes or the
+/// dispatches kMaxInvokeWorkgroups; else true with the invocation's status.
+bool invokeOnZeros(kiln_module_t *module, const uint8_t *artifact, kiln_status_t *status);
 
 /// Bytes of inputs, outputs and arena above which a loaded module is not
 /// invoked (a valid artifact may ask for gigabytes).

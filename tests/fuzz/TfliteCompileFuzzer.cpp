@@ -2,10 +2,10 @@
 //
 // Bytes -> kiln::compile (the whole pipeline `kiln compile` runs: import,
 // TOSA -> linalg, dispatches, bufferization, schedule and memory plan, LLVM
-// code generation, artifact writer) -> the artifact gate -> kiln_module_load
-// -> one invocation on zero inputs. Invariants: an error is one line and
-// never an internal error; an artifact the compiler writes passes the gate,
-// loads and runs.
+// code generation, artifact writer) -> the artifact gate -> kiln::runArtifact
+// on random inputs (what `kiln run` does). Invariants: an error is one line
+// and never an internal error; an artifact the compiler writes passes the
+// gate, loads and runs.
 //
 // Size cap: a well-formed model may legitimately ask for tensors of
 // gigabytes, which would only make the fuzzer run out of memory. Inputs
@@ -17,12 +17,10 @@
 #include "FuzzSupport.h"
 
 #include "kiln/Compiler.h"
+#include "kiln/Run.h"
 #include "kiln/runtime.h"
 #include "tflite_generated.h"
 
-#include <algorithm>
-#include <memory>
-#include <new>
 #include <vector>
 
 using kiln::fuzz::fuzzCheck;
@@ -64,59 +62,17 @@ bool withinSizeCap(const uint8_t *data, size_t size) {
   return total <= kMaxModelElements;
 }
 
-/// A zero-filled buffer of exactly `bytes` bytes, 64-byte aligned.
-struct ZeroBuffer {
-  explicit ZeroBuffer(size_t bytes)
-      : data(static_cast<uint8_t *>(::operator new(bytes ? bytes : 1, std::align_val_t(64)))) {
-    std::fill(data, data + bytes, 0);
-  }
-  ~ZeroBuffer() { ::operator delete(data, std::align_val_t(64)); }
-  uint8_t *data;
-};
-
-/// Loads the compiler's artifact and runs it once on zero inputs.
+/// Runs the compiler's artifact once the way `kiln run` does (the artifact
+/// gate, load, seeded random inputs of its own signature, local-sync).
 void loadAndRun(const std::vector<uint8_t> &artifact) {
   kiln_status_t verified = kiln_artifact_verify(artifact.data(), artifact.size(), nullptr);
   fuzzCheck(verified.code == KILN_OK,
             std::string("the compiler wrote an artifact the gate refuses: ") + verified.message);
-  ZeroBuffer image(artifact.size());
-  std::copy(artifact.begin(), artifact.end(), image.data);
-  kiln_module_t *raw = nullptr;
-  kiln_status_t loaded = kiln_module_load(image.data, artifact.size(), &raw);
-  fuzzCheck(loaded.code == KILN_OK,
-            std::string("the compiler wrote an artifact that does not load: ") + loaded.message);
-  std::unique_ptr<kiln_module_t, void (*)(kiln_module_t *)> module(raw, kiln_module_release);
-  std::vector<std::unique_ptr<ZeroBuffer>> buffers;
-  std::vector<const void *> inputs;
-  std::vector<void *> outputs;
-  std::vector<size_t> inputSizes, outputSizes;
-  for (size_t i = 0; i < kiln_module_input_count(raw); ++i) {
-    kiln_tensor_info_t info;
-    fuzzCheck(kiln_module_input_info(raw, i, &info).code == KILN_OK, "input info");
-    buffers.push_back(std::make_unique<ZeroBuffer>(info.byte_size));
-    inputs.push_back(buffers.back()->data);
-    inputSizes.push_back(info.byte_size);
-  }
-  for (size_t i = 0; i < kiln_module_output_count(raw); ++i) {
-    kiln_tensor_info_t info;
-    fuzzCheck(kiln_module_output_info(raw, i, &info).code == KILN_OK, "output info");
-    buffers.push_back(std::make_unique<ZeroBuffer>(info.byte_size));
-    outputs.push_back(buffers.back()->data);
-    outputSizes.push_back(info.byte_size);
-  }
-  ZeroBuffer arena(kiln_module_arena_bytes(raw));
-  kiln_invocation_t invocation = {};
-  invocation.inputs = inputs.data();
-  invocation.input_sizes = inputSizes.data();
-  invocation.input_count = inputs.size();
-  invocation.outputs = outputs.data();
-  invocation.output_sizes = outputSizes.data();
-  invocation.output_count = outputs.size();
-  invocation.arena = arena.data;
-  invocation.arena_size = kiln_module_arena_bytes(raw);
-  kiln_status_t ran = kiln_module_invoke(raw, &invocation);
-  fuzzCheck(ran.code == KILN_OK,
-            std::string("the compiler wrote an artifact that does not run: ") + ran.message);
+  kiln::RunOptions options;
+  options.randomInputs = true;
+  auto ran = kiln::runArtifact(artifact, {}, options);
+  fuzzCheck(static_cast<bool>(ran), "the compiler wrote an artifact that does not run: " +
+                                        (ran ? std::string() : llvm::toString(ran.takeError())));
 }
 
 } // namespace
