@@ -427,15 +427,23 @@ struct BufferLimit {
   std::string source;
 };
 
-static BufferLimit bufferLimitOf(const CompileOptions &options) {
+static llvm::Expected<BufferLimit> bufferLimitOf(const CompileOptions &options) {
   std::string triple = options.target.triple.empty()
                            ? llvm::sys::getDefaultTargetTriple()
                            : llvm::Triple::normalize(options.target.triple);
   llvm::Triple t(triple);
   unsigned bits = t.isArch16Bit() ? 16 : t.isArch32Bit() ? 32 : 64;
+  // No object can be larger than the pointer width addresses (PTRDIFF_MAX).
+  const int64_t largestObject =
+      bits >= 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+  if (options.maxBufferBytes > largestObject)
+    return makeError("--max-buffer-bytes=" + std::to_string(options.maxBufferBytes) +
+                     " is above what " + t.getArchName().str() + "'s " +
+                     std::to_string(bits) + "-bit pointers address (at most " +
+                     std::to_string(largestObject) + " bytes in one object)");
   if (options.maxBufferBytes > 0)
-    return {options.maxBufferBytes, "--max-buffer-bytes"};
-  return {defaultMaxBufferBytes(bits),
+    return BufferLimit{options.maxBufferBytes, "--max-buffer-bytes"};
+  return BufferLimit{defaultMaxBufferBytes(bits),
           t.getArchName().str() + " default, " + std::to_string(bits) +
               "-bit pointers; --max-buffer-bytes=N sets it"};
 }
@@ -459,7 +467,10 @@ static llvm::Error compileImpl(const std::string &path,
     return err;
   // Every shape multiplied out once, with overflow checks, against the
   // largest buffer the target can be asked for; later phases rely on it.
-  const BufferLimit limit = bufferLimitOf(options);
+  auto limitOrError = bufferLimitOf(options);
+  if (!limitOrError)
+    return limitOrError.takeError();
+  const BufferLimit limit = *limitOrError;
   if (llvm::Error err =
           checkTensorSizes(*c.module, limit.bytes, c.source, limit.source))
     return err;

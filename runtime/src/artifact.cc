@@ -422,6 +422,38 @@ kiln_status_t checkCommands(const fb::Artifact *a, kiln_artifact_info_t *info) {
   return kiln_status_ok();
 }
 
+/// Every output is bound by commands for at least its whole size: the
+/// compiler writes each output byte exactly once, so bindings (writes plus
+/// any later reads) cover at least the output; an output that no command
+/// writes would come back uninitialized (a damaged size, say). Outputs are
+/// counted in blocks of 64 so the check needs no allocation.
+kiln_status_t checkOutputsBound(const fb::Artifact *a) {
+  const auto *outputs = a->io()->outputs();
+  constexpr uint32_t kBlock = 64;
+  for (uint32_t first = 0; first < outputs->size(); first += kBlock) {
+    uint64_t bound[kBlock] = {};
+    for (const fb::Command *c : *a->commands())
+      if (c->kind() != fb::CommandKind::barrier)
+        for (const fb::Binding *b : *c->bindings())
+          if (b->kind() == fb::BindingKind::output && b->index() >= first &&
+              b->index() - first < kBlock) {
+            uint64_t &sum = bound[b->index() - first];
+            if (!checkedAdd(sum, b->length(), &sum))
+              sum = UINT64_MAX;
+          }
+    for (uint32_t k = first; k < outputs->size() && k - first < kBlock; ++k) {
+      size_t bytes = 0;
+      kiln::runtime::tensorByteSize(outputs->Get(k), &bytes);
+      if (bound[k - first] < static_cast<uint64_t>(bytes))
+        return makeStatus(KILN_DATA_LOSS,
+                          "output %u is %llu bytes but the commands write at most %llu of it",
+                          k, static_cast<unsigned long long>(bytes),
+                          static_cast<unsigned long long>(bound[k - first]));
+    }
+  }
+  return kiln_status_ok();
+}
+
 /// The size table: at most KILN_ARTIFACT_MAX_SECTIONS named sections whose
 /// bytes add up to no more than the file.
 kiln_status_t checkSections(const fb::Artifact *a, size_t fileBytes,
@@ -507,6 +539,7 @@ extern "C" kiln_status_t kiln_artifact_verify(const void *data, size_t size,
   if ((s = checkSignature(a->io())).code != KILN_OK ||
       (s = checkConstantsAndCode(a, bytes)).code != KILN_OK ||
       (s = checkMemoryPlan(a)).code != KILN_OK || (s = checkCommands(a, &info)).code != KILN_OK ||
+      (s = checkOutputsBound(a)).code != KILN_OK ||
       (s = checkSections(a, size, &info)).code != KILN_OK)
     return s;
   describe(a, size, &info);

@@ -11,11 +11,14 @@
 #include "TestSupport.h"
 
 #include "kiln/Compiler.h"
+#include "kiln/Npy.h"
 #include "kiln/Plan.h"
 
 #include <algorithm>
 
+#include <cstdio>
 #include <filesystem>
+#include <unistd.h>
 
 using namespace kiln::test;
 
@@ -63,6 +66,11 @@ TEST(ShapeLimits, TwoGibTensorFitsOnlyWith64BitPointers) {
                                    " --target=thumbv7em-none-eabihf --output-format=c-module -o " +
                                    shellQuote(tmp.path()),
                                {"2147483648 bytes", "2147483647-byte limit", "32-bit pointers"}));
+  // It cannot be raised past what 32-bit pointers address.
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(path) +
+                                   " --target=thumbv7em-none-eabihf --output-format=c-module"
+                                   " --max-buffer-bytes=10000000000 -o " + shellQuote(tmp.path()),
+                               {"--max-buffer-bytes=10000000000 is above", "2147483647 bytes"}));
   // The limit is a setting: lowered, the same model is refused on x86-64.
   EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(path) + " --max-buffer-bytes=1000000 -o " +
                                    shellQuote(tmp.file("m.kiln")),
@@ -76,6 +84,50 @@ TEST(ShapeLimits, WorkgroupCountAbove32BitsIsRefused) {
                                    " --max-buffer-bytes=400000000000 --tile=0=0,1,1,1,0,0",
                                {"main_dispatch_0 would launch 100000x100000x1 workgroups",
                                 "2^32 - 1"}));
+}
+
+// An empty float constant is a zero-size tensor too (not "used before any
+// operator computes it").
+TEST(ShapeLimits, ZeroSizeConstantIsRefusedAsZeroSize) {
+  EXPECT_TRUE(kilnFailsCleanly("compile " + data("bad/zero_size_constant.tflite"),
+                               {"tensor 'empty_k'", "[2,0,3]", "dimension 1 is 0"}));
+}
+
+// A 5 GB .npy input (a sparse file) under a 7.5 GB address-space limit:
+// the file maps, its 5 GB of data cannot be allocated next to it, and kiln
+// run reports the bytes instead of aborting with std::bad_alloc. Under
+// 3 GB even the mapping fails, again one line naming the bytes.
+TEST(ShapeLimits, HugeNpyInputIsAnAllocationErrorNotAnAbort) {
+  TempDir tmp;
+  const std::string npy = tmp.file("big.npy");
+  uint64_t fileBytes = 0;
+  {
+    kiln::NpyArray header;
+    header.dtype = "<f4";
+    header.shape = {1250000000};
+    std::vector<uint8_t> bytes = kiln::serializeNpy(header); // header only
+    std::FILE *f = std::fopen(npy.c_str(), "wb");
+    ASSERT_TRUE(f);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    fileBytes = bytes.size() + 5000000000ull;
+    ASSERT_EQ(truncate(npy.c_str(), static_cast<off_t>(fileBytes)), 0);
+  }
+  auto run = [&](const char *limitKiB) {
+    std::string cmd = std::string("ulimit -v ") + limitKiB + "; " + kilnBinary() + " run " +
+                      data("ops/relu/model.tflite") + " --input=@" + shellQuote(npy);
+    return runCommand("sh -c " + shellQuote(cmd));
+  };
+  CommandResult r = run("7500000");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("kiln: error: cannot allocate 5000000000 bytes for " + npy),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("bad_alloc"), std::string::npos) << r.output;
+  r = run("3000000");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find(npy + ": cannot read its " + std::to_string(fileBytes) + " bytes"), std::string::npos)
+      << r.output;
 }
 
 // The arena is one buffer too: a model whose tensors each fit the limit

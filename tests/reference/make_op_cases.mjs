@@ -1105,6 +1105,11 @@ async function writeBadModels() {
       ],
       inputs: [0], outputs: [3], description: 'kiln bad model on 32-bit targets: a 2^31-byte intermediate',
     }),
+    'zero_size_constant.tflite': buildTfliteModel({
+      tensors: [f32('x', [2, 1, 3]), f32('empty_k', [2, 0, 3], { data: new Float32Array(0) }), f32('concatenation', [2, 1, 3])],
+      operators: [{ op: 'CONCATENATION', inputs: [0, 1], outputs: [2], options: { axis: 1, fused_activation_function: 'NONE' } }],
+      inputs: [0], outputs: [2], description: 'kiln bad model: CONCATENATION with an empty [2,0,3] float constant',
+    }),
     'mirror_pad_reflect_too_large.tflite': mirrorPadModel([1, 3, 3, 1], [[0, 0], [3, 0], [1, 1], [0, 0]], 'REFLECT'),
     'mirror_pad_symmetric_too_large.tflite': mirrorPadModel([2, 4], [[0, 0], [5, 0]], 'SYMMETRIC'),
     'mirror_pad_computed_paddings.tflite': buildTfliteModel({
@@ -1149,6 +1154,7 @@ async function writeBadModels() {
     'element_count_overflow.tflite': 'RELU on float32 [2147483647,2147483647,2147483647]: the element count (about 9.9e27) overflows 64 bits.',
     'huge_intermediate.tflite': 'RESIZE_NEAREST_NEIGHBOR of [1,1,1,8] to 100000x100000 then RELU: a 320000000000-byte tensor, above the 4 GiB default buffer limit of 64-bit targets (the bug-report case user_huge_intermediate, with a consumer).',
     'above_2gib.tflite': 'RESIZE_NEAREST_NEIGHBOR of [1,1,1,2] to 16384x16384 (2^31 bytes), then a 16384x16384 MAX_POOL_2D back to [1,1,1,2]: compiles for 64-bit targets, refused on 32-bit ones (Cortex-M) where one object holds at most 2^31 - 1 bytes.',
+    'zero_size_constant.tflite': 'CONCATENATION on axis 1 of input x [2,1,3] and an empty float32 constant [2,0,3] (no data): refused as a zero-size tensor, not as a tensor "used before any operator computes it".',
     'mirror_pad_reflect_too_large.tflite': 'MIRROR_PAD REFLECT of [1,3,3,1] with paddings [[0,0],[3,0],[1,1],[0,0]]: 3 before H exceeds REFLECT\'s limit dim - 1 = 2.',
     'mirror_pad_symmetric_too_large.tflite': 'MIRROR_PAD SYMMETRIC of [2,4] with paddings [[0,0],[5,0]]: 5 exceeds SYMMETRIC\'s limit dim = 4.',
     'mirror_pad_computed_paddings.tflite': 'MIRROR_PAD REFLECT of [2,4] whose paddings [2,2] int32 are a second graph input, not a constant.',

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
 namespace kiln {
@@ -34,11 +36,17 @@ size_t npyDtypeSize(const std::string &dtype);
 /// Parses .npy bytes. Errors say what is wrong (bad magic, big-endian or
 /// Fortran-order data, unsupported dtype, size mismatch). `what` names the
 /// file in messages.
-llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
+llvm::Expected<NpyArray> parseNpy(llvm::ArrayRef<uint8_t> bytes,
                                   const std::string &what);
 
 /// Reads a .npy file; errors name the path.
 llvm::Expected<NpyArray> readNpyFile(const std::string &path);
+
+/// Resizes `bytes` to `n` zero bytes without throwing: an error "cannot
+/// allocate N bytes for WHAT" when memory runs out (std::vector would throw
+/// std::bad_alloc, and under AddressSanitizer a failed operator new stops
+/// the process).
+llvm::Error allocateBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what);
 
 /// Serializes to .npy format 1.0 bytes.
 std::vector<uint8_t> serializeNpy(const NpyArray &array);

@@ -369,7 +369,7 @@ llvm::Error ModelImporter::checkOperators() {
 
 /// Shapes as recorded in the file, before anything multiplies them: every
 /// dimension is a size (>= 0), or -1 in a shape_signature (dynamic); no
-/// tensor the graph takes or computes is empty (Kiln does not compile
+/// tensor the graph takes, computes or holds as float data is empty (Kiln does not compile
 /// zero-size tensors; TFLite runs them as empty tensors); every element
 /// count fits in 64 bits.
 llvm::Error ModelImporter::checkShapes() {
@@ -379,6 +379,11 @@ llvm::Error ModelImporter::checkShapes() {
     int index = graph->inputs()->Get(position);
     if (index >= 0 && index < n)
       role[index] = "model input " + std::to_string(position);
+  }
+  for (int position = 0; position < static_cast<int>(graph->outputs()->size()); ++position) {
+    int index = graph->outputs()->Get(position);
+    if (index >= 0 && index < n && role[index].empty())
+      role[index] = "model output " + std::to_string(position);
   }
   if (graph->operators()) {
     int opIndex = 0;
@@ -415,8 +420,11 @@ llvm::Error ModelImporter::checkShapes() {
     if (!tensorBytes(sizes, 1))
       return fail(who + " has shape " + shapeString(shape) +
                   ": its element count overflows 64 bits");
-    if (role[i].empty())
-      continue; // constants (an empty axes list is legitimate)
+    // Empty integer constants are legitimate operands (an empty axes list,
+    // the new shape of a scalar); empty float data is not.
+    if (role[i].empty() && t->type() != schema::TensorType::FLOAT32 &&
+        t->type() != schema::TensorType::FLOAT16)
+      continue;
     for (size_t d = 0; d < shape.size(); ++d)
       if (shape[d] == 0 && !(d < signature.size() && signature[d] == -1))
         return fail(who + " has shape " + shapeString(shape) + ": dimension " +

@@ -8,6 +8,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace kiln {
@@ -63,7 +64,22 @@ static bool findHeaderValue(llvm::StringRef header, llvm::StringRef key,
   return true;
 }
 
-llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
+llvm::Error allocateBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what) {
+  auto error = [&] { return makeError("cannot allocate " + llvm::Twine(n) + " bytes for " + what); };
+  // Ask malloc first; the catch covers memory that vanishes in between.
+  void *probe = n <= bytes.max_size() ? std::malloc(static_cast<size_t>(n)) : nullptr;
+  if (!probe && n > 0)
+    return error();
+  std::free(probe);
+  try {
+    bytes.resize(static_cast<size_t>(n));
+  } catch (const std::exception &) {
+    return error();
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<NpyArray> parseNpy(llvm::ArrayRef<uint8_t> bytes,
                                   const std::string &what) {
   static const char magic[] = "\x93NUMPY";
   if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, 6) != 0)
@@ -129,7 +145,10 @@ llvm::Expected<NpyArray> parseNpy(const std::vector<uint8_t> &bytes,
     return makeError(what + ": holds " + llvm::Twine(bytes.size() - dataStart) +
                      " data bytes, shape (" + quoteInput(shapeText) + ") of " + descr +
                      " needs " + llvm::Twine(expected));
-  array.data.assign(bytes.begin() + dataStart, bytes.end());
+  if (llvm::Error err = allocateBytes(array.data, expected, what + " (its data)"))
+    return std::move(err);
+  if (expected)
+    std::memcpy(array.data.data(), bytes.data() + dataStart, expected);
   return array;
 }
 
@@ -142,14 +161,16 @@ llvm::Expected<NpyArray> readNpyFile(const std::string &path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
-    return makeError(path + ": cannot read: " + buffer.getError().message());
+    return makeError(path + ": cannot read its " + llvm::Twine(status.getSize()) +
+                     " bytes: " + buffer.getError().message());
+  // The file is mapped, not copied: only the array's data is allocated.
   const auto *begin =
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
-  return parseNpy(std::vector<uint8_t>(begin, begin + (*buffer)->getBufferSize()),
-                  path);
+  return parseNpy(llvm::ArrayRef<uint8_t>(begin, (*buffer)->getBufferSize()), path);
 }
 
-std::vector<uint8_t> serializeNpy(const NpyArray &array) {
+/// The .npy 1.0 magic, version and header of `array` (data follows).
+static std::vector<uint8_t> npyHeader(const NpyArray &array) {
   std::string header = "{'descr': '" + array.dtype +
                        "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < array.shape.size(); ++i) {
@@ -168,6 +189,11 @@ std::vector<uint8_t> serializeNpy(const NpyArray &array) {
                               static_cast<uint8_t>(header.size() & 0xff),
                               static_cast<uint8_t>(header.size() >> 8)};
   out.insert(out.end(), header.begin(), header.end());
+  return out;
+}
+
+std::vector<uint8_t> serializeNpy(const NpyArray &array) {
+  std::vector<uint8_t> out = npyHeader(array);
   out.insert(out.end(), array.data.begin(), array.data.end());
   return out;
 }
@@ -177,8 +203,10 @@ llvm::Error writeNpyFile(const std::string &path, const NpyArray &array) {
   llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     return makeError(path + ": cannot write: " + ec.message());
-  std::vector<uint8_t> bytes = serializeNpy(array);
-  os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+  // Header, then the data straight from the array (no second copy).
+  std::vector<uint8_t> header = npyHeader(array);
+  os.write(reinterpret_cast<const char *>(header.data()), header.size());
+  os.write(reinterpret_cast<const char *>(array.data.data()), array.data.size());
   os.close();
   if (os.has_error()) {
     std::error_code ec = os.error();

@@ -42,23 +42,6 @@ static llvm::Error makeError(const llvm::Twine &message) {
                                  message.str());
 }
 
-/// Resizes `bytes` to `n` zero bytes, or an error naming the bytes and
-/// `what` when memory runs out. std::vector would throw (and under
-/// AddressSanitizer a failed operator new stops the process), so malloc is
-/// asked first; the catch covers memory that vanishes in between.
-static llvm::Error resizeBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what) {
-  auto error = [&] { return makeError("cannot allocate " + llvm::Twine(n) + " bytes for " + what); };
-  void *probe = n <= bytes.max_size() ? std::malloc(static_cast<size_t>(n)) : nullptr;
-  if (!probe && n > 0)
-    return error();
-  std::free(probe);
-  try {
-    bytes.resize(static_cast<size_t>(n));
-  } catch (const std::exception &) {
-    return error();
-  }
-  return llvm::Error::success();
-}
 
 static const char *dtypeOf(kiln_element_type_t t) {
   switch (t) {
@@ -121,7 +104,7 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
   if (values.size() != 1 && static_cast<int64_t>(values.size()) != n)
     return makeError("--input='" + spec + "': " + llvm::Twine(values.size()) +
                      " values for " + llvm::Twine(n) + " elements");
-  if (llvm::Error err = resizeBytes(array.data, 4 * uint64_t(n), "--input='" + spec + "'"))
+  if (llvm::Error err = allocateBytes(array.data, 4 * uint64_t(n), "--input='" + spec + "'"))
     return std::move(err);
   for (int64_t i = 0; i < n; ++i) {
     llvm::StringRef v = values.size() == 1 ? values[0] : values[i];
@@ -207,7 +190,7 @@ tryRandomInputs(const std::vector<IOInfo> &infos, uint64_t seed) {
                                static_cast<uint64_t>(npyDtypeSize(a.dtype)), &bytes))
       bytes = UINT64_MAX;
     if (llvm::Error err =
-            resizeBytes(a.data, bytes, "input " + llvm::Twine(k) + " '" + info.name + "'"))
+            allocateBytes(a.data, bytes, "input " + llvm::Twine(k) + " '" + info.name + "'"))
       return std::move(err);
     if (a.dtype == "<f4") {
       float *f = reinterpret_cast<float *>(a.data.data());
@@ -309,7 +292,7 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     NpyArray &out = result.outputValues[i];
     out.dtype = result.outputs[i].dtype;
     out.shape = result.outputs[i].shape;
-    if (llvm::Error err = resizeBytes(out.data, result.outputs[i].byteSize,
+    if (llvm::Error err = allocateBytes(out.data, result.outputs[i].byteSize,
                                       "output " + llvm::Twine(i) + " '" +
                                           result.outputs[i].name + "'"))
       return std::move(err);
