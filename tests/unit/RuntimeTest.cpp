@@ -22,7 +22,8 @@ namespace {
 struct Aligned {
   explicit Aligned(const std::vector<uint8_t> &bytes) : size(bytes.size()) {
     data = static_cast<uint8_t *>(std::aligned_alloc(64, (size + 63) / 64 * 64 + 64));
-    std::memcpy(data, bytes.data(), size);
+    if (size) // memcpy from an empty vector's null data() is undefined
+      std::memcpy(data, bytes.data(), size);
   }
   ~Aligned() { std::free(data); }
   uint8_t *data;
