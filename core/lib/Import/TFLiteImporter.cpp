@@ -808,7 +808,8 @@ FailureOr<std::vector<float>> OpContext::constantFloats(int i) {
   std::vector<float> out;
   if (t->type() == schema::TensorType::FLOAT32) {
     out.resize(data.size() / 4);
-    std::memcpy(out.data(), data.data(), out.size() * 4);
+    if (!out.empty()) // memcpy to an empty vector's null data() is undefined
+      std::memcpy(out.data(), data.data(), out.size() * 4);
   } else if (t->type() == schema::TensorType::FLOAT16) {
     for (size_t k = 0; k + 2 <= data.size(); k += 2) {
       uint16_t h;

@@ -114,6 +114,25 @@ LogicalResult convertConcatenation(OpContext &ctx) {
   if (axis < 0 || axis >= rank)
     return ctx.fail("axis " + llvm::Twine(opts->axis()) + " is out of range for rank " +
                     llvm::Twine(rank));
+  // The inputs must stack into the recorded output: its rank, its sizes off
+  // the axis, the axis sizes adding up (a rank mismatch crashes MLIR 16's
+  // tosa.concat shape inference; found by the tflite_import fuzzer).
+  std::vector<int64_t> outShape = ctx.outputShape(0);
+  int64_t along = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    llvm::ArrayRef<int64_t> in = shapeOf(inputs[i]);
+    bool fits = static_cast<int64_t>(in.size()) == rank;
+    for (int64_t d = 0; fits && d < rank; ++d)
+      fits = d == axis || in[d] == outShape[d];
+    if (!fits)
+      return ctx.fail("input " + llvm::Twine(i) + " of shape " + dimsString(in) +
+                      " does not concatenate into the output's " + dimsString(outShape) +
+                      " along axis " + llvm::Twine(axis));
+    along += in[axis];
+  }
+  if (inputs.empty() || along != outShape[axis])
+    return ctx.fail("the inputs give " + llvm::Twine(along) + " along axis " +
+                    llvm::Twine(axis) + ", the output records " + dimsString(outShape));
   Value concat = ctx.create<tosa::ConcatOp>(ctx.outputType(0), inputs,
                                             ctx.builder().getI64IntegerAttr(axis));
   auto out = ctx.applyActivation(concat, opts->fused_activation_function());
