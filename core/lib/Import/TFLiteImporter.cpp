@@ -230,7 +230,13 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
   std::vector<int64_t> shape = shapeOf(index);
   int64_t count = 1;
   for (int64_t d : shape)
-    count *= d;
+    count *= d; // checkShapes() bounded the product
+  // The buffer must hold every element (a damaged file may be shorter).
+  size_t elementBytes = t->type() == schema::TensorType::FLOAT16 ? 2
+                        : t->type() == schema::TensorType::INT64 ? 8
+                                                                 : 4;
+  if (count < 0 || data.size() / elementBytes < static_cast<uint64_t>(count))
+    return {};
   DenseElementsAttr attr;
   switch (t->type()) {
   case schema::TensorType::FLOAT32:
