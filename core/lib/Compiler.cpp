@@ -304,7 +304,7 @@ llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
       if (!a)
         return makeError(path + ": \"no_fusion\" must be an array of dispatch ids");
       for (const llvm::json::Value &v : *a) {
-        auto id = v.getAsInteger();
+        auto id = jsonInteger(v);
         if (!id || *id < 0)
           return makeError(path + ": \"no_fusion\" holds a non-id value");
         options.noFusion.push_back(*id);
@@ -323,7 +323,7 @@ llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
           return makeError(path + ": tiles." + quoteInput(idText) + " must be an array");
         std::vector<int64_t> v;
         for (const llvm::json::Value &x : *a) {
-          auto i = x.getAsInteger();
+          auto i = jsonInteger(x);
           if (!i || *i < 0)
             return makeError(path + ": tiles." + quoteInput(idText) +
                              " holds a value that is not a tile size (>= 0)");

@@ -30,7 +30,7 @@ static llvm::Error readSizes(const llvm::json::Value &value, const std::string &
   if (!a)
     return makeError(file + ": \"" + what + "\" must be an array of whole numbers");
   for (const llvm::json::Value &v : *a) {
-    auto i = v.getAsInteger();
+    auto i = jsonInteger(v);
     if (!i || *i < 0 || (positive && *i == 0))
       return makeError(file + ": \"" + what + "\" holds a value that is not " +
                        (positive ? "a positive dimension" : "a whole number >= 0"));
@@ -68,7 +68,7 @@ llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &pa
     std::string key = keyRef.str();
     llvm::Error err = llvm::Error::success();
     if (key == "kiln_project") {
-      auto v = value.getAsInteger();
+      auto v = jsonInteger(value);
       if (!v || *v != 1)
         err = makeError(path + ": project format version " +
                         (v ? std::to_string(*v) : std::string("?")) +
