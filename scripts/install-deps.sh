@@ -20,6 +20,8 @@ packages=(
   # Fuzzing (tests/fuzz, scripts/fuzz.sh): clang 16 and its compiler-rt,
   # which holds libFuzzer (libclang_rt.fuzzer) and the sanitizer runtimes.
   clang-16 libclang-rt-16-dev
+  # Benchmarks (tests/bench): Google Benchmark, OpenBLAS for the GEMM bench.
+  libbenchmark-dev libopenblas-dev
 )
 
 missing=()

@@ -37,10 +37,11 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
     GraphNode n;
     n.kind = GraphNode::Dispatch;
     n.id = d.id;
-    n.tooltip = QStringLiteral("%1 (dispatch %2)\n%3\nworkgroups %4, tiles %5\n%6, reads %7, writes %8")
+    n.tooltip = QStringLiteral("%1 (dispatch %2)\n%3\nworkgroups %4, tiles %5\n%6, reads %7, writes %8\nkernel %9")
                     .arg(QString::fromStdString(d.name)).arg(d.id)
                     .arg(opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d), formatFlops(d.flops),
-                         formatBytes(d.bytesRead), formatBytes(d.bytesWritten));
+                         formatBytes(d.bytesRead), formatBytes(d.bytesWritten),
+                         QString::fromStdString(kiln::describeKernel(d.kernel)));
     if (collapsed) {
       QString first = d.ops.empty() ? QStringLiteral("?") : QString::fromStdString(d.ops.front().name);
       n.title = QStringLiteral("%1 %2%3").arg(d.id).arg(first)
@@ -51,7 +52,8 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
         n.lines << (op.sourceIndex >= 0 ? QStringLiteral("%1 #%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)
                                         : QString::fromStdString(op.name));
       n.lines << QStringLiteral("wg %1  tiles %2").arg(gridText(d), tilesText(d));
-      n.lines << formatFlops(d.flops);
+      n.lines << QStringLiteral("%1  %2").arg(formatFlops(d.flops),
+                                             QString::fromStdString(kiln::kernelTileText(d.kernel)));
     }
     nodeOfDispatch[d.id] = int(out.nodes.size());
     out.nodes.push_back(n);

@@ -152,6 +152,16 @@ void InspectorView::showDispatch(int64_t id) {
              .arg(d->loopRanges[i])
              .arg(i < d->tileSizes.size() ? QString::number(d->tileSizes[i]) : QStringLiteral("?")));
   item(nullptr, tr("FLOPs"), QStringLiteral("%1 (%2)").arg(d->flops).arg(formatFlops(d->flops)));
+  auto *kernel = item(nullptr, tr("Kernel"), QString::fromStdString(kiln::describeKernel(d->kernel)));
+  if (d->kernel.tileRows > 0) {
+    item(kernel, tr("strategy"), QString::fromStdString(d->kernel.kind));
+    item(kernel, tr("register tile"),
+         tr("%1 x %2 vectors x %3 lanes (%4 accumulators)")
+             .arg(d->kernel.tileRows).arg(d->kernel.tileVectors).arg(d->kernel.lanes)
+             .arg(d->kernel.tileRows * d->kernel.tileVectors));
+    item(kernel, tr("weight layout"), QString::fromStdString(d->kernel.weightLayout));
+    item(kernel, tr("expected FLOP/cycle"), QString::number(d->kernel.flopsPerCycle, 'g', 3));
+  }
   item(nullptr, tr("Bytes read / written"), QStringLiteral("%1 / %2").arg(d->bytesRead).arg(d->bytesWritten));
   for (const kiln::Command &c : plan.schedule.commands) {
     if (c.kind != kiln::CommandKind::Dispatch || c.dispatch != id)

@@ -181,12 +181,13 @@ static cl::opt<std::string> targetTriple("target-triple",
                                          cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                          cl::cat(kilnCategory));
 static cl::opt<std::string> targetCpu("target-cpu",
-                                      cl::desc("LLVM CPU name (default: generic, or the "
+                                      cl::desc("LLVM CPU name, or host for this machine's CPU "
+                                               "and features (default: generic, or the "
                                                "target's: cortex-m4 for thumbv7em)"),
                                       cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
-                                           cl::desc("LLVM CPU features, e.g. +avx2,+fma"),
+                                           cl::desc("LLVM CPU features, e.g. +avx2,+fma, or host"),
                                            cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                            cl::cat(kilnCategory));
 
@@ -526,6 +527,8 @@ static int runInspect() {
                                  d.name.c_str(), (long long)d.workgroupCount[0],
                                  (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
                                  tileText.c_str(), ops.c_str());
+    llvm::outs() << "  " << std::string(20, ' ') << " kernel " << kiln::describeKernel(d.kernel)
+                 << "\n";
   }
   for (const kiln::OutputBinding &o : p.outputs)
     llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes
@@ -672,7 +675,7 @@ static int runRun() {
     if (plan) {
       std::map<int64_t, std::string> byId;
       for (const kiln::Dispatch &d : plan->dispatches)
-        byId[d.id] = d.name;
+        byId[d.id] = kiln::dispatchLabel(d);
       for (const kiln::Command &c : plan->schedule.commands)
         names.push_back(c.kind == kiln::CommandKind::Dispatch ? byId[c.dispatch]
                                                               : kiln::toString(c.kind));

@@ -549,6 +549,14 @@ static llvm::Error compileImpl(const std::string &path,
   if (!plan)
     return plan.takeError();
   plan->source = c.source;
+  // Each dispatch's kernel strategy, as kiln-register-tile-contractions
+  // will lower it for this target.
+  const KernelTarget kernelTarget = kernelTargetOf(**tm);
+  for (auto fn : c.module->getOps<func::FuncOp>())
+    if (auto id = fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id"))
+      for (Dispatch &d : plan->dispatches)
+        if (d.id == id.getInt())
+          d.kernel = kernelStrategyOf(fn, kernelTarget);
   // Every plan is checked before anything is burned into an artifact: a
   // violated invariant is a Kiln bug, and a loud one beats a wrong answer.
   if (std::vector<std::string> violations = checkPlan(*plan); !violations.empty())
@@ -597,7 +605,9 @@ static llvm::Error compileImpl(const std::string &path,
   c.module->lookupSymbol<func::FuncOp>("main").erase();
   if (llvm::Error err = phase(CompilePhase::LowerToLLVM))
     return err;
-  if (llvm::Error err = c.run("lowering to LLVM", buildDispatchLoweringPipeline))
+  if (llvm::Error err = c.run("lowering to LLVM", [&](PassManager &pm) {
+        buildDispatchLoweringPipeline(pm, kernelTarget);
+      }))
     return err;
 
   llvm::LLVMContext llvmContext;
@@ -647,6 +657,7 @@ static llvm::Error compileImpl(const std::string &path,
   ExecutableSpec exe;
   exe.triple = (*tm)->getTargetTriple().str();
   exe.cpu = (*tm)->getTargetCPU().str();
+  exe.requiredCpuFeatures = requiredCpuFeatures(**tm);
   for (const KernelABI &k : kernels)
     exe.entryPoints.push_back(k.name);
   exe.code = std::move(code);

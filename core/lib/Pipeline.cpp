@@ -16,6 +16,7 @@
 #include "mlir/Conversion/TosaToArith/TosaToArith.h"
 #include "mlir/Conversion/TosaToLinalg/TosaToLinalg.h"
 #include "mlir/Conversion/TosaToTensor/TosaToTensor.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -40,6 +41,7 @@
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Dialect/Tosa/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
@@ -53,7 +55,8 @@ void registerKilnDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect, tosa::TosaDialect>();
+                  tensor::TensorDialect, tosa::TosaDialect,
+                  vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -162,11 +165,15 @@ void buildBufferizationPipeline(PassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-void buildDispatchLoweringPipeline(PassManager &pm) {
+void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) {
   MLIRContext *context = pm.getContext();
   // Stack temporaries allocated inside loops would grow the stack per
   // iteration: hoist them to the function entry.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
+  // Matmuls and convolutions: register-tiled vector kernels whose
+  // accumulators stay in registers for the whole reduction.
+  pm.addNestedPass<func::FuncOp>(createRegisterTileContractionsPass(target));
+  pm.addPass(createCanonicalizerPass());
   // Innermost loop = the output's contiguous dimension, so the loops below
   // vectorize (broadcast-multiply-add over output channels).
   pm.addNestedPass<func::FuncOp>(createInterchangeForVectorizationPass());
@@ -176,6 +183,8 @@ void buildDispatchLoweringPipeline(PassManager &pm) {
   // Subviews -> explicit base/offset/strides arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
+  // vector.load/store/maskedload/broadcast of the register-tiled kernels.
+  pm.addPass(createConvertVectorToLLVMPass());
   // Math ops with an LLVM intrinsic first (exp, log, sqrt, pow), the rest
   // (tanh, erf, ...) as libm calls.
   pm.addPass(createConvertMathToLLVMPass());

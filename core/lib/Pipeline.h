@@ -15,6 +15,7 @@ class DialectRegistry;
 namespace kiln {
 
 struct DispatchOptions;
+struct KernelTarget;
 
 /// Registers every dialect and external interface model the pipelines need.
 void registerKilnDialects(mlir::DialectRegistry &registry);
@@ -41,8 +42,10 @@ void buildBufferizationPipeline(mlir::PassManager &pm);
 /// Dispatch functions on memrefs -> LLVM dialect with the bare-pointer
 /// calling convention: `llvm.func @main_dispatch_N(%b0: !llvm.ptr<f32>,
 /// ..., %x: i64, %y: i64, %z: i64)`. @main must have been removed (its
-/// content is the plan, see core/lib/Schedule).
-void buildDispatchLoweringPipeline(mlir::PassManager &pm);
+/// content is the plan, see core/lib/Schedule). Matmuls and convolutions
+/// become register-tiled vector kernels for `target`
+/// (kiln-register-tile-contractions).
+void buildDispatchLoweringPipeline(mlir::PassManager &pm, const KernelTarget &target);
 
 } // namespace kiln
 

@@ -131,6 +131,64 @@ static const char kHostArch[] = "unknown";
 
 using kiln::runtime::tensorByteSize;
 
+/// Whether this CPU has the feature an executable names (LLVM's names, the
+/// compiler's list checkableCpuFeatures()); *known is false for a name this
+/// runtime cannot check. GCC's and clang's __builtin_cpu_supports read
+/// CPUID and also check that the OS saves the AVX/AVX-512 register state.
+static bool cpuHasFeature(const char *name, bool *known) {
+  *known = true;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  const struct {
+    const char *name;
+    bool has;
+  } table[] = {
+      {"sse3", __builtin_cpu_supports("sse3") != 0},
+      {"ssse3", __builtin_cpu_supports("ssse3") != 0},
+      {"sse4.1", __builtin_cpu_supports("sse4.1") != 0},
+      {"sse4.2", __builtin_cpu_supports("sse4.2") != 0},
+      {"popcnt", __builtin_cpu_supports("popcnt") != 0},
+      {"avx", __builtin_cpu_supports("avx") != 0},
+      {"avx2", __builtin_cpu_supports("avx2") != 0},
+      {"fma", __builtin_cpu_supports("fma") != 0},
+      {"bmi", __builtin_cpu_supports("bmi") != 0},
+      {"bmi2", __builtin_cpu_supports("bmi2") != 0},
+      {"avx512f", __builtin_cpu_supports("avx512f") != 0},
+      {"avx512bw", __builtin_cpu_supports("avx512bw") != 0},
+      {"avx512cd", __builtin_cpu_supports("avx512cd") != 0},
+      {"avx512dq", __builtin_cpu_supports("avx512dq") != 0},
+      {"avx512vl", __builtin_cpu_supports("avx512vl") != 0},
+      {"avx512vnni", __builtin_cpu_supports("avx512vnni") != 0},
+      {"avx512bf16", __builtin_cpu_supports("avx512bf16") != 0},
+      {"avx512fp16", __builtin_cpu_supports("avx512fp16") != 0},
+  };
+  for (const auto &entry : table)
+    if (strcmp(entry.name, name) == 0)
+      return entry.has;
+#endif
+  *known = false;
+  return false;
+}
+
+/// The features `e` requires that this CPU lacks (or this runtime cannot
+/// check), comma-separated into `missing`; false if there are any.
+static bool cpuRunsExecutable(const fb::Executable *e, char *missing, size_t capacity) {
+  missing[0] = '\0';
+  if (!e->required_cpu_features())
+    return true;
+  bool ok = true;
+  for (const flatbuffers::String *f : *e->required_cpu_features()) {
+    bool known = false;
+    if (cpuHasFeature(f->c_str(), &known))
+      continue;
+    ok = false;
+    size_t used = strlen(missing);
+    snprintf(missing + used, capacity - used, "%s%s%s", used ? ", " : "", f->c_str(),
+             known ? "" : " (unknown to this runtime)");
+  }
+  return ok;
+}
+
 static kiln_status_t fillInfo(const fb::TensorDesc *desc, kiln_tensor_info_t *out) {
   memset(out, 0, sizeof(*out));
   out->name = desc->name() ? desc->name()->c_str() : "";
@@ -155,6 +213,13 @@ static kiln_status_t checkRunsHere(const fb::Artifact *a) {
                         "the artifact's code targets %s; this runtime runs %s code (compile "
                         "with --target-triple for this machine)",
                         triple[0] ? triple : "an unknown target", kHostArch);
+    char missing[256];
+    if (!cpuRunsExecutable(e, missing, sizeof missing))
+      return makeStatus(KILN_INCOMPATIBLE,
+                        "the artifact's code was compiled for CPU '%s' and uses features this "
+                        "CPU lacks: %s (recompile with --target-cpu=generic, or on this machine "
+                        "with --target-cpu=host)",
+                        e->target_cpu() ? e->target_cpu()->c_str() : "?", missing);
     if (e->format() != fb::ExecutableFormat::elf_shared_object)
       return makeStatus(KILN_INCOMPATIBLE, "executable format %u is not supported by this runtime",
                         static_cast<unsigned>(e->format()));

@@ -48,6 +48,70 @@ TEST_P(OpCase, MatchesTFLite) {
   }
 }
 
+// The register-tiled kernels (kiln-register-tile-contractions) pick their
+// tile from the vector width: 4 lanes with the default generic CPU (above),
+// 8 with AVX2 and 16 with AVX-512. Every case with a matmul, convolution or
+// depthwise convolution runs again at the wider widths, where the column
+// tails (narrow and masked vectors) and row blocks differ. A host without
+// the instructions cannot run that code: those variants skip, saying so.
+bool usesContractionKernels(const std::string &name) {
+  for (const char *op : {"conv", "fully_connected", "batch_matmul", "chain_", "dequantize"})
+    if (name.find(op) != std::string::npos)
+      return true;
+  return false;
+}
+
+std::vector<std::string> listContractionCases() {
+  std::vector<std::string> cases;
+  for (const std::string &name : listCases())
+    if (usesContractionKernels(name))
+      cases.push_back(name);
+  return cases;
+}
+
+class WideVectorOpCase : public ::testing::TestWithParam<std::string> {};
+
+void expectMatchesAtCpu(const std::string &name, const char *cpu, bool hostHasIt) {
+  if (!hostHasIt)
+    GTEST_SKIP() << "this host cannot run " << cpu << " code";
+  std::string dir = std::string(KILN_TEST_DATA_DIR) + "/ops/" + name;
+  kiln::CompileOptions options;
+  options.target.cpu = cpu;
+  auto artifact = kiln::compileArtifact(dir + "/model.tflite", options);
+  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  std::vector<kiln::NpyArray> inputs;
+  for (const std::string &path : numberedFiles(dir, "input"))
+    inputs.push_back(loadNpy(path));
+  auto result = kiln::runArtifact(*artifact, inputs);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  std::vector<std::string> expected = numberedFiles(dir, "output");
+  ASSERT_EQ(result->outputValues.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) {
+    SCOPED_TRACE("output " + std::to_string(k));
+    EXPECT_TRUE(allClose(result->outputValues[k], loadNpy(expected[k])));
+  }
+}
+
+TEST_P(WideVectorOpCase, MatchesTFLiteWithAVX2Tiles) {
+#if defined(__x86_64__)
+  expectMatchesAtCpu(GetParam(), "x86-64-v3",
+                     __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+#else
+  GTEST_SKIP() << "x86-64 host only";
+#endif
+}
+
+TEST_P(WideVectorOpCase, MatchesTFLiteWithAVX512Tiles) {
+#if defined(__x86_64__)
+  expectMatchesAtCpu(GetParam(), "x86-64-v4", __builtin_cpu_supports("avx512f") &&
+                                                  __builtin_cpu_supports("avx512bw") &&
+                                                  __builtin_cpu_supports("avx512vl") &&
+                                                  __builtin_cpu_supports("avx512dq"));
+#else
+  GTEST_SKIP() << "x86-64 host only";
+#endif
+}
+
 // The suite must not silently shrink to nothing.
 TEST(OpCases, FolderIsPopulated) { EXPECT_GE(listCases().size(), 50u); }
 
@@ -75,6 +139,10 @@ TEST(OpCases, MirrorPadRefusesIllegalPaddings) {
 }
 
 INSTANTIATE_TEST_SUITE_P(TFLite, OpCase, ::testing::ValuesIn(listCases()),
+                         [](const ::testing::TestParamInfo<std::string> &info) {
+                           return info.param;
+                         });
+INSTANTIATE_TEST_SUITE_P(TFLite, WideVectorOpCase, ::testing::ValuesIn(listContractionCases()),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                            return info.param;
                          });

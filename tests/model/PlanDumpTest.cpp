@@ -18,6 +18,7 @@
 
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <map>
@@ -82,9 +83,21 @@ TEST(PlanDump, TraceIsChromeTraceEvents) {
   std::map<int64_t, std::string> dispatchNames;
   std::map<int64_t, std::array<int64_t, 3>> grids;
   for (const kiln::Dispatch &d : plan->dispatches) {
-    dispatchNames[d.id] = d.name;
+    // Events name the dispatch, its source operators and its kernel
+    // strategy: "main_dispatch_2 CONV_2D#9 ADD#10 RELU#11 [gemm 6x2x4]".
+    std::string name = d.name;
+    for (const kiln::SourceOp &op : d.ops)
+      name += " " + op.name + "#" + std::to_string(op.sourceIndex);
+    name += " [" + d.kernel.kind;
+    if (d.kernel.kind != "loops")
+      name += " " + std::to_string(d.kernel.tileRows) + "x" + std::to_string(d.kernel.tileVectors) +
+              "x" + std::to_string(d.kernel.lanes);
+    dispatchNames[d.id] = name + "]";
     grids[d.id] = d.workgroupCount;
   }
+  EXPECT_TRUE(std::any_of(plan->dispatches.begin(), plan->dispatches.end(),
+                          [](const kiln::Dispatch &d) { return d.kernel.kind != "loops"; }))
+      << "no dispatch got a register-tiled kernel";
   struct Span {
     double ts, dur;
   };

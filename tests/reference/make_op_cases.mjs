@@ -482,6 +482,24 @@ add('batch_matmul_const_rhs', '[2,3,4] x constant [2,4,5]',
 add('batch_matmul_const_rhs_rank2', '[2,3,4] x constant [4,5] (rank-2 rhs broadcast over batch)',
   single((g) => batchMatmul(g, g.input([2, 3, 4]), g.weights('rhs', [4, 5]))));
 
+// Register-tiled kernels (kiln-register-tile-contractions) ----------------
+// Channel counts and row counts that reach every edge of the register tiles
+// on 4-, 8- and 16-lane targets: full column blocks run by a loop, a
+// narrower power-of-two tail vector, a masked tail vector, and remainder
+// rows (1-row tiles).
+add('conv_2d_tile_edges', '3x3 SAME on [1,9,7,5] -> 37 channels (8-lane: 4 full vectors + masked 5; 4-lane: 9 + 1), 7 output columns, RELU',
+  single((g) => conv2d(g, g.input([1, 9, 7, 5]), { cout: 37, padding: 'SAME', act: 'RELU' })));
+add('conv_2d_tile_edges_stride2_dilation2', '3x3 VALID stride 2 dilation 2 on [1,13,15,6] -> 20 channels (two full 8-lane vectors + a 4-lane tail)',
+  single((g) => conv2d(g, g.input([1, 13, 15, 6]), { cout: 20, stride: 2, dil: 2, padding: 'VALID' })));
+add('fully_connected_tile_edges', '[13,33] x W[50,33]^T + b: 13 rows (remainder rows), 50 columns (full blocks + 2-lane tail), RELU6',
+  single((g) => fc(g, g.input([13, 33]), { units: 50, act: 'RELU6' })));
+add('depthwise_conv_2d_tile_edges', '3x3 SAME on [1,9,11,21] (8-lane: 2 full vectors + masked 5), 11 output columns (4-pixel blocks + remainder)',
+  single((g) => depthwise(g, g.input([1, 9, 11, 21]), { padding: 'SAME' })));
+add('depthwise_conv_2d_tile_edges_5x5_s2', '5x5 SAME stride 2 on [1,10,10,40] (5 full 8-lane vectors)',
+  single((g) => depthwise(g, g.input([1, 10, 10, 40]), { kh: 5, stride: 2, padding: 'SAME' })));
+add('batch_matmul_tile_edges', '[3,7,12] x constant [3,12,20]: 7 rows, 20 columns',
+  single((g) => batchMatmul(g, g.input([3, 7, 12]), g.weights('rhs', [3, 12, 20]))));
+
 // Binary elementwise ----------------------------------------------------
 // DIV: divisor mapped away from 0 (|v| in [0.5, 1.5)); POW: base in [0.5, 1.5).
 const BINARY = ['ADD', 'SUB', 'MUL', 'DIV', 'MAXIMUM', 'MINIMUM', 'SQUARED_DIFFERENCE', 'POW'];

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <cstring>
@@ -357,5 +358,126 @@ TEST(ArtifactGate, HugeOutputIsAnErrorNamingTheBytes) {
   EXPECT_EQ(llvm::toString(run.takeError()),
             "cannot allocate " + std::to_string(bytes0) + " bytes for output 0 '" + name + "'");
 }
+
+} // namespace
+
+namespace {
+
+/// add_scale compiled with `cpu` / `features`; `result` gets the compile
+/// result (its target CPU).
+std::vector<uint8_t> compileAddScaleFor(const std::string &cpu, const std::string &features,
+                                        kiln::CompileResult *result = nullptr) {
+  kiln::CompileOptions options;
+  options.target.cpu = cpu;
+  options.target.features = features;
+  auto compiled = kiln::compile(std::string(KILN_TEST_DATA_DIR) + "/mlir/add_scale.mlir", options);
+  EXPECT_TRUE(static_cast<bool>(compiled)) << llvm::toString(compiled.takeError());
+  if (!compiled)
+    return {};
+  if (result)
+    *result = *compiled;
+  return compiled->artifact;
+}
+
+std::vector<std::string> requiredFeatures(const std::vector<uint8_t> &bytes) {
+  std::vector<std::string> out;
+  const fb::Executable *e = fb::GetArtifact(bytes.data())->executables()->Get(0);
+  if (e->required_cpu_features())
+    for (const flatbuffers::String *f : *e->required_cpu_features())
+      out.push_back(f->str());
+  return out;
+}
+
+bool contains(const std::vector<std::string> &v, const std::string &x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+#if defined(__x86_64__)
+TEST(CpuFeatures, ArtifactRecordsWhatItsCodeNeeds) {
+  // generic x86-64 needs nothing beyond SSE2; x86-64-v3 needs AVX2 and FMA;
+  // x86-64-v4 AVX-512 F/BW/DQ/VL as well.
+  std::vector<uint8_t> generic = compileAddScaleFor("generic", "");
+  ASSERT_FALSE(generic.empty());
+  EXPECT_TRUE(requiredFeatures(generic).empty());
+  std::vector<std::string> v3 = requiredFeatures(compileAddScaleFor("x86-64-v3", ""));
+  for (const char *f : {"avx", "avx2", "fma", "bmi2", "sse4.2"})
+    EXPECT_TRUE(contains(v3, f)) << f;
+  EXPECT_FALSE(contains(v3, "avx512f"));
+  std::vector<std::string> v4 = requiredFeatures(compileAddScaleFor("x86-64-v4", ""));
+  for (const char *f : {"avx2", "avx512f", "avx512bw", "avx512dq", "avx512vl"})
+    EXPECT_TRUE(contains(v4, f)) << f;
+}
+
+TEST(CpuFeatures, TargetCpuHostIsThisMachinesCpu) {
+  kiln::CompileResult result;
+  std::vector<uint8_t> bytes = compileAddScaleFor("host", "", &result);
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_NE(result.cpu, "host");
+  EXPECT_FALSE(result.cpu.empty());
+  std::vector<std::string> needed = requiredFeatures(bytes);
+  EXPECT_EQ(contains(needed, "avx2"), __builtin_cpu_supports("avx2") != 0);
+  EXPECT_EQ(contains(needed, "avx512f"), __builtin_cpu_supports("avx512f") != 0);
+  // Code for this CPU runs on this CPU.
+  Aligned a(bytes);
+  kiln_module_t *module = nullptr;
+  kiln_status_t s = kiln_module_load(a.data, a.size, &module);
+  EXPECT_EQ(s.code, KILN_OK) << s.message;
+  kiln_module_release(module);
+  // host is this machine: not a cross target.
+  kiln::CompileOptions cross;
+  cross.target.triple = "aarch64-unknown-linux-gnu";
+  cross.target.cpu = "host";
+  auto refused = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/mlir/add_scale.mlir", cross);
+  ASSERT_FALSE(static_cast<bool>(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("need the host target"), std::string::npos);
+}
+
+TEST(CpuFeatures, UnknownFeatureIsRefusedByName) {
+  std::vector<uint8_t> bytes = compileAddScaleFor("x86-64-v3", "");
+  ASSERT_FALSE(bytes.empty());
+  // Rename "avx2" in place to a name no runtime knows, reseal.
+  fb::Executable *e = fb::GetMutableArtifact(bytes.data())->mutable_executables()->GetMutableObject(0);
+  bool renamed = false;
+  for (flatbuffers::uoffset_t i = 0; i < e->required_cpu_features()->size(); ++i) {
+    auto *f = const_cast<flatbuffers::String *>(e->required_cpu_features()->Get(i));
+    if (f->str() == "avx2") {
+      std::memcpy(f->data(), "zzz2", 4);
+      renamed = true;
+    }
+  }
+  ASSERT_TRUE(renamed);
+  kiln::test::reseal(bytes);
+  Aligned a(bytes);
+  kiln_module_t *module = nullptr;
+  kiln_status_t s = kiln_module_load(a.data, a.size, &module);
+  EXPECT_EQ(s.code, KILN_INCOMPATIBLE);
+  EXPECT_NE(std::string(s.message).find("zzz2 (unknown to this runtime)"), std::string::npos)
+      << s.message;
+  EXPECT_NE(std::string(s.message).find("x86-64-v3"), std::string::npos) << s.message;
+  EXPECT_EQ(module, nullptr);
+}
+
+TEST(CpuFeatures, MissingFeatureIsRefusedBeforeAnyCodeRuns) {
+  // A feature this CPU lacks: the first of these it does not have.
+  const char *missing = nullptr;
+  if (!__builtin_cpu_supports("avx512fp16"))
+    missing = "avx512fp16";
+  else if (!__builtin_cpu_supports("avx512bf16"))
+    missing = "avx512bf16";
+  if (!missing)
+    GTEST_SKIP() << "this CPU has AVX512-FP16 and AVX512-BF16: no feature left to lack";
+  std::vector<uint8_t> bytes = compileAddScaleFor("generic", std::string("+") + missing);
+  ASSERT_FALSE(bytes.empty());
+  ASSERT_TRUE(contains(requiredFeatures(bytes), missing));
+  Aligned a(bytes);
+  kiln_module_t *module = nullptr;
+  kiln_status_t s = kiln_module_load(a.data, a.size, &module);
+  EXPECT_EQ(s.code, KILN_INCOMPATIBLE);
+  EXPECT_NE(std::string(s.message).find(std::string("uses features this CPU lacks: ")),
+            std::string::npos)
+      << s.message;
+  EXPECT_NE(std::string(s.message).find(missing), std::string::npos) << s.message;
+}
+#endif
 
 } // namespace

@@ -23,6 +23,44 @@ struct SourceOp {
   int64_t sourceIndex = -1;
 };
 
+/// How a dispatch's kernel computes, chosen at compile time from the
+/// target's register file (kiln-register-tile-contractions; the register
+/// tile structure of BLIS/MLAS microkernels).
+struct KernelStrategy {
+  /// "gemm" (matmul, batch matmul, FULLY_CONNECTED, 1x1 CONV_2D),
+  /// "implicit-gemm" (k x k CONV_2D read straight from the input window),
+  /// "depthwise" (channels in vectors, taps unrolled), or "loops" (a loop
+  /// nest LLVM's vectorizer handles: pooling, elementwise, reductions,
+  /// data movement, and ops the register-tiled kernels do not take).
+  std::string kind = "loops";
+  /// Register tile: tileRows x tileVectors vectors of `lanes` f32 each,
+  /// held in registers for the whole reduction (all 0 for "loops").
+  int64_t tileRows = 0;
+  int64_t tileVectors = 0;
+  int64_t lanes = 0;
+  /// Layout of the weights the kernel reads, outermost first, e.g.
+  /// "KxN (N contiguous)" (empty for "loops").
+  std::string weightLayout;
+  /// Expected FLOP per cycle of the inner loop on a core that issues 2 FMA
+  /// and 2 loads per cycle: 2 x lanes x FMAs per step / max(FMAs / 2,
+  /// loads / 2) (0 for "loops").
+  double flopsPerCycle = 0;
+};
+
+/// One line: "gemm 4x3x8, 24x24 KxN (N contiguous), 32 FLOP/cycle" or
+/// "loops".
+std::string describeKernel(const KernelStrategy &kernel);
+
+/// The short form: "gemm 4x3x8" (rows x vectors x lanes) or "loops".
+std::string kernelTileText(const KernelStrategy &kernel);
+
+struct Dispatch;
+
+/// A dispatch named with its source operators and strategy, e.g.
+/// "main_dispatch_2 CONV_2D#9 ADD#10 RELU#11 [gemm 4x3x8]" (trace events,
+/// tooltips).
+std::string dispatchLabel(const Dispatch &dispatch);
+
 /// One dispatch: a future kernel launch (an executable entry point run over
 /// a grid of workgroups).
 struct Dispatch {
@@ -47,6 +85,8 @@ struct Dispatch {
   /// output was placed in place of a dead input; the kernel must not assume
   /// they are distinct.
   std::vector<int64_t> aliasedBindings;
+  /// The kernel's strategy and register tile.
+  KernelStrategy kernel;
 };
 
 /// Where a buffer lives.

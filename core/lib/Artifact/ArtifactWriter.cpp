@@ -75,9 +75,12 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
     auto triple = fbb.CreateString(e.triple);
     auto cpu = fbb.CreateString(e.cpu);
     auto entries = fbb.CreateVectorOfStrings(e.entryPoints);
+    auto features = e.requiredCpuFeatures.empty()
+                        ? flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>>()
+                        : fbb.CreateVectorOfStrings(e.requiredCpuFeatures);
     executables.push_back(fb::CreateExecutable(
         fbb, fb::ExecutableFormat::elf_shared_object, triple, cpu, entries,
-        code));
+        code, features));
   }
   auto executablesVector = fbb.CreateVector(executables);
   closeSection("executables");

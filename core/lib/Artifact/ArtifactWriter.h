@@ -64,6 +64,8 @@ struct ExecutableSpec {
   std::string cpu;
   std::vector<std::string> entryPoints;
   std::vector<uint8_t> code;
+  /// CPU features the code needs (requiredCpuFeatures()).
+  std::vector<std::string> requiredCpuFeatures;
 };
 
 /// Everything one artifact holds.

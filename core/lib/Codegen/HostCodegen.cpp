@@ -1,6 +1,8 @@
 //===- HostCodegen.cpp - LLVM IR, object code and linking -----------------===//
 #include "HostCodegen.h"
 
+#include "Transforms/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -88,6 +90,29 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
   if (!target)
     return makeError("unknown target '" + triple + "': " + error);
   llvm::Triple parsed(triple);
+  // --target-cpu=host / --target-cpu-features=host: this machine's CPU, as
+  // LLVM detects it (CPUID), resolved here so everything downstream (the
+  // artifact's target_cpu, its required features) sees real names.
+  std::string cpuName = options.cpu.empty() ? "generic" : options.cpu;
+  std::string featureString = options.features;
+  const bool hostCpu = cpuName == "host", hostFeatures = featureString == "host";
+  if (hostCpu || hostFeatures) {
+    if (parsed.getArch() != llvm::Triple(llvm::sys::getProcessTriple()).getArch())
+      return makeError("--target-cpu=host and --target-cpu-features=host describe this "
+                       "machine's CPU; they need the host target, not '" + triple + "'");
+    if (hostCpu)
+      cpuName = llvm::sys::getHostCPUName().str();
+    if (hostFeatures || (hostCpu && featureString.empty())) {
+      // All detected features, so a CPU LLVM does not know by name (or one
+      // a hypervisor trims) still gets exactly what it has.
+      llvm::StringMap<bool> detected;
+      featureString.clear();
+      if (llvm::sys::getHostCPUFeatures(detected))
+        for (const auto &f : detected)
+          featureString += (featureString.empty() ? "" : ",") +
+                           std::string(f.second ? "+" : "-") + f.first().str();
+    }
+  }
   if (!parsed.isOSBinFormatELF())
     return makeError("target '" + triple +
                      "' does not use ELF objects; Kiln's executables are ELF "
@@ -98,7 +123,6 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
   {
     std::unique_ptr<llvm::MCSubtargetInfo> probe(
         target->createMCSubtargetInfo(triple, "", ""));
-    std::string cpuName = options.cpu.empty() ? "generic" : options.cpu;
     if (probe && cpuName != "generic" && !probe->isCPUStringValid(cpuName)) {
       const char *examples =
           parsed.isX86()       ? "generic, x86-64, x86-64-v2, x86-64-v3, skylake, znver3"
@@ -114,13 +138,14 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
         (parsed.getEnvironment() == llvm::Triple::EABIHF ||
          parsed.getEnvironment() == llvm::Triple::GNUEABIHF)) {
       std::unique_ptr<llvm::MCSubtargetInfo> sti(
-          target->createMCSubtargetInfo(triple, cpuName, options.features));
+          target->createMCSubtargetInfo(triple, cpuName, featureString));
       if (sti && !sti->checkFeatures("+vfp2sp"))
         return makeError("CPU '" + cpuName + "' has no floating-point unit, which the "
                          "hard-float ABI of '" + triple +
                          "' needs (e.g. cortex-m4, cortex-m7, cortex-m33)");
     }
-    if (probe && !options.features.empty()) {
+    if (probe && !options.features.empty() && !hostFeatures &&
+        !(hostCpu && options.features.empty())) {
       llvm::SmallVector<llvm::StringRef> features;
       llvm::StringRef(options.features).split(features, ',', -1, false);
       for (llvm::StringRef f : features) {
@@ -148,9 +173,9 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
       : optLevel == 1 ? llvm::CodeGenOpt::Less
       : optLevel == 2 ? llvm::CodeGenOpt::Default
                       : llvm::CodeGenOpt::Aggressive;
-  std::string cpu = options.cpu.empty() ? "generic" : options.cpu;
+  const std::string &cpu = cpuName;
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
-      triple, cpu, options.features, targetOptions, reloc,
+      triple, cpu, featureString, targetOptions, reloc,
       std::nullopt, level));
   if (!tm)
     return makeError("cannot create a target machine for '" + triple +
@@ -167,6 +192,45 @@ int64_t vectorBytesOf(const llvm::TargetMachine &tm) {
       return 32;
   }
   return 16;
+}
+
+const std::vector<std::string> &checkableCpuFeatures() {
+  // Keep in step with the runtime's table (cpuHasFeature, runtime/src/module.cc).
+  static const std::vector<std::string> features = {
+      "sse3",     "ssse3",    "sse4.1",   "sse4.2",   "popcnt",   "avx",      "avx2",
+      "fma",      "bmi",      "bmi2",     "avx512f",  "avx512bw", "avx512cd", "avx512dq",
+      "avx512vl", "avx512vnni", "avx512bf16", "avx512fp16"};
+  return features;
+}
+
+std::vector<std::string> requiredCpuFeatures(const llvm::TargetMachine &tm) {
+  std::vector<std::string> out;
+  const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+  if (!sti || tm.getTargetTriple().getArch() != llvm::Triple::x86_64)
+    return out;
+  for (const std::string &f : checkableCpuFeatures())
+    if (sti->checkFeatures("+" + f))
+      out.push_back(f);
+  return out;
+}
+
+KernelTarget kernelTargetOf(const llvm::TargetMachine &tm) {
+  const llvm::Triple &triple = tm.getTargetTriple();
+  KernelTarget target;
+  if (triple.isX86()) {
+    int64_t bytes = vectorBytesOf(tm);
+    target.vectorLanes = bytes / 4;
+    target.vectorRegisters = bytes == 64 ? 32 : 16;
+  } else if (triple.isAArch64()) {
+    target.vectorLanes = 4;
+    target.vectorRegisters = 32;
+  } else {
+    target.vectorLanes = 1;
+    target.vectorRegisters = 32;
+    target.fmaPerCycle = 1;
+    target.loadsPerCycle = 1;
+  }
+  return target;
 }
 
 llvm::Expected<std::unique_ptr<llvm::Module>>

@@ -32,6 +32,8 @@ class ModuleOp;
 
 namespace kiln {
 
+struct KernelTarget;
+
 /// Creates a TargetMachine for `options` (host triple when empty; PIC
 /// relocation model on hosted targets, static on bare metal). Errors name the unknown triple or CPU.
 /// With `stackSizes`, objects get LLVM's .stack_sizes section (each
@@ -49,9 +51,25 @@ struct KernelABI {
   std::vector<int64_t> aliasedBindings;
 };
 
+/// The x86-64 features beyond the baseline (SSE2) that the runtime can
+/// check on the CPU it runs on; requiredCpuFeatures() reports those `tm`
+/// enables. Names are LLVM's (and GCC's __builtin_cpu_supports').
+const std::vector<std::string> &checkableCpuFeatures();
+
+/// The features of checkableCpuFeatures() that `tm`'s CPU and feature
+/// string enable (empty for targets other than x86-64): recorded in the
+/// artifact so the runtime refuses code its CPU cannot run.
+std::vector<std::string> requiredCpuFeatures(const llvm::TargetMachine &tm);
+
 /// Widest SIMD register of `tm`'s CPU and features, bytes: 64 with
 /// AVX-512, 32 with AVX, else 16 (SSE, NEON, and a scalar fallback).
 int64_t vectorBytesOf(const llvm::TargetMachine &tm);
+
+/// The register file the kernels of `tm` use: x86 AVX-512 16 f32 lanes x
+/// 32 registers, AVX 8 x 16, SSE 4 x 16; AArch64 NEON 4 x 32; targets
+/// without a SIMD unit the kernels use (Cortex-M, RV64GC) 1 lane x 32 FP
+/// registers.
+KernelTarget kernelTargetOf(const llvm::TargetMachine &tm);
 
 /// Translates an LLVM-dialect module to LLVM IR and exports each kernel as
 /// an entry point of the same name with the runtime's dispatch ABI

@@ -155,4 +155,29 @@ std::string planToCsv(const CompilationPlan &plan) {
   return os.str();
 }
 
+std::string kernelTileText(const KernelStrategy &kernel) {
+  if (kernel.tileRows <= 0)
+    return kernel.kind;
+  return kernel.kind + " " + std::to_string(kernel.tileRows) + "x" +
+         std::to_string(kernel.tileVectors) + "x" + std::to_string(kernel.lanes);
+}
+
+std::string describeKernel(const KernelStrategy &kernel) {
+  if (kernel.tileRows <= 0)
+    return kernel.kind;
+  std::string text = kernelTileText(kernel);
+  if (!kernel.weightLayout.empty())
+    text += ", " + kernel.weightLayout;
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.3g", kernel.flopsPerCycle);
+  return text + ", " + rate + " FLOP/cycle";
+}
+
+std::string dispatchLabel(const Dispatch &dispatch) {
+  std::string text = dispatch.name;
+  for (const SourceOp &op : dispatch.ops)
+    text += " " + op.name + (op.sourceIndex >= 0 ? "#" + std::to_string(op.sourceIndex) : "");
+  return text + " [" + kernelTileText(dispatch.kernel) + "]";
+}
+
 } // namespace kiln

@@ -36,7 +36,13 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
         {"flops", d.flops},
         {"bytes_read", d.bytesRead},
         {"bytes_written", d.bytesWritten},
-        {"aliased_bindings", ints(d.aliasedBindings)}});
+        {"aliased_bindings", ints(d.aliasedBindings)},
+        {"kernel", json::Object{{"strategy", d.kernel.kind},
+                                {"register_tile", json::Array{d.kernel.tileRows,
+                                                              d.kernel.tileVectors,
+                                                              d.kernel.lanes}},
+                                {"weight_layout", d.kernel.weightLayout},
+                                {"flops_per_cycle", d.kernel.flopsPerCycle}}}});
   }
   json::Array commands;
   for (const Command &c : plan.schedule.commands) {
@@ -157,6 +163,20 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
       d.bytesRead = getInt(*o, "bytes_read", 0);
       d.bytesWritten = getInt(*o, "bytes_written", 0);
       d.aliasedBindings = getInts(*o, "aliased_bindings");
+      // Artifacts written before kernels had strategies read as "loops".
+      if (const json::Object *k = o->getObject("kernel")) {
+        d.kernel.kind = getString(*k, "strategy");
+        if (d.kernel.kind.empty())
+          d.kernel.kind = "loops";
+        std::vector<int64_t> tile = getInts(*k, "register_tile");
+        if (tile.size() == 3) {
+          d.kernel.tileRows = tile[0];
+          d.kernel.tileVectors = tile[1];
+          d.kernel.lanes = tile[2];
+        }
+        d.kernel.weightLayout = getString(*k, "weight_layout");
+        d.kernel.flopsPerCycle = k->getNumber("flops_per_cycle").value_or(0.0);
+      }
       plan.dispatches.push_back(std::move(d));
     }
   if (const json::Array *os = root->getArray("outputs"))

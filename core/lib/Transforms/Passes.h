@@ -7,14 +7,22 @@
 #ifndef KILN_CORE_TRANSFORMS_PASSES_H
 #define KILN_CORE_TRANSFORMS_PASSES_H
 
+#include "kiln/Plan.h"
+
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
 #include <memory>
 #include <set>
 #include <vector>
 
 namespace mlir {
+class Operation;
 class Pass;
+namespace func {
+class FuncOp;
+} // namespace func
 class RewritePatternSet;
 } // namespace mlir
 
@@ -188,6 +196,81 @@ std::unique_ptr<mlir::Pass> createOutlineDispatchesPass();
 ///            %r = tensor.insert_slice %t into %out[%off] ... ; return %r }
 std::unique_ptr<mlir::Pass>
 createTileAndDistributePass(const DispatchOptions &options);
+
+/// The register file the kernels are built for (from the target CPU; see
+/// kernelTargetOf in Codegen/HostCodegen.h).
+struct KernelTarget {
+  /// f32 lanes of one SIMD register: 16 AVX-512, 8 AVX2, 4 SSE/NEON, 1 for
+  /// a CPU without SIMD (Cortex-M4F, RV64GC).
+  int64_t vectorLanes = 4;
+  /// Architectural SIMD (or, without SIMD, FP) registers: 16 SSE/AVX2,
+  /// 32 AVX-512, NEON, Cortex-M4F (s0-s31) and RV64 (f0-f31).
+  int64_t vectorRegisters = 16;
+  /// Vector FMAs and loads the core can issue per cycle (the throughput
+  /// model behind KernelStrategy::flopsPerCycle): 2 and 2 on recent x86-64
+  /// and AArch64 cores, 1 and 1 on in-order scalar cores.
+  int64_t fmaPerCycle = 2;
+  int64_t loadsPerCycle = 2;
+};
+
+/// A register tile: `rows` x (`vectors` x `lanes`) output values held in
+/// rows x vectors SIMD registers for a whole reduction.
+struct RegisterTile {
+  int64_t rows = 1;
+  int64_t vectors = 1;
+  int64_t lanes = 1;
+};
+
+/// The register tile of a matmul-family kernel (matmul, batch matmul,
+/// implicit-GEMM convolution) with `columns` output columns: up to 3
+/// column vectors (4 with 32 registers), and as many rows (at most 8) as
+/// leave one weight vector per column vector and one broadcast register
+/// free (AVX2, 24 columns: 4 x 3 x 8; 16+ columns: 6 x 2 x 8, as MLAS's
+/// FMA3 SGEMM kernel).
+RegisterTile chooseRegisterTile(int64_t columns, const KernelTarget &target);
+
+/// The register tile of a depthwise convolution with `channels` channels:
+/// up to 2 channel vectors, up to 4 output pixels per step.
+RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target);
+
+/// kiln-register-tile-contractions (on func.func, buffers): rewrites f32
+/// linalg.matmul, linalg.batch_matmul, linalg.conv_2d_nhwc_hwcf (an
+/// implicit GEMM over the input window, no im2col copy) and
+/// linalg.depthwise_conv_2d_nhwc_hwcm with multiplier 1 into scf loops over
+/// register tiles (chooseRegisterTile): the tile's accumulators are vector
+/// values loaded once from the output, carried through the reduction loops
+/// as loop-carried values (they stay in registers) and stored once.
+/// Remainder rows use 1-row tiles; remainder columns a narrower
+/// power-of-two vector or one masked vector, never scalar loops. Ops it
+/// cannot handle (dynamic column count, non-unit-stride columns, other
+/// element types) are left to kiln-interchange-for-vectorization.
+///
+/// Before: linalg.matmul ins(%a, %b : memref<?x24xf32>, memref<24x24xf32>)
+///                       outs(%c : memref<?x24xf32>)
+/// After:  scf.for %m = 0 to %full step 4 {            // 4 x 3 x 8 tile
+///           %c00 = vector.load %c[%m, 0] : vector<8xf32> ... (12 loads)
+///           %r:12 = scf.for %k = 0 to 24 iter_args(%acc00 = %c00, ...) {
+///             %b0 = vector.load %b[%k, 0] ... %b2 = vector.load %b[%k, 16]
+///             %a0 = memref.load %a[%m, %k] ; %s0 = vector.broadcast %a0
+///             %n00 = arith.addf (arith.mulf %s0, %b0), %acc00 ... (12)
+///             scf.yield %n00, ... }
+///           vector.store %r#0, %c[%m, 0] ... }
+///         scf.for %m = %full to %rows step 1 { 1 x 3 x 8 tile }
+std::unique_ptr<mlir::Pass>
+createRegisterTileContractionsPass(const KernelTarget &target);
+
+/// The register tile kiln-register-tile-contractions gives `op` (a linalg
+/// op on buffers), or nullopt with the reason in `whyNot` when it leaves
+/// the op to the loop path. The pass and the plan's record both ask here.
+std::optional<RegisterTile> registerTileFor(mlir::Operation *op, const KernelTarget &target,
+                                            std::string *whyNot = nullptr);
+
+/// The strategy of one dispatch function on buffers (its root op's), as
+/// recorded in the plan: kind, register tile, weight layout and the
+/// throughput model's FLOP per cycle.
+KernelStrategy kernelStrategyOf(mlir::func::FuncOp dispatch, const KernelTarget &target);
+void populateRegisterTileContractionsPatterns(mlir::RewritePatternSet &patterns,
+                                              const KernelTarget &target);
 
 /// kiln-interchange-for-vectorization (on func.func, buffers or tensors):
 /// generalizes convolutions, contractions and pooling ops and interchanges

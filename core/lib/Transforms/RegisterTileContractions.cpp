@@ -1,0 +1,696 @@
+//===- RegisterTileContractions.cpp - Register-tiled vector kernels -------===//
+//
+// See Passes.h for what holds before and after, and KernelStrategy.h for how
+// a dispatch's strategy and register tile are chosen.
+//
+// The kernels follow the structure of the BLIS / MLAS microkernels (Van Zee
+// and van de Geijn, "BLIS: A Framework for Rapidly Instantiating BLAS
+// Functionality", ACM TOMS 41(3), 2015): an MR x NR block of the output is
+// held in vector registers for the whole reduction; each reduction step
+// loads NR/lanes vectors of the weights, broadcasts MR scalars of the
+// activations and does MR x NR/lanes multiply-adds. LLVM contracts each
+// multiply-add into one FMA where the CPU has it (the kernels' float math is
+// marked contractable in optimizeModule).
+//
+//===----------------------------------------------------------------------===//
+#include "Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <functional>
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// One vector of a column block: `width` lanes starting `offset` columns
+/// into the block; `masked` when only the first `active` lanes are in range.
+struct ColumnVector {
+  int64_t offset = 0;
+  int64_t width = 0;
+  int64_t active = 0;
+  bool masked = false;
+};
+
+/// The vectors covering `columns` output columns with `lanes`-wide vectors:
+/// full vectors, then a narrower unmasked power-of-two vector or one masked
+/// vector for the rest.
+SmallVector<ColumnVector> columnVectors(int64_t columns, int64_t lanes) {
+  SmallVector<ColumnVector> out;
+  int64_t c = 0;
+  for (; c + lanes <= columns; c += lanes)
+    out.push_back({c, lanes, lanes, false});
+  int64_t rest = columns - c;
+  if (rest == 0)
+    return out;
+  if (llvm::isPowerOf2_64(rest))
+    out.push_back({c, rest, rest, false});
+  else
+    out.push_back({c, lanes, rest, true});
+  return out;
+}
+
+Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
+  return b.create<arith::ConstantIndexOp>(v);
+}
+
+/// Loads one column vector at `indices` (the last index is the column).
+Value loadVector(ImplicitLocOpBuilder &b, Value memref, ValueRange indices,
+                 const ColumnVector &cv) {
+  auto type = VectorType::get({cv.width}, b.getF32Type());
+  if (!cv.masked)
+    return b.create<vector::LoadOp>(type, memref, indices);
+  auto maskType = VectorType::get({cv.width}, b.getI1Type());
+  Value mask = b.create<vector::ConstantMaskOp>(maskType,
+                                                b.getI64ArrayAttr({cv.active}));
+  Value zero = b.create<arith::ConstantOp>(type, b.getZeroAttr(type));
+  return b.create<vector::MaskedLoadOp>(type, memref, indices, mask, zero);
+}
+
+void storeVector(ImplicitLocOpBuilder &b, Value value, Value memref,
+                 ValueRange indices, const ColumnVector &cv) {
+  if (!cv.masked) {
+    b.create<vector::StoreOp>(value, memref, indices);
+    return;
+  }
+  auto maskType = VectorType::get({cv.width}, b.getI1Type());
+  Value mask = b.create<vector::ConstantMaskOp>(maskType,
+                                                b.getI64ArrayAttr({cv.active}));
+  b.create<vector::MaskedStoreOp>(memref, indices, mask, value);
+}
+
+Value multiplyAdd(ImplicitLocOpBuilder &b, Value x, Value y, Value acc) {
+  return b.create<arith::AddFOp>(b.create<arith::MulFOp>(x, y), acc);
+}
+
+/// Builds `for iv in [0, ub)` loops nested in order, carrying `init`; `body`
+/// gets the induction variables and the carried values and returns the new
+/// ones. Returns the values after the outermost loop.
+SmallVector<Value> buildReductionNest(
+    ImplicitLocOpBuilder &b, ArrayRef<Value> upperBounds, ValueRange init,
+    const std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange,
+                                           ValueRange)> &body) {
+  SmallVector<Value> ivs;
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, size_t, ValueRange)>
+      nest = [&](ImplicitLocOpBuilder &nb, size_t level,
+                 ValueRange carried) -> SmallVector<Value> {
+    if (level == upperBounds.size())
+      return body(nb, ivs, carried);
+    Value zero = constantIndex(nb, 0), one = constantIndex(nb, 1);
+    auto loop = nb.create<scf::ForOp>(
+        zero, upperBounds[level], one, carried,
+        [&](OpBuilder &ob, Location loc, Value iv, ValueRange args) {
+          ImplicitLocOpBuilder ib(loc, ob);
+          ivs.push_back(iv);
+          SmallVector<Value> next = nest(ib, level + 1, args);
+          ivs.pop_back();
+          ib.create<scf::YieldOp>(next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
+  return nest(b, 0, init);
+}
+
+/// Calls `block(b, rowStart, rows)` for row blocks of `tile.rows` rows over
+/// [0, rowCount), then for the remaining rows one at a time.
+void forEachRowBlock(ImplicitLocOpBuilder &b, Value rowCount, int64_t rows,
+                     const std::function<void(ImplicitLocOpBuilder &, Value,
+                                              int64_t)> &block) {
+  Value zero = constantIndex(b, 0), one = constantIndex(b, 1);
+  Value step = constantIndex(b, rows);
+  Value full = rowCount;
+  if (rows > 1) {
+    Value rem = b.create<arith::RemUIOp>(rowCount, step);
+    full = b.create<arith::SubIOp>(rowCount, rem);
+  }
+  b.create<scf::ForOp>(zero, full, step, std::nullopt,
+                       [&](OpBuilder &ob, Location loc, Value iv, ValueRange) {
+                         ImplicitLocOpBuilder ib(loc, ob);
+                         block(ib, iv, rows);
+                         ib.create<scf::YieldOp>();
+                       });
+  if (rows > 1)
+    b.create<scf::ForOp>(full, rowCount, one, std::nullopt,
+                         [&](OpBuilder &ob, Location loc, Value iv, ValueRange) {
+                           ImplicitLocOpBuilder ib(loc, ob);
+                           block(ib, iv, 1);
+                           ib.create<scf::YieldOp>();
+                         });
+}
+
+/// A contraction C[outer..., row, col] += sum over reductions of
+/// A(outer, row, red) * B(outer, red)[col], with the columns static and
+/// contiguous in C and B. Matmul, batch matmul and the implicit GEMM of a
+/// convolution are instances.
+struct Contraction {
+  Value c, bMatrix;
+  int64_t columns = 0;
+  SmallVector<Value> outerBounds;
+  Value rowCount;
+  SmallVector<Value> reductionBounds;
+  /// C's indices without the column.
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange outer, Value row)>
+      cIndices;
+  /// The scalar of A for one row and reduction step.
+  std::function<Value(ImplicitLocOpBuilder &, ValueRange outer, Value row, ValueRange red)>
+      loadA;
+  /// B's indices without the column.
+  std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange outer, ValueRange red)>
+      bIndices;
+};
+
+/// One register block: `rows` x `vectors` accumulators loaded from C, the
+/// reduction nest carrying them, one store each.
+void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
+                          ValueRange outer, Value rowStart, int64_t rows,
+                          Value colStart, ArrayRef<ColumnVector> vectors) {
+  SmallVector<Value> rowIndex;
+  for (int64_t r = 0; r < rows; ++r)
+    rowIndex.push_back(r == 0 ? rowStart
+                              : b.create<arith::AddIOp>(rowStart, constantIndex(b, r))
+                                    .getResult());
+  auto columnOf = [&](ImplicitLocOpBuilder &nb, const ColumnVector &cv) -> Value {
+    return cv.offset == 0 ? colStart
+                          : nb.create<arith::AddIOp>(colStart, constantIndex(nb, cv.offset))
+                                .getResult();
+  };
+  SmallVector<Value> acc;
+  for (int64_t r = 0; r < rows; ++r)
+    for (const ColumnVector &cv : vectors) {
+      SmallVector<Value> idx = k.cIndices(b, outer, rowIndex[r]);
+      idx.push_back(columnOf(b, cv));
+      acc.push_back(loadVector(b, k.c, idx, cv));
+    }
+  SmallVector<Value> result = buildReductionNest(
+      b, k.reductionBounds, acc,
+      [&](ImplicitLocOpBuilder &nb, ValueRange red, ValueRange carried) {
+        SmallVector<Value> weights;
+        for (const ColumnVector &cv : vectors) {
+          SmallVector<Value> idx = k.bIndices(nb, outer, red);
+          idx.push_back(columnOf(nb, cv));
+          weights.push_back(loadVector(nb, k.bMatrix, idx, cv));
+        }
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < rows; ++r) {
+          Value a = k.loadA(nb, outer, rowIndex[r], red);
+          for (size_t v = 0; v < vectors.size(); ++v) {
+            Value splat = nb.create<vector::BroadcastOp>(weights[v].getType(), a);
+            next.push_back(multiplyAdd(nb, splat, weights[v],
+                                       carried[r * vectors.size() + v]));
+          }
+        }
+        return next;
+      });
+  for (int64_t r = 0; r < rows; ++r)
+    for (size_t v = 0; v < vectors.size(); ++v) {
+      SmallVector<Value> idx = k.cIndices(b, outer, rowIndex[r]);
+      idx.push_back(columnOf(b, vectors[v]));
+      storeVector(b, result[r * vectors.size() + v], k.c, idx, vectors[v]);
+    }
+}
+
+/// Emits the whole contraction with `tile`: outer loops, row blocks, column
+/// blocks of tile.vectors vectors (a loop over the uniform ones, then the
+/// tail block).
+void emitContraction(ImplicitLocOpBuilder &b, const Contraction &k,
+                     const RegisterTile &tile) {
+  SmallVector<ColumnVector> all = columnVectors(k.columns, tile.lanes);
+  const int64_t perBlock = tile.vectors;
+  // Uniform blocks: perBlock full-width vectors each (no mask, no narrow
+  // vector), run by one loop; the rest is the tail block.
+  int64_t fullVectors = 0;
+  for (const ColumnVector &cv : all)
+    fullVectors += !cv.masked && cv.width == tile.lanes;
+  const int64_t uniform = fullVectors / perBlock;
+  SmallVector<ColumnVector> blockVectors;
+  for (int64_t v = 0; v < perBlock; ++v)
+    blockVectors.push_back({v * tile.lanes, tile.lanes, tile.lanes, false});
+  SmallVector<ColumnVector> tail;
+  for (size_t v = uniform * perBlock; v < all.size(); ++v) {
+    ColumnVector cv = all[v];
+    cv.offset -= uniform * perBlock * tile.lanes;
+    tail.push_back(cv);
+  }
+  const int64_t blockColumns = perBlock * tile.lanes;
+
+  SmallVector<Value> outerIvs;
+  std::function<void(ImplicitLocOpBuilder &, size_t)> outerNest =
+      [&](ImplicitLocOpBuilder &ob, size_t level) {
+        if (level < k.outerBounds.size()) {
+          ob.create<scf::ForOp>(
+              constantIndex(ob, 0), k.outerBounds[level], constantIndex(ob, 1),
+              std::nullopt, [&](OpBuilder &fb, Location loc, Value iv, ValueRange) {
+                ImplicitLocOpBuilder ib(loc, fb);
+                outerIvs.push_back(iv);
+                outerNest(ib, level + 1);
+                outerIvs.pop_back();
+                ib.create<scf::YieldOp>();
+              });
+          return;
+        }
+        // Column blocks outermost, rows inside: one block's weight panel
+        // (K x blockColumns) is read by every row block of the workgroup
+        // while it is in cache.
+        auto rowBlocks = [&](ImplicitLocOpBuilder &cb, Value col, ArrayRef<ColumnVector> vectors) {
+          forEachRowBlock(cb, k.rowCount, tile.rows,
+                          [&](ImplicitLocOpBuilder &rb, Value rowStart, int64_t rows) {
+                            emitContractionBlock(rb, k, outerIvs, rowStart, rows, col, vectors);
+                          });
+        };
+        if (uniform > 0)
+          ob.create<scf::ForOp>(constantIndex(ob, 0), constantIndex(ob, uniform * blockColumns),
+                                constantIndex(ob, blockColumns), std::nullopt,
+                                [&](OpBuilder &fb, Location loc, Value col, ValueRange) {
+                                  ImplicitLocOpBuilder ib(loc, fb);
+                                  rowBlocks(ib, col, blockVectors);
+                                  ib.create<scf::YieldOp>();
+                                });
+        if (!tail.empty())
+          rowBlocks(ob, constantIndex(ob, uniform * blockColumns), tail);
+      };
+  outerNest(b, 0);
+}
+
+Value dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t d) {
+  return b.create<memref::DimOp>(memref, d);
+}
+
+/// True if `value` is an f32 memref with a strided layout whose innermost
+/// stride is 1 (what vector.load needs).
+bool isUnitStrideF32(Value value) {
+  auto type = value.getType().dyn_cast<MemRefType>();
+  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(getStridesAndOffset(type, strides, offset)))
+    return false;
+  return strides.back() == 1;
+}
+
+/// Static dimension `d` of `v`'s memref type (dynamic if not a memref).
+int64_t staticDim(Value v, int64_t d) {
+  auto type = v.getType().dyn_cast<MemRefType>();
+  return type && d < type.getRank() ? type.getDimSize(d) : ShapedType::kDynamic;
+}
+
+} // namespace
+
+std::optional<RegisterTile> registerTileFor(Operation *op, const KernelTarget &target,
+                                            std::string *whyNot) {
+  auto fail = [&](const char *why) -> std::optional<RegisterTile> {
+    if (whyNot)
+      *whyNot = why;
+    return std::nullopt;
+  };
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !isa<linalg::MatmulOp, linalg::BatchMatmulOp, linalg::Conv2DNhwcHwcfOp,
+                        linalg::DepthwiseConv2DNhwcHwcmOp>(op))
+    return fail("not a matmul, batch matmul, NHWC/HWCF convolution or depthwise convolution");
+  if (!linalgOp.hasBufferSemantics())
+    return fail("runs on buffers");
+  Value in = linalgOp.getDpsInputOperand(0)->get(), w = linalgOp.getDpsInputOperand(1)->get(),
+        out = linalgOp.getDpsInitOperand(0)->get();
+  if (!in.getType().cast<MemRefType>().getElementType().isF32() || !isUnitStrideF32(w) ||
+      !isUnitStrideF32(out))
+    return fail("needs f32 operands whose innermost dimension has unit stride");
+  if (isa<linalg::DepthwiseConv2DNhwcHwcmOp>(op)) {
+    if (!isUnitStrideF32(in))
+      return fail("needs an input with unit-stride channels");
+    if (staticDim(w, 3) != 1)
+      return fail("channel multiplier is not 1");
+    int64_t kh = staticDim(w, 0), kw = staticDim(w, 1), channels = staticDim(w, 2);
+    if (ShapedType::isDynamic(kh) || ShapedType::isDynamic(kw) ||
+        ShapedType::isDynamic(channels) || kh * kw > 49)
+      return fail("needs a static window of at most 49 taps and static channels");
+    return chooseDepthwiseTile(channels, target);
+  }
+  auto outType = out.getType().cast<MemRefType>();
+  int64_t columns = outType.getDimSize(outType.getRank() - 1);
+  if (ShapedType::isDynamic(columns))
+    return fail("needs a static output column (channel) count");
+  return chooseRegisterTile(columns, target);
+}
+
+namespace {
+
+struct TileMatmul : public OpRewritePattern<linalg::MatmulOp> {
+  TileMatmul(MLIRContext *ctx, const KernelTarget &target)
+      : OpRewritePattern(ctx), target(target) {}
+  LogicalResult matchAndRewrite(linalg::MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    std::optional<RegisterTile> tile = registerTileFor(op, target, &why);
+    if (!tile)
+      return rewriter.notifyMatchFailure(op, why);
+    Value a = op.getDpsInputOperand(0)->get(), bm = op.getDpsInputOperand(1)->get(),
+          c = op.getDpsInitOperand(0)->get();
+    int64_t n = c.getType().cast<MemRefType>().getDimSize(1);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Contraction k;
+    k.c = c;
+    k.bMatrix = bm;
+    k.columns = n;
+    k.rowCount = dimOf(b, c, 0);
+    k.reductionBounds = {dimOf(b, a, 1)};
+    k.cIndices = [](ImplicitLocOpBuilder &, ValueRange, Value row) {
+      return SmallVector<Value>{row};
+    };
+    k.loadA = [a](ImplicitLocOpBuilder &nb, ValueRange, Value row, ValueRange red) -> Value {
+      return nb.create<memref::LoadOp>(a, ValueRange{row, red[0]});
+    };
+    k.bIndices = [](ImplicitLocOpBuilder &, ValueRange, ValueRange red) {
+      return SmallVector<Value>{red[0]};
+    };
+    emitContraction(b, k, *tile);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  KernelTarget target;
+};
+
+struct TileBatchMatmul : public OpRewritePattern<linalg::BatchMatmulOp> {
+  TileBatchMatmul(MLIRContext *ctx, const KernelTarget &target)
+      : OpRewritePattern(ctx), target(target) {}
+  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    std::optional<RegisterTile> tile = registerTileFor(op, target, &why);
+    if (!tile)
+      return rewriter.notifyMatchFailure(op, why);
+    Value a = op.getDpsInputOperand(0)->get(), bm = op.getDpsInputOperand(1)->get(),
+          c = op.getDpsInitOperand(0)->get();
+    int64_t n = c.getType().cast<MemRefType>().getDimSize(2);
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Contraction k;
+    k.c = c;
+    k.bMatrix = bm;
+    k.columns = n;
+    k.outerBounds = {dimOf(b, c, 0)};
+    k.rowCount = dimOf(b, c, 1);
+    k.reductionBounds = {dimOf(b, a, 2)};
+    k.cIndices = [](ImplicitLocOpBuilder &, ValueRange outer, Value row) {
+      return SmallVector<Value>{outer[0], row};
+    };
+    k.loadA = [a](ImplicitLocOpBuilder &nb, ValueRange outer, Value row,
+                  ValueRange red) -> Value {
+      return nb.create<memref::LoadOp>(a, ValueRange{outer[0], row, red[0]});
+    };
+    k.bIndices = [](ImplicitLocOpBuilder &, ValueRange outer, ValueRange red) {
+      return SmallVector<Value>{outer[0], red[0]};
+    };
+    emitContraction(b, k, *tile);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  KernelTarget target;
+};
+
+/// The two values of a conv's strides or dilations attribute.
+std::pair<int64_t, int64_t> pairOf(DenseIntElementsAttr attr) {
+  auto values = attr.getValues<int64_t>();
+  return {values[0], values[1]};
+}
+
+/// ivs[i] * scale + offset * step, folded where constant.
+Value affineIndex(ImplicitLocOpBuilder &b, Value base, int64_t scale, Value tap,
+                  int64_t tapScale) {
+  Value x = scale == 1 ? base
+                       : b.create<arith::MulIOp>(base, constantIndex(b, scale)).getResult();
+  Value t = tapScale == 1 ? tap
+                          : b.create<arith::MulIOp>(tap, constantIndex(b, tapScale)).getResult();
+  return b.create<arith::AddIOp>(x, t);
+}
+
+/// conv_2d_nhwc_hwcf as an implicit GEMM: rows = output columns (ow) of one
+/// output row (n, oh), columns = output channels, reduction = (kh, kw, c),
+/// read straight from the input window (no im2col copy).
+struct TileConv2D : public OpRewritePattern<linalg::Conv2DNhwcHwcfOp> {
+  TileConv2D(MLIRContext *ctx, const KernelTarget &target)
+      : OpRewritePattern(ctx), target(target) {}
+  LogicalResult matchAndRewrite(linalg::Conv2DNhwcHwcfOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    std::optional<RegisterTile> tile = registerTileFor(op, target, &why);
+    if (!tile)
+      return rewriter.notifyMatchFailure(op, why);
+    Value in = op.getDpsInputOperand(0)->get(), w = op.getDpsInputOperand(1)->get(),
+          out = op.getDpsInitOperand(0)->get();
+    int64_t f = out.getType().cast<MemRefType>().getDimSize(3);
+    auto [sh, sw] = pairOf(op.getStrides());
+    auto [dh, dw] = pairOf(op.getDilations());
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Contraction k;
+    k.c = out;
+    k.bMatrix = w;
+    k.columns = f;
+    k.outerBounds = {dimOf(b, out, 0), dimOf(b, out, 1)};
+    k.rowCount = dimOf(b, out, 2);
+    k.reductionBounds = {dimOf(b, w, 0), dimOf(b, w, 1), dimOf(b, w, 2)};
+    k.cIndices = [](ImplicitLocOpBuilder &, ValueRange outer, Value row) {
+      return SmallVector<Value>{outer[0], outer[1], row};
+    };
+    k.loadA = [=](ImplicitLocOpBuilder &nb, ValueRange outer, Value row,
+                  ValueRange red) -> Value {
+      Value h = affineIndex(nb, outer[1], sh, red[0], dh);
+      Value x = affineIndex(nb, row, sw, red[1], dw);
+      return nb.create<memref::LoadOp>(in, ValueRange{outer[0], h, x, red[2]});
+    };
+    k.bIndices = [](ImplicitLocOpBuilder &, ValueRange, ValueRange red) {
+      return SmallVector<Value>{red[0], red[1], red[2]};
+    };
+    emitContraction(b, k, *tile);
+    rewriter.eraseOp(op);
+    return success();
+  }
+  KernelTarget target;
+};
+
+/// Drops the trailing unit dimension of a depthwise filter/output buffer
+/// (channel multiplier 1) with a rank-reducing subview.
+Value dropTrailingUnitDim(ImplicitLocOpBuilder &b, Value memref) {
+  auto type = memref.getType().cast<MemRefType>();
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), strides(rank, b.getIndexAttr(1)),
+      sizes;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    sizes.push_back(type.isDynamicDim(d) ? OpFoldResult(dimOf(b, memref, d))
+                                         : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+    if (d + 1 < rank)
+      shape.push_back(type.getDimSize(d));
+  }
+  auto reduced = memref::SubViewOp::inferRankReducedResultType(shape, type, offsets, sizes,
+                                                               strides)
+                     .cast<MemRefType>();
+  return b.create<memref::SubViewOp>(reduced, memref, offsets, sizes, strides);
+}
+
+/// depthwise_conv_2d_nhwc_hwcm with multiplier 1: channels in vectors,
+/// `tile.rows` output pixels of one row per step, the window's taps
+/// unrolled so a loaded input vector serves every tap that reads it.
+struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp> {
+  TileDepthwise(MLIRContext *ctx, const KernelTarget &target)
+      : OpRewritePattern(ctx), target(target) {}
+  LogicalResult matchAndRewrite(linalg::DepthwiseConv2DNhwcHwcmOp op,
+                                PatternRewriter &rewriter) const override {
+    std::string why;
+    std::optional<RegisterTile> found = registerTileFor(op, target, &why);
+    if (!found)
+      return rewriter.notifyMatchFailure(op, why);
+    Value in = op.getDpsInputOperand(0)->get(), w = op.getDpsInputOperand(1)->get(),
+          out = op.getDpsInitOperand(0)->get();
+    auto wType = w.getType().cast<MemRefType>();
+    int64_t kh = wType.getDimSize(0), kw = wType.getDimSize(1), channels = wType.getDimSize(2);
+    auto [sh, sw] = pairOf(op.getStrides());
+    auto [dh, dw] = pairOf(op.getDilations());
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value filter = dropTrailingUnitDim(b, w);
+    Value output = dropTrailingUnitDim(b, out);
+    RegisterTile tile = *found;
+    SmallVector<ColumnVector> all = columnVectors(channels, tile.lanes);
+
+    auto emitBlock = [&](ImplicitLocOpBuilder &rb, Value n, Value oh, Value rowStart,
+                         int64_t rows, ArrayRef<ColumnVector> vectors) {
+      SmallVector<Value> ow;
+      for (int64_t r = 0; r < rows; ++r)
+        ow.push_back(r == 0 ? rowStart
+                            : rb.create<arith::AddIOp>(rowStart, constantIndex(rb, r))
+                                  .getResult());
+      SmallVector<Value> acc;
+      for (int64_t r = 0; r < rows; ++r)
+        for (const ColumnVector &cv : vectors)
+          acc.push_back(loadVector(rb, output, {n, oh, ow[r], constantIndex(rb, cv.offset)}, cv));
+      for (int64_t i = 0; i < kh; ++i) {
+        Value h = affineIndex(rb, oh, sh, constantIndex(rb, i), dh);
+        for (int64_t j = 0; j < kw; ++j) {
+          for (size_t v = 0; v < vectors.size(); ++v) {
+            const ColumnVector &cv = vectors[v];
+            Value c = constantIndex(rb, cv.offset);
+            Value wv = loadVector(rb, filter, {constantIndex(rb, i), constantIndex(rb, j), c}, cv);
+            for (int64_t r = 0; r < rows; ++r) {
+              Value x = affineIndex(rb, ow[r], sw, constantIndex(rb, j), dw);
+              Value xv = loadVector(rb, in, {n, h, x, c}, cv);
+              Value &a = acc[r * vectors.size() + v];
+              a = multiplyAdd(rb, xv, wv, a);
+            }
+          }
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r)
+        for (size_t v = 0; v < vectors.size(); ++v)
+          storeVector(rb, acc[r * vectors.size() + v], output,
+                      {n, oh, ow[r], constantIndex(rb, vectors[v].offset)}, vectors[v]);
+    };
+
+    auto loop = [&](ImplicitLocOpBuilder &lb, Value ub,
+                    const std::function<void(ImplicitLocOpBuilder &, Value)> &body) {
+      lb.create<scf::ForOp>(constantIndex(lb, 0), ub, constantIndex(lb, 1), std::nullopt,
+                            [&](OpBuilder &fb, Location loc, Value iv, ValueRange) {
+                              ImplicitLocOpBuilder ib(loc, fb);
+                              body(ib, iv);
+                              ib.create<scf::YieldOp>();
+                            });
+    };
+    loop(b, dimOf(b, output, 0), [&](ImplicitLocOpBuilder &nb, Value n) {
+      loop(nb, dimOf(nb, output, 1), [&](ImplicitLocOpBuilder &hb, Value oh) {
+        forEachRowBlock(hb, dimOf(hb, output, 2), tile.rows,
+                        [&](ImplicitLocOpBuilder &rb, Value rowStart, int64_t rows) {
+                          // Channel blocks of tile.vectors vectors, unrolled.
+                          for (size_t first = 0; first < all.size();
+                               first += tile.vectors) {
+                            size_t last = std::min(all.size(), first + tile.vectors);
+                            emitBlock(rb, n, oh, rowStart, rows,
+                                      ArrayRef<ColumnVector>(all).slice(first, last - first));
+                          }
+                        });
+      });
+    });
+    rewriter.eraseOp(op);
+    return success();
+  }
+  KernelTarget target;
+};
+
+struct RegisterTileContractionsPass
+    : public PassWrapper<RegisterTileContractionsPass, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RegisterTileContractionsPass)
+
+  RegisterTileContractionsPass() = default;
+  explicit RegisterTileContractionsPass(const KernelTarget &target) : target(target) {}
+
+  StringRef getArgument() const final { return "kiln-register-tile-contractions"; }
+  StringRef getDescription() const final {
+    return "Matmuls and convolutions on buffers -> register-tiled vector loops";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
+  }
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateRegisterTileContractionsPatterns(patterns, target);
+    GreedyRewriteConfig config;
+    config.maxIterations = 2;
+    // Every rewrite erases its op and emits loops the patterns do not
+    // match, so one sweep suffices; folding is left to the canonicalizer.
+    (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config);
+  }
+
+  KernelTarget target;
+};
+
+} // namespace
+
+RegisterTile chooseRegisterTile(int64_t columns, const KernelTarget &target) {
+  RegisterTile tile;
+  tile.lanes = std::max<int64_t>(1, target.vectorLanes);
+  int64_t vectorsNeeded = std::max<int64_t>(1, (columns + tile.lanes - 1) / tile.lanes);
+  // Column vectors per block: 3 covers 24- and 48-wide layers in one or two
+  // blocks; wider register files take 4 (AVX-512, or scalar FP registers).
+  int64_t maxVectors = target.vectorRegisters >= 32 ? 4 : (vectorsNeeded == 3 ? 3 : 2);
+  tile.vectors = std::min(vectorsNeeded, maxVectors);
+  // Accumulators + one weight vector per column vector + one broadcast.
+  tile.rows = std::clamp<int64_t>((target.vectorRegisters - tile.vectors - 1) / tile.vectors,
+                                  1, 8);
+  return tile;
+}
+
+RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target) {
+  RegisterTile tile;
+  tile.lanes = std::max<int64_t>(1, target.vectorLanes);
+  int64_t vectorsNeeded = std::max<int64_t>(1, (channels + tile.lanes - 1) / tile.lanes);
+  tile.vectors = std::min<int64_t>(vectorsNeeded, 2);
+  // Accumulators + one filter vector and one input vector per column vector.
+  tile.rows = std::clamp<int64_t>((target.vectorRegisters - 2 * tile.vectors) / tile.vectors,
+                                  1, 4);
+  return tile;
+}
+
+/// "AxBxC" of a memref's static shape.
+static std::string shapeOf(Value v) {
+  auto type = v.getType().cast<MemRefType>();
+  std::string text;
+  for (int64_t d : type.getShape())
+    text += (text.empty() ? "" : "x") +
+            (ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d));
+  return text;
+}
+
+KernelStrategy kernelStrategyOf(func::FuncOp dispatch, const KernelTarget &target) {
+  KernelStrategy strategy;
+  dispatch.walk([&](linalg::LinalgOp op) {
+    std::optional<RegisterTile> tile = registerTileFor(op, target);
+    if (!tile || strategy.kind != "loops")
+      return;
+    Value weights = op.getDpsInputOperand(1)->get();
+    strategy.tileRows = tile->rows;
+    strategy.tileVectors = tile->vectors;
+    strategy.lanes = tile->lanes;
+    int64_t fmas = tile->rows * tile->vectors, loads = tile->rows + tile->vectors;
+    if (isa<linalg::MatmulOp>(op)) {
+      strategy.kind = "gemm";
+      strategy.weightLayout = shapeOf(weights) + " KxN (N contiguous)";
+    } else if (isa<linalg::BatchMatmulOp>(op)) {
+      strategy.kind = "gemm";
+      strategy.weightLayout = shapeOf(weights) + " BxKxN (N contiguous)";
+    } else if (isa<linalg::Conv2DNhwcHwcfOp>(op)) {
+      strategy.kind = "implicit-gemm";
+      strategy.weightLayout = shapeOf(weights) + " HxWxCxF (F contiguous)";
+    } else {
+      strategy.kind = "depthwise";
+      strategy.weightLayout = shapeOf(weights) + " HxWxCx1 (C contiguous)";
+      // Per tap: one filter vector per column vector and one input vector
+      // per accumulator (loads shared between taps are not counted).
+      loads = tile->vectors + fmas;
+    }
+    double cycles = std::max(double(fmas) / double(target.fmaPerCycle),
+                             double(loads) / double(target.loadsPerCycle));
+    strategy.flopsPerCycle = 2.0 * double(tile->lanes * fmas) / cycles;
+  });
+  return strategy;
+}
+
+void populateRegisterTileContractionsPatterns(RewritePatternSet &patterns,
+                                              const KernelTarget &target) {
+  patterns.add<TileMatmul, TileBatchMatmul, TileConv2D, TileDepthwise>(
+      patterns.getContext(), target);
+}
+
+std::unique_ptr<Pass> createRegisterTileContractionsPass(const KernelTarget &target) {
+  return std::make_unique<RegisterTileContractionsPass>(target);
+}
+
+} // namespace kiln

@@ -1,0 +1,220 @@
+//===- RegisterTileContractionsTest.cpp - kiln-register-tile-contractions ===//
+//
+// The tile choice against hand-computed register budgets, the IR shape the
+// pass leaves (accumulators carried by the reduction loop, one load and one
+// store per accumulator, no linalg op left), what it refuses, and the
+// strategy the plan records. The numbers themselves are checked end to end
+// by the op cases (OpCaseTest: 4-, 8- and 16-lane tiles against TFLite).
+//
+//===----------------------------------------------------------------------===//
+#include "PassTestSupport.h"
+#include "Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+
+namespace {
+
+using kiln::test::parse;
+using kiln::test::str;
+
+const kiln::KernelTarget kSSE{4, 16, 2, 2};
+const kiln::KernelTarget kAVX2{8, 16, 2, 2};
+const kiln::KernelTarget kAVX512{16, 32, 2, 2};
+const kiln::KernelTarget kScalar{1, 32, 1, 1};
+
+TEST(RegisterTileContractions, TilesFitTheRegisterFile) {
+  // AVX2, 24 columns: 3 vectors; rows = (16 - 3 - 1) / 3 = 4 (12 accumulators).
+  kiln::RegisterTile t = kiln::chooseRegisterTile(24, kAVX2);
+  EXPECT_EQ(t.rows, 4);
+  EXPECT_EQ(t.vectors, 3);
+  EXPECT_EQ(t.lanes, 8);
+  // AVX2, 64 columns: 2 vectors per block; rows = (16 - 2 - 1) / 2 = 6
+  // (MLAS's 6 x 16 FMA3 kernel).
+  t = kiln::chooseRegisterTile(64, kAVX2);
+  EXPECT_EQ(t.rows, 6);
+  EXPECT_EQ(t.vectors, 2);
+  // AVX-512, 64 columns: 4 vectors; rows = (32 - 4 - 1) / 4 = 6.
+  t = kiln::chooseRegisterTile(64, kAVX512);
+  EXPECT_EQ(t.rows, 6);
+  EXPECT_EQ(t.vectors, 4);
+  EXPECT_EQ(t.lanes, 16);
+  // SSE, 5 columns: 2 vectors (4 + 1); rows 6.
+  t = kiln::chooseRegisterTile(5, kSSE);
+  EXPECT_EQ(t.vectors, 2);
+  EXPECT_EQ(t.rows, 6);
+  // Scalar FP registers: 4 columns x 6 rows = 24 of 32 registers.
+  t = kiln::chooseRegisterTile(100, kScalar);
+  EXPECT_EQ(t.lanes, 1);
+  EXPECT_EQ(t.vectors, 4);
+  EXPECT_EQ(t.rows, 6);
+  // One column: one vector, rows capped at 8.
+  t = kiln::chooseRegisterTile(1, kAVX512);
+  EXPECT_EQ(t.vectors, 1);
+  EXPECT_EQ(t.rows, 8);
+  // Every choice leaves a weight register per column vector and a
+  // broadcast register.
+  for (const kiln::KernelTarget &target : {kSSE, kAVX2, kAVX512, kScalar})
+    for (int64_t columns : {1, 3, 7, 8, 13, 16, 24, 37, 50, 64, 100, 1000}) {
+      kiln::RegisterTile tile = kiln::chooseRegisterTile(columns, target);
+      EXPECT_LE(tile.rows * tile.vectors + tile.vectors + 1, target.vectorRegisters)
+          << columns << " columns, " << target.vectorLanes << " lanes";
+      kiln::RegisterTile dw = kiln::chooseDepthwiseTile(columns, target);
+      EXPECT_LE(dw.rows * dw.vectors + 2 * dw.vectors, target.vectorRegisters);
+    }
+}
+
+const char *kMatmul = R"mlir(
+func.func @mm(%a: memref<?x24xf32, strided<[24, 1], offset: ?>>, %b: memref<24x24xf32>,
+              %c: memref<?x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x24xf32, strided<[24, 1], offset: ?>>, memref<24x24xf32>)
+                outs(%c : memref<?x24xf32>)
+  return
+}
+)mlir";
+
+LogicalResult runPass(MLIRContext &context, ModuleOp module, const kiln::KernelTarget &target) {
+  PassManager pm(&context);
+  pm.addNestedPass<func::FuncOp>(kiln::createRegisterTileContractionsPass(target));
+  return pm.run(module);
+}
+
+TEST(RegisterTileContractions, MatmulAccumulatorsAreCarriedByTheReductionLoop) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kMatmul);
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+  int matmuls = 0;
+  module->walk([&](linalg::LinalgOp) { ++matmuls; });
+  EXPECT_EQ(matmuls, 0) << str(*module);
+  // Reduction loops: the ones carrying values. The full 4-row block carries
+  // 4 x 3 = 12 vector<8xf32>, the 1-row remainder block 3.
+  std::vector<size_t> carried;
+  module->walk([&](scf::ForOp loop) {
+    if (loop.getNumIterOperands() == 0)
+      return;
+    carried.push_back(loop.getNumIterOperands());
+    for (Value v : loop.getInitArgs())
+      EXPECT_EQ(str(v.getType()), "vector<8xf32>");
+  });
+  std::sort(carried.begin(), carried.end());
+  EXPECT_EQ(carried, (std::vector<size_t>{3, 12})) << str(*module);
+  // One load and one store per accumulator outside the reduction (12 + 3),
+  // three weight loads inside each reduction loop; no masks (24 = 3 x 8).
+  int stores = 0, loads = 0, masked = 0;
+  module->walk([&](vector::StoreOp) { ++stores; });
+  module->walk([&](vector::LoadOp) { ++loads; });
+  module->walk([&](vector::MaskedLoadOp) { ++masked; });
+  EXPECT_EQ(stores, 15);
+  EXPECT_EQ(loads, 15 + 3 + 3);
+  EXPECT_EQ(masked, 0);
+}
+
+TEST(RegisterTileContractions, ColumnTailsUseNarrowOrMaskedVectors) {
+  // 20 columns on AVX2: 2 full vectors and a 4-lane tail (unmasked); 13
+  // columns: 1 full vector and a masked one (5 of 8 lanes).
+  for (auto [columns, narrow, maskedExpected] :
+       {std::tuple<int, bool, bool>{20, true, false}, {13, false, true}}) {
+    MLIRContext context;
+    std::string source = std::string(kMatmul);
+    for (size_t at; (at = source.find("x24xf32")) != std::string::npos;)
+      source.replace(at, 7, "x" + std::to_string(columns) + "xf32");
+    for (size_t at; (at = source.find("[24, 1]")) != std::string::npos;)
+      source.replace(at, 7, "[" + std::to_string(columns) + ", 1]");
+    OwningOpRef<ModuleOp> module = parse(context, source.c_str());
+    ASSERT_TRUE(module) << source;
+    ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+    bool sawNarrow = false;
+    module->walk([&](vector::LoadOp op) { sawNarrow |= op.getVectorType().getNumElements() == 4; });
+    int masked = 0;
+    module->walk([&](vector::MaskedLoadOp op) {
+      ++masked;
+      EXPECT_EQ(op.getVectorType().getNumElements(), 8);
+    });
+    EXPECT_EQ(sawNarrow, narrow) << columns;
+    EXPECT_EQ(masked > 0, maskedExpected) << columns;
+  }
+}
+
+TEST(RegisterTileContractions, DepthwiseWithMultiplierTwoIsLeftToLoops) {
+  const char *source = R"mlir(
+func.func @dw(%in: memref<1x6x6x3xf32>, %w: memref<3x3x3x2xf32>, %out: memref<1x4x4x3x2xf32>) {
+  linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %w : memref<1x6x6x3xf32>, memref<3x3x3x2xf32>) outs(%out : memref<1x4x4x3x2xf32>)
+  return
+}
+)mlir";
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, source);
+  ASSERT_TRUE(module);
+  linalg::LinalgOp op;
+  module->walk([&](linalg::LinalgOp l) { op = l; });
+  std::string why;
+  EXPECT_FALSE(kiln::registerTileFor(op, kAVX2, &why).has_value());
+  EXPECT_EQ(why, "channel multiplier is not 1");
+  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+  int left = 0;
+  module->walk([&](linalg::DepthwiseConv2DNhwcHwcmOp) { ++left; });
+  EXPECT_EQ(left, 1);
+}
+
+TEST(RegisterTileContractions, DepthwiseUnrollsTheWindow) {
+  const char *source = R"mlir(
+func.func @dw(%in: memref<1x6x10x16xf32>, %w: memref<3x3x16x1xf32>, %out: memref<1x4x8x16x1xf32>) {
+  linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %w : memref<1x6x10x16xf32>, memref<3x3x16x1xf32>) outs(%out : memref<1x4x8x16x1xf32>)
+  return
+}
+)mlir";
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, source);
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+  int left = 0;
+  module->walk([&](linalg::LinalgOp) { ++left; });
+  EXPECT_EQ(left, 0);
+  // 16 channels = 2 vectors; 4-pixel and 1-pixel blocks; 9 taps unrolled:
+  // stores = (4 + 1) x 2 accumulators.
+  int stores = 0;
+  module->walk([&](vector::StoreOp) { ++stores; });
+  EXPECT_EQ(stores, 10);
+}
+
+TEST(RegisterTileContractions, StrategyRecordsTileLayoutAndThroughput) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kMatmul);
+  ASSERT_TRUE(module);
+  func::FuncOp fn = *module->getOps<func::FuncOp>().begin();
+  kiln::KernelStrategy s = kiln::kernelStrategyOf(fn, kAVX2);
+  EXPECT_EQ(s.kind, "gemm");
+  EXPECT_EQ(s.tileRows, 4);
+  EXPECT_EQ(s.tileVectors, 3);
+  EXPECT_EQ(s.lanes, 8);
+  EXPECT_EQ(s.weightLayout, "24x24 KxN (N contiguous)");
+  // 12 FMAs and 7 loads per step: max(12/2, 7/2) = 6 cycles for
+  // 2 x 8 x 12 = 192 FLOP.
+  EXPECT_DOUBLE_EQ(s.flopsPerCycle, 32.0);
+  EXPECT_EQ(kiln::describeKernel(s), "gemm 4x3x8, 24x24 KxN (N contiguous), 32 FLOP/cycle");
+  // A dispatch without a contraction: loops.
+  const char *copy = R"mlir(
+func.func @c(%a: memref<4xf32>, %b: memref<4xf32>) {
+  linalg.copy ins(%a : memref<4xf32>) outs(%b : memref<4xf32>)
+  return
+}
+)mlir";
+  OwningOpRef<ModuleOp> other = parse(context, copy);
+  ASSERT_TRUE(other);
+  kiln::KernelStrategy loops = kiln::kernelStrategyOf(*other->getOps<func::FuncOp>().begin(), kAVX2);
+  EXPECT_EQ(loops.kind, "loops");
+  EXPECT_EQ(kiln::describeKernel(loops), "loops");
+}
+
+} // namespace
