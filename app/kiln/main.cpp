@@ -97,7 +97,8 @@ static cl::opt<unsigned> threads("threads",
                                  cl::init(1), cl::sub(runCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> traceFile("trace",
                                       cl::desc("Write the measured start and end of every "
-                                               "dispatch and workgroup of the first run as a "
+                                               "dispatch and workgroup of the first run (with "
+                                               "--benchmark, the last warm run) as a "
                                                "Chrome trace-event JSON file"),
                                       cl::value_desc("file.json"), cl::sub(runCmd),
                                       cl::cat(kilnCategory));

@@ -37,6 +37,10 @@ struct RunOptions {
   std::string device = "local-sync";
   unsigned threads = 1;
   unsigned benchmarkRuns = 0;
+  /// Record every dispatch's and workgroup's start and end: of the first
+  /// run, or with benchmarkRuns > 0 of the last benchmark run (warm; the
+  /// benchmark runs are then traced too, which adds two clock reads per
+  /// workgroup to their times).
   bool trace = false;
   /// Run on randomInputs() of the artifact's own signature (the `inputs`
   /// given are ignored): one load instead of describeArtifact, then run.

@@ -345,9 +345,9 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
       return makeError(s.message);
     return llvm::Error::success();
   };
-  if (llvm::Error err = invoke())
-    return std::move(err);
-  if (options.trace) {
+  // The trace covers the first run, or with benchmark runs the last of
+  // them (warm caches, as the per-dispatch profile needs).
+  auto collectTrace = [&] {
     size_t n = std::min(trace.count, trace.capacity);
     for (size_t i = 0; i < n; ++i) {
       const kiln_trace_event_t &e = events[i];
@@ -355,9 +355,13 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                               e.workgroup == UINT32_MAX ? -1 : int64_t(e.workgroup),
                               e.thread, e.start_ns, e.end_ns});
     }
-    invocation.trace = nullptr;
-  }
+  };
+  if (llvm::Error err = invoke())
+    return std::move(err);
+  if (options.trace && options.benchmarkRuns == 0)
+    collectTrace();
   for (unsigned i = 0; i < options.benchmarkRuns; ++i) {
+    trace.count = 0;
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = invoke())
       return std::move(err);
@@ -365,6 +369,8 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     result.timesMs.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
   }
+  if (options.trace && options.benchmarkRuns > 0)
+    collectTrace();
   return result;
 }
 
