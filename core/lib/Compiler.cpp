@@ -729,6 +729,7 @@ static llvm::Error compileImpl(const std::string &path,
     spec.reflectionJson = planToJson(*plan, /*pretty=*/false);
   result->triple = spec.executables.front().triple;
   result->cpu = spec.executables.front().cpu;
+  result->features = (*tm)->getTargetFeatureString().str();
   result->arenaBytes = static_cast<int64_t>(spec.arenaBytes);
   for (const ConstantSpec &cst : spec.constants)
     result->constantBytes += static_cast<int64_t>(cst.data.size());
@@ -811,10 +812,9 @@ inspectFile(const std::string &path, const CompileOptions &options) {
       return info.takeError();
     return planOfArtifact(*info, path);
   }
-  auto result = compile(path, options);
-  if (!result)
-    return result.takeError();
-  return result->plan;
+  // A model: plan it without code generation (the plan compile() would
+  // produce), so targets that cannot hold a .kiln (bare metal) inspect too.
+  return planModel(path, options);
 }
 
 llvm::Expected<std::vector<uint8_t>>

@@ -158,7 +158,7 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   manifest["target"] = llvm::json::Object{{"name", request.target},
                                           {"triple", compiled->triple},
                                           {"cpu", compiled->cpu},
-                                          {"features", options.target.features},
+                                          {"features", compiled->features},
                                           {"abi", options.target.abi}};
   manifest["profile"] = request.profile;
   manifest["output_format"] = toString(request.format);

@@ -217,8 +217,8 @@ static kiln_status_t checkRunsHere(const fb::Artifact *a) {
     if (!cpuRunsExecutable(e, missing, sizeof missing))
       return makeStatus(KILN_INCOMPATIBLE,
                         "the artifact's code was compiled for CPU '%s' and uses features this "
-                        "CPU lacks: %s (recompile with --target-cpu=generic, or on this machine "
-                        "with --target-cpu=host)",
+                        "CPU lacks: %s (recompile without them: --target-cpu=host on this "
+                        "machine, or a CPU and --target-cpu-features this one has)",
                         e->target_cpu() ? e->target_cpu()->c_str() : "?", missing);
     if (e->format() != fb::ExecutableFormat::elf_shared_object)
       return makeStatus(KILN_INCOMPATIBLE, "executable format %u is not supported by this runtime",

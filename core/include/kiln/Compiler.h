@@ -203,6 +203,9 @@ struct CompileResult {
   /// Normalized target triple and CPU the kernels were compiled for.
   std::string triple;
   std::string cpu;
+  /// The LLVM feature string the kernels were compiled with (resolved:
+  /// --target-cpu-features=host gives the detected list).
+  std::string features;
   /// Bytes of the kernels' loadable code and read-only data (the ELF
   /// sections with SHF_ALLOC), bytes of the weights (for a C module, the
   /// NAME_constants array with its 64-byte alignment padding), and the

@@ -102,16 +102,19 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
                        "machine's CPU; they need the host target, not '" + triple + "'");
     if (hostCpu)
       cpuName = llvm::sys::getHostCPUName().str();
-    if (hostFeatures || (hostCpu && featureString.empty())) {
-      // All detected features, so a CPU LLVM does not know by name (or one
-      // a hypervisor trims) still gets exactly what it has.
-      llvm::StringMap<bool> detected;
-      featureString.clear();
-      if (llvm::sys::getHostCPUFeatures(detected))
-        for (const auto &f : detected)
-          featureString += (featureString.empty() ? "" : ",") +
-                           std::string(f.second ? "+" : "-") + f.first().str();
-    }
+    // All detected features, so a CPU LLVM does not know by name (LLVM 16
+    // calls Zen 5 "generic") or one a hypervisor trims still gets exactly
+    // what it has; with --target-cpu=host, given features edit that list
+    // (--target-cpu-features=-avx512f drops one).
+    llvm::StringMap<bool> detected;
+    std::string host;
+    if (llvm::sys::getHostCPUFeatures(detected))
+      for (const auto &f : detected)
+        host += (host.empty() ? "" : ",") + std::string(f.second ? "+" : "-") + f.first().str();
+    if (hostFeatures)
+      featureString = host;
+    else if (hostCpu)
+      featureString = featureString.empty() ? host : host + "," + featureString;
   }
   if (!parsed.isOSBinFormatELF())
     return makeError("target '" + triple +
@@ -221,6 +224,8 @@ KernelTarget kernelTargetOf(const llvm::TargetMachine &tm) {
     int64_t bytes = vectorBytesOf(tm);
     target.vectorLanes = bytes / 4;
     target.vectorRegisters = bytes == 64 ? 32 : 16;
+    const llvm::MCSubtargetInfo *sti = tm.getMCSubtargetInfo();
+    target.fma = sti && sti->checkFeatures("+fma");
   } else if (triple.isAArch64()) {
     target.vectorLanes = 4;
     target.vectorRegisters = 32;

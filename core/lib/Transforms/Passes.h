@@ -211,6 +211,9 @@ struct KernelTarget {
   /// and AArch64 cores, 1 and 1 on in-order scalar cores.
   int64_t fmaPerCycle = 2;
   int64_t loadsPerCycle = 2;
+  /// Whether a multiply-add is one instruction (FMA); without it (SSE2,
+  /// AVX without FMA3) it issues as a multiply and an add.
+  bool fma = true;
 };
 
 /// A register tile: `rows` x (`vectors` x `lanes`) output values held in
@@ -240,7 +243,8 @@ RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target);
 /// register tiles (chooseRegisterTile): the tile's accumulators are vector
 /// values loaded once from the output, carried through the reduction loops
 /// as loop-carried values (they stay in registers) and stored once.
-/// Remainder rows use 1-row tiles; remainder columns a narrower
+/// Remainder rows use smaller power-of-two row tiles (7 left of 8:
+/// 4 + 2 + 1); remainder columns a narrower
 /// power-of-two vector or one masked vector, never scalar loops. Ops it
 /// cannot handle (dynamic column count, non-unit-stride columns, other
 /// element types) are left to kiln-interchange-for-vectorization.
@@ -255,7 +259,9 @@ RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target);
 ///             %n00 = arith.addf (arith.mulf %s0, %b0), %acc00 ... (12)
 ///             scf.yield %n00, ... }
 ///           vector.store %r#0, %c[%m, 0] ... }
-///         scf.for %m = %full to %rows step 1 { 1 x 3 x 8 tile }
+///         // the remaining 0-3 rows: at most one 2-row and one 1-row tile
+///         scf.for %m = %full to %two step 2 { 2 x 3 x 8 tile }
+///         scf.for %m = %two to %rows step 1 { 1 x 3 x 8 tile }
 std::unique_ptr<mlir::Pass>
 createRegisterTileContractionsPass(const KernelTarget &target);
 

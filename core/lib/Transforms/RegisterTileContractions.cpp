@@ -122,31 +122,36 @@ SmallVector<Value> buildReductionNest(
   return nest(b, 0, init);
 }
 
-/// Calls `block(b, rowStart, rows)` for row blocks of `tile.rows` rows over
-/// [0, rowCount), then for the remaining rows one at a time.
+/// Calls `block(b, rowStart, rows)` for row blocks of `rows` rows over
+/// [0, rowCount), then covers the remaining rows (fewer than `rows`) with at
+/// most one block each of the powers of two below `rows` (7 left of 8:
+/// 4 + 2 + 1), so a remainder still runs a multi-row register tile.
 void forEachRowBlock(ImplicitLocOpBuilder &b, Value rowCount, int64_t rows,
                      const std::function<void(ImplicitLocOpBuilder &, Value,
                                               int64_t)> &block) {
-  Value zero = constantIndex(b, 0), one = constantIndex(b, 1);
-  Value step = constantIndex(b, rows);
-  Value full = rowCount;
-  if (rows > 1) {
-    Value rem = b.create<arith::RemUIOp>(rowCount, step);
-    full = b.create<arith::SubIOp>(rowCount, rem);
-  }
-  b.create<scf::ForOp>(zero, full, step, std::nullopt,
-                       [&](OpBuilder &ob, Location loc, Value iv, ValueRange) {
-                         ImplicitLocOpBuilder ib(loc, ob);
-                         block(ib, iv, rows);
-                         ib.create<scf::YieldOp>();
-                       });
-  if (rows > 1)
-    b.create<scf::ForOp>(full, rowCount, one, std::nullopt,
+  Value zero = constantIndex(b, 0);
+  Value start = zero;
+  for (int64_t r = rows; r >= 1; r = r == rows ? int64_t(llvm::PowerOf2Floor(rows - 1)) : r / 2) {
+    if (r == 0)
+      break;
+    // [start, end): as many r-row blocks as fit (the full blocks for r ==
+    // rows, then zero or one block of each smaller power of two).
+    Value step = constantIndex(b, r);
+    Value left = b.create<arith::SubIOp>(rowCount, start);
+    Value whole = r == 1 ? left
+                         : b.create<arith::MulIOp>(b.create<arith::DivUIOp>(left, step), step)
+                               .getResult();
+    Value end = b.create<arith::AddIOp>(start, whole);
+    b.create<scf::ForOp>(start, end, step, std::nullopt,
                          [&](OpBuilder &ob, Location loc, Value iv, ValueRange) {
                            ImplicitLocOpBuilder ib(loc, ob);
-                           block(ib, iv, 1);
+                           block(ib, iv, r);
                            ib.create<scf::YieldOp>();
                          });
+    start = end;
+    if (r == 1)
+      break;
+  }
 }
 
 /// A contraction C[outer..., row, col] += sum over reductions of
@@ -676,9 +681,17 @@ KernelStrategy kernelStrategyOf(func::FuncOp dispatch, const KernelTarget &targe
       // per accumulator (loads shared between taps are not counted).
       loads = tile->vectors + fmas;
     }
-    double cycles = std::max(double(fmas) / double(target.fmaPerCycle),
-                             double(loads) / double(target.loadsPerCycle));
-    strategy.flopsPerCycle = 2.0 * double(tile->lanes * fmas) / cycles;
+    // Multiply-adds per cycle: half as many without FMA (a multiply and
+    // an add each). Only the lanes the op's columns fill do useful work.
+    double madds = double(target.fmaPerCycle) / (target.fma ? 1.0 : 2.0);
+    double cycles = std::max(double(fmas) / madds, double(loads) / double(target.loadsPerCycle));
+    Value out = op.getDpsInitOperand(0)->get();
+    auto outType = out.getType().cast<MemRefType>();
+    int64_t columns = isa<linalg::DepthwiseConv2DNhwcHwcmOp>(op)
+                          ? outType.getDimSize(outType.getRank() - 2)
+                          : outType.getDimSize(outType.getRank() - 1);
+    double usedLanes = std::min<double>(double(columns), double(tile->vectors * tile->lanes));
+    strategy.flopsPerCycle = 2.0 * usedLanes * double(tile->rows) / cycles;
   });
   return strategy;
 }
