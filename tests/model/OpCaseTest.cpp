@@ -31,9 +31,11 @@ std::vector<std::string> listCases() {
 
 class OpCase : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(OpCase, MatchesTFLite) {
-  std::string dir = std::string(KILN_TEST_DATA_DIR) + "/ops/" + GetParam();
-  auto artifact = kiln::compileArtifact(dir + "/model.tflite", kiln::CompileOptions());
+/// Compiles case `name` with `options`, runs it on its inputs and compares
+/// every output with the stored reference.
+void expectMatchesTFLite(const std::string &name, const kiln::CompileOptions &options) {
+  std::string dir = std::string(KILN_TEST_DATA_DIR) + "/ops/" + name;
+  auto artifact = kiln::compileArtifact(dir + "/model.tflite", options);
   ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
   std::vector<kiln::NpyArray> inputs;
   for (const std::string &path : numberedFiles(dir, "input"))
@@ -47,6 +49,8 @@ TEST_P(OpCase, MatchesTFLite) {
     EXPECT_TRUE(allClose(result->outputValues[k], loadNpy(expected[k])));
   }
 }
+
+TEST_P(OpCase, MatchesTFLite) { expectMatchesTFLite(GetParam(), kiln::CompileOptions()); }
 
 // The register-tiled kernels (kiln-register-tile-contractions) pick their
 // tile from the vector width: 4 lanes with the default generic CPU (above),
@@ -74,22 +78,9 @@ class WideVectorOpCase : public ::testing::TestWithParam<std::string> {};
 void expectMatchesAtCpu(const std::string &name, const char *cpu, bool hostHasIt) {
   if (!hostHasIt)
     GTEST_SKIP() << "this host cannot run " << cpu << " code";
-  std::string dir = std::string(KILN_TEST_DATA_DIR) + "/ops/" + name;
   kiln::CompileOptions options;
   options.target.cpu = cpu;
-  auto artifact = kiln::compileArtifact(dir + "/model.tflite", options);
-  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  std::vector<kiln::NpyArray> inputs;
-  for (const std::string &path : numberedFiles(dir, "input"))
-    inputs.push_back(loadNpy(path));
-  auto result = kiln::runArtifact(*artifact, inputs);
-  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
-  std::vector<std::string> expected = numberedFiles(dir, "output");
-  ASSERT_EQ(result->outputValues.size(), expected.size());
-  for (size_t k = 0; k < expected.size(); ++k) {
-    SCOPED_TRACE("output " + std::to_string(k));
-    EXPECT_TRUE(allClose(result->outputValues[k], loadNpy(expected[k])));
-  }
+  expectMatchesTFLite(name, options);
 }
 
 TEST_P(WideVectorOpCase, MatchesTFLiteWithAVX2Tiles) {

@@ -350,70 +350,44 @@ std::optional<RegisterTile> registerTileFor(Operation *op, const KernelTarget &t
 
 namespace {
 
-struct TileMatmul : public OpRewritePattern<linalg::MatmulOp> {
-  TileMatmul(MLIRContext *ctx, const KernelTarget &target)
-      : OpRewritePattern(ctx), target(target) {}
-  LogicalResult matchAndRewrite(linalg::MatmulOp op,
-                                PatternRewriter &rewriter) const override {
+/// linalg.matmul (C[m, n] += A[m, k] B[k, n]) and linalg.batch_matmul (the
+/// same with a leading batch index on every operand, an outer loop).
+template <typename OpTy, bool Batched>
+struct TileMatmulFamily : public OpRewritePattern<OpTy> {
+  TileMatmulFamily(MLIRContext *ctx, const KernelTarget &target)
+      : OpRewritePattern<OpTy>(ctx), target(target) {}
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     std::string why;
     std::optional<RegisterTile> tile = registerTileFor(op, target, &why);
     if (!tile)
       return rewriter.notifyMatchFailure(op, why);
     Value a = op.getDpsInputOperand(0)->get(), bm = op.getDpsInputOperand(1)->get(),
           c = op.getDpsInitOperand(0)->get();
-    int64_t n = c.getType().cast<MemRefType>().getDimSize(1);
+    const int64_t first = Batched ? 1 : 0; // position of the row index
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Contraction k;
     k.c = c;
     k.bMatrix = bm;
-    k.columns = n;
-    k.rowCount = dimOf(b, c, 0);
-    k.reductionBounds = {dimOf(b, a, 1)};
-    k.cIndices = [](ImplicitLocOpBuilder &, ValueRange, Value row) {
-      return SmallVector<Value>{row};
-    };
-    k.loadA = [a](ImplicitLocOpBuilder &nb, ValueRange, Value row, ValueRange red) -> Value {
-      return nb.create<memref::LoadOp>(a, ValueRange{row, red[0]});
-    };
-    k.bIndices = [](ImplicitLocOpBuilder &, ValueRange, ValueRange red) {
-      return SmallVector<Value>{red[0]};
-    };
-    emitContraction(b, k, *tile);
-    rewriter.eraseOp(op);
-    return success();
-  }
-  KernelTarget target;
-};
-
-struct TileBatchMatmul : public OpRewritePattern<linalg::BatchMatmulOp> {
-  TileBatchMatmul(MLIRContext *ctx, const KernelTarget &target)
-      : OpRewritePattern(ctx), target(target) {}
-  LogicalResult matchAndRewrite(linalg::BatchMatmulOp op,
-                                PatternRewriter &rewriter) const override {
-    std::string why;
-    std::optional<RegisterTile> tile = registerTileFor(op, target, &why);
-    if (!tile)
-      return rewriter.notifyMatchFailure(op, why);
-    Value a = op.getDpsInputOperand(0)->get(), bm = op.getDpsInputOperand(1)->get(),
-          c = op.getDpsInitOperand(0)->get();
-    int64_t n = c.getType().cast<MemRefType>().getDimSize(2);
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Contraction k;
-    k.c = c;
-    k.bMatrix = bm;
-    k.columns = n;
-    k.outerBounds = {dimOf(b, c, 0)};
-    k.rowCount = dimOf(b, c, 1);
-    k.reductionBounds = {dimOf(b, a, 2)};
+    k.columns = c.getType().template cast<MemRefType>().getDimSize(first + 1);
+    if (Batched)
+      k.outerBounds = {dimOf(b, c, 0)};
+    k.rowCount = dimOf(b, c, first);
+    k.reductionBounds = {dimOf(b, a, first + 1)};
     k.cIndices = [](ImplicitLocOpBuilder &, ValueRange outer, Value row) {
-      return SmallVector<Value>{outer[0], row};
+      SmallVector<Value> idx(outer.begin(), outer.end());
+      idx.push_back(row);
+      return idx;
     };
     k.loadA = [a](ImplicitLocOpBuilder &nb, ValueRange outer, Value row,
                   ValueRange red) -> Value {
-      return nb.create<memref::LoadOp>(a, ValueRange{outer[0], row, red[0]});
+      SmallVector<Value> idx(outer.begin(), outer.end());
+      idx.append({row, red[0]});
+      return nb.create<memref::LoadOp>(a, idx);
     };
     k.bIndices = [](ImplicitLocOpBuilder &, ValueRange outer, ValueRange red) {
-      return SmallVector<Value>{outer[0], red[0]};
+      SmallVector<Value> idx(outer.begin(), outer.end());
+      idx.push_back(red[0]);
+      return idx;
     };
     emitContraction(b, k, *tile);
     rewriter.eraseOp(op);
@@ -421,6 +395,8 @@ struct TileBatchMatmul : public OpRewritePattern<linalg::BatchMatmulOp> {
   }
   KernelTarget target;
 };
+using TileMatmul = TileMatmulFamily<linalg::MatmulOp, false>;
+using TileBatchMatmul = TileMatmulFamily<linalg::BatchMatmulOp, true>;
 
 /// The two values of a conv's strides or dilations attribute.
 std::pair<int64_t, int64_t> pairOf(DenseIntElementsAttr attr) {
