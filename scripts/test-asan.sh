@@ -19,7 +19,11 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
 fi
 # shellcheck disable=SC2086
 ninja -C "$BUILD_DIR" ${ASAN_TARGETS:-}
-export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1}
+# use_sigaltstack=0: LLVM's signal handlers (installed for crash reports)
+# give a thread an alternate signal stack of their own, which ASan's thread
+# teardown would then try to unmap as its own and abort ("unable to unmap",
+# Gui.Workbench and Gui.Tuning, whose compiles run in worker threads).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:use_sigaltstack=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/sanitizers/lsan.supp:print_suppressions=0}
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" "$@"
