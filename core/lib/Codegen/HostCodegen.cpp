@@ -147,8 +147,7 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
                          "hard-float ABI of '" + triple +
                          "' needs (e.g. cortex-m4, cortex-m7, cortex-m33)");
     }
-    if (probe && !options.features.empty() && !hostFeatures &&
-        !(hostCpu && options.features.empty())) {
+    if (probe && !options.features.empty() && !hostFeatures) {
       llvm::SmallVector<llvm::StringRef> features;
       llvm::StringRef(options.features).split(features, ',', -1, false);
       for (llvm::StringRef f : features) {

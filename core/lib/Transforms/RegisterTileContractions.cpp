@@ -129,11 +129,12 @@ SmallVector<Value> buildReductionNest(
 void forEachRowBlock(ImplicitLocOpBuilder &b, Value rowCount, int64_t rows,
                      const std::function<void(ImplicitLocOpBuilder &, Value,
                                               int64_t)> &block) {
-  Value zero = constantIndex(b, 0);
-  Value start = zero;
-  for (int64_t r = rows; r >= 1; r = r == rows ? int64_t(llvm::PowerOf2Floor(rows - 1)) : r / 2) {
-    if (r == 0)
-      break;
+  // Block sizes: `rows`, then each power of two below it.
+  SmallVector<int64_t> sizes = {rows};
+  for (int64_t p = rows > 1 ? int64_t(llvm::PowerOf2Floor(rows - 1)) : 0; p >= 1; p /= 2)
+    sizes.push_back(p);
+  Value start = constantIndex(b, 0);
+  for (int64_t r : sizes) {
     // [start, end): as many r-row blocks as fit (the full blocks for r ==
     // rows, then zero or one block of each smaller power of two).
     Value step = constantIndex(b, r);
@@ -149,8 +150,6 @@ void forEachRowBlock(ImplicitLocOpBuilder &b, Value rowCount, int64_t rows,
                            ib.create<scf::YieldOp>();
                          });
     start = end;
-    if (r == 1)
-      break;
   }
 }
 
