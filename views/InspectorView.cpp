@@ -162,6 +162,9 @@ void InspectorView::showDispatch(int64_t id) {
     item(kernel, tr("weight layout"), QString::fromStdString(d->kernel.weightLayout));
     item(kernel, tr("expected FLOP/cycle"), QString::number(d->kernel.flopsPerCycle, 'g', 3));
   }
+  if (!d->entryPoint.empty() && d->entryPoint != d->name)
+    item(kernel, tr("entry point"),
+         tr("%1 (identical kernel, compiled once)").arg(QString::fromStdString(d->entryPoint)));
   item(nullptr, tr("Bytes read / written"), QStringLiteral("%1 / %2").arg(d->bytesRead).arg(d->bytesWritten));
   for (const kiln::Command &c : plan.schedule.commands) {
     if (c.kind != kiln::CommandKind::Dispatch || c.dispatch != id)

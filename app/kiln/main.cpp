@@ -528,8 +528,10 @@ static int runInspect() {
                                  d.name.c_str(), (long long)d.workgroupCount[0],
                                  (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
                                  tileText.c_str(), ops.c_str());
-    llvm::outs() << "  " << std::string(20, ' ') << " kernel " << kiln::describeKernel(d.kernel)
-                 << "\n";
+    llvm::outs() << "  " << std::string(20, ' ') << " kernel " << kiln::describeKernel(d.kernel);
+    if (!d.entryPoint.empty() && d.entryPoint != d.name)
+      llvm::outs() << " (the code of " << d.entryPoint << ")";
+    llvm::outs() << "\n";
   }
   for (const kiln::OutputBinding &o : p.outputs)
     llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes

@@ -557,6 +557,8 @@ static llvm::Error compileImpl(const std::string &path,
       for (Dispatch &d : plan->dispatches)
         if (d.id == id.getInt())
           d.kernel = kernelStrategyOf(fn, kernelTarget);
+  // Identical kernels (repeated blocks) are compiled once.
+  deduplicateDispatches(*c.module, *plan);
   // Every plan is checked before anything is burned into an artifact: a
   // violated invariant is a Kiln bug, and a loud one beats a wrong answer.
   if (std::vector<std::string> violations = checkPlan(*plan); !violations.empty())
@@ -585,9 +587,12 @@ static llvm::Error compileImpl(const std::string &path,
     return llvm::Error::success();
   }
 
-  // @main is now the plan; only the dispatch functions become code.
+  // @main is now the plan; only the dispatch functions become code, one
+  // per distinct kernel.
+  c.module->lookupSymbol<func::FuncOp>("main").erase();
+  eraseDeduplicatedDispatches(*c.module, *plan);
   std::vector<KernelABI> kernels;
-  std::map<int64_t, uint32_t> entryOf;
+  std::map<std::string, uint32_t> entryOf;
   for (auto fn : c.module->getOps<func::FuncOp>()) {
     if (!fn->hasAttr("kiln.dispatch_id"))
       continue;
@@ -595,14 +600,12 @@ static llvm::Error compileImpl(const std::string &path,
     for (Type t : fn.getArgumentTypes())
       if (t.isa<MemRefType>())
         ++bindings;
-    entryOf[fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id").getInt()] =
-        kernels.size();
+    entryOf[fn.getSymName().str()] = kernels.size();
     kernels.push_back({fn.getSymName().str(), bindings});
   }
   for (const Dispatch &d : plan->dispatches)
-    if (entryOf.count(d.id))
-      kernels[entryOf[d.id]].aliasedBindings = d.aliasedBindings;
-  c.module->lookupSymbol<func::FuncOp>("main").erase();
+    if (d.entryPoint == d.name && entryOf.count(d.name))
+      kernels[entryOf[d.name]].aliasedBindings = d.aliasedBindings;
   if (llvm::Error err = phase(CompilePhase::LowerToLLVM))
     return err;
   if (llvm::Error err = c.run("lowering to LLVM", [&](PassManager &pm) {
@@ -616,41 +619,41 @@ static llvm::Error compileImpl(const std::string &path,
     return llvmModule.takeError();
   if (llvm::Error err = phase(CompilePhase::Optimize))
     return err;
-  optimizeModule(**llvmModule, **tm, options.optLevel);
-  if (emitted && stop == EmitStage::LLVMIR) {
-    llvm::raw_string_ostream os(*emitted);
-    (*llvmModule)->print(os, nullptr);
-    return llvm::Error::success();
-  }
   if (emitted) {
+    optimizeModule(**llvmModule, **tm, options.optLevel);
+    if (stop == EmitStage::LLVMIR) {
+      llvm::raw_string_ostream os(*emitted);
+      (*llvmModule)->print(os, nullptr);
+      return llvm::Error::success();
+    }
     auto text = emitMachineCode(**llvmModule, **tm, /*asText=*/true);
     if (!text)
       return text.takeError();
     *emitted = std::move(*text);
     return llvm::Error::success();
   }
-  if (llvm::Error err = phase(CompilePhase::Codegen))
-    return err;
+  std::vector<std::string> entryPoints;
+  for (const KernelABI &k : kernels)
+    entryPoints.push_back(cModule ? moduleName + "_" + k.name : k.name);
   if (cModule) {
     // C module entry points share the firmware's one namespace: prefix them.
     for (const KernelABI &k : kernels)
       if (llvm::Function *fn = (*llvmModule)->getFunction(k.name))
         fn->setName(moduleName + "_" + k.name);
   }
-  auto object = emitMachineCode(**llvmModule, **tm, /*asText=*/false);
-  if (!object)
-    return object.takeError();
-  std::vector<uint8_t> code(object->begin(), object->end());
-  if (!cModule) {
-    auto sharedObject = linkSharedObject(
-        llvm::ArrayRef<char>(object->data(), object->size()), !options.debugSymbols);
-    if (!sharedObject)
-      return sharedObject.takeError();
-    code = std::move(*sharedObject);
-  }
-  result->codeBytes = loadableBytes(code);
+  auto objects = compileKernelObjects(std::move(*llvmModule), entryPoints, **tm,
+                                      options.optLevel, kCodegenParts);
+  if (!objects)
+    return objects.takeError();
+  if (llvm::Error err = phase(CompilePhase::Codegen))
+    return err;
+  auto code = cModule ? linkRelocatable(*objects)
+                      : linkSharedObject(*objects, !options.debugSymbols);
+  if (!code)
+    return code.takeError();
+  result->codeBytes = loadableBytes(*code);
   if (cModule)
-    result->stackBytes = largestStackFrame(code);
+    result->stackBytes = largestStackFrame(*code);
 
   if (llvm::Error err = phase(CompilePhase::Artifact))
     return err;
@@ -660,7 +663,7 @@ static llvm::Error compileImpl(const std::string &path,
   exe.requiredCpuFeatures = requiredCpuFeatures(**tm);
   for (const KernelABI &k : kernels)
     exe.entryPoints.push_back(k.name);
-  exe.code = std::move(code);
+  exe.code = std::move(*code);
   spec.executables.push_back(std::move(exe));
 
   // The command list, with buffers resolved to artifact bindings.
@@ -673,8 +676,8 @@ static llvm::Error compileImpl(const std::string &path,
     out.wave = cmd.wave;
     out.fillPattern = cmd.fillPattern;
     if (cmd.kind == CommandKind::Dispatch) {
-      out.entryPoint = entryOf.at(cmd.dispatch);
       const Dispatch *d = dispatchById.at(cmd.dispatch);
+      out.entryPoint = entryOf.at(d->entryPoint);
       out.workgroupCount = {static_cast<uint32_t>(d->workgroupCount[0]),
                             static_cast<uint32_t>(d->workgroupCount[1]),
                             static_cast<uint32_t>(d->workgroupCount[2])};

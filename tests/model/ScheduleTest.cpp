@@ -178,7 +178,9 @@ TEST_P(Schedule, PlanInvariants) {
       ASSERT_TRUE(artifact->executables() && fc->executable() < artifact->executables()->size());
       const fb::Executable *exe = artifact->executables()->Get(fc->executable());
       ASSERT_TRUE(exe->entry_points() && fc->entry_point() < exe->entry_points()->size());
-      EXPECT_EQ(exe->entry_points()->Get(fc->entry_point())->str(), d.name);
+      // The dispatch's own entry point, or that of an identical kernel.
+      EXPECT_EQ(exe->entry_points()->Get(fc->entry_point())->str(),
+                d.entryPoint.empty() ? d.name : d.entryPoint);
       ASSERT_TRUE(fc->bindings());
       ASSERT_EQ(fc->bindings()->size(), cmd.bindings.size());
       for (size_t k = 0; k < cmd.bindings.size(); ++k) {
@@ -210,6 +212,39 @@ TEST_P(Schedule, PlanInvariants) {
       }
     }
   }();
+
+  // Dispatches that share an entry point do the same computation on other
+  // buffers: the same loops, strategy and bindings, and the one they share
+  // with is an earlier dispatch that runs its own code.
+  {
+    SCOPED_TRACE("shared entry points");
+    for (const kiln::Dispatch &d : plan.dispatches) {
+      if (d.entryPoint.empty() || d.entryPoint == d.name)
+        continue;
+      const kiln::Dispatch *owner = nullptr;
+      for (const kiln::Dispatch &e : plan.dispatches)
+        if (e.name == d.entryPoint)
+          owner = &e;
+      ASSERT_TRUE(owner) << d.name << " runs the code of unknown " << d.entryPoint;
+      EXPECT_LT(owner->id, d.id) << d.name;
+      EXPECT_EQ(owner->entryPoint, owner->name) << d.name << " shares a shared entry point";
+      EXPECT_EQ(owner->loopRanges, d.loopRanges) << d.name;
+      EXPECT_EQ(owner->loopKinds, d.loopKinds) << d.name;
+      EXPECT_EQ(owner->tileSizes, d.tileSizes) << d.name;
+      EXPECT_EQ(owner->kernel.kind, d.kernel.kind) << d.name;
+      EXPECT_EQ(owner->aliasedBindings, d.aliasedBindings) << d.name;
+      EXPECT_EQ(owner->flops, d.flops) << d.name;
+    }
+    // BlazeFace ends in four identical BlazeBlocks on 8x8x96 (3x3
+    // depthwise, then 1x1 convolution + ADD + RELU): at least three of the
+    // pointwise and two of the depthwise kernels are repeats.
+    if (name == "blazeface") {
+      size_t shared = 0;
+      for (const kiln::Dispatch &d : plan.dispatches)
+        shared += !d.entryPoint.empty() && d.entryPoint != d.name;
+      EXPECT_GE(shared, 5u);
+    }
+  }
 
   // Every dispatch is launched, and its grid follows from its tiles.
   {

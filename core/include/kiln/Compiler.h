@@ -113,8 +113,8 @@ enum class CompilePhase {
   Bufferization, ///< One-shot bufferization, constants outlined.
   Schedule,      ///< Waves, barriers, memory plan.
   LowerToLLVM,   ///< Kernels to the LLVM dialect and LLVM IR.
-  Optimize,      ///< LLVM's -O pipeline.
-  Codegen,       ///< Machine code, linking.
+  Optimize,      ///< LLVM's -O pipeline and machine code, kernels in parallel.
+  Codegen,       ///< Linking the kernels' objects.
   Artifact,      ///< Writing the .kiln flatbuffer (or C module).
 };
 /// Number of CompilePhase values.

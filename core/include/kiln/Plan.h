@@ -65,8 +65,13 @@ std::string dispatchLabel(const Dispatch &dispatch);
 /// a grid of workgroups).
 struct Dispatch {
   int64_t id = 0;
-  /// Entry point name, e.g. "main_dispatch_3".
+  /// The dispatch's name, e.g. "main_dispatch_3".
   std::string name;
+  /// The executable entry point that runs it: `name`, or the name of an
+  /// earlier dispatch with the identical kernel (same body, binding types
+  /// and aliased bindings; deduplicated at compile time as IREE's
+  /// DeduplicateExecutables does). Empty means `name` (plans built by hand).
+  std::string entryPoint;
   std::vector<SourceOp> ops;
   /// Workgroup grid (x, y, z); x is the innermost tiled loop.
   std::array<int64_t, 3> workgroupCount = {1, 1, 1};

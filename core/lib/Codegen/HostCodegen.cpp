@@ -8,6 +8,8 @@
 
 #include "lld/Common/CommonLinkerContext.h"
 #include "lld/Common/Driver.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Operator.h"
@@ -25,9 +27,12 @@
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
+#include <atomic>
 #include <fcntl.h>
 #include <mutex>
+#include <thread>
 #include <unistd.h>
 
 namespace kiln {
@@ -381,46 +386,185 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
   return std::string(buffer.begin(), buffer.end());
 }
 
-llvm::Expected<std::vector<uint8_t>>
-linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols) {
+/// Runs ld.lld in-process on `objects` (written to temporary files) with
+/// `flags` and returns the output file. LLD keeps global state, so calls
+/// are serialized.
+static llvm::Expected<std::vector<uint8_t>>
+runLinker(llvm::ArrayRef<std::string> objects, llvm::ArrayRef<const char *> flags) {
   static std::mutex lldMutex;
   std::lock_guard<std::mutex> lock(lldMutex);
 
-  llvm::SmallString<128> objPath, soPath;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", objPath))
-    return makeError("cannot create a temporary file: " + ec.message());
-  llvm::FileRemover objRemover(objPath);
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", soPath))
-    return makeError("cannot create a temporary file: " + ec.message());
-  llvm::FileRemover soRemover(soPath);
-  {
+  std::vector<llvm::SmallString<128>> objPaths(objects.size());
+  std::vector<llvm::FileRemover> removers;
+  removers.reserve(objects.size() + 1);
+  for (size_t i = 0; i < objects.size(); ++i) {
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", objPaths[i]))
+      return makeError("cannot create a temporary file: " + ec.message());
+    removers.emplace_back(objPaths[i]);
     std::error_code ec;
-    llvm::raw_fd_ostream os(objPath, ec);
+    llvm::raw_fd_ostream os(objPaths[i], ec);
     if (ec)
-      return makeError("cannot write " + objPath + ": " + ec.message());
-    os.write(object.data(), object.size());
+      return makeError("cannot write " + objPaths[i] + ": " + ec.message());
+    os.write(objects[i].data(), objects[i].size());
   }
+  llvm::SmallString<128> outPath;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("kiln-kernels", "out", outPath))
+    return makeError("cannot create a temporary file: " + ec.message());
+  removers.emplace_back(outPath);
   std::string linkerOut, linkerErr;
   llvm::raw_string_ostream outOs(linkerOut), errOs(linkerErr);
-  llvm::SmallVector<const char *> args = {
-      "ld.lld", "-shared", "--build-id=none", "-z", "noexecstack",
-      "--hash-style=gnu", "--gc-sections", "-o", soPath.c_str(), objPath.c_str()};
-  if (stripSymbols)
-    args.push_back("--strip-all");
+  llvm::SmallVector<const char *> args = {"ld.lld"};
+  args.append(flags.begin(), flags.end());
+  args.push_back("-o");
+  args.push_back(outPath.c_str());
+  for (auto &path : objPaths)
+    args.push_back(path.c_str());
   bool ok = lld::elf::link(args, outOs, errOs, /*exitEarly=*/false,
                            /*disableOutput=*/false);
   lld::CommonLinkerContext::destroy();
   if (!ok)
     return makeError("linking kernels failed: " + errOs.str());
-  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  auto buffer = llvm::MemoryBuffer::getFile(outPath);
   if (!buffer)
     return makeError("cannot read linked kernels: " +
                      buffer.getError().message());
   const auto *begin =
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart());
   return std::vector<uint8_t>(begin, begin + (*buffer)->getBufferSize());
+}
+
+llvm::Expected<std::vector<uint8_t>>
+linkSharedObject(llvm::ArrayRef<std::string> objects, bool stripSymbols) {
+  llvm::SmallVector<const char *> flags = {"-shared", "--build-id=none", "-z", "noexecstack",
+                                           "--hash-style=gnu", "--gc-sections"};
+  if (stripSymbols)
+    flags.push_back("--strip-all");
+  return runLinker(objects, flags);
+}
+
+llvm::Expected<std::vector<uint8_t>>
+linkRelocatable(llvm::ArrayRef<std::string> objects) {
+  if (objects.size() == 1)
+    return std::vector<uint8_t>(objects[0].begin(), objects[0].end());
+  return runLinker(objects, {"-r"});
+}
+
+/// The functions `entry` calls, directly or through other functions defined
+/// in the module, and `entry` itself.
+static void collectCallees(llvm::Function &entry,
+                           llvm::SmallPtrSetImpl<const llvm::GlobalValue *> &out) {
+  llvm::SmallVector<llvm::Function *> work = {&entry};
+  while (!work.empty()) {
+    llvm::Function *fn = work.pop_back_val();
+    if (!out.insert(fn).second || fn->isDeclaration())
+      continue;
+    for (llvm::Instruction &inst : llvm::instructions(*fn))
+      for (llvm::Value *operand : inst.operands())
+        if (auto *callee = llvm::dyn_cast<llvm::Function>(operand->stripPointerCasts()))
+          work.push_back(callee);
+  }
+}
+
+llvm::Expected<std::vector<std::string>>
+compileKernelObjects(std::unique_ptr<llvm::Module> module,
+                     llvm::ArrayRef<std::string> entryPoints,
+                     llvm::TargetMachine &tm, unsigned optLevel,
+                     unsigned maxParts) {
+  auto cloneTargetMachine = [&]() {
+    return std::unique_ptr<llvm::TargetMachine>(tm.getTarget().createTargetMachine(
+        tm.getTargetTriple().str(), tm.getTargetCPU(), tm.getTargetFeatureString(),
+        tm.Options, tm.getRelocationModel(), tm.getCodeModel(), tm.getOptLevel()));
+  };
+  // Entry points by instruction count, largest first, each to the part
+  // with the fewest instructions so far (LPT scheduling, Graham 1969).
+  std::vector<std::pair<size_t, llvm::Function *>> bySize;
+  for (const std::string &name : entryPoints)
+    if (llvm::Function *fn = module->getFunction(name)) {
+      llvm::SmallPtrSet<const llvm::GlobalValue *, 8> reach;
+      collectCallees(*fn, reach);
+      size_t count = 0;
+      for (const llvm::GlobalValue *gv : reach)
+        if (auto *f = llvm::dyn_cast<llvm::Function>(gv))
+          count += f->getInstructionCount();
+      bySize.push_back({count, fn});
+    }
+  const size_t parts = std::max<size_t>(1, std::min<size_t>(maxParts, bySize.size()));
+  std::vector<std::string> objects(parts);
+  if (parts == 1) {
+    optimizeModule(*module, tm, optLevel);
+    auto object = emitMachineCode(*module, tm, false);
+    if (!object)
+      return object.takeError();
+    objects[0] = std::move(*object);
+    return objects;
+  }
+  std::stable_sort(bySize.begin(), bySize.end(),
+                   [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::vector<size_t> load(parts, 0);
+  std::vector<llvm::SmallPtrSet<const llvm::GlobalValue *, 32>> members(parts);
+  for (const auto &[count, fn] : bySize) {
+    size_t part = std::min_element(load.begin(), load.end()) - load.begin();
+    load[part] += count;
+    collectCallees(*fn, members[part]);
+  }
+  // Each part as bitcode: a part's LLVMContext must belong to its thread.
+  std::vector<llvm::SmallVector<char, 0>> bitcode(parts);
+  for (size_t p = 0; p < parts; ++p) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> part =
+        llvm::CloneModule(*module, map, [&](const llvm::GlobalValue *gv) {
+          if (llvm::isa<llvm::Function>(gv))
+            return members[p].count(gv) > 0;
+          // Local data is copied into every part that may use it; data
+          // with a linkage name stays in the first part only.
+          return gv->hasLocalLinkage() || p == 0;
+        });
+    llvm::raw_svector_ostream os(bitcode[p]);
+    llvm::WriteBitcodeToFile(*part, os);
+  }
+  module.reset();
+  std::vector<std::string> errors(parts);
+  auto compilePart = [&](size_t p) {
+    llvm::LLVMContext context;
+    auto part = llvm::parseBitcodeFile(
+        llvm::MemoryBufferRef(llvm::StringRef(bitcode[p].data(), bitcode[p].size()), "part"),
+        context);
+    if (!part) {
+      errors[p] = llvm::toString(part.takeError());
+      return;
+    }
+    std::unique_ptr<llvm::TargetMachine> partTm = cloneTargetMachine();
+    if (!partTm) {
+      errors[p] = "cannot create a target machine";
+      return;
+    }
+    optimizeModule(**part, *partTm, optLevel);
+    auto object = emitMachineCode(**part, *partTm, false);
+    if (!object) {
+      errors[p] = llvm::toString(object.takeError());
+      return;
+    }
+    objects[p] = std::move(*object);
+  };
+  // Threads take the next part until none is left.
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t p = next++; p < parts; p = next++)
+      compilePart(p);
+  };
+  const size_t threads = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, parts);
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < threads; ++t)
+    workers.emplace_back(worker);
+  worker();
+  for (std::thread &t : workers)
+    t.join();
+  for (const std::string &error : errors)
+    if (!error.empty())
+      return makeError("compiling kernels failed: " + error);
+  return objects;
 }
 
 int64_t largestStackFrame(llvm::ArrayRef<uint8_t> elf) {

@@ -89,12 +89,35 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
                                             llvm::TargetMachine &tm,
                                             bool asText);
 
-/// Links one relocatable object into a position-independent ELF shared
+/// Links relocatable objects into one position-independent ELF shared
 /// object with LLD (in-process; calls are serialized). Unresolved libm
 /// symbols stay imports resolved by the runtime's loader. `stripSymbols`
 /// drops the symbol table (the exported entry points stay in .dynsym).
 llvm::Expected<std::vector<uint8_t>>
-linkSharedObject(llvm::ArrayRef<char> object, bool stripSymbols = false);
+linkSharedObject(llvm::ArrayRef<std::string> objects, bool stripSymbols = false);
+
+/// Links relocatable objects into one relocatable object (`ld.lld -r`), the
+/// form a C module ships; one object is returned as it is.
+llvm::Expected<std::vector<uint8_t>> linkRelocatable(llvm::ArrayRef<std::string> objects);
+
+/// Parts the kernels of one build are compiled in (compileKernelObjects).
+/// Fixed, not the machine's core count, so that every machine writes the
+/// same artifact bytes.
+constexpr unsigned kCodegenParts = 4;
+
+/// Optimizes `module` (optimizeModule) and emits its kernels as ELF
+/// relocatable objects, one per part: the entry points are split into at
+/// most `parts` parts of about equal instruction count (each with the
+/// internal functions it calls), and the parts are optimized and compiled
+/// in parallel on up to the machine's hardware threads, each in its own
+/// LLVMContext with a copy of `tm`. Kernels do not call each other, so each
+/// kernel's code is what one module would give. The split depends only on
+/// the module, so the objects are the same on every run and machine.
+/// Errors name the LLVM failure.
+llvm::Expected<std::vector<std::string>>
+compileKernelObjects(std::unique_ptr<llvm::Module> module,
+                     llvm::ArrayRef<std::string> entryPoints, llvm::TargetMachine &tm,
+                     unsigned optLevel, unsigned parts);
 
 /// The largest function frame recorded in the .stack_sizes section of the
 /// ELF object `elf` (LLVM's format: per function, an address of the ELF

@@ -38,6 +38,18 @@ llvm::Expected<CompilationPlan> buildPlan(mlir::ModuleOp module,
                                           size_t numConstants,
                                           const std::vector<std::string> &outputNames);
 
+/// Sets every dispatch's `entryPoint`: its own name, or the name of the
+/// first dispatch (in plan order) whose function is the same kernel: equal
+/// text once the name, the discardable attributes and the locations are
+/// dropped, and equal `aliasedBindings`. Runs after buildPlan (which gives
+/// the aliased bindings); changes nothing in `module`.
+void deduplicateDispatches(mlir::ModuleOp module, CompilationPlan &plan);
+
+/// Erases the functions of the dispatches that deduplicateDispatches
+/// pointed at another's entry point. Call once @main (which calls them) is
+/// gone, before lowering the kernels.
+void eraseDeduplicatedDispatches(mlir::ModuleOp module, const CompilationPlan &plan);
+
 } // namespace kiln
 
 #endif

@@ -224,15 +224,15 @@ void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
     }
 }
 
-/// Emits the whole contraction with `tile`: outer loops, row blocks, column
-/// blocks of tile.vectors vectors (a loop over the uniform ones, then the
-/// tail block).
-void emitContraction(ImplicitLocOpBuilder &b, const Contraction &k,
-                     const RegisterTile &tile) {
-  SmallVector<ColumnVector> all = columnVectors(k.columns, tile.lanes);
+/// Calls `block(b, colStart, vectors)` for the column blocks of `tile`
+/// over `columns` static columns: a loop over the uniform blocks (tile.vectors
+/// full-width vectors each: no mask, no narrow vector), then one tail block
+/// with the rest. Offsets in `vectors` are relative to colStart.
+void forEachColumnBlock(
+    ImplicitLocOpBuilder &b, int64_t columns, const RegisterTile &tile,
+    const std::function<void(ImplicitLocOpBuilder &, Value, ArrayRef<ColumnVector>)> &block) {
+  SmallVector<ColumnVector> all = columnVectors(columns, tile.lanes);
   const int64_t perBlock = tile.vectors;
-  // Uniform blocks: perBlock full-width vectors each (no mask, no narrow
-  // vector), run by one loop; the rest is the tail block.
   int64_t fullVectors = 0;
   for (const ColumnVector &cv : all)
     fullVectors += !cv.masked && cv.width == tile.lanes;
@@ -247,7 +247,24 @@ void emitContraction(ImplicitLocOpBuilder &b, const Contraction &k,
     tail.push_back(cv);
   }
   const int64_t blockColumns = perBlock * tile.lanes;
+  if (uniform == 1)
+    block(b, constantIndex(b, 0), blockVectors);
+  else if (uniform > 1)
+    b.create<scf::ForOp>(constantIndex(b, 0), constantIndex(b, uniform * blockColumns),
+                         constantIndex(b, blockColumns), std::nullopt,
+                         [&](OpBuilder &fb, Location loc, Value col, ValueRange) {
+                           ImplicitLocOpBuilder ib(loc, fb);
+                           block(ib, col, blockVectors);
+                           ib.create<scf::YieldOp>();
+                         });
+  if (!tail.empty())
+    block(b, constantIndex(b, uniform * blockColumns), tail);
+}
 
+/// Emits the whole contraction with `tile`: outer loops, then column blocks
+/// (forEachColumnBlock), then row blocks.
+void emitContraction(ImplicitLocOpBuilder &b, const Contraction &k,
+                     const RegisterTile &tile) {
   SmallVector<Value> outerIvs;
   std::function<void(ImplicitLocOpBuilder &, size_t)> outerNest =
       [&](ImplicitLocOpBuilder &ob, size_t level) {
@@ -266,22 +283,16 @@ void emitContraction(ImplicitLocOpBuilder &b, const Contraction &k,
         // Column blocks outermost, rows inside: one block's weight panel
         // (K x blockColumns) is read by every row block of the workgroup
         // while it is in cache.
-        auto rowBlocks = [&](ImplicitLocOpBuilder &cb, Value col, ArrayRef<ColumnVector> vectors) {
-          forEachRowBlock(cb, k.rowCount, tile.rows,
-                          [&](ImplicitLocOpBuilder &rb, Value rowStart, int64_t rows) {
-                            emitContractionBlock(rb, k, outerIvs, rowStart, rows, col, vectors);
-                          });
-        };
-        if (uniform > 0)
-          ob.create<scf::ForOp>(constantIndex(ob, 0), constantIndex(ob, uniform * blockColumns),
-                                constantIndex(ob, blockColumns), std::nullopt,
-                                [&](OpBuilder &fb, Location loc, Value col, ValueRange) {
-                                  ImplicitLocOpBuilder ib(loc, fb);
-                                  rowBlocks(ib, col, blockVectors);
-                                  ib.create<scf::YieldOp>();
-                                });
-        if (!tail.empty())
-          rowBlocks(ob, constantIndex(ob, uniform * blockColumns), tail);
+        forEachColumnBlock(ob, k.columns, tile,
+                           [&](ImplicitLocOpBuilder &cb, Value col,
+                               ArrayRef<ColumnVector> vectors) {
+                             forEachRowBlock(cb, k.rowCount, tile.rows,
+                                             [&](ImplicitLocOpBuilder &rb, Value rowStart,
+                                                 int64_t rows) {
+                                               emitContractionBlock(rb, k, outerIvs, rowStart,
+                                                                    rows, col, vectors);
+                                             });
+                           });
       };
   outerNest(b, 0);
 }
@@ -499,10 +510,17 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
     Value filter = dropTrailingUnitDim(b, w);
     Value output = dropTrailingUnitDim(b, out);
     RegisterTile tile = *found;
-    SmallVector<ColumnVector> all = columnVectors(channels, tile.lanes);
 
     auto emitBlock = [&](ImplicitLocOpBuilder &rb, Value n, Value oh, Value rowStart,
-                         int64_t rows, ArrayRef<ColumnVector> vectors) {
+                         int64_t rows, Value c0, ArrayRef<ColumnVector> vectors) {
+      auto channelOf = [&](const ColumnVector &cv) -> Value {
+        return cv.offset == 0
+                   ? c0
+                   : rb.create<arith::AddIOp>(c0, constantIndex(rb, cv.offset)).getResult();
+      };
+      SmallVector<Value> cs;
+      for (const ColumnVector &cv : vectors)
+        cs.push_back(channelOf(cv));
       SmallVector<Value> ow;
       for (int64_t r = 0; r < rows; ++r)
         ow.push_back(r == 0 ? rowStart
@@ -510,14 +528,14 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
                                   .getResult());
       SmallVector<Value> acc;
       for (int64_t r = 0; r < rows; ++r)
-        for (const ColumnVector &cv : vectors)
-          acc.push_back(loadVector(rb, output, {n, oh, ow[r], constantIndex(rb, cv.offset)}, cv));
+        for (size_t v = 0; v < vectors.size(); ++v)
+          acc.push_back(loadVector(rb, output, {n, oh, ow[r], cs[v]}, vectors[v]));
       for (int64_t i = 0; i < kh; ++i) {
         Value h = affineIndex(rb, oh, sh, constantIndex(rb, i), dh);
         for (int64_t j = 0; j < kw; ++j) {
           for (size_t v = 0; v < vectors.size(); ++v) {
             const ColumnVector &cv = vectors[v];
-            Value c = constantIndex(rb, cv.offset);
+            Value c = cs[v];
             Value wv = loadVector(rb, filter, {constantIndex(rb, i), constantIndex(rb, j), c}, cv);
             for (int64_t r = 0; r < rows; ++r) {
               Value x = affineIndex(rb, ow[r], sw, constantIndex(rb, j), dw);
@@ -531,7 +549,7 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
       for (int64_t r = 0; r < rows; ++r)
         for (size_t v = 0; v < vectors.size(); ++v)
           storeVector(rb, acc[r * vectors.size() + v], output,
-                      {n, oh, ow[r], constantIndex(rb, vectors[v].offset)}, vectors[v]);
+                      {n, oh, ow[r], cs[v]}, vectors[v]);
     };
 
     auto loop = [&](ImplicitLocOpBuilder &lb, Value ub,
@@ -547,13 +565,14 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
       loop(nb, dimOf(nb, output, 1), [&](ImplicitLocOpBuilder &hb, Value oh) {
         forEachRowBlock(hb, dimOf(hb, output, 2), tile.rows,
                         [&](ImplicitLocOpBuilder &rb, Value rowStart, int64_t rows) {
-                          // Channel blocks of tile.vectors vectors, unrolled.
-                          for (size_t first = 0; first < all.size();
-                               first += tile.vectors) {
-                            size_t last = std::min(all.size(), first + tile.vectors);
-                            emitBlock(rb, n, oh, rowStart, rows,
-                                      ArrayRef<ColumnVector>(all).slice(first, last - first));
-                          }
+                          // Channel blocks inside the pixel block: the
+                          // pixels' input rows stay in cache across them.
+                          forEachColumnBlock(rb, channels, tile,
+                                             [&](ImplicitLocOpBuilder &cb, Value c0,
+                                                 ArrayRef<ColumnVector> vectors) {
+                                               emitBlock(cb, n, oh, rowStart, rows, c0,
+                                                         vectors);
+                                             });
                         });
       });
     });
