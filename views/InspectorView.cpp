@@ -270,12 +270,17 @@ void InspectorView::showIr() {
   auto it = cache_.find(stage);
   if (it == cache_.end() || !doc_ || !doc_->plan)
     return;
-  QString name;
+  QString name, entry;
   for (const kiln::Dispatch &d : doc_->plan->dispatches)
-    if (d.id == dispatch_)
+    if (d.id == dispatch_) {
       name = QString::fromStdString(d.name);
+      entry = QString::fromStdString(d.entryPoint.empty() ? d.name : d.entryPoint);
+    }
   const QString &module = it->second;
   QString function = name.isEmpty() ? QString() : functionText(module, name);
+  // From LLVM IR on, a deduplicated dispatch's code is its entry point's.
+  if (function.isEmpty() && entry != name)
+    function = functionText(module, entry);
   bool whole = whole_->isChecked() || function.isEmpty();
   const QString &text = whole ? module : function;
   if (ir_->toPlainText() != text) {
@@ -288,7 +293,10 @@ void InspectorView::showIr() {
   int moduleLines = int(module.count(QLatin1Char('\n'))) + 1;
   if (!whole) {
     ir_->moveCursor(QTextCursor::Start);
-    irStatus_->setText(tr("%1: %2 of %3 lines").arg(name).arg(ir_->blockCount()).arg(moduleLines));
+    irStatus_->setText(function.contains(name) || entry == name
+                           ? tr("%1: %2 of %3 lines").arg(name).arg(ir_->blockCount()).arg(moduleLines)
+                           : tr("%1 runs the code of %2: %3 of %4 lines")
+                                 .arg(name, entry).arg(ir_->blockCount()).arg(moduleLines));
   } else {
     // Scroll to the dispatch's function where the stage has one.
     int pos = -1;

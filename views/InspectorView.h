@@ -51,6 +51,7 @@ public:
   /// Off (default): only the dispatch's function where the stage has one
   /// per dispatch; on: the whole module, scrolled to it.
   QCheckBox *wholeModuleBox() const { return whole_; }
+  QLabel *irStatusLabel() const { return irStatus_; }
   /// The text of function `name` in `module` (MLIR func.func, LLVM IR
   /// define, or assembly label through .size), empty if none.
   static QString functionText(const QString &module, const QString &name);

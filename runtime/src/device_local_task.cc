@@ -1,8 +1,7 @@
 // HAL device local-task: a fixed pool of threads runs the workgroups of one
-// wave concurrently. Work items (dispatch, workgroup) are numbered across
-// the wave and taken from a shared atomic counter, so a wide dispatch and
-// several small independent ones share the threads alike. Each workgroup
-// computes a fixed tile, so results do not depend on which thread ran it.
+// wave concurrently, each thread a static share of each dispatch (see
+// runItems). Each workgroup computes a fixed tile, so results do not depend
+// on which thread ran it.
 #include "device.h"
 #include "status.h"
 
@@ -31,6 +30,7 @@ struct Pool {
   uint64_t generation = 0; // atomic
   bool stopping = false;   // atomic
   size_t active = 0;       // atomic: workers still in the current wave
+  size_t sleepers = 0;     // atomic: workers asleep or falling asleep on `wake`
 };
 
 struct WorkerArg {
@@ -54,19 +54,29 @@ inline void cpuRelax() {
 #endif
 }
 
-/// Runs thread `thread`'s share of the wave: of each dispatch, the
-/// contiguous workgroups [ceil(n t / P), ceil(n (t + 1) / P)) of its n, for
-/// P participants (the caller is thread 0 and takes the larger share). A
-/// static split keeps a thread on the same rows of consecutive dispatches,
-/// so what one dispatch writes the next reads from the same core's cache;
-/// a shared counter handed the rows out at random and two threads were
-/// slower than one on BlazeFace (cross-core cache traffic).
+/// Runs thread `thread`'s share of the wave: of each dispatch, share s of
+/// P (P participants; the caller is thread 0), the contiguous workgroups
+/// [ceil(n s / P), ceil(n (s + 1) / P)) of its n. A static split keeps a
+/// thread on the same rows of consecutive dispatches, so what one dispatch
+/// writes the next reads from the same core's cache; a shared counter
+/// handed the rows out at random and two threads were slower than one on
+/// BlazeFace (cross-core cache traffic), and so did rotating the shares of
+/// a wave's second dispatch. Share s goes to thread s, except in
+/// dispatches with fewer workgroups than threads: those take the threads
+/// after the previous such dispatch of the wave, so several small
+/// dispatches of one wave do not all land on thread 0.
 void runItems(Pool *pool, uint32_t thread, uint64_t participants) {
+  uint64_t shift = 0;
   for (size_t d = 0; d < pool->dispatchCount; ++d) {
     const kiln_dispatch_t &dispatch = pool->dispatches[d];
     const uint64_t n = pool->prefix[d + 1] - pool->prefix[d];
-    const uint64_t lo = (n * thread + participants - 1) / participants;
-    const uint64_t hi = (n * (thread + 1) + participants - 1) / participants;
+    uint64_t share = thread;
+    if (n < participants) {
+      share = (thread + participants - shift) % participants;
+      shift = (shift + n) % participants;
+    }
+    const uint64_t lo = (n * share + participants - 1) / participants;
+    const uint64_t hi = (n * (share + 1) + participants - 1) / participants;
     for (uint64_t w = lo; w < hi; ++w) {
       uint64_t start = pool->trace ? nowNs() : 0;
       runWorkgroup(dispatch, static_cast<uint32_t>(w));
@@ -100,9 +110,11 @@ void *workerMain(void *raw) {
     }
     if (now == seen) {
       pthread_mutex_lock(&pool->mutex);
+      __atomic_fetch_add(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
       while (!__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE) &&
-             __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) == seen)
+             __atomic_load_n(&pool->generation, __ATOMIC_SEQ_CST) == seen)
         pthread_cond_wait(&pool->wake, &pool->mutex);
+      __atomic_fetch_sub(&pool->sleepers, 1, __ATOMIC_SEQ_CST);
       pthread_mutex_unlock(&pool->mutex);
       now = __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE);
     }
@@ -132,10 +144,17 @@ kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t 
   size_t helpers = pool->started;
   if (pool->totalItems > 1 && helpers > 0) {
     __atomic_store_n(&pool->active, helpers, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&pool->generation, 1, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&pool->mutex);
-    pthread_cond_broadcast(&pool->wake);
-    pthread_mutex_unlock(&pool->mutex);
+    __atomic_fetch_add(&pool->generation, 1, __ATOMIC_SEQ_CST);
+    // Spinning workers see the new generation; only sleepers need the
+    // mutex and a wake-up. A worker about to sleep increments `sleepers`
+    // under the mutex before it checks the generation again, so either it
+    // sees the new generation or this load sees it asleep (both sides are
+    // sequentially consistent).
+    if (__atomic_load_n(&pool->sleepers, __ATOMIC_SEQ_CST) != 0) {
+      pthread_mutex_lock(&pool->mutex);
+      pthread_cond_broadcast(&pool->wake);
+      pthread_mutex_unlock(&pool->mutex);
+    }
     runItems(pool, 0, helpers + 1);
     // Wait for the workers' last workgroups: spin briefly, then yield the
     // core (a descheduled worker may need it to finish).

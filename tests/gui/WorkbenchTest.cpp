@@ -385,11 +385,30 @@ private slots:
     // The whole module, scrolled to the dispatch: the cursor's line defines it.
     insp->wholeModuleBox()->setChecked(true);
     text = insp->irView()->toPlainText();
+    // Every entry point; a deduplicated dispatch has none of its own.
     for (const kiln::Dispatch &other : doc->plan->dispatches)
-      QVERIFY(text.contains("define void @" + QString::fromStdString(other.name) + "("));
+      QVERIFY(text.contains("define void @" + QString::fromStdString(other.entryPoint) + "(") &&
+              text.contains("define void @" + QString::fromStdString(other.name) + "(") ==
+                  (other.entryPoint == other.name));
     QVERIFY2(insp->irView()->textCursor().block().text().contains("@" + name + "("),
              qPrintable(insp->irView()->textCursor().block().text()));
     insp->wholeModuleBox()->setChecked(false);
+    // A dispatch that runs another's identical kernel shows that code.
+    for (const kiln::Dispatch &dup : doc->plan->dispatches)
+      if (dup.entryPoint != dup.name) {
+        shown.clear();
+        w->selectDispatch(dup.id);
+        QVERIFY(shown.count() > 0 || shown.wait(120000));
+        QString entry = QString::fromStdString(dup.entryPoint);
+        QVERIFY2(insp->irView()->toPlainText().startsWith("define void @" + entry + "("),
+                 qPrintable(insp->irView()->toPlainText().left(200)));
+        QVERIFY2(insp->irStatusLabel()->text().contains("runs the code of " + entry),
+                 qPrintable(insp->irStatusLabel()->text()));
+        shown.clear();
+        w->selectDispatch(d.id);
+        QVERIFY(shown.count() > 0 || shown.wait(120000));
+        break;
+      }
     // Assembly: from the label's directives to its .size.
     shown.clear();
     insp->stageBox()->setCurrentIndex(5);

@@ -184,9 +184,12 @@ std::unique_ptr<mlir::Pass> createOutlineDispatchesPass();
 ///
 /// Tile-size heuristic (documented in docs/design.md): over the tiled op's
 /// parallel loops, innermost first, keep whole dimensions while the output
-/// tile stays within options.workgroupBytes; tile the first dimension that
-/// does not fit to floor(budget / inner bytes) (a multiple of the target's
-/// vector width when it is the innermost dimension); outer dimensions get 1
+/// tile stays within the budget (options.workgroupBytes, lowered to output
+/// bytes / 8 but not below 4 KiB, so a dispatch has at least 8 workgroups
+/// for the runtime's threads); tile the first dimension that does not fit
+/// to floor(budget / inner bytes) (a multiple of the target's vector width
+/// when it is the innermost dimension, else evened out to equal tiles in a
+/// count that is a multiple of 4 when above 2); outer dimensions get 1
 /// (so each becomes a workgroup dimension); reduction loops are never tiled.
 ///
 /// Before:  func @d(%in, %out) { %r = linalg.generic ... outs(%out); return %r }

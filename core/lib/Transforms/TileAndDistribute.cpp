@@ -26,6 +26,11 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
+/// Workgroups a dispatch is split into at least, where each keeps
+/// kMinWorkgroupBytes of output (see defaultTileSizes).
+constexpr int64_t kMinWorkgroups = 8;
+constexpr int64_t kMinWorkgroupBytes = 4 * 1024;
+
 /// Heuristic workgroup tile sizes for `op` (see Passes.h): one entry per
 /// loop, 0 = whole loop.
 SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
@@ -44,6 +49,10 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
   // is about 4x its output).
   if (type.hasStaticShape()) {
     int64_t outputBytes = type.getNumElements() * elementBytes;
+    // Parallelism: at least kMinWorkgroups workgroups where each still
+    // writes kMinWorkgroupBytes, so a local-task device's threads share
+    // every dispatch (BlazeFace's 8x8x96 layers were one workgroup each).
+    budget = std::min(budget, std::max(kMinWorkgroupBytes, outputBytes / kMinWorkgroups));
     int64_t largestPad = 0;
     if (auto fn = op->getParentOfType<func::FuncOp>())
       fn.walk([&](tensor::PadOp pad) {
@@ -72,8 +81,17 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
     int64_t tile = std::max<int64_t>(1, budget / inner);
     // The innermost dimension keeps whole SIMD vectors per workgroup.
     int64_t lanes = std::max<int64_t>(1, vectorBytes / elementBytes);
-    if (d == rank - 1 && tile > lanes)
+    if (d == rank - 1 && tile > lanes) {
       tile -= tile % lanes;
+    } else if (d != rank - 1) {
+      // Tiles of equal size, in a count that 2 and 4 threads split evenly:
+      // 64 rows in tiles of 10 (7 workgroups, 4 + 3 on two threads) become
+      // 8 tiles of 8.
+      int64_t count = (size + tile - 1) / tile;
+      if (count > 2)
+        count = (count + 3) / 4 * 4;
+      tile = (size + count - 1) / count;
+    }
     sizes[dim.getPosition()] = tile;
     for (int64_t o = d - 1; o >= 0; --o) {
       auto outer = map.getResult(o).dyn_cast<AffineDimExpr>();
