@@ -12,6 +12,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
@@ -188,6 +190,95 @@ func.func @dw(%in: memref<1x6x10x16xf32>, %w: memref<3x3x16x1xf32>, %out: memref
   int stores = 0;
   module->walk([&](vector::StoreOp) { ++stores; });
   EXPECT_EQ(stores, 14);
+}
+
+// A 1x1 convolution as the dispatch leaves it: the matmul into a zeroed
+// stack tile, then bias + residual ADD + RELU6 into the output.
+const char *kMatmulEpilogue = R"mlir(
+#rows = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @mm(%a: memref<16x24xf32>, %b: memref<24x24xf32>, %bias: memref<24xf32>,
+              %res: memref<16x24xf32>, %out: memref<16x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %six = arith.constant 6.0 : f32
+  %tile = memref.alloca() {alignment = 64 : i64} : memref<16x24xf32>
+  linalg.fill ins(%zero : f32) outs(%tile : memref<16x24xf32>)
+  linalg.matmul ins(%a, %b : memref<16x24xf32>, memref<24x24xf32>)
+                outs(%tile : memref<16x24xf32>)
+  linalg.generic {indexing_maps = [#rows, #bias, #rows, #rows],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%res, %bias, %tile : memref<16x24xf32>, memref<24xf32>, memref<16x24xf32>)
+      outs(%out : memref<16x24xf32>) {
+  ^bb0(%r: f32, %bi: f32, %t: f32, %o: f32):
+    %0 = arith.addf %t, %bi : f32
+    %1 = arith.addf %r, %0 : f32
+    %2 = arith.minf %1, %six : f32
+    %3 = arith.maxf %2, %zero : f32
+    linalg.yield %3 : f32
+  }
+  return
+}
+)mlir";
+
+TEST(RegisterTileContractions, ElementwiseConsumerRunsOnTheAccumulators) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kMatmulEpilogue);
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+  // Matmul, fill and generic are gone: the tile is never written.
+  int linalgOps = 0;
+  module->walk([&](linalg::LinalgOp) { ++linalgOps; });
+  EXPECT_EQ(linalgOps, 0) << str(*module);
+  auto fn = module->lookupSymbol<func::FuncOp>("mm");
+  Value out = fn.getArgument(4), res = fn.getArgument(3), bias = fn.getArgument(2);
+  // Row blocks of 4, 2 and 1 rows (the last two for remainders) of 3
+  // vectors: 12 + 6 + 3 accumulators, each stored once, into the output,
+  // after loading its residual and bias vector.
+  int storesToOut = 0, otherStores = 0, residualLoads = 0, biasLoads = 0;
+  module->walk([&](vector::StoreOp store) {
+    (store.getBase() == out ? storesToOut : otherStores)++;
+  });
+  module->walk([&](vector::LoadOp load) {
+    residualLoads += load.getBase() == res;
+    biasLoads += load.getBase() == bias;
+  });
+  EXPECT_EQ(storesToOut, 21) << str(*module);
+  EXPECT_EQ(otherStores, 0);
+  EXPECT_EQ(residualLoads, 21);
+  EXPECT_EQ(biasLoads, 21);
+  // The body ran on vector<8xf32>: two adds, a min and a max per vector.
+  int vectorMax = 0;
+  module->walk([&](arith::MaxFOp op) {
+    vectorMax += op.getType().isa<VectorType>();
+  });
+  EXPECT_EQ(vectorMax, 21);
+  // Accumulators start at the fill value, not loaded from the tile.
+  module->walk([&](vector::LoadOp load) {
+    EXPECT_FALSE(load.getBase().getDefiningOp<memref::AllocaOp>()) << "the tile is read";
+  });
+}
+
+TEST(RegisterTileContractions, ConsumerThatIsNotElementwiseKeepsTheTile) {
+  // The generic reads the tile transposed: not an epilogue; the tile is
+  // stored and the generic left to the loop lowering.
+  std::string source = kMatmulEpilogue;
+  source.replace(source.find("#rows, #bias, #rows, #rows"), 26,
+                 "#rows, #bias, #cols, #rows");
+  source.insert(source.find("func.func"), "#cols = affine_map<(d0, d1) -> (d1, d0)>\n");
+  for (size_t at = 0; (at = source.find("16x24xf32", at)) != std::string::npos; at += 9)
+    source.replace(at, 9, "24x24xf32");
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, source.c_str());
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+  int generics = 0;
+  module->walk([&](linalg::GenericOp) { ++generics; });
+  EXPECT_EQ(generics, 1) << str(*module);
+  int storesToTile = 0;
+  module->walk([&](vector::StoreOp store) {
+    storesToTile += bool(store.getBase().getDefiningOp<memref::AllocaOp>());
+  });
+  EXPECT_GT(storesToTile, 0);
 }
 
 TEST(RegisterTileContractions, StrategyRecordsTileLayoutAndThroughput) {

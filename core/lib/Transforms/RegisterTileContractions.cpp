@@ -21,8 +21,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -157,8 +159,19 @@ void forEachRowBlock(ImplicitLocOpBuilder &b, Value rowCount, int64_t rows,
 /// A(outer, row, red) * B(outer, red)[col], with the columns static and
 /// contiguous in C and B. Matmul, batch matmul and the implicit GEMM of a
 /// convolution are instances.
+/// How a kernel's accumulators start and end: by default loaded from the
+/// output C and stored back; with an epilogue (matchEpilogue), started at
+/// the fill value and stored through the fused elementwise consumer.
+struct TileIO {
+  /// The accumulator of one column vector at `indices` (C's, column last).
+  std::function<Value(ImplicitLocOpBuilder &, ValueRange, const ColumnVector &)> init;
+  /// Stores the finished accumulator `value` of that column vector.
+  std::function<void(ImplicitLocOpBuilder &, ValueRange, const ColumnVector &, Value)> store;
+};
+
 struct Contraction {
   Value c, bMatrix;
+  TileIO io;
   int64_t columns = 0;
   SmallVector<Value> outerBounds;
   Value rowCount;
@@ -194,7 +207,7 @@ void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
     for (const ColumnVector &cv : vectors) {
       SmallVector<Value> idx = k.cIndices(b, outer, rowIndex[r]);
       idx.push_back(columnOf(b, cv));
-      acc.push_back(loadVector(b, k.c, idx, cv));
+      acc.push_back(k.io.init(b, idx, cv));
     }
   SmallVector<Value> result = buildReductionNest(
       b, k.reductionBounds, acc,
@@ -220,7 +233,7 @@ void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
     for (size_t v = 0; v < vectors.size(); ++v) {
       SmallVector<Value> idx = k.cIndices(b, outer, rowIndex[r]);
       idx.push_back(columnOf(b, vectors[v]));
-      storeVector(b, result[r * vectors.size() + v], k.c, idx, vectors[v]);
+      k.io.store(b, idx, vectors[v], result[r * vectors.size() + v]);
     }
 }
 
@@ -320,6 +333,191 @@ int64_t staticDim(Value v, int64_t d) {
   return type && d < type.getRank() ? type.getDimSize(d) : ShapedType::kDynamic;
 }
 
+/// A contraction whose output tile is a stack temporary filled with a
+/// constant and read once by an elementwise linalg.generic (bias, fused
+/// activation, residual ADD) that writes the dispatch's output: the
+/// generic's body is applied to the accumulators in registers and the
+/// result stored once, instead of storing the tile, reading it back and
+/// storing again.
+struct Epilogue {
+  linalg::GenericOp generic;
+  linalg::FillOp fill;
+  /// True when the generic's operands carry a trailing unit dimension the
+  /// kernel drops (depthwise: HWCM with multiplier 1).
+  bool dropUnit = false;
+};
+
+/// Matches the Epilogue of `contraction`, whose output is `c` (rank
+/// `cRank` once a trailing unit dimension is dropped, if `dropUnit`).
+/// Conditions: `c` is a memref.alloca used only by one linalg.fill before
+/// the contraction, the contraction and one linalg.generic after it, with
+/// only memory-effect-free ops in between; the generic is all-parallel,
+/// writes one unit-stride f32 output with the identity map and reads `c`
+/// with the identity map; its other inputs are unit-stride f32 memrefs read
+/// with the identity map or along the column dimension only (a bias); its
+/// body is arith ops on f32/i1 scalars that do not read the output.
+std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool dropUnit) {
+  auto alloca = c.getDefiningOp<memref::AllocaOp>();
+  if (!alloca)
+    return std::nullopt;
+  Epilogue e;
+  e.dropUnit = dropUnit;
+  for (Operation *user : alloca->getUsers()) {
+    if (user == contraction)
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user); fill && !e.fill &&
+        fill->getBlock() == contraction->getBlock() && fill->isBeforeInBlock(contraction))
+      e.fill = fill;
+    else if (auto generic = dyn_cast<linalg::GenericOp>(user); generic && !e.generic &&
+             generic->getBlock() == contraction->getBlock() &&
+             contraction->isBeforeInBlock(generic))
+      e.generic = generic;
+    else
+      return std::nullopt;
+  }
+  if (!e.fill || !e.generic || !e.fill.value().getType().isF32())
+    return std::nullopt;
+  for (Operation *op = contraction->getNextNode(); op != e.generic; op = op->getNextNode())
+    if (!isMemoryEffectFree(op))
+      return std::nullopt;
+  linalg::GenericOp g = e.generic;
+  if (!g.hasBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops())
+    return std::nullopt;
+  const int64_t rank = g.getNumLoops();
+  const int64_t cRank = dropUnit ? rank - 1 : rank;
+  auto usable = [&](Value v) {
+    auto type = v.getType().dyn_cast<MemRefType>();
+    if (!type || type.getRank() != rank || (dropUnit && type.getDimSize(rank - 1) != 1))
+      return false;
+    return dropUnit ? type.getElementType().isF32() : isUnitStrideF32(v);
+  };
+  OpOperand *out = g.getDpsInitOperand(0);
+  if (!usable(out->get()) || !g.getMatchingIndexingMap(out).isIdentity())
+    return std::nullopt;
+  Block &body = g.getRegion().front();
+  if (!g.getMatchingBlockArgument(out).use_empty())
+    return std::nullopt;
+  bool readsC = false;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if (in->get() == c) {
+      if (!map.isIdentity() || readsC)
+        return std::nullopt;
+      readsC = true;
+      continue;
+    }
+    if (map.isIdentity() && usable(in->get()))
+      continue;
+    auto type = in->get().getType().dyn_cast<MemRefType>();
+    bool bias = map.getNumResults() == 1 && map.getResult(0).isa<AffineDimExpr>() &&
+                map.getResult(0).cast<AffineDimExpr>().getPosition() == cRank - 1 &&
+                type && type.getRank() == 1 && isUnitStrideF32(in->get());
+    if (!bias)
+      return std::nullopt;
+  }
+  if (!readsC)
+    return std::nullopt;
+  for (Operation &op : body.without_terminator()) {
+    if (op.getDialect() != op.getContext()->getLoadedDialect<arith::ArithDialect>() ||
+        op.getNumRegions() != 0 || op.getNumResults() != 1)
+      return std::nullopt;
+    for (Type t : op.getResultTypes())
+      if (!t.isF32() && !t.isInteger(1))
+        return std::nullopt;
+    for (Value v : op.getOperands())
+      if (!v.getType().isF32() && !v.getType().isInteger(1))
+        return std::nullopt;
+  }
+  return e;
+}
+
+/// Default TileIO: the accumulators are loaded from `c` and stored back.
+TileIO memoryIO(Value c) {
+  TileIO io;
+  io.init = [c](ImplicitLocOpBuilder &b, ValueRange idx, const ColumnVector &cv) {
+    return loadVector(b, c, idx, cv);
+  };
+  io.store = [c](ImplicitLocOpBuilder &b, ValueRange idx, const ColumnVector &cv, Value v) {
+    storeVector(b, v, c, idx, cv);
+  };
+  return io;
+}
+
+/// TileIO through `e`: accumulators start at the fill value; at the end the
+/// generic's body runs on vectors (its scalar operands from outside the
+/// body broadcast) and the result is stored to the generic's output. Views
+/// that drop a trailing unit dimension are built with `b` (at the generic).
+TileIO epilogueIO(ImplicitLocOpBuilder &b, Epilogue e, Value c,
+                  const std::function<Value(ImplicitLocOpBuilder &, Value)> &dropUnit) {
+  linalg::GenericOp g = e.generic;
+  // The generic's operands as the kernel indexes them.
+  SmallVector<Value> inputs;
+  SmallVector<bool> isBias;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    Value v = in->get();
+    bool bias = v != c && !g.getMatchingIndexingMap(in).isIdentity();
+    isBias.push_back(bias);
+    inputs.push_back(v == c || bias || !e.dropUnit ? v : dropUnit(b, v));
+  }
+  Value output = g.getDpsInitOperand(0)->get();
+  if (e.dropUnit)
+    output = dropUnit(b, output);
+  linalg::FillOp fill = e.fill;
+  Value fillValue = fill.value();
+  TileIO io;
+  io.init = [fillValue](ImplicitLocOpBuilder &ib, ValueRange, const ColumnVector &cv) -> Value {
+    return ib.create<vector::BroadcastOp>(VectorType::get({cv.width}, ib.getF32Type()),
+                                          fillValue);
+  };
+  io.store = [=](ImplicitLocOpBuilder &ib, ValueRange idx, const ColumnVector &cv,
+                 Value acc) mutable {
+    Block &body = g.getRegion().front();
+    IRMapping map;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Value arg = body.getArgument(i);
+      if (inputs[i] == c)
+        map.map(arg, acc);
+      else if (isBias[i])
+        map.map(arg, loadVector(ib, inputs[i], ValueRange{idx.back()}, cv));
+      else
+        map.map(arg, loadVector(ib, inputs[i], idx, cv));
+    }
+    auto vectorOf = [&](Type t) { return VectorType::get({cv.width}, t); };
+    for (Operation &op : body.without_terminator()) {
+      if (isa<arith::ConstantOp>(op)) {
+        Value scalar = ib.clone(op)->getResult(0);
+        map.map(op.getResult(0),
+                ib.create<vector::BroadcastOp>(vectorOf(scalar.getType()), scalar).getResult());
+        continue;
+      }
+      SmallVector<Value> operands;
+      for (Value v : op.getOperands())
+        operands.push_back(map.contains(v)
+                               ? map.lookup(v)
+                               : ib.create<vector::BroadcastOp>(vectorOf(v.getType()), v)
+                                     .getResult());
+      OperationState state(op.getLoc(), op.getName());
+      state.addOperands(operands);
+      state.addAttributes(op.getAttrs());
+      state.addTypes(vectorOf(op.getResult(0).getType()));
+      Operation *vop = ib.create(state);
+      map.map(op.getResult(0), vop->getResult(0));
+    }
+    Value result = map.lookup(body.getTerminator()->getOperand(0));
+    storeVector(ib, result, output, idx, cv);
+  };
+  return io;
+}
+
+/// Erases what an epilogue replaced (the generic and the fill); the
+/// temporary, left with only `memref.dim` users, folds away.
+void eraseEpilogue(PatternRewriter &rewriter, Epilogue e) {
+  rewriter.eraseOp(e.generic);
+  rewriter.eraseOp(e.fill);
+}
+
+
 } // namespace
 
 std::optional<RegisterTile> registerTileFor(Operation *op, const KernelTarget &target,
@@ -374,9 +572,13 @@ struct TileMatmulFamily : public OpRewritePattern<OpTy> {
     Value a = op.getDpsInputOperand(0)->get(), bm = op.getDpsInputOperand(1)->get(),
           c = op.getDpsInitOperand(0)->get();
     const int64_t first = Batched ? 1 : 0; // position of the row index
+    std::optional<Epilogue> epilogue = matchEpilogue(op, c, /*dropUnit=*/false);
+    if (epilogue)
+      rewriter.setInsertionPoint(epilogue->generic);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Contraction k;
     k.c = c;
+    k.io = epilogue ? epilogueIO(b, *epilogue, c, nullptr) : memoryIO(c);
     k.bMatrix = bm;
     k.columns = c.getType().template cast<MemRefType>().getDimSize(first + 1);
     if (Batched)
@@ -400,6 +602,8 @@ struct TileMatmulFamily : public OpRewritePattern<OpTy> {
       return idx;
     };
     emitContraction(b, k, *tile);
+    if (epilogue)
+      eraseEpilogue(rewriter, *epilogue);
     rewriter.eraseOp(op);
     return success();
   }
@@ -441,9 +645,13 @@ struct TileConv2D : public OpRewritePattern<linalg::Conv2DNhwcHwcfOp> {
     int64_t f = out.getType().cast<MemRefType>().getDimSize(3);
     auto [sh, sw] = pairOf(op.getStrides());
     auto [dh, dw] = pairOf(op.getDilations());
+    std::optional<Epilogue> epilogue = matchEpilogue(op, out, /*dropUnit=*/false);
+    if (epilogue)
+      rewriter.setInsertionPoint(epilogue->generic);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Contraction k;
     k.c = out;
+    k.io = epilogue ? epilogueIO(b, *epilogue, out, nullptr) : memoryIO(out);
     k.bMatrix = w;
     k.columns = f;
     k.outerBounds = {dimOf(b, out, 0), dimOf(b, out, 1)};
@@ -462,6 +670,8 @@ struct TileConv2D : public OpRewritePattern<linalg::Conv2DNhwcHwcfOp> {
       return SmallVector<Value>{red[0], red[1], red[2]};
     };
     emitContraction(b, k, *tile);
+    if (epilogue)
+      eraseEpilogue(rewriter, *epilogue);
     rewriter.eraseOp(op);
     return success();
   }
@@ -506,9 +716,13 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
     int64_t kh = wType.getDimSize(0), kw = wType.getDimSize(1), channels = wType.getDimSize(2);
     auto [sh, sw] = pairOf(op.getStrides());
     auto [dh, dw] = pairOf(op.getDilations());
+    std::optional<Epilogue> epilogue = matchEpilogue(op, out, /*dropUnit=*/true);
+    if (epilogue)
+      rewriter.setInsertionPoint(epilogue->generic);
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value filter = dropTrailingUnitDim(b, w);
     Value output = dropTrailingUnitDim(b, out);
+    TileIO io = epilogue ? epilogueIO(b, *epilogue, out, dropTrailingUnitDim) : memoryIO(output);
     RegisterTile tile = *found;
 
     auto emitBlock = [&](ImplicitLocOpBuilder &rb, Value n, Value oh, Value rowStart,
@@ -529,7 +743,7 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
       SmallVector<Value> acc;
       for (int64_t r = 0; r < rows; ++r)
         for (size_t v = 0; v < vectors.size(); ++v)
-          acc.push_back(loadVector(rb, output, {n, oh, ow[r], cs[v]}, vectors[v]));
+          acc.push_back(io.init(rb, {n, oh, ow[r], cs[v]}, vectors[v]));
       for (int64_t i = 0; i < kh; ++i) {
         Value h = affineIndex(rb, oh, sh, constantIndex(rb, i), dh);
         for (int64_t j = 0; j < kw; ++j) {
@@ -548,8 +762,7 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
       }
       for (int64_t r = 0; r < rows; ++r)
         for (size_t v = 0; v < vectors.size(); ++v)
-          storeVector(rb, acc[r * vectors.size() + v], output,
-                      {n, oh, ow[r], cs[v]}, vectors[v]);
+          io.store(rb, {n, oh, ow[r], cs[v]}, vectors[v], acc[r * vectors.size() + v]);
     };
 
     auto loop = [&](ImplicitLocOpBuilder &lb, Value ub,
@@ -576,6 +789,8 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
                         });
       });
     });
+    if (epilogue)
+      eraseEpilogue(rewriter, *epilogue);
     rewriter.eraseOp(op);
     return success();
   }
