@@ -16,6 +16,7 @@
 #include "Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -678,6 +679,94 @@ struct TileConv2D : public OpRewritePattern<linalg::Conv2DNhwcHwcfOp> {
   KernelTarget target;
 };
 
+/// An NHWC input window padded through a stack buffer, as the tiled
+/// dispatch leaves it: linalg.fill of the buffer with a constant, then
+/// linalg.copy of `source` into the view at (0, top, left, 0) of size
+/// (N, rows, cols, C). The buffer at (n, h, x, c) is the source at
+/// (n, h - top, x - left, c) inside that view, else the fill value.
+struct PaddedInput {
+  linalg::FillOp fill;
+  linalg::CopyOp copy;
+  Value source;
+  OpFoldResult top, left, rows, cols;
+};
+
+/// Matches the PaddedInput that `consumer` reads as `in`: `in` is a
+/// memref.alloca whose only other users are one linalg.fill and one unit-
+/// stride subview that one linalg.copy writes, in the order fill, copy,
+/// consumer in one block; the view offsets only H and W; the source is a
+/// unit-stride f32 memref of rank 4.
+std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
+  auto alloca = in.getDefiningOp<memref::AllocaOp>();
+  if (!alloca || alloca.getType().getRank() != 4)
+    return std::nullopt;
+  PaddedInput p;
+  memref::SubViewOp interior;
+  for (Operation *user : alloca->getUsers()) {
+    if (user == consumer)
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user); fill && !p.fill)
+      p.fill = fill;
+    else if (auto view = dyn_cast<memref::SubViewOp>(user); view && !interior)
+      interior = view;
+    else
+      return std::nullopt;
+  }
+  if (!p.fill || !interior || !p.fill.value().getType().isF32() || !interior->hasOneUse())
+    return std::nullopt;
+  p.copy = dyn_cast<linalg::CopyOp>(*interior->getUsers().begin());
+  if (!p.copy || p.copy.getOutputs().front() != interior.getResult())
+    return std::nullopt;
+  Block *block = consumer->getBlock();
+  if (p.fill->getBlock() != block || p.copy->getBlock() != block ||
+      !p.fill->isBeforeInBlock(p.copy) || !p.copy->isBeforeInBlock(consumer))
+    return std::nullopt;
+  p.source = p.copy.getInputs().front();
+  if (!isUnitStrideF32(p.source) || p.source.getType().cast<MemRefType>().getRank() != 4 ||
+      interior.getType().getRank() != 4)
+    return std::nullopt;
+  auto isConstant = [](OpFoldResult v, int64_t c) {
+    std::optional<int64_t> k = getConstantIntValue(v);
+    return k && *k == c;
+  };
+  SmallVector<OpFoldResult> offsets = interior.getMixedOffsets(),
+                            sizes = interior.getMixedSizes(),
+                            strides = interior.getMixedStrides();
+  for (OpFoldResult stride : strides)
+    if (!isConstant(stride, 1))
+      return std::nullopt;
+  if (!isConstant(offsets[0], 0) || !isConstant(offsets[3], 0) ||
+      !isConstant(sizes[3], alloca.getType().getDimSize(3)))
+    return std::nullopt;
+  p.top = offsets[1];
+  p.left = offsets[2];
+  p.rows = sizes[1];
+  p.cols = sizes[2];
+  return p;
+}
+
+/// Reads the padded buffer of `p` at (n, h, x, c0..) as one column vector,
+/// straight from the source: the source position is clamped into range
+/// for the load and the fill value selected where (h, x) is padding.
+Value loadPadded(ImplicitLocOpBuilder &b, const PaddedInput &p, Value n, Value h, Value x,
+                 Value c, const ColumnVector &cv) {
+  Location loc = b.getLoc();
+  Value hs = b.create<arith::SubIOp>(h, getValueOrCreateConstantIndexOp(b, loc, p.top));
+  Value xs = b.create<arith::SubIOp>(x, getValueOrCreateConstantIndexOp(b, loc, p.left));
+  // Unsigned compares: a negative position is a large unsigned one.
+  Value hIn = b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, hs,
+                                      getValueOrCreateConstantIndexOp(b, loc, p.rows));
+  Value xIn = b.create<arith::CmpIOp>(arith::CmpIPredicate::ult, xs,
+                                      getValueOrCreateConstantIndexOp(b, loc, p.cols));
+  Value zero = constantIndex(b, 0);
+  Value hc = b.create<arith::SelectOp>(hIn, hs, zero);
+  Value xc = b.create<arith::SelectOp>(xIn, xs, zero);
+  Value v = loadVector(b, p.source, {n, hc, xc, c}, cv);
+  Value pad = b.create<vector::BroadcastOp>(v.getType(), linalg::FillOp(p.fill).value());
+  Value inside = b.create<arith::AndIOp>(hIn, xIn);
+  return b.create<arith::SelectOp>(inside, v, pad);
+}
+
 /// Drops the trailing unit dimension of a depthwise filter/output buffer
 /// (channel multiplier 1) with a rank-reducing subview.
 Value dropTrailingUnitDim(ImplicitLocOpBuilder &b, Value memref) {
@@ -723,6 +812,13 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
     Value filter = dropTrailingUnitDim(b, w);
     Value output = dropTrailingUnitDim(b, out);
     TileIO io = epilogue ? epilogueIO(b, *epilogue, out, dropTrailingUnitDim) : memoryIO(output);
+    // Padding read at the window's edges instead of through the copy.
+    std::optional<PaddedInput> padded = matchPaddedInput(in, op);
+    auto loadInput = [&](ImplicitLocOpBuilder &lb, Value n, Value h, Value x, Value c,
+                         const ColumnVector &cv) {
+      return padded ? loadPadded(lb, *padded, n, h, x, c, cv)
+                    : loadVector(lb, in, {n, h, x, c}, cv);
+    };
     RegisterTile tile = *found;
 
     auto emitBlock = [&](ImplicitLocOpBuilder &rb, Value n, Value oh, Value rowStart,
@@ -753,7 +849,7 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
             Value wv = loadVector(rb, filter, {constantIndex(rb, i), constantIndex(rb, j), c}, cv);
             for (int64_t r = 0; r < rows; ++r) {
               Value x = affineIndex(rb, ow[r], sw, constantIndex(rb, j), dw);
-              Value xv = loadVector(rb, in, {n, h, x, c}, cv);
+              Value xv = loadInput(rb, n, h, x, c, cv);
               Value &a = acc[r * vectors.size() + v];
               a = multiplyAdd(rb, xv, wv, a);
             }
@@ -792,6 +888,10 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
     if (epilogue)
       eraseEpilogue(rewriter, *epilogue);
     rewriter.eraseOp(op);
+    if (padded) {
+      rewriter.eraseOp(padded->copy);
+      rewriter.eraseOp(padded->fill);
+    }
     return success();
   }
   KernelTarget target;
