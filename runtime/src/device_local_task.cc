@@ -29,7 +29,12 @@ struct Pool {
   kiln_trace_t *trace = nullptr;
   uint64_t generation = 0; // atomic
   bool stopping = false;   // atomic
-  size_t active = 0;       // atomic: workers still in the current wave
+  // Per participant: its share of the current wave, (generation << 1) |
+  // claimed. The owner claims it when it starts the wave; the caller
+  // claims (steals) a worker's share the worker has not claimed within
+  // kStealAfterNs, so a worker the OS has descheduled cannot hold the wave.
+  uint64_t *claims = nullptr;
+  size_t doneShares = 0;   // atomic: worker shares of the current wave finished
   size_t sleepers = 0;     // atomic: workers asleep or falling asleep on `wake`
 };
 
@@ -45,6 +50,14 @@ struct WorkerArg {
 const int kSpinIterations = 2000;
 /// How long an idle worker spins for the next wave before it sleeps, ns.
 const uint64_t kSpinNs = 200 * 1000;
+/// How long after publishing a wave the caller, done with its own share,
+/// waits for a worker to claim its share before running it itself, ns. A spinning worker claims
+/// within about a microsecond; a sleeping one needs a futex wake-up (tens
+/// of microseconds); a descheduled one (another process on its core) a
+/// scheduler time slice (milliseconds), which two threads on a busy 2-core
+/// machine used to wait out at every wave (9 ms instead of 0.5 ms for
+/// BlazeFace).
+const uint64_t kStealAfterNs = 5 * 1000;
 
 inline void cpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -65,7 +78,8 @@ inline void cpuRelax() {
 /// dispatches with fewer workgroups than threads: those take the threads
 /// after the previous such dispatch of the wave, so several small
 /// dispatches of one wave do not all land on thread 0.
-void runItems(Pool *pool, uint32_t thread, uint64_t participants) {
+/// `runner` is the thread that runs the share (for the trace).
+void runItems(Pool *pool, uint32_t thread, uint64_t participants, uint32_t runner) {
   uint64_t shift = 0;
   for (size_t d = 0; d < pool->dispatchCount; ++d) {
     const kiln_dispatch_t &dispatch = pool->dispatches[d];
@@ -81,7 +95,7 @@ void runItems(Pool *pool, uint32_t thread, uint64_t participants) {
       uint64_t start = pool->trace ? nowNs() : 0;
       runWorkgroup(dispatch, static_cast<uint32_t>(w));
       if (pool->trace)
-        recordEvent(pool->trace, dispatch.command, static_cast<uint32_t>(w), thread, start,
+        recordEvent(pool->trace, dispatch.command, static_cast<uint32_t>(w), runner, start,
                     nowNs());
     }
   }
@@ -121,8 +135,15 @@ void *workerMain(void *raw) {
     if (__atomic_load_n(&pool->stopping, __ATOMIC_ACQUIRE))
       return nullptr;
     seen = now;
-    runItems(pool, index, pool->started + 1);
-    __atomic_fetch_sub(&pool->active, 1, __ATOMIC_RELEASE);
+    // Run this thread's share unless the caller took it (or already moved
+    // on to a later wave: then the claim holds a newer generation and this
+    // thread reads nothing of the wave).
+    uint64_t unclaimed = now << 1;
+    if (__atomic_compare_exchange_n(&pool->claims[index], &unclaimed, unclaimed | 1, false,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      runItems(pool, index, pool->started + 1, index);
+      __atomic_fetch_add(&pool->doneShares, 1, __ATOMIC_RELEASE);
+    }
   }
 }
 
@@ -143,8 +164,12 @@ kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t 
   pool->trace = trace;
   size_t helpers = pool->started;
   if (pool->totalItems > 1 && helpers > 0) {
-    __atomic_store_n(&pool->active, helpers, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&pool->generation, 1, __ATOMIC_SEQ_CST);
+    const uint64_t generation = pool->generation + 1; // only this thread writes it
+    const uint64_t stealAt = nowNs() + kStealAfterNs;
+    for (size_t t = 1; t <= helpers; ++t)
+      __atomic_store_n(&pool->claims[t], generation << 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pool->doneShares, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&pool->generation, generation, __ATOMIC_SEQ_CST);
     // Spinning workers see the new generation; only sleepers need the
     // mutex and a wake-up. A worker about to sleep increments `sleepers`
     // under the mutex before it checks the generation again, so either it
@@ -155,17 +180,34 @@ kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t 
       pthread_cond_broadcast(&pool->wake);
       pthread_mutex_unlock(&pool->mutex);
     }
-    runItems(pool, 0, helpers + 1);
-    // Wait for the workers' last workgroups: spin briefly, then yield the
-    // core (a descheduled worker may need it to finish).
-    for (int spin = 0; __atomic_load_n(&pool->active, __ATOMIC_ACQUIRE) != 0; ++spin) {
+    runItems(pool, 0, helpers + 1, 0);
+    // Shares no worker has claimed by the deadline, the caller runs.
+    for (size_t t = 1; t <= helpers; ++t) {
+      for (unsigned spin = 0;; ++spin) {
+        uint64_t unclaimed = generation << 1;
+        if (__atomic_load_n(&pool->claims[t], __ATOMIC_ACQUIRE) != unclaimed)
+          break; // the worker has it
+        if ((spin & 63) == 63 && nowNs() > stealAt) {
+          if (__atomic_compare_exchange_n(&pool->claims[t], &unclaimed, unclaimed | 1, false,
+                                          __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            runItems(pool, static_cast<uint32_t>(t), helpers + 1, 0);
+            __atomic_fetch_add(&pool->doneShares, 1, __ATOMIC_RELAXED);
+          }
+          break;
+        }
+        cpuRelax();
+      }
+    }
+    // Wait for the claimed shares' last workgroups: spin briefly, then
+    // yield the core (a descheduled worker may need it to finish).
+    for (int spin = 0; __atomic_load_n(&pool->doneShares, __ATOMIC_ACQUIRE) != helpers; ++spin) {
       if (spin < kSpinIterations)
         cpuRelax();
       else
         sched_yield();
     }
   } else {
-    runItems(pool, 0, 1);
+    runItems(pool, 0, 1, 0);
   }
   if (trace) {
     // One interval per dispatch of the wave: the wave's span (they overlap).
@@ -189,6 +231,7 @@ void releasePool(void *self) {
   pthread_mutex_destroy(&pool->mutex);
   pthread_cond_destroy(&pool->wake);
   free(pool->workers);
+  free(pool->claims);
   free(pool->prefix);
   free(pool);
 }
@@ -214,7 +257,8 @@ extern "C" kiln_status_t kiln_device_create_local_task(size_t threads, kiln_devi
   pool->prefixCapacity = kMaxWaveDispatches + 1;
   pool->prefix = static_cast<uint32_t *>(calloc(pool->prefixCapacity, sizeof(uint32_t)));
   pool->workers = static_cast<pthread_t *>(calloc(threads, sizeof(pthread_t)));
-  if (!pool->prefix || !pool->workers) {
+  pool->claims = static_cast<uint64_t *>(calloc(threads, sizeof(uint64_t)));
+  if (!pool->prefix || !pool->workers || !pool->claims) {
     releasePool(pool);
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory creating local-task");
   }
