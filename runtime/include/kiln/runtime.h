@@ -250,7 +250,10 @@ kiln_status_t kiln_device_create_local_sync(kiln_device_t *out_device);
 
 /* local-task: a pool of `threads` threads (the caller counts as one, so
  * threads - 1 workers are started; 1 means inline) that run the workgroups
- * of one wave concurrently, taking them in order from a shared counter.
+ * of one wave concurrently: each thread a fixed contiguous share of each
+ * dispatch (the same rows of consecutive dispatches stay on one core), and
+ * the caller runs a share no worker has claimed 5 us after the wave starts
+ * (docs/design.md, "Runtime"). Results do not depend on the thread count.
  * Threads and their stacks are allocated here, never during execution.
  * KILN_INVALID_ARGUMENT if threads is 0 or above 256. */
 kiln_status_t kiln_device_create_local_task(size_t threads,
