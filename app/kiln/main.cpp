@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -33,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -903,6 +905,15 @@ int main(int argc, char **argv) {
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "kiln " << kiln::version() << "\n"
        << "built with LLVM/MLIR " << kiln::llvmVersion() << "\n";
+  });
+  // A backend that cannot compile for a target LLVM otherwise knows
+  // (--target-triple=sparcv9-unknown-linux-gnu: "over-aligned dynamic
+  // alloca not supported") reports a fatal error: one error line and exit
+  // status 1, not an abort. No output file exists yet at that point.
+  llvm::install_fatal_error_handler([](void *, const char *reason, bool) {
+    llvm::errs() << "kiln: error: LLVM cannot compile this build: " << reason << "\n";
+    llvm::errs().flush();
+    std::_Exit(1);
   });
   cl::HideUnrelatedOptions(kilnCategory);
   if (!cl::ParseCommandLineOptions(argc, argv,

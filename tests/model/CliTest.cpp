@@ -195,6 +195,19 @@ TEST(Cli, FuzzerRegressionInputsGiveOneErrorLineAndNoSignal) {
     expectOneErrorLineOrSuccess(file, /*mustFail=*/false);
 }
 
+TEST(Cli, BackendFatalErrorIsOneErrorLine) {
+  // LLVM 16's SPARC backend cannot lower the over-aligned dynamic stack
+  // temporary of this partial-tile depthwise kernel and reports a fatal
+  // error: one error line naming it and exit status 1, not an abort, and
+  // no output file.
+  TempDir tmp;
+  std::string out = tmp.file("sparc.kiln");
+  expectCleanError("compile " + shellQuote(dataFile("ops/depthwise_conv_2d_tile_edges_5x5_s2/model.tflite")) +
+                       " --target-triple=sparcv9-unknown-linux-gnu -o " + shellQuote(out),
+                   {"LLVM cannot compile this build", "over-aligned dynamic alloca"});
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(Cli, BadArtifactsNameTheirCheck) {
   auto bad = [](const char *name) { return shellQuote(dataFile(std::string("bad/") + name)); };
   expectCleanError("run " + bad("binding_past_buffer.kiln"),

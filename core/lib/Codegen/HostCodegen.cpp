@@ -425,7 +425,7 @@ runLinker(llvm::ArrayRef<std::string> objects, llvm::ArrayRef<const char *> flag
                            /*disableOutput=*/false);
   lld::CommonLinkerContext::destroy();
   if (!ok)
-    return makeError("linking kernels failed: " + errOs.str());
+    return makeError("linking kernels failed: " + llvm::StringRef(errOs.str()).rtrim());
   auto buffer = llvm::MemoryBuffer::getFile(outPath);
   if (!buffer)
     return makeError("cannot read linked kernels: " +
