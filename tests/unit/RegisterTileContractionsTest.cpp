@@ -89,6 +89,29 @@ LogicalResult runPass(MLIRContext &context, ModuleOp module, const kiln::KernelT
   return pm.run(module);
 }
 
+/// Parses `source` and runs the pass for `target`: null, with a test
+/// failure, if either fails.
+OwningOpRef<ModuleOp> parseAndTile(MLIRContext &context, const char *source,
+                                   const kiln::KernelTarget &target = kAVX2) {
+  OwningOpRef<ModuleOp> module = parse(context, source);
+  if (!module) {
+    ADD_FAILURE() << "syntax error in the test's IR";
+    return nullptr;
+  }
+  if (failed(runPass(context, *module, target))) {
+    ADD_FAILURE() << "the pass failed";
+    return nullptr;
+  }
+  return module;
+}
+
+/// Ops of type OpT in `module`.
+template <typename OpT> int countOps(ModuleOp module) {
+  int n = 0;
+  module.walk([&](OpT) { ++n; });
+  return n;
+}
+
 TEST(RegisterTileContractions, MatmulAccumulatorsAreCarriedByTheReductionLoop) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module = parse(context, kMatmul);
@@ -179,12 +202,9 @@ func.func @dw(%in: memref<1x6x10x16xf32>, %w: memref<3x3x16x1xf32>, %out: memref
 }
 )mlir";
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = parse(context, source);
+  OwningOpRef<ModuleOp> module = parseAndTile(context, source);
   ASSERT_TRUE(module);
-  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
-  int left = 0;
-  module->walk([&](linalg::LinalgOp) { ++left; });
-  EXPECT_EQ(left, 0);
+  EXPECT_EQ(countOps<linalg::LinalgOp>(*module), 0);
   // 16 channels = 2 vectors; 4-pixel blocks, then 2- and 1-pixel blocks
   // for the remainder; 9 taps unrolled: stores = (4 + 2 + 1) x 2.
   int stores = 0;
@@ -222,13 +242,10 @@ func.func @mm(%a: memref<16x24xf32>, %b: memref<24x24xf32>, %bias: memref<24xf32
 
 TEST(RegisterTileContractions, ElementwiseConsumerRunsOnTheAccumulators) {
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = parse(context, kMatmulEpilogue);
+  OwningOpRef<ModuleOp> module = parseAndTile(context, kMatmulEpilogue);
   ASSERT_TRUE(module);
-  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
   // Matmul, fill and generic are gone: the tile is never written.
-  int linalgOps = 0;
-  module->walk([&](linalg::LinalgOp) { ++linalgOps; });
-  EXPECT_EQ(linalgOps, 0) << str(*module);
+  EXPECT_EQ(countOps<linalg::LinalgOp>(*module), 0) << str(*module);
   auto fn = module->lookupSymbol<func::FuncOp>("mm");
   Value out = fn.getArgument(4), res = fn.getArgument(3), bias = fn.getArgument(2);
   // Row blocks of 4, 2 and 1 rows (the last two for remainders) of 3
@@ -268,12 +285,9 @@ TEST(RegisterTileContractions, ConsumerThatIsNotElementwiseKeepsTheTile) {
   for (size_t at = 0; (at = source.find("16x24xf32", at)) != std::string::npos; at += 9)
     source.replace(at, 9, "24x24xf32");
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = parse(context, source.c_str());
+  OwningOpRef<ModuleOp> module = parseAndTile(context, source.c_str());
   ASSERT_TRUE(module);
-  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
-  int generics = 0;
-  module->walk([&](linalg::GenericOp) { ++generics; });
-  EXPECT_EQ(generics, 1) << str(*module);
+  EXPECT_EQ(countOps<linalg::GenericOp>(*module), 1) << str(*module);
   int storesToTile = 0;
   module->walk([&](vector::StoreOp store) {
     storesToTile += bool(store.getBase().getDefiningOp<memref::AllocaOp>());
@@ -301,12 +315,9 @@ func.func @dw(%in: memref<1x4x8x16xf32>, %w: memref<3x3x16x1xf32>, %out: memref<
 }
 )mlir";
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = parse(context, source);
+  OwningOpRef<ModuleOp> module = parseAndTile(context, source);
   ASSERT_TRUE(module);
-  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
-  int linalgOps = 0;
-  module->walk([&](linalg::LinalgOp) { ++linalgOps; });
-  EXPECT_EQ(linalgOps, 0) << str(*module);
+  EXPECT_EQ(countOps<linalg::LinalgOp>(*module), 0) << str(*module);
   auto fn = module->lookupSymbol<func::FuncOp>("dw");
   Value in = fn.getArgument(0);
   // Every input vector comes from the input, none from the buffer, each
