@@ -240,6 +240,15 @@ TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
   expectCleanError("compile " + model + " --target=aarch64-linux-gnu --target-cpu=pentium4 -o " +
                        dir.file("x.kiln"),
                    {"unknown CPU 'pentium4'"});
+  // Features of another architecture, or none at all, on every target
+  // (AArch64 used to accept any name and let LLVM warn on every thread).
+  for (const char *target : {"aarch64-linux-gnu", "riscv64-linux-gnu", "x86_64-linux-gnu"})
+    expectCleanError(std::string("compile ") + model + " --target=" + target +
+                         " --target-cpu-features=+bogus -o " + dir.file("x.kiln"),
+                     {"unknown CPU feature 'bogus'"});
+  expectCleanError("compile " + model + " --target=aarch64-linux-gnu --target-cpu-features=+avx2 -o " +
+                       dir.file("x.kiln"),
+                   {"unknown CPU feature 'avx2'", "aarch64"});
   // An export folder that cannot be created: under a regular file.
   std::ofstream(dir.file("plain")) << "x";
   expectCleanError("export " + model + " --target=host -o " + shellQuote(dir.file("plain/b")),

@@ -56,7 +56,7 @@ static void initializeTargetsOnce() {
 /// True if `feature` (no +/-) names a feature of `triple`. LLVM 16 has no
 /// public feature list and only warns on stderr about unknown names, so the
 /// probe silences stderr and checks whether +feature or -feature changes the
-/// feature bits of a generic subtarget.
+/// feature bits of the target's generic subtarget.
 static bool featureIsKnown(const llvm::Target &target, const std::string &triple,
                            llvm::StringRef feature) {
   llvm::errs().flush();
@@ -64,12 +64,17 @@ static bool featureIsKnown(const llvm::Target &target, const std::string &triple
   int devnull = open("/dev/null", O_WRONLY);
   if (saved >= 0 && devnull >= 0)
     dup2(devnull, 2);
-  std::unique_ptr<llvm::MCSubtargetInfo> base(
+  // All three with the target's generic CPU named: given no CPU, AArch64
+  // adds default features only when the feature string is empty too, so
+  // "+anything" looked like a change against "" and every name passed.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(
       target.createMCSubtargetInfo(triple, "", ""));
+  std::string cpu = generic ? generic->getCPU().str() : "generic";
+  std::unique_ptr<llvm::MCSubtargetInfo> base(target.createMCSubtargetInfo(triple, cpu, ""));
   std::unique_ptr<llvm::MCSubtargetInfo> plus(
-      target.createMCSubtargetInfo(triple, "", ("+" + feature).str()));
+      target.createMCSubtargetInfo(triple, cpu, ("+" + feature).str()));
   std::unique_ptr<llvm::MCSubtargetInfo> minus(
-      target.createMCSubtargetInfo(triple, "", ("-" + feature).str()));
+      target.createMCSubtargetInfo(triple, cpu, ("-" + feature).str()));
   llvm::errs().flush();
   if (saved >= 0) {
     dup2(saved, 2);
