@@ -162,9 +162,10 @@ void InspectorView::showDispatch(int64_t id) {
     item(kernel, tr("weight layout"), QString::fromStdString(d->kernel.weightLayout));
     item(kernel, tr("expected FLOP/cycle"), QString::number(d->kernel.flopsPerCycle, 'g', 3));
   }
-  if (!d->entryPoint.empty() && d->entryPoint != d->name)
+  if (kiln::entryPointOf(*d) != d->name)
     item(kernel, tr("entry point"),
-         tr("%1 (identical kernel, compiled once)").arg(QString::fromStdString(d->entryPoint)));
+         tr("%1 (identical kernel, compiled once)")
+             .arg(QString::fromStdString(kiln::entryPointOf(*d))));
   item(nullptr, tr("Bytes read / written"), QStringLiteral("%1 / %2").arg(d->bytesRead).arg(d->bytesWritten));
   for (const kiln::Command &c : plan.schedule.commands) {
     if (c.kind != kiln::CommandKind::Dispatch || c.dispatch != id)
@@ -274,7 +275,7 @@ void InspectorView::showIr() {
   for (const kiln::Dispatch &d : doc_->plan->dispatches)
     if (d.id == dispatch_) {
       name = QString::fromStdString(d.name);
-      entry = QString::fromStdString(d.entryPoint.empty() ? d.name : d.entryPoint);
+      entry = QString::fromStdString(kiln::entryPointOf(d));
     }
   const QString &module = it->second;
   QString function = name.isEmpty() ? QString() : functionText(module, name);

@@ -531,8 +531,8 @@ static int runInspect() {
                                  (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
                                  tileText.c_str(), ops.c_str());
     llvm::outs() << "  " << std::string(20, ' ') << " kernel " << kiln::describeKernel(d.kernel);
-    if (!d.entryPoint.empty() && d.entryPoint != d.name)
-      llvm::outs() << " (the code of " << d.entryPoint << ")";
+    if (kiln::entryPointOf(d) != d.name)
+      llvm::outs() << " (the code of " << kiln::entryPointOf(d) << ")";
     llvm::outs() << "\n";
   }
   for (const kiln::OutputBinding &o : p.outputs)

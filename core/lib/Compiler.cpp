@@ -604,7 +604,7 @@ static llvm::Error compileImpl(const std::string &path,
     kernels.push_back({fn.getSymName().str(), bindings});
   }
   for (const Dispatch &d : plan->dispatches)
-    if (d.entryPoint == d.name && entryOf.count(d.name))
+    if (entryPointOf(d) == d.name && entryOf.count(d.name))
       kernels[entryOf[d.name]].aliasedBindings = d.aliasedBindings;
   if (llvm::Error err = phase(CompilePhase::LowerToLLVM))
     return err;
@@ -632,14 +632,12 @@ static llvm::Error compileImpl(const std::string &path,
     *emitted = std::move(*text);
     return llvm::Error::success();
   }
+  // C module entry points share the firmware's one namespace: prefixed.
   std::vector<std::string> entryPoints;
-  for (const KernelABI &k : kernels)
+  for (const KernelABI &k : kernels) {
     entryPoints.push_back(cModule ? moduleName + "_" + k.name : k.name);
-  if (cModule) {
-    // C module entry points share the firmware's one namespace: prefix them.
-    for (const KernelABI &k : kernels)
-      if (llvm::Function *fn = (*llvmModule)->getFunction(k.name))
-        fn->setName(moduleName + "_" + k.name);
+    if (llvm::Function *fn = (*llvmModule)->getFunction(k.name))
+      fn->setName(entryPoints.back());
   }
   auto objects = compileKernelObjects(std::move(*llvmModule), entryPoints, **tm,
                                       options.optLevel, kCodegenParts);
@@ -677,7 +675,7 @@ static llvm::Error compileImpl(const std::string &path,
     out.fillPattern = cmd.fillPattern;
     if (cmd.kind == CommandKind::Dispatch) {
       const Dispatch *d = dispatchById.at(cmd.dispatch);
-      out.entryPoint = entryOf.at(d->entryPoint);
+      out.entryPoint = entryOf.at(entryPointOf(*d));
       out.workgroupCount = {static_cast<uint32_t>(d->workgroupCount[0]),
                             static_cast<uint32_t>(d->workgroupCount[1]),
                             static_cast<uint32_t>(d->workgroupCount[2])};

@@ -51,12 +51,12 @@ const int kSpinIterations = 2000;
 /// How long an idle worker spins for the next wave before it sleeps, ns.
 const uint64_t kSpinNs = 200 * 1000;
 /// How long after publishing a wave the caller, done with its own share,
-/// waits for a worker to claim its share before running it itself, ns. A spinning worker claims
-/// within about a microsecond; a sleeping one needs a futex wake-up (tens
-/// of microseconds); a descheduled one (another process on its core) a
-/// scheduler time slice (milliseconds), which two threads on a busy 2-core
-/// machine used to wait out at every wave (9 ms instead of 0.5 ms for
-/// BlazeFace).
+/// waits for a worker to claim its share before running it itself, ns. A
+/// spinning worker claims within about a microsecond; a sleeping one needs a
+/// futex wake-up (tens of microseconds); a descheduled one (another process
+/// on its core) a scheduler time slice (milliseconds), which two threads on
+/// a busy 2-core machine used to wait out at every wave (9 ms instead of
+/// 0.5 ms for BlazeFace).
 const uint64_t kStealAfterNs = 5 * 1000;
 
 inline void cpuRelax() {

@@ -179,8 +179,7 @@ TEST_P(Schedule, PlanInvariants) {
       const fb::Executable *exe = artifact->executables()->Get(fc->executable());
       ASSERT_TRUE(exe->entry_points() && fc->entry_point() < exe->entry_points()->size());
       // The dispatch's own entry point, or that of an identical kernel.
-      EXPECT_EQ(exe->entry_points()->Get(fc->entry_point())->str(),
-                d.entryPoint.empty() ? d.name : d.entryPoint);
+      EXPECT_EQ(exe->entry_points()->Get(fc->entry_point())->str(), kiln::entryPointOf(d));
       ASSERT_TRUE(fc->bindings());
       ASSERT_EQ(fc->bindings()->size(), cmd.bindings.size());
       for (size_t k = 0; k < cmd.bindings.size(); ++k) {
@@ -219,7 +218,7 @@ TEST_P(Schedule, PlanInvariants) {
   {
     SCOPED_TRACE("shared entry points");
     for (const kiln::Dispatch &d : plan.dispatches) {
-      if (d.entryPoint.empty() || d.entryPoint == d.name)
+      if (kiln::entryPointOf(d) == d.name)
         continue;
       const kiln::Dispatch *owner = nullptr;
       for (const kiln::Dispatch &e : plan.dispatches)
@@ -241,7 +240,7 @@ TEST_P(Schedule, PlanInvariants) {
     if (name == "blazeface") {
       size_t shared = 0;
       for (const kiln::Dispatch &d : plan.dispatches)
-        shared += !d.entryPoint.empty() && d.entryPoint != d.name;
+        shared += kiln::entryPointOf(d) != d.name;
       EXPECT_GE(shared, 5u);
     }
   }

@@ -94,6 +94,12 @@ struct Dispatch {
   KernelStrategy kernel;
 };
 
+/// The entry point that runs `d`: `d.entryPoint`, or `d.name` where that is
+/// empty. A dispatch shares another's kernel when this differs from its name.
+inline const std::string &entryPointOf(const Dispatch &d) {
+  return d.entryPoint.empty() ? d.name : d.entryPoint;
+}
+
 /// Where a buffer lives.
 enum class BufferKind { Input, Output, Constant, Transient };
 

@@ -476,7 +476,7 @@ llvm::Expected<std::vector<std::string>>
 compileKernelObjects(std::unique_ptr<llvm::Module> module,
                      llvm::ArrayRef<std::string> entryPoints,
                      llvm::TargetMachine &tm, unsigned optLevel,
-                     unsigned maxParts) {
+                     unsigned parts) {
   auto cloneTargetMachine = [&]() {
     return std::unique_ptr<llvm::TargetMachine>(tm.getTarget().createTargetMachine(
         tm.getTargetTriple().str(), tm.getTargetCPU(), tm.getTargetFeatureString(),
@@ -495,7 +495,7 @@ compileKernelObjects(std::unique_ptr<llvm::Module> module,
           count += f->getInstructionCount();
       bySize.push_back({count, fn});
     }
-  const size_t parts = std::max<size_t>(1, std::min<size_t>(maxParts, bySize.size()));
+  parts = static_cast<unsigned>(std::max<size_t>(1, std::min<size_t>(parts, bySize.size())));
   std::vector<std::string> objects(parts);
   if (parts == 1) {
     optimizeModule(*module, tm, optLevel);

@@ -40,8 +40,8 @@ llvm::Expected<CompilationPlan> buildPlan(mlir::ModuleOp module,
 
 /// Sets every dispatch's `entryPoint`: its own name, or the name of the
 /// first dispatch (in plan order) whose function is the same kernel: equal
-/// text once the name, the discardable attributes and the locations are
-/// dropped, and equal `aliasedBindings`. Runs after buildPlan (which gives
+/// text once the name, the dialect ("kiln.*") attributes and the locations
+/// are dropped, and equal `aliasedBindings`. Runs after buildPlan (which gives
 /// the aliased bindings); changes nothing in `module`.
 void deduplicateDispatches(mlir::ModuleOp module, CompilationPlan &plan);
 

@@ -27,7 +27,7 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
     dispatches.push_back(json::Object{
         {"id", d.id},
         {"name", d.name},
-        {"entry_point", d.entryPoint.empty() ? d.name : d.entryPoint},
+        {"entry_point", entryPointOf(d)},
         {"ops", std::move(ops)},
         {"workgroup_count", json::Array{d.workgroupCount[0], d.workgroupCount[1],
                                         d.workgroupCount[2]}},
@@ -147,9 +147,8 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
       Dispatch d;
       d.id = getInt(*o, "id");
       d.name = getString(*o, "name");
+      // Empty (entryPointOf: the name) in artifacts from before deduplication.
       d.entryPoint = getString(*o, "entry_point");
-      if (d.entryPoint.empty()) // artifacts from before deduplication
-        d.entryPoint = d.name;
       if (const json::Array *ops = o->getArray("ops"))
         for (const json::Value &op : *ops)
           if (const json::Object *oo = op.getAsObject())

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -348,9 +349,8 @@ struct Epilogue {
   bool dropUnit = false;
 };
 
-/// Matches the Epilogue of `contraction`, whose output is `c` (rank
-/// `cRank` once a trailing unit dimension is dropped, if `dropUnit`).
-/// Conditions: `c` is a memref.alloca used only by one linalg.fill before
+/// Matches the Epilogue of `contraction`, whose output is `c` (with a
+/// trailing unit dimension the kernel drops if `dropUnit`). Conditions: `c` is a memref.alloca used only by one linalg.fill before
 /// the contraction, the contraction and one linalg.generic after it, with
 /// only memory-effect-free ops in between; the generic is all-parallel,
 /// writes one unit-stride f32 output with the identity map and reads `c`
@@ -387,11 +387,15 @@ std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool drop
     return std::nullopt;
   const int64_t rank = g.getNumLoops();
   const int64_t cRank = dropUnit ? rank - 1 : rank;
+  // An f32 memref of the loops' rank whose column dimension (the last one
+  // the kernel indexes) has unit stride, as vector.load needs.
   auto usable = [&](Value v) {
     auto type = v.getType().dyn_cast<MemRefType>();
-    if (!type || type.getRank() != rank || (dropUnit && type.getDimSize(rank - 1) != 1))
-      return false;
-    return dropUnit ? type.getElementType().isF32() : isUnitStrideF32(v);
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    return type && type.getRank() == rank && type.getElementType().isF32() &&
+           (!dropUnit || type.getDimSize(rank - 1) == 1) &&
+           succeeded(getStridesAndOffset(type, strides, offset)) && strides[cRank - 1] == 1;
   };
   OpOperand *out = g.getDpsInitOperand(0);
   if (!usable(out->get()) || !g.getMatchingIndexingMap(out).isIdentity())
@@ -464,19 +468,17 @@ TileIO epilogueIO(ImplicitLocOpBuilder &b, Epilogue e, Value c,
   Value output = g.getDpsInitOperand(0)->get();
   if (e.dropUnit)
     output = dropUnit(b, output);
-  linalg::FillOp fill = e.fill;
-  Value fillValue = fill.value();
+  Value fillValue = e.fill.value();
+  Block *body = &g.getRegion().front();
   TileIO io;
   io.init = [fillValue](ImplicitLocOpBuilder &ib, ValueRange, const ColumnVector &cv) -> Value {
     return ib.create<vector::BroadcastOp>(VectorType::get({cv.width}, ib.getF32Type()),
                                           fillValue);
   };
-  io.store = [=](ImplicitLocOpBuilder &ib, ValueRange idx, const ColumnVector &cv,
-                 Value acc) mutable {
-    Block &body = g.getRegion().front();
+  io.store = [=](ImplicitLocOpBuilder &ib, ValueRange idx, const ColumnVector &cv, Value acc) {
     IRMapping map;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      Value arg = body.getArgument(i);
+      Value arg = body->getArgument(i);
       if (inputs[i] == c)
         map.map(arg, acc);
       else if (isBias[i])
@@ -485,7 +487,7 @@ TileIO epilogueIO(ImplicitLocOpBuilder &b, Epilogue e, Value c,
         map.map(arg, loadVector(ib, inputs[i], idx, cv));
     }
     auto vectorOf = [&](Type t) { return VectorType::get({cv.width}, t); };
-    for (Operation &op : body.without_terminator()) {
+    for (Operation &op : body->without_terminator()) {
       if (isa<arith::ConstantOp>(op)) {
         Value scalar = ib.clone(op)->getResult(0);
         map.map(op.getResult(0),
@@ -505,7 +507,7 @@ TileIO epilogueIO(ImplicitLocOpBuilder &b, Epilogue e, Value c,
       Operation *vop = ib.create(state);
       map.map(op.getResult(0), vop->getResult(0));
     }
-    Value result = map.lookup(body.getTerminator()->getOperand(0));
+    Value result = map.lookup(body->getTerminator()->getOperand(0));
     storeVector(ib, result, output, idx, cv);
   };
   return io;
@@ -517,7 +519,6 @@ void eraseEpilogue(PatternRewriter &rewriter, Epilogue e) {
   rewriter.eraseOp(e.generic);
   rewriter.eraseOp(e.fill);
 }
-
 
 } // namespace
 
@@ -725,18 +726,14 @@ std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
   if (!isUnitStrideF32(p.source) || p.source.getType().cast<MemRefType>().getRank() != 4 ||
       interior.getType().getRank() != 4)
     return std::nullopt;
-  auto isConstant = [](OpFoldResult v, int64_t c) {
-    std::optional<int64_t> k = getConstantIntValue(v);
-    return k && *k == c;
-  };
   SmallVector<OpFoldResult> offsets = interior.getMixedOffsets(),
                             sizes = interior.getMixedSizes(),
                             strides = interior.getMixedStrides();
   for (OpFoldResult stride : strides)
-    if (!isConstant(stride, 1))
+    if (!isConstantIntValue(stride, 1))
       return std::nullopt;
-  if (!isConstant(offsets[0], 0) || !isConstant(offsets[3], 0) ||
-      !isConstant(sizes[3], alloca.getType().getDimSize(3)))
+  if (!isConstantIntValue(offsets[0], 0) || !isConstantIntValue(offsets[3], 0) ||
+      !isConstantIntValue(sizes[3], alloca.getType().getDimSize(3)))
     return std::nullopt;
   p.top = offsets[1];
   p.left = offsets[2];
@@ -748,8 +745,8 @@ std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
 /// Reads the padded buffer of `p` at (n, h, x, c0..) as one column vector,
 /// straight from the source: the source position is clamped into range
 /// for the load and the fill value selected where (h, x) is padding.
-Value loadPadded(ImplicitLocOpBuilder &b, const PaddedInput &p, Value n, Value h, Value x,
-                 Value c, const ColumnVector &cv) {
+Value loadPadded(ImplicitLocOpBuilder &b, PaddedInput p, Value n, Value h, Value x, Value c,
+                 const ColumnVector &cv) {
   Location loc = b.getLoc();
   Value hs = b.create<arith::SubIOp>(h, getValueOrCreateConstantIndexOp(b, loc, p.top));
   Value xs = b.create<arith::SubIOp>(x, getValueOrCreateConstantIndexOp(b, loc, p.left));
@@ -762,7 +759,7 @@ Value loadPadded(ImplicitLocOpBuilder &b, const PaddedInput &p, Value n, Value h
   Value hc = b.create<arith::SelectOp>(hIn, hs, zero);
   Value xc = b.create<arith::SelectOp>(xIn, xs, zero);
   Value v = loadVector(b, p.source, {n, hc, xc, c}, cv);
-  Value pad = b.create<vector::BroadcastOp>(v.getType(), linalg::FillOp(p.fill).value());
+  Value pad = b.create<vector::BroadcastOp>(v.getType(), p.fill.value());
   Value inside = b.create<arith::AndIOp>(hIn, xIn);
   return b.create<arith::SelectOp>(inside, v, pad);
 }
