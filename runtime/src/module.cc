@@ -107,6 +107,28 @@ const char *kiln_element_type_name(kiln_element_type_t type) {
   return "unknown";
 }
 
+const char *kiln_status_code_name(kiln_status_code_t code) {
+  // Switch on the raw value: a C caller may pass any int, and an enum value
+  // outside its range is undefined behaviour in C++.
+  switch (static_cast<int>(code)) {
+  case KILN_OK:
+    return "KILN_OK";
+  case KILN_INVALID_ARGUMENT:
+    return "KILN_INVALID_ARGUMENT";
+  case KILN_DATA_LOSS:
+    return "KILN_DATA_LOSS";
+  case KILN_INCOMPATIBLE:
+    return "KILN_INCOMPATIBLE";
+  case KILN_RESOURCE_EXHAUSTED:
+    return "KILN_RESOURCE_EXHAUSTED";
+  case KILN_INTERNAL:
+    return "KILN_INTERNAL";
+  case KILN_UNIMPLEMENTED:
+    return "KILN_UNIMPLEMENTED";
+  }
+  return "unknown";
+}
+
 const char *kiln_runtime_version(void) {
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "0.0.0"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the .deb with CPack, unpacks it into a temporary root and runs the
 # installed tools: `kiln --version`, a compile of a TOSA model and of a real
-# model, and checks the package's file list and dependencies.
+# model, builds examples/c against the installed runtime through its
+# kiln-runtime.pc and runs it, and checks the package's file list and
+# dependencies.
 #   package_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -19,6 +21,15 @@ for f in usr/bin/kiln usr/bin/kiln-workbench usr/include/kiln/runtime.h \
   [ -e "$work/root/$f" ] || { echo "missing /$f"; exit 1; }
 done
 ls "$work"/root/usr/lib/*/libkiln_runtime.a > /dev/null || { echo "missing libkiln_runtime.a"; exit 1; }
+pc=$(ls "$work"/root/usr/lib/*/pkgconfig/kiln-runtime.pc 2> /dev/null || true)
+[ -f "$pc" ] || { echo "missing kiln-runtime.pc"; exit 1; }
+pcdir=$(dirname "$pc")
+# The .pc file finds its prefix from its own folder: the example links
+# against the unpacked package with plain cc (no C++ runtime library).
+PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs kiln-runtime > "$work/pc.txt" ||
+  { cat "$work/pc.txt"; exit 1; }
+cc -std=c99 -O2 "$src/examples/c/run_model.c" $(cat "$work/pc.txt") -o "$work/run_model" ||
+  { echo "examples/c/run_model.c does not build with $(cat "$work/pc.txt")"; exit 1; }
 for glob in '*.kiln' '*.tflite' '*.kilnproj'; do
   grep -qF "pattern=\"$glob\"" "$work/root/usr/share/mime/packages/kiln.xml" ||
     { echo "no MIME type for $glob"; exit 1; }
@@ -37,4 +48,7 @@ env -u DISPLAY -u WAYLAND_DISPLAY -u QT_QPA_PLATFORM XDG_RUNTIME_DIR="$work" \
 "$kiln" compile "$src/tests/data/mlir/add_scale.mlir" -o "$work/add.kiln"
 [ -s "$work/add.kiln" ] || { echo "no artifact"; exit 1; }
 "$kiln" inspect "$work/add.kiln" --sizes > /dev/null
+printed=$("$work/run_model" "$work/add.kiln" 3 -5)
+case "$printed" in *"output 0 'sum' values: -1 -1 -1 -1 -1 -1"*) ;;
+  *) echo "the example built against the package printed:"; echo "$printed"; exit 1 ;; esac
 echo "installed kiln compiled add_scale.mlir into $(stat -c %s "$work/add.kiln") bytes"

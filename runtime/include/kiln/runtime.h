@@ -10,10 +10,31 @@
  *    carries the numbers ("input 0 'x' needs 6144 bytes, 4096 given");
  *  - memory: the caller owns the artifact bytes (read in place, constants
  *    are never copied; the buffer must stay alive and unmodified while the
- *    module lives and be 64-byte aligned), the inputs, the outputs and the
- *    transient arena (kiln_module_arena_bytes() reports its size). The
- *    runtime allocates only inside kiln_module_load (the module object and
- *    the loaded executables); kiln_module_invoke allocates nothing itself.
+ *    module lives), the inputs, the outputs and the transient arena
+ *    (kiln_module_arena_bytes() reports its size). The runtime allocates
+ *    only inside kiln_module_load (the module object and the loaded
+ *    executables) and kiln_device_create_local_task; kiln_module_invoke
+ *    allocates nothing itself.
+ *
+ * Alignment (addresses, in bytes): what the code requires, and what to use.
+ *  - artifact buffer: kernels read constants in place and kiln_module_load
+ *    refuses a constant not 16-byte aligned in memory (KILN_INVALID_ARGUMENT).
+ *    The writer places constants at multiples of 64 bytes in the file, so any
+ *    16-byte aligned buffer passes; use a 64-byte aligned one
+ *    (aligned_alloc(64, size rounded up to 64)). kiln_artifact_verify and
+ *    kiln_artifact_recognize need no alignment.
+ *  - inputs and outputs: not checked; kernels access elements at their
+ *    natural alignment, so each buffer must be aligned to its element size
+ *    (kiln_element_type_size: 4 for f32 and i32, 8 for i64). Use 64.
+ *  - arena: not checked; it holds tensors of every element type at offsets
+ *    that are multiples of 64, so at least 8-byte alignment is required. Use
+ *    64 (the planner's own alignment: each tensor starts on a cache line).
+ *
+ * Linking: the runtime is C++ built without exceptions, RTTI or guarded
+ * statics and needs no C++ runtime library. Link a C program with
+ *   cc prog.c -I<prefix>/include <libdir>/libkiln_runtime.a -ldl -lpthread -lm
+ * or `cc prog.c $(pkg-config --cflags --libs kiln-runtime)` (kiln-runtime.pc,
+ * installed by the Debian package). examples/c/ is a complete program.
  *
  * Thread safety: a module may be invoked from one thread at a time.
  *===----------------------------------------------------------------------===*/
@@ -31,6 +52,8 @@ extern "C" {
 #define KILN_FORMAT_MAJOR 1
 #define KILN_FORMAT_MINOR 1
 
+/* Every status a runtime call returns has one of these codes
+ * (kiln_status_code_name spells them). */
 typedef enum kiln_status_code_e {
   KILN_OK = 0,
   KILN_INVALID_ARGUMENT = 1,   /* wrong index, size, shape or null pointer */
@@ -75,13 +98,21 @@ typedef struct kiln_module_t kiln_module_t;
 /* Returns a KILN_OK status. */
 kiln_status_t kiln_status_ok(void);
 
+/* Name of a status code, spelled as its enumerator: "KILN_OK",
+ * "KILN_INVALID_ARGUMENT", ..., "KILN_UNIMPLEMENTED"; "unknown" for any other
+ * value. The string is static. */
+const char *kiln_status_code_name(kiln_status_code_t code);
+
 /* Bytes per element of `type` (0 for an unknown value). */
 size_t kiln_element_type_size(kiln_element_type_t type);
 
 /* Short name of `type`: "f32", "f16", "i32", ... */
 const char *kiln_element_type_name(kiln_element_type_t type);
 
-/* Version string of this runtime, e.g. "0.1.0 (format 1.1)". */
+/* Version string of this runtime, e.g. "0.1.0 (format 1.1)": the Kiln
+ * release, then the artifact format version it reads (KILN_FORMAT_MAJOR,
+ * KILN_FORMAT_MINOR). An artifact's own format version, producer and target
+ * come from kiln_module_artifact_info (or kiln_artifact_verify). */
 const char *kiln_runtime_version(void);
 
 /*===------------------------------------------------------------------===//
@@ -164,9 +195,10 @@ kiln_status_t kiln_artifact_seal(void *data, size_t size);
 /* Passes `data` through kiln_artifact_verify, then checks that this host
  * can run it and loads its executables. Errors: those of
  * kiln_artifact_verify, KILN_INCOMPATIBLE (another target's code or an
- * executable format this runtime cannot load), KILN_INVALID_ARGUMENT
- * (constants not 16-byte aligned in memory: load the file into a 64-byte
- * aligned buffer), KILN_RESOURCE_EXHAUSTED (the module's own tables, naming
+ * executable format this runtime cannot load, or code using CPU features
+ * this CPU lacks), KILN_INVALID_ARGUMENT (NULL `out_module`, or constants
+ * not 16-byte aligned in memory: load the file into a 64-byte aligned
+ * buffer), KILN_RESOURCE_EXHAUSTED (the module's own tables, naming
  * the bytes asked for), KILN_INTERNAL (executable could not be loaded). */
 kiln_status_t kiln_module_load(const void *data, size_t size,
                                kiln_module_t **out_module);
@@ -174,23 +206,27 @@ kiln_status_t kiln_module_load(const void *data, size_t size,
 /* Releases a module from kiln_module_load (NULL is allowed). */
 void kiln_module_release(kiln_module_t *module);
 
+/* Number of inputs / outputs of the model (0 for a NULL module). */
 size_t kiln_module_input_count(const kiln_module_t *module);
 size_t kiln_module_output_count(const kiln_module_t *module);
 
-/* Fills `out_info` for input/output `index`; KILN_INVALID_ARGUMENT if the
- * index is out of range. */
+/* Fills `out_info` for input/output `index`. Errors: KILN_INVALID_ARGUMENT
+ * (NULL argument, or the index is out of range: the message gives both). */
 kiln_status_t kiln_module_input_info(const kiln_module_t *module, size_t index,
                                      kiln_tensor_info_t *out_info);
 kiln_status_t kiln_module_output_info(const kiln_module_t *module,
                                       size_t index,
                                       kiln_tensor_info_t *out_info);
 
-/* Bytes of transient arena kiln_module_invoke needs (may be 0). */
+/* Bytes of transient arena kiln_module_invoke needs (may be 0; 0 for a
+ * NULL module). */
 size_t kiln_module_arena_bytes(const kiln_module_t *module);
 
-/* Fills `out_info` with what the gate learned when the module was loaded
- * (kiln_artifact_verify's info; pointers into the artifact buffer).
- * KILN_INVALID_ARGUMENT for a NULL argument. */
+/* The query of a loaded artifact's target and versions: fills `out_info`
+ * with what the gate learned when the module was loaded (kiln_artifact_verify's
+ * info: format_major/format_minor, producer = the Kiln version that wrote it,
+ * target_triple and target_cpu of its code, sizes and counts; pointers into
+ * the artifact buffer). Errors: KILN_INVALID_ARGUMENT (NULL argument). */
 kiln_status_t kiln_module_artifact_info(const kiln_module_t *module,
                                         kiln_artifact_info_t *out_info);
 
@@ -245,7 +281,8 @@ typedef struct kiln_device_t {
 } kiln_device_t;
 
 /* local-sync: runs workgroups inline on the calling thread, in order
- * (z, y, x). Allocates nothing. */
+ * (z, y, x). Allocates nothing. Always returns KILN_OK (a NULL `out_device`
+ * is left alone). */
 kiln_status_t kiln_device_create_local_sync(kiln_device_t *out_device);
 
 /* local-task: a pool of `threads` threads (the caller counts as one, so
@@ -255,7 +292,10 @@ kiln_status_t kiln_device_create_local_sync(kiln_device_t *out_device);
  * the caller runs a share no worker has claimed 5 us after the wave starts
  * (docs/design.md, "Runtime"). Results do not depend on the thread count.
  * Threads and their stacks are allocated here, never during execution.
- * KILN_INVALID_ARGUMENT if threads is 0 or above 256. */
+ * Errors: KILN_INVALID_ARGUMENT (NULL `out_device`, threads 0 or above 256),
+ * KILN_RESOURCE_EXHAUSTED (memory or a thread could not be had). Its
+ * execute_wave returns KILN_RESOURCE_EXHAUSTED for a wave of more than 4096
+ * dispatches. */
 kiln_status_t kiln_device_create_local_task(size_t threads,
                                             kiln_device_t *out_device);
 
@@ -270,17 +310,21 @@ typedef struct kiln_invocation_t {
   void *const *outputs;       /* output_count pointers */
   const size_t *output_sizes; /* bytes of each output */
   size_t output_count;
-  void *arena;                /* 64-byte aligned scratch, may be NULL if 0 */
+  void *arena;                /* scratch (8-byte aligned at least, 64 best);
+                                 NULL allowed when the module needs 0 */
   size_t arena_size;          /* bytes */
   const kiln_device_t *device; /* NULL: local-sync */
   kiln_trace_t *trace;        /* NULL: no tracing */
 } kiln_invocation_t;
 
 /* Replays the command list once: copies and fills inline, the dispatches
- * of each wave on the device, a barrier between waves. Sizes are checked
- * against the signature (errors name the buffer and both sizes);
- * KILN_RESOURCE_EXHAUSTED when the arena is too small ("arena needs 41216
- * bytes, 32768 given"). Allocates nothing. */
+ * of each wave on the device, a barrier between waves. Allocates nothing.
+ * Errors: KILN_INVALID_ARGUMENT (NULL argument, wrong input or output count,
+ * a missing buffer or a size that differs from the signature: the message
+ * names the buffer and both sizes), KILN_RESOURCE_EXHAUSTED (arena too small:
+ * "arena needs 41216 bytes, 32768 given"), and any status the device's
+ * execute_wave returns (local-sync: none; local-task: see above). Buffers
+ * are not checked for alignment (see "Alignment" at the top). */
 kiln_status_t kiln_module_invoke(kiln_module_t *module,
                                  const kiln_invocation_t *invocation);
 
