@@ -13,6 +13,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cinttypes>
 #include <cstring>
@@ -55,7 +56,7 @@ static std::string shellWord(const std::string &text) {
 /// The `kiln export` command line that repeats `request`.
 static std::string commandOf(const ExportRequest &r) {
   const CompileOptions &o = r.options;
-  std::string cmd = "kiln export " + shellWord(llvm::sys::path::filename(r.model).str()) +
+  std::string cmd = "kiln export " + shellWord(r.model) +
                     " --target=" + r.target + " --profile=" + r.profile +
                     " --output-format=" + toString(r.format);
   if (!o.target.cpu.empty() && o.target.cpu != "generic")
@@ -76,6 +77,10 @@ static std::string commandOf(const ExportRequest &r) {
     cmd += " --no-fusion=" + std::to_string(id);
   if (!o.moduleName.empty())
     cmd += " --module-name=" + o.moduleName;
+  if (r.budget.ramBytes > 0)
+    cmd += " --ram-budget=" + std::to_string(r.budget.ramBytes);
+  if (r.budget.flashBytes > 0)
+    cmd += " --flash-budget=" + std::to_string(r.budget.flashBytes);
   return cmd;
 }
 
@@ -85,71 +90,186 @@ static std::string kib(int64_t bytes) {
   return text;
 }
 
-llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
-  CompileOptions options = request.options;
-  // Explicit CPU/features given with a named target win over its defaults
-  // (applyTarget keeps both).
-  if (llvm::Error err = applyTarget(request.target, options.target))
-    return std::move(err);
-  if (llvm::Error err = applyProfile(request.profile, options))
-    return std::move(err);
-  if (request.debugSymbols >= 0)
-    options.debugSymbols = request.debugSymbols != 0;
-  if (request.reflection >= 0)
-    options.reflection = request.reflection != 0;
-  options.format = request.format;
+/// `bytes` for people: "812 bytes", "256 KiB", "1.5 MiB", "2.0 KiB" for
+/// 2000 (one decimal, none when the count is a whole number of units;
+/// 1 KiB = 1024 bytes).
+static std::string humanBytes(int64_t bytes) {
+  const int64_t unitBytes = bytes >= (1 << 20) ? (1 << 20) : 1024;
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  const char *unit = unitBytes == 1024 ? " KiB" : " MiB";
+  if (bytes % unitBytes == 0)
+    return std::to_string(bytes / unitBytes) + unit;
+  char text[48];
+  std::snprintf(text, sizeof text, "%.1f", static_cast<double>(bytes) / double(unitBytes));
+  return text + std::string(unit);
+}
 
-  auto modelBytes = llvm::MemoryBuffer::getFile(request.model, /*IsText=*/false,
-                                                /*RequiresNullTerminator=*/false);
-  if (!modelBytes)
-    return makeError(request.model + ": cannot read: " + modelBytes.getError().message());
-  auto compiled = compile(request.model, options);
-  if (!compiled)
-    return compiled.takeError();
-  const CompilationPlan &plan = *compiled->plan;
+llvm::Expected<int64_t> parseBudgetBytes(llvm::StringRef flag, llvm::StringRef text) {
+  auto bad = [&](const char *why) {
+    return makeError(flag + "='" + text + "' " + why +
+                     " (bytes, or a whole number with K, KiB, M or MiB; 1K = 1024 "
+                     "bytes: 262144, 256K, 2MiB)");
+  };
+  llvm::StringRef digits = text.take_while([](char c) { return c >= '0' && c <= '9'; });
+  llvm::StringRef suffix = text.drop_front(digits.size());
+  int64_t scale = 0;
+  if (suffix.empty())
+    scale = 1;
+  else if (suffix == "K" || suffix == "KiB")
+    scale = 1024;
+  else if (suffix == "M" || suffix == "MiB")
+    scale = 1024 * 1024;
+  uint64_t value = 0;
+  if (digits.empty() || scale == 0)
+    return bad("is not a byte count");
+  if (digits.getAsInteger(10, value) || value > static_cast<uint64_t>(INT64_MAX / scale))
+    return bad("is above 2^63 - 1 bytes");
+  if (value == 0)
+    return bad("is 0; a budget is at least 1 byte");
+  return static_cast<int64_t>(value) * scale;
+}
 
-  ExportBundle bundle;
-  bundle.command = commandOf(request);
-  const std::string name = llvm::sys::path::stem(request.model).str();
-  // The C module's symbol prefix, as the compiler derived it from the files.
-  std::string moduleName = options.moduleName;
-  if (moduleName.empty() && !compiled->files.empty())
-    moduleName = llvm::StringRef(compiled->files.front().name).drop_back(2).str();
-  std::optional<SectionSizes> sections;
-  if (request.format == OutputFormat::Artifact) {
-    auto sizes = readSectionSizes(compiled->artifact, name + ".kiln");
-    if (!sizes)
-      return sizes.takeError();
-    sections = *sizes;
-    bundle.files.push_back({name + ".kiln", compiled->artifact});
-  } else {
-    bundle.files = compiled->files;
+std::vector<DispatchMemory>
+dispatchMemoryOf(const CompilationPlan &plan,
+                 const std::map<std::string, int64_t> &stackFrameBytes) {
+  std::map<int64_t, const Command *> commandOf;
+  for (const Command &c : plan.schedule.commands)
+    if (c.kind == CommandKind::Dispatch)
+      commandOf[c.dispatch] = &c;
+  std::vector<DispatchMemory> rows;
+  for (const Dispatch &d : plan.dispatches) {
+    DispatchMemory row;
+    row.id = d.id;
+    row.name = d.name;
+    row.entryPoint = entryPointOf(d);
+    if (auto frame = stackFrameBytes.find(row.entryPoint); frame != stackFrameBytes.end()) {
+      row.stackBytes = frame->second;
+      row.dynamicStack = frame->second < 0;
+    }
+    // Byte ranges, merged so an input and an output placed in place (or
+    // two views of one buffer) count once: arena offsets for transient
+    // buffers, (constant, offset) for weights.
+    std::vector<std::pair<int64_t, int64_t>> arena;
+    std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> weights;
+    if (auto c = commandOf.find(d.id); c != commandOf.end())
+      for (const BindingRef &b : c->second->bindings) {
+        const Buffer &buffer = plan.memory.buffers.at(b.buffer);
+        if (buffer.kind == BufferKind::Transient)
+          arena.push_back({buffer.offset + b.offset, buffer.offset + b.offset + b.length});
+        else if (buffer.kind == BufferKind::Constant)
+          weights[buffer.index].push_back({b.offset, b.offset + b.length});
+      }
+    auto unionBytes = [](std::vector<std::pair<int64_t, int64_t>> ranges) {
+      std::sort(ranges.begin(), ranges.end());
+      int64_t bytes = 0, end = INT64_MIN;
+      for (const auto &[lo, hi] : ranges) {
+        bytes += std::max<int64_t>(0, hi - std::max(lo, end));
+        end = std::max(end, hi);
+      }
+      return bytes;
+    };
+    row.arenaBytes = unionBytes(std::move(arena));
+    for (auto &[constant, ranges] : weights)
+      row.weightBytes += unionBytes(std::move(ranges));
+    rows.push_back(std::move(row));
   }
+  return rows;
+}
 
-  ExportFootprint &fp = bundle.footprint;
-  fp.codeBytes = compiled->codeBytes;
-  fp.constantBytes = compiled->constantBytes;
+std::vector<BudgetCheck> checkBudget(const ExportFootprint &footprint,
+                                     const MemoryBudget &budget) {
+  std::vector<BudgetCheck> checks;
+  auto check = [&](const char *memory, int64_t bytes, int64_t budgetBytes) {
+    if (budgetBytes <= 0)
+      return;
+    BudgetCheck c{memory, bytes, budgetBytes, bytes > budgetBytes, ""};
+    c.message = std::string(memory) + " " + humanBytes(bytes) +
+                (c.exceeded ? " exceeds the budget " + humanBytes(budgetBytes) + " by " +
+                                  humanBytes(bytes - budgetBytes)
+                            : " is within the budget " + humanBytes(budgetBytes) + " (" +
+                                  humanBytes(budgetBytes - bytes) + " left)");
+    checks.push_back(std::move(c));
+  };
+  check("RAM", footprint.ramBytes, budget.ramBytes);
+  check("flash", footprint.flashBytes, budget.flashBytes);
+  return checks;
+}
+
+/// The footprint of `compiled` as `format` (`sections`: a .kiln's section
+/// sizes).
+static ExportFootprint footprintOf(const CompileResult &compiled,
+                                   const std::optional<SectionSizes> &sections) {
+  ExportFootprint fp;
+  fp.codeBytes = compiled.codeBytes;
+  fp.constantBytes = compiled.constantBytes;
   // The whole file sits in flash: everything but code and weights is
   // metadata (the executables section also holds the ELF headers and
   // symbol tables around the loadable code).
   if (sections)
     fp.metadataBytes = sections->fileBytes - fp.codeBytes - fp.constantBytes;
   fp.flashBytes = fp.codeBytes + fp.constantBytes + fp.metadataBytes;
-  fp.arenaBytes = compiled->arenaBytes;
-  fp.ioBytes = compiled->inputBytes + compiled->outputBytes;
-  fp.stackBytes = compiled->stackBytes;
+  fp.arenaBytes = compiled.arenaBytes;
+  fp.ioBytes = compiled.inputBytes + compiled.outputBytes;
+  fp.stackBytes = compiled.stackBytes;
   fp.ramBytes = fp.arenaBytes + fp.ioBytes + std::max<int64_t>(fp.stackBytes, 0);
+  fp.dispatches = dispatchMemoryOf(*compiled.plan, compiled.stackFrameBytes);
+  return fp;
+}
 
-  // ---- manifest.json
+llvm::Expected<DeviceBuild> buildForDevice(const std::string &path, CompileOptions options) {
+  if (isBareMetalTriple(options.target.triple))
+    options.format = OutputFormat::CModule;
+  auto compiled = compile(path, options);
+  if (!compiled)
+    return compiled.takeError();
+  DeviceBuild build;
+  build.format = options.format;
+  std::optional<SectionSizes> sections;
+  if (options.format == OutputFormat::Artifact) {
+    auto sizes = readSectionSizes(compiled->artifact, llvm::sys::path::stem(path).str() + ".kiln");
+    if (!sizes)
+      return sizes.takeError();
+    sections = *sizes;
+  }
+  build.footprint = footprintOf(*compiled, sections);
+  build.compiled = std::move(*compiled);
+  return build;
+}
+
+/// What the manifest and the report describe.
+struct BundleParts {
+  const ExportRequest &request;
+  /// The options compiled with (target and profile applied).
+  const CompileOptions &options;
+  const CompileResult &compiled;
+  /// Files, command, footprint and budget checks filled in.
+  const ExportBundle &bundle;
+  /// A .kiln's section sizes (none for a C module).
+  const std::optional<SectionSizes> &sections;
+  /// The model file's bytes.
+  llvm::ArrayRef<uint8_t> model;
+  /// The model's file stem, and the C module's symbol prefix.
+  std::string name;
+  std::string moduleName;
+};
+
+/// manifest.json of a bundle.
+static std::string manifestOf(const BundleParts &parts) {
+  const ExportRequest &request = parts.request;
+  const CompileOptions &options = parts.options;
+  const CompileResult *compiled = &parts.compiled;
+  const CompilationPlan &plan = *parts.compiled.plan;
+  const ExportBundle &bundle = parts.bundle;
+  const ExportFootprint &fp = bundle.footprint;
+  const std::optional<SectionSizes> &sections = parts.sections;
   llvm::json::Object manifest;
   manifest["format"] = "kiln-export-1";
   manifest["kiln_version"] = version();
   manifest["llvm_version"] = llvmVersion();
   manifest["command"] = bundle.command;
   {
-    llvm::ArrayRef<uint8_t> raw(
-        reinterpret_cast<const uint8_t *>((*modelBytes)->getBufferStart()),
-        (*modelBytes)->getBufferSize());
+    llvm::ArrayRef<uint8_t> raw = parts.model;
     manifest["model"] = llvm::json::Object{
         {"file", llvm::sys::path::filename(request.model).str()},
         {"bytes", static_cast<int64_t>(raw.size())},
@@ -207,6 +327,16 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
       {"io_bytes", fp.ioBytes},           {"lower_bound_bytes", plan.memory.lowerBoundBytes},
       {"stack_bytes", fp.stackBytes >= 0 ? llvm::json::Value(fp.stackBytes)
                                          : llvm::json::Value(nullptr)}};
+  {
+    // Each budget given: the total, the budget and the verdict.
+    llvm::json::Array budgets;
+    for (const BudgetCheck &c : bundle.budgetChecks)
+      budgets.push_back(llvm::json::Object{{"memory", c.memory == "RAM" ? "ram" : "flash"},
+                                           {"bytes", c.bytes},
+                                           {"budget_bytes", c.budgetBytes},
+                                           {"exceeded", c.exceeded}});
+    manifest["budgets"] = std::move(budgets);
+  }
   int64_t dispatchCommands = 0;
   for (const Command &c : plan.schedule.commands)
     dispatchCommands += c.kind == CommandKind::Dispatch;
@@ -216,7 +346,9 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
       {"waves", plan.schedule.waves}};
   {
     llvm::json::Array dispatches;
-    for (const Dispatch &d : plan.dispatches) {
+    for (size_t i = 0; i < plan.dispatches.size(); ++i) {
+      const Dispatch &d = plan.dispatches[i];
+      const DispatchMemory &m = fp.dispatches[i];
       llvm::json::Array ops, wg, tiles;
       for (const SourceOp &op : d.ops)
         ops.push_back(op.name + " #" + std::to_string(op.sourceIndex));
@@ -226,12 +358,19 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
         tiles.push_back(v);
       dispatches.push_back(llvm::json::Object{{"id", d.id},
                                               {"name", d.name},
+                                              {"entry_point", m.entryPoint},
                                               {"ops", std::move(ops)},
                                               {"workgroups", std::move(wg)},
                                               {"tile_sizes", std::move(tiles)},
                                               {"flops", d.flops},
                                               {"bytes_read", d.bytesRead},
-                                              {"bytes_written", d.bytesWritten}});
+                                              {"bytes_written", d.bytesWritten},
+                                              {"stack_bytes", m.stackBytes >= 0
+                                                                  ? llvm::json::Value(m.stackBytes)
+                                                                  : llvm::json::Value(nullptr)},
+                                              {"dynamic_stack", m.dynamicStack},
+                                              {"arena_bytes", m.arenaBytes},
+                                              {"weight_bytes", m.weightBytes}});
     }
     manifest["dispatches"] = std::move(dispatches);
   }
@@ -240,8 +379,19 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
     llvm::raw_string_ostream os(manifestText);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest))) << "\n";
   }
+  return manifestText;
+}
 
-  // ---- report.md
+/// report.md of a bundle.
+static std::string reportOf(const BundleParts &parts) {
+  const ExportRequest &request = parts.request;
+  const CompileResult *compiled = &parts.compiled;
+  const CompilationPlan &plan = *parts.compiled.plan;
+  const ExportBundle &bundle = parts.bundle;
+  const ExportFootprint &fp = bundle.footprint;
+  const std::optional<SectionSizes> &sections = parts.sections;
+  const std::string &name = parts.name;
+  const std::string &moduleName = parts.moduleName;
   std::string report;
   {
     llvm::raw_string_ostream os(report);
@@ -273,6 +423,13 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
                  "x86-64 at -Os) and its state, the kernels' stack frames.\n\n"
                : "Not counted: " + name + ".c once compiled, libm and memcpy/memset "
                  "from your C library and their stack frames.\n\n");
+    if (!bundle.budgetChecks.empty()) {
+      os << "## Budgets\n\n| memory | bytes | budget | verdict |\n|---|---:|---:|---|\n";
+      for (const BudgetCheck &c : bundle.budgetChecks)
+        os << "| " << c.memory << " | " << c.bytes << " | " << c.budgetBytes << " | "
+           << (c.exceeded ? "**exceeded**: " : "within: ") << c.message << " |\n";
+      os << "\n";
+    }
     if (sections) {
       os << "## Sections of " << name << ".kiln\n\n| section | bytes |\n|---|---:|\n";
       for (const auto &[section, bytes] : sections->sections)
@@ -286,9 +443,17 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
          << sha256Hex(f.bytes).substr(0, 16) << "` |\n";
     os << "\n## Dispatches (" << plan.dispatches.size() << ", "
        << plan.schedule.commands.size() << " commands in " << plan.schedule.waves
-       << " waves)\n\n| id | entry point | operators | workgroups | tile sizes | MFLOP "
-          "| KiB read | KiB written |\n|---:|---|---|---|---|---:|---:|---:|\n";
-    for (const Dispatch &d : plan.dispatches) {
+       << " waves)\n\nStack: the frame of the dispatch's kernel (from .stack_sizes; "
+          "shared by dispatches that run the same entry point; \"dynamic\": the kernel "
+          "allocates stack of a size known only at run time, which LLVM does not record "
+          "and the RAM total does not count). Arena: the bytes of the "
+          "arena its bindings occupy. Weights: the constants it reads.\n\n"
+          "| id | entry point | operators | workgroups | tile sizes | MFLOP "
+          "| KiB read | KiB written | stack bytes | arena bytes | weight bytes |\n"
+          "|---:|---|---|---|---|---:|---:|---:|---:|---:|---:|\n";
+    for (size_t i = 0; i < plan.dispatches.size(); ++i) {
+      const Dispatch &d = plan.dispatches[i];
+      const DispatchMemory &m = fp.dispatches[i];
       std::string ops;
       for (const SourceOp &op : d.ops)
         ops += (ops.empty() ? "" : ", ") + op.name + " #" + std::to_string(op.sourceIndex);
@@ -298,13 +463,74 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
                     static_cast<double>(d.bytesRead) / 1024.0,
                     static_cast<double>(d.bytesWritten) / 1024.0);
       std::string entry = request.format == OutputFormat::CModule
-                              ? moduleName + "_" + d.name
-                              : d.name;
+                              ? moduleName + "_" + entryPointOf(d)
+                              : entryPointOf(d);
       os << "| " << d.id << " | " << entry << " | " << ops << " | "
          << joinSizes({d.workgroupCount.begin(), d.workgroupCount.end()}, "x") << " | "
-         << joinSizes(d.tileSizes, ",") << " | " << numbers << " |\n";
+         << joinSizes(d.tileSizes, ",") << " | " << numbers << " | "
+         << (m.stackBytes >= 0 ? std::to_string(m.stackBytes)
+                               : std::string(m.dynamicStack ? "dynamic" : "-"))
+         << " | "
+         << m.arenaBytes << " | " << m.weightBytes << " |\n";
     }
   }
+  return report;
+}
+
+llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
+  CompileOptions options = request.options;
+  // Explicit CPU/features given with a named target win over its defaults
+  // (applyTarget keeps both).
+  if (llvm::Error err = applyTarget(request.target, options.target))
+    return std::move(err);
+  if (llvm::Error err = applyProfile(request.profile, options))
+    return std::move(err);
+  if (request.debugSymbols >= 0)
+    options.debugSymbols = request.debugSymbols != 0;
+  if (request.reflection >= 0)
+    options.reflection = request.reflection != 0;
+  options.format = request.format;
+
+  auto modelBytes = llvm::MemoryBuffer::getFile(request.model, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false);
+  if (!modelBytes)
+    return makeError(request.model + ": cannot read: " + modelBytes.getError().message());
+  auto compiled = compile(request.model, options);
+  if (!compiled)
+    return compiled.takeError();
+  ExportBundle bundle;
+  bundle.command = commandOf(request);
+  bundle.warnings = compiled->warnings;
+  const std::string name = llvm::sys::path::stem(request.model).str();
+  // The C module's symbol prefix, as the compiler derived it from the files.
+  std::string moduleName = options.moduleName;
+  if (moduleName.empty() && !compiled->files.empty())
+    moduleName = llvm::StringRef(compiled->files.front().name).drop_back(2).str();
+  std::optional<SectionSizes> sections;
+  if (request.format == OutputFormat::Artifact) {
+    auto sizes = readSectionSizes(compiled->artifact, name + ".kiln");
+    if (!sizes)
+      return sizes.takeError();
+    sections = *sizes;
+    bundle.files.push_back({name + ".kiln", compiled->artifact});
+  } else {
+    bundle.files = compiled->files;
+  }
+
+  bundle.footprint = footprintOf(*compiled, sections);
+  bundle.budgetChecks = checkBudget(bundle.footprint, request.budget);
+
+  const BundleParts parts{request,
+                          options,
+                          *compiled,
+                          bundle,
+                          sections,
+                          {reinterpret_cast<const uint8_t *>((*modelBytes)->getBufferStart()),
+                           (*modelBytes)->getBufferSize()},
+                          name,
+                          moduleName};
+  const std::string manifestText = manifestOf(parts);
+  const std::string report = reportOf(parts);
   bundle.files.push_back({"manifest.json", {manifestText.begin(), manifestText.end()}});
   bundle.files.push_back({"report.md", {report.begin(), report.end()}});
   return bundle;
@@ -359,11 +585,14 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
 }
 
 std::string defaultExportDir(const ExportRequest &request) {
-  std::string dir = llvm::sys::path::stem(request.model).str() + "-" + request.target + "-" +
-                    request.profile;
+  std::string name = llvm::sys::path::stem(request.model).str() + "-" + request.target + "-" +
+                     request.profile;
   if (request.format == OutputFormat::CModule)
-    dir += "-c";
-  return dir;
+    name += "-c";
+  // Beside the model, as `kiln compile` writes MODEL.kiln.
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(request.model));
+  llvm::sys::path::append(dir, name);
+  return dir.str().str();
 }
 
 } // namespace kiln

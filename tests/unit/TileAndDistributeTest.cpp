@@ -137,6 +137,52 @@ TEST(TileAndDistribute, HeuristicTilesRowsToTheWorkgroupBudget) {
   }
 }
 
+// relu over 4096x24 f32 rows (a 1x1 convolution's output as a GEMM).
+const char *kRows = R"mlir(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<4096x24xf32>) -> tensor<4096x24xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4096x24xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4096x24xf32>) outs(%e : tensor<4096x24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maxf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4096x24xf32> loc("RELU#0")
+  return %r : tensor<4096x24xf32>
+}
+)mlir";
+
+TEST(TileAndDistribute, MicrocontrollerBudgetGivesSmallDividingTiles) {
+  // A Cortex-M's budget (KernelTarget for thumbv7em): 4 KiB of output per
+  // workgroup. One row is 24 * 4 = 96 bytes: floor(4096 / 96) = 42 rows.
+  //   dividing tiles (one thread): the largest divisor of 4096 <= 42 = 32,
+  //     128 workgroups of equal, static extent;
+  //   without (threads to balance): ceil(4096 / 42) = 98 tiles, rounded up
+  //     to 100 (a multiple of 4), of ceil(4096 / 100) = 41 rows.
+  for (bool dividing : {true, false}) {
+    MLIRContext context;
+    OwningOpRef<ModuleOp> module = parse(context, kRows);
+    ASSERT_TRUE(module);
+    kiln::DispatchOptions options;
+    options.workgroupBytes = kiln::kMicrocontrollerWorkgroupBytes;
+    options.dividingTiles = dividing;
+    ASSERT_TRUE(succeeded(runTile(context, *module, options)));
+    auto fn = module->lookupSymbol<func::FuncOp>("main_dispatch_0");
+    ASSERT_TRUE(fn);
+    EXPECT_EQ(ints(fn, "kiln.tile_sizes"), (std::vector<int64_t>{dividing ? 32 : 41, 0}));
+    EXPECT_EQ(ints(fn, "kiln.workgroup_count"),
+              (std::vector<int64_t>{dividing ? 128 : 100, 1, 1}));
+  }
+  // The application-core budget (64 KiB, at least 8 workgroups of 4 KiB):
+  // 393216 / 8 = 48 KiB -> 512 rows, 8 workgroups, as before.
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kRows);
+  ASSERT_TRUE(succeeded(runTile(context, *module, kiln::DispatchOptions())));
+  EXPECT_EQ(ints(module->lookupSymbol<func::FuncOp>("main_dispatch_0"), "kiln.tile_sizes"),
+            (std::vector<int64_t>{512, 0}));
+}
+
 TEST(TileAndDistribute, ExplicitNonDividingTileSizesAreRecorded) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module = parse(context, kRelu);

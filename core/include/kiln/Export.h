@@ -14,7 +14,10 @@
 // Flash and RAM are counted as STM32Cube.AI and Vela report them: flash =
 // code + weights (+ the .kiln metadata for an artifact), RAM = activations
 // (the arena) + the model's input and output buffers (+ for a C module, the
-// largest kernel stack frame, which LLVM records in .stack_sizes).
+// largest kernel stack frame, which LLVM records in .stack_sizes). Per
+// dispatch: its kernel's stack frame, its share of the arena and its
+// weights. Optional budgets (`--ram-budget=`, `--flash-budget=`) are checked
+// against the totals, as STM32Cube.AI's analyze does.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_EXPORT_H
@@ -23,12 +26,29 @@
 #include "kiln/Compiler.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "llvm/Support/Error.h"
 
 namespace kiln {
+
+struct CompilationPlan;
+
+/// Memory budgets of the device (`--ram-budget=`, `--flash-budget=`),
+/// bytes; 0 = no budget.
+struct MemoryBudget {
+  int64_t ramBytes = 0;
+  int64_t flashBytes = 0;
+};
+
+/// Parses and checks the value of the budget flag `flag` (e.g.
+/// "--ram-budget"): a whole number of bytes, optionally followed by K or
+/// KiB (x 1024) or M or MiB (x 1048576): 262144, 256K, 256KiB, 2M. At least
+/// 1 byte, at most 2^63 - 1. The error is one sentence naming the flag and
+/// the text.
+llvm::Expected<int64_t> parseBudgetBytes(llvm::StringRef flag, llvm::StringRef text);
 
 /// What to export. `options` holds the tuning (tiles, fusion, fixed
 /// shapes) and any explicit --target-cpu / --target-cpu-features /
@@ -46,7 +66,38 @@ struct ExportRequest {
   /// Explicit overrides of the profile (unset = the profile decides).
   int debugSymbols = -1;
   int reflection = -1;
+  /// Checked against the footprint; the verdict goes into manifest.json
+  /// and report.md (and the command that repeats the build).
+  MemoryBudget budget;
 };
+
+/// Memory one dispatch needs on the device, bytes.
+struct DispatchMemory {
+  int64_t id = 0;
+  std::string name;
+  /// The entry point that runs it (entryPointOf): dispatches deduplicated
+  /// to one entry point share its kernel and its stack frame.
+  std::string entryPoint;
+  /// Stack frame of its kernel (LLVM's .stack_sizes of a C module's
+  /// kernels); -1 when unknown (no code generated, a .kiln artifact, or
+  /// dynamicStack).
+  int64_t stackBytes = -1;
+  /// The kernel allocates stack of a size known only at run time (a
+  /// padded input window whose extent depends on the workgroup), so LLVM
+  /// records no frame for it.
+  bool dynamicStack = false;
+  /// Bytes of the arena its bindings occupy (the union of the bound ranges
+  /// of arena buffers, inputs and outputs of the dispatch alike).
+  int64_t arenaBytes = 0;
+  /// Bytes of weights (constants) it binds.
+  int64_t weightBytes = 0;
+};
+
+/// One row per dispatch of `plan`, in plan order; stack frames from
+/// `stackFrameBytes` (CompileResult::stackFrameBytes, by entry point).
+std::vector<DispatchMemory>
+dispatchMemoryOf(const CompilationPlan &plan,
+                 const std::map<std::string, int64_t> &stackFrameBytes);
 
 /// Flash and RAM a bundle needs on the device, bytes.
 struct ExportFootprint {
@@ -65,11 +116,31 @@ struct ExportFootprint {
   /// Input and output buffers.
   int64_t ioBytes = 0;
   /// Largest stack frame of the kernels (C modules, from LLVM's
-  /// .stack_sizes); -1 when not recorded (.kiln artifacts).
+  /// .stack_sizes; kernels with dynamicStack are not in it); -1 when not
+  /// recorded (.kiln artifacts).
   int64_t stackBytes = -1;
   /// arena + I/O (+ the kernels' stack when recorded).
   int64_t ramBytes = 0;
+  /// Stack frame, arena share and weights of each dispatch.
+  std::vector<DispatchMemory> dispatches;
 };
+
+/// A footprint total held against its budget.
+struct BudgetCheck {
+  /// "RAM" or "flash".
+  std::string memory;
+  /// The footprint's total and the budget, bytes.
+  int64_t bytes = 0;
+  int64_t budgetBytes = 0;
+  bool exceeded = false;
+  /// "RAM 1.5 MiB exceeds the budget 256 KiB by 1.3 MiB" or "flash 474.1
+  /// KiB is within the budget 1 MiB (549.9 KiB left)".
+  std::string message;
+};
+
+/// The totals of `footprint` against each budget given (RAM first).
+std::vector<BudgetCheck> checkBudget(const ExportFootprint &footprint,
+                                     const MemoryBudget &budget);
 
 /// A bundle in memory, before it is written.
 struct ExportBundle {
@@ -77,10 +148,28 @@ struct ExportBundle {
   std::vector<GeneratedFile> files;
   ExportFootprint footprint;
   /// The `kiln export` command line that repeats this build, shell-quoted,
-  /// model by file name, writing to defaultExportDir() (add `-o DIR` to
-  /// choose the folder).
+  /// the model's path as the request gave it, writing to defaultExportDir()
+  /// (add `-o DIR` to choose the folder).
   std::string command;
+  /// The request's budgets, checked (empty without budgets).
+  std::vector<BudgetCheck> budgetChecks;
+  /// The compiler's warnings (CompileResult::warnings).
+  std::vector<std::string> warnings;
 };
+
+/// A model compiled for its device and measured, nothing written: what
+/// `kiln inspect MODEL --target=...` prints. A bare-metal target is built
+/// as the C module it would export (its kernels' stack frames recorded);
+/// others as `options.format` says.
+struct DeviceBuild {
+  CompileResult compiled;
+  OutputFormat format = OutputFormat::Artifact;
+  ExportFootprint footprint;
+};
+
+/// Compiles `path` with `options` (target already applied) and measures
+/// it as buildExportBundle would. Errors are the compiler's.
+llvm::Expected<DeviceBuild> buildForDevice(const std::string &path, CompileOptions options);
 
 /// Compiles `request` and assembles the bundle without writing anything (the
 /// Export dialog shows the footprint before writing). Errors are the
@@ -95,7 +184,9 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir);
 
 /// The folder `kiln export` writes to without -o: MODEL-TARGET-PROFILE
-/// (with "-c" for a C module), relative to the working directory.
+/// (with "-c" for a C module) beside the model, by the rule `kiln compile`
+/// follows for MODEL.kiln: `kiln export sub/m.tflite` writes
+/// sub/m-host-default/.
 std::string defaultExportDir(const ExportRequest &request);
 
 } // namespace kiln

@@ -19,6 +19,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
+#include "llvm/Object/RelocationResolver.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -243,6 +244,10 @@ KernelTarget kernelTargetOf(const llvm::TargetMachine &tm) {
     target.vectorRegisters = 32;
     target.fmaPerCycle = 1;
     target.loadsPerCycle = 1;
+  }
+  if (triple.isArmMClass()) {
+    target.workgroupBytes = kMicrocontrollerWorkgroupBytes;
+    target.dividingTiles = true;
   }
   return target;
 }
@@ -610,6 +615,87 @@ int64_t largestStackFrame(llvm::ArrayRef<uint8_t> elf) {
     }
   }
   return largest;
+}
+
+std::map<std::string, int64_t> stackFrameSizes(llvm::ArrayRef<uint8_t> elf) {
+  std::map<std::string, int64_t> frames;
+  auto object = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(
+      llvm::StringRef(reinterpret_cast<const char *>(elf.data()), elf.size()), "kernels"));
+  if (!object) {
+    llvm::consumeError(object.takeError());
+    return frames;
+  }
+  const llvm::object::ObjectFile &obj = **object;
+  const unsigned addressBytes = obj.getBytesInAddress();
+  // Function symbols by (section, start address); Thumb functions carry
+  // the Thumb bit in their symbol value, .stack_sizes names the address.
+  std::map<std::pair<uint64_t, uint64_t>, std::string> functions;
+  for (const llvm::object::SymbolRef &symbol : obj.symbols()) {
+    auto type = symbol.getType();
+    auto name = symbol.getName();
+    auto address = symbol.getAddress();
+    auto section = symbol.getSection();
+    if (!type || !name || !address || !section || *type != llvm::object::SymbolRef::ST_Function ||
+        *section == obj.section_end()) {
+      llvm::consumeError(type.takeError());
+      llvm::consumeError(name.takeError());
+      llvm::consumeError(address.takeError());
+      llvm::consumeError(section.takeError());
+      continue;
+    }
+    functions[{(*section)->getIndex(), *address & ~uint64_t(1)}] = name->str();
+  }
+  auto [supports, resolver] = llvm::object::getRelocationResolver(obj);
+  // Each entry of .stack_sizes: the function's address (a relocation
+  // against its section, in an object) then its frame size as ULEB128.
+  for (const llvm::object::SectionRef &relocations : obj.sections()) {
+    auto target = relocations.getRelocatedSection();
+    if (!target) {
+      llvm::consumeError(target.takeError());
+      continue;
+    }
+    if (*target == obj.section_end())
+      continue;
+    auto targetName = (*target)->getName();
+    auto contents = (*target)->getContents();
+    if (!targetName || *targetName != ".stack_sizes" || !contents) {
+      llvm::consumeError(targetName.takeError());
+      llvm::consumeError(contents.takeError());
+      continue;
+    }
+    const uint8_t *data = reinterpret_cast<const uint8_t *>(contents->data());
+    const uint64_t size = contents->size();
+    for (const llvm::object::RelocationRef &r : relocations.relocations()) {
+      const uint64_t offset = r.getOffset();
+      llvm::object::symbol_iterator symbol = r.getSymbol();
+      if (symbol == obj.symbol_end() || offset + addressBytes >= size ||
+          !supports(r.getType()))
+        continue;
+      auto symbolAddress = symbol->getAddress();
+      auto symbolSection = symbol->getSection();
+      if (!symbolAddress || !symbolSection || *symbolSection == obj.section_end()) {
+        llvm::consumeError(symbolAddress.takeError());
+        llvm::consumeError(symbolSection.takeError());
+        continue;
+      }
+      uint64_t implicitAddend = 0; // REL targets (ARM) keep the addend in place
+      for (unsigned i = 0; i < addressBytes; ++i)
+        implicitAddend |= uint64_t(data[offset + i]) << (8 * i);
+      uint64_t address =
+          llvm::object::resolveRelocation(resolver, r, *symbolAddress, implicitAddend);
+      uint64_t frame = 0;
+      unsigned shift = 0;
+      for (uint64_t p = offset + addressBytes; p < size && shift < 64; ++p, shift += 7) {
+        frame |= uint64_t(data[p] & 0x7f) << shift;
+        if (!(data[p] & 0x80))
+          break;
+      }
+      auto function = functions.find({(*symbolSection)->getIndex(), address & ~uint64_t(1)});
+      if (function != functions.end())
+        frames[function->second] = static_cast<int64_t>(frame);
+    }
+  }
+  return frames;
 }
 
 int64_t loadableBytes(llvm::ArrayRef<uint8_t> elf) {

@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,6 +125,12 @@ compileKernelObjects(std::unique_ptr<llvm::Module> module,
 /// class's width then the frame size as ULEB128), bytes; -1 if there is no
 /// such section.
 int64_t largestStackFrame(llvm::ArrayRef<uint8_t> elf);
+
+/// Each function's frame recorded in the .stack_sizes section of the ELF
+/// relocatable object `elf` (a C module's kernels), bytes, by symbol name
+/// (relocations resolved as llvm-readelf --stack-sizes does). Empty if
+/// there is no such section.
+std::map<std::string, int64_t> stackFrameSizes(llvm::ArrayRef<uint8_t> elf);
 
 /// Bytes of the ELF sections of `elf` (object or shared object) that take
 /// space in the loaded image (SHF_ALLOC and not SHT_NOBITS): code, read-only

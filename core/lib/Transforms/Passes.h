@@ -97,11 +97,14 @@ struct DispatchOptions {
   /// tiled op (0 = not tiled).
   std::map<int64_t, std::vector<int64_t>> tileSizes;
   /// Bytes of output one workgroup should produce (the tiling heuristic's
-  /// budget; about half a typical 512 KiB-1 MiB L2).
+  /// budget; about half a typical 512 KiB-1 MiB L2; the target's
+  /// KernelTarget::workgroupBytes).
   int64_t workgroupBytes = 64 * 1024;
   /// SIMD register width of the target, bytes (16 SSE/NEON, 32 AVX2,
   /// 64 AVX-512): a tiled innermost dimension is a multiple of it.
   int64_t vectorBytes = 16;
+  /// Tiled outer loops get dividing tiles (KernelTarget::dividingTiles).
+  bool dividingTiles = false;
 };
 
 /// Attribute on ops of @main naming their dispatch region (i64 id).
@@ -217,7 +220,23 @@ struct KernelTarget {
   /// Whether a multiply-add is one instruction (FMA); without it (SSE2,
   /// AVX without FMA3) it issues as a multiply and an add.
   bool fma = true;
+  /// Bytes of output one workgroup should produce (the tiling heuristic's
+  /// budget, DispatchOptions::workgroupBytes): 64 KiB where an L2 cache
+  /// keeps a tile and its inputs resident (application cores); 4 KiB on
+  /// M-profile Arm (Cortex-M: thumbv6m, thumbv7m, thumbv7em, thumbv8m),
+  /// which has no cache worth the name, runs one thread, and keeps tile
+  /// temporaries (a convolution's padded input window) on a stack of a few
+  /// KiB to tens of KiB.
+  int64_t workgroupBytes = 64 * 1024;
+  /// Whether a tiled outer loop gets the largest tile that divides it
+  /// (no partial last tile, so no code for one) rather than a tile count
+  /// that 2 and 4 threads split evenly: single-core microcontrollers,
+  /// where flash is scarce and there are no threads to balance.
+  bool dividingTiles = false;
 };
+
+/// The workgroup budget of cache-less microcontrollers (KernelTarget).
+inline constexpr int64_t kMicrocontrollerWorkgroupBytes = 4 * 1024;
 
 /// A register tile: `rows` x (`vectors` x `lanes`) output values held in
 /// rows x vectors SIMD registers for a whole reduction.

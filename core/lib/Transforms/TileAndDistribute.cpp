@@ -31,10 +31,18 @@ namespace {
 constexpr int64_t kMinWorkgroups = 8;
 constexpr int64_t kMinWorkgroupBytes = 4 * 1024;
 
+/// The largest divisor of `size` not above `limit` (1 at least).
+int64_t largestDivisorAtMost(int64_t size, int64_t limit) {
+  for (int64_t t = std::min(size, limit); t > 1; --t)
+    if (size % t == 0)
+      return t;
+  return 1;
+}
+
 /// Heuristic workgroup tile sizes for `op` (see Passes.h): one entry per
-/// loop, 0 = whole loop.
+/// loop, 0 = whole loop; `dividingTiles`: outer tiles divide their loop.
 SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
-                                     int64_t vectorBytes) {
+                                     int64_t vectorBytes, bool dividingTiles) {
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
   if (op->getNumResults() != 1)
     return sizes;
@@ -83,6 +91,13 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
     int64_t lanes = std::max<int64_t>(1, vectorBytes / elementBytes);
     if (d == rank - 1 && tile > lanes) {
       tile -= tile % lanes;
+    } else if (int64_t dividing = dividingTiles ? largestDivisorAtMost(size, tile) : 0;
+               d != rank - 1 && 2 * dividing >= tile) {
+      // One thread: the largest tile that divides the loop, so every
+      // workgroup has the same static extent and the kernel needs no code
+      // for a partial tile (4096 rows in 32s, not 41s with a last tile of
+      // 37), unless that halves the tile.
+      tile = dividing;
     } else if (d != rank - 1) {
       // Tiles of equal size, in a count that 2 and 4 threads split evenly:
       // 64 rows in tiles of 10 (7 workgroups, 4 + 3 on two threads) become
@@ -238,7 +253,7 @@ struct TileAndDistributePass
         tileSizes.assign(override->second.begin(), override->second.end());
       else
         tileSizes = defaultTileSizes(linalgOp, options.workgroupBytes,
-                                     options.vectorBytes);
+                                     options.vectorBytes, options.dividingTiles);
       if (tileSizes.size() != linalgOp.getNumLoops())
         return fn.emitError() << "dispatch " << id << " has "
                               << linalgOp.getNumLoops() << " loops, "
