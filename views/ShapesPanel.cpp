@@ -11,8 +11,9 @@
 namespace kiln::views {
 
 bool parseDynamicInputMessage(const QString &message, DynamicInput &out) {
-  static const QRegularExpression re(
-      QStringLiteral("input '(.+)' \\(input (\\d+)\\) has a dynamic dimension \\d+ \\(shape signature \\[([-0-9, ]+)\\]\\)"));
+  // "has a dynamic dimension 0" or "has dynamic dimensions 0 and 1".
+  static const QRegularExpression re(QStringLiteral(
+      "input '(.+)' \\(input (\\d+)\\) has (?:a )?dynamic dimensions? [0-9, and]+ \\(shape signature \\[([-0-9, ]+)\\]\\)"));
   auto m = re.match(message);
   if (!m.hasMatch())
     return false;
@@ -21,6 +22,16 @@ bool parseDynamicInputMessage(const QString &message, DynamicInput &out) {
   out.signature.clear();
   for (const QString &p : m.captured(3).split(QLatin1Char(','), Qt::SkipEmptyParts))
     out.signature.push_back(p.trimmed().toLongLong());
+  // The sizes the compiler suggests (it checked that they compile).
+  out.suggestion.clear();
+  QRegularExpression fix(QStringLiteral("--fix-shape=") + QRegularExpression::escape(out.name) +
+                         QStringLiteral("=([0-9]+(?:x[0-9]+)*)"));
+  auto f = fix.match(message);
+  if (f.hasMatch())
+    for (const QString &p : f.captured(1).split(QLatin1Char('x')))
+      out.suggestion.push_back(p.toLongLong());
+  if (out.suggestion.size() != out.signature.size())
+    out.suggestion.clear();
   return !out.signature.empty();
 }
 

@@ -27,10 +27,15 @@ struct DynamicInput {
   QString name;
   int index = 0;
   std::vector<int64_t> signature;
+  /// The static shape the compiler's message suggests (sizes it checked
+  /// compile), empty if none.
+  std::vector<int64_t> suggestion;
 };
 
 /// Parses the compiler's "input 'NAME' (input K) has a dynamic dimension D
-/// (shape signature [-1,76,32,1])" message; false if it is not one.
+/// (shape signature [-1,76,32,1])" message (or "has dynamic dimensions 0
+/// and 1", one size each) and its "--fix-shape=NAME=AxB" suggestion; false
+/// if it is not one.
 bool parseDynamicInputMessage(const QString &message, DynamicInput &out);
 
 class ShapesPanel : public QWidget {

@@ -45,8 +45,15 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
                             "with `kiln run` or read its plan with `kiln inspect`");
   if (tfliteId || path.ends_with(".tflite"))
     return importTFLite(context, bytes, name, fixes);
-  if (path.ends_with(".mlir") || path.ends_with(".mlirbc"))
-    return importTosaMLIR(context, data, name);
+  if (path.ends_with(".mlir") || path.ends_with(".mlirbc")) {
+    auto module = importTosaMLIR(context, data, name);
+    if (module && !fixes.empty())
+      (**module)->setAttr(
+          "kiln.warnings",
+          Builder(&context).getStrArrayAttr({"--fix-shape changes nothing: a TOSA .mlir "
+                                             "model's function has static shapes"}));
+    return module;
+  }
   return makeError(name + ": unrecognized model format (supported: TFLite "
                           "flatbuffers '.tflite', TOSA MLIR '.mlir')");
 }

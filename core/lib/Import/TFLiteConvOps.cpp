@@ -6,6 +6,7 @@
 // DEPTHWISE_CONV_2D filters [1, KH, KW, C*M] (TOSA wants [KH, KW, C, M]).
 //
 //===----------------------------------------------------------------------===//
+#include "Import.h"
 #include "TFLiteConverter.h"
 
 using namespace mlir;
@@ -29,6 +30,28 @@ void computePadding(schema::Padding padding, int64_t in, int64_t kernel,
   after = total - before;
 }
 
+/// Fails unless a KH x KW window (dilated by dh, dw) fits the NHWC input:
+/// with VALID padding (no padding) an input smaller than the window has no
+/// output (TFLite computes a zero-size output; Kiln refuses it), e.g. when
+/// --fix-shape makes a spatial dimension too small.
+LogicalResult checkWindowFits(OpContext &ctx, schema::Padding padding,
+                              llvm::ArrayRef<int64_t> inShape, int64_t kh,
+                              int64_t kw, int64_t dh, int64_t dw) {
+  if (padding == schema::Padding::SAME)
+    return success();
+  for (int d = 1; d <= 2; ++d) {
+    int64_t k = d == 1 ? kh : kw, dil = d == 1 ? dh : dw;
+    int64_t extent = (k - 1) * dil + 1;
+    if (inShape[d] < extent)
+      return ctx.fail(llvm::Twine("the input ") + (d == 1 ? "height " : "width ") +
+                      llvm::Twine(inShape[d]) + " is smaller than the " +
+                      llvm::Twine(kh) + "x" + llvm::Twine(kw) + " window (extent " +
+                      llvm::Twine(extent) + " with dilation " + llvm::Twine(dil) +
+                      ") under VALID padding: there is no output");
+  }
+  return success();
+}
+
 /// TOSA pad/stride/dilation attributes of a 2-D windowed op on an NHWC
 /// input with a KH x KW window.
 struct Window {
@@ -45,6 +68,8 @@ FailureOr<Window> windowOf(OpContext &ctx, const Options &opts,
   int64_t dh = opts.dilation_h_factor(), dw = opts.dilation_w_factor();
   if (sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
     return ctx.fail("strides and dilations must be positive");
+  if (failed(checkWindowFits(ctx, opts.padding(), inShape, kh, kw, dh, dw)))
+    return failure();
   int64_t top, bottom, left, right;
   computePadding(opts.padding(), inShape[1], kh, sh, dh, top, bottom);
   computePadding(opts.padding(), inShape[2], kw, sw, dw, left, right);
@@ -148,6 +173,13 @@ LogicalResult convertFullyConnected(OpContext &ctx) {
                     " elements does not split into rows of " +
                     llvm::Twine(depth));
   int64_t rows = count / depth;
+  // keep_num_dims keeps the input's leading dimensions, so its last one must
+  // be the weights' depth (TFLite checks this too).
+  bool keep = opts && opts->keep_num_dims();
+  if (keep && (inShape.empty() || inShape.back() != depth))
+    return ctx.fail("keep_num_dims needs the input's last dimension to be the "
+                    "weights' depth " + llvm::Twine(depth) + ", the input has shape " +
+                    shapeString(inShape));
   auto bias = biasOrZeros(ctx, 2, units);
   if (failed(bias))
     return failure();
@@ -157,6 +189,11 @@ LogicalResult convertFullyConnected(OpContext &ctx) {
   auto out = ctx.applyActivation(fc, act);
   if (failed(out))
     return failure();
+  if (keep && ctx.propagating()) {
+    std::vector<int64_t> kept(inShape.begin(), inShape.end() - 1);
+    kept.push_back(units);
+    return ctx.setOutput(0, ctx.reshape(*out, kept));
+  }
   return ctx.setOutput(0, *out);
 }
 
@@ -194,7 +231,11 @@ LogicalResult convertTransposeConv(OpContext &ctx) {
     return ctx.fail("filter has " + llvm::Twine(fShape[3]) +
                     " input channels, the input has " +
                     llvm::Twine(inShape[3]));
-  if (out[0] != inShape[0] || out[3] != fShape[0] || out != ctx.outputShape(0))
+  std::vector<int64_t> declared = ctx.outputShape(0);
+  bool matchesDeclared = declared.size() == out.size();
+  for (size_t d = 0; matchesDeclared && d < out.size(); ++d)
+    matchesDeclared = ShapedType::isDynamic(declared[d]) || declared[d] == out[d];
+  if (out[0] != inShape[0] || out[3] != fShape[0] || !matchesDeclared)
     return ctx.fail("output_shape does not match the input batch, the filter's "
                     "output channels or the declared output tensor");
   auto bias = biasOrZeros(ctx, 3, fShape[0]);
@@ -371,6 +412,8 @@ LogicalResult convertPool(OpContext &ctx, bool isMax) {
   int64_t sh = opts->stride_h(), sw = opts->stride_w();
   if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0)
     return ctx.fail("filter sizes and strides must be positive");
+  if (failed(checkWindowFits(ctx, opts->padding(), inShape, kh, kw, 1, 1)))
+    return failure();
   int64_t top, bottom, left, right;
   computePadding(opts->padding(), inShape[1], kh, sh, 1, top, bottom);
   computePadding(opts->padding(), inShape[2], kw, sw, 1, left, right);

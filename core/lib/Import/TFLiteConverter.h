@@ -75,11 +75,19 @@ public:
   mlir::FailureOr<std::vector<int64_t>> constantInts(int i);
   /// Constant input `i` as f32 values (f32 or f16 buffers).
   mlir::FailureOr<std::vector<float>> constantFloats(int i);
-  /// Static shape of input/output tensor `i` as recorded in the model.
+  /// Static shape of input tensor `i`: its SSA value's (computed) shape, or
+  /// the recorded one for a constant.
   std::vector<int64_t> inputShape(int i) const;
+  /// Shape output `i` must have: the recorded one, except that once
+  /// --fix-shape sized a dynamic input (propagating()), the -1 dimensions of
+  /// the tensor's shape signature are ShapedType::kDynamic, left to shape
+  /// inference (create() fills them from the operands).
   std::vector<int64_t> outputShape(int i) const;
-  /// The declared type of output `i` (static shape, element type).
+  /// The declared type of output `i` (outputShape(), element type).
   mlir::RankedTensorType outputType(int i) const;
+  /// True once --fix-shape sized a dynamic input dimension: shapes of
+  /// tensors with -1 in their signature are inferred, not read.
+  bool propagating() const;
 
   /// Options table, or nullptr when absent/other type.
   template <typename T> const T *options() const {
@@ -116,12 +124,19 @@ public:
   /// tosa.clamp over f32 with float bounds.
   mlir::Value clamp(mlir::Value value, float lo, float hi);
 
+  /// Builds `OpTy` with result type `type`; dynamic dimensions of `type`
+  /// (open outputShape() dimensions) are filled by the op's TOSA shape
+  /// inference from its operands and attributes.
   template <typename OpTy, typename... Args>
   mlir::Value create(mlir::Type type, Args &&...args) {
-    return builder()
-        .create<OpTy>(location, type, std::forward<Args>(args)...)
-        .getResult();
+    return inferDynamicDims(
+        builder().create<OpTy>(location, type, std::forward<Args>(args)...)
+            .getOperation());
   }
+
+  /// Result 0 of `op`, its dynamic dimensions set to what the op's
+  /// InferShapedTypeOpInterface computes (left dynamic where it cannot).
+  mlir::Value inferDynamicDims(mlir::Operation *op);
 
 private:
   ModelImporter &importer;

@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
+#include <set>
 
 using namespace mlir;
 
@@ -146,26 +148,58 @@ public:
     return {};
   }
 
-  /// Static shape of tensor `index`: the recorded `shape`, except that once
-  /// the user fixed the model's dynamic dimension, every -1 of the tensor's
-  /// `shape_signature` takes that size (TFLite converters mark the one
-  /// dynamic batch-like dimension -1 throughout the graph).
+  /// Static shape of tensor `index` as the model records it (`shape`; TFLite
+  /// writes 1 for each dynamic dimension there).
   std::vector<int64_t> shapeOf(int index) const {
     std::vector<int64_t> shape;
-    if (const schema::Tensor *t = tensor(index)) {
+    if (const schema::Tensor *t = tensor(index))
       if (t->shape())
         shape.assign(t->shape()->begin(), t->shape()->end());
-      if (dynamicSize && t->shape_signature() &&
-          t->shape_signature()->size() == shape.size())
-        for (size_t d = 0; d < shape.size(); ++d)
-          if (t->shape_signature()->Get(d) < 0)
-            shape[d] = *dynamicSize;
-    }
     return shape;
   }
 
-  /// The size the user fixed the dynamic dimension(s) to.
-  std::optional<int64_t> dynamicSize;
+  /// The shape an operator must give tensor `index`: the recorded shape,
+  /// except that once --fix-shape gave dynamic input dimensions their sizes,
+  /// every -1 of the tensor's `shape_signature` is left open
+  /// (ShapedType::kDynamic) for shape inference to fill from the operands.
+  std::vector<int64_t> declaredShape(int index) const {
+    std::vector<int64_t> shape = shapeOf(index);
+    const schema::Tensor *t = tensor(index);
+    if (propagating && t && t->shape_signature() &&
+        t->shape_signature()->size() == shape.size())
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (t->shape_signature()->Get(d) < 0)
+          shape[d] = ShapedType::kDynamic;
+    return shape;
+  }
+
+  /// Shape of tensor `index` as computed so far: its SSA value's shape once
+  /// an operator (or the signature) bound it, else the recorded shape.
+  std::vector<int64_t> currentShape(int index) const {
+    if (index >= 0 && index < static_cast<int>(values.size()) && values[index])
+      if (auto type = values[index].getType().dyn_cast<RankedTensorType>())
+        return {type.getShape().begin(), type.getShape().end()};
+    return shapeOf(index);
+  }
+
+  /// True once --fix-shape sized a dynamic input dimension: the shapes of
+  /// tensors with -1 in their signature are then inferred operator by
+  /// operator instead of read from the file.
+  bool propagating = false;
+
+  /// Flags that changed nothing (a --fix-shape of a static input): the
+  /// module's "kiln.warnings" attribute, which the compiler reports.
+  std::vector<std::string> warnings;
+
+  /// A model input with dynamic dimensions that no --fix-shape sizes.
+  struct UnfixedInput {
+    int position;
+    std::string name;
+    std::vector<int64_t> shape, signature;
+  };
+  std::vector<UnfixedInput> unfixed;
+  /// True when run() failed because of `unfixed` alone.
+  bool stoppedAtUnfixed = false;
 
   Value materializeConstant(int index, Location loc);
 
@@ -215,7 +249,9 @@ llvm::Error ModelImporter::checkRecordedShapes(func::FuncOp func) {
                 (tensor.empty() ? "" : " output '" + tensor + "'") +
                 ": the model records shape " + shapeString(actual.getShape()) +
                 " but the operands give " + shapeString(inferredShape) +
-                " (the file is corrupted or inconsistent)";
+                (propagating ? " with the --fix-shape sizes (the model declares "
+                               "this shape static, so it cannot take these sizes)"
+                             : " (the file is corrupted or inconsistent)");
       return;
     }
   });
@@ -442,6 +478,26 @@ llvm::Error ModelImporter::checkShapes() {
   return llvm::Error::success();
 }
 
+/// "dimension 0" / "dimensions 0 and 1" / "dimensions 0, 1 and 3".
+static std::string dimensionList(llvm::ArrayRef<int64_t> dims) {
+  std::string s = dims.size() == 1 ? "a dynamic dimension " : "dynamic dimensions ";
+  for (size_t i = 0; i < dims.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == dims.size() ? " and " : ", ") + std::to_string(dims[i]);
+  return s;
+}
+
+/// "1x16000".
+static std::string dimsText(llvm::ArrayRef<int64_t> dims) {
+  std::string s;
+  for (size_t d = 0; d < dims.size(); ++d)
+    s += (d ? "x" : "") + std::to_string(dims[d]);
+  return s;
+}
+
+/// The static shape of model input `position` (tensor `index`): the recorded
+/// one, or the --fix-shape for it, which gives every dynamic dimension its
+/// own size. An input with dynamic dimensions and no fix is recorded in
+/// `unfixed` (importTFLite then suggests sizes that compile).
 llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
                                                                int index) {
   const schema::Tensor *t = tensor(index);
@@ -455,24 +511,15 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
   for (const ShapeFix &f : fixes)
     if (f.input == name || f.input == std::to_string(position))
       fix = &f;
-  int dynamicDim = -1;
+  bool dynamic = false;
   for (size_t d = 0; d < signature.size(); ++d)
-    if (signature[d] == -1 || shape[d] == -1) {
-      dynamicDim = static_cast<int>(d);
-      break;
-    }
+    dynamic |= signature[d] == -1 || shape[d] == -1;
   if (!fix) {
-    if (dynamicDim < 0)
-      return shape;
-    std::string suggestion;
-    for (size_t d = 0; d < shape.size(); ++d)
-      suggestion += (d ? "x" : "") +
-                    std::to_string(shape[d] > 0 ? shape[d] : 1);
-    return fail("input '" + name + "' (input " + llvm::Twine(position) +
-                ") has a dynamic dimension " + llvm::Twine(dynamicDim) +
-                " (shape signature " + shapeString(signature) +
-                "); Kiln compiles static shapes only: fix it with --fix-shape=" +
-                name + "=" + suggestion);
+    if (dynamic)
+      unfixed.push_back({position, name, shape, signature});
+    for (int64_t &d : shape)
+      d = std::max<int64_t>(d, 1);
+    return shape;
   }
   if (fix->shape.size() != signature.size())
     return fail("--fix-shape for input '" + name + "' gives rank " +
@@ -487,16 +534,14 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
       return fail("--fix-shape for input '" + name + "': dimension " +
                   llvm::Twine(d) + " is static (" + llvm::Twine(signature[d]) +
                   ") and cannot become " + llvm::Twine(fix->shape[d]));
-    if (signature[d] < 0) {
-      if (dynamicSize && *dynamicSize != fix->shape[d])
-        return fail("--fix-shape for input '" + name + "': dimension " +
-                    llvm::Twine(d) + " is fixed to " + llvm::Twine(fix->shape[d]) +
-                    " but another dynamic dimension to " +
-                    llvm::Twine(*dynamicSize) +
-                    "; Kiln propagates one size for all dynamic dimensions");
-      dynamicSize = fix->shape[d];
-    }
+    // Each dynamic dimension takes its own size; the graph's other dynamic
+    // dimensions follow by shape inference.
+    if (signature[d] < 0)
+      propagating = true;
   }
+  if (!dynamic)
+    warnings.push_back("--fix-shape=" + fix->input + "=... changes nothing: input '" + name +
+                       "' is static (" + shapeString(signature) + ")");
   return fix->shape;
 }
 
@@ -574,6 +619,11 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
                        : Type(builder.getI32Type());
     inputTypes.push_back(RankedTensorType::get(*shape, element));
   }
+  // importTFLite turns this into the message with sizes that compile.
+  if (!unfixed.empty()) {
+    stoppedAtUnfixed = true;
+    return fail("input '" + unfixed.front().name + "' has dynamic dimensions");
+  }
   for (int position = 0; position < static_cast<int>(graph->outputs()->size());
        ++position) {
     int index = graph->outputs()->Get(position);
@@ -640,6 +690,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     results.push_back(v);
   }
   builder.create<func::ReturnOp>(fileLoc, results);
+  // The results' types are the computed ones (inferred once --fix-shape
+  // sized a dynamic dimension).
+  func.setType(builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
 
   // Every shape the model records must be the one TOSA computes from the
   // operands; a corrupted or inconsistent file is caught here, naming the
@@ -664,6 +717,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
       return fail("internal error: the imported TOSA does not verify: " +
                   firstError);
   }
+  if (!warnings.empty())
+    (*module)->setAttr("kiln.warnings",
+                       builder.getStrArrayAttr(llvm::SmallVector<llvm::StringRef>(
+                           warnings.begin(), warnings.end())));
   return std::move(module);
 }
 
@@ -720,12 +777,34 @@ bool OpContext::isConstant(int i) const {
 }
 
 std::vector<int64_t> OpContext::inputShape(int i) const {
-  return hasInput(i) ? importer.shapeOf(op->inputs()->Get(i))
+  return hasInput(i) ? importer.currentShape(op->inputs()->Get(i))
                      : std::vector<int64_t>();
 }
 std::vector<int64_t> OpContext::outputShape(int i) const {
-  return i < numOutputs() ? importer.shapeOf(op->outputs()->Get(i))
+  return i < numOutputs() ? importer.declaredShape(op->outputs()->Get(i))
                           : std::vector<int64_t>();
+}
+bool OpContext::propagating() const { return importer.propagating; }
+
+Value OpContext::inferDynamicDims(Operation *created) {
+  Value result = created->getResult(0);
+  auto type = result.getType().dyn_cast<RankedTensorType>();
+  auto infer = dyn_cast<InferShapedTypeOpInterface>(created);
+  if (!type || type.hasStaticShape() || !infer)
+    return result;
+  llvm::SmallVector<ShapedTypeComponents> inferred;
+  if (failed(infer.inferReturnTypeComponents(
+          created->getContext(), created->getLoc(), created->getOperands(),
+          created->getAttrDictionary(), created->getRegions(), inferred)) ||
+      inferred.empty() || !inferred.front().hasRank() ||
+      inferred.front().getDims().size() != type.getShape().size())
+    return result;
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (ShapedType::isDynamic(shape[d]))
+      shape[d] = inferred.front().getDims()[d];
+  result.setType(RankedTensorType::get(shape, type.getElementType()));
+  return result;
 }
 
 RankedTensorType OpContext::outputType(int i) const {
@@ -828,6 +907,45 @@ FailureOr<std::vector<float>> OpContext::constantFloats(int i) {
   return out;
 }
 
+/// `shape` with open (dynamic) dimensions written -1, as in a TFLite
+/// shape signature.
+static std::string signatureString(llvm::ArrayRef<int64_t> shape) {
+  llvm::SmallVector<int64_t> dims(shape);
+  for (int64_t &d : dims)
+    if (ShapedType::isDynamic(d))
+      d = -1;
+  return shapeString(dims);
+}
+
+/// The static type output `i` takes for a computed `actual` type when the
+/// declared one leaves the signature's -1 dimensions open: `actual` if it
+/// matches the static dimensions, else the declared shape with its single
+/// open dimension sized by element count; a null type if neither fits.
+static RankedTensorType resolveOpen(RankedTensorType declared,
+                                    RankedTensorType actual) {
+  llvm::ArrayRef<int64_t> want = declared.getShape();
+  bool fits = want.size() == actual.getShape().size();
+  for (size_t d = 0; fits && d < want.size(); ++d)
+    fits = ShapedType::isDynamic(want[d]) || want[d] == actual.getDimSize(d);
+  if (fits)
+    return RankedTensorType::get(actual.getShape(), declared.getElementType());
+  int open = -1, opens = 0;
+  int64_t known = 1;
+  for (size_t d = 0; d < want.size(); ++d) {
+    if (ShapedType::isDynamic(want[d])) {
+      open = static_cast<int>(d);
+      ++opens;
+    } else {
+      known *= want[d];
+    }
+  }
+  if (opens != 1 || known <= 0 || actual.getNumElements() % known != 0)
+    return {};
+  llvm::SmallVector<int64_t> shape(want);
+  shape[open] = actual.getNumElements() / known;
+  return RankedTensorType::get(shape, declared.getElementType());
+}
+
 LogicalResult OpContext::setOutput(int i, Value value) {
   if (i >= numOutputs())
     return fail("has no output " + llvm::Twine(i));
@@ -835,13 +953,27 @@ LogicalResult OpContext::setOutput(int i, Value value) {
   auto actual = value.getType().dyn_cast<RankedTensorType>();
   if (!actual)
     return fail("internal error: output " + llvm::Twine(i) + " is unranked");
+  std::string tensor = tensorName(outputTensor(i), op->outputs()->Get(i));
+  if (!actual.hasStaticShape())
+    return fail("the shape of output '" + tensor +
+                "' cannot be inferred from the --fix-shape sizes (it has "
+                "shape signature " + signatureString(declared.getShape()) + ")");
+  if (!declared.hasStaticShape()) {
+    RankedTensorType resolved = resolveOpen(declared, actual);
+    if (!resolved)
+      return fail("with the --fix-shape sizes it computes " +
+                  shapeString(actual.getShape()) + " for output '" + tensor +
+                  "', which does not fit its shape signature " +
+                  signatureString(declared.getShape()));
+    declared = resolved;
+  }
   if (actual != declared) {
     if (actual.getElementType() != declared.getElementType() ||
         actual.getNumElements() != declared.getNumElements())
-      return fail("computes " + shapeString(actual.getShape()) +
-                  " for output '" +
-                  tensorName(outputTensor(i), op->outputs()->Get(i)) +
-                  "', the model declares " +
+      return fail(std::string(importer.propagating ? "with the --fix-shape sizes it " : "") +
+                  "computes " + shapeString(actual.getShape()) +
+                  " for output '" + tensor + "', the model declares " +
+                  (importer.propagating ? "the static shape " : "") +
                   shapeString(declared.getShape()));
     value = reshape(value, declared.getShape());
   }
@@ -950,11 +1082,107 @@ FailureOr<Value> OpContext::applyActivation(Value value,
 
 } // namespace tfl
 
+namespace tfl {
+
+/// Sizes worth trying for dynamic dimensions: every positive dimension the
+/// model mentions (tensor shapes and signatures, RESHAPE new shapes), small
+/// ones first, at most `limit`.
+static std::vector<int64_t> candidateSizes(const ModelImporter &m, size_t limit) {
+  std::set<int64_t> sizes;
+  auto add = [&](int64_t d) {
+    if (d > 1 && d <= (int64_t(1) << 24))
+      sizes.insert(d);
+  };
+  for (const schema::Tensor *t : *m.graph->tensors()) {
+    for (const auto *dims : {t->shape(), t->shape_signature()})
+      if (dims)
+        for (int32_t d : *dims)
+          add(d);
+  }
+  if (m.graph->operators())
+    for (const schema::Operator *op : *m.graph->operators())
+      if (const auto *o = op->builtin_options_as<schema::ReshapeOptions>())
+        if (o->new_shape())
+          for (int32_t d : *o->new_shape())
+            add(d);
+  std::vector<int64_t> out(sizes.begin(), sizes.end());
+  if (out.size() > limit)
+    out.resize(limit);
+  return out;
+}
+
+/// The error for model inputs with dynamic dimensions and no --fix-shape,
+/// with sizes that import (tried here, so the suggestion always works): the
+/// recorded shape first (TFLite records 1 for a dynamic dimension), then
+/// each size the model mentions for every dynamic dimension but a leading
+/// batch dimension, which keeps its recorded size.
+static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+                                     llvm::StringRef filename,
+                                     const std::vector<ShapeFix> &fixes,
+                                     const ModelImporter &failed) {
+  const auto &unfixed = failed.unfixed;
+  auto trial = [&](int64_t size) {
+    std::vector<ShapeFix> all = fixes;
+    for (const auto &in : unfixed) {
+      ShapeFix fix{in.name, {}};
+      for (size_t d = 0; d < in.signature.size(); ++d) {
+        int64_t recorded = std::max<int64_t>(in.shape[d], 1);
+        bool open = in.signature[d] < 0 || in.shape[d] < 0;
+        bool batch = d == 0 && in.signature.size() > 1;
+        fix.shape.push_back(open && size > 0 && !batch ? size : recorded);
+      }
+      all.push_back(fix);
+    }
+    return all;
+  };
+  std::vector<int64_t> sizes = {0}; // 0: the recorded shape
+  for (int64_t c : candidateSizes(failed, 16))
+    sizes.push_back(c);
+  std::optional<std::vector<ShapeFix>> works;
+  std::string recordedError;
+  for (int64_t size : sizes) {
+    std::vector<ShapeFix> all = trial(size);
+    ModelImporter attempt(context, bytes, filename, all);
+    auto module = attempt.run();
+    if (module) {
+      works = std::vector<ShapeFix>(all.end() - unfixed.size(), all.end());
+      break;
+    }
+    std::string message = llvm::toString(module.takeError());
+    if (size == 0)
+      recordedError = llvm::StringRef(message).drop_front(filename.size() + 2).str();
+  }
+  const auto &first = unfixed.front();
+  llvm::SmallVector<int64_t> open;
+  for (size_t d = 0; d < first.signature.size(); ++d)
+    if (first.signature[d] < 0 || first.shape[d] < 0)
+      open.push_back(d);
+  std::string message = filename.str() + ": input '" + first.name + "' (input " +
+                        std::to_string(first.position) + ") has " + dimensionList(open) +
+                        " (shape signature " + shapeString(first.signature) +
+                        "); Kiln compiles static shapes only: ";
+  if (!works)
+    return makeError(message + "give each dynamic dimension a size with --fix-shape "
+                     "(the recorded shape " + dimsText(trial(0)[fixes.size()].shape) +
+                     " does not compile: " + recordedError + ")");
+  message += "fix it with --fix-shape=" + first.name + "=" + dimsText(works->front().shape);
+  for (size_t i = 1; i < works->size(); ++i)
+    message += std::string(i == 1 ? " and" : ",") + " input '" + (*works)[i].input +
+               "' with --fix-shape=" + (*works)[i].input + "=" + dimsText((*works)[i].shape);
+  return makeError(message);
+}
+
+} // namespace tfl
+
 llvm::Expected<OwningOpRef<ModuleOp>>
 importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
              llvm::StringRef filename, const std::vector<ShapeFix> &fixes) {
   tfl::ModelImporter importer(context, bytes, filename, fixes);
-  return importer.run();
+  auto module = importer.run();
+  if (module || !importer.stoppedAtUnfixed)
+    return module;
+  llvm::consumeError(module.takeError());
+  return tfl::unfixedInputError(context, bytes, filename, fixes, importer);
 }
 
 } // namespace kiln

@@ -67,14 +67,102 @@ Value reverseAxis(OpContext &ctx, Value v, int64_t d) {
   return ctx.reshape(view, shape);
 }
 
+/// The new shape of a RESHAPE / SQUEEZE / EXPAND_DIMS of an input of shape
+/// `in` as TFLite computes it: RESHAPE's constant shape operand (else
+/// ReshapeOptions.new_shape, else the output's shape signature) with one -1
+/// taking the remaining elements; SQUEEZE drops squeeze_dims (every size-1
+/// dimension when none are listed); EXPAND_DIMS inserts a 1 at its axis.
+/// Used once --fix-shape sizes the model, when the recorded output shape no
+/// longer holds.
+FailureOr<std::vector<int64_t>> reshapeTarget(OpContext &ctx,
+                                              llvm::ArrayRef<int64_t> in) {
+  int64_t rank = in.size();
+  std::vector<int64_t> target;
+  if (ctx.code() == BuiltinOperator::SQUEEZE) {
+    const auto *opts = ctx.options<schema::SqueezeOptions>();
+    std::vector<bool> drop(rank, false);
+    if (opts && opts->squeeze_dims() && opts->squeeze_dims()->size()) {
+      for (int32_t d : *opts->squeeze_dims()) {
+        int64_t axis = d < 0 ? d + rank : d;
+        if (axis < 0 || axis >= rank || in[axis] != 1)
+          return ctx.fail("squeeze_dims " + llvm::Twine(d) + " does not name a size-1 "
+                          "dimension of the input " + dimsString(in));
+        drop[axis] = true;
+      }
+    } else {
+      for (int64_t d = 0; d < rank; ++d)
+        drop[d] = in[d] == 1;
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      if (!drop[d])
+        target.push_back(in[d]);
+    return target;
+  }
+  if (ctx.code() == BuiltinOperator::EXPAND_DIMS) {
+    auto axis = ctx.constantInts(1);
+    if (failed(axis))
+      return failure();
+    int64_t a = axis->size() == 1 ? (*axis)[0] : rank + 1;
+    if (a < 0)
+      a += rank + 1;
+    if (a < 0 || a > rank)
+      return ctx.fail("axis is out of range for an input of rank " + llvm::Twine(rank));
+    target.assign(in.begin(), in.end());
+    target.insert(target.begin() + a, 1);
+    return target;
+  }
+  const auto *opts = ctx.options<schema::ReshapeOptions>();
+  if (ctx.hasInput(1) && ctx.isConstant(1)) {
+    auto shape = ctx.constantInts(1);
+    if (failed(shape))
+      return failure();
+    target = *shape;
+  } else if (opts && opts->new_shape()) {
+    target.assign(opts->new_shape()->begin(), opts->new_shape()->end());
+  } else {
+    for (int64_t d : ctx.outputShape(0))
+      target.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  }
+  int64_t count = product(in), known = 1, open = -1;
+  for (size_t d = 0; d < target.size(); ++d) {
+    if (target[d] == -1 && open < 0) {
+      open = d;
+      continue;
+    }
+    if (target[d] < 0)
+      return ctx.fail("new shape " + dimsString(target) +
+                      " has more than one -1 or a negative size");
+    known *= target[d];
+  }
+  if (open >= 0 && (known == 0 || count % known != 0))
+    return ctx.fail("the input " + dimsString(in) + " (" + llvm::Twine(count) +
+                    " elements) does not fill new shape " + dimsString(target) +
+                    ": the element count must be a multiple of " + llvm::Twine(known));
+  if (open >= 0)
+    target[open] = count / known;
+  else if (known != count)
+    return ctx.fail("new shape " + dimsString(target) + " holds " + llvm::Twine(known) +
+                    " elements, the input " + dimsString(in) + " has " +
+                    llvm::Twine(count));
+  return target;
+}
+
 /// RESHAPE (and SQUEEZE/EXPAND_DIMS): the model records the output shape,
 /// so the target shape is read from the output tensor; the shape operand or
-/// ReshapeOptions.new_shape only has to agree in element count.
+/// ReshapeOptions.new_shape only has to agree in element count. Once
+/// --fix-shape sized the model and the output's signature has a -1, the
+/// target is computed as TFLite does (reshapeTarget).
 LogicalResult convertReshape(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
   std::vector<int64_t> shape = ctx.outputShape(0);
+  if (llvm::any_of(shape, ShapedType::isDynamic)) {
+    auto target = reshapeTarget(ctx, shapeOf(*x));
+    if (failed(target))
+      return failure();
+    shape = *target;
+  }
   // A damaged file can record an output of another element count, which
   // TOSA cannot reshape to (found by the tflite_import fuzzer). Both counts
   // fit 64 bits: the importer checked every tensor's shape first.
@@ -118,6 +206,16 @@ LogicalResult convertConcatenation(OpContext &ctx) {
   // the axis, the axis sizes adding up (a rank mismatch crashes MLIR 16's
   // tosa.concat shape inference; found by the tflite_import fuzzer).
   std::vector<int64_t> outShape = ctx.outputShape(0);
+  // Open dimensions (--fix-shape): sizes off the axis from input 0, the
+  // axis from the inputs' sum.
+  for (int64_t d = 0; d < rank; ++d)
+    if (ShapedType::isDynamic(outShape[d])) {
+      outShape[d] = 0;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (static_cast<int64_t>(shapeOf(inputs[i]).size()) == rank &&
+            (d == axis || i == 0))
+          outShape[d] += shapeOf(inputs[i])[d];
+    }
   int64_t along = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
     llvm::ArrayRef<int64_t> in = shapeOf(inputs[i]);
@@ -133,7 +231,8 @@ LogicalResult convertConcatenation(OpContext &ctx) {
   if (inputs.empty() || along != outShape[axis])
     return ctx.fail("the inputs give " + llvm::Twine(along) + " along axis " +
                     llvm::Twine(axis) + ", the output records " + dimsString(outShape));
-  Value concat = ctx.create<tosa::ConcatOp>(ctx.outputType(0), inputs,
+  Value concat = ctx.create<tosa::ConcatOp>(
+      RankedTensorType::get(outShape, ctx.outputType(0).getElementType()), inputs,
                                             ctx.builder().getI64IntegerAttr(axis));
   auto out = ctx.applyActivation(concat, opts->fused_activation_function());
   if (failed(out))

@@ -1,0 +1,158 @@
+//===- ShapeFixGuiTest.cpp - Two dynamic dimensions in the shapes panel ---===//
+//
+// Drives the real MainWindow (offscreen) over the hand-built audio model of
+// tests/support/ShapeFixModels.h (input 'audio' [-1,-1]: batch, samples):
+// the Tune dock's shapes panel offers one field per dynamic dimension; 2
+// and 8000 typed there are saved in the project file as [2, 8000], the
+// build takes them (input [2,8000], outputs [2] and [8,3] by shape
+// inference), and `kiln compile --project=` builds the same artifact. A
+// size the RESHAPE cannot take is reported naming the operator; Undo
+// restores the good one.
+//
+//===----------------------------------------------------------------------===//
+#include "DiagnosticsView.h"
+#include "MainWindow.h"
+#include "ProjectController.h"
+#include "ShapeFixModels.h"
+#include "ShapesPanel.h"
+#include "TuningView.h"
+#include "Workbench.h"
+
+#include "kiln/Artifact.h"
+#include "kiln/Project.h"
+
+#include <QFile>
+#include <QLineEdit>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace kiln::views;
+using namespace kiln::workbench;
+
+class ShapeFixGuiTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp;
+  std::unique_ptr<MainWindow> w;
+  QString model;
+
+  ProjectController *ctl() const { return w->projectController(); }
+
+  static bool waitSignal(QSignalSpy &spy, int timeoutMs = 300000) { return spy.count() > 0 || spy.wait(timeoutMs); }
+  bool waitBuilt() {
+    return QTest::qWaitFor([&] { return !ctl()->isBuildPending(); }, 600000) && w->document() &&
+           !w->document()->artifact.empty();
+  }
+  static QByteArray readAll(const QString &path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+  }
+  /// Types `text` into `edit` and presses Return.
+  static void type(QLineEdit *edit, const QString &text) {
+    edit->setText(text);
+    QTest::keyClick(edit, Qt::Key_Return);
+  }
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("KilnTest");
+    QCoreApplication::setApplicationName("kiln-workbench-shape-fix-test");
+    QVERIFY(tmp.isValid());
+    model = tmp.filePath("audio.tflite");
+    QVERIFY(kiln::test::writeAudioModel(model.toStdString()));
+    w = std::make_unique<MainWindow>();
+    w->resize(1400, 900);
+    w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+  }
+
+  void cleanupTestCase() { w.reset(); }
+
+  void messageWithTwoDimensionsParses() {
+    DynamicInput in;
+    QVERIFY(parseDynamicInputMessage(
+        "audio.tflite: input 'audio' (input 0) has dynamic dimensions 0 and 1 (shape signature [-1,-1]); "
+        "Kiln compiles static shapes only: fix it with --fix-shape=audio=1x2000",
+        in));
+    QCOMPARE(in.name, QStringLiteral("audio"));
+    QCOMPARE(in.signature, (std::vector<int64_t>{-1, -1}));
+    QCOMPARE(in.suggestion, (std::vector<int64_t>{1, 2000}));
+  }
+
+  void twoDynamicDimensionsFixedInShapesPanel() {
+    w->openFile(model);
+    QVERIFY(!waitForCompile(*w)); // [-1,-1] does not compile as is
+    QVERIFY(w->diagnostics()->lastMessage().contains("dynamic dimensions 0 and 1"));
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QCOMPARE(int(ctl()->dynamicInputs().size()), 1);
+    QCOMPARE(ctl()->dynamicInputs()[0].signature, (std::vector<int64_t>{-1, -1}));
+    ShapesPanel *shapes = ctl()->tuningView()->shapes();
+    QVERIFY(shapes->isVisibleTo(ctl()->tuningView()));
+    QLineEdit *batch = shapes->edit(0, 0), *samples = shapes->edit(0, 1);
+    QVERIFY(batch && !batch->isReadOnly());
+    QVERIFY(samples && !samples->isReadOnly());
+
+    // One size per dimension: samples first (incomplete: nothing changes),
+    // then the batch.
+    type(samples, "8000");
+    QVERIFY(ctl()->project().fixedShapes.empty());
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    type(batch, "2");
+    QVERIFY(waitSignal(replanned));
+    QVERIFY2(replanned.last().at(0).toBool(), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(ctl()->project().fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
+    QVERIFY2(waitBuilt(), qPrintable(w->diagnostics()->lastMessage()));
+
+    // The project file holds both sizes.
+    auto saved = kiln::loadProject(ctl()->projectPath().toStdString());
+    QVERIFY(bool(saved));
+    QCOMPARE(saved->fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
+
+    // The compiled plan: input [2,8000]; sums one per batch row, features
+    // one row per 2000 samples (16000 / 2000 = 8) of 3 units.
+    auto desc = kiln::describeArtifact(w->document()->artifact);
+    QVERIFY(bool(desc));
+    QCOMPARE(desc->inputs[0].shape, (std::vector<int64_t>{2, 8000}));
+    QCOMPARE(int(desc->outputs.size()), 2);
+    QCOMPARE(desc->outputs[0].shape, (std::vector<int64_t>{2}));
+    QCOMPARE(desc->outputs[1].shape, (std::vector<int64_t>{8, 3}));
+
+    // `kiln compile --project=` builds the same artifact.
+    QProcess cli;
+    cli.start(KILN_BINARY_PATH, {"compile", "--project=" + ctl()->projectPath(), "-o", tmp.filePath("cli.kiln")});
+    QVERIFY(cli.waitForFinished(120000));
+    QCOMPARE(cli.exitCode(), 0);
+    QVERIFY(readAll(tmp.filePath("cli.kiln")) ==
+            QByteArray(reinterpret_cast<const char *>(w->document()->artifact.data()),
+                       qsizetype(w->document()->artifact.size())));
+
+    // 2 x 1500 = 3000 samples do not fill whole 2000-sample frames: the
+    // RESHAPE says so.
+    replanned.clear();
+    type(samples, "1500");
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(!replanned.last().at(0).toBool());
+    QCOMPARE(ctl()->project().fixedShapes.at("audio"), (std::vector<int64_t>{2, 1500}));
+    QVERIFY(QTest::qWaitFor([&] { return !w->isCompiling(); }, 300000));
+    QString last = w->diagnostics()->lastMessage();
+    QVERIFY2(last.contains("operator #2 (RESHAPE)") && last.contains("multiple of 2000"), qPrintable(last));
+    QVERIFY(!last.contains("corrupted"));
+
+    // Undo: back to 2 x 8000.
+    replanned.clear();
+    ctl()->undoStack()->undo();
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
+    QCOMPARE(ctl()->project().fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
+    QCOMPARE(shapes->edit(0, 1)->text(), QStringLiteral("8000"));
+    QVERIFY(waitBuilt());
+  }
+};
+
+QTEST_MAIN(ShapeFixGuiTest)
+#include "ShapeFixGuiTest.moc"
