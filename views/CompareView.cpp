@@ -57,9 +57,9 @@ void CompareModel::setBuilds(const std::optional<kiln::BuildSummary> &a, const s
     add(QStringLiteral("plan.dispatches"), double(x.dispatches), double(y.dispatches));
     add(QStringLiteral("plan.commands"), double(x.commands), double(y.commands));
     add(QStringLiteral("plan.waves"), double(x.waves), double(y.waves));
-    if (x.medianMs >= 0 || y.medianMs >= 0) {
+    if (x.latency.medianMs >= 0 || y.latency.medianMs >= 0) {
       rows_ << QStringLiteral("plan.median_ms");
-      double va = a && a->medianMs >= 0 ? a->medianMs : nan, vb = b && b->medianMs >= 0 ? b->medianMs : nan;
+      double va = a && a->latency.medianMs >= 0 ? a->latency.medianMs : nan, vb = b && b->latency.medianMs >= 0 ? b->latency.medianMs : nan;
       values_.push_back({va, vb, vb - va});
     }
   }
@@ -183,7 +183,7 @@ void CompareView::setBuilds(const QString &labelA, const std::optional<kiln::Bui
     if (!s)
       return tr("%1: \u2014").arg(label);
     return tr("%1: %2 bytes, %3%4").arg(label).arg(s->sizes.fileBytes).arg(QString::fromStdString(s->cpu))
-        .arg(s->medianMs >= 0 ? tr(", %1 ms").arg(s->medianMs, 0, 'f', 3) : QString());
+        .arg(s->latency.medianMs >= 0 ? tr(", %1 ms").arg(s->latency.medianMs, 0, 'f', 3) : QString());
   };
   caption_->setText(tr("<b>A</b> = %1 &nbsp; <b>B</b> = %2").arg(describe(labelA, a).toHtmlEscaped(),
                                                                     describe(labelB, b).toHtmlEscaped()));

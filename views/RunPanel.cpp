@@ -163,10 +163,7 @@ bool RunPanel::run() {
     r.ok = true;
     r.outputInfos = run->outputs;
     r.outputs = std::move(run->outputValues);
-    std::vector<double> t = run->timesMs;
-    std::sort(t.begin(), t.end());
-    if (!t.empty())
-      r.medianMs = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+    r.medianMs = kiln::latencyOf(run->timesMs, options).medianMs;
     r.measured.device = options.device;
     r.measured.threads = threads;
     r.measured.events = std::move(run->trace);
@@ -190,45 +187,16 @@ bool RunPanel::validate(const QString &folder) {
       r.error = QObject::tr("%1: no such folder").arg(folder);
       return r;
     }
-    auto desc = kiln::describeArtifact(artifact);
-    if (!desc) {
-      r.error = errorText(desc.takeError());
-      return r;
-    }
-    QStringList inFiles, outFiles;
-    for (size_t k = 0; k < desc->inputs.size(); ++k)
-      inFiles << dir.filePath(QStringLiteral("input_%1.npy").arg(k));
-    for (size_t k = 0; k < desc->outputs.size(); ++k)
-      outFiles << dir.filePath(QStringLiteral("output_%1.npy").arg(k));
-    for (const QString &f : inFiles + outFiles)
-      if (!QFileInfo::exists(f)) {
-        r.error = QObject::tr("%1: missing (the folder needs input_K.npy and output_K.npy for every input and output)")
-                      .arg(f);
-        return r;
-      }
-    auto inputs = readInputs(inFiles, r.error);
-    if (!r.error.isEmpty())
-      return r;
-    auto refs = readInputs(outFiles, r.error);
-    if (!r.error.isEmpty())
-      return r;
-    auto run = kiln::runArtifact(artifact, inputs, {});
-    if (!run) {
-      r.error = errorText(run.takeError());
-      return r;
-    }
-    std::vector<std::string> names;
-    for (const kiln::IOInfo &o : run->outputs)
-      names.push_back(o.name);
-    auto metrics = kiln::validateOutputs(run->outputValues, refs, names);
-    if (!metrics) {
-      r.error = errorText(metrics.takeError());
+    // The same samples, tolerance and metrics as `kiln validate DIR`.
+    auto report = kiln::validateArtifact(artifact, folder.toStdString());
+    if (!report) {
+      r.error = errorText(report.takeError());
       return r;
     }
     r.ok = true;
-    r.outputInfos = run->outputs;
-    r.outputs = std::move(run->outputValues);
-    r.metrics = std::move(*metrics);
+    r.outputInfos = report->outputs;
+    r.outputs = std::move(report->outputValues);
+    r.metrics = std::move(report->overall);
     return r;
   }));
   return true;

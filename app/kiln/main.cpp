@@ -23,6 +23,8 @@
 #include "kiln/Project.h"
 #include "kiln/Run.h"
 
+#include "Usage.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -32,12 +34,14 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <cmath>
 #include <cstring>
 
@@ -73,7 +77,7 @@ static cl::opt<std::string> emit("emit",
                                  cl::cat(kilnCategory));
 
 // run
-static cl::opt<std::string> runModel(cl::Positional, cl::Required,
+static cl::opt<std::string> runModel(cl::Positional, cl::Optional,
                                      cl::desc("<artifact.kiln|model.tflite>"),
                                      cl::sub(runCmd));
 static cl::list<std::string> runInputs("input",
@@ -106,7 +110,7 @@ static cl::opt<std::string> traceFile("trace",
                                       cl::cat(kilnCategory));
 
 // inspect
-static cl::opt<std::string> inspectPath(cl::Positional, cl::Required,
+static cl::opt<std::string> inspectPath(cl::Positional, cl::Optional,
                                         cl::desc("<model.tflite|artifact.kiln>"),
                                         cl::sub(inspectCmd));
 static cl::opt<bool> inspectJson("json", cl::desc("Print JSON instead of a table"),
@@ -127,6 +131,18 @@ static cl::list<std::string> validatePaths(cl::Positional,
                                            cl::desc("<model|artifact> <dir with input_K.npy, "
                                                     "output_K.npy>"),
                                            cl::sub(validateCmd));
+
+static cl::opt<int64_t> validateSamples(
+    "samples",
+    cl::desc("DIR/input_K.npy and output_K.npy each hold N samples stacked on a leading axis "
+             "(default: one sample, or DIR/sample_S/ folders of them)"),
+    cl::value_desc("N"), cl::init(0), cl::sub(validateCmd), cl::cat(kilnCategory));
+static cl::opt<double> validateAtol("atol",
+                                    cl::desc("Absolute tolerance: an element passes when "
+                                             "|error| <= atol + rtol x |reference| (default 1e-4)"),
+                                    cl::init(1e-4), cl::sub(validateCmd), cl::cat(kilnCategory));
+static cl::opt<double> validateRtol("rtol", cl::desc("Relative tolerance (default 1e-4)"),
+                                    cl::init(1e-4), cl::sub(validateCmd), cl::cat(kilnCategory));
 
 // build profile (compile, run, inspect)
 static cl::opt<std::string> profile("profile",
@@ -209,6 +225,18 @@ static cl::opt<std::string> targetName("target",
                                        cl::value_desc("name"), cl::sub(compileCmd),
                                        cl::sub(runCmd), cl::sub(inspectCmd), cl::sub(exportCmd),
                                        cl::cat(kilnCategory));
+static cl::opt<std::string> ramBudget("ram-budget",
+                                      cl::desc("Warn when RAM (arena + I/O + kernel stack) "
+                                               "exceeds this: bytes, or with K, KiB, M, MiB "
+                                               "(1K = 1024)"),
+                                      cl::value_desc("bytes"), cl::sub(inspectCmd),
+                                      cl::sub(exportCmd), cl::cat(kilnCategory));
+static cl::opt<std::string> flashBudget("flash-budget",
+                                        cl::desc("Warn when flash (code + weights + metadata) "
+                                                 "exceeds this: bytes, or with K, KiB, M, MiB "
+                                                 "(1K = 1024)"),
+                                        cl::value_desc("bytes"), cl::sub(inspectCmd),
+                                        cl::sub(exportCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> outputFormat("output-format",
                                          cl::desc("kiln (a .kiln artifact, default) or c-module "
                                                   "(NAME.h, NAME.c, NAME_constants.c, "
@@ -263,9 +291,34 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Reports `err` as one line: exit status 2 for a usage error, else 1.
 static int fail(llvm::Error err) {
-  std::string message = llvm::toString(std::move(err));
-  return fail(message);
+  int status = 1;
+  std::string message;
+  llvm::handleAllErrors(
+      std::move(err),
+      [&](const kiln::cli::UsageError &usage) {
+        status = kiln::cli::kUsageExit;
+        message = usage.message;
+      },
+      [&](const llvm::ErrorInfoBase &other) { message = other.message(); });
+  fail(message);
+  return status;
+}
+
+/// One warning line on stderr: a flag that changed nothing.
+static void warn(const llvm::Twine &message) {
+  llvm::errs() << "kiln: warning: " << message << "\n";
+}
+
+static void printWarnings(const std::vector<std::string> &warnings) {
+  for (const std::string &w : warnings)
+    warn(w);
+}
+
+/// Reports a usage error: one line, exit status 2.
+static int usage(const llvm::Twine &message) {
+  return fail(kiln::cli::usageError(message));
 }
 
 static llvm::Expected<kiln::CompileOptions> compileOptions() {
@@ -274,33 +327,35 @@ static llvm::Expected<kiln::CompileOptions> compileOptions() {
   options.target.features = targetFeatures;
   if (!targetName.empty()) {
     if (!targetTriple.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "--target and --target-triple both given; use one");
+      return kiln::cli::usageError("--target and --target-triple both given; use one");
     if (llvm::Error err = kiln::applyTarget(targetName, options.target))
-      return std::move(err);
+      return kiln::cli::asUsageError(std::move(err));
   } else {
     options.target.triple = targetTriple;
   }
   if (!kiln::parseOutputFormat(outputFormat, options.format))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--output-format='%s' is not a format (kiln, c-module)",
-                                   outputFormat.c_str());
+    return kiln::cli::usageError("--output-format='" + outputFormat +
+                                 "' is not a format (kiln, c-module)");
   options.moduleName = moduleName;
   if (maxBufferBytes > static_cast<uint64_t>(INT64_MAX))
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--max-buffer-bytes=%llu is above 2^63 - 1",
-                                   static_cast<unsigned long long>(maxBufferBytes));
+    return kiln::cli::usageError("--max-buffer-bytes=" + llvm::Twine(maxBufferBytes) +
+                                 " is above 2^63 - 1");
   options.maxBufferBytes = static_cast<int64_t>(maxBufferBytes);
   if (llvm::Error err = kiln::applyProfile(profile, options))
-    return std::move(err);
+    return kiln::cli::asUsageError(std::move(err));
   if (debugSymbols.getNumOccurrences())
     options.debugSymbols = debugSymbols;
   if (reflectionData.getNumOccurrences())
     options.reflection = reflectionData;
+  if (options.format == kiln::OutputFormat::CModule &&
+      (debugSymbols.getNumOccurrences() || reflectionData.getNumOccurrences()))
+    warn(llvm::Twine(debugSymbols.getNumOccurrences() ? "--debug-symbols" : "--reflection") +
+         " changes nothing for a C module: its kernels object keeps the symbols the "
+         "firmware links against, and it carries no reflection section");
   for (const std::string &text : fixShapes) {
     auto fix = kiln::parseShapeFix(text);
     if (!fix)
-      return fix.takeError();
+      return kiln::cli::asUsageError(fix.takeError());
     options.fixedShapes.push_back(*fix);
   }
   if (!tuning.empty())
@@ -312,7 +367,7 @@ static llvm::Expected<kiln::CompileOptions> compileOptions() {
   for (const std::string &text : tiles) {
     auto tile = kiln::parseTileOverride(text);
     if (!tile)
-      return tile.takeError();
+      return kiln::cli::asUsageError(tile.takeError());
     options.tileSizes.push_back(*tile);
   }
   return options;
@@ -374,10 +429,8 @@ static int runCompile() {
   const std::string emitText = emit;
   const std::string dot = dumpGraph, csv = dumpSchedule;
   const std::string project = projectFile;
-  if (model.empty() == project.empty()) {
-    llvm::errs() << "kiln compile: give a model file or --project=FILE.kilnproj (one of them)\n";
-    return 2;
-  }
+  if (model.empty() == project.empty())
+    return usage("kiln compile takes a model file or --project=FILE.kilnproj (one of them)");
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
@@ -395,8 +448,8 @@ static int runCompile() {
     options->elideConstants = output.empty() || output == "-";
     kiln::EmitStage stage;
     if (!kiln::parseEmitStage(emitText, stage))
-      return fail("--emit='" + emitText +
-                  "' is not a stage; use tosa, linalg, dispatches, buffers, llvm-ir or asm");
+      return usage("--emit='" + emitText +
+                   "' is not a stage; use tosa, linalg, dispatches, buffers, llvm-ir or asm");
     auto text = kiln::emitStage(model, stage, *options);
     if (!text)
       return fail(text.takeError());
@@ -410,10 +463,11 @@ static int runCompile() {
   }
   if (options->format == kiln::OutputFormat::CModule) {
     if (output.empty())
-      return fail("--output-format=c-module writes several files: give the folder with -o DIR");
+      return usage("--output-format=c-module writes several files: give the folder with -o DIR");
     auto result = kiln::compile(model, *options);
     if (!result)
       return fail(result.takeError());
+    printWarnings(result->warnings);
     kiln::ExportBundle bundle;
     bundle.files = result->files;
     if (llvm::Error err = kiln::writeExportBundle(bundle, output))
@@ -437,6 +491,7 @@ static int runCompile() {
   auto result = kiln::compile(model, *options);
   if (!result)
     return fail(result.takeError());
+  printWarnings(result->warnings);
   if (llvm::Error err = writeFile(out, result->artifact.data(), result->artifact.size()))
     return fail(std::move(err));
   if (llvm::Error err = writeDumps(*result->plan, dot, csv))
@@ -448,8 +503,136 @@ static int runCompile() {
   return 0;
 }
 
+/// `kiln inspect` of an artifact without reflection: what the artifact
+/// holds, and which rows need the plan.
+static int inspectStripped(const std::string &path, const kiln::ArtifactDescription &d,
+                           bool asJson, const std::string &dot, const std::string &csv) {
+  if (!dot.empty() || !csv.empty())
+    return fail(path + ": --dump-dispatch-graph and --dump-schedule need the plan, which "
+                       "this artifact does not carry (built with --profile=stripped or "
+                       "--reflection=false); inspect the model instead");
+  const char *missing = "source operators, FLOPs, tile sizes, kernel strategies and the "
+                        "buffers need the reflection section (built with "
+                        "--profile=stripped or --reflection=false); inspect the model, "
+                        "or compile with --reflection to keep them";
+  if (asJson) {
+    llvm::json::Object out{{"artifact", kiln::artifactDescriptionToJson(d)},
+                           {"plan", nullptr},
+                           {"plan_missing", missing}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+    return 0;
+  }
+  llvm::outs() << llvm::sys::path::filename(path) << "\n"
+               << kiln::formatArtifactDescription(d, true) << llvm::left_justify("plan", 10)
+               << missing << "\n";
+  return 0;
+}
+
+/// The budgets of --ram-budget and --flash-budget (0 = none given).
+static llvm::Expected<kiln::MemoryBudget> memoryBudget() {
+  kiln::MemoryBudget budget;
+  for (auto [flag, option, bytes] :
+       {std::tuple{"--ram-budget", &ramBudget, &budget.ramBytes},
+        std::tuple{"--flash-budget", &flashBudget, &budget.flashBytes}}) {
+    if (!option->getNumOccurrences())
+      continue;
+    auto parsed = kiln::parseBudgetBytes(flag, *option);
+    if (!parsed)
+      return kiln::cli::asUsageError(parsed.takeError());
+    *bytes = *parsed;
+  }
+  return budget;
+}
+
+/// "flash N bytes (code C, weights W, metadata M), RAM N bytes (arena A,
+/// I/O B, kernel stack S)", as `kiln export` prints it.
+static std::string footprintText(const kiln::ExportFootprint &fp) {
+  std::string text = "flash " + std::to_string(fp.flashBytes) + " bytes (code " +
+                     std::to_string(fp.codeBytes) + ", weights " +
+                     std::to_string(fp.constantBytes) + ", metadata " +
+                     std::to_string(fp.metadataBytes) + "), RAM " +
+                     std::to_string(fp.ramBytes) + " bytes (arena " +
+                     std::to_string(fp.arenaBytes) + ", I/O " + std::to_string(fp.ioBytes);
+  if (fp.stackBytes >= 0)
+    text += ", kernel stack " + std::to_string(fp.stackBytes);
+  return text + ")";
+}
+
+/// Each dispatch's kernel stack frame ("-" when no code was generated),
+/// arena share and weights.
+static void printDispatchMemory(const std::vector<kiln::DispatchMemory> &rows) {
+  llvm::outs() << "memory per dispatch (bytes): kernel stack frame (\"dynamic\": sized at "
+                  "run time, not recorded by LLVM), arena share, weights\n";
+  for (const kiln::DispatchMemory &m : rows) {
+    std::string stack = m.stackBytes >= 0 ? std::to_string(m.stackBytes)
+                        : m.dynamicStack   ? "dynamic"
+                                           : "-";
+    llvm::outs() << llvm::format("  %-20s stack %7s  arena %9lld  weights %8lld", m.name.c_str(),
+                                 stack.c_str(), (long long)m.arenaBytes,
+                                 (long long)m.weightBytes);
+    if (m.entryPoint != m.name)
+      llvm::outs() << "  (the code of " << m.entryPoint << ")";
+    llvm::outs() << "\n";
+  }
+}
+
+/// Budget verdicts: within on stdout, exceeded as a warning on stderr
+/// (exit status stays 0).
+static void reportBudgets(const std::vector<kiln::BudgetCheck> &checks) {
+  for (const kiln::BudgetCheck &c : checks)
+    if (c.exceeded)
+      llvm::errs() << "kiln: warning: " << c.message << "\n";
+    else
+      llvm::outs() << "budget: " << c.message << "\n";
+}
+
+/// The memory part of `kiln inspect MODEL`: target, flash, RAM and memory
+/// per dispatch. A bare-metal target is compiled as the C module it
+/// exports, and any target when a budget is given: code bytes and stack
+/// frames exist only after code generation. Otherwise the plan gives RAM
+/// and each dispatch's arena share and weights, and says what needs code
+/// generation.
+static int inspectDeviceMemory(const std::string &path, const kiln::CompileOptions &options,
+                               const kiln::CompilationPlan &plan,
+                               const kiln::MemoryBudget &budget) {
+  const std::string target = targetName.empty() ? std::string(targetTriple) : targetName;
+  const bool budgets = budget.ramBytes > 0 || budget.flashBytes > 0;
+  if (!kiln::isBareMetalTriple(options.target.triple) && !budgets) {
+    kiln::ExportFootprint fp;
+    fp.arenaBytes = plan.memory.arenaBytes;
+    for (const kiln::Buffer &b : plan.memory.buffers)
+      if ((b.kind == kiln::BufferKind::Input || b.kind == kiln::BufferKind::Output) &&
+          b.aliasOf < 0)
+        fp.ioBytes += b.bytes;
+    fp.ramBytes = fp.arenaBytes + fp.ioBytes;
+    std::string triple = options.target.triple.empty() ? llvm::sys::getDefaultTargetTriple()
+                                                       : options.target.triple;
+    llvm::outs() << "target " << (target.empty() ? "host" : target) << ": " << triple
+                 << ", planned as a .kiln without code generation\n"
+                 << "RAM " << fp.ramBytes << " bytes (arena " << fp.arenaBytes << ", I/O "
+                 << fp.ioBytes << "); flash and kernel stack frames need code generation "
+                 << "(a bare-metal --target, --ram-budget/--flash-budget, or kiln export)\n";
+    printDispatchMemory(kiln::dispatchMemoryOf(plan, {}));
+    return 0;
+  }
+  auto build = kiln::buildForDevice(path, options);
+  if (!build)
+    return fail(build.takeError());
+  const kiln::CompileResult &c = build->compiled;
+  llvm::outs() << "target " << (target.empty() ? "host" : target) << ": " << c.triple
+               << ", cpu " << c.cpu << ", features "
+               << (c.features.empty() ? std::string("(the CPU's)") : c.features)
+               << ", as " << kiln::toString(build->format) << "\n"
+               << footprintText(build->footprint) << "\n";
+  printDispatchMemory(build->footprint.dispatches);
+  reportBudgets(kiln::checkBudget(build->footprint, budget));
+  return 0;
+}
+
 static int runInspect() {
   const std::string path = inspectPath;
+  if (path.empty())
+    return usage("kiln inspect takes a model or artifact file");
   const bool asJson = inspectJson;
   const std::string dot = dumpGraph, csv = dumpSchedule;
   const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
@@ -479,12 +662,24 @@ static int runInspect() {
       return fail(info.takeError());
     artifact = *info;
   }
+  // What the artifact is comes first; the plan follows when it has
+  // reflection.
+  std::optional<kiln::ArtifactDescription> description;
+  if (artifact && !inspectSizes) {
+    auto d = kiln::artifactDescriptionOf(*artifact, data, path);
+    if (!d)
+      return fail(d.takeError());
+    if (!d->reflection)
+      return inspectStripped(path, *d, asJson, dot, csv);
+    description = std::move(*d);
+  }
   if (inspectSizes) {
     std::vector<uint8_t> compiledBytes;
     if (!artifact) {
       auto compiled = kiln::compile(path, *options);
       if (!compiled)
         return fail(compiled.takeError());
+      printWarnings(compiled->warnings);
       compiledBytes = std::move(compiled->artifact);
       auto info = kiln::verifyArtifact(compiledBytes, path);
       if (!info)
@@ -497,16 +692,47 @@ static int runInspect() {
     llvm::outs() << kiln::formatSectionSizes(*sizes, asJson);
     return 0;
   }
-  auto plan = artifact ? kiln::planOfArtifact(*artifact, path) : kiln::inspectFile(path, *options);
+  // A model is planned without code generation; its signature comes along.
+  std::optional<kiln::CompileResult> planned;
+  if (!artifact) {
+    auto result = kiln::planOnly(path, *options);
+    if (!result)
+      return fail(result.takeError());
+    printWarnings(result->warnings);
+    planned = std::move(*result);
+  }
+  auto plan = artifact ? kiln::planOfArtifact(*artifact, path)
+                       : llvm::Expected<std::shared_ptr<const kiln::CompilationPlan>>(planned->plan);
   if (!plan)
     return fail(plan.takeError());
+  auto budget = memoryBudget();
+  if (!budget)
+    return fail(budget.takeError());
+  if (artifact && (budget->ramBytes > 0 || budget->flashBytes > 0))
+    return usage("--ram-budget and --flash-budget apply when inspecting a model (or to "
+                 "kiln export)");
   if (llvm::Error err = writeDumps(**plan, dot, csv))
     return fail(std::move(err));
   const kiln::CompilationPlan &p = **plan;
   if (asJson) {
-    llvm::outs() << kiln::planToJson(p) << "\n";
+    // The plan's keys, plus "artifact" for an artifact or "signature"
+    // ({"inputs": [...], "outputs": [...]}) for a model.
+    auto parsed = llvm::json::parse(kiln::planToJson(p, false));
+    if (!parsed)
+      return fail(path + ": the plan does not parse: " + llvm::toString(parsed.takeError()));
+    llvm::json::Object &out = *parsed->getAsObject();
+    if (description) {
+      out["artifact"] = kiln::artifactDescriptionToJson(*description);
+    } else {
+      out["signature"] = llvm::json::Object{{"inputs", kiln::signatureToJson(planned->inputs)},
+                                            {"outputs", kiln::signatureToJson(planned->outputs)}};
+    }
+    llvm::outs() << llvm::formatv("{0:2}", *parsed) << "\n";
     return 0;
   }
+  if (description)
+    llvm::outs() << llvm::sys::path::filename(path) << "\n"
+                 << kiln::formatArtifactDescription(*description, false) << "plan\n";
   int64_t flops = 0;
   for (const kiln::Dispatch &d : p.dispatches)
     flops += d.flops;
@@ -519,6 +745,8 @@ static int runInspect() {
                << " waves, " << flops << " FLOPs\n"
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
+  if (planned)
+    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs);
   for (const kiln::Dispatch &d : p.dispatches) {
     std::string ops;
     for (const kiln::SourceOp &op : d.ops)
@@ -538,21 +766,15 @@ static int runInspect() {
   for (const kiln::OutputBinding &o : p.outputs)
     llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes
                  << " bytes) <- " << kiln::describeOutputWriters(p, o) << "\n";
-  return 0;
-}
-
-static std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s;
+  if (artifact)
+    return 0;
+  return inspectDeviceMemory(path, *options, p, *budget);
 }
 
 static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,
                          size_t index) {
   llvm::outs() << "output " << index << " '" << info.name << "': "
-               << shapeText(info.shape) << "x"
-               << (info.dtype == "<f4" ? "f32" : info.dtype);
+               << kiln::tensorTypeText(info.shape, info.dtype);
   if (info.dtype == "<f4") {
     size_t n = value.data.size() / 4;
     const float *f = reinterpret_cast<const float *>(value.data.data());
@@ -571,11 +793,47 @@ static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,
   llvm::outs() << "\n";
 }
 
+/// Prints every element of `value` (--output=-), one innermost row per
+/// line, as iree-run-module's --output=- does.
+static void printElements(const kiln::NpyArray &value) {
+  const size_t size = kiln::npyDtypeSize(value.dtype);
+  const int64_t n = value.numElements();
+  const int64_t row = value.shape.empty() || value.shape.back() == 0 ? 1 : value.shape.back();
+  const std::string type = kiln::elementTypeName(value.dtype);
+  for (int64_t i = 0; i < n && size; ++i) {
+    const uint8_t *at = value.data.data() + i * size;
+    if (type == "f32") {
+      float f;
+      std::memcpy(&f, at, 4);
+      llvm::outs() << llvm::format("%.9g", f);
+    } else if (type == "i32") {
+      int32_t x;
+      std::memcpy(&x, at, 4);
+      llvm::outs() << x;
+    } else if (type == "i64") {
+      int64_t x;
+      std::memcpy(&x, at, 8);
+      llvm::outs() << x;
+    } else if (type == "i8") {
+      llvm::outs() << static_cast<int>(static_cast<int8_t>(*at));
+    } else if (type == "f16") {
+      uint16_t h;
+      std::memcpy(&h, at, 2);
+      llvm::outs() << llvm::format("0x%04x", h);
+    } else {
+      llvm::outs() << static_cast<unsigned>(*at);
+    }
+    llvm::outs() << ((i + 1) % row == 0 ? "\n" : " ");
+  }
+}
+
 static int runRun() {
   // Copy every option first: the in-process LLD link inside compile()
   // resets llvm::cl occurrences (cl::ResetAllOptionOccurrences), which
   // empties cl::list values.
   const std::string pathText = runModel;
+  if (pathText.empty())
+    return usage("kiln run takes an artifact or model file");
   const std::vector<std::string> outputSpecs(runOutputs.begin(), runOutputs.end());
   kiln::RunOptions runOptions;
   runOptions.benchmarkRuns = benchmark;
@@ -616,8 +874,10 @@ static int runRun() {
   std::set<std::string> outputPaths;
   for (const std::string &spec : outputSpecs) {
     llvm::StringRef target(spec);
+    if (spec == "-")
+      continue;
     if (!target.consume_front("@") || target.empty())
-      return fail("--output='" + spec + "': expected @file.npy");
+      return usage("--output='" + spec + "': expected @file.npy, or - to print every element");
     if (llvm::sys::fs::is_directory(target))
       return fail("--output='" + spec + "': " + target + " is a directory");
     llvm::StringRef parent = llvm::sys::path::parent_path(target);
@@ -653,6 +913,7 @@ static int runRun() {
     auto compiled = kiln::compile(pathText, *options);
     if (!compiled)
       return fail(compiled.takeError());
+    printWarnings(compiled->warnings);
     compiledArtifact = std::move(compiled->artifact);
     artifact = compiledArtifact;
     plan = compiled->plan;
@@ -667,7 +928,9 @@ static int runRun() {
                 llvm::Twine(outputSpecs.size()) + " --output given");
   for (size_t i = 0; i < result->outputs.size(); ++i) {
     printSummary(result->outputs[i], result->outputValues[i], i);
-    if (i < outputSpecs.size()) {
+    if (i < outputSpecs.size() && outputSpecs[i] == "-") {
+      printElements(result->outputValues[i]);
+    } else if (i < outputSpecs.size()) {
       llvm::StringRef target(outputSpecs[i]);
       if (!target.consume_front("@"))
         return fail("--output='" + outputSpecs[i] + "': expected @file.npy");
@@ -690,11 +953,11 @@ static int runRun() {
       return fail(std::move(err));
   }
   if (runOptions.benchmarkRuns > 0) {
-    std::vector<double> t = result->timesMs;
-    std::sort(t.begin(), t.end());
-    double median = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
-    llvm::outs() << llvm::format("median: %.4f ms (min %.4f ms, max %.4f ms, %zu runs)\n", median,
-                                 t.front(), t.back(), t.size());
+    kiln::LatencyStats latency = kiln::latencyOf(result->timesMs, runOptions);
+    llvm::outs() << llvm::format("median: %.4f ms (min %.4f ms, max %.4f ms, %u runs, ",
+                                 latency.medianMs, latency.minMs, latency.maxMs, latency.runs)
+                 << latency.device << ", " << latency.threads << " thread"
+                 << (latency.threads == 1 ? "" : "s") << ")\n";
   }
   return 0;
 }
@@ -703,65 +966,80 @@ static int runDiff() {
   const std::vector<std::string> paths(diffPaths.begin(), diffPaths.end());
   const unsigned runs = benchmark;
   if (paths.size() != 2)
-    return fail("kiln diff takes two artifacts, " + llvm::Twine(paths.size()) + " given");
+    return usage("kiln diff takes two artifacts, A and B; " + llvm::Twine(paths.size()) +
+                 " given");
   std::vector<kiln::BuildSummary> summaries;
+  std::vector<std::vector<uint8_t>> builds;
   for (const std::string &path : paths) {
     auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
     if (!buffer)
       return fail(path + ": cannot read: " + buffer.getError().message());
     llvm::StringRef data = (*buffer)->getBuffer();
-    std::vector<uint8_t> bytes(data.begin(), data.end());
-    auto s = kiln::summarizeArtifact(bytes, path);
+    builds.emplace_back(data.begin(), data.end());
+    auto s = kiln::summarizeArtifact(builds.back(), path);
     if (!s)
       return fail(s.takeError());
-    if (runs > 0) {
-      auto median = kiln::benchmarkArtifact(bytes, runs);
-      if (!median)
-        return fail(path + ": " + llvm::toString(median.takeError()));
-      s->medianMs = *median;
-    }
     summaries.push_back(std::move(*s));
+  }
+  if (runs > 0) {
+    auto latency = kiln::benchmarkPair(builds[0], builds[1], runs, paths[0], paths[1]);
+    if (!latency)
+      return fail(latency.takeError());
+    summaries[0].latency = latency->first;
+    summaries[1].latency = latency->second;
   }
   llvm::outs() << kiln::formatBuildDiff(summaries[0], summaries[1], inspectJson);
   return 0;
 }
 
+/// `v` as printf's %g writes it (1e-04, 0.02).
+static std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+/// One row per output of `metrics`, labelled with `sample`.
+static void printMetrics(const std::string &sample,
+                         const std::vector<kiln::ValidationMetrics> &metrics) {
+  for (const kiln::ValidationMetrics &m : metrics)
+    llvm::outs() << llvm::format("%-12s %-26s %10lld %13.4e %12.4e %11.8f %8lld\n",
+                                 sample.substr(0, 12).c_str(), m.name.substr(0, 26).c_str(),
+                                 (long long)m.elements, m.maxAbsError, m.rmse, m.cosine,
+                                 (long long)m.outsideTolerance);
+}
+
+static llvm::json::Array metricsToJson(const std::vector<kiln::ValidationMetrics> &metrics) {
+  llvm::json::Array outputs;
+  for (const kiln::ValidationMetrics &m : metrics)
+    outputs.push_back(llvm::json::Object{{"name", m.name},
+                                         {"elements", m.elements},
+                                         {"max_abs_error", m.maxAbsError},
+                                         {"rmse", m.rmse},
+                                         {"cosine", m.cosine},
+                                         {"outside_tolerance", m.outsideTolerance}});
+  return outputs;
+}
+
 static int runValidate() {
   const std::vector<std::string> paths(validatePaths.begin(), validatePaths.end());
   const bool asJson = inspectJson;
+  kiln::ValidationOptions validation;
+  validation.stackedSamples = validateSamples;
+  validation.tolerance.atol = validateAtol;
+  validation.tolerance.rtol = validateRtol;
   if (paths.size() != 2)
-    return fail("kiln validate takes a model or artifact and a folder, " +
-                llvm::Twine(paths.size()) + " given");
+    return usage("kiln validate takes a model or artifact and a folder; " +
+                 llvm::Twine(paths.size()) + " given");
+  if (!(validation.tolerance.atol >= 0) || !(validation.tolerance.rtol >= 0))
+    return usage("--atol and --rtol must be numbers >= 0");
+  if (validation.stackedSamples < 0)
+    return usage("--samples=" + llvm::Twine(validation.stackedSamples) +
+                 " must be at least 1 (or absent)");
   const std::string &path = paths[0], &dir = paths[1];
   if (!llvm::sys::fs::is_directory(dir))
-    return fail(dir + ": not a folder (expected input_K.npy and output_K.npy files)");
-  auto numbered = [&](const char *prefix) {
-    std::vector<std::string> files;
-    for (int k = 0;; ++k) {
-      llvm::SmallString<256> file(dir);
-      llvm::sys::path::append(file, std::string(prefix) + "_" + std::to_string(k) + ".npy");
-      if (!llvm::sys::fs::exists(file))
-        break;
-      files.push_back(file.str().str());
-    }
-    return files;
-  };
-  std::vector<kiln::NpyArray> inputs, reference;
-  for (const std::string &file : numbered("input")) {
-    auto a = kiln::readNpyFile(file);
-    if (!a)
-      return fail(a.takeError());
-    inputs.push_back(std::move(*a));
-  }
-  for (const std::string &file : numbered("output")) {
-    auto a = kiln::readNpyFile(file);
-    if (!a)
-      return fail(a.takeError());
-    reference.push_back(std::move(*a));
-  }
-  if (inputs.empty() || reference.empty())
-    return fail(dir + ": no input_0.npy or output_0.npy (validation reads input_K.npy and "
-                      "output_K.npy, K = 0, 1, ...)");
+    return fail(dir + ": not a folder (expected input_K.npy and output_K.npy files, or "
+                      "sample_S folders holding them)");
   auto options = compileOptions();
   if (!options)
     return fail(options.takeError());
@@ -775,48 +1053,41 @@ static int runValidate() {
     auto compiled = kiln::compile(path, *options);
     if (!compiled)
       return fail(compiled.takeError());
+    printWarnings(compiled->warnings);
     compiledArtifact = std::move(compiled->artifact);
     artifact = compiledArtifact;
   }
-  auto result = kiln::runArtifact(artifact, inputs);
-  if (!result)
-    return fail(path + ": " + llvm::toString(result.takeError()));
-  std::vector<std::string> names;
-  for (const kiln::IOInfo &info : result->outputs)
-    names.push_back(info.name);
-  auto metrics = kiln::validateOutputs(result->outputValues, reference, names);
-  if (!metrics)
-    return fail(path + ": " + llvm::toString(metrics.takeError()));
-  bool pass = true;
-  for (const kiln::ValidationMetrics &m : *metrics)
-    pass = pass && m.outsideTolerance == 0;
+  auto report = kiln::validateArtifact(artifact, dir, validation);
+  if (!report)
+    return fail(path + ": " + llvm::toString(report.takeError()));
+  const std::string tolerance =
+      "|error| <= " + shortNumber(validation.tolerance.atol) + " + " +
+      shortNumber(validation.tolerance.rtol) + " x |reference|";
   if (asJson) {
-    llvm::json::Array outputs;
-    for (const kiln::ValidationMetrics &m : *metrics)
-      outputs.push_back(llvm::json::Object{{"name", m.name},
-                                           {"elements", m.elements},
-                                           {"max_abs_error", m.maxAbsError},
-                                           {"rmse", m.rmse},
-                                           {"cosine", m.cosine},
-                                           {"outside_tolerance", m.outsideTolerance}});
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                               {"outputs", std::move(outputs)},
-                                               {"tolerance", "1e-4 x (1 + |reference|)"},
-                                               {"pass", pass}}))
-                 << "\n";
-  } else {
-    llvm::outs() << "output                           elements   max |error|         rmse    "
-                    "  cosine  outside\n";
-    for (const kiln::ValidationMetrics &m : *metrics)
-      llvm::outs() << llvm::format("%-30s %10lld %13.4e %12.4e %11.8f %8lld\n",
-                                   m.name.substr(0, 30).c_str(), (long long)m.elements,
-                                   m.maxAbsError, m.rmse, m.cosine,
-                                   (long long)m.outsideTolerance);
-    llvm::outs() << (pass ? "PASS" : "FAIL")
-                 << ": every element within 1e-4 x (1 + |reference|)"
-                 << (pass ? "" : " does not hold") << "\n";
+    llvm::json::Array samples;
+    for (size_t s = 0; s < report->samples.size(); ++s)
+      samples.push_back(llvm::json::Object{{"sample", report->sampleNames[s]},
+                                           {"outputs", metricsToJson(report->samples[s])}});
+    llvm::json::Object out{{"outputs", metricsToJson(report->overall)},
+                           {"samples", std::move(samples)},
+                           {"tolerance", llvm::json::Object{{"atol", validation.tolerance.atol},
+                                                            {"rtol", validation.tolerance.rtol}}},
+                           {"pass", report->pass}};
+    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+    return report->pass ? 0 : 3;
   }
-  return pass ? 0 : 3;
+  llvm::outs() << "sample       output                       elements   max |error|         "
+                  "rmse      cosine  outside\n";
+  if (report->samples.size() > 1)
+    for (size_t s = 0; s < report->samples.size(); ++s)
+      printMetrics(report->sampleNames[s], report->samples[s]);
+  printMetrics(report->samples.size() > 1 ? "all " + std::to_string(report->samples.size())
+                                          : report->sampleNames[0],
+               report->overall);
+  llvm::outs() << (report->pass ? "PASS" : "FAIL") << ": every element of "
+               << report->samples.size() << " sample(s) within " << tolerance
+               << (report->pass ? "" : " does not hold") << "\n";
+  return report->pass ? 0 : 3;
 }
 
 static int exportRequest(const kiln::ExportRequest &request, const std::string &dir);
@@ -827,10 +1098,12 @@ static int runExport() {
   request.model = exportModel;
   std::string dir = exportOutput;
   const std::string project = projectFile;
-  if (request.model.empty() == project.empty()) {
-    llvm::errs() << "kiln export: give a model file or --project=FILE.kilnproj (one of them)\n";
-    return 2;
-  }
+  auto budget = memoryBudget();
+  if (!budget)
+    return fail(budget.takeError());
+  request.budget = *budget;
+  if (request.model.empty() == project.empty())
+    return usage("kiln export takes a model file or --project=FILE.kilnproj (one of them)");
   if (!project.empty()) {
     if (tuningFlagsGiven())
       return fail("--project=" + project +
@@ -884,20 +1157,16 @@ static int exportRequest(const kiln::ExportRequest &request, const std::string &
   auto bundle = kiln::buildExportBundle(request);
   if (!bundle)
     return fail(bundle.takeError());
+  printWarnings(bundle->warnings);
   if (llvm::Error err = kiln::writeExportBundle(*bundle, dir))
     return fail(std::move(err));
   llvm::outs() << "exported " << request.model << " for " << request.target << " to " << dir
                << ": ";
   for (size_t i = 0; i < bundle->files.size(); ++i)
     llvm::outs() << (i ? ", " : "") << bundle->files[i].name;
-  llvm::outs() << "\nflash " << bundle->footprint.flashBytes << " bytes (code "
-               << bundle->footprint.codeBytes << ", weights " << bundle->footprint.constantBytes
-               << ", metadata " << bundle->footprint.metadataBytes << "), RAM "
-               << bundle->footprint.ramBytes << " bytes (arena " << bundle->footprint.arenaBytes
-               << ", I/O " << bundle->footprint.ioBytes;
-  if (bundle->footprint.stackBytes >= 0)
-    llvm::outs() << ", kernel stack " << bundle->footprint.stackBytes;
-  llvm::outs() << ")\n";
+  llvm::outs() << "\n" << footprintText(bundle->footprint) << "\n";
+  printDispatchMemory(bundle->footprint.dispatches);
+  reportBudgets(bundle->budgetChecks);
   return 0;
 }
 
@@ -916,10 +1185,12 @@ int main(int argc, char **argv) {
     std::_Exit(1);
   });
   cl::HideUnrelatedOptions(kilnCategory);
-  if (!cl::ParseCommandLineOptions(argc, argv,
-                                   "Kiln: ahead-of-time compiler for neural-network models\n",
-                                   &llvm::errs()))
-    return 2;
+  auto args = kiln::cli::checkArguments(std::vector<std::string>(argv, argv + argc), kilnCategory);
+  if (!args)
+    return fail(args.takeError());
+  if (llvm::Error err = kiln::cli::parseArguments(
+          *args, "Kiln: ahead-of-time compiler for neural-network models\n"))
+    return fail(std::move(err));
   int status = 2;
   if (compileCmd)
     status = runCompile();

@@ -110,7 +110,8 @@ ExportDialog::~ExportDialog() { watcher_.waitForFinished(); }
 
 QString ExportDialog::defaultFolder() const {
   kiln::ExportRequest r = requestFor(chosenProject(), projectPath_);
-  return QDir::cleanPath(QFileInfo(projectPath_).absolutePath() + "/" + QString::fromStdString(kiln::defaultExportDir(r)));
+  // Beside the model (kiln::defaultExportDir), as `kiln export` writes it.
+  return QDir::cleanPath(QDir::current().absoluteFilePath(QString::fromStdString(kiln::defaultExportDir(r))));
 }
 
 void ExportDialog::choicesChanged() {
@@ -125,8 +126,8 @@ void ExportDialog::choicesChanged() {
         p.profile = profile;
         kiln::parseOutputFormat(t.toStdString(), p.format);
         kiln::ExportRequest r = requestFor(p, projectPath_);
-        wasDefault |= before == QDir::cleanPath(QFileInfo(projectPath_).absolutePath() + "/" +
-                                                QString::fromStdString(kiln::defaultExportDir(r)));
+        wasDefault |= before == QDir::cleanPath(QDir::current().absoluteFilePath(
+                                    QString::fromStdString(kiln::defaultExportDir(r))));
       }
   if (wasDefault || before.isEmpty())
     folder_->setText(defaultFolder());

@@ -539,11 +539,15 @@ void ProjectController::discoverInputs() {
       if (seen)
         break;
       found.push_back(in);
-      std::vector<int64_t> ones = in.signature;
-      for (int64_t &d : ones)
-        if (d < 0)
-          d = 1;
-      options.fixedShapes.push_back({std::to_string(in.index), ones});
+      // The compiler's suggestion compiles; else every dynamic size 1.
+      std::vector<int64_t> sizes = in.suggestion;
+      if (sizes.empty()) {
+        sizes = in.signature;
+        for (int64_t &d : sizes)
+          if (d < 0)
+            d = 1;
+      }
+      options.fixedShapes.push_back({std::to_string(in.index), sizes});
     }
     QMetaObject::invokeMethod(this, [this, gen, found] {
       if (gen != discoverGeneration_)
@@ -596,11 +600,12 @@ void ProjectController::summarize(std::vector<uint8_t> a, std::vector<uint8_t> b
         return std::nullopt;
       }
       if (host) {
-        auto ms = kiln::benchmarkArtifact(bytes, 20);
-        if (ms)
-          s->medianMs = *ms;
-        else
-          llvm::consumeError(ms.takeError());
+        auto latency = kiln::benchmarkArtifact(bytes, 20);
+        if (latency) {
+          s->latency = *latency;
+        } else {
+          llvm::consumeError(latency.takeError());
+        }
       }
       return *s;
     };

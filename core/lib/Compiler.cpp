@@ -465,6 +465,12 @@ static llvm::Error compileImpl(const std::string &path,
     return err;
   if (llvm::Error err = c.import(path, options.fixedShapes))
     return err;
+  if (auto warnings = (*c.module)->getAttrOfType<ArrayAttr>("kiln.warnings")) {
+    if (result)
+      for (Attribute w : warnings)
+        result->warnings.push_back(w.cast<StringAttr>().str());
+    (*c.module)->removeAttr("kiln.warnings");
+  }
   // Every shape multiplied out once, with overflow checks, against the
   // largest buffer the target can be asked for; later phases rely on it.
   auto limitOrError = bufferLimitOf(options);
@@ -478,6 +484,23 @@ static llvm::Error compileImpl(const std::string &path,
   spec.producer = producerString();
   spec.source = c.source;
   collectSignature(*c.module, spec);
+  if (result) {
+    auto info = [](const TensorSpec &t) {
+      IOInfo io;
+      io.name = t.name;
+      io.dtype = dtypeOfElementType(
+          kiln_element_type_name(static_cast<kiln_element_type_t>(t.type)));
+      io.shape = t.shape;
+      io.byteSize = npyDtypeSize(io.dtype);
+      for (int64_t d : t.shape)
+        io.byteSize *= static_cast<uint64_t>(d); // checkTensorSizes bounded it
+      return io;
+    };
+    for (const TensorSpec &t : spec.inputs)
+      result->inputs.push_back(info(t));
+    for (const TensorSpec &t : spec.outputs)
+      result->outputs.push_back(info(t));
+  }
   if (emitted && stop == EmitStage::Tosa) {
     *emitted = c.print(options.elideConstants);
     return llvm::Error::success();
@@ -519,6 +542,8 @@ static llvm::Error compileImpl(const std::string &path,
   }
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
   dispatchOptions.vectorBytes = vectorBytesOf(**tm);
+  dispatchOptions.workgroupBytes = kernelTargetOf(**tm).workgroupBytes;
+  dispatchOptions.dividingTiles = kernelTargetOf(**tm).dividingTiles;
   if (llvm::Error err = phase(CompilePhase::Dispatches))
     return err;
   if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
@@ -650,8 +675,17 @@ static llvm::Error compileImpl(const std::string &path,
   if (!code)
     return code.takeError();
   result->codeBytes = loadableBytes(*code);
-  if (cModule)
+  if (cModule) {
     result->stackBytes = largestStackFrame(*code);
+    std::map<std::string, int64_t> frames = stackFrameSizes(*code);
+    // LLVM records no frame for a function with stack objects of run-time
+    // size (a padded input window whose extent depends on the
+    // workgroup): -1.
+    for (size_t k = 0; k < kernels.size(); ++k) {
+      auto frame = frames.find(entryPoints[k]);
+      result->stackFrameBytes[kernels[k].name] = frame != frames.end() ? frame->second : -1;
+    }
+  }
 
   if (llvm::Error err = phase(CompilePhase::Artifact))
     return err;
@@ -775,13 +809,21 @@ llvm::Expected<CompileResult> compile(const std::string &path,
   return result;
 }
 
-llvm::Expected<std::shared_ptr<const CompilationPlan>>
-planModel(const std::string &path, const CompileOptions &options) {
+llvm::Expected<CompileResult> planOnly(const std::string &path,
+                                       const CompileOptions &options) {
   CompileResult result;
   if (llvm::Error err = compileImpl(path, options, EmitStage::Asm, nullptr,
                                     &result, /*planOnly=*/true))
     return std::move(err);
-  return result.plan;
+  return result;
+}
+
+llvm::Expected<std::shared_ptr<const CompilationPlan>>
+planModel(const std::string &path, const CompileOptions &options) {
+  auto result = planOnly(path, options);
+  if (!result)
+    return result.takeError();
+  return result->plan;
 }
 
 llvm::Expected<std::shared_ptr<const CompilationPlan>>

@@ -16,12 +16,15 @@ using DispatchFn = kiln_dispatch_fn_t;
 /// A loaded ELF shared object.
 struct LoadedLibrary {
   void *handle = nullptr;
+  /// The C math library, opened with RTLD_GLOBAL before the kernels (see
+  /// loadLibrary); NULL where libm is part of libc.
+  void *libm = nullptr;
 };
 
 /// Loads the position-independent ELF shared object `code[0, size)`.
 /// This host loader hands the image to the system dynamic loader through an
-/// anonymous memory file (memfd_create + dlopen), so libm imports resolve
-/// against the process.
+/// anonymous memory file (memfd_create + dlopen); libm imports resolve
+/// against the C math library, opened into the global scope first.
 kiln_status_t loadLibrary(const void *code, size_t size, LoadedLibrary *out);
 
 /// Resolves `name` in `library`; KILN_INTERNAL naming the entry if missing.

@@ -5,6 +5,9 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <gnu/lib-names.h> // LIBM_SO
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,13 +28,28 @@ kiln_status_t loadLibrary(const void *code, size_t size, LoadedLibrary *out) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+  // Kernels import libm functions (expf, tanhf, floorf, ...) that the
+  // dynamic loader resolves from the global scope. A program that embeds
+  // the runtime may not have libm loaded (the linker drops -lm when the
+  // program itself calls no libm function, as with --as-needed), so it is
+  // opened here, into the global scope, for as long as the kernels live.
+  void *libm = nullptr;
+#ifdef LIBM_SO
+  libm = dlopen(LIBM_SO, RTLD_NOW | RTLD_GLOBAL);
+#endif
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   close(fd);
-  if (!handle)
-    return makeStatus(KILN_INTERNAL, "executable does not load on this host: %s", dlerror());
+  if (!handle) {
+    kiln_status_t status =
+        makeStatus(KILN_INTERNAL, "executable does not load on this host: %s", dlerror());
+    if (libm)
+      dlclose(libm);
+    return status;
+  }
   out->handle = handle;
+  out->libm = libm;
   return kiln_status_ok();
 }
 
@@ -47,7 +65,10 @@ kiln_status_t lookupEntryPoint(const LoadedLibrary &library, const char *name,
 void unloadLibrary(LoadedLibrary *library) {
   if (library->handle)
     dlclose(library->handle);
+  if (library->libm)
+    dlclose(library->libm);
   library->handle = nullptr;
+  library->libm = nullptr;
 }
 
 } // namespace kiln::runtime

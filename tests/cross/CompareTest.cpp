@@ -108,7 +108,9 @@ TEST(Compare, ValidatePassesOnTheReferenceAndFailsOnAPerturbedOne) {
   CommandResult none = runCommand(kilnBinary() + " validate " + model + " " +
                                   shellQuote(empty.path()));
   EXPECT_EQ(none.exitCode, 1) << none.output;
-  EXPECT_NE(none.output.find("no input_0.npy or output_0.npy"), std::string::npos) << none.output;
+  EXPECT_NE(none.output.find("input_0.npy does not exist; the model has 1 input (input_0.npy)"),
+            std::string::npos)
+      << none.output;
 }
 
 } // namespace

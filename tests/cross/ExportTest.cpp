@@ -107,22 +107,39 @@ llvm::json::Object exportTwice(const std::string &name, const std::string &flags
                                                       *memory->getInteger("metadata_bytes"));
     EXPECT_GE(*memory->getInteger("arena_bytes"), *memory->getInteger("lower_bound_bytes"));
   }
-  // The recorded command runs as written next to the model and writes the
-  // default folder.
+  // The recorded command keeps the model's path as given; from the folder
+  // it was given in, it runs as written and writes the default folder
+  // beside the model (as `kiln compile sub/m.tflite` writes sub/m.kiln).
   std::string command = manifest.getString("command")->str();
   {
     TempDir here;
-    fs::copy_file(realModelPath(name), here.file(name + ".tflite"));
-    CommandResult asIs = runCommand("cd " + shellQuote(here.path()) + " && " + kilnBinary() +
-                                    command.substr(std::string("kiln").size()));
-    EXPECT_EQ(asIs.exitCode, 0) << command << "\n" << asIs.output;
-    size_t folders = 0;
-    for (const auto &entry : fs::directory_iterator(here.path()))
-      if (entry.is_directory()) {
-        ++folders;
-        EXPECT_EQ(filesOf(entry.path().string()), filesA) << entry.path();
-      }
-    EXPECT_EQ(folders, 1u);
+    fs::create_directories(here.file("sub"));
+    fs::copy_file(realModelPath(name), here.file("sub/" + name + ".tflite"));
+    std::string options = command.substr(command.find(' ', std::string("kiln export ").size()));
+    auto exportHere = [&](const std::string &args) {
+      return runCommand("cd " + shellQuote(here.path()) + " && " + kilnBinary() + " " + args);
+    };
+    CommandResult first = exportHere("export sub/" + name + ".tflite" + options);
+    EXPECT_EQ(first.exitCode, 0) << first.output;
+    std::vector<std::string> folders;
+    for (const auto &entry : fs::directory_iterator(here.file("sub")))
+      if (entry.is_directory())
+        folders.push_back(entry.path().string());
+    EXPECT_EQ(folders.size(), 1u) << first.output;
+    if (folders.size() != 1)
+      return manifest;
+    auto filesHere = filesOf(folders[0]);
+    std::string repeat = manifestOf(folders[0]).getString("command")->str();
+    EXPECT_EQ(repeat.rfind("kiln export sub/" + name + ".tflite ", 0), 0u) << repeat;
+    // Every file but the manifest and the report (which record the path in
+    // the repeat command) is the bundle exported from the model's own path.
+    for (const auto &[file, bytes] : filesA)
+      if (file != "manifest.json" && file != "report.md")
+        EXPECT_TRUE(filesHere.count(file) && filesHere[file] == bytes) << file;
+    fs::remove_all(folders[0]);
+    CommandResult again = exportHere(repeat.substr(std::string("kiln ").size()));
+    EXPECT_EQ(again.exitCode, 0) << repeat << "\n" << again.output;
+    EXPECT_EQ(filesOf(folders[0]), filesHere) << repeat;
   }
   // With -o, it repeats the build byte for byte anywhere.
   std::string args = command.substr(command.find(' ', std::string("kiln export ").size()));
@@ -185,10 +202,12 @@ TEST(Export, CortexMCModuleBundleIsReproducible) {
   EXPECT_EQ(constants % 4, 0);
 }
 
-/// Runs kiln with `args`; expects exit 1, one error line, every needle.
-void expectCleanError(const std::string &args, std::initializer_list<const char *> needles) {
+/// Runs kiln with `args`; expects one error line, every needle, and exit
+/// status 2 for a flag value of the wrong form (usage), 1 otherwise.
+void expectCleanError(const std::string &args, std::initializer_list<const char *> needles,
+                      int status = 1) {
   CommandResult r = runCommand(kiln(args));
-  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_EQ(r.exitCode, status) << r.output;
   for (const char *needle : needles)
     EXPECT_NE(r.output.find(needle), std::string::npos)
         << "missing '" << needle << "' in:\n" << r.output;
@@ -204,14 +223,14 @@ TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
   std::string model = shellQuote(realModelPath("alexa"));
   TempDir dir;
   expectCleanError("compile " + model + " --target=sparc-sun-solaris -o " + dir.file("x.kiln"),
-                   {"sparc-sun-solaris", "not a supported target", "aarch64-linux-gnu"});
+                   {"sparc-sun-solaris", "not a supported target", "aarch64-linux-gnu"}, 2);
   expectCleanError("export " + model + " --target=avr -o " + shellQuote(dir.file("b")),
-                   {"'avr'", "not a supported target", "thumbv7em-none-eabihf"});
+                   {"'avr'", "not a supported target", "thumbv7em-none-eabihf"}, 2);
   expectCleanError("compile " + model + " --target=thumbv7em-none-eabihf -o " + dir.file("x.kiln"),
                    {"bare metal", "--output-format=c-module"});
   expectCleanError("compile " + model + " --output-format=zip -o " + dir.file("x"),
-                   {"'zip'", "kiln, c-module"});
-  expectCleanError("compile " + model + " --output-format=c-module", {"-o DIR"});
+                   {"'zip'", "kiln, c-module"}, 2);
+  expectCleanError("compile " + model + " --output-format=c-module", {"-o DIR"}, 2);
   expectCleanError("compile " + model + " --output-format=c-module --module-name=9lives -o " +
                        dir.file("m"),
                    {"9lives", "not a C identifier"});
@@ -236,7 +255,7 @@ TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.file("half")), fs::directory_iterator()), 1);
   expectCleanError("compile " + model + " --target-triple=x86_64-linux-gnu --target=host -o " +
                        dir.file("x.kiln"),
-                   {"--target and --target-triple"});
+                   {"--target and --target-triple"}, 2);
   expectCleanError("compile " + model + " --target=aarch64-linux-gnu --target-cpu=pentium4 -o " +
                        dir.file("x.kiln"),
                    {"unknown CPU 'pentium4'"});

@@ -124,14 +124,16 @@ TEST(ArtifactSize, InspectSizesAndDiffThroughTheCli) {
   EXPECT_EQ(reflection->getInteger("b"), 0);
   EXPECT_EQ(reflection->getInteger("delta"), -*reflection->getInteger("a"));
 
+  // Usage errors: exit status 2.
   CommandResult bad = runCommand(kilnBinary() + " compile " + shellQuote(alexa()) + " --profile=tiny");
-  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_EQ(bad.exitCode, 2);
   EXPECT_NE(bad.output.find("--profile='tiny' is not a profile (default, stripped)"),
             std::string::npos)
       << bad.output;
   CommandResult one = runCommand(kilnBinary() + " diff " + a);
-  EXPECT_EQ(one.exitCode, 1);
-  EXPECT_NE(one.output.find("takes two artifacts, 1 given"), std::string::npos) << one.output;
+  EXPECT_EQ(one.exitCode, 2);
+  EXPECT_NE(one.output.find("takes two artifacts, A and B; 1 given"), std::string::npos)
+      << one.output;
 }
 
 } // namespace

@@ -13,11 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "kiln/Run.h"
 #include "kiln/runtime.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 namespace kiln {
 
@@ -81,6 +83,8 @@ std::string formatSectionDiff(const SectionSizes &a, const SectionSizes &b, bool
 
 /// What `kiln diff` and the workbench's Compare view put side by side.
 struct BuildSummary {
+  /// The file or build it describes ("a.kiln", "default").
+  std::string name;
   SectionSizes sizes;
   int64_t arenaBytes = 0;
   int64_t lowerBoundBytes = 0;
@@ -91,8 +95,8 @@ struct BuildSummary {
   /// Target of the executables (triple, CPU).
   std::string triple;
   std::string cpu;
-  /// Median latency on this host, milliseconds; negative when not measured.
-  double medianMs = -1;
+  /// Latency on this host (LatencyStats::medianMs < 0: not measured).
+  LatencyStats latency;
 };
 
 /// Reads the summary of the artifact `bytes` (checked like
@@ -111,6 +115,80 @@ llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
 /// when both were measured, "median_ms". JSON: one object per row with "a",
 /// "b" and "delta".
 std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool json);
+
+/// One dispatch command as the artifact stores it (kept by every profile).
+struct DispatchRecord {
+  /// Index in the command list.
+  int64_t command = 0;
+  /// Entry point name in its executable ("main_dispatch_3"); deduplicated
+  /// dispatches share one.
+  std::string entryPoint;
+  /// Workgroup grid (x, y, z).
+  std::vector<uint32_t> workgroups;
+  int64_t bindings = 0;
+  /// Barrier-separated wave the command belongs to.
+  int64_t wave = 0;
+};
+
+/// What a .kiln artifact is, read from the parts every profile keeps (as
+/// iree-dump-module shows a .vmfb): versions, signature, target, sections,
+/// plan counts and the dispatch commands. `kiln inspect ARTIFACT` prints it
+/// before the plan (which needs the reflection section).
+struct ArtifactDescription {
+  uint32_t formatMajor = 0, formatMinor = 0;
+  /// Kiln version that wrote it and the model it was compiled from; ""
+  /// when the artifact does not record them.
+  std::string producer, source;
+  /// The I/O signature (the `io` section, kept by every profile). The
+  /// runtime requires each buffer aligned to its element size.
+  std::vector<IOInfo> inputs, outputs;
+  /// Target of the executables: triple, CPU and the CPU features their
+  /// code requires (x86-64 records them; empty elsewhere).
+  std::string triple, cpu;
+  std::vector<std::string> requiredFeatures;
+  /// HAL the plan was made for (the device section), e.g. "local".
+  std::string hal;
+  /// Whether the reflection section (the plan) and the kernels' symbol
+  /// tables are present, and the build profile they imply: "default"
+  /// (both), "stripped" (neither) or "custom".
+  bool reflection = false;
+  bool debugSymbols = false;
+  std::string profile;
+  SectionSizes sizes;
+  int64_t executables = 0, entryPoints = 0, constants = 0;
+  /// Machine code and weights, bytes.
+  uint64_t codeBytes = 0, constantBytes = 0;
+  uint64_t arenaBytes = 0, lowerBoundBytes = 0;
+  int64_t commands = 0, waves = 0, largestWave = 0;
+  std::vector<DispatchRecord> dispatches;
+};
+
+/// Rows "input N" and "output N": name, shape x type, bytes and the
+/// alignment the runtime requires (the element size), as `kiln inspect`
+/// prints a signature.
+std::string formatSignature(const std::vector<IOInfo> &inputs,
+                            const std::vector<IOInfo> &outputs);
+
+/// The tensors as JSON: [{name, element_type, shape, bytes, alignment}].
+llvm::json::Array signatureToJson(const std::vector<IOInfo> &tensors);
+
+/// Describes the artifact `bytes` the gate verified (`info` from
+/// verifyArtifact on the same bytes). Never needs reflection. Errors: those
+/// of sectionSizesOf, naming `what`.
+llvm::Expected<ArtifactDescription> artifactDescriptionOf(const kiln_artifact_info_t &info,
+                                                     llvm::ArrayRef<uint8_t> bytes,
+                                                     const std::string &what);
+
+/// The description as the head of `kiln inspect` (rows "format", "target",
+/// "profile", "sections", "input N", "output N", "arena", "commands" and,
+/// when `withDispatches`, one row per dispatch command with its entry point,
+/// workgroup grid and wave: `kiln inspect` asks for them when the artifact
+/// has no reflection; otherwise the plan's rows show the grids).
+std::string formatArtifactDescription(const ArtifactDescription &d, bool withDispatches);
+
+/// The description as one JSON object (`kiln inspect --json`'s "artifact"
+/// member): keys as ArtifactDescription's fields in snake case.
+llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d);
 
 } // namespace kiln
 

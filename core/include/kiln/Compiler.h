@@ -14,9 +14,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "kiln/Run.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -216,11 +219,23 @@ struct CompileResult {
   /// Largest stack frame of the kernels (C module only: from LLVM's
   /// .stack_sizes section), bytes; -1 when not recorded.
   int64_t stackBytes = -1;
+  /// Stack frame of each kernel entry point (C module only: from LLVM's
+  /// .stack_sizes section), bytes, keyed by the plan's entry point name
+  /// ("main_dispatch_3", without the C module's prefix); dispatches that
+  /// share an entry point (Dispatch::entryPoint) share its frame. -1 for a
+  /// kernel with stack objects of run-time size, whose frame LLVM does not
+  /// record. Empty when not recorded (.kiln artifacts).
+  std::map<std::string, int64_t> stackFrameBytes;
   /// Bytes of all inputs and of all outputs.
   int64_t inputBytes = 0;
   int64_t outputBytes = 0;
   /// Shared so the plan type stays out of this header.
   std::shared_ptr<const CompilationPlan> plan;
+  /// The model's I/O signature, in order (also for a plan without code).
+  std::vector<IOInfo> inputs, outputs;
+  /// Options that changed nothing (a --fix-shape of a static input), one
+  /// sentence each; the tools print them as warnings.
+  std::vector<std::string> warnings;
 };
 
 /// Compiles the model file at `path` into a `.kiln` artifact and its plan.
@@ -232,6 +247,11 @@ llvm::Expected<CompileResult> compile(const std::string &path,
 /// change). The plan is the one compile() would produce with `options`.
 llvm::Expected<std::shared_ptr<const CompilationPlan>>
 planModel(const std::string &path, const CompileOptions &options);
+
+/// planModel with the rest of what is known before code generation:
+/// CompileResult's plan, inputs, outputs and warnings (no code, files or
+/// sizes). `kiln inspect MODEL` prints them.
+llvm::Expected<CompileResult> planOnly(const std::string &path, const CompileOptions &options);
 
 /// The plan of `path`: a model is compiled with `options`; an artifact
 /// (kiln::isArtifact) passes the gate once and its plan is read from its

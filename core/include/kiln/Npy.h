@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/Error.h"
 
@@ -32,6 +33,19 @@ struct NpyArray {
 
 /// Bytes per element of a dtype descriptor, 0 if unsupported.
 size_t npyDtypeSize(const std::string &dtype);
+
+/// The element type name Kiln's command line and MLIR use for a dtype
+/// descriptor: <f4 -> f32, <f2 -> f16, <i4 -> i32, <i8 -> i64, |i1 -> i8,
+/// |u1 -> u8, |b1 -> i1; the descriptor itself when it has no name.
+std::string elementTypeName(const std::string &dtype);
+
+/// The dtype descriptor of an element type name (elementTypeName's
+/// inverse); "" when `name` is none of f32 f16 i32 i64 i8 u8 i1.
+std::string dtypeOfElementType(llvm::StringRef name);
+
+/// Shape and element type as the command line writes them: "1x16x96xf32"
+/// ("f32" for a 0-d array).
+std::string tensorTypeText(const std::vector<int64_t> &shape, const std::string &dtype);
 
 /// Parses .npy bytes. Errors say what is wrong (bad magic, big-endian or
 /// Fortran-order data, unsupported dtype, size mismatch). `what` names the

@@ -104,11 +104,36 @@ llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
 /// input cannot be allocated (RunOptions::randomInputs reports the bytes).
 std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed = 1);
 
-/// Median wall time of `runs` invocations of `artifact` on this host with
-/// randomInputs(), milliseconds (after one warm-up run). Errors are the
-/// runtime's (wrong host architecture, ...).
-llvm::Expected<double> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
-                                         const RunOptions &options = {});
+/// Latency of timed runs, milliseconds, and where they ran. The one
+/// summary every tool prints (`kiln run --benchmark`, `kiln diff
+/// --benchmark`, the workbench's Run and Compare).
+struct LatencyStats {
+  /// Median (the mean of the middle two for an even count), fastest and
+  /// slowest run; negative when nothing was measured.
+  double medianMs = -1, minMs = -1, maxMs = -1;
+  unsigned runs = 0;
+  /// HAL device and its thread count.
+  std::string device = "local-sync";
+  unsigned threads = 1;
+};
+
+/// Summarizes the wall times `timesMs` measured with `options`.
+LatencyStats latencyOf(std::vector<double> timesMs, const RunOptions &options);
+
+/// Latency of `runs` invocations of `artifact` on this host with
+/// randomInputs() (after one warm-up run). Errors are the runtime's (wrong
+/// host architecture, ...).
+llvm::Expected<LatencyStats> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
+                                               const RunOptions &options = {});
+
+/// Latency of two artifacts measured in alternation, so that other load on
+/// a shared machine falls on both alike: 5 rounds, each running A then B
+/// ceil(runs / 5) times after a warm-up run; every timed run of a build is
+/// summarized together. Errors start with `nameA` or `nameB`.
+llvm::Expected<std::pair<LatencyStats, LatencyStats>>
+benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned runs,
+              const std::string &nameA, const std::string &nameB,
+              const RunOptions &options = {});
 
 /// How close outputs are to reference outputs, as STM32Cube.AI's validate
 /// reports them, per output (float32 only).
@@ -121,8 +146,15 @@ struct ValidationMetrics {
   double rmse = 0;
   /// <got, ref> / (|got| |ref|); 1 when both are all zero.
   double cosine = 1;
-  /// Elements outside 1e-4 x (1 + |ref|), Kiln's test tolerance.
+  /// Elements outside the tolerance.
   int64_t outsideTolerance = 0;
+};
+
+/// When an output element passes validation: |got - ref| <= atol + rtol x
+/// |ref|, as numpy.isclose. The defaults are Kiln's test tolerance.
+struct Tolerance {
+  double atol = 1e-4;
+  double rtol = 1e-4;
 };
 
 /// Compares `outputs` with `reference` (same count, dtype "<f4" and shape,
@@ -130,7 +162,46 @@ struct ValidationMetrics {
 /// count, dtype or shape differ.
 llvm::Expected<std::vector<ValidationMetrics>>
 validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
-                const std::vector<std::string> &names = {});
+                const std::vector<std::string> &names = {}, const Tolerance &tolerance = {});
+
+/// Where `kiln validate` and the workbench's Validate read samples, and how
+/// close outputs must be.
+struct ValidationOptions {
+  /// 0: DIR/sample_S/{input,output}_K.npy for S = 0, 1, ... when
+  /// DIR/sample_0 exists, else one sample DIR/{input,output}_K.npy.
+  /// N > 0: DIR/{input,output}_K.npy each hold N samples stacked on a new
+  /// leading axis (shape N x the signature's shape).
+  int64_t stackedSamples = 0;
+  Tolerance tolerance;
+  RunOptions run;
+};
+
+/// Per-sample and overall metrics of one validation (STM32Cube.AI's
+/// validate reports both).
+struct ValidationReport {
+  /// The model's outputs, in signature order.
+  std::vector<IOInfo> outputs;
+  /// Sample names ("sample_0" or "sample 0 of input_0.npy") and, per
+  /// sample, one ValidationMetrics per output.
+  std::vector<std::string> sampleNames;
+  std::vector<std::vector<ValidationMetrics>> samples;
+  /// Every sample's elements together, per output.
+  std::vector<ValidationMetrics> overall;
+  /// The outputs the last sample computed (what the workbench shows).
+  std::vector<NpyArray> outputValues;
+  Tolerance tolerance;
+  /// No element of any sample outside the tolerance.
+  bool pass = true;
+};
+
+/// Runs `artifact` on every sample in the folder `dir` (as
+/// ValidationOptions says) and compares with the references. Every input
+/// and output of the signature needs its file: errors name the missing
+/// path exactly ("DIR/sample_1/output_1.npy does not exist; the model has
+/// 2 outputs"), a file whose shape or type differs, or the runtime's error.
+llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifact,
+                                                  const std::string &dir,
+                                                  const ValidationOptions &options = {});
 
 } // namespace kiln
 

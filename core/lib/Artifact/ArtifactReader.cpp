@@ -147,6 +147,7 @@ llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
   if (!sizes)
     return sizes.takeError();
   BuildSummary s;
+  s.name = what;
   s.sizes = std::move(*sizes);
   s.arenaBytes = static_cast<int64_t>(info.arena_bytes);
   s.lowerBoundBytes = static_cast<int64_t>(info.lower_bound_bytes);
@@ -173,7 +174,11 @@ std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool j
       {"dispatch_count", {a.dispatches, b.dispatches}},
       {"command_count", {a.commands, b.commands}},
       {"wave_count", {a.waves, b.waves}}};
-  const bool timed = a.medianMs >= 0 && b.medianMs >= 0;
+  const bool timed = a.latency.medianMs >= 0 && b.latency.medianMs >= 0;
+  const std::pair<const char *, double LatencyStats::*> times[] = {
+      {"median_ms", &LatencyStats::medianMs},
+      {"min_ms", &LatencyStats::minMs},
+      {"max_ms", &LatencyStats::maxMs}};
   std::string sections = formatSectionDiff(a.sizes, b.sizes, json);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -186,20 +191,34 @@ std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool j
     for (const auto &[name, ab] : plan)
       out[name] = llvm::json::Object{{"a", ab.first}, {"b", ab.second},
                                      {"delta", ab.second - ab.first}};
-    if (timed)
-      out["median_ms"] = llvm::json::Object{{"a", a.medianMs}, {"b", b.medianMs},
-                                            {"delta", b.medianMs - a.medianMs}};
+    out["a_file"] = a.name;
+    out["b_file"] = b.name;
+    if (timed) {
+      for (const auto &[name, field] : times)
+        out[name] = llvm::json::Object{{"a", a.latency.*field},
+                                       {"b", b.latency.*field},
+                                       {"delta", b.latency.*field - a.latency.*field}};
+      out["timing"] = llvm::json::Object{{"runs", a.latency.runs},
+                                         {"device", a.latency.device},
+                                         {"threads", a.latency.threads}};
+    }
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
     return os.str();
   }
-  os << sections << "\n"
+  os << "A = " << a.name << "\nB = " << b.name << "\n\n"
+     << sections << "\n"
      << "plan                         A            B        B - A\n";
   for (const auto &[name, ab] : plan)
     os << llvm::format("%-17s %12lld %12lld %+12lld\n", name.c_str(), (long long)ab.first,
                        (long long)ab.second, (long long)(ab.second - ab.first));
-  if (timed)
-    os << llvm::format("%-17s %12.4f %12.4f %+12.4f\n", std::string("median_ms").c_str(), a.medianMs, b.medianMs,
-                       b.medianMs - a.medianMs);
+  if (timed) {
+    for (const auto &[name, field] : times)
+      os << llvm::format("%-17s %12.4f %12.4f %+12.4f\n", name, a.latency.*field,
+                         b.latency.*field, b.latency.*field - a.latency.*field);
+    os << "(" << a.latency.runs << " timed runs each after a warm-up, " << a.latency.device
+       << ", " << a.latency.threads << " thread" << (a.latency.threads == 1 ? "" : "s")
+       << "; A and B alternate)\n";
+  }
   return os.str();
 }
 

@@ -37,6 +37,34 @@ size_t npyDtypeSize(const std::string &dtype) {
   return 0;
 }
 
+namespace {
+/// (dtype descriptor, element type name) pairs.
+const std::pair<const char *, const char *> kElementTypes[] = {
+    {"<f4", "f32"}, {"<f2", "f16"}, {"<i4", "i32"}, {"<i8", "i64"},
+    {"|i1", "i8"},  {"|u1", "u8"},  {"|b1", "i1"}};
+} // namespace
+
+std::string elementTypeName(const std::string &dtype) {
+  for (const auto &[descr, name] : kElementTypes)
+    if (dtype == descr)
+      return name;
+  return dtype;
+}
+
+std::string dtypeOfElementType(llvm::StringRef name) {
+  for (const auto &[descr, typeName] : kElementTypes)
+    if (name == typeName)
+      return descr;
+  return "";
+}
+
+std::string tensorTypeText(const std::vector<int64_t> &shape, const std::string &dtype) {
+  std::string s;
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + elementTypeName(dtype);
+}
+
 /// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.
 static bool findHeaderValue(llvm::StringRef header, llvm::StringRef key,
                             llvm::StringRef &value) {

@@ -2,6 +2,14 @@
 #include "kiln/Run.h"
 
 #include "kiln/Compiler.h"
+#include "Support/Message.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstring>
 
 #include <algorithm>
 #include <cmath>
@@ -43,24 +51,65 @@ static llvm::Error makeError(const llvm::Twine &message) {
 }
 
 
-static const char *dtypeOf(kiln_element_type_t t) {
-  switch (t) {
-  case KILN_F32: return "<f4";
-  case KILN_F16: return "<f2";
-  case KILN_I32: return "<i4";
-  case KILN_I64: return "<i8";
-  case KILN_I8: return "|i1";
-  case KILN_U8: return "|u1";
-  case KILN_I1: return "|b1";
-  }
-  return "?";
+static std::string dtypeOf(kiln_element_type_t t) {
+  return dtypeOfElementType(kiln_element_type_name(t));
 }
 
-static std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string s;
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s.empty() ? "scalar" : s;
+
+/// Reads `file` as the raw little-endian bytes of `array` (shape and
+/// dtype already set): its size must be exactly the array's.
+static llvm::Error readRawInput(const std::string &spec, llvm::StringRef file,
+                                NpyArray &array) {
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError("--input='" + quoteInput(spec) + "': cannot read " + quoteInput(file) +
+                     ": " + buffer.getError().message());
+  uint64_t want = static_cast<uint64_t>(array.numElements()) * npyDtypeSize(array.dtype);
+  uint64_t got = (*buffer)->getBufferSize();
+  if (got != want)
+    return makeError("--input='" + quoteInput(spec) + "': " + quoteInput(file) + " holds " +
+                     llvm::Twine(got) + " bytes; " + tensorTypeText(array.shape, array.dtype) +
+                     " is " + llvm::Twine(want) + " bytes of raw little-endian data");
+  array.data.assign((*buffer)->getBufferStart(), (*buffer)->getBufferEnd());
+  return llvm::Error::success();
+}
+
+/// Stores the literal `text` as element `i` of `array`: a number for f32,
+/// an integer in the type's range for i32, i64, i8, u8 and i1 (0 or 1).
+static llvm::Error storeLiteral(const std::string &spec, llvm::StringRef text, int64_t i,
+                                NpyArray &array) {
+  const std::string type = elementTypeName(array.dtype);
+  uint8_t *at = array.data.data() + i * npyDtypeSize(array.dtype);
+  if (type == "f32") {
+    double d;
+    if (text.getAsDouble(d))
+      return makeError("--input='" + quoteInput(spec) + "': '" + quoteInput(text) +
+                       "' is not a number");
+    float f = static_cast<float>(d);
+    std::memcpy(at, &f, 4);
+    return llvm::Error::success();
+  }
+  int64_t x;
+  int64_t lo = type == "i8" ? -128 : type == "i32" ? INT32_MIN : type == "i64" ? INT64_MIN : 0;
+  int64_t hi = type == "i8"    ? 127
+               : type == "u8"  ? 255
+               : type == "i1"  ? 1
+               : type == "i32" ? INT32_MAX
+                               : INT64_MAX;
+  if (text.getAsInteger(10, x) || x < lo || x > hi)
+    return makeError("--input='" + quoteInput(spec) + "': '" + quoteInput(text) +
+                     "' is not an integer from " + llvm::Twine(lo) + " to " + llvm::Twine(hi) +
+                     " (" + type + ")");
+  if (type == "i32") {
+    int32_t x32 = static_cast<int32_t>(x);
+    std::memcpy(at, &x32, 4);
+  } else if (type == "i64") {
+    std::memcpy(at, &x, 8);
+  } else {
+    *at = static_cast<uint8_t>(x);
+  }
+  return llvm::Error::success();
 }
 
 llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
@@ -69,60 +118,53 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
     return readNpyFile(ref.str());
   size_t eq = ref.find('=');
   if (eq == llvm::StringRef::npos)
-    return makeError("--input='" + spec +
-                     "': expected @file.npy or DIMSxTYPE=VALUES, e.g. "
-                     "1x16x96xf32=0.5");
+    return makeError("--input='" + quoteInput(spec) +
+                     "': expected @file.npy, DIMSxTYPE=VALUES (e.g. 1x16x96xf32=0.5) or "
+                     "DIMSxTYPE=@file.bin (raw little-endian)");
   llvm::StringRef typeText = ref.take_front(eq);
   llvm::StringRef valuesText = ref.drop_front(eq + 1);
   llvm::SmallVector<llvm::StringRef> parts;
   typeText.split(parts, 'x');
   NpyArray array;
   llvm::StringRef type = parts.pop_back_val();
-  if (type == "f32")
-    array.dtype = "<f4";
-  else if (type == "i32")
-    array.dtype = "<i4";
-  else
-    return makeError("--input='" + spec + "': element type '" + type +
-                     "' is not supported (f32, i32)");
+  array.dtype = dtypeOfElementType(type);
+  const bool raw = valuesText.startswith("@");
+  if (array.dtype.empty() || (!raw && type == "f16"))
+    return makeError("--input='" + quoteInput(spec) + "': element type '" + quoteInput(type) +
+                     "' is not supported (f32, i32, i64, i8, u8, i1" +
+                     (raw ? ", f16" : "; f16 from a raw @file.bin") + ")");
   for (llvm::StringRef p : parts) {
     int64_t d;
     if (p.getAsInteger(10, d) || d < 0)
-      return makeError("--input='" + spec + "': bad dimension '" + p + "'");
+      return makeError("--input='" + quoteInput(spec) + "': bad dimension '" + quoteInput(p) +
+                       "'");
     array.shape.push_back(d);
   }
+  const int64_t limit = raw ? (int64_t(1) << 40) : (int64_t(1) << 28);
   int64_t n = 1;
   for (int64_t d : array.shape)
-    if (d > 0 && n > (int64_t(1) << 28) / d)
-      return makeError("--input='" + spec + "': a literal of more than " +
-                       llvm::Twine(int64_t(1) << 28) +
-                       " elements; pass large inputs as .npy files");
+    if (d > 0 && n > limit / d)
+      return makeError("--input='" + quoteInput(spec) + "': more than " + llvm::Twine(limit) +
+                       " elements" + (raw ? "" : " in a literal; pass large inputs as files"));
     else
       n *= d;
+  if (raw) {
+    if (llvm::Error err = readRawInput(spec, valuesText.drop_front(), array))
+      return std::move(err);
+    return array;
+  }
   llvm::SmallVector<llvm::StringRef> values;
   valuesText.split(values, ',');
   if (values.size() != 1 && static_cast<int64_t>(values.size()) != n)
-    return makeError("--input='" + spec + "': " + llvm::Twine(values.size()) +
+    return makeError("--input='" + quoteInput(spec) + "': " + llvm::Twine(values.size()) +
                      " values for " + llvm::Twine(n) + " elements");
-  if (llvm::Error err = allocateBytes(array.data, 4 * uint64_t(n), "--input='" + spec + "'"))
+  if (llvm::Error err = allocateBytes(array.data, npyDtypeSize(array.dtype) * uint64_t(n),
+                                      "--input='" + quoteInput(spec) + "'"))
     return std::move(err);
-  for (int64_t i = 0; i < n; ++i) {
-    llvm::StringRef v = values.size() == 1 ? values[0] : values[i];
-    v = v.trim();
-    if (array.dtype == "<f4") {
-      double d;
-      if (v.getAsDouble(d))
-        return makeError("--input='" + spec + "': '" + v + "' is not a number");
-      float f = static_cast<float>(d);
-      std::memcpy(array.data.data() + 4 * i, &f, 4);
-    } else {
-      int64_t x;
-      if (v.getAsInteger(10, x))
-        return makeError("--input='" + spec + "': '" + v + "' is not an integer");
-      int32_t x32 = static_cast<int32_t>(x);
-      std::memcpy(array.data.data() + 4 * i, &x32, 4);
-    }
-  }
+  for (int64_t i = 0; i < n; ++i)
+    if (llvm::Error err =
+            storeLiteral(spec, (values.size() == 1 ? values[0] : values[i]).trim(), i, array))
+      return std::move(err);
   return array;
 }
 
@@ -267,8 +309,8 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
   if (given.size() != result.inputs.size()) {
     std::string expected;
     for (const IOInfo &in : result.inputs)
-      expected += (expected.empty() ? " '" : ", '") + in.name + "' " + shapeText(in.shape) +
-                  " " + in.dtype;
+      expected += (expected.empty() ? " '" : ", '") + in.name + "' " +
+                  tensorTypeText(in.shape, in.dtype);
     return makeError("the model takes " + llvm::Twine(result.inputs.size()) +
                      " input(s), " + llvm::Twine(given.size()) +
                      " given; expected, in order:" + expected);
@@ -280,8 +322,8 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     const NpyArray &got = given[i];
     if (got.dtype != want.dtype || got.shape != want.shape)
       return makeError("input " + llvm::Twine(i) + " '" + want.name +
-                       "' expects " + shapeText(want.shape) + " " + want.dtype +
-                       ", got " + shapeText(got.shape) + " " + got.dtype);
+                       "' expects " + tensorTypeText(want.shape, want.dtype) + ", got " +
+                       tensorTypeText(got.shape, got.dtype));
     inPtrs.push_back(got.data.data());
     inSizes.push_back(got.data.size());
   }
@@ -425,8 +467,22 @@ std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t se
   return std::move(*inputs);
 }
 
-llvm::Expected<double> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
-                                         const RunOptions &options) {
+LatencyStats latencyOf(std::vector<double> t, const RunOptions &options) {
+  LatencyStats s;
+  s.device = options.device;
+  s.threads = options.device == "local-task" ? options.threads : 1;
+  s.runs = static_cast<unsigned>(t.size());
+  if (t.empty())
+    return s;
+  std::sort(t.begin(), t.end());
+  s.medianMs = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+  s.minMs = t.front();
+  s.maxMs = t.back();
+  return s;
+}
+
+llvm::Expected<LatencyStats> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
+                                               const RunOptions &options) {
   RunOptions timed = options;
   timed.benchmarkRuns = std::max(1u, runs);
   timed.trace = false;
@@ -434,16 +490,34 @@ llvm::Expected<double> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsig
   auto result = runArtifact(artifact, {}, timed);
   if (!result)
     return result.takeError();
-  std::vector<double> t = result->timesMs;
-  if (t.empty())
+  if (result->timesMs.empty())
     return makeError("no timed runs");
-  std::sort(t.begin(), t.end());
-  return t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
+  return latencyOf(result->timesMs, timed);
+}
+
+llvm::Expected<std::pair<LatencyStats, LatencyStats>>
+benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned runs,
+              const std::string &nameA, const std::string &nameB, const RunOptions &options) {
+  constexpr unsigned kRounds = 5;
+  RunOptions timed = options;
+  timed.benchmarkRuns = std::max(1u, (runs + kRounds - 1) / kRounds);
+  timed.trace = false;
+  timed.randomInputs = true;
+  std::vector<double> times[2];
+  const llvm::ArrayRef<uint8_t> builds[2] = {a, b};
+  for (unsigned round = 0; round < kRounds; ++round)
+    for (int k = 0; k < 2; ++k) {
+      auto result = runArtifact(builds[k], {}, timed);
+      if (!result)
+        return makeError((k ? nameB : nameA) + ": " + llvm::toString(result.takeError()));
+      times[k].insert(times[k].end(), result->timesMs.begin(), result->timesMs.end());
+    }
+  return std::make_pair(latencyOf(times[0], timed), latencyOf(times[1], timed));
 }
 
 llvm::Expected<std::vector<ValidationMetrics>>
 validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
-                const std::vector<std::string> &names) {
+                const std::vector<std::string> &names, const Tolerance &tolerance) {
   if (outputs.size() != reference.size())
     return makeError("the model has " + std::to_string(outputs.size()) + " outputs; " +
                      std::to_string(reference.size()) + " reference arrays given");
@@ -452,8 +526,9 @@ validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray
     const NpyArray &got = outputs[k], &ref = reference[k];
     std::string name = k < names.size() ? names[k] : "output " + std::to_string(k);
     if (got.dtype != "<f4" || ref.dtype != "<f4")
-      return makeError(name + ": only float32 outputs are validated (got " + got.dtype +
-                       ", reference " + ref.dtype + ")");
+      return makeError(name + ": only f32 outputs are validated (got " +
+                       elementTypeName(got.dtype) + ", reference " +
+                       elementTypeName(ref.dtype) + ")");
     if (got.shape != ref.shape) {
       auto text = [](const std::vector<int64_t> &shape) {
         std::string s;
@@ -477,7 +552,7 @@ validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray
       dot += double(g[i]) * double(r[i]);
       gg += double(g[i]) * double(g[i]);
       rr += double(r[i]) * double(r[i]);
-      if (!(std::fabs(d) <= 1e-4 * (1.0 + std::fabs(double(r[i])))))
+      if (!(std::fabs(d) <= tolerance.atol + tolerance.rtol * std::fabs(double(r[i]))))
         ++m.outsideTolerance;
     }
     m.rmse = m.elements ? std::sqrt(sq / double(m.elements)) : 0;
@@ -485,6 +560,156 @@ validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray
     metrics.push_back(m);
   }
   return metrics;
+}
+
+namespace {
+
+/// `DIR/name`.
+std::string pathIn(const std::string &dir, const std::string &name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return path.str().str();
+}
+
+/// Reads `DIR/{prefix}_K.npy` for K < count; errors name the missing file.
+llvm::Expected<std::vector<NpyArray>> readNumbered(const std::string &dir, const char *prefix,
+                                                   size_t count, const char *kind) {
+  std::vector<NpyArray> arrays;
+  for (size_t k = 0; k < count; ++k) {
+    std::string file = pathIn(dir, std::string(prefix) + "_" + std::to_string(k) + ".npy");
+    if (!llvm::sys::fs::exists(file))
+      return makeError(file + " does not exist; the model has " + llvm::Twine(count) + " " +
+                       kind + (count == 1 ? "" : "s") + " (" + prefix + "_0.npy" +
+                       (count == 1 ? std::string()
+                                   : " to " + std::string(prefix) + "_" +
+                                         std::to_string(count - 1) + ".npy") +
+                       ")");
+    auto a = readNpyFile(file);
+    if (!a)
+      return a.takeError();
+    arrays.push_back(std::move(*a));
+  }
+  return arrays;
+}
+
+/// Sample `s` of `stacked` (N x shape): the slice along the leading axis.
+llvm::Expected<NpyArray> sliceSample(const NpyArray &stacked, int64_t s, int64_t n,
+                                     const std::string &what) {
+  if (stacked.shape.empty() || stacked.shape[0] != n)
+    return makeError(what + ": --samples=" + llvm::Twine(n) + " needs a leading axis of " +
+                     llvm::Twine(n) + " samples; the array is " +
+                     tensorTypeText(stacked.shape, stacked.dtype));
+  NpyArray a;
+  a.dtype = stacked.dtype;
+  a.shape.assign(stacked.shape.begin() + 1, stacked.shape.end());
+  size_t bytes = stacked.data.size() / static_cast<size_t>(n);
+  a.data.assign(stacked.data.begin() + s * bytes, stacked.data.begin() + (s + 1) * bytes);
+  return a;
+}
+
+/// One sample's inputs and references.
+struct Sample {
+  std::string name;
+  std::vector<NpyArray> inputs, reference;
+};
+
+llvm::Expected<std::vector<Sample>> readSamples(const std::string &dir, size_t inputCount,
+                                                size_t outputCount, int64_t stacked) {
+  std::vector<Sample> samples;
+  if (stacked == 0 && llvm::sys::fs::is_directory(pathIn(dir, "sample_0"))) {
+    for (int s = 0; llvm::sys::fs::is_directory(pathIn(dir, "sample_" + std::to_string(s)));
+         ++s) {
+      std::string folder = pathIn(dir, "sample_" + std::to_string(s));
+      auto in = readNumbered(folder, "input", inputCount, "input");
+      if (!in)
+        return in.takeError();
+      auto out = readNumbered(folder, "output", outputCount, "output");
+      if (!out)
+        return out.takeError();
+      samples.push_back({"sample_" + std::to_string(s), std::move(*in), std::move(*out)});
+    }
+    return samples;
+  }
+  auto in = readNumbered(dir, "input", inputCount, "input");
+  if (!in)
+    return in.takeError();
+  auto out = readNumbered(dir, "output", outputCount, "output");
+  if (!out)
+    return out.takeError();
+  if (stacked == 0) {
+    samples.push_back({"sample", std::move(*in), std::move(*out)});
+    return samples;
+  }
+  for (int64_t s = 0; s < stacked; ++s) {
+    Sample sample{"sample " + std::to_string(s), {}, {}};
+    for (size_t k = 0; k < in->size(); ++k) {
+      auto a = sliceSample((*in)[k], s, stacked, pathIn(dir, "input_" + std::to_string(k) + ".npy"));
+      if (!a)
+        return a.takeError();
+      sample.inputs.push_back(std::move(*a));
+    }
+    for (size_t k = 0; k < out->size(); ++k) {
+      auto a = sliceSample((*out)[k], s, stacked, pathIn(dir, "output_" + std::to_string(k) + ".npy"));
+      if (!a)
+        return a.takeError();
+      sample.reference.push_back(std::move(*a));
+    }
+    samples.push_back(std::move(sample));
+  }
+  return samples;
+}
+
+/// Appends the bytes of `a` to `all` as one flat array (overall metrics).
+void appendFlat(NpyArray &all, const NpyArray &a) {
+  all.dtype = a.dtype;
+  all.data.insert(all.data.end(), a.data.begin(), a.data.end());
+  all.shape = {static_cast<int64_t>(all.data.size() / std::max<size_t>(1, npyDtypeSize(a.dtype)))};
+}
+
+} // namespace
+
+llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifact,
+                                                  const std::string &dir,
+                                                  const ValidationOptions &options) {
+  if (!llvm::sys::fs::is_directory(dir))
+    return makeError(dir + ": not a folder (expected input_K.npy and output_K.npy files, or "
+                           "sample_S folders holding them)");
+  auto signature = describeArtifact(artifact);
+  if (!signature)
+    return signature.takeError();
+  auto samples = readSamples(dir, signature->inputs.size(), signature->outputs.size(),
+                             options.stackedSamples);
+  if (!samples)
+    return samples.takeError();
+  ValidationReport report;
+  report.outputs = signature->outputs;
+  report.tolerance = options.tolerance;
+  std::vector<std::string> names;
+  for (const IOInfo &info : signature->outputs)
+    names.push_back(info.name);
+  std::vector<NpyArray> allGot(names.size()), allRef(names.size());
+  for (const Sample &sample : *samples) {
+    auto result = runArtifact(artifact, sample.inputs, options.run);
+    if (!result)
+      return makeError(sample.name + ": " + llvm::toString(result.takeError()));
+    auto metrics = validateOutputs(result->outputValues, sample.reference, names,
+                                   options.tolerance);
+    if (!metrics)
+      return makeError(sample.name + ": " + llvm::toString(metrics.takeError()));
+    for (size_t k = 0; k < names.size(); ++k) {
+      appendFlat(allGot[k], result->outputValues[k]);
+      appendFlat(allRef[k], sample.reference[k]);
+      report.pass = report.pass && (*metrics)[k].outsideTolerance == 0;
+    }
+    report.sampleNames.push_back(sample.name);
+    report.samples.push_back(std::move(*metrics));
+    report.outputValues = std::move(result->outputValues);
+  }
+  auto overall = validateOutputs(allGot, allRef, names, options.tolerance);
+  if (!overall)
+    return overall.takeError();
+  report.overall = std::move(*overall);
+  return report;
 }
 
 } // namespace kiln
