@@ -613,31 +613,38 @@ struct Sample {
   std::vector<NpyArray> inputs, reference;
 };
 
+/// The inputs and references in `folder` (input_K.npy, output_K.npy).
+llvm::Expected<Sample> readSampleFolder(const std::string &folder, const std::string &name,
+                                        size_t inputCount, size_t outputCount) {
+  auto in = readNumbered(folder, "input", inputCount, "input");
+  if (!in)
+    return in.takeError();
+  auto out = readNumbered(folder, "output", outputCount, "output");
+  if (!out)
+    return out.takeError();
+  return Sample{name, std::move(*in), std::move(*out)};
+}
+
 llvm::Expected<std::vector<Sample>> readSamples(const std::string &dir, size_t inputCount,
                                                 size_t outputCount, int64_t stacked) {
   std::vector<Sample> samples;
   if (stacked == 0 && llvm::sys::fs::is_directory(pathIn(dir, "sample_0"))) {
     for (int s = 0; llvm::sys::fs::is_directory(pathIn(dir, "sample_" + std::to_string(s)));
          ++s) {
-      std::string folder = pathIn(dir, "sample_" + std::to_string(s));
-      auto in = readNumbered(folder, "input", inputCount, "input");
-      if (!in)
-        return in.takeError();
-      auto out = readNumbered(folder, "output", outputCount, "output");
-      if (!out)
-        return out.takeError();
-      samples.push_back({"sample_" + std::to_string(s), std::move(*in), std::move(*out)});
+      std::string name = "sample_" + std::to_string(s);
+      auto sample = readSampleFolder(pathIn(dir, name), name, inputCount, outputCount);
+      if (!sample)
+        return sample.takeError();
+      samples.push_back(std::move(*sample));
     }
     return samples;
   }
-  auto in = readNumbered(dir, "input", inputCount, "input");
-  if (!in)
-    return in.takeError();
-  auto out = readNumbered(dir, "output", outputCount, "output");
-  if (!out)
-    return out.takeError();
+  auto all = readSampleFolder(dir, "sample", inputCount, outputCount);
+  if (!all)
+    return all.takeError();
+  std::vector<NpyArray> *in = &all->inputs, *out = &all->reference;
   if (stacked == 0) {
-    samples.push_back({"sample", std::move(*in), std::move(*out)});
+    samples.push_back(std::move(*all));
     return samples;
   }
   for (int64_t s = 0; s < stacked; ++s) {
