@@ -27,7 +27,13 @@ namespace {
 
 /// LLVM's own options every command accepts.
 bool isBuiltinFlag(llvm::StringRef name) {
-  return name == "help" || name == "version" || name == "help-list" || name == "h";
+  return name == "help" || name == "version" || name == "help-list" || name == "h" ||
+         name == "help-hidden" || name == "help-list-hidden";
+}
+
+/// `name` as the user writes it: -o, --tile.
+std::string spelled(llvm::StringRef name) {
+  return (name.size() == 1 ? "-" : "--") + name.str();
 }
 
 llvm::cl::SubCommand *findCommand(llvm::StringRef name) {
@@ -74,6 +80,7 @@ llvm::Error checkFlags(const std::vector<std::string> &args, size_t first,
                        llvm::cl::SubCommand &sub, llvm::cl::OptionCategory &category) {
   const std::string command = sub.getName().str();
   const llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions(sub);
+  llvm::StringMap<std::string> given; // single-valued flags seen: name -> argument
   for (size_t i = first; i < args.size(); ++i) {
     llvm::StringRef arg(args[i]);
     if (arg == "--")
@@ -86,15 +93,29 @@ llvm::Error checkFlags(const std::vector<std::string> &args, size_t first,
     bool known = found != options.end() &&
                  (isBuiltinFlag(name) || llvm::is_contained(found->second->Categories, &category));
     if (known) {
+      llvm::cl::Option *option = found->second;
+      const bool needsValue = option->getValueExpectedFlag() == llvm::cl::ValueRequired;
+      // An empty value (--atol=) would parse as 0 or "": refused.
+      if (flag.contains('=') && value.empty() && needsValue)
+        return usageError(spelled(name) + "= needs a value ('kiln help " + command +
+                          "' describes it)");
+      // A single-valued flag given twice: which one was meant?
+      if (option->getNumOccurrencesFlag() == llvm::cl::Optional && !isBuiltinFlag(name)) {
+        auto [at, fresh] = given.try_emplace(name, arg.str());
+        if (!fresh)
+          return usageError(spelled(name) + " is given twice ('" + at->second + "' and '" +
+                            arg + "'); give it once");
+      }
       // `-o FILE`: the next argument is the value, even if it starts with '-'.
-      if (!flag.contains('=') &&
-          found->second->getValueExpectedFlag() == llvm::cl::ValueRequired)
+      if (!flag.contains('=') && needsValue)
         ++i;
       continue;
     }
     std::string hint = closest(name, flagsOf(sub, category));
     std::string suggestion =
-        hint.empty() ? "" : "; did you mean --" + hint + (flag.contains('=') ? "=" + value.str() : "") + "?";
+        hint.empty() ? ""
+                     : "; did you mean " + spelled(hint) +
+                           (flag.contains('=') ? "=" + value.str() : "") + "?";
     return usageError("kiln " + command + " takes no flag '" + arg + "'" + suggestion +
                       " ('kiln help " + command + "' lists its flags)");
   }
@@ -121,10 +142,16 @@ checkArguments(const std::vector<std::string> &args, llvm::cl::OptionCategory &c
   }
   if (first.startswith("-")) {
     llvm::StringRef name = first.drop_front(first.startswith("--") ? 2 : 1);
-    if (isBuiltinFlag(name.split('=').first) && args.size() == 2)
-      return args;
-    return usageError("'" + first + "' before a command; give a command first (" + commands +
-                      "), e.g. 'kiln compile MODEL'");
+    if (isBuiltinFlag(name.split('=').first)) {
+      if (args.size() == 2)
+        return args;
+      return usageError("'" + first + "' takes nothing after it; for a command's help: "
+                        "kiln help COMMAND");
+    }
+    std::string hint = closest(name, {"help", "version"});
+    return usageError("'" + first + "' is not a flag of kiln itself" +
+                      (hint.empty() ? "" : "; did you mean --" + hint + "?") +
+                      " (give a command first: " + commands + ", e.g. 'kiln compile MODEL')");
   }
   llvm::cl::SubCommand *sub = findCommand(first);
   if (!sub) {

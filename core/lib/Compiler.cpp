@@ -671,7 +671,8 @@ static llvm::Error compileImpl(const std::string &path,
   if (llvm::Error err = phase(CompilePhase::Codegen))
     return err;
   auto code = cModule ? linkRelocatable(*objects)
-                      : linkSharedObject(*objects, !options.debugSymbols);
+                      : linkSharedObject(*objects, (*tm)->getTargetTriple(),
+                                         !options.debugSymbols);
   if (!code)
     return code.takeError();
   result->codeBytes = loadableBytes(*code);

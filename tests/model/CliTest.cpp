@@ -104,7 +104,10 @@ TEST(Cli, RunRejectsWrongInputs) {
                    {"bogus.npy", "not a NumPy .npy file"});
   expectCleanError("run " + model + " --input=@" + tmp.file("missing.npy") + " --input=2x3xf32=1",
                    {"missing.npy", "cannot read"});
-  expectCleanError("run " + model + " --input=2x3xf32=abc --input=2x3xf32=1", {"'abc' is not a number"});
+  // A literal of the wrong form is a usage error (exit 2); a file that
+  // cannot be read is not (exit 1).
+  expectCleanError("run " + model + " --input=2x3xf32=abc --input=2x3xf32=1", {"'abc' is not a number"},
+                   /*status=*/2);
 }
 
 TEST(Cli, BadModelFiles) {
@@ -480,7 +483,7 @@ TEST(Cli, RawInputsAndPrintedOutputs) {
                        " --input=2x3xi32=1 --input=2x3xf32=1",
                    {"expects 2x3xf32, got 2x3xi32"});
   expectCleanError("run " + shellQuote(dataFile("mlir/add_scale.mlir")) + " --input=2x3xi8=300",
-                   {"'300' is not an integer from -128 to 127 (i8)"});
+                   {"'300' is not an integer from -128 to 127 (i8)"}, /*status=*/2);
 }
 
 /// Usage errors: one `kiln: error:` line and exit status 2, no LLVM
@@ -507,6 +510,15 @@ TEST(Cli, UsageErrorsAreOneLineWithStatus2) {
       {"compile " + model + " --profile=weird", "--profile='weird' is not a profile"},
       {"compile " + model + " --fix-shape=zz", "--fix-shape"},
       {"help frob", "kiln help takes one command name"},
+      {"compile " + model + " --target-cpu=", "--target-cpu= needs a value"},
+      {"validate " + model + " . --rtol=", "--rtol= needs a value"},
+      {"compile " + model + " --profile=stripped --profile=default", "--profile is given twice"},
+      {"compile " + model + " --fix-shape=0=2x3 --fix-shape=0=1x3", "fixes input '0' twice"},
+      {"compile " + model + " -O3", "did you mean -o?"},
+      {"--verison", "did you mean --version?"},
+      {"run " + model + " --device=bogus", "--device='bogus' is not a device"},
+      {"run " + model + " --threads=0 --device=local-task", "--threads=0 must be from 1 to 256"},
+      {"run " + model + " --input=garbage", "--input='garbage': expected"},
       {"--bogus", "give a command first"},
   };
   for (const Case &c : cases) {
@@ -577,4 +589,38 @@ TEST(Cli, InspectCModulePlanShowsSignatureAndTarget) {
   ASSERT_NE(sig, nullptr) << j.output;
   ASSERT_EQ(sig->getArray("inputs")->size(), 2u);
   EXPECT_EQ((*sig->getArray("outputs"))[0].getAsObject()->getString("name").value_or(""), "sum");
+}
+
+/// MIPS shared objects link with the System V symbol hash (the MIPS ABI
+/// has no .gnu.hash; LLD refuses it), so a MIPS artifact compiles and
+/// inspect names its target.
+TEST(Cli, MipsArtifactLinks) {
+  TempDir tmp;
+  std::string out = tmp.file("mips.kiln");
+  CommandResult c = runCommand(kilnBinary() + " compile " + shellQuote(dataFile("mlir/add_scale.mlir")) +
+                               " --target-triple=mips-unknown-linux-gnu -o " + out);
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  CommandResult r = runCommand(kilnBinary() + " inspect " + out);
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("target    mips-unknown-linux-gnu"), std::string::npos) << r.output;
+}
+
+/// kiln validate names the file whose shape differs from the signature and
+/// suggests --samples=N for stacked arrays.
+TEST(Cli, ValidateNamesTheMismatchedFile) {
+  TempDir tmp;
+  const std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
+  std::string dir = tmp.file("one");
+  writeAddScaleSample(dir, 0);
+  // input_1 holds 2 samples of 2x3: the hint names --samples=2.
+  std::vector<float> twelve(12, 1.0f);
+  ASSERT_FALSE(bool(kiln::writeNpyFile(dir + "/input_1.npy", floats({2, 2, 3}, twelve))));
+  expectCleanError("validate " + model + " " + dir,
+                   {"one/input_1.npy: 2x2x3xf32; the model's input 1 'b' is 2x3xf32",
+                    "add --samples=2"});
+  expectCleanError("validate " + model + " " + tmp.file("absent"), {"absent: no such folder"});
+  std::string folders = tmp.file("folders");
+  writeAddScaleSample(folders + "/sample_0", 0);
+  expectCleanError("validate " + model + " " + folders + " --samples=2",
+                   {"holds sample_S folders", "drop it"});
 }

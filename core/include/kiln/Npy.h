@@ -36,11 +36,12 @@ size_t npyDtypeSize(const std::string &dtype);
 
 /// The element type name Kiln's command line and MLIR use for a dtype
 /// descriptor: <f4 -> f32, <f2 -> f16, <i4 -> i32, <i8 -> i64, |i1 -> i8,
-/// |u1 -> u8, |b1 -> i1; the descriptor itself when it has no name.
+/// |u1 -> u8, |b1 -> i1, <f8 -> f64 (a NumPy default no model takes); the
+/// descriptor itself when it has no name.
 std::string elementTypeName(const std::string &dtype);
 
 /// The dtype descriptor of an element type name (elementTypeName's
-/// inverse); "" when `name` is none of f32 f16 i32 i64 i8 u8 i1.
+/// inverse); "" when `name` is none of f32 f16 i32 i64 i8 u8 i1 f64.
 std::string dtypeOfElementType(llvm::StringRef name);
 
 /// Shape and element type as the command line writes them: "1x16x96xf32"

@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <set>
 
 namespace kiln {
@@ -206,11 +207,16 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
   os << formatSignature(d.inputs, d.outputs);
   os << llvm::left_justify("arena", 10) << d.arenaBytes << " bytes (lower bound "
      << d.lowerBoundBytes << "), weights " << d.constantBytes << " bytes in " << d.constants
-     << " constants, code " << d.codeBytes << " bytes in " << d.executables
-     << " executable(s), " << d.entryPoints << " entry points\n";
-  os << llvm::left_justify("commands", 10) << d.commands << " (" << d.dispatches.size()
-     << " dispatches) in " << d.waves << " waves, at most " << d.largestWave
-     << " dispatches in a wave\n";
+     << " constants, executables " << d.codeBytes << " bytes (" << d.executables
+     << " ELF file" << (d.executables == 1 ? " with its" : "s with their") << " tables, "
+     << d.entryPoints << " entry point" << (d.entryPoints == 1 ? "" : "s") << ")\n";
+  auto count = [](int64_t n, const char *noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : noun[std::strlen(noun) - 1] == 'h' ? "es" : "s");
+  };
+  os << llvm::left_justify("commands", 10) << d.commands << " ("
+     << count(static_cast<int64_t>(d.dispatches.size()), "dispatch") << ") in "
+     << count(d.waves, "wave") << ", at most " << count(d.largestWave, "dispatch")
+     << " in a wave\n";
   if (withDispatches)
     for (const DispatchRecord &r : d.dispatches)
       os << llvm::format("  command %-4lld %-22s wg %-10s wave %lld, %lld bindings\n",
@@ -252,6 +258,8 @@ llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d) {
       {"target_triple", d.triple},
       {"target_cpu", d.cpu},
       {"required_cpu_features", llvm::json::Array(d.requiredFeatures)},
+      // The writer records them for x86-64 code only.
+      {"required_cpu_features_recorded", llvm::StringRef(d.triple).starts_with("x86_64")},
       {"hal", d.hal},
       {"profile", d.profile},
       {"reflection", d.reflection},

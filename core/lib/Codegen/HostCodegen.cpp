@@ -446,9 +446,11 @@ runLinker(llvm::ArrayRef<std::string> objects, llvm::ArrayRef<const char *> flag
 }
 
 llvm::Expected<std::vector<uint8_t>>
-linkSharedObject(llvm::ArrayRef<std::string> objects, bool stripSymbols) {
-  llvm::SmallVector<const char *> flags = {"-shared", "--build-id=none", "-z", "noexecstack",
-                                           "--hash-style=gnu", "--gc-sections"};
+linkSharedObject(llvm::ArrayRef<std::string> objects, const llvm::Triple &triple,
+                 bool stripSymbols) {
+  llvm::SmallVector<const char *> flags = {
+      "-shared", "--build-id=none", "-z", "noexecstack",
+      triple.isMIPS() ? "--hash-style=sysv" : "--hash-style=gnu", "--gc-sections"};
   if (stripSymbols)
     flags.push_back("--strip-all");
   return runLinker(objects, flags);

@@ -22,6 +22,7 @@
 #include <vector>
 
 namespace llvm {
+class Triple;
 class LLVMContext;
 class Module;
 class TargetMachine;
@@ -94,8 +95,11 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
 /// object with LLD (in-process; calls are serialized). Unresolved libm
 /// symbols stay imports resolved by the runtime's loader. `stripSymbols`
 /// drops the symbol table (the exported entry points stay in .dynsym).
+/// The symbol hash table is GNU-style (.gnu.hash) except for MIPS
+/// (`triple`), whose ABI only has the System V .hash.
 llvm::Expected<std::vector<uint8_t>>
-linkSharedObject(llvm::ArrayRef<std::string> objects, bool stripSymbols = false);
+linkSharedObject(llvm::ArrayRef<std::string> objects, const llvm::Triple &triple,
+                 bool stripSymbols = false);
 
 /// Links relocatable objects into one relocatable object (`ld.lld -r`), the
 /// form a C module ships; one object is returned as it is.

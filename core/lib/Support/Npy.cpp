@@ -41,7 +41,7 @@ namespace {
 /// (dtype descriptor, element type name) pairs.
 const std::pair<const char *, const char *> kElementTypes[] = {
     {"<f4", "f32"}, {"<f2", "f16"}, {"<i4", "i32"}, {"<i8", "i64"},
-    {"|i1", "i8"},  {"|u1", "u8"},  {"|b1", "i1"}};
+    {"|i1", "i8"},  {"|u1", "u8"},  {"|b1", "i1"},  {"<f8", "f64"}};
 } // namespace
 
 std::string elementTypeName(const std::string &dtype) {
@@ -144,7 +144,7 @@ llvm::Expected<NpyArray> parseNpy(llvm::ArrayRef<uint8_t> bytes,
   size_t elementSize = npyDtypeSize(array.dtype);
   if (elementSize == 0)
     return makeError(what + ": unsupported dtype '" + quoteInput(descr) +
-                     "' (supported: <f4 <f2 <i4 <i8 |i1 |u1 |b1, little endian)");
+                     "' (supported: <f4 <f2 <f8 <i4 <i8 |i1 |u1 |b1, little endian)");
   if (fortran != "False")
     return makeError(what + ": Fortran-order arrays are not supported; save "
                             "with numpy.ascontiguousarray");

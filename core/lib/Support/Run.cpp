@@ -129,7 +129,7 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec) {
   llvm::StringRef type = parts.pop_back_val();
   array.dtype = dtypeOfElementType(type);
   const bool raw = valuesText.startswith("@");
-  if (array.dtype.empty() || (!raw && type == "f16"))
+  if (array.dtype.empty() || type == "f64" || (!raw && type == "f16"))
     return makeError("--input='" + quoteInput(spec) + "': element type '" + quoteInput(type) +
                      "' is not supported (f32, i32, i64, i8, u8, i1" +
                      (raw ? ", f16" : "; f16 from a raw @file.bin") + ")");
@@ -607,11 +607,38 @@ llvm::Expected<NpyArray> sliceSample(const NpyArray &stacked, int64_t s, int64_t
   return a;
 }
 
-/// One sample's inputs and references.
+/// One sample's inputs and references, and the folder they came from.
 struct Sample {
   std::string name;
   std::vector<NpyArray> inputs, reference;
+  std::string folder;
 };
+
+/// Checks that `arrays` (DIR/{prefix}_K.npy) match the signature `infos`;
+/// the error names the file and, for an array that holds N samples of the
+/// signature's shape, suggests --samples=N.
+llvm::Error checkAgainstSignature(const std::vector<NpyArray> &arrays,
+                                  const std::vector<IOInfo> &infos, const std::string &folder,
+                                  const char *prefix, const char *kind, bool stacked) {
+  for (size_t k = 0; k < arrays.size() && k < infos.size(); ++k) {
+    const NpyArray &a = arrays[k];
+    const IOInfo &want = infos[k];
+    if (a.dtype == want.dtype && a.shape == want.shape)
+      continue;
+    bool looksStacked = !stacked && a.dtype == want.dtype &&
+                        a.shape.size() == want.shape.size() + 1 &&
+                        std::equal(want.shape.begin(), want.shape.end(), a.shape.begin() + 1);
+    return makeError(pathIn(folder, std::string(prefix) + "_" + std::to_string(k) + ".npy") +
+                     ": " + tensorTypeText(a.shape, a.dtype) + "; the model's " + kind + " " +
+                     llvm::Twine(k) + " '" + want.name + "' is " +
+                     tensorTypeText(want.shape, want.dtype) +
+                     (looksStacked ? "; for " + std::to_string(a.shape[0]) +
+                                         " samples stacked on a leading axis add --samples=" +
+                                         std::to_string(a.shape[0])
+                                   : std::string()));
+  }
+  return llvm::Error::success();
+}
 
 /// The inputs and references in `folder` (input_K.npy, output_K.npy).
 llvm::Expected<Sample> readSampleFolder(const std::string &folder, const std::string &name,
@@ -622,7 +649,7 @@ llvm::Expected<Sample> readSampleFolder(const std::string &folder, const std::st
   auto out = readNumbered(folder, "output", outputCount, "output");
   if (!out)
     return out.takeError();
-  return Sample{name, std::move(*in), std::move(*out)};
+  return Sample{name, std::move(*in), std::move(*out), folder};
 }
 
 llvm::Expected<std::vector<Sample>> readSamples(const std::string &dir, size_t inputCount,
@@ -648,7 +675,7 @@ llvm::Expected<std::vector<Sample>> readSamples(const std::string &dir, size_t i
     return samples;
   }
   for (int64_t s = 0; s < stacked; ++s) {
-    Sample sample{"sample " + std::to_string(s), {}, {}};
+    Sample sample{"sample " + std::to_string(s), {}, {}, dir};
     for (size_t k = 0; k < in->size(); ++k) {
       auto a = sliceSample((*in)[k], s, stacked, pathIn(dir, "input_" + std::to_string(k) + ".npy"));
       if (!a)
@@ -678,9 +705,14 @@ void appendFlat(NpyArray &all, const NpyArray &a) {
 llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifact,
                                                   const std::string &dir,
                                                   const ValidationOptions &options) {
+  if (!llvm::sys::fs::exists(dir))
+    return makeError(dir + ": no such folder");
   if (!llvm::sys::fs::is_directory(dir))
     return makeError(dir + ": not a folder (expected input_K.npy and output_K.npy files, or "
                            "sample_S folders holding them)");
+  if (options.stackedSamples > 0 && llvm::sys::fs::is_directory(pathIn(dir, "sample_0")))
+    return makeError(dir + ": holds sample_S folders, one sample each; --samples=N reads N "
+                           "samples stacked in " + dir + "/input_K.npy instead: drop it");
   auto signature = describeArtifact(artifact);
   if (!signature)
     return signature.takeError();
@@ -696,6 +728,13 @@ llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifa
     names.push_back(info.name);
   std::vector<NpyArray> allGot(names.size()), allRef(names.size());
   for (const Sample &sample : *samples) {
+    const bool stacked = options.stackedSamples > 0;
+    if (llvm::Error err = checkAgainstSignature(sample.inputs, signature->inputs, sample.folder,
+                                                "input", "input", stacked))
+      return std::move(err);
+    if (llvm::Error err = checkAgainstSignature(sample.reference, signature->outputs,
+                                                sample.folder, "output", "output", stacked))
+      return std::move(err);
     auto result = runArtifact(artifact, sample.inputs, options.run);
     if (!result)
       return makeError(sample.name + ": " + llvm::toString(result.takeError()));
