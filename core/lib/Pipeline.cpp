@@ -109,6 +109,137 @@ void buildDispatchPipeline(PassManager &pm, const DispatchOptions &options) {
   pm.addPass(createCSEPass());
 }
 
+namespace {
+
+/// Evaluates the index computation `v` of a dispatch function for one
+/// workgroup: its last three index arguments are the workgroup id (x, y,
+/// z) = `id`; arith constants and integer ops and affine.apply/min/max are
+/// folded. std::nullopt for anything else (a loaded value, a loop index).
+std::optional<int64_t> evaluateIndex(Value v, const std::array<int64_t, 3> &id,
+                                     ArrayRef<BlockArgument> idArgs, int depth = 0) {
+  if (depth > 64)
+    return std::nullopt;
+  for (size_t k = 0; k < idArgs.size(); ++k)
+    if (v == idArgs[k])
+      return id[k];
+  Operation *op = v.getDefiningOp();
+  if (!op)
+    return std::nullopt;
+  if (auto c = dyn_cast<arith::ConstantIndexOp>(op))
+    return c.value();
+  SmallVector<int64_t> args;
+  for (Value operand : op->getOperands()) {
+    auto x = evaluateIndex(operand, id, idArgs, depth + 1);
+    if (!x)
+      return std::nullopt;
+    args.push_back(*x);
+  }
+  if (isa<arith::AddIOp>(op))
+    return args[0] + args[1];
+  if (isa<arith::SubIOp>(op))
+    return args[0] - args[1];
+  if (isa<arith::MulIOp>(op))
+    return args[0] * args[1];
+  if (isa<arith::MinSIOp>(op))
+    return std::min(args[0], args[1]);
+  if (isa<arith::MaxSIOp>(op))
+    return std::max(args[0], args[1]);
+  AffineMap map;
+  if (auto a = dyn_cast<AffineApplyOp>(op))
+    map = a.getAffineMap();
+  else if (auto a = dyn_cast<AffineMinOp>(op))
+    map = a.getAffineMap();
+  else if (auto a = dyn_cast<AffineMaxOp>(op))
+    map = a.getAffineMap();
+  else
+    return std::nullopt;
+  Builder b(op->getContext());
+  SmallVector<Attribute> constants;
+  for (int64_t x : args)
+    constants.push_back(b.getIndexAttr(x));
+  SmallVector<Attribute> results;
+  if (failed(map.constantFold(constants, results)) || results.empty())
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Attribute r : results)
+    values.push_back(r.cast<IntegerAttr>().getInt());
+  if (isa<AffineMinOp>(op))
+    return *std::min_element(values.begin(), values.end());
+  if (isa<AffineMaxOp>(op))
+    return *std::max_element(values.begin(), values.end());
+  return values.front();
+}
+
+/// The largest value of `size` over every workgroup of the dispatch `fn`
+/// (its kiln.workgroup_count grid, at most 65536 workgroups).
+std::optional<int64_t> largestOverWorkgroups(func::FuncOp fn, Value size) {
+  auto grid = fn->getAttrOfType<ArrayAttr>("kiln.workgroup_count");
+  SmallVector<BlockArgument> indexArgs;
+  for (BlockArgument arg : fn.getArguments())
+    if (arg.getType().isIndex())
+      indexArgs.push_back(arg);
+  if (!grid || grid.size() != 3 || indexArgs.size() < 3)
+    return std::nullopt;
+  ArrayRef<BlockArgument> ids = ArrayRef<BlockArgument>(indexArgs).take_back(3);
+  std::array<int64_t, 3> count;
+  for (int k = 0; k < 3; ++k)
+    count[k] = grid[k].cast<IntegerAttr>().getInt();
+  if (count[0] * count[1] * count[2] > 65536)
+    return std::nullopt;
+  std::optional<int64_t> largest;
+  for (int64_t z = 0; z < count[2]; ++z)
+    for (int64_t y = 0; y < count[1]; ++y)
+      for (int64_t x = 0; x < count[0]; ++x) {
+        auto value = evaluateIndex(size, {x, y, z}, ids);
+        if (!value)
+          return std::nullopt;
+        largest = std::max(largest.value_or(*value), *value);
+      }
+  return largest;
+}
+
+} // namespace
+
+/// A dispatch's stack temporary of `type`. A dynamic size (a partial
+/// tile's extent) gets the largest value it takes over the dispatch's
+/// workgroups (largestOverWorkgroups: the workgroup grid is static, so its
+/// index arithmetic can be evaluated for each workgroup) and the temporary
+/// a static alloca of that many bytes viewed at the run-time sizes
+/// (memref.view), so LLVM records the kernel's stack frame in .stack_sizes
+/// and a C module's RAM counts it. Otherwise a dynamic alloca.
+static Value allocateTileTemporary(OpBuilder &b, Location loc, MemRefType type,
+                                   ValueRange dynamicSizes, IntegerAttr align) {
+  auto dynamic = [&] {
+    return b.create<memref::AllocaOp>(loc, type, dynamicSizes, align).getResult();
+  };
+  auto fn = b.getInsertionBlock()->getParentOp()->getParentOfType<func::FuncOp>();
+  if (!fn)
+    fn = dyn_cast<func::FuncOp>(b.getInsertionBlock()->getParentOp());
+  unsigned elementBits = type.getElementTypeBitWidth();
+  if (!fn || dynamicSizes.empty() || elementBits % 8 != 0 || !type.getLayout().isIdentity() ||
+      type.getMemorySpace())
+    return dynamic();
+  int64_t bytes = elementBits / 8;
+  size_t next = 0;
+  for (int64_t size : type.getShape()) {
+    int64_t bound = size;
+    if (ShapedType::isDynamic(size)) {
+      std::optional<int64_t> largest = largestOverWorkgroups(fn, dynamicSizes[next++]);
+      if (!largest || *largest < 0)
+        return dynamic();
+      bound = std::max<int64_t>(*largest, 1);
+    }
+    // 16 MiB: beyond that a static frame would only hide a bad tile.
+    if (bound > (int64_t(16) << 20) / bytes)
+      return dynamic();
+    bytes *= bound;
+  }
+  auto raw = b.create<memref::AllocaOp>(loc, MemRefType::get({bytes}, b.getI8Type()),
+                                        ValueRange(), align);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  return b.create<memref::ViewOp>(loc, type, raw, zero, dynamicSizes).getResult();
+}
+
 void buildBufferizationPipeline(PassManager &pm) {
   // Large constants become @main arguments (bindings) so the artifact
   // carries them in its constants table and kernels read them in place.
@@ -139,8 +270,7 @@ void buildBufferizationPipeline(PassManager &pm) {
     if (fn && fn.getSymName() == "main")
       return b.create<memref::AllocOp>(loc, type, dynamicSizes, align)
           .getResult();
-    return b.create<memref::AllocaOp>(loc, type, dynamicSizes, align)
-        .getResult();
+    return allocateTileTemporary(b, loc, type, dynamicSizes, align);
   };
   options.deallocationFn = [](OpBuilder &b, Location loc,
                               Value buffer) -> LogicalResult {

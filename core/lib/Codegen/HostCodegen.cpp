@@ -17,6 +17,8 @@
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
 #include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Object/RelocationResolver.h"
@@ -392,7 +394,31 @@ llvm::Expected<std::string> emitMachineCode(llvm::Module &module,
                                     : llvm::CGFT_ObjectFile))
     return makeError("target '" + tm.getTargetTriple().str() +
                      "' cannot emit " + (asText ? "assembly" : "objects"));
+  // A backend's error diagnostics (BPF: "A call to built-in function
+  // 'memset' is not supported") become this call's error, one line,
+  // instead of text on stderr.
+  llvm::LLVMContext &context = module.getContext();
+  auto previous = context.getDiagnosticHandlerCallBack();
+  void *previousContext = context.getDiagnosticContext();
+  std::string error;
+  context.setDiagnosticHandlerCallBack(
+      [](const llvm::DiagnosticInfo &info, void *out) {
+        std::string &first = *static_cast<std::string *>(out);
+        if (info.getSeverity() != llvm::DS_Error || !first.empty())
+          return;
+        llvm::raw_string_ostream os(first);
+        llvm::DiagnosticPrinterRawOStream printer(os);
+        info.print(printer);
+      },
+      &error);
   pm.run(module);
+  context.setDiagnosticHandlerCallBack(previous, previousContext);
+  if (!error.empty()) {
+    llvm::StringRef text = llvm::StringRef(error).trim();
+    text.consume_front("<unknown>:0:0: ");
+    return makeError("the " + tm.getTargetTriple().getArchName() + " backend refused a kernel: " +
+                     text);
+  }
   return std::string(buffer.begin(), buffer.end());
 }
 

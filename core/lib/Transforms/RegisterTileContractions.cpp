@@ -349,8 +349,21 @@ struct Epilogue {
   bool dropUnit = false;
 };
 
+/// The stack temporary that defines `v`: a memref.alloca, or a memref.view
+/// of an alloca used by nothing else (a temporary with dynamic sizes and a
+/// static bound, buildBufferizationPipeline's allocateTileTemporary).
+/// Null for any other value.
+static Operation *tileTemporaryOf(Value v) {
+  if (auto alloca = v.getDefiningOp<memref::AllocaOp>())
+    return alloca;
+  if (auto view = v.getDefiningOp<memref::ViewOp>())
+    if (view.getSource().getDefiningOp<memref::AllocaOp>() && view.getSource().hasOneUse())
+      return view;
+  return nullptr;
+}
+
 /// Matches the Epilogue of `contraction`, whose output is `c` (with a
-/// trailing unit dimension the kernel drops if `dropUnit`). Conditions: `c` is a memref.alloca used only by one linalg.fill before
+/// trailing unit dimension the kernel drops if `dropUnit`). Conditions: `c` is a stack temporary (tileTemporaryOf) used only by one linalg.fill before
 /// the contraction, the contraction and one linalg.generic after it, with
 /// only memory-effect-free ops in between; the generic is all-parallel,
 /// writes one unit-stride f32 output with the identity map and reads `c`
@@ -358,7 +371,7 @@ struct Epilogue {
 /// with the identity map or along the column dimension only (a bias); its
 /// body is arith ops on f32/i1 scalars that do not read the output.
 std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool dropUnit) {
-  auto alloca = c.getDefiningOp<memref::AllocaOp>();
+  Operation *alloca = tileTemporaryOf(c);
   if (!alloca)
     return std::nullopt;
   Epilogue e;
@@ -693,13 +706,14 @@ struct PaddedInput {
 };
 
 /// Matches the PaddedInput that `consumer` reads as `in`: `in` is a
-/// memref.alloca whose only other users are one linalg.fill and one unit-
+/// stack temporary (tileTemporaryOf) whose only other users are one linalg.fill and one unit-
 /// stride subview that one linalg.copy writes, in the order fill, copy,
 /// consumer in one block; the view offsets only H and W; the source is a
 /// unit-stride f32 memref of rank 4.
 std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
-  auto alloca = in.getDefiningOp<memref::AllocaOp>();
-  if (!alloca || alloca.getType().getRank() != 4)
+  Operation *alloca = tileTemporaryOf(in);
+  auto type = in.getType().cast<MemRefType>();
+  if (!alloca || type.getRank() != 4)
     return std::nullopt;
   PaddedInput p;
   memref::SubViewOp interior;
@@ -733,7 +747,7 @@ std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
     if (!isConstantIntValue(stride, 1))
       return std::nullopt;
   if (!isConstantIntValue(offsets[0], 0) || !isConstantIntValue(offsets[3], 0) ||
-      !isConstantIntValue(sizes[3], alloca.getType().getDimSize(3)))
+      !isConstantIntValue(sizes[3], type.getDimSize(3)))
     return std::nullopt;
   p.top = offsets[1];
   p.left = offsets[2];
