@@ -306,6 +306,11 @@ static int fail(llvm::Error err) {
   return status;
 }
 
+/// "1 dispatch", "53 dispatches".
+static std::string counted(int64_t n, const char *one, const char *many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 /// One warning line on stderr: a flag that changed nothing.
 static void warn(const llvm::Twine &message) {
   llvm::errs() << "kiln: warning: " << message << "\n";
@@ -501,8 +506,8 @@ static int runCompile() {
   if (llvm::Error err = writeDumps(*result->plan, dot, csv))
     return fail(std::move(err));
   llvm::outs() << "wrote " << out << " (" << result->artifact.size() << " bytes, "
-               << result->plan->dispatches.size() << " dispatches, "
-               << result->plan->schedule.waves << " waves, arena "
+               << counted(result->plan->dispatches.size(), "dispatch", "dispatches") << ", "
+               << counted(result->plan->schedule.waves, "wave", "waves") << ", arena "
                << result->plan->memory.arenaBytes << " bytes)\n";
   return 0;
 }
@@ -744,9 +749,9 @@ static int runInspect() {
   llvm::outs() << shown;
   if (shown != p.source)
     llvm::outs() << " (compiled from " << p.source << ")";
-  llvm::outs() << ": " << p.dispatches.size() << " dispatches, "
-               << p.schedule.commands.size() << " commands in " << p.schedule.waves
-               << " waves, " << flops << " FLOPs\n"
+  llvm::outs() << ": " << counted(p.dispatches.size(), "dispatch", "dispatches") << ", "
+               << counted(p.schedule.commands.size(), "command", "commands") << " in "
+               << counted(p.schedule.waves, "wave", "waves") << ", " << flops << " FLOPs\n"
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
   if (planned)
