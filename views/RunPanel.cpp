@@ -2,9 +2,7 @@
 #include "RunPanel.h"
 
 #include <QComboBox>
-#include <QDir>
 #include <QFileDialog>
-#include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -182,12 +180,8 @@ bool RunPanel::validate(const QString &folder) {
   validateButton_->setEnabled(false);
   watcher_.setFuture(QtConcurrent::run([artifact = artifact_, folder]() -> RunPanelResult {
     RunPanelResult r;
-    QDir dir(folder);
-    if (folder.trimmed().isEmpty() || !dir.exists()) {
-      r.error = QObject::tr("%1: no such folder").arg(folder);
-      return r;
-    }
-    // The same samples, tolerance and metrics as `kiln validate DIR`.
+    // The same folder checks, samples, tolerance and metrics as `kiln
+    // validate DIR`.
     auto report = kiln::validateArtifact(artifact, folder.toStdString());
     if (!report) {
       r.error = errorText(report.takeError());

@@ -590,30 +590,25 @@ static void printDispatchMemory(const std::vector<kiln::DispatchMemory> &rows) {
 static void reportBudgets(const std::vector<kiln::BudgetCheck> &checks) {
   for (const kiln::BudgetCheck &c : checks)
     if (c.exceeded)
-      llvm::errs() << "kiln: warning: " << c.message << "\n";
+      warn(c.message);
     else
       llvm::outs() << "budget: " << c.message << "\n";
 }
 
 /// The memory part of `kiln inspect MODEL`: target, flash, RAM and memory
-/// per dispatch. A bare-metal target is compiled as the C module it
-/// exports, and any target when a budget is given: code bytes and stack
-/// frames exist only after code generation. Otherwise the plan gives RAM
-/// and each dispatch's arena share and weights, and says what needs code
+/// per dispatch, for `target` as the user named it. `device` is the build
+/// for the target when code was generated (a bare-metal target is built as
+/// the C module it exports, and any target when a budget is given: code
+/// bytes and stack frames exist only after code generation); otherwise
+/// `planned` gives RAM and each
+/// dispatch's arena share and weights, and the output says what needs code
 /// generation.
-static int inspectDeviceMemory(const std::string &path, const kiln::CompileOptions &options,
-                               const kiln::CompilationPlan &plan,
+static int inspectDeviceMemory(const std::string &target, const kiln::CompileOptions &options,
+                               const kiln::CompileResult &planned,
+                               const std::optional<kiln::DeviceBuild> &device,
                                const kiln::MemoryBudget &budget) {
-  const std::string target = targetName.empty() ? std::string(targetTriple) : targetName;
-  const bool budgets = budget.ramBytes > 0 || budget.flashBytes > 0;
-  if (!kiln::isBareMetalTriple(options.target.triple) && !budgets) {
-    kiln::ExportFootprint fp;
-    fp.arenaBytes = plan.memory.arenaBytes;
-    for (const kiln::Buffer &b : plan.memory.buffers)
-      if ((b.kind == kiln::BufferKind::Input || b.kind == kiln::BufferKind::Output) &&
-          b.aliasOf < 0)
-        fp.ioBytes += b.bytes;
-    fp.ramBytes = fp.arenaBytes + fp.ioBytes;
+  if (!device) {
+    kiln::ExportFootprint fp = kiln::planFootprint(planned);
     std::string triple = options.target.triple.empty() ? llvm::sys::getDefaultTargetTriple()
                                                        : options.target.triple;
     llvm::outs() << "target " << (target.empty() ? "host" : target) << ": " << triple
@@ -621,20 +616,17 @@ static int inspectDeviceMemory(const std::string &path, const kiln::CompileOptio
                  << "RAM " << fp.ramBytes << " bytes (arena " << fp.arenaBytes << ", I/O "
                  << fp.ioBytes << "); flash and kernel stack frames need code generation "
                  << "(a bare-metal --target, --ram-budget/--flash-budget, or kiln export)\n";
-    printDispatchMemory(kiln::dispatchMemoryOf(plan, {}));
+    printDispatchMemory(fp.dispatches);
     return 0;
   }
-  auto build = kiln::buildForDevice(path, options);
-  if (!build)
-    return fail(build.takeError());
-  const kiln::CompileResult &c = build->compiled;
+  const kiln::CompileResult &c = device->compiled;
   llvm::outs() << "target " << (target.empty() ? "host" : target) << ": " << c.triple
                << ", cpu " << c.cpu << ", features "
                << (c.features.empty() ? std::string("(the CPU's)") : c.features)
-               << ", as " << kiln::toString(build->format) << "\n"
-               << footprintText(build->footprint) << "\n";
-  printDispatchMemory(build->footprint.dispatches);
-  reportBudgets(kiln::checkBudget(build->footprint, budget));
+               << ", as " << kiln::toString(device->format) << "\n"
+               << footprintText(device->footprint) << "\n";
+  printDispatchMemory(device->footprint.dispatches);
+  reportBudgets(kiln::checkBudget(device->footprint, budget));
   return 0;
 }
 
@@ -644,6 +636,8 @@ static int runInspect() {
     return usage("kiln inspect takes a model or artifact file");
   const bool asJson = inspectJson;
   const std::string dot = dumpGraph, csv = dumpSchedule;
+  // Copied first: compiling resets llvm::cl options (see runRun).
+  const std::string target = targetName.empty() ? std::string(targetTriple) : targetName;
   const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
                                  !targetName.empty() ||
                                  targetCpu != "generic" || !targetFeatures.empty() ||
@@ -701,25 +695,36 @@ static int runInspect() {
     llvm::outs() << kiln::formatSectionSizes(*sizes, asJson);
     return 0;
   }
-  // A model is planned without code generation; its signature comes along.
-  std::optional<kiln::CompileResult> planned;
-  if (!artifact) {
+  auto budget = memoryBudget();
+  if (!budget)
+    return fail(budget.takeError());
+  const bool budgets = budget->ramBytes > 0 || budget->flashBytes > 0;
+  if (artifact && budgets)
+    return usage("--ram-budget and --flash-budget apply when inspecting a model (or to "
+                 "kiln export)");
+  // A model is planned without code generation, or built once for its
+  // device when stack frames and flash are asked for (a bare-metal target,
+  // a budget); its signature comes along either way.
+  std::optional<kiln::CompileResult> planOnly;
+  std::optional<kiln::DeviceBuild> device;
+  if (!artifact && (kiln::isBareMetalTriple(options->target.triple) || budgets)) {
+    auto build = kiln::buildForDevice(path, *options);
+    if (!build)
+      return fail(build.takeError());
+    device = std::move(*build);
+  } else if (!artifact) {
     auto result = kiln::planOnly(path, *options);
     if (!result)
       return fail(result.takeError());
-    printWarnings(result->warnings);
-    planned = std::move(*result);
+    planOnly = std::move(*result);
   }
+  const kiln::CompileResult *planned = device ? &device->compiled : planOnly ? &*planOnly : nullptr;
+  if (planned)
+    printWarnings(planned->warnings);
   auto plan = artifact ? kiln::planOfArtifact(*artifact, path)
                        : llvm::Expected<std::shared_ptr<const kiln::CompilationPlan>>(planned->plan);
   if (!plan)
     return fail(plan.takeError());
-  auto budget = memoryBudget();
-  if (!budget)
-    return fail(budget.takeError());
-  if (artifact && (budget->ramBytes > 0 || budget->flashBytes > 0))
-    return usage("--ram-budget and --flash-budget apply when inspecting a model (or to "
-                 "kiln export)");
   if (llvm::Error err = writeDumps(**plan, dot, csv))
     return fail(std::move(err));
   const kiln::CompilationPlan &p = **plan;
@@ -777,7 +782,7 @@ static int runInspect() {
                  << " bytes) <- " << kiln::describeOutputWriters(p, o) << "\n";
   if (artifact)
     return 0;
-  return inspectDeviceMemory(path, *options, p, *budget);
+  return inspectDeviceMemory(target, *options, *planned, device, *budget);
 }
 
 static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,

@@ -496,10 +496,14 @@ static llvm::Error compileImpl(const std::string &path,
         io.byteSize *= static_cast<uint64_t>(d); // checkTensorSizes bounded it
       return io;
     };
-    for (const TensorSpec &t : spec.inputs)
+    for (const TensorSpec &t : spec.inputs) {
       result->inputs.push_back(info(t));
-    for (const TensorSpec &t : spec.outputs)
+      result->inputBytes += static_cast<int64_t>(result->inputs.back().byteSize);
+    }
+    for (const TensorSpec &t : spec.outputs) {
       result->outputs.push_back(info(t));
+      result->outputBytes += static_cast<int64_t>(result->outputs.back().byteSize);
+    }
   }
   if (emitted && stop == EmitStage::Tosa) {
     *emitted = c.print(options.elideConstants);
@@ -608,6 +612,7 @@ static llvm::Error compileImpl(const std::string &path,
                      std::to_string(limit.bytes) + "-byte limit on one buffer (" +
                      limit.source + ")");
   if (planOnly) {
+    result->arenaBytes = plan->memory.arenaBytes;
     result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
     return llvm::Error::success();
   }
@@ -769,18 +774,6 @@ static llvm::Error compileImpl(const std::string &path,
   result->arenaBytes = static_cast<int64_t>(spec.arenaBytes);
   for (const ConstantSpec &cst : spec.constants)
     result->constantBytes += static_cast<int64_t>(cst.data.size());
-  for (const TensorSpec &t : spec.inputs) {
-    int64_t n = static_cast<int64_t>(elementSize(t.type));
-    for (int64_t d : t.shape)
-      n *= d;
-    result->inputBytes += n;
-  }
-  for (const TensorSpec &t : spec.outputs) {
-    int64_t n = static_cast<int64_t>(elementSize(t.type));
-    for (int64_t d : t.shape)
-      n *= d;
-    result->outputBytes += n;
-  }
   if (cModule)
     result->constantBytes = static_cast<int64_t>(cModuleConstantBytes(spec));
   if (cModule)

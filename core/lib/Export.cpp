@@ -217,6 +217,10 @@ static ExportFootprint footprintOf(const CompileResult &compiled,
   return fp;
 }
 
+ExportFootprint planFootprint(const CompileResult &compiled) {
+  return footprintOf(compiled, std::nullopt);
+}
+
 llvm::Expected<DeviceBuild> buildForDevice(const std::string &path, CompileOptions options) {
   if (isBareMetalTriple(options.target.triple))
     options.format = OutputFormat::CModule;

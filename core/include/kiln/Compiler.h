@@ -249,8 +249,9 @@ llvm::Expected<std::shared_ptr<const CompilationPlan>>
 planModel(const std::string &path, const CompileOptions &options);
 
 /// planModel with the rest of what is known before code generation:
-/// CompileResult's plan, inputs, outputs and warnings (no code, files or
-/// sizes). `kiln inspect MODEL` prints them.
+/// CompileResult's plan, inputs, outputs, their bytes, the arena bytes and
+/// warnings (no code, files, weights or stack frames). `kiln inspect MODEL`
+/// prints them.
 llvm::Expected<CompileResult> planOnly(const std::string &path, const CompileOptions &options);
 
 /// The plan of `path`: a model is compiled with `options`; an artifact

@@ -125,6 +125,13 @@ struct ExportFootprint {
   std::vector<DispatchMemory> dispatches;
 };
 
+/// The footprint of a build as far as `compiled` knows it, with no section
+/// table: a planOnly() result has no code (code, weights and flash 0,
+/// stackBytes -1) and gives RAM = arena + I/O and each dispatch's arena
+/// share and weights; a compile() result adds code, weights and stack
+/// frames. Bytes. `kiln inspect MODEL` prints it for a hosted target.
+ExportFootprint planFootprint(const CompileResult &compiled);
+
 /// A footprint total held against its budget.
 struct BudgetCheck {
   /// "RAM" or "flash".
