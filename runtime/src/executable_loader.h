@@ -19,6 +19,13 @@ struct LoadedLibrary {
   /// The C math library, opened with RTLD_GLOBAL before the kernels (see
   /// loadLibrary); NULL where libm is part of libc.
   void *libm = nullptr;
+  /// The memory file the library was loaded from, open for as long as the
+  /// library is: the dynamic loader knows a library by the path it was
+  /// opened with (/proc/self/fd/N), and returns an already loaded library
+  /// for a path it has seen, so N must not be reused by another module's
+  /// load while this one is loaded. Valid only while `handle` is set (the
+  /// module's tables are zero-filled).
+  int fd = -1;
 };
 
 /// Loads the position-independent ELF shared object `code[0, size)`.

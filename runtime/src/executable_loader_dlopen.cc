@@ -39,17 +39,21 @@ kiln_status_t loadLibrary(const void *code, size_t size, LoadedLibrary *out) {
 #endif
   char path[64];
   snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+  // glibc matches an already loaded object by this path before it looks
+  // at the file: the memory file stays open (LoadedLibrary::fd) so no
+  // other module loaded meanwhile gets the same path and this library.
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  close(fd);
   if (!handle) {
     kiln_status_t status =
         makeStatus(KILN_INTERNAL, "executable does not load on this host: %s", dlerror());
+    close(fd);
     if (libm)
       dlclose(libm);
     return status;
   }
   out->handle = handle;
   out->libm = libm;
+  out->fd = fd;
   return kiln_status_ok();
 }
 
@@ -63,12 +67,15 @@ kiln_status_t lookupEntryPoint(const LoadedLibrary &library, const char *name,
 }
 
 void unloadLibrary(LoadedLibrary *library) {
-  if (library->handle)
+  if (library->handle) {
     dlclose(library->handle);
+    close(library->fd);
+  }
   if (library->libm)
     dlclose(library->libm);
   library->handle = nullptr;
   library->libm = nullptr;
+  library->fd = -1;
 }
 
 } // namespace kiln::runtime

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <cstring>
 #include <memory>
@@ -144,6 +145,54 @@ TEST(Runtime, InvokeChecksSizesAndComputes) {
   inv.input_count = 1;
   s = kiln_module_invoke(m, &inv);
   EXPECT_STREQ(s.message, "the model takes 2 inputs, 1 given");
+}
+
+// Two different models loaded at once (the workbench comparing builds, a
+// program with several models): each runs its own kernels. Both name their
+// entry point main_dispatch_0; the host loader once handed the second
+// module the first one's kernels, because the dynamic loader matched the
+// reused /proc/self/fd path of the first load.
+TEST(Runtime, TwoModulesLoadedAtOnceRunTheirOwnKernels) {
+  std::vector<uint8_t> addBytes = compileAddScale();
+  std::string subPath = ::testing::TempDir() + "kiln_sub_scale.mlir";
+  {
+    std::ofstream(subPath)
+        << "func.func @main(%a: tensor<2x3xf32> {kiln.name = \"a\"}, %b: tensor<2x3xf32> "
+           "{kiln.name = \"b\"}) -> (tensor<2x3xf32> {kiln.name = \"d\"}) {\n"
+           "  %0 = \"tosa.sub\"(%a, %b) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>\n"
+           "  return %0 : tensor<2x3xf32>\n}\n";
+  }
+  auto subBytes = kiln::compileArtifact(subPath, kiln::CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(subBytes)) << llvm::toString(subBytes.takeError());
+  Aligned add(addBytes), sub(*subBytes);
+  kiln_module_t *addModule = nullptr, *subModule = nullptr;
+  ASSERT_EQ(kiln_module_load(add.data, add.size, &addModule).code, KILN_OK);
+  std::unique_ptr<kiln_module_t, void (*)(kiln_module_t *)> g1(addModule, kiln_module_release);
+  ASSERT_EQ(kiln_module_load(sub.data, sub.size, &subModule).code, KILN_OK);
+  std::unique_ptr<kiln_module_t, void (*)(kiln_module_t *)> g2(subModule, kiln_module_release);
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {10, 20, 30, 40, 50, 60};
+  auto run = [&](kiln_module_t *m, float *out) {
+    const void *ins[2] = {x, y};
+    size_t inSizes[2] = {24, 24};
+    void *outs[1] = {out};
+    size_t outSizes[1] = {24};
+    kiln_invocation_t inv{};
+    inv.inputs = ins;
+    inv.input_sizes = inSizes;
+    inv.input_count = 2;
+    inv.outputs = outs;
+    inv.output_sizes = outSizes;
+    inv.output_count = 1;
+    kiln_status_t s = kiln_module_invoke(m, &inv);
+    EXPECT_EQ(s.code, KILN_OK) << s.message;
+  };
+  float sum[6] = {}, diff[6] = {};
+  run(addModule, sum);
+  run(subModule, diff);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FLOAT_EQ(sum[i], (x[i] + y[i]) * 0.5f) << i;
+    EXPECT_FLOAT_EQ(diff[i], x[i] - y[i]) << i;
+  }
 }
 
 //===----------------------------------------------------------------------===//
