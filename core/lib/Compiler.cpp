@@ -22,6 +22,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include <map>
@@ -562,6 +563,14 @@ static llvm::Error compileImpl(const std::string &path,
     return err;
   if (llvm::Error err = c.run("bufferization", buildBufferizationPipeline))
     return err;
+  // Constant weights into the panel layout the kernels read (before the
+  // constants are collected and the plan sizes their bindings).
+  const KernelTarget kernelTarget = kernelTargetOf(**tm);
+  const unsigned numInputs = spec.inputs.size();
+  if (llvm::Error err = c.run("weight packing", [&](PassManager &pm) {
+        pm.addPass(createPackWeightsPass(kernelTarget, numInputs));
+      }))
+    return err;
   collectConstants(*c.module, spec);
   coalesceOutputCopies(*c.module);
   if (emitted && stop == EmitStage::Buffers) {
@@ -580,7 +589,6 @@ static llvm::Error compileImpl(const std::string &path,
   plan->source = c.source;
   // Each dispatch's kernel strategy, as kiln-register-tile-contractions
   // will lower it for this target.
-  const KernelTarget kernelTarget = kernelTargetOf(**tm);
   for (auto fn : c.module->getOps<func::FuncOp>())
     if (auto id = fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id"))
       for (Dispatch &d : plan->dispatches)

@@ -1,9 +1,11 @@
 //===- GemmBench.cpp - Kiln's matmul kernel against OpenBLAS sgemm --------===//
 //
 // A benchmark, not a test (docs/benchmarks.md, "GEMM"). For each shape
-// C[M,N] = A[M,K] x B[K,N] it compiles a one-operator TOSA model
-// (tosa.matmul, both operands inputs) with Kiln for the host's widest
-// vector ISA, checks its result against OpenBLAS, then times Kiln
+// C[M,N] = A[M,K] x B[K,N] it compiles two one-operator TOSA models with
+// Kiln for the host's widest vector ISA: tosa.matmul with both operands
+// inputs (B read in its K x N layout), and tosa.fully_connected with B a
+// constant (packed into panels at compile time, as a layer's weights are).
+// It checks both results against OpenBLAS, then times the two Kiln models
 // (local-sync, one thread) and OpenBLAS cblas_sgemm (one thread)
 // interleaved: `--rounds` rounds, each a median of `--runs` runs of each
 // engine; the report takes the best round's median of each. GFLOP/s count
@@ -30,6 +32,7 @@
 #include <cstring>
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -67,6 +70,35 @@ std::string mlirFor(const Shape &s) {
      << "  %0 = \"tosa.matmul\"(%a, %b) : (tensor<1x" << s.m << "x" << s.k << "xf32>, tensor<1x"
      << s.k << "x" << s.n << "xf32>) -> tensor<1x" << s.m << "x" << s.n << "xf32>\n"
      << "  return %0 : tensor<1x" << s.m << "x" << s.n << "xf32>\n}\n";
+  return os.str();
+}
+
+/// The same product with B a constant of the model, as a layer's weights
+/// are: tosa.fully_connected (weights [N, K], so its B^T) with a zero bias.
+/// Kiln packs constant weights into panels at compile time
+/// (kiln-pack-weights); B here is a model input and is not.
+std::string constantWeightsMlirFor(const Shape &s, const std::vector<float> &b) {
+  std::ostringstream os;
+  os << "func.func @main(%a: tensor<" << s.m << "x" << s.k << "xf32> {kiln.name = \"a\"}) -> "
+     << "(tensor<" << s.m << "x" << s.n << "xf32> {kiln.name = \"c\"}) {\n"
+     << "  %w = \"tosa.const\"() {value = dense<\"0x";
+  static const char *hex = "0123456789ABCDEF";
+  for (int64_t n = 0; n < s.n; ++n)
+    for (int64_t k = 0; k < s.k; ++k) {
+      float v = b[k * s.n + n];
+      unsigned char bytes[4];
+      std::memcpy(bytes, &v, 4);
+      for (unsigned char byte : bytes)
+        os << hex[byte >> 4] << hex[byte & 15];
+    }
+  os << "\"> : tensor<" << s.n << "x" << s.k << "xf32>} : () -> tensor<" << s.n << "x" << s.k
+     << "xf32>\n"
+     << "  %z = \"tosa.const\"() {value = dense<0.0> : tensor<" << s.n << "xf32>} : () -> tensor<"
+     << s.n << "xf32>\n"
+     << "  %0 = \"tosa.fully_connected\"(%a, %w, %z) : (tensor<" << s.m << "x" << s.k
+     << "xf32>, tensor<" << s.n << "x" << s.k << "xf32>, tensor<" << s.n << "xf32>) -> tensor<"
+     << s.m << "x" << s.n << "xf32>\n"
+     << "  return %0 : tensor<" << s.m << "x" << s.n << "xf32>\n}\n";
   return os.str();
 }
 
@@ -108,6 +140,55 @@ std::string defaultCpu() {
     return "x86-64-v3";
 #endif
   return "generic";
+}
+
+/// A compiled model loaded into the runtime (its artifact kept aligned).
+struct LoadedModel {
+  std::vector<uint8_t> storage;
+  kiln_module_t *module = nullptr;
+  /// The first dispatch's kernel tile, e.g. "gemm 6x4x16".
+  std::string tile;
+  LoadedModel() = default;
+  LoadedModel(const LoadedModel &) = delete;
+  LoadedModel(LoadedModel &&other) noexcept
+      : storage(std::move(other.storage)), module(other.module), tile(std::move(other.tile)) {
+    other.module = nullptr;
+  }
+  ~LoadedModel() {
+    if (module)
+      kiln_module_release(module);
+  }
+};
+
+/// Writes `text` to `path`, compiles it for `cpu` and loads it; prints the
+/// error and returns nullopt on failure.
+std::optional<LoadedModel> loadModel(const std::string &path, const std::string &text,
+                                     const std::string &cpu) {
+  std::ofstream(path) << text;
+  kiln::CompileOptions options;
+  options.target.cpu = cpu;
+  auto compiled = kiln::compile(path, options);
+  if (!std::getenv("KILN_GEMM_BENCH_KEEP")) std::remove(path.c_str());
+  if (!compiled) {
+    std::fprintf(stderr, "kiln_gemm_bench: error: %s\n",
+                 llvm::toString(compiled.takeError()).c_str());
+    return std::nullopt;
+  }
+  LoadedModel m;
+  m.tile = compiled->plan && !compiled->plan->dispatches.empty()
+               ? kiln::kernelTileText(compiled->plan->dispatches.front().kernel)
+               : "?";
+  // kiln_module_load reads the artifact in place: 64-byte aligned storage.
+  m.storage.resize(compiled->artifact.size() + 64);
+  size_t pad = (64 - reinterpret_cast<uintptr_t>(m.storage.data()) % 64) % 64;
+  uint8_t *aligned = m.storage.data() + pad;
+  std::memcpy(aligned, compiled->artifact.data(), compiled->artifact.size());
+  kiln_status_t st = kiln_module_load(aligned, compiled->artifact.size(), &m.module);
+  if (st.code != KILN_OK) {
+    std::fprintf(stderr, "kiln_gemm_bench: error: %s\n", st.message);
+    return std::nullopt;
+  }
+  return m;
 }
 
 } // namespace
@@ -166,75 +247,67 @@ int main(int argc, char **argv) {
               "interleaved rounds, each a median of %d runs; peak %.0f FLOP/cycle x %.2f GHz = "
               "%.1f GFLOP/s\n\n",
               cpu.c_str(), rounds, runs, peakPerCycle, ghz, peak);
-  std::printf("| M x N x K | shape | Kiln tile | Kiln ms | OpenBLAS ms | Kiln GFLOP/s | OpenBLAS "
-              "GFLOP/s | Kiln / OpenBLAS | Kiln %% of peak |\n|---|---|---|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| M x N x K | shape | Kiln tile | Kiln ms | Kiln packed ms | OpenBLAS ms | Kiln "
+              "GFLOP/s | Kiln packed GFLOP/s | OpenBLAS GFLOP/s | Kiln / OpenBLAS | Kiln packed / "
+              "OpenBLAS | Kiln packed %% of peak |\n"
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::string dir = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
   for (const Shape &s : shapes) {
-    std::string path = dir + "/kiln_gemm_bench_" + std::to_string(s.m) + "x" + std::to_string(s.n) +
-                       "x" + std::to_string(s.k) + ".mlir";
-    std::ofstream(path) << mlirFor(s);
-    kiln::CompileOptions options;
-    options.target.cpu = cpu;
-    auto compiled = kiln::compile(path, options);
-    std::remove(path.c_str());
-    if (!compiled) {
-      std::fprintf(stderr, "kiln_gemm_bench: error: %s\n",
-                   llvm::toString(compiled.takeError()).c_str());
-      return 1;
-    }
-    std::string tile = compiled->plan && !compiled->plan->dispatches.empty()
-                           ? kiln::kernelTileText(compiled->plan->dispatches.front().kernel)
-                           : "?";
-    size_t bytes = compiled->artifact.size();
-    void *aligned = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    std::memcpy(aligned, compiled->artifact.data(), bytes);
-    kiln_module_t *module = nullptr;
-    kiln_status_t st = kiln_module_load(aligned, bytes, &module);
-    if (st.code != KILN_OK) {
-      std::fprintf(stderr, "kiln_gemm_bench: error: %s\n", st.message);
-      return 1;
-    }
-    std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n), ref(s.m * s.n);
+    std::vector<float> a(s.m * s.k), b(s.k * s.n), c(s.m * s.n), cp(s.m * s.n), ref(s.m * s.n);
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> dist(-1, 1);
     for (float &x : a)
       x = dist(rng);
     for (float &x : b)
       x = dist(rng);
+    std::string name = dir + "/kiln_gemm_bench_" + std::to_string(s.m) + "x" +
+                       std::to_string(s.n) + "x" + std::to_string(s.k);
+    // B an input (read in its K x N layout), and B a constant (packed).
+    std::optional<LoadedModel> plain = loadModel(name + ".mlir", mlirFor(s), cpu);
+    std::optional<LoadedModel> packed =
+        loadModel(name + "_const.mlir", constantWeightsMlirFor(s, b), cpu);
+    if (!plain || !packed)
+      return 1;
     kiln_device_t device;
     kiln_device_create_local_sync(&device);
-    const void *inPtrs[2] = {a.data(), b.data()};
-    size_t inSizes[2] = {a.size() * 4, b.size() * 4};
-    void *outPtrs[1] = {c.data()};
-    size_t outSizes[1] = {c.size() * 4};
-    kiln_invocation_t inv{};
-    inv.inputs = inPtrs;
-    inv.input_sizes = inSizes;
-    inv.input_count = 2;
-    inv.outputs = outPtrs;
-    inv.output_sizes = outSizes;
-    inv.output_count = 1;
-    inv.device = &device;
-    auto kiln = [&] {
-      kiln_status_t r = kiln_module_invoke(module, &inv);
+    auto invoke = [&](LoadedModel &m, std::vector<const void *> in, std::vector<size_t> sizes,
+                      float *out) {
+      size_t outSize = c.size() * 4;
+      void *outPtrs[1] = {out};
+      kiln_invocation_t inv{};
+      inv.inputs = in.data();
+      inv.input_sizes = sizes.data();
+      inv.input_count = in.size();
+      inv.outputs = outPtrs;
+      inv.output_sizes = &outSize;
+      inv.output_count = 1;
+      inv.device = &device;
+      kiln_status_t r = kiln_module_invoke(m.module, &inv);
       if (r.code != KILN_OK) {
         std::fprintf(stderr, "kiln_gemm_bench: error: %s\n", r.message);
         std::exit(1);
       }
     };
+    auto kiln = [&] {
+      invoke(*plain, {a.data(), b.data()}, {a.size() * 4, b.size() * 4}, c.data());
+    };
+    auto kilnPacked = [&] { invoke(*packed, {a.data()}, {a.size() * 4}, cp.data()); };
     auto blas = [&] {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(s.m), int(s.n), int(s.k), 1.0f,
                   a.data(), int(s.k), b.data(), int(s.n), 0.0f, ref.data(), int(s.n));
     };
     kiln();
+    kilnPacked();
     blas();
-    double worst = 0;
-    for (size_t i = 0; i < c.size(); ++i)
-      worst = std::max(worst, double(std::fabs(c[i] - ref[i]) / (1 + std::fabs(ref[i]))));
-    if (worst > 1e-4) {
-      std::fprintf(stderr, "kiln_gemm_bench: error: %ldx%ldx%ld differs from OpenBLAS by %g\n",
-                   s.m, s.n, s.k, worst);
-      return 1;
+    for (const auto &[out, what] : {std::pair{&c, "B an input"}, std::pair{&cp, "B packed"}}) {
+      double worst = 0;
+      for (size_t i = 0; i < c.size(); ++i)
+        worst = std::max(worst, double(std::fabs((*out)[i] - ref[i]) / (1 + std::fabs(ref[i]))));
+      if (worst > 1e-4) {
+        std::fprintf(stderr, "kiln_gemm_bench: error: %ldx%ldx%ld (%s) differs from OpenBLAS by %g\n",
+                     s.m, s.n, s.k, what, worst);
+        return 1;
+      }
     }
     auto timeMs = [&](auto &&fn) {
       std::vector<double> t;
@@ -246,20 +319,22 @@ int main(int argc, char **argv) {
       }
       return median(t);
     };
-    double kilnMs = 1e30, blasMs = 1e30;
+    double kilnMs = 1e30, packedMs = 1e30, blasMs = 1e30;
     for (int r = 0; r < rounds; ++r) {
       kilnMs = std::min(kilnMs, timeMs(kiln));
+      packedMs = std::min(packedMs, timeMs(kilnPacked));
       blasMs = std::min(blasMs, timeMs(blas));
     }
     double flop = 2.0 * double(s.m) * double(s.n) * double(s.k);
-    double kilnGf = flop / kilnMs / 1e6, blasGf = flop / blasMs / 1e6;
-    std::printf("| %ldx%ldx%ld | %s | %s | %.4f | %.4f | %.1f | %.1f | %.2fx | %.0f%% |\n", s.m,
-                s.n, s.k, s.what.c_str(), tile.c_str(), kilnMs, blasMs, kilnGf, blasGf,
-                kilnGf / blasGf, peak > 0 ? 100 * kilnGf / peak : 0.0);
+    double kilnGf = flop / kilnMs / 1e6, packedGf = flop / packedMs / 1e6,
+           blasGf = flop / blasMs / 1e6;
+    std::printf("| %ldx%ldx%ld | %s | %s | %.4f | %.4f | %.4f | %.1f | %.1f | %.1f | %.2fx | "
+                "%.2fx | %.0f%% |\n",
+                s.m, s.n, s.k, s.what.c_str(), packed->tile.c_str(), kilnMs, packedMs, blasMs,
+                kilnGf, packedGf, blasGf, kilnGf / blasGf, packedGf / blasGf,
+                peak > 0 ? 100 * packedGf / peak : 0.0);
     std::fflush(stdout);
     kiln_device_release(&device);
-    kiln_module_release(module);
-    std::free(aligned);
   }
   return 0;
 }

@@ -300,6 +300,59 @@ KernelStrategy kernelStrategyOf(mlir::func::FuncOp dispatch, const KernelTarget 
 void populateRegisterTileContractionsPatterns(mlir::RewritePatternSet &patterns,
                                               const KernelTarget &target);
 
+/// The panel layout of a K x N weight matrix (kiln-pack-weights): the
+/// columns are cut into panels of `panel` columns (the kernel's column
+/// block: register-tile vectors x lanes), the last panel narrower when N is
+/// not a multiple; each panel is stored whole, K rows of its width, one
+/// after the other. No padding: the packed matrix has K x N elements.
+/// Element (k, n) in panel p = n / panel (starting at column s = p x panel,
+/// width w = min(panel, N - s)) is at s x K + k x w + (n - s).
+/// For a convolution's HWCF weights K = H x W x C and N = F.
+struct PanelLayout {
+  int64_t rows = 0;    ///< K
+  int64_t columns = 0; ///< N
+  int64_t panel = 0;   ///< columns per full panel
+};
+
+/// The position (elements) of (k, n) in `layout`, as above.
+int64_t panelOffsetOf(const PanelLayout &layout, int64_t k, int64_t n);
+
+/// Attribute kiln-pack-weights puts on the unrealized cast through which a
+/// dispatch reads packed weights: the panel width (i64 columns).
+inline constexpr const char *kPanelColumnsAttrName = "kiln.panel_columns";
+
+/// kiln-pack-weights (on the module, buffers, @main and its dispatch
+/// functions; before the plan is built): stores constant weights in the
+/// panel layout (PanelLayout) the register-tiled kernels read, so each
+/// reduction step's weight vectors are contiguous with the previous step's
+/// instead of N columns apart. A constant (@main argument numInputs + i for
+/// entry i of kiln.constants) is packed when every use is a dispatch that
+/// reads it only as the weights of a linalg.matmul or
+/// linalg.conv_2d_nhwc_hwcf that registerTileFor tiles, N is wider than
+/// that tile's column block (else the layout already is one panel), all
+/// uses agree on the panel width, and each workgroup's column slice starts
+/// on a panel boundary and covers whole panels (or all N columns). The
+/// constant's value becomes the packed 1-D tensor (same bytes: no padding),
+/// the @main and dispatch arguments 1-D memrefs, and the dispatch reads
+/// the argument through an unrealized cast back to the logical type,
+/// marked with kPanelColumnsAttrName; kiln-register-tile-contractions
+/// indexes the packed buffer and the cast disappears.
+///
+/// Before:
+///   kiln.constants = [{name = "c0", value = dense<...> : tensor<8x96xf32>}]
+///   func.func private @main_dispatch_0(%a: memref<?x8xf32>,
+///       %w: memref<8x96xf32>, %c: memref<?x96xf32>, ...) {
+///     linalg.matmul ins(%a, %w : ...) outs(%c : ...)
+/// After (panel 64: one 8x64 panel, then an 8x32 one):
+///   kiln.constants = [{name = "c0", value = dense<...> : tensor<768xf32>}]
+///   func.func private @main_dispatch_0(%a: memref<?x8xf32>,
+///       %w: memref<768xf32>, %c: memref<?x96xf32>, ...) {
+///     %0 = builtin.unrealized_conversion_cast %w : memref<768xf32> to
+///          memref<8x96xf32> {kiln.panel_columns = 64 : i64}
+///     linalg.matmul ins(%a, %0 : ...) outs(%c : ...)
+std::unique_ptr<mlir::Pass> createPackWeightsPass(const KernelTarget &target,
+                                                  unsigned numInputs);
+
 /// kiln-interchange-for-vectorization (on func.func, buffers or tensors):
 /// generalizes convolutions, contractions and pooling ops and interchanges
 /// their loops so the output's innermost non-unit dimension is the

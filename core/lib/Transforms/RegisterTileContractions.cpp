@@ -187,13 +187,20 @@ struct Contraction {
   /// B's indices without the column.
   std::function<SmallVector<Value>(ImplicitLocOpBuilder &, ValueRange outer, ValueRange red)>
       bIndices;
+  /// Set when B is packed (kiln-pack-weights; bMatrix is then the 1-D
+  /// packed buffer): the index of the weight vector `offset` columns into
+  /// the column block at `colStart` (tile-relative) for reduction step
+  /// `red`; `tail` for the tile's last, narrower block.
+  std::function<Value(ImplicitLocOpBuilder &, ValueRange red, Value colStart, int64_t offset,
+                      bool tail)>
+      packedIndex;
 };
 
 /// One register block: `rows` x `vectors` accumulators loaded from C, the
 /// reduction nest carrying them, one store each.
 void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
                           ValueRange outer, Value rowStart, int64_t rows,
-                          Value colStart, ArrayRef<ColumnVector> vectors) {
+                          Value colStart, ArrayRef<ColumnVector> vectors, bool tail) {
   SmallVector<Value> rowIndex;
   for (int64_t r = 0; r < rows; ++r)
     rowIndex.push_back(r == 0 ? rowStart
@@ -216,6 +223,11 @@ void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
       [&](ImplicitLocOpBuilder &nb, ValueRange red, ValueRange carried) {
         SmallVector<Value> weights;
         for (const ColumnVector &cv : vectors) {
+          if (k.packedIndex) {
+            Value idx = k.packedIndex(nb, red, colStart, cv.offset, tail);
+            weights.push_back(loadVector(nb, k.bMatrix, ValueRange{idx}, cv));
+            continue;
+          }
           SmallVector<Value> idx = k.bIndices(nb, outer, red);
           idx.push_back(columnOf(nb, cv));
           weights.push_back(loadVector(nb, k.bMatrix, idx, cv));
@@ -239,13 +251,15 @@ void emitContractionBlock(ImplicitLocOpBuilder &b, const Contraction &k,
     }
 }
 
-/// Calls `block(b, colStart, vectors)` for the column blocks of `tile`
-/// over `columns` static columns: a loop over the uniform blocks (tile.vectors
-/// full-width vectors each: no mask, no narrow vector), then one tail block
-/// with the rest. Offsets in `vectors` are relative to colStart.
+/// Calls `block(b, colStart, vectors, tail)` for the column blocks of
+/// `tile` over `columns` static columns: a loop over the uniform blocks
+/// (tile.vectors full-width vectors each: no mask, no narrow vector), then
+/// one tail block (tail = true) with the rest. Offsets in `vectors` are
+/// relative to colStart.
 void forEachColumnBlock(
     ImplicitLocOpBuilder &b, int64_t columns, const RegisterTile &tile,
-    const std::function<void(ImplicitLocOpBuilder &, Value, ArrayRef<ColumnVector>)> &block) {
+    const std::function<void(ImplicitLocOpBuilder &, Value, ArrayRef<ColumnVector>, bool)>
+        &block) {
   SmallVector<ColumnVector> all = columnVectors(columns, tile.lanes);
   const int64_t perBlock = tile.vectors;
   int64_t fullVectors = 0;
@@ -263,17 +277,17 @@ void forEachColumnBlock(
   }
   const int64_t blockColumns = perBlock * tile.lanes;
   if (uniform == 1)
-    block(b, constantIndex(b, 0), blockVectors);
+    block(b, constantIndex(b, 0), blockVectors, false);
   else if (uniform > 1)
     b.create<scf::ForOp>(constantIndex(b, 0), constantIndex(b, uniform * blockColumns),
                          constantIndex(b, blockColumns), std::nullopt,
                          [&](OpBuilder &fb, Location loc, Value col, ValueRange) {
                            ImplicitLocOpBuilder ib(loc, fb);
-                           block(ib, col, blockVectors);
+                           block(ib, col, blockVectors, false);
                            ib.create<scf::YieldOp>();
                          });
   if (!tail.empty())
-    block(b, constantIndex(b, uniform * blockColumns), tail);
+    block(b, constantIndex(b, uniform * blockColumns), tail, true);
 }
 
 /// Emits the whole contraction with `tile`: outer loops, then column blocks
@@ -300,12 +314,12 @@ void emitContraction(ImplicitLocOpBuilder &b, const Contraction &k,
         // while it is in cache.
         forEachColumnBlock(ob, k.columns, tile,
                            [&](ImplicitLocOpBuilder &cb, Value col,
-                               ArrayRef<ColumnVector> vectors) {
+                               ArrayRef<ColumnVector> vectors, bool tail) {
                              forEachRowBlock(cb, k.rowCount, tile.rows,
                                              [&](ImplicitLocOpBuilder &rb, Value rowStart,
                                                  int64_t rows) {
                                                emitContractionBlock(rb, k, outerIvs, rowStart,
-                                                                    rows, col, vectors);
+                                                                    rows, col, vectors, tail);
                                              });
                            });
       };
@@ -573,6 +587,64 @@ std::optional<RegisterTile> registerTileFor(Operation *op, const KernelTarget &t
 
 namespace {
 
+/// Weights kiln-pack-weights stored in the panel layout: `b` (the op's B
+/// operand) is the marked unrealized cast of the packed 1-D buffer, or a
+/// subview of it that slices only the columns.
+struct PackedWeights {
+  Value packed;
+  PanelLayout layout;
+  /// The reduction dimensions of the logical weights (K = their product).
+  SmallVector<int64_t> reductionDims;
+  /// Where the op's columns start in the logical weights.
+  OpFoldResult columnOffset;
+};
+
+std::optional<PackedWeights> packedWeightsOf(Value b) {
+  PackedWeights p;
+  p.columnOffset = IntegerAttr::get(IndexType::get(b.getContext()), 0);
+  Value logical = b;
+  if (auto subview = b.getDefiningOp<memref::SubViewOp>()) {
+    p.columnOffset = subview.getMixedOffsets().back();
+    logical = subview.getSource();
+  }
+  auto cast = logical.getDefiningOp<UnrealizedConversionCastOp>();
+  if (!cast || !cast->hasAttr(kPanelColumnsAttrName) || cast.getInputs().size() != 1)
+    return std::nullopt;
+  auto type = logical.getType().cast<MemRefType>();
+  p.packed = cast.getInputs().front();
+  p.layout.columns = type.getShape().back();
+  p.layout.rows = type.getNumElements() / p.layout.columns;
+  p.layout.panel = cast->getAttrOfType<IntegerAttr>(kPanelColumnsAttrName).getInt();
+  p.reductionDims.assign(type.getShape().begin(), type.getShape().end() - 1);
+  return p;
+}
+
+/// Contraction::packedIndex for `p` (PanelLayout in Passes.h): the block
+/// at tile column colStart starts at global column s = offset + colStart,
+/// a panel boundary (kiln-pack-weights checked it), so its panel begins at
+/// element s x K; rows are `panel` wide, the tail block's N - s.
+std::function<Value(ImplicitLocOpBuilder &, ValueRange, Value, int64_t, bool)>
+packedIndexOf(const PackedWeights &p) {
+  return [p](ImplicitLocOpBuilder &b, ValueRange red, Value colStart, int64_t offset,
+             bool tail) -> Value {
+    Value k = red[0];
+    for (size_t i = 1; i < red.size(); ++i)
+      k = b.create<arith::AddIOp>(
+          b.create<arith::MulIOp>(k, constantIndex(b, p.reductionDims[i])), red[i]);
+    Value start = colStart;
+    if (std::optional<int64_t> c = getConstantIntValue(p.columnOffset); c != 0)
+      start = b.create<arith::AddIOp>(start, getValueOrCreateConstantIndexOp(
+                                                 b, b.getLoc(), p.columnOffset));
+    Value base = b.create<arith::MulIOp>(start, constantIndex(b, p.layout.rows));
+    // The tail block is the last panel: N - (its start) columns wide.
+    Value width = tail ? b.create<arith::SubIOp>(constantIndex(b, p.layout.columns), start)
+                             .getResult()
+                       : constantIndex(b, p.layout.panel);
+    Value row = b.create<arith::AddIOp>(base, b.create<arith::MulIOp>(k, width));
+    return b.create<arith::AddIOp>(row, constantIndex(b, offset));
+  };
+}
+
 /// linalg.matmul (C[m, n] += A[m, k] B[k, n]) and linalg.batch_matmul (the
 /// same with a leading batch index on every operand, an outer loop).
 template <typename OpTy, bool Batched>
@@ -616,6 +688,10 @@ struct TileMatmulFamily : public OpRewritePattern<OpTy> {
       idx.push_back(red[0]);
       return idx;
     };
+    if (std::optional<PackedWeights> packed = packedWeightsOf(bm); packed && !Batched) {
+      k.bMatrix = packed->packed;
+      k.packedIndex = packedIndexOf(*packed);
+    }
     emitContraction(b, k, *tile);
     if (epilogue)
       eraseEpilogue(rewriter, *epilogue);
@@ -684,6 +760,10 @@ struct TileConv2D : public OpRewritePattern<linalg::Conv2DNhwcHwcfOp> {
     k.bIndices = [](ImplicitLocOpBuilder &, ValueRange, ValueRange red) {
       return SmallVector<Value>{red[0], red[1], red[2]};
     };
+    if (std::optional<PackedWeights> packed = packedWeightsOf(w)) {
+      k.bMatrix = packed->packed;
+      k.packedIndex = packedIndexOf(*packed);
+    }
     emitContraction(b, k, *tile);
     if (epilogue)
       eraseEpilogue(rewriter, *epilogue);
@@ -889,7 +969,7 @@ struct TileDepthwise : public OpRewritePattern<linalg::DepthwiseConv2DNhwcHwcmOp
                           // pixels' input rows stay in cache across them.
                           forEachColumnBlock(rb, channels, tile,
                                              [&](ImplicitLocOpBuilder &cb, Value c0,
-                                                 ArrayRef<ColumnVector> vectors) {
+                                                 ArrayRef<ColumnVector> vectors, bool) {
                                                emitBlock(cb, n, oh, rowStart, rows, c0,
                                                          vectors);
                                              });
@@ -932,6 +1012,24 @@ struct RegisterTileContractionsPass
     // Every rewrite erases its op and emits loops the patterns do not
     // match, so one sweep suffices; folding is left to the canonicalizer.
     (void)applyPatternsAndFoldGreedily(getOperation(), std::move(patterns), config);
+    // Packed weights are only readable by the kernels above: a marked cast
+    // still in use means an op kiln-pack-weights expected to be tiled was
+    // not, and the loop path would read the packed buffer as K x N.
+    WalkResult result = getOperation().walk([&](UnrealizedConversionCastOp cast) {
+      if (!cast->hasAttr(kPanelColumnsAttrName))
+        return WalkResult::advance();
+      for (Operation *user : llvm::make_early_inc_range(cast->getUsers()))
+        if (isa<memref::SubViewOp>(user) && user->use_empty())
+          user->erase();
+      if (!cast->use_empty()) {
+        cast.emitError("internal error: packed weights read by an op that is not register-tiled");
+        return WalkResult::interrupt();
+      }
+      cast->erase();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
   }
 
   KernelTarget target;
@@ -974,6 +1072,18 @@ static std::string shapeOf(Value v) {
   return text;
 }
 
+/// "KxN packed: 2 panels Kx64 + Kx32" for the plan's weight layout.
+static std::string panelLayoutText(const PanelLayout &l) {
+  const int64_t full = l.columns / l.panel, rest = l.columns % l.panel;
+  std::string k = std::to_string(l.rows);
+  std::string text = k + "x" + std::to_string(l.columns) + " KxN packed: " +
+                     std::to_string(full) + (full == 1 ? " panel " : " panels ") + k + "x" +
+                     std::to_string(l.panel);
+  if (rest)
+    text += " + " + k + "x" + std::to_string(rest);
+  return text + " (each contiguous)";
+}
+
 KernelStrategy kernelStrategyOf(func::FuncOp dispatch, const KernelTarget &target) {
   KernelStrategy strategy;
   dispatch.walk([&](linalg::LinalgOp op) {
@@ -981,6 +1091,7 @@ KernelStrategy kernelStrategyOf(func::FuncOp dispatch, const KernelTarget &targe
     if (!tile || strategy.kind != "loops")
       return;
     Value weights = op.getDpsInputOperand(1)->get();
+    std::optional<PackedWeights> packed = packedWeightsOf(weights);
     strategy.tileRows = tile->rows;
     strategy.tileVectors = tile->vectors;
     strategy.lanes = tile->lanes;
@@ -1001,6 +1112,8 @@ KernelStrategy kernelStrategyOf(func::FuncOp dispatch, const KernelTarget &targe
       // per accumulator (loads shared between taps are not counted).
       loads = tile->vectors + fmas;
     }
+    if (packed)
+      strategy.weightLayout = panelLayoutText(packed->layout);
     // Multiply-adds per cycle: half as many without FMA (a multiply and
     // an add each). Only the lanes the op's columns fill do useful work.
     double madds = double(target.fmaPerCycle) / (target.fma ? 1.0 : 2.0);
