@@ -267,9 +267,11 @@ RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target);
 /// as loop-carried values (they stay in registers) and stored once.
 /// Remainder rows use smaller power-of-two row tiles (7 left of 8:
 /// 4 + 2 + 1); remainder columns a narrower
-/// power-of-two vector or one masked vector, never scalar loops. Ops it
-/// cannot handle (dynamic column count, non-unit-stride columns, other
-/// element types) are left to kiln-interchange-for-vectorization.
+/// power-of-two vector or one masked vector, never scalar loops. Weights
+/// kiln-pack-weights packed (a marked unrealized cast) are read from their
+/// panels (PanelLayout); the pass fails if a marked cast is left in use.
+/// Ops it cannot handle (dynamic column count, non-unit-stride columns,
+/// other element types) are left to kiln-interchange-for-vectorization.
 ///
 /// Before: linalg.matmul ins(%a, %b : memref<?x24xf32>, memref<24x24xf32>)
 ///                       outs(%c : memref<?x24xf32>)
