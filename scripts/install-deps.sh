@@ -22,6 +22,8 @@ packages=(
   clang-16 libclang-rt-16-dev
   # Benchmarks (tests/bench): Google Benchmark, OpenBLAS for the GEMM bench.
   libbenchmark-dev libopenblas-dev
+  # The Python package (python/) and its tests (tests/python).
+  python3-dev pybind11-dev python3-numpy python3-pytest
 )
 
 missing=()

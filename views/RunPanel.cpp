@@ -122,6 +122,37 @@ static std::vector<kiln::NpyArray> readInputs(const QStringList &files, QString 
   return out;
 }
 
+RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles) {
+  RunPanelResult r;
+  kiln::RunOptions options;
+  options.device = "local-task";
+  options.threads = unsigned(std::max(1, QThread::idealThreadCount()));
+  options.benchmarkRuns = 20;
+  options.trace = true;
+  std::vector<kiln::NpyArray> inputs;
+  if (inputFiles.isEmpty()) {
+    options.randomInputs = true; // one load: the artifact passes the gate once
+  } else {
+    inputs = readInputs(inputFiles, r.error);
+    if (!r.error.isEmpty())
+      return r;
+  }
+  auto run = kiln::runArtifact(artifact, inputs, options);
+  if (!run) {
+    r.error = errorText(run.takeError());
+    return r;
+  }
+  r.ok = true;
+  r.outputInfos = run->outputs;
+  r.outputs = std::move(run->outputValues);
+  r.medianMs = kiln::latencyOf(run->timesMs, options).medianMs;
+  r.measured.device = options.device;
+  r.measured.threads = options.threads;
+  r.measured.events = std::move(run->trace);
+  r.measured.timesMs = std::move(run->timesMs);
+  return r;
+}
+
 bool RunPanel::run() {
   if (isBusy() || artifact_.empty())
     return false;
@@ -132,42 +163,7 @@ bool RunPanel::run() {
   message_->setText(tr("Running\u2026"));
   runButton_->setEnabled(false);
   validateButton_->setEnabled(false);
-  unsigned threads = unsigned(std::max(1, QThread::idealThreadCount()));
-  watcher_.setFuture(QtConcurrent::run([artifact = artifact_, files, threads]() -> RunPanelResult {
-    RunPanelResult r;
-    auto desc = kiln::describeArtifact(artifact);
-    if (!desc) {
-      r.error = errorText(desc.takeError());
-      return r;
-    }
-    std::vector<kiln::NpyArray> inputs;
-    if (files.isEmpty()) {
-      inputs = kiln::randomInputs(desc->inputs);
-    } else {
-      inputs = readInputs(files, r.error);
-      if (!r.error.isEmpty())
-        return r;
-    }
-    kiln::RunOptions options;
-    options.device = "local-task";
-    options.threads = threads;
-    options.benchmarkRuns = 20;
-    options.trace = true;
-    auto run = kiln::runArtifact(artifact, inputs, options);
-    if (!run) {
-      r.error = errorText(run.takeError());
-      return r;
-    }
-    r.ok = true;
-    r.outputInfos = run->outputs;
-    r.outputs = std::move(run->outputValues);
-    r.medianMs = kiln::latencyOf(run->timesMs, options).medianMs;
-    r.measured.device = options.device;
-    r.measured.threads = threads;
-    r.measured.events = std::move(run->trace);
-    r.measured.timesMs = std::move(run->timesMs);
-    return r;
-  }));
+  watcher_.setFuture(QtConcurrent::run([artifact = artifact_, files] { return runOnHost(artifact, files); }));
   return true;
 }
 

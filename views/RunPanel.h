@@ -38,6 +38,15 @@ struct RunPanelResult {
   MeasuredRun measured;
 };
 
+/// Runs `artifact` on this host the one way the workbench does (Build >
+/// Run on Host and the Run panel): device local-task on every core, one
+/// traced run, then 20 timed runs (medianMs is kiln::medianOf of their
+/// times, ms), with `inputFiles` (.npy, in signature order) or, when
+/// empty, seeded random inputs (kiln::randomInputs, seed 1). Blocks: call
+/// it on a worker thread. Errors (a file that cannot be read, the
+/// runtime's) go to RunPanelResult::error.
+RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles = {});
+
 class RunPanel : public QWidget {
   Q_OBJECT
 public:

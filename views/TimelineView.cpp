@@ -78,9 +78,9 @@ void TimelineView::setMeasured(const MeasuredRun &run) {
   if (!plan_)
     return;
   data_ = measuredTimeline(*plan_, run.events);
-  std::vector<double> t = run.timesMs;
-  std::sort(t.begin(), t.end());
-  QString median = t.empty() ? QString() : tr(", median of %1 runs %2 ms").arg(t.size()).arg(t[t.size() / 2], 0, 'f', 3);
+  const std::vector<double> &t = run.timesMs;
+  QString median =
+      t.empty() ? QString() : tr(", median of %1 runs %2 ms").arg(t.size()).arg(kiln::medianOf(t), 0, 'f', 3);
   caption_->setText(tr("Measured on the host: %1, %2 thread(s)%3. One lane per thread; upper half dispatches, "
                        "lower half their workgroups.")
                         .arg(QString::fromStdString(run.device)).arg(run.threads).arg(median));

@@ -3,6 +3,8 @@
 
 #include "PlanModels.h"
 
+#include "kiln/Recipe.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QFont>
@@ -39,32 +41,19 @@ int TuningModel::rowOfDispatch(int64_t id) const {
   return -1;
 }
 
-bool TuningModel::parseSizes(const QString &text, std::vector<int64_t> &sizes, QString &error) {
-  sizes.clear();
-  const QStringList parts = text.trimmed().split(QRegularExpression(QStringLiteral("[,\\s\\[\\]]+")), Qt::SkipEmptyParts);
-  for (const QString &p : parts) {
-    bool ok = false;
-    qlonglong v = p.toLongLong(&ok);
-    if (!ok) {
-      error = tr("\u201c%1\u201d is not a whole number; give one tile size per loop, e.g. 0,8,0,0 (0 = whole loop)")
-                  .arg(p);
-      return false;
-    }
-    sizes.push_back(v);
-  }
-  return true;
-}
-
 QString TuningModel::checkTiles(const kiln::Dispatch &d, const QString &text, std::vector<int64_t> *out) {
-  std::vector<int64_t> sizes;
-  QString error;
-  if (!parseSizes(text, sizes, error))
-    return error;
-  if (sizes.empty())
+  // Commas or spaces between the sizes, brackets allowed: as `--tile=ID=S0,S1,...`.
+  QString list = text.trimmed().remove(QLatin1Char('[')).remove(QLatin1Char(']')).trimmed();
+  if (list.isEmpty())
     return {}; // back to the compiler's choice
-  std::string why = kiln::explainTileSizes(d, sizes);
-  if (!why.empty())
-    return QString::fromStdString(why);
+  list = list.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts).join(QLatin1Char(','));
+  kiln::BuildRecipe parsed;
+  if (llvm::Error err =
+          kiln::setRecipeOption(parsed, "tile", std::to_string(d.id) + "=" + list.toStdString()))
+    return QString::fromStdString(llvm::toString(std::move(err)));
+  const std::vector<int64_t> &sizes = parsed.tiles.begin()->second;
+  if (llvm::Error err = kiln::checkTileSizes(d.id, sizes, d.loopRanges, d.loopKinds))
+    return QString::fromStdString(llvm::toString(std::move(err)));
   if (out)
     *out = sizes;
   return {};
@@ -206,7 +195,7 @@ bool TuningModel::setData(const QModelIndex &index, const QVariant &value, int r
   pending_[index.row()] = {text, why};
   emit dataChanged(index, index);
   if (!why.isEmpty()) {
-    emit rejected(d.id, tr("%1: %2").arg(QString::fromStdString(d.name), why));
+    emit rejected(d.id, why);
     return false;
   }
   if (text.isEmpty()) {

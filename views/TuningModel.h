@@ -3,10 +3,11 @@
 // One row per dispatch of the plan: id, fused operators, loops (range and
 // kind), workgroup tile sizes (editable), workgroups, fusion (checkable).
 // The model never changes the plan or the project itself: a typed tile
-// list is parsed and checked with kiln::explainTileSizes(); a valid one is
-// announced with tilesEdited() (the owner re-plans), an invalid one stays
-// in its cell in red with the reason as tooltip and is announced with
-// rejected() — it is never applied or clamped.
+// list is parsed as `--tile=` is (kiln::setRecipeOption) and checked by the
+// tiler's rule (kiln::checkTileSizes); a valid one is announced with
+// tilesEdited() (the owner re-plans), an invalid one stays in its cell in
+// red with the core's reason as tooltip and is announced with rejected() —
+// it is never applied or clamped.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_VIEWS_TUNINGMODEL_H
@@ -39,10 +40,10 @@ public:
   int64_t dispatchAt(int row) const;
   int rowOfDispatch(int64_t id) const;
 
-  /// Parses "8,0,0" (commas or spaces between whole numbers). Returns
-  /// false with `error` set for anything else.
-  static bool parseSizes(const QString &text, std::vector<int64_t> &sizes, QString &error);
-  /// Why `text` is not a valid tile list for dispatch `d` ("" if valid).
+  /// Why `text` is not a valid tile list for dispatch `d` ("" if valid;
+  /// empty text is valid: the compiler's choice). The sizes are separated
+  /// by commas or spaces ("8,0,0", "[8 0 0]"); the reason is the core's
+  /// (kiln::setRecipeOption, kiln::checkTileSizes), naming the dispatch.
   static QString checkTiles(const kiln::Dispatch &d, const QString &text, std::vector<int64_t> *sizes = nullptr);
 
   /// The reason the last edit of `row`'s tiles was refused ("" if none).
@@ -61,7 +62,8 @@ signals:
   void tilesEdited(qint64 id, const std::vector<int64_t> &sizes);
   /// Fusion switched for dispatch `id`.
   void fusionEdited(qint64 id, bool on);
-  /// An edit was refused; `message` says why (names the dispatch).
+  /// An edit was refused; `message` says why (the core's reason, naming
+  /// the dispatch).
   void rejected(qint64 id, const QString &message);
 
 private:

@@ -16,11 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Artifact.h"
+#include "kiln/AtomicWrite.h"
 #include "kiln/Compiler.h"
 #include "kiln/Export.h"
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
 #include "kiln/Project.h"
+#include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
 #include "Usage.h"
@@ -176,8 +178,10 @@ static cl::list<std::string> tiles("tile",
                                    cl::value_desc("id=sizes"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                    cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> tuning("tuning",
-                                   cl::desc("JSON tuning file: {\"tiles\": {\"ID\": [..]}, "
-                                            "\"no_fusion\": [ID, ..], \"fusion\": bool}"),
+                                   cl::desc("JSON file of build settings, e.g. {\"tiles\": "
+                                            "{\"ID\": [..]}, \"no_fusion\": [ID, ..], "
+                                            "\"fusion\": bool} (a bundle manifest's \"recipe\"); "
+                                            "flags given too win"),
                                    cl::value_desc("file.json"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                    cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<bool> fusion("fusion",
@@ -185,7 +189,7 @@ static cl::opt<bool> fusion("fusion",
                                      "root's dispatch (default true; --fusion=false: off)"),
                             cl::init(true), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                             cl::sub(inspectCmd), cl::cat(kilnCategory));
-static cl::list<int64_t> noFusion("no-fusion",
+static cl::list<std::string> noFusion("no-fusion",
                                   cl::desc("Turn fusion off for one dispatch id"),
                                   cl::value_desc("id"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                                   cl::sub(inspectCmd), cl::cat(kilnCategory));
@@ -261,29 +265,42 @@ static cl::opt<std::string> projectFile("project",
                                         cl::value_desc("file.kilnproj"), cl::sub(compileCmd),
                                         cl::sub(exportCmd), cl::cat(kilnCategory));
 
-/// True when a flag that --project also sets was given.
-static bool tuningFlagsGiven() {
-  return !fixShapes.empty() || !targetTriple.empty() || !targetName.empty() ||
-         targetCpu.getNumOccurrences() || targetFeatures.getNumOccurrences() ||
-         !tiles.empty() || !tuning.empty() || fusion.getNumOccurrences() ||
-         !noFusion.empty() || profile.getNumOccurrences() ||
-         debugSymbols.getNumOccurrences() || reflectionData.getNumOccurrences() ||
-         outputFormat.getNumOccurrences() || moduleName.getNumOccurrences();
+/// The build flags given (the recipe's settings, kiln/Recipe.h), as
+/// (recipe key, value text) in recipeKeys() order. Read before anything
+/// compiles: compiling resets llvm::cl option values (see runRun).
+static std::vector<std::pair<std::string, std::string>> recipeFlags() {
+  std::vector<std::pair<std::string, std::string>> flags;
+  auto text = [&](const char *key, const cl::opt<std::string> &option) {
+    if (option.getNumOccurrences())
+      flags.push_back({key, option});
+  };
+  auto boolean = [&](const char *key, const cl::opt<bool> &option) {
+    if (option.getNumOccurrences())
+      flags.push_back({key, option ? "true" : "false"});
+  };
+  auto list = [&](const char *key, const cl::list<std::string> &option) {
+    for (const std::string &value : option)
+      flags.push_back({key, value});
+  };
+  text("target", targetName);
+  text("target-cpu", targetCpu);
+  text("target-cpu-features", targetFeatures);
+  text("profile", profile);
+  boolean("debug-symbols", debugSymbols);
+  boolean("reflection", reflectionData);
+  text("output-format", outputFormat);
+  text("module-name", moduleName);
+  list("tile", tiles);
+  boolean("fusion", fusion);
+  list("no-fusion", noFusion);
+  list("fix-shape", fixShapes);
+  return flags;
 }
 
-/// Loads --project: the model path and compile options it gives.
-static llvm::Error loadProjectOptions(const std::string &path, std::string &model,
-                                      kiln::CompileOptions &options) {
-  auto project = kiln::loadProject(path);
-  if (!project)
-    return project.takeError();
-  auto projectOptions = kiln::projectCompileOptions(*project);
-  if (!projectOptions)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
-                                   llvm::toString(projectOptions.takeError()).c_str());
-  model = kiln::projectModelPath(*project, path);
-  options = *projectOptions;
-  return llvm::Error::success();
+/// True when a flag that --project also sets was given (a build setting,
+/// --target-triple or --tuning).
+static bool recipeFlagsGiven() {
+  return !recipeFlags().empty() || !targetTriple.empty() || !tuning.empty();
 }
 
 static int fail(const llvm::Twine &message) {
@@ -326,93 +343,80 @@ static int usage(const llvm::Twine &message) {
   return fail(kiln::cli::usageError(message));
 }
 
-static llvm::Expected<kiln::CompileOptions> compileOptions() {
-  kiln::CompileOptions options;
-  options.target.cpu = targetCpu;
-  options.target.features = targetFeatures;
-  if (!targetName.empty()) {
-    if (!targetTriple.empty())
-      return kiln::cli::usageError("--target and --target-triple both given; use one");
-    if (llvm::Error err = kiln::applyTarget(targetName, options.target))
-      return kiln::cli::asUsageError(std::move(err));
-  } else {
-    options.target.triple = targetTriple;
-  }
-  if (!kiln::parseOutputFormat(outputFormat, options.format))
-    return kiln::cli::usageError("--output-format='" + outputFormat +
-                                 "' is not a format (kiln, c-module)");
-  options.moduleName = moduleName;
+/// The recipe of the build flags given and of --tuning (flags win over the
+/// file). A flag's bad value is a usage error; a bad file is not.
+static llvm::Expected<kiln::BuildRecipe> recipeOfFlags() {
+  const auto flags = recipeFlags();
+  auto apply = [&](kiln::BuildRecipe &recipe) -> llvm::Error {
+    for (const auto &[key, value] : flags)
+      if (llvm::Error err = kiln::setRecipeOption(recipe, key, value))
+        return kiln::cli::asUsageError(std::move(err));
+    return llvm::Error::success();
+  };
+  kiln::BuildRecipe recipe;
+  if (llvm::Error err = apply(recipe))
+    return std::move(err);
+  if (tuning.empty())
+    return recipe;
+  auto file = kiln::loadRecipe(tuning);
+  if (!file)
+    return file.takeError();
+  if (llvm::Error err = apply(*file))
+    return std::move(err);
+  return *file;
+}
+
+/// --max-buffer-bytes, checked (0 = the target's default).
+static llvm::Expected<int64_t> maxBufferBytesFlag() {
   if (maxBufferBytes > static_cast<uint64_t>(INT64_MAX))
     return kiln::cli::usageError("--max-buffer-bytes=" + llvm::Twine(maxBufferBytes) +
                                  " is above 2^63 - 1");
-  options.maxBufferBytes = static_cast<int64_t>(maxBufferBytes);
-  if (llvm::Error err = kiln::applyProfile(profile, options))
-    return kiln::cli::asUsageError(std::move(err));
-  if (debugSymbols.getNumOccurrences())
-    options.debugSymbols = debugSymbols;
-  if (reflectionData.getNumOccurrences())
-    options.reflection = reflectionData;
-  if (options.format == kiln::OutputFormat::CModule &&
-      (debugSymbols.getNumOccurrences() || reflectionData.getNumOccurrences()))
-    warn(llvm::Twine(debugSymbols.getNumOccurrences() ? "--debug-symbols" : "--reflection") +
-         " changes nothing for a C module: its kernels object keeps the symbols the "
-         "firmware links against, and it carries no reflection section");
-  for (const std::string &text : fixShapes) {
-    auto fix = kiln::parseShapeFix(text);
-    if (!fix)
-      return kiln::cli::asUsageError(fix.takeError());
-    for (const kiln::ShapeFix &earlier : options.fixedShapes)
-      if (earlier.input == fix->input)
-        return kiln::cli::usageError("--fix-shape fixes input '" + fix->input +
-                                     "' twice; give one shape per input");
-    options.fixedShapes.push_back(*fix);
-  }
-  if (!tuning.empty())
-    if (llvm::Error err = kiln::loadTuningFile(tuning, options))
-      return std::move(err);
-  options.fusion = options.fusion && fusion;
-  for (int64_t id : noFusion)
-    options.noFusion.push_back(id);
-  for (const std::string &text : tiles) {
-    auto tile = kiln::parseTileOverride(text);
-    if (!tile)
-      return kiln::cli::asUsageError(tile.takeError());
-    options.tileSizes.push_back(*tile);
-  }
+  return static_cast<int64_t>(maxBufferBytes);
+}
+
+/// Compile options of `recipe` plus the flags no recipe holds
+/// (--target-triple, --max-buffer-bytes).
+static llvm::Expected<kiln::CompileOptions> compileOptionsOf(const kiln::BuildRecipe &recipe) {
+  if (!targetTriple.empty() && targetName.getNumOccurrences())
+    return kiln::cli::usageError("--target and --target-triple both given; use one");
+  auto bufferBytes = maxBufferBytesFlag();
+  if (!bufferBytes)
+    return bufferBytes.takeError();
+  auto options = kiln::recipeCompileOptions(recipe);
+  if (!options)
+    return options.takeError();
+  if (!targetTriple.empty())
+    options->target.triple = targetTriple;
+  options->maxBufferBytes = *bufferBytes;
   return options;
 }
 
-/// Writes `path` through a temporary file in the same directory renamed
-/// over it, so a failed write (disk full) never leaves a truncated file.
-static llvm::Error writeFile(const std::string &path, const void *data, size_t size) {
-  llvm::sys::fs::file_status status;
-  bool regular = !llvm::sys::fs::status(path, status) &&
-                 status.type() == llvm::sys::fs::file_type::regular_file;
-  bool exists = llvm::sys::fs::exists(path);
-  // Special files (/dev/stdout, a FIFO) are written directly.
-  std::string target = (exists && !regular) ? path : path + ".kiln-tmp";
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream os(target, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return llvm::createStringError(ec, "%s: cannot write: %s", path.c_str(),
-                                     ec.message().c_str());
-    os.write(static_cast<const char *>(data), size);
-    os.close();
-    if (os.has_error()) {
-      ec = os.error();
-      os.clear_error(); // reported below, not as a fatal error
-    }
-  }
-  if (!ec && target != path)
-    ec = llvm::sys::fs::rename(target, path);
-  if (ec) {
-    if (target != path)
-      llvm::sys::fs::remove(target);
-    return llvm::createStringError(ec, "%s: write failed: %s", path.c_str(),
-                                   ec.message().c_str());
-  }
-  return llvm::Error::success();
+/// Warns about settings that change nothing for the recipe's format.
+static void warnUnusedSettings(const kiln::BuildRecipe &recipe) {
+  if (recipe.format == kiln::OutputFormat::CModule && (recipe.debugSymbols || recipe.reflection))
+    warn(llvm::Twine(recipe.debugSymbols ? "--debug-symbols" : "--reflection") +
+         " changes nothing for a C module: its kernels object keeps the symbols the "
+         "firmware links against, and it carries no reflection section");
+}
+
+/// Loads --project: the model path, recipe and export folder it gives,
+/// the recipe checked (errors name the project file).
+static llvm::Expected<kiln::Project> loadProjectFlag(const std::string &path, std::string &model) {
+  auto project = kiln::loadProject(path);
+  if (!project)
+    return project.takeError();
+  if (llvm::Error err = kiln::validateRecipe(project->recipe))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s: %s", path.c_str(),
+                                   llvm::toString(std::move(err)).c_str());
+  model = kiln::projectModelPath(*project, path);
+  return project;
+}
+
+/// Refuses build flags next to --project (it sets them all).
+static int projectFlagsError(const std::string &project) {
+  return fail("--project=" + project +
+              " sets the target, profile, format and tuning; edit the project "
+              "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
 }
 
 /// Writes the --dump-dispatch-graph / --dump-schedule files of `plan`.
@@ -420,12 +424,12 @@ static llvm::Error writeDumps(const kiln::CompilationPlan &plan, const std::stri
                               const std::string &csv) {
   if (!dot.empty()) {
     std::string text = kiln::planToDot(plan);
-    if (llvm::Error err = writeFile(dot, text.data(), text.size()))
+    if (llvm::Error err = kiln::writeFileAtomically(dot, text))
       return err;
   }
   if (!csv.empty()) {
     std::string text = kiln::planToCsv(plan);
-    if (llvm::Error err = writeFile(csv, text.data(), text.size()))
+    if (llvm::Error err = kiln::writeFileAtomically(csv, text))
       return err;
   }
   return llvm::Error::success();
@@ -440,17 +444,21 @@ static int runCompile() {
   const std::string project = projectFile;
   if (model.empty() == project.empty())
     return usage("kiln compile takes a model file or --project=FILE.kilnproj (one of them)");
-  auto options = compileOptions();
+  auto recipe = recipeOfFlags();
+  if (!recipe)
+    return fail(recipe.takeError());
+  if (!project.empty()) {
+    if (recipeFlagsGiven())
+      return projectFlagsError(project);
+    auto loaded = loadProjectFlag(project, model);
+    if (!loaded)
+      return fail(loaded.takeError());
+    *recipe = loaded->recipe;
+  }
+  warnUnusedSettings(*recipe);
+  auto options = compileOptionsOf(*recipe);
   if (!options)
     return fail(options.takeError());
-  if (!project.empty()) {
-    if (tuningFlagsGiven())
-      return fail("--project=" + project +
-                  " sets the target, profile, format and tuning; edit the project "
-                  "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
-    if (llvm::Error err = loadProjectOptions(project, model, *options))
-      return fail(std::move(err));
-  }
   if (!emitText.empty()) {
     // On a terminal, elide big constants; a file gets them all, so it
     // compiles again (`kiln compile --emit=tosa -o m.mlir; kiln compile m.mlir`).
@@ -466,7 +474,7 @@ static int runCompile() {
       llvm::outs() << *text;
       return 0;
     }
-    if (llvm::Error err = writeFile(output, text->data(), text->size()))
+    if (llvm::Error err = kiln::writeFileAtomically(output, *text))
       return fail(std::move(err));
     return 0;
   }
@@ -501,7 +509,7 @@ static int runCompile() {
   if (!result)
     return fail(result.takeError());
   printWarnings(result->warnings);
-  if (llvm::Error err = writeFile(out, result->artifact.data(), result->artifact.size()))
+  if (llvm::Error err = kiln::writeFileAtomically(out, result->artifact))
     return fail(std::move(err));
   if (llvm::Error err = writeDumps(*result->plan, dot, csv))
     return fail(std::move(err));
@@ -520,20 +528,16 @@ static int inspectStripped(const std::string &path, const kiln::ArtifactDescript
     return fail(path + ": --dump-dispatch-graph and --dump-schedule need the plan, which "
                        "this artifact does not carry (built with --profile=stripped or "
                        "--reflection=false); inspect the model instead");
-  const char *missing = "source operators, FLOPs, tile sizes, kernel strategies and the "
-                        "buffers need the reflection section (built with "
-                        "--profile=stripped or --reflection=false); inspect the model, "
-                        "or compile with --reflection to keep them";
   if (asJson) {
-    llvm::json::Object out{{"artifact", kiln::artifactDescriptionToJson(d)},
-                           {"plan", nullptr},
-                           {"plan_missing", missing}};
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+    auto out = kiln::inspectArtifactJson(d, nullptr, path);
+    if (!out)
+      return fail(out.takeError());
+    llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";
     return 0;
   }
   llvm::outs() << llvm::sys::path::filename(path) << "\n"
                << kiln::formatArtifactDescription(d, true) << llvm::left_justify("plan", 10)
-               << missing << "\n";
+               << kiln::planMissingReason() << "\n";
   return 0;
 }
 
@@ -638,14 +642,14 @@ static int runInspect() {
   const std::string dot = dumpGraph, csv = dumpSchedule;
   // Copied first: compiling resets llvm::cl options (see runRun).
   const std::string target = targetName.empty() ? std::string(targetTriple) : targetName;
-  const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
-                                 !targetName.empty() ||
-                                 targetCpu != "generic" || !targetFeatures.empty() ||
-                                 !tiles.empty() || !tuning.empty() || !fusion ||
-                                 !noFusion.empty() || profile.getNumOccurrences() ||
-                                 debugSymbols.getNumOccurrences() ||
-                                 reflectionData.getNumOccurrences();
-  auto options = compileOptions();
+  const bool compileFlagsGiven = recipeFlagsGiven();
+  auto recipe = recipeOfFlags();
+  if (!recipe)
+    return fail(recipe.takeError());
+  // A bare-metal target is planned as the C module it exports.
+  if (kiln::recipeIsBareMetal(*recipe))
+    recipe->format = kiln::OutputFormat::CModule;
+  auto options = compileOptionsOf(*recipe);
   if (!options)
     return fail(options.takeError());
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
@@ -729,19 +733,11 @@ static int runInspect() {
     return fail(std::move(err));
   const kiln::CompilationPlan &p = **plan;
   if (asJson) {
-    // The plan's keys, plus "artifact" for an artifact or "signature"
-    // ({"inputs": [...], "outputs": [...]}) for a model.
-    auto parsed = llvm::json::parse(kiln::planToJson(p, false));
-    if (!parsed)
-      return fail(path + ": the plan does not parse: " + llvm::toString(parsed.takeError()));
-    llvm::json::Object &out = *parsed->getAsObject();
-    if (description) {
-      out["artifact"] = kiln::artifactDescriptionToJson(*description);
-    } else {
-      out["signature"] = llvm::json::Object{{"inputs", kiln::signatureToJson(planned->inputs)},
-                                            {"outputs", kiln::signatureToJson(planned->outputs)}};
-    }
-    llvm::outs() << llvm::formatv("{0:2}", *parsed) << "\n";
+    auto out = description ? kiln::inspectArtifactJson(*description, &p, path)
+                           : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path);
+    if (!out)
+      return fail(out.takeError());
+    llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";
     return 0;
   }
   if (description)
@@ -872,14 +868,11 @@ static int runRun() {
                                                  : fail(kiln::cli::asUsageError(array.takeError()));
     inputs.push_back(std::move(*array));
   }
-  const bool compileFlagsGiven = !fixShapes.empty() || !targetTriple.empty() ||
-                                 !targetName.empty() ||
-                                 targetCpu != "generic" || !targetFeatures.empty() ||
-                                 !tiles.empty() || !tuning.empty() || !fusion ||
-                                 !noFusion.empty() || profile.getNumOccurrences() ||
-                                 debugSymbols.getNumOccurrences() ||
-                                 reflectionData.getNumOccurrences();
-  auto options = compileOptions();
+  const bool compileFlagsGiven = recipeFlagsGiven();
+  auto recipe = recipeOfFlags();
+  if (!recipe)
+    return fail(recipe.takeError());
+  auto options = compileOptionsOf(*recipe);
   if (!options)
     return fail(options.takeError());
   if (traceFile.getNumOccurrences() && tracePath.empty())
@@ -970,7 +963,7 @@ static int runRun() {
                                                               : kiln::toString(c.kind));
     }
     std::string json = kiln::traceToChromeJson(result->trace, names);
-    if (llvm::Error err = writeFile(tracePath, json.data(), json.size()))
+    if (llvm::Error err = kiln::writeFileAtomically(tracePath, json))
       return fail(std::move(err));
   }
   if (runOptions.benchmarkRuns > 0) {
@@ -989,7 +982,6 @@ static int runDiff() {
   if (paths.size() != 2)
     return usage("kiln diff takes two artifacts, A and B; " + llvm::Twine(paths.size()) +
                  " given");
-  std::vector<kiln::BuildSummary> summaries;
   std::vector<std::vector<uint8_t>> builds;
   for (const std::string &path : paths) {
     auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
@@ -997,23 +989,14 @@ static int runDiff() {
       return fail(path + ": cannot read: " + buffer.getError().message());
     llvm::StringRef data = (*buffer)->getBuffer();
     builds.emplace_back(data.begin(), data.end());
-    auto s = kiln::summarizeArtifact(builds.back(), path);
-    if (!s)
-      return fail(s.takeError());
-    summaries.push_back(std::move(*s));
   }
-  if (runs > 0) {
-    // The sizes still compare when this host cannot run a build (another
-    // target's code): a warning, and no latency rows.
-    auto latency = kiln::benchmarkPair(builds[0], builds[1], runs, paths[0], paths[1]);
-    if (latency) {
-      summaries[0].latency = latency->first;
-      summaries[1].latency = latency->second;
-    } else {
-      warn("latency not measured: " + llvm::toString(latency.takeError()));
-    }
-  }
-  llvm::outs() << kiln::formatBuildDiff(summaries[0], summaries[1], inspectJson);
+  std::vector<std::string> warnings;
+  auto compared = kiln::compareBuilds(builds[0], builds[1], paths[0], paths[1], runs, warnings);
+  if (!compared)
+    return fail(compared.takeError());
+  for (const std::string &w : warnings)
+    warn(w);
+  llvm::outs() << kiln::formatBuildDiff(compared->first, compared->second, inspectJson);
   return 0;
 }
 
@@ -1034,18 +1017,6 @@ static void printMetrics(const std::string &sample,
                                  (long long)m.outsideTolerance);
 }
 
-static llvm::json::Array metricsToJson(const std::vector<kiln::ValidationMetrics> &metrics) {
-  llvm::json::Array outputs;
-  for (const kiln::ValidationMetrics &m : metrics)
-    outputs.push_back(llvm::json::Object{{"name", m.name},
-                                         {"elements", m.elements},
-                                         {"max_abs_error", m.maxAbsError},
-                                         {"rmse", m.rmse},
-                                         {"cosine", m.cosine},
-                                         {"outside_tolerance", m.outsideTolerance}});
-  return outputs;
-}
-
 static int runValidate() {
   const std::vector<std::string> paths(validatePaths.begin(), validatePaths.end());
   const bool asJson = inspectJson;
@@ -1064,7 +1035,10 @@ static int runValidate() {
   // validateArtifact checks the folder (one place for the CLI and the
   // workbench).
   const std::string &path = paths[0], &dir = paths[1];
-  auto options = compileOptions();
+  auto recipe = recipeOfFlags();
+  if (!recipe)
+    return fail(recipe.takeError());
+  auto options = compileOptionsOf(*recipe);
   if (!options)
     return fail(options.takeError());
   std::vector<uint8_t> compiledArtifact;
@@ -1088,16 +1062,7 @@ static int runValidate() {
       "|error| <= " + shortNumber(validation.tolerance.atol) + " + " +
       shortNumber(validation.tolerance.rtol) + " x |reference|";
   if (asJson) {
-    llvm::json::Array samples;
-    for (size_t s = 0; s < report->samples.size(); ++s)
-      samples.push_back(llvm::json::Object{{"sample", report->sampleNames[s]},
-                                           {"outputs", metricsToJson(report->samples[s])}});
-    llvm::json::Object out{{"outputs", metricsToJson(report->overall)},
-                           {"samples", std::move(samples)},
-                           {"tolerance", llvm::json::Object{{"atol", validation.tolerance.atol},
-                                                            {"rtol", validation.tolerance.rtol}}},
-                           {"pass", report->pass}};
-    llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(out))) << "\n";
+    llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(*report)) << "\n";
     return report->pass ? 0 : 3;
   }
   llvm::outs() << "sample       output                       elements   max |error|         "
@@ -1126,53 +1091,33 @@ static int runExport() {
   if (!budget)
     return fail(budget.takeError());
   request.budget = *budget;
+  auto bufferBytes = maxBufferBytesFlag();
+  if (!bufferBytes)
+    return fail(bufferBytes.takeError());
+  request.maxBufferBytes = *bufferBytes;
   if (request.model.empty() == project.empty())
     return usage("kiln export takes a model file or --project=FILE.kilnproj (one of them)");
   if (!project.empty()) {
-    if (tuningFlagsGiven())
-      return fail("--project=" + project +
-                  " sets the target, profile, format and tuning; edit the project "
-                  "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
-    auto loaded = kiln::loadProject(project);
+    if (recipeFlagsGiven())
+      return projectFlagsError(project);
+    auto loaded = loadProjectFlag(project, request.model);
     if (!loaded)
       return fail(loaded.takeError());
-    request.model = kiln::projectModelPath(*loaded, project);
-    request.target = loaded->target;
-    request.profile = loaded->profile;
-    request.format = loaded->format;
-    request.options.fusion = loaded->fusion;
-    request.options.noFusion = loaded->noFusion;
-    for (const auto &[id, sizes] : loaded->tiles)
-      request.options.tileSizes.push_back({id, sizes});
-    for (const auto &[input, shape] : loaded->fixedShapes)
-      request.options.fixedShapes.push_back({input, shape});
-    request.options.target.cpu = loaded->targetCpu.empty() ? "generic" : loaded->targetCpu;
-    request.options.target.features = loaded->targetFeatures;
+    request.recipe = loaded->recipe;
     if (dir.empty())
       dir = kiln::projectExportDir(*loaded, project);
     if (dir.empty())
       return fail(project + " names no export folder (\"export_dir\"); give -o DIR");
-    return exportRequest(request, dir);
+  } else {
+    if (!targetTriple.empty())
+      return fail("kiln export takes a named --target (" +
+                  llvm::join(kiln::knownTargets(), ", ") + "), not --target-triple");
+    auto recipe = recipeOfFlags();
+    if (!recipe)
+      return fail(recipe.takeError());
+    request.recipe = *recipe;
   }
-
-  request.target = targetName.empty() ? "host" : std::string(targetName);
-  request.profile = profile;
-  if (debugSymbols.getNumOccurrences())
-    request.debugSymbols = debugSymbols ? 1 : 0;
-  if (reflectionData.getNumOccurrences())
-    request.reflection = reflectionData ? 1 : 0;
-  if (!targetTriple.empty())
-    return fail("kiln export takes a named --target (" +
-                llvm::join(kiln::knownTargets(), ", ") + "), not --target-triple");
-  auto options = compileOptions();
-  if (!options)
-    return fail(options.takeError());
-  request.format = options->format;
-  request.options = *options;
-  // The request applies target and profile itself; keep only explicit choices.
-  request.options.target = kiln::TargetOptions();
-  request.options.target.cpu = targetCpu;
-  request.options.target.features = targetFeatures;
+  warnUnusedSettings(request.recipe);
   return exportRequest(request, dir.empty() ? kiln::defaultExportDir(request) : dir);
 }
 
@@ -1184,7 +1129,7 @@ static int exportRequest(const kiln::ExportRequest &request, const std::string &
   printWarnings(bundle->warnings);
   if (llvm::Error err = kiln::writeExportBundle(*bundle, dir))
     return fail(std::move(err));
-  llvm::outs() << "exported " << request.model << " for " << request.target << " to " << dir
+  llvm::outs() << "exported " << request.model << " for " << request.recipe.target << " to " << dir
                << ": ";
   for (size_t i = 0; i < bundle->files.size(); ++i)
     llvm::outs() << (i ? ", " : "") << bundle->files[i].name;

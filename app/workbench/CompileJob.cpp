@@ -1,6 +1,8 @@
 //===- CompileJob.cpp - Compilations and host runs off the GUI thread ----===//
 #include "CompileJob.h"
 
+#include "kiln/Recipe.h"
+
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -44,7 +46,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
   options.onPhase = phaseHook(0);
   kiln::CompileOptions strippedOptions = baseOptions;
   strippedOptions.onPhase = phaseHook(1);
-  (void)kiln::applyProfile("stripped", strippedOptions); // a known profile
+  llvm::cantFail(kiln::applyProfile("stripped", strippedOptions)); // a known profile
 
   watcher_.setFuture(QtConcurrent::run([self, path, options, strippedOptions, stripped, cancel]() -> JobResult {
     JobResult r;
@@ -155,23 +157,9 @@ RunJob::~RunJob() { watcher_.waitForFinished(); }
 bool RunJob::isRunning() const { return watcher_.isRunning(); }
 void RunJob::wait() { watcher_.waitForFinished(); }
 
-void RunJob::start(std::vector<uint8_t> artifact, const kiln::RunOptions &options) {
-  watcher_.setFuture(QtConcurrent::run([artifact = std::move(artifact), options]() -> RunJobResult {
-    RunJobResult r;
-    kiln::RunOptions random = options;
-    random.randomInputs = true; // one load: the artifact passes the gate once
-    auto run = kiln::runArtifact(artifact, {}, random);
-    if (!run) {
-      r.error = errorText(run.takeError());
-      return r;
-    }
-    r.ok = true;
-    r.run.device = options.device;
-    r.run.threads = options.threads;
-    r.run.events = std::move(run->trace);
-    r.run.timesMs = std::move(run->timesMs);
-    return r;
-  }));
+void RunJob::start(std::vector<uint8_t> artifact) {
+  watcher_.setFuture(QtConcurrent::run(
+      [artifact = std::move(artifact)] { return kiln::views::runOnHost(artifact); }));
 }
 
 } // namespace kiln::workbench

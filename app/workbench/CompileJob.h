@@ -3,14 +3,15 @@
 // Runs kiln::compile (default and stripped builds) or reads a .kiln
 // artifact on a worker thread (QtConcurrent), reporting each pipeline phase
 // to the GUI thread through queued calls; cancel() sets an atomic flag that
-// the next phase boundary honours. RunJob runs an artifact on the host with
-// kiln::randomInputs() and a trace.
+// the next phase boundary honours. RunJob runs an artifact on the host
+// (kiln::views::runOnHost: seeded random inputs, traced).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_COMPILEJOB_H
 #define KILN_WORKBENCH_COMPILEJOB_H
 
 #include "Document.h"
+#include "RunPanel.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -69,20 +70,16 @@ private:
 };
 
 /// Outcome of a RunJob.
-struct RunJobResult {
-  bool ok = false;
-  QString error;
-  kiln::views::MeasuredRun run;
-};
+using RunJobResult = kiln::views::RunPanelResult;
 
-/// Runs an artifact on the host (kiln::runArtifact with trace) on a worker
-/// thread.
+/// Runs an artifact on the host with seeded random inputs on a worker
+/// thread, as the Run panel does (kiln::views::runOnHost).
 class RunJob : public QObject {
   Q_OBJECT
 public:
   explicit RunJob(QObject *parent = nullptr);
   ~RunJob() override;
-  void start(std::vector<uint8_t> artifact, const kiln::RunOptions &options);
+  void start(std::vector<uint8_t> artifact);
   bool isRunning() const;
   void wait();
   const RunJobResult &result() const { return result_; }

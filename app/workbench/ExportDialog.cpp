@@ -28,17 +28,7 @@ kiln::ExportRequest ExportDialog::requestFor(const kiln::Project &project, const
   // As app/kiln/main.cpp runExport() does for --project=FILE.
   kiln::ExportRequest request;
   request.model = kiln::projectModelPath(project, projectPath.toStdString());
-  request.target = project.target;
-  request.profile = project.profile;
-  request.format = project.format;
-  request.options.fusion = project.fusion;
-  request.options.noFusion = project.noFusion;
-  for (const auto &[id, sizes] : project.tiles)
-    request.options.tileSizes.push_back({id, sizes});
-  for (const auto &[input, shape] : project.fixedShapes)
-    request.options.fixedShapes.push_back({input, shape});
-  request.options.target.cpu = project.targetCpu.empty() ? "generic" : project.targetCpu;
-  request.options.target.features = project.targetFeatures;
+  request.recipe = project.recipe;
   return request;
 }
 
@@ -50,14 +40,14 @@ ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectP
   target_ = new QComboBox(this);
   for (const std::string &t : kiln::knownTargets())
     target_->addItem(QString::fromStdString(t));
-  target_->setCurrentText(QString::fromStdString(project.target));
+  target_->setCurrentText(QString::fromStdString(project.recipe.target));
   format_ = new QComboBox(this);
   format_->addItem(tr(".kiln artifact"), QStringLiteral("kiln"));
   format_->addItem(tr("static C module"), QStringLiteral("c-module"));
-  format_->setCurrentIndex(project.format == kiln::OutputFormat::CModule ? 1 : 0);
+  format_->setCurrentIndex(project.recipe.format == kiln::OutputFormat::CModule ? 1 : 0);
   profile_ = new QComboBox(this);
   profile_->addItems({QStringLiteral("default"), QStringLiteral("stripped")});
-  profile_->setCurrentText(QString::fromStdString(project.profile));
+  profile_->setCurrentText(QString::fromStdString(project.recipe.profile));
   folder_ = new QLineEdit(this);
   folder_->setMinimumWidth(420);
   QString dir = QString::fromStdString(kiln::projectExportDir(project, projectPath.toStdString()));
@@ -119,12 +109,12 @@ void ExportDialog::choicesChanged() {
   kiln::Project p = project_;
   // The default for the previous choices?
   bool wasDefault = false;
-  for (const QString &t : {QStringLiteral("kiln"), QStringLiteral("c-module")})
+  for (const char *format : {"kiln", "c-module"})
     for (const std::string &target : kiln::knownTargets())
       for (const char *profile : {"default", "stripped"}) {
-        p.target = target;
-        p.profile = profile;
-        kiln::parseOutputFormat(t.toStdString(), p.format);
+        for (auto [key, value] : {std::pair<const char *, std::string>{"output-format", format},
+                                  {"target", target}, {"profile", profile}})
+          llvm::cantFail(kiln::setRecipeOption(p.recipe, key, value)); // the dialog's own choices
         kiln::ExportRequest r = requestFor(p, projectPath_);
         wasDefault |= before == QDir::cleanPath(QDir::current().absoluteFilePath(
                                     QString::fromStdString(kiln::defaultExportDir(r))));
@@ -140,9 +130,11 @@ void ExportDialog::choicesChanged() {
 
 kiln::Project ExportDialog::chosenProject() const {
   kiln::Project p = project_;
-  p.target = target_->currentText().toStdString();
-  p.profile = profile_->currentText().toStdString();
-  kiln::parseOutputFormat(format_->currentData().toString().toStdString(), p.format);
+  // The combo boxes offer only what the recipe's parser takes.
+  llvm::cantFail(kiln::setRecipeOption(p.recipe, "target", target_->currentText().toStdString()));
+  llvm::cantFail(kiln::setRecipeOption(p.recipe, "profile", profile_->currentText().toStdString()));
+  llvm::cantFail(kiln::setRecipeOption(p.recipe, "output-format",
+                                       format_->currentData().toString().toStdString()));
   QString dir = QDir::cleanPath(folder_->text().trimmed());
   QString base = QFileInfo(projectPath_).absolutePath();
   QString rel = QDir(base).relativeFilePath(dir);
@@ -211,13 +203,13 @@ void ExportDialog::start(bool write) {
   writing_ = write;
   writingTo_ = QDir::cleanPath(folder_->text().trimmed());
   std::optional<kiln::ExportBundle> have;
-  if (bundle_ && chosen.target == bundleFor_.target && chosen.profile == bundleFor_.profile &&
-      chosen.format == bundleFor_.format)
+  if (bundle_ && chosen.recipe == bundleFor_.recipe)
     have = bundle_;
   bundleFor_ = chosen;
   kiln::ExportRequest request = requestFor(chosen, projectPath_);
   message_->setStyleSheet(QString());
-  message_->setText(have ? tr("Writing\u2026") : tr("Compiling for %1\u2026").arg(QString::fromStdString(chosen.target)));
+  message_->setText(have ? tr("Writing\u2026")
+                         : tr("Compiling for %1\u2026").arg(QString::fromStdString(chosen.recipe.target)));
   compute_->setEnabled(false);
   export_->setEnabled(false);
   std::string dir = writingTo_.toStdString();

@@ -11,6 +11,9 @@
 #include "SizesView.h"
 #include "TimelineView.h"
 
+#include "kiln/Recipe.h"
+#include "kiln/Run.h"
+
 #include <QAction>
 #include <QApplication>
 #include <QCheckBox>
@@ -421,19 +424,21 @@ void MainWindow::cancelCompile() {
 }
 
 bool MainWindow::applyShapeFix(const QString &text) {
-  auto fix = kiln::parseShapeFix(text.toStdString());
-  if (!fix) {
+  // The recipe's parser of --fix-shape (one input per call).
+  kiln::BuildRecipe parsed;
+  if (llvm::Error err = kiln::setRecipeOption(parsed, "fix-shape", text.toStdString())) {
     diagnostics_->add(DiagnosticsView::Severity::Error, QString(),
-                      QString::fromStdString(llvm::toString(fix.takeError())));
+                      QString::fromStdString(llvm::toString(std::move(err))));
     return false;
   }
+  const kiln::ShapeFix fix{parsed.fixedShapes.begin()->first, parsed.fixedShapes.begin()->second};
   QString path = !lastFailed_.isEmpty() ? lastFailed_ : doc_ ? doc_->path : QString();
   if (path.isEmpty())
     return false;
   auto &list = fixes_[path];
-  list.erase(std::remove_if(list.begin(), list.end(), [&](const kiln::ShapeFix &f) { return f.input == fix->input; }),
+  list.erase(std::remove_if(list.begin(), list.end(), [&](const kiln::ShapeFix &f) { return f.input == fix.input; }),
              list.end());
-  list.push_back(*fix);
+  list.push_back(fix);
   diagnostics_->add(DiagnosticsView::Severity::Note, path, tr("recompiling with --fix-shape=%1").arg(text));
   lastFailed_.clear();
   openFile(path);
@@ -443,11 +448,6 @@ bool MainWindow::applyShapeFix(const QString &text) {
 void MainWindow::runOnHost() {
   if (!doc_ || doc_->artifact.empty() || isRunning())
     return;
-  kiln::RunOptions options;
-  options.device = "local-task";
-  options.threads = unsigned(std::max(1, QThread::idealThreadCount()));
-  options.benchmarkRuns = 20;
-  options.trace = true;
   auto *job = new RunJob(this);
   runJob_ = job;
   auto doc = doc_;
@@ -460,14 +460,13 @@ void MainWindow::runOnHost() {
     if (!r.ok) {
       diagnostics_->add(DiagnosticsView::Severity::Error, doc->path, tr("run on host: %1").arg(r.error));
     } else if (current) {
-      measured_ = std::make_unique<MeasuredRun>(r.run);
+      measured_ = std::make_unique<MeasuredRun>(r.measured);
       timeline_->setMeasured(*measured_);
-      std::vector<double> t = r.run.timesMs;
-      std::sort(t.begin(), t.end());
       diagnostics_->add(DiagnosticsView::Severity::Note, doc->path,
                         tr("ran on %1 with %2 threads: median %3 ms over %4 runs, %5 trace events")
-                            .arg(QString::fromStdString(r.run.device)).arg(r.run.threads)
-                            .arg(t.empty() ? 0.0 : t[t.size() / 2], 0, 'f', 3).arg(t.size()).arg(r.run.events.size()));
+                            .arg(QString::fromStdString(r.measured.device)).arg(r.measured.threads)
+                            .arg(kiln::medianOf(r.measured.timesMs), 0, 'f', 3)
+                            .arg(r.measured.timesMs.size()).arg(r.measured.events.size()));
       if (QDockWidget *d = dockOf(timeline_))
         d->raise();
     }
@@ -475,7 +474,7 @@ void MainWindow::runOnHost() {
     emit runFinished(r.ok && current);
   });
   summary_->setText(tr("Running on the host\u2026"));
-  job->start(doc_->artifact, options);
+  job->start(doc_->artifact);
   updateActions();
 }
 

@@ -115,9 +115,9 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
   connect(tuning_->model(), &TuningModel::tilesEdited, this, [this](qint64 id, const std::vector<int64_t> &sizes) {
     kiln::Project p = project_;
     if (sizes.empty())
-      p.tiles.erase(id);
+      p.recipe.tiles.erase(id);
     else
-      p.tiles[id] = sizes;
+      p.recipe.tiles[id] = sizes; // checked by TuningModel::checkTiles
     QStringList s;
     for (int64_t v : sizes)
       s << QString::number(v);
@@ -131,10 +131,10 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
           [this](const QString &message) { note(projectPath_, tr("not applied: %1").arg(message)); });
   connect(tuning_->model(), &TuningModel::fusionEdited, this, [this](qint64 id, bool on) {
     kiln::Project p = project_;
-    p.noFusion.erase(std::remove(p.noFusion.begin(), p.noFusion.end(), int64_t(id)), p.noFusion.end());
+    std::vector<int64_t> &noFusion = p.recipe.noFusion;
+    noFusion.erase(std::remove(noFusion.begin(), noFusion.end(), int64_t(id)), noFusion.end());
     if (!on)
-      p.noFusion.push_back(id);
-    std::sort(p.noFusion.begin(), p.noFusion.end());
+      setting(p, "no-fusion", std::to_string(id));
     setProject(p, on ? tr("Fusion on for dispatch %1").arg(id) : tr("Fusion off for dispatch %1").arg(id));
   });
   connect(tuning_->shapes(), &ShapesPanel::shapeEdited, this,
@@ -142,40 +142,40 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
             kiln::Project p = project_;
             for (const DynamicInput &d : dynamic_)
               if (d.name == input)
-                p.fixedShapes.erase(std::to_string(d.index)); // one key per input
-            p.fixedShapes[input.toStdString()] = shape;
+                p.recipe.fixedShapes.erase(std::to_string(d.index)); // one key per input
+            p.recipe.fixedShapes.erase(input.toStdString());
             QStringList s;
             for (int64_t v : shape)
               s << QString::number(v);
-            setProject(p, tr("Shape %1 for %2").arg(s.join(QLatin1Char('x')), input));
+            if (setting(p, "fix-shape", input.toStdString() + "=" + s.join(QLatin1Char('x')).toStdString()))
+              setProject(p, tr("Shape %1 for %2").arg(s.join(QLatin1Char('x')), input));
           });
   connect(tuning_, &TuningView::targetChosen, this, [this](const QString &t) {
     kiln::Project p = project_;
-    p.target = t.toStdString();
-    setProject(p, tr("Target %1").arg(t));
+    if (setting(p, "target", t.toStdString()))
+      setProject(p, tr("Target %1").arg(t));
   });
   connect(tuning_, &TuningView::profileChosen, this, [this](const QString &t) {
     kiln::Project p = project_;
-    p.profile = t.toStdString();
-    setProject(p, tr("Profile %1").arg(t));
+    if (setting(p, "profile", t.toStdString()))
+      setProject(p, tr("Profile %1").arg(t));
   });
   connect(tuning_, &TuningView::formatChosen, this, [this](const QString &t) {
     kiln::Project p = project_;
-    if (!kiln::parseOutputFormat(t.toStdString(), p.format))
-      return;
-    setProject(p, tr("Output format %1").arg(t));
+    if (setting(p, "output-format", t.toStdString()))
+      setProject(p, tr("Output format %1").arg(t));
   });
   connect(tuning_, &TuningView::fusionChosen, this, [this](bool on) {
     kiln::Project p = project_;
-    p.fusion = on;
+    p.recipe.fusion = on;
     setProject(p, on ? tr("Fusion on") : tr("Fusion off"));
   });
   connect(tuning_, &TuningView::buildRequested, this, &ProjectController::buildNow);
   connect(tuning_, &TuningView::resetRequested, this, [this] {
     kiln::Project p = project_;
-    p.tiles.clear();
-    p.noFusion.clear();
-    p.fusion = true;
+    p.recipe.tiles.clear();
+    p.recipe.noFusion.clear();
+    p.recipe.fusion = true;
     setProject(p, tr("Reset tile sizes and fusion"));
   });
 
@@ -239,6 +239,16 @@ void ProjectController::note(const QString &file, const QString &message) {
   window_->diagnostics()->add(DiagnosticsView::Severity::Note, file, message);
 }
 
+bool ProjectController::setting(kiln::Project &project, llvm::StringRef key, const std::string &value) {
+  if (llvm::Error err = kiln::setRecipeOption(project.recipe, key, value)) {
+    QString why = errorText(std::move(err));
+    note(projectPath_, tr("not applied: %1").arg(why));
+    tuning_->showMessage(why, true);
+    return false;
+  }
+  return true;
+}
+
 bool ProjectController::isBuildPending() const { return buildTimer_.isActive() || window_->isCompiling(); }
 
 kiln::CompileOptions ProjectController::optionsFor(const QString &path, const kiln::CompileOptions &base) {
@@ -260,24 +270,26 @@ kiln::CompileOptions ProjectController::optionsFor(const QString &path, const ki
     // Bare metal: build the host artifact to show, then plan for the
     // target once it is shown.
     kiln::Project host = project_;
-    host.target = "host";
-    host.targetCpu.clear();
-    host.targetFeatures.clear();
+    host.recipe.target = "host";
+    host.recipe.targetCpu.clear();
+    host.recipe.targetFeatures.clear();
     options = compileOptions(host);
     replanWhenShown_ = true;
     note(modelPath_, tr("%1 is bare metal: the views show its plan; code is generated for it on Export (a C "
                         "module), the host build only fills the sizes and runs")
-                         .arg(QString::fromStdString(project_.target)));
+                         .arg(QString::fromStdString(project_.recipe.target)));
   }
   return options;
 }
 
-bool ProjectController::isBareMetal() const {
-  return compileOptions(project_).format == kiln::OutputFormat::CModule;
-}
+bool ProjectController::isBareMetal() const { return kiln::recipeIsBareMetal(project_.recipe); }
 
 kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &project, QString *error) const {
-  auto made = kiln::projectCompileOptions(project);
+  // The workbench shows and runs .kiln artifacts (the format matters for
+  // export); a bare-metal target only plans, as the C module it exports.
+  kiln::BuildRecipe recipe = project.recipe;
+  recipe.format = kiln::recipeIsBareMetal(recipe) ? kiln::OutputFormat::CModule : kiln::OutputFormat::Artifact;
+  auto made = kiln::recipeCompileOptions(recipe);
   if (!made) {
     QString e = errorText(made.takeError());
     if (error)
@@ -285,10 +297,6 @@ kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &proj
     return {};
   }
   kiln::CompileOptions options = *made;
-  // The workbench shows and runs .kiln artifacts (the format matters for
-  // export); a bare-metal target only plans, as the C module it exports.
-  options.format = kiln::isBareMetalTriple(options.target.triple) ? kiln::OutputFormat::CModule
-                                                                  : kiln::OutputFormat::Artifact;
   // The command line's and the diagnostics' fixes, where the project has none.
   for (const kiln::ShapeFix &f : baseFixes_) {
     bool have = false;
@@ -354,19 +362,20 @@ void ProjectController::switchModel(const QString &path) {
                        false);
   // Fixed shapes name dynamic inputs: list them (a model that fails on a
   // dynamic dimension starts the same search when its build fails).
-  if (!project_.fixedShapes.empty())
+  if (!project_.recipe.fixedShapes.empty())
     discoverInputs();
   emit projectChanged();
 }
 
 void ProjectController::showSettings() {
-  tuning_->setSettings(QString::fromStdString(project_.target), QString::fromStdString(project_.profile),
-                       QString::fromLatin1(kiln::toString(project_.format)), project_.fusion);
+  const kiln::BuildRecipe &recipe = project_.recipe;
+  tuning_->setSettings(QString::fromStdString(recipe.target), QString::fromStdString(recipe.profile),
+                       QString::fromLatin1(kiln::toString(recipe.format)), recipe.fusion);
   // Shapes fixed so far, by input name or index.
   std::vector<std::vector<int64_t>> fixed;
   for (const DynamicInput &d : dynamic_) {
     std::vector<int64_t> shape;
-    for (const auto &[key, s] : project_.fixedShapes)
+    for (const auto &[key, s] : recipe.fixedShapes)
       if (QString::fromStdString(key) == d.name || key == std::to_string(d.index))
         shape = s;
     fixed.push_back(shape);
@@ -493,7 +502,7 @@ void ProjectController::buildNow() {
   if (isBareMetal()) {
     tuning_->showMessage(tr("%1 is bare metal: the plan shown is its plan; its code is generated as a C module on "
                             "Export (Ctrl+E).")
-                             .arg(QString::fromStdString(project_.target)),
+                             .arg(QString::fromStdString(project_.recipe.target)),
                          false);
     return;
   }
@@ -506,8 +515,9 @@ void ProjectController::refreshTuning() {
     tuning_->model()->setPlan(nullptr);
     return;
   }
-  std::set<int64_t> noFusion(project_.noFusion.begin(), project_.noFusion.end());
-  tuning_->model()->setPlan(doc->plan, project_.tiles, noFusion, project_.fusion);
+  const kiln::BuildRecipe &recipe = project_.recipe;
+  std::set<int64_t> noFusion(recipe.noFusion.begin(), recipe.noFusion.end());
+  tuning_->model()->setPlan(doc->plan, recipe.tiles, noFusion, recipe.fusion);
 }
 
 void ProjectController::discoverInputs() {
@@ -517,13 +527,13 @@ void ProjectController::discoverInputs() {
   int gen = ++discoverGeneration_;
   discovering_ = true;
   std::string path = modelPath_.toStdString();
-  kiln::Project bare = project_;
+  kiln::BuildRecipe bare = project_.recipe;
   bare.fixedShapes.clear();
-  auto made = kiln::projectCompileOptions(bare);
+  bare.format = kiln::recipeIsBareMetal(bare) ? kiln::OutputFormat::CModule : kiln::OutputFormat::Artifact;
+  auto made = kiln::recipeCompileOptions(bare);
   kiln::CompileOptions options = made ? *made : kiln::CompileOptions();
   if (!made)
     llvm::consumeError(made.takeError());
-  options.format = kiln::OutputFormat::Artifact;
   futures_.push_back(QtConcurrent::run([this, gen, path, options]() mutable {
     std::vector<DynamicInput> found;
     for (int i = 0; i < 16; ++i) {
@@ -571,10 +581,13 @@ void ProjectController::summarize(std::vector<uint8_t> a, std::vector<uint8_t> b
                                     : tr("Measuring\u2026"));
   std::string path = modelPath_.toStdString();
   kiln::Project dp = project_, sp = project_;
-  dp.profile = "default";
-  sp.profile = "stripped";
+  for (kiln::Project *p : {&dp, &sp}) {
+    p->recipe.profile = p == &dp ? "default" : "stripped";
+    p->recipe.debugSymbols.reset(); // the profiles themselves
+    p->recipe.reflection.reset();
+  }
   kiln::CompileOptions dOptions = compileOptions(dp), sOptions = compileOptions(sp);
-  bool host = project_.target == "host" || modelPath_.isEmpty();
+  bool host = project_.recipe.target == "host" || modelPath_.isEmpty();
   bool needA = a.empty() && compileStripped;
   struct Out {
     QString error;
@@ -641,7 +654,8 @@ void ProjectController::compareDefaultVsStripped() {
   auto doc = window_->document();
   std::vector<uint8_t> a;
   // The shown build is the default one when the profile says so.
-  if (doc && doc->path == modelPath_ && project_.profile == "default" && !window_->isCompiling())
+  if (doc && doc->path == modelPath_ && project_.recipe.profile == "default" && !project_.recipe.debugSymbols &&
+      !project_.recipe.reflection && !window_->isCompiling())
     a = doc->artifact;
   b_.reset();
   summarize(std::move(a), {}, true, tr("default"), tr("stripped"));

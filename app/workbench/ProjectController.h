@@ -1,6 +1,8 @@
 //===- ProjectController.h - Tuning, project file, compare, run -*- C++ -*-===//
 //
-// The workbench's side of a model's settings (kiln::Project):
+// The workbench's side of a model's settings (kiln::Project, whose
+// kiln::BuildRecipe every edit goes through: kiln::setRecipeOption for
+// each setting typed or chosen, kiln::recipeCompileOptions to build):
 //   - loads MODEL.kilnproj when a model is opened (an unreadable one is
 //     reported in the diagnostics panel and set aside, never overwritten)
 //     and autosaves it (atomically) after every change, so closing or
@@ -128,6 +130,10 @@ private:
   void showCompare();
   void error(const QString &file, const QString &message);
   void note(const QString &file, const QString &message);
+  /// Applies one setting to `project`'s recipe through the recipe's parser
+  /// (kiln::setRecipeOption); a refused value is noted and shown, and
+  /// false returned (nothing changes).
+  bool setting(kiln::Project &project, llvm::StringRef key, const std::string &value);
 
   MainWindow *window_;
   kiln::Project project_;

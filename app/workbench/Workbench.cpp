@@ -10,6 +10,9 @@
 #include "SizesView.h"
 #include "TimelineView.h"
 
+#include "kiln/Recipe.h"
+#include "kiln/Run.h"
+
 #include <QApplication>
 #include <QCheckBox>
 #include <QCommandLineParser>
@@ -154,13 +157,6 @@ QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStrin
   return written;
 }
 
-static double median(std::vector<double> v) {
-  if (v.empty())
-    return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
 static int benchmark(MainWindow &window, const QStringList &files, int runs) {
   std::printf("| model | dispatches | open -> all views drawn (ms) | default compile (ms) | stripped compile (ms) | "
               "open -> default build drawn (ms) | views: data (ms) | views: paint (ms) |\n|---|---|---|---|---|---|---|---|\n");
@@ -203,8 +199,8 @@ static int benchmark(MainWindow &window, const QStringList &files, int runs) {
     }
     if (!total.empty())
       std::printf("| %s | %zu | %.0f | %.0f | %.0f | %.0f | %.1f | %.1f |\n", qPrintable(QFileInfo(file).fileName()),
-                  dispatches, median(total), median(compile), median(stripped), median(first), median(views),
-                  median(paint));
+                  dispatches, kiln::medianOf(total), kiln::medianOf(compile), kiln::medianOf(stripped),
+                  kiln::medianOf(first), kiln::medianOf(views), kiln::medianOf(paint));
     std::fflush(stdout);
   }
   return failures ? 1 : 0;
@@ -255,14 +251,15 @@ int runWorkbench(int argc, char **argv) {
     QApplication::setApplicationName(QStringLiteral("kiln-workbench-batch"));
 
   MainWindow window;
-  for (const QString &f : parser.values(fixShape)) {
-    auto fix = kiln::parseShapeFix(f.toStdString());
-    if (!fix) {
-      std::fprintf(stderr, "kiln-workbench: %s\n", llvm::toString(fix.takeError()).c_str());
+  // --fix-shape as `kiln` parses it (the recipe's parser; one shape per input).
+  kiln::BuildRecipe fixes;
+  for (const QString &f : parser.values(fixShape))
+    if (llvm::Error err = kiln::setRecipeOption(fixes, "fix-shape", f.toStdString())) {
+      std::fprintf(stderr, "kiln-workbench: %s\n", llvm::toString(std::move(err)).c_str());
       return 2;
     }
-    window.addShapeFix(*fix);
-  }
+  for (const auto &[input, shape] : fixes.fixedShapes)
+    window.addShapeFix({input, shape});
   QStringList files = parser.positionalArguments();
   if (parser.isSet(bench)) {
     window.resize(1600, 1000);

@@ -73,38 +73,6 @@ static llvm::Error makeError(const llvm::Twine &message) {
                                  message.str());
 }
 
-llvm::Expected<ShapeFix> parseShapeFix(const std::string &text) {
-  llvm::StringRef ref(text);
-  size_t eq = ref.rfind('=');
-  if (eq == llvm::StringRef::npos || eq == 0)
-    return makeError("--fix-shape='" + text +
-                     "': expected INPUT=DIMS, e.g. input_1=1x76x32x1 "
-                     "(INPUT is a name or an index)");
-  ShapeFix fix;
-  fix.input = ref.take_front(eq).str();
-  llvm::SmallVector<llvm::StringRef> dims;
-  ref.drop_front(eq + 1).split(dims, 'x');
-  for (llvm::StringRef d : dims) {
-    int64_t v;
-    if (d.getAsInteger(10, v) || v <= 0)
-      return makeError("--fix-shape='" + text + "': '" + d +
-                       "' is not a positive dimension (dims are written "
-                       "1x76x32x1)");
-    fix.shape.push_back(v);
-  }
-  // Keep every byte count the compiler derives from shapes far from
-  // overflow: at most 2^31 elements per input.
-  int64_t elements = 1;
-  for (int64_t v : fix.shape) {
-    if (v > (int64_t(1) << 31) / elements)
-      return makeError("--fix-shape='" + text +
-                       "': more than 2^31 elements; inputs are limited to "
-                       "2147483648 elements");
-    elements *= v;
-  }
-  return fix;
-}
-
 namespace {
 
 /// One compilation: owns the MLIR context and the module as it is lowered.
@@ -240,104 +208,6 @@ void collectConstants(ModuleOp module, ArtifactSpec &spec) {
 static std::string producerString() {
   return std::string("kiln ") + version() + " (LLVM/MLIR " + llvmVersion() +
          ")";
-}
-
-llvm::Error applyProfile(const std::string &profile, CompileOptions &options) {
-  if (profile == "default") {
-    options.debugSymbols = true;
-    options.reflection = true;
-  } else if (profile == "stripped") {
-    options.debugSymbols = false;
-    options.reflection = false;
-  } else {
-    return makeError("--profile='" + quoteInput(profile) + "' is not a profile (default, stripped)");
-  }
-  return llvm::Error::success();
-}
-
-llvm::Expected<std::pair<int64_t, std::vector<int64_t>>>
-parseTileOverride(const std::string &text) {
-  llvm::StringRef ref(text);
-  auto [idText, sizesText] = ref.split('=');
-  int64_t id;
-  if (idText.trim().getAsInteger(10, id) || id < 0 || sizesText.empty())
-    return makeError("--tile='" + text +
-                     "': expected DISPATCH=SIZES, e.g. 3=1,8,0,0 (dispatch "
-                     "id from `kiln inspect`, one size per loop, 0 = whole loop)");
-  std::vector<int64_t> sizes;
-  llvm::SmallVector<llvm::StringRef> parts;
-  sizesText.split(parts, ',');
-  for (llvm::StringRef p : parts) {
-    int64_t v;
-    if (p.trim().getAsInteger(10, v) || v < 0)
-      return makeError("--tile='" + text + "': '" + p +
-                       "' is not a tile size (a whole number >= 0)");
-    sizes.push_back(v);
-  }
-  return std::make_pair(id, sizes);
-}
-
-llvm::Error loadTuningFile(const std::string &path, CompileOptions &options) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return makeError(path + ": cannot read: " + buffer.getError().message());
-  return parseTuning((*buffer)->getBuffer(), path, options);
-}
-
-llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
-                        CompileOptions &options) {
-  auto parsed = llvm::json::parse(text);
-  if (!parsed)
-    return makeError(path + ": not valid JSON: " +
-                     llvm::toString(parsed.takeError()));
-  const llvm::json::Object *root = parsed->getAsObject();
-  if (!root)
-    return makeError(path + ": expected a JSON object with \"tiles\", "
-                            "\"no_fusion\" or \"fusion\"");
-  for (const auto &[key, value] : *root) {
-    if (key == "fusion") {
-      auto b = value.getAsBoolean();
-      if (!b)
-        return makeError(path + ": \"fusion\" must be true or false");
-      options.fusion = *b;
-    } else if (key == "no_fusion") {
-      const llvm::json::Array *a = value.getAsArray();
-      if (!a)
-        return makeError(path + ": \"no_fusion\" must be an array of dispatch ids");
-      for (const llvm::json::Value &v : *a) {
-        auto id = jsonInteger(v);
-        if (!id || *id < 0)
-          return makeError(path + ": \"no_fusion\" holds a non-id value");
-        options.noFusion.push_back(*id);
-      }
-    } else if (key == "tiles") {
-      const llvm::json::Object *tiles = value.getAsObject();
-      if (!tiles)
-        return makeError(path + ": \"tiles\" must map dispatch ids to size arrays");
-      for (const auto &[idText, sizes] : *tiles) {
-        int64_t id;
-        if (llvm::StringRef(idText).getAsInteger(10, id) || id < 0)
-          return makeError(path + ": tiles key '" + quoteInput(idText) +
-                           "' is not a dispatch id");
-        const llvm::json::Array *a = sizes.getAsArray();
-        if (!a)
-          return makeError(path + ": tiles." + quoteInput(idText) + " must be an array");
-        std::vector<int64_t> v;
-        for (const llvm::json::Value &x : *a) {
-          auto i = jsonInteger(x);
-          if (!i || *i < 0)
-            return makeError(path + ": tiles." + quoteInput(idText) +
-                             " holds a value that is not a tile size (>= 0)");
-          v.push_back(*i);
-        }
-        options.tileSizes.push_back({id, v});
-      }
-    } else {
-      return makeError(path + ": unknown key '" + quoteInput(key) +
-                       "' (known: tiles, no_fusion, fusion)");
-    }
-  }
-  return llvm::Error::success();
 }
 
 const char *toString(CompilePhase phase) {
@@ -533,17 +403,8 @@ static llvm::Error compileImpl(const std::string &path,
       return makeError(c.source + ": target '" + options.target.triple +
                        "' is bare metal: nothing there loads a .kiln artifact's "
                        "shared object; use --output-format=c-module");
-    if (cModule && !isCIdentifier(moduleName))
-      return makeError("--module-name='" + moduleName +
-                       "' is not a C identifier (letters, digits and _, not "
-                       "starting with a digit or __)");
-    if (cModule && isReservedModuleName(moduleName))
-      return makeError("--module-name='" + moduleName +
-                       "' is a C keyword or standard header name (" + moduleName +
-                       ".h would clash); choose another");
-    if (cModule && moduleName.size() > kMaxModuleNameLength)
-      return makeError("--module-name is " + std::to_string(moduleName.size()) +
-                       " characters; at most " + std::to_string(kMaxModuleNameLength));
+    if (std::string why = cModule ? moduleNameProblem(moduleName) : ""; !why.empty())
+      return makeError("--module-name='" + quoteInput(moduleName) + "' " + why);
   }
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
   dispatchOptions.vectorBytes = vectorBytesOf(**tm);

@@ -1,6 +1,8 @@
 //===- Export.cpp - Deployment bundles for devices ------------------------===//
 #include "kiln/Export.h"
 
+#include "kiln/AtomicWrite.h"
+
 #include "kiln/Artifact.h"
 #include "kiln/Plan.h"
 
@@ -55,28 +57,11 @@ static std::string shellWord(const std::string &text) {
 
 /// The `kiln export` command line that repeats `request`.
 static std::string commandOf(const ExportRequest &r) {
-  const CompileOptions &o = r.options;
-  std::string cmd = "kiln export " + shellWord(r.model) +
-                    " --target=" + r.target + " --profile=" + r.profile +
-                    " --output-format=" + toString(r.format);
-  if (!o.target.cpu.empty() && o.target.cpu != "generic")
-    cmd += " --target-cpu=" + o.target.cpu;
-  if (!o.target.features.empty())
-    cmd += " --target-cpu-features=" + shellWord(o.target.features);
-  if (r.debugSymbols >= 0)
-    cmd += std::string(" --debug-symbols=") + (r.debugSymbols ? "true" : "false");
-  if (r.reflection >= 0)
-    cmd += std::string(" --reflection=") + (r.reflection ? "true" : "false");
-  for (const ShapeFix &f : o.fixedShapes)
-    cmd += " --fix-shape=" + shellWord(f.input + "=" + joinSizes(f.shape, "x"));
-  for (const auto &[id, sizes] : o.tileSizes)
-    cmd += " --tile=" + std::to_string(id) + "=" + joinSizes(sizes, ",");
-  if (!o.fusion)
-    cmd += " --fusion=false";
-  for (int64_t id : o.noFusion)
-    cmd += " --no-fusion=" + std::to_string(id);
-  if (!o.moduleName.empty())
-    cmd += " --module-name=" + o.moduleName;
+  std::string cmd = "kiln export " + shellWord(r.model);
+  for (const std::string &flag : recipeCommandLine(r.recipe))
+    cmd += " " + shellWord(flag);
+  if (r.maxBufferBytes > 0)
+    cmd += " --max-buffer-bytes=" + std::to_string(r.maxBufferBytes);
   if (r.budget.ramBytes > 0)
     cmd += " --ram-budget=" + std::to_string(r.budget.ramBytes);
   if (r.budget.flashBytes > 0)
@@ -279,35 +264,21 @@ static std::string manifestOf(const BundleParts &parts) {
         {"bytes", static_cast<int64_t>(raw.size())},
         {"sha256", sha256Hex(raw)}};
   }
-  manifest["target"] = llvm::json::Object{{"name", request.target},
+  manifest["target"] = llvm::json::Object{{"name", request.recipe.target},
                                           {"triple", compiled->triple},
                                           {"cpu", compiled->cpu},
                                           {"features", compiled->features},
                                           {"abi", options.target.abi}};
-  manifest["profile"] = request.profile;
-  manifest["output_format"] = toString(request.format);
-  {
-    llvm::json::Array shapes, noFusion;
-    for (const ShapeFix &f : options.fixedShapes)
-      shapes.push_back(f.input + "=" + joinSizes(f.shape, "x"));
-    for (int64_t id : options.noFusion)
-      noFusion.push_back(id);
-    llvm::json::Object tiles;
-    for (const auto &[id, sizes] : options.tileSizes) {
-      llvm::json::Array a;
-      for (int64_t v : sizes)
-        a.push_back(v);
-      tiles[std::to_string(id)] = std::move(a);
-    }
-    manifest["options"] = llvm::json::Object{
-        {"debug_symbols", options.debugSymbols},
-        {"reflection", options.reflection},
-        {"opt_level", static_cast<int64_t>(options.optLevel)},
-        {"fusion", options.fusion},
-        {"no_fusion", std::move(noFusion)},
-        {"tiles", std::move(tiles)},
-        {"fixed_shapes", std::move(shapes)}};
-  }
+  manifest["profile"] = request.recipe.profile;
+  manifest["output_format"] = toString(request.recipe.format);
+  // The settings as given (the one JSON form: a tuning file or a project
+  // reads it back), then what they resolved to.
+  manifest["recipe"] = recipeToJson(request.recipe);
+  manifest["options"] = llvm::json::Object{
+      {"debug_symbols", options.debugSymbols},
+      {"reflection", options.reflection},
+      {"opt_level", static_cast<int64_t>(options.optLevel)},
+      {"max_buffer_bytes", options.maxBufferBytes}};
   {
     llvm::json::Array files;
     for (const GeneratedFile &f : bundle.files)
@@ -399,10 +370,10 @@ static std::string reportOf(const BundleParts &parts) {
   std::string report;
   {
     llvm::raw_string_ostream os(report);
-    os << "# " << name << " for " << request.target << " (" << compiled->triple << ", "
+    os << "# " << name << " for " << request.recipe.target << " (" << compiled->triple << ", "
        << compiled->cpu << ")\n\n"
        << "Built by kiln " << version() << " (LLVM/MLIR " << llvmVersion() << "), profile `"
-       << request.profile << "`, output `" << toString(request.format) << "`.\n\n"
+       << request.recipe.profile << "`, output `" << toString(request.recipe.format) << "`.\n\n"
        << "Repeat this build (add `-o DIR` to choose the folder):\n\n    " << bundle.command
        << "\n\n"
        << "## Memory\n\n| | bytes | |\n|---|---:|---|\n"
@@ -410,7 +381,7 @@ static std::string reportOf(const BundleParts &parts) {
        << "| code (kernels) | " << fp.codeBytes << " | " << kib(fp.codeBytes) << " |\n"
        << "| weights | " << fp.constantBytes << " | " << kib(fp.constantBytes) << " |\n"
        << "| metadata | " << fp.metadataBytes << " | "
-       << (request.format == OutputFormat::Artifact
+       << (request.recipe.format == OutputFormat::Artifact
                ? "the .kiln's other sections and overhead"
                : "0: the C glue (" + name + ".c) is compiled by your compiler")
        << " |\n"
@@ -422,7 +393,7 @@ static std::string reportOf(const BundleParts &parts) {
       os << "| stack (largest kernel frame) | " << fp.stackBytes
          << " | from the kernels' .stack_sizes |\n";
     os << "\n"
-       << (request.format == OutputFormat::Artifact
+       << (request.recipe.format == OutputFormat::Artifact
                ? "Not counted: Kiln's runtime (about 11 KB of .text for local-sync on "
                  "x86-64 at -Os) and its state, the kernels' stack frames.\n\n"
                : "Not counted: " + name + ".c once compiled, libm and memcpy/memset "
@@ -466,7 +437,7 @@ static std::string reportOf(const BundleParts &parts) {
                     static_cast<double>(d.flops) / 1e6,
                     static_cast<double>(d.bytesRead) / 1024.0,
                     static_cast<double>(d.bytesWritten) / 1024.0);
-      std::string entry = request.format == OutputFormat::CModule
+      std::string entry = request.recipe.format == OutputFormat::CModule
                               ? moduleName + "_" + entryPointOf(d)
                               : entryPointOf(d);
       os << "| " << d.id << " | " << entry << " | " << ops << " | "
@@ -482,18 +453,11 @@ static std::string reportOf(const BundleParts &parts) {
 }
 
 llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
-  CompileOptions options = request.options;
-  // Explicit CPU/features given with a named target win over its defaults
-  // (applyTarget keeps both).
-  if (llvm::Error err = applyTarget(request.target, options.target))
-    return std::move(err);
-  if (llvm::Error err = applyProfile(request.profile, options))
-    return std::move(err);
-  if (request.debugSymbols >= 0)
-    options.debugSymbols = request.debugSymbols != 0;
-  if (request.reflection >= 0)
-    options.reflection = request.reflection != 0;
-  options.format = request.format;
+  auto recipeOptions = recipeCompileOptions(request.recipe);
+  if (!recipeOptions)
+    return recipeOptions.takeError();
+  CompileOptions options = std::move(*recipeOptions);
+  options.maxBufferBytes = request.maxBufferBytes;
 
   auto modelBytes = llvm::MemoryBuffer::getFile(request.model, /*IsText=*/false,
                                                 /*RequiresNullTerminator=*/false);
@@ -511,7 +475,7 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   if (moduleName.empty() && !compiled->files.empty())
     moduleName = llvm::StringRef(compiled->files.front().name).drop_back(2).str();
   std::optional<SectionSizes> sections;
-  if (request.format == OutputFormat::Artifact) {
+  if (request.recipe.format == OutputFormat::Artifact) {
     auto sizes = readSectionSizes(compiled->artifact, name + ".kiln");
     if (!sizes)
       return sizes.takeError();
@@ -543,10 +507,9 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError(dir + ": cannot create the folder: " + ec.message());
-  // Every file goes to a temporary name first; only when all are written
-  // are they renamed into place, so a failure leaves the folder as it was.
-  // A name taken by a folder or special file would fail the renames half
-  // way: refuse before writing anything.
+  // A name taken by a folder or special file would fail (or bypass) the
+  // renames half way: refuse before writing anything.
+  std::vector<OutputFile> files;
   for (const GeneratedFile &f : bundle.files) {
     llvm::SmallString<256> path(dir);
     llvm::sys::path::append(path, f.name);
@@ -554,44 +517,17 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
     if (!llvm::sys::fs::status(path, status) &&
         status.type() != llvm::sys::fs::file_type::regular_file)
       return makeError(std::string(path) + ": cannot write: it exists and is not a regular file");
+    files.push_back({std::string(path), [&f](llvm::raw_ostream &os) {
+                       os.write(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size());
+                     }});
   }
-  std::vector<std::pair<std::string, std::string>> written; // temp, final
-  auto removeTemps = [&] {
-    for (const auto &[temp, path] : written)
-      llvm::sys::fs::remove(temp);
-  };
-  for (const GeneratedFile &f : bundle.files) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, f.name);
-    std::string temp = (path + ".kiln-tmp").str();
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec, llvm::sys::fs::OF_None);
-    if (ec) {
-      removeTemps();
-      return makeError(std::string(path) + ": cannot write: " + ec.message());
-    }
-    written.push_back({temp, std::string(path)});
-    os.write(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size());
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      removeTemps();
-      return makeError(std::string(path) + ": cannot write: " + message);
-    }
-  }
-  for (const auto &[temp, path] : written)
-    if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-      removeTemps();
-      return makeError(path + ": cannot write: " + ec.message());
-    }
-  return llvm::Error::success();
+  return writeFilesAtomically(files);
 }
 
 std::string defaultExportDir(const ExportRequest &request) {
-  std::string name = llvm::sys::path::stem(request.model).str() + "-" + request.target + "-" +
-                     request.profile;
-  if (request.format == OutputFormat::CModule)
+  std::string name = llvm::sys::path::stem(request.model).str() + "-" + request.recipe.target +
+                     "-" + request.recipe.profile;
+  if (request.recipe.format == OutputFormat::CModule)
     name += "-c";
   // Beside the model, as `kiln compile` writes MODEL.kiln.
   llvm::SmallString<256> dir(llvm::sys::path::parent_path(request.model));

@@ -18,6 +18,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
+#include "kiln/Run.h"
 #include "kiln/runtime.h"
 
 #include "llvm/Support/Error.h"
@@ -102,11 +103,6 @@ std::string constantWeightsMlirFor(const Shape &s, const std::vector<float> &b) 
   return os.str();
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 /// The core's clock while busy, GHz: a chain of dependent integer adds
 /// retires one per cycle on every x86-64 core, so cycles = adds. (cpuinfo's
 /// "cpu MHz" is the base clock on VMs, not the boost clock the kernels run
@@ -125,7 +121,7 @@ double measuredGhz() {
     double ns = std::chrono::duration<double, std::nano>(t1 - t0).count();
     ghz.push_back(double(iterations) * 8 / ns);
   }
-  return median(ghz);
+  return kiln::medianOf(ghz);
 #else
   return 0;
 #endif
@@ -317,7 +313,7 @@ int main(int argc, char **argv) {
         auto t1 = std::chrono::steady_clock::now();
         t.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
       }
-      return median(t);
+      return kiln::medianOf(t);
     };
     double kilnMs = 1e30, packedMs = 1e30, blasMs = 1e30;
     for (int r = 0; r < rounds; ++r) {

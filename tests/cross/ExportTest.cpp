@@ -231,16 +231,17 @@ TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
   expectCleanError("compile " + model + " --output-format=zip -o " + dir.file("x"),
                    {"'zip'", "kiln, c-module"}, 2);
   expectCleanError("compile " + model + " --output-format=c-module", {"-o DIR"}, 2);
+  // A --module-name of the wrong form is a usage error (status 2).
   expectCleanError("compile " + model + " --output-format=c-module --module-name=9lives -o " +
                        dir.file("m"),
-                   {"9lives", "not a C identifier"});
+                   {"9lives", "not a C identifier"}, 2);
   for (const char *reserved : {"stdint", "int", "main"})
     expectCleanError("compile " + model + " --output-format=c-module --module-name=" + reserved +
                          " -o " + dir.file("m"),
-                     {"C keyword or standard header name"});
+                     {"C keyword or standard header name"}, 2);
   expectCleanError("compile " + model + " --output-format=c-module --module-name=" +
                        std::string(101, 'a') + " -o " + dir.file("m"),
-                   {"101 characters; at most 100"});
+                   {"101 characters; at most 100"}, 2);
   expectCleanError("compile " + model + " --target=thumbv7em-none-eabihf --target-cpu=cortex-m0 "
                                         "--output-format=c-module -o " + dir.file("m"),
                    {"'cortex-m0' has no floating-point unit", "hard-float"});

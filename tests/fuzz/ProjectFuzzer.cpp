@@ -1,7 +1,7 @@
 //===- ProjectFuzzer.cpp - Fuzz target: .kilnproj project files -----------===//
 //
 // Bytes -> kiln::parseProject (core/lib/Project.cpp; what the workbench and
-// `kiln compile --project=` read) -> projectCompileOptions. Invariants:
+// `kiln compile --project=` read) -> recipeCompileOptions. Invariants:
 // errors are one line; a parsed project survives projectToJson ->
 // parseProject unchanged.
 //
@@ -22,8 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto again = kiln::parseProject(kiln::projectToJson(*project), "again.kilnproj");
   fuzzCheck(static_cast<bool>(again), "projectToJson output does not parse back");
   fuzzCheck(*again == *project, "projectToJson -> parseProject changed the project");
-  auto options = kiln::projectCompileOptions(*project);
+  auto options = kiln::recipeCompileOptions(project->recipe);
   if (!options)
-    kiln::fuzz::expectOneLineError(options.takeError(), "projectCompileOptions", text);
+    kiln::fuzz::expectOneLineError(options.takeError(), "recipeCompileOptions", text);
   return 0;
 }

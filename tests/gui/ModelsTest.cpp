@@ -14,6 +14,7 @@
 #include "Timeline.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Recipe.h"
 
 #include <QAbstractItemModelTester>
 #include <QApplication>

@@ -100,18 +100,18 @@ private slots:
     // One size per dimension: samples first (incomplete: nothing changes),
     // then the batch.
     type(samples, "8000");
-    QVERIFY(ctl()->project().fixedShapes.empty());
+    QVERIFY(ctl()->project().recipe.fixedShapes.empty());
     QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
     type(batch, "2");
     QVERIFY(waitSignal(replanned));
     QVERIFY2(replanned.last().at(0).toBool(), qPrintable(w->diagnostics()->lastMessage()));
-    QCOMPARE(ctl()->project().fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
     QVERIFY2(waitBuilt(), qPrintable(w->diagnostics()->lastMessage()));
 
     // The project file holds both sizes.
     auto saved = kiln::loadProject(ctl()->projectPath().toStdString());
     QVERIFY(bool(saved));
-    QCOMPARE(saved->fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
+    QCOMPARE(saved->recipe.fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
 
     // The compiled plan: input [2,8000]; sums one per batch row, features
     // one row per 2000 samples (16000 / 2000 = 8) of 3 units.
@@ -137,7 +137,7 @@ private slots:
     type(samples, "1500");
     QVERIFY(waitSignal(replanned));
     QVERIFY(!replanned.last().at(0).toBool());
-    QCOMPARE(ctl()->project().fixedShapes.at("audio"), (std::vector<int64_t>{2, 1500}));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("audio"), (std::vector<int64_t>{2, 1500}));
     QVERIFY(QTest::qWaitFor([&] { return !w->isCompiling(); }, 300000));
     QString last = w->diagnostics()->lastMessage();
     QVERIFY2(last.contains("operator #2 (RESHAPE)") && last.contains("multiple of 2000"), qPrintable(last));
@@ -148,7 +148,7 @@ private slots:
     ctl()->undoStack()->undo();
     QVERIFY(waitSignal(replanned));
     QVERIFY(replanned.last().at(0).toBool());
-    QCOMPARE(ctl()->project().fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
     QCOMPARE(shapes->edit(0, 1)->text(), QStringLiteral("8000"));
     QVERIFY(waitBuilt());
   }

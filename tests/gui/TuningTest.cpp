@@ -36,6 +36,7 @@
 #include "kiln/Artifact.h"
 #include "kiln/Npy.h"
 #include "kiln/Project.h"
+#include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
 #include <QAction>
@@ -86,6 +87,15 @@ std::map<QString, QByteArray> folderFiles(const QString &dir) {
   return out;
 }
 
+/// True if the tiler's rule (kiln::checkTileSizes) accepts `sizes` for `d`.
+bool tilesValid(const kiln::Dispatch &d, const std::vector<int64_t> &sizes) {
+  if (llvm::Error err = kiln::checkTileSizes(d.id, sizes, d.loopRanges, d.loopKinds)) {
+    llvm::consumeError(std::move(err));
+    return false;
+  }
+  return true;
+}
+
 /// A tile list for `d` other than its current one that the tiler accepts
 /// and that changes the workgroup grid (empty if none found).
 std::vector<int64_t> otherValidTiles(const kiln::Dispatch &d) {
@@ -97,7 +107,7 @@ std::vector<int64_t> otherValidTiles(const kiln::Dispatch &d) {
       if (sizes[i] == s)
         continue;
       sizes[i] = s;
-      if (kiln::explainTileSizes(d, sizes).empty())
+      if (tilesValid(d, sizes))
         return sizes;
     }
   }
@@ -292,7 +302,7 @@ private slots:
     QVERIFY(ctl()->lastReplanMs() > 0);
     qInfo("BlazeFace tile change: planModel %.0f ms, typed -> every view updated %.0f ms (views: %.1f ms)",
           ctl()->lastReplanMs(), editToViews, w->viewUpdateMs());
-    QCOMPARE(ctl()->project().tiles.at(d0.id), sizes);
+    QCOMPARE(ctl()->project().recipe.tiles.at(d0.id), sizes);
     QVERIFY(QFile::exists(ctl()->projectPath())); // autosaved
     auto loaded = kiln::loadProject(ctl()->projectPath().toStdString());
     QVERIFY(bool(loaded));
@@ -393,7 +403,7 @@ private slots:
           c[i] = s;
           break;
         }
-      if (c != sizes && c != d0.tileSizes && kiln::explainTileSizes(d0, c).empty()) {
+      if (c != sizes && c != d0.tileSizes && tilesValid(d0, c)) {
         other = c;
         break;
       }
@@ -405,10 +415,10 @@ private slots:
     QVERIFY(QTest::qWaitFor([&] { return !ctl()->isReplanning(); }, 120000));
     QApplication::processEvents();
     QCOMPARE(w->document()->plan->dispatches[row].tileSizes, other);
-    QCOMPARE(ctl()->project().tiles.at(d0.id), other);
+    QCOMPARE(ctl()->project().recipe.tiles.at(d0.id), other);
     ctl()->undoAction()->trigger();
     ctl()->undoAction()->trigger();
-    QCOMPARE(ctl()->project().tiles.at(d0.id), sizes);
+    QCOMPARE(ctl()->project().recipe.tiles.at(d0.id), sizes);
     QVERIFY(QTest::qWaitFor([&] { return !ctl()->isReplanning(); }, 120000));
     QApplication::processEvents();
     QCOMPARE(w->document()->plan->dispatches[row].tileSizes, sizes);
@@ -418,10 +428,10 @@ private slots:
     replanned.clear();
     ctl()->undoAction()->trigger();
     QVERIFY(waitSignal(replanned));
-    QVERIFY(ctl()->project().tiles.empty());
+    QVERIFY(ctl()->project().recipe.tiles.empty());
     QCOMPARE(w->document()->plan->dispatches[row].tileSizes, d0.tileSizes);
     QCOMPARE(w->document()->plan->dispatches[row].workgroupCount, d0.workgroupCount);
-    QVERIFY(kiln::loadProject(ctl()->projectPath().toStdString())->tiles.empty());
+    QVERIFY(kiln::loadProject(ctl()->projectPath().toStdString())->recipe.tiles.empty());
     replanned.clear();
     ctl()->redoAction()->trigger();
     QVERIFY(waitSignal(replanned));
@@ -454,7 +464,7 @@ private slots:
       QVERIFY(shapes->messageLabel()->text().contains(bad));
       QVERIFY(!batch->toolTip().isEmpty());
       QCOMPARE(ctl()->undoStack()->count(), undoCount);
-      QVERIFY(ctl()->project().fixedShapes.empty());
+      QVERIFY(ctl()->project().recipe.fixedShapes.empty());
       QVERIFY(!ctl()->isReplanning());
       QVERIFY(!QFile::exists(ctl()->projectPath()));
     }
@@ -464,7 +474,7 @@ private slots:
     QTest::keyClick(batch, Qt::Key_Return);
     QVERIFY(waitSignal(replanned));
     QVERIFY(replanned.last().at(0).toBool());
-    QCOMPARE(ctl()->project().fixedShapes.at("input"), (std::vector<int64_t>{3, 8}));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{3, 8}));
     QVERIFY2(waitBuilt(*w), qPrintable(w->diagnostics()->lastMessage()));
     QCOMPARE(w->document()->path, model);
     auto desc = kiln::describeArtifact(w->document()->artifact);
@@ -487,7 +497,7 @@ private slots:
     QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier);
     QVERIFY(waitSignal(replanned));
     QVERIFY(!replanned.last().at(0).toBool());
-    QVERIFY(ctl()->project().fixedShapes.empty());
+    QVERIFY(ctl()->project().recipe.fixedShapes.empty());
     QVERIFY(ctl()->tuningView()->messageLabel()->text().contains("dynamic"));
     QVERIFY(shapes->edit(0, 0)->text().isEmpty());
     // Ctrl+Shift+Z redoes it.
@@ -495,7 +505,7 @@ private slots:
     QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
     QVERIFY(waitSignal(replanned));
     QVERIFY(replanned.last().at(0).toBool());
-    QCOMPARE(ctl()->project().fixedShapes.at("input"), (std::vector<int64_t>{3, 8}));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{3, 8}));
     QCOMPARE(shapes->edit(0, 0)->text(), QStringLiteral("3"));
     QVERIFY(waitBuilt(*w));
   }
@@ -551,7 +561,7 @@ private slots:
     QCheckBox *fusion = ctl()->tuningView()->fusionBox();
     QVERIFY(fusion->isChecked());
     fusion->click();
-    QVERIFY(!ctl()->project().fusion);
+    QVERIFY(!ctl()->project().recipe.fusion);
     QVERIFY(waitBuilt(*w));
     compared.clear();
     ctl()->compareWithCurrent();
@@ -564,7 +574,7 @@ private slots:
     QCOMPARE(cm->value("plan.dispatches", CompareModel::B), double((*nfPlan)->dispatches.size()));
     QVERIFY(cm->value("plan.dispatches", CompareModel::Delta) > 0);
     ctl()->undoAction()->trigger();
-    QVERIFY(ctl()->project().fusion);
+    QVERIFY(ctl()->project().recipe.fusion);
     QVERIFY(waitBuilt(*w));
   }
 
@@ -611,7 +621,7 @@ private slots:
     QVERIFY(waitSignal(exported));
     QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
     QVERIFY(dialog->openFolderButton()->isEnabled());
-    QCOMPARE(ctl()->project().target, std::string("aarch64-linux-gnu"));
+    QCOMPARE(ctl()->project().recipe.target, std::string("aarch64-linux-gnu"));
     QCOMPARE(ctl()->project().exportDir, std::string("gui-export"));
 
     // `kiln export` with the same options, and with --project=: same bytes.
@@ -648,7 +658,7 @@ private slots:
     dialog->exportButton()->click();
     QVERIFY(waitSignal(exportedC));
     QVERIFY2(exportedC.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
-    QCOMPARE(ctl()->project().format, kiln::OutputFormat::CModule);
+    QCOMPARE(ctl()->project().recipe.format, kiln::OutputFormat::CModule);
     QString cliC = tmp.filePath("cli-export-c");
     cli.start(KILN_BINARY_PATH, {"export", model, "--target=thumbv7em-none-eabihf", "--profile=stripped",
                                  "--output-format=c-module", "-o", cliC});
@@ -664,15 +674,15 @@ private slots:
     // Back to the host for what follows.
     ctl()->undoAction()->trigger();
     ctl()->undoAction()->trigger();
-    QCOMPARE(ctl()->project().target, std::string("host"));
-    QCOMPARE(ctl()->project().format, kiln::OutputFormat::Artifact);
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
+    QCOMPARE(ctl()->project().recipe.format, kiln::OutputFormat::Artifact);
     QVERIFY(waitBuilt(*w));
   }
 
   void bareMetalTargetPlans() {
     QString model = tmp.filePath("alexa.tflite");
     QVERIFY(open(*w, model));
-    QCOMPARE(ctl()->project().target, std::string("host"));
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
     QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
     ctl()->tuningView()->targetBox()->setCurrentText("thumbv7em-none-eabihf");
     QVERIFY(waitSignal(replanned));
@@ -693,9 +703,9 @@ private slots:
     QVERIFY(waitSignal(replanned));
     QVERIFY(replanned.last().at(0).toBool());
     QVERIFY(w->document()->artifact.empty());
-    QCOMPARE(ctl()->project().target, std::string("thumbv7em-none-eabihf"));
+    QCOMPARE(ctl()->project().recipe.target, std::string("thumbv7em-none-eabihf"));
     ctl()->undoAction()->trigger(); // back to the host: built again
-    QCOMPARE(ctl()->project().target, std::string("host"));
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
     QCOMPARE(ctl()->tuningView()->targetBox()->currentText(), QStringLiteral("host"));
     QVERIFY(waitBuilt(*w));
   }
@@ -723,10 +733,10 @@ private slots:
       QVERIFY(c->tuningView()->model()->setData(fusion, Qt::Unchecked, Qt::CheckStateRole));
       QVERIFY(QTest::qWaitFor([&] { return !c->isReplanning(); }, 60000));
       wanted = c->project();
-      QCOMPARE(wanted.profile, std::string("stripped"));
-      QCOMPARE(wanted.format, kiln::OutputFormat::CModule);
-      QCOMPARE(int(wanted.noFusion.size()), 1);
-      QVERIFY(tiles.empty() || wanted.tiles.at(d0.id) == tiles);
+      QCOMPARE(wanted.recipe.profile, std::string("stripped"));
+      QCOMPARE(wanted.recipe.format, kiln::OutputFormat::CModule);
+      QCOMPARE(int(wanted.recipe.noFusion.size()), 1);
+      QVERIFY(tiles.empty() || wanted.recipe.tiles.at(d0.id) == tiles);
       first.close();
     }
     // Reopened: every setting is back.
@@ -738,12 +748,12 @@ private slots:
       QVERIFY(c->project() == wanted);
       QCOMPARE(c->tuningView()->profileBox()->currentText(), QStringLiteral("stripped"));
       QCOMPARE(c->tuningView()->formatBox()->currentText(), QStringLiteral("c-module"));
-      QCOMPARE(second.document()->options.noFusion, wanted.noFusion);
+      QCOMPARE(second.document()->options.noFusion, wanted.recipe.noFusion);
       // A further change, then a "crash": the window is never closed.
       c->setBuildDelay(60000);
       c->tuningView()->targetBox()->setCurrentText("riscv64-linux-gnu");
       wanted = c->project();
-      QCOMPARE(wanted.target, std::string("riscv64-linux-gnu"));
+      QCOMPARE(wanted.recipe.target, std::string("riscv64-linux-gnu"));
       MainWindow third;
       third.show();
       third.openFile(model);
@@ -767,13 +777,13 @@ private slots:
       QVERIFY(batch);
       batch->setText("5");
       QTest::keyClick(batch, Qt::Key_Return);
-      QCOMPARE(c->project().fixedShapes.at("input"), (std::vector<int64_t>{5, 8}));
+      QCOMPARE(c->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{5, 8}));
       first.close();
     }
     MainWindow again;
     again.show();
     QVERIFY2(open(again, model), qPrintable(again.diagnostics()->lastMessage())); // compiles at once
-    QCOMPARE(again.projectController()->project().fixedShapes.at("input"), (std::vector<int64_t>{5, 8}));
+    QCOMPARE(again.projectController()->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{5, 8}));
     QCOMPARE(again.projectController()->tuningView()->shapes()->edit(0, 0)->text(), QStringLiteral("5"));
     auto desc = kiln::describeArtifact(again.document()->artifact);
     QVERIFY(bool(desc));
@@ -802,11 +812,11 @@ private slots:
     QVERIFY(reported);
     QVERIFY(!QFile::exists(proj));
     QCOMPARE(readAll(proj + ".unreadable"), original);
-    QVERIFY(ctl()->project().tiles.empty());
+    QVERIFY(ctl()->project().recipe.tiles.empty());
     // A change saves a fresh project; the unreadable one stays aside.
     ctl()->tuningView()->profileBox()->setCurrentText("stripped");
     QVERIFY(QFile::exists(proj));
-    QCOMPARE(kiln::loadProject(proj.toStdString())->profile, std::string("stripped"));
+    QCOMPARE(kiln::loadProject(proj.toStdString())->recipe.profile, std::string("stripped"));
     QCOMPARE(readAll(proj + ".unreadable"), original);
     // Reset Tuning drops tiles and fusion choices in one undoable step.
     const kiln::Dispatch d0 = w->document()->plan->dispatches[0];
@@ -815,16 +825,16 @@ private slots:
       QVERIFY(ctl()->tuningView()->model()->setData(ctl()->tuningView()->model()->index(0, TuningModel::Tiles),
                                                     sizesText(tiles), Qt::EditRole));
     ctl()->tuningView()->fusionBox()->click();
-    QVERIFY(!ctl()->project().fusion);
+    QVERIFY(!ctl()->project().recipe.fusion);
     ctl()->tuningView()->resetButton()->click();
-    QVERIFY(ctl()->project().fusion);
-    QVERIFY(ctl()->project().tiles.empty());
-    QCOMPARE(ctl()->project().profile, std::string("stripped")); // untouched
+    QVERIFY(ctl()->project().recipe.fusion);
+    QVERIFY(ctl()->project().recipe.tiles.empty());
+    QCOMPARE(ctl()->project().recipe.profile, std::string("stripped")); // untouched
     ctl()->undoAction()->trigger();
-    QVERIFY(!ctl()->project().fusion);
-    QCOMPARE(ctl()->project().tiles.size(), tiles.empty() ? size_t(0) : size_t(1));
+    QVERIFY(!ctl()->project().recipe.fusion);
+    QCOMPARE(ctl()->project().recipe.tiles.size(), tiles.empty() ? size_t(0) : size_t(1));
     ctl()->redoAction()->trigger();
-    QVERIFY(ctl()->project().fusion);
+    QVERIFY(ctl()->project().recipe.fusion);
     QVERIFY(waitBuilt(*w));
   }
 

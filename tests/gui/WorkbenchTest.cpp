@@ -23,6 +23,7 @@
 #include "Workbench.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Recipe.h"
 
 #include <QAction>
 #include <QComboBox>

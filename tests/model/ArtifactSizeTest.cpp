@@ -11,6 +11,7 @@
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
+#include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
 #include "llvm/Support/JSON.h"

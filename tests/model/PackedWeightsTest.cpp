@@ -12,6 +12,7 @@
 
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
+#include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
 #include <gtest/gtest.h>
@@ -69,14 +70,16 @@ Built build(const std::string &name, const std::string &mlir, const std::string 
             const std::string &tile = "") {
   std::string path = ::testing::TempDir() + name + ".mlir";
   std::ofstream(path) << mlir;
-  kiln::CompileOptions options;
-  options.target.cpu = cpu;
-  if (!tile.empty()) {
-    auto parsed = kiln::parseTileOverride(tile);
-    EXPECT_TRUE(static_cast<bool>(parsed));
-    if (parsed)
-      options.tileSizes.push_back(*parsed);
-  }
+  kiln::BuildRecipe recipe;
+  llvm::Error set = kiln::setRecipeOption(recipe, "target-cpu", cpu);
+  if (!set && !tile.empty())
+    set = kiln::setRecipeOption(recipe, "tile", tile);
+  EXPECT_FALSE(static_cast<bool>(set)) << llvm::toString(std::move(set));
+  auto made = kiln::recipeCompileOptions(recipe);
+  EXPECT_TRUE(static_cast<bool>(made)) << llvm::toString(made.takeError());
+  if (!made)
+    return {};
+  kiln::CompileOptions options = std::move(*made);
   auto result = kiln::compile(path, options);
   EXPECT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
   if (!result)

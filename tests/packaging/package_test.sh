@@ -2,8 +2,8 @@
 # Builds the .deb with CPack, unpacks it into a temporary root and runs the
 # installed tools: `kiln --version`, a compile of a TOSA model and of a real
 # model, builds examples/c against the installed runtime through its
-# kiln-runtime.pc and runs it, and checks the package's file list and
-# dependencies.
+# kiln-runtime.pc and runs it, imports the installed Python package and runs
+# a model with it, and checks the package's file list and dependencies.
 #   package_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
@@ -52,3 +52,25 @@ printed=$("$work/run_model" "$work/add.kiln" 3 -5)
 case "$printed" in *"output 0 'sum' values: -1 -1 -1 -1 -1 -1"*) ;;
   *) echo "the example built against the package printed:"; echo "$printed"; exit 1 ;; esac
 echo "installed kiln compiled add_scale.mlir into $(stat -c %s "$work/add.kiln") bytes"
+# The Python package, when this build has it (python3-dev, pybind11-dev and
+# python3-numpy installed): in Debian's dist-packages, importable from the
+# unpacked tree, compiling and running the same model.
+if [ -d "$build/python/kiln" ]; then
+  site="$work/root/usr/lib/python3/dist-packages"
+  [ -f "$site/kiln/__init__.py" ] && ls "$site"/kiln/_kiln.*.so > /dev/null ||
+    { echo "missing the Python package in /usr/lib/python3/dist-packages/kiln"; exit 1; }
+  case "$depends" in *python3-numpy*) ;; *) echo "Depends lacks python3-numpy"; exit 1 ;; esac
+  add_model="$(cd "$src" && pwd)/tests/data/mlir/add_scale.mlir"
+  printed=$(cd "$work" && PYTHONPATH="$site" /usr/bin/python3 -c '
+import sys, numpy as np, kiln
+assert kiln.__file__.startswith(sys.argv[1]), kiln.__file__
+artifact = kiln.compile(sys.argv[2])
+(out,) = kiln.load(artifact)(np.full((2, 3), 3, np.float32), np.full((2, 3), -5, np.float32))
+print("python", kiln.version(), out.ravel().tolist())
+' "$site" "$add_model") ||
+    { echo "the packaged kiln module failed"; exit 1; }
+  version=$("$kiln" --version | head -1 | cut -d' ' -f2)
+  case "$printed" in "python $version [-1.0, -1.0, -1.0, -1.0, -1.0, -1.0]") ;;
+    *) echo "the packaged Python module printed: $printed"; exit 1 ;; esac
+  echo "installed Python package ran add_scale.mlir"
+fi

@@ -2,6 +2,7 @@
 #include "Pipeline.h"
 #include "Transforms/Passes.h"
 #include "kiln/Plan.h"
+#include "kiln/Recipe.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -251,27 +252,26 @@ TEST(TileAndDistribute, TileLargerThanTheLoopFails) {
       << errors;
 }
 
-TEST(TileAndDistribute, ExplainTileSizesAppliesTheTilersRules) {
+TEST(TileAndDistribute, CheckTileSizesIsTheTilersRule) {
   // The matmul above as the plan describes it: loops m=4, n=2 parallel,
-  // k=8 reduction.
-  kiln::Dispatch d;
-  d.name = "main_dispatch_0";
-  d.loopRanges = {4, 2, 8};
-  d.loopKinds = {"parallel", "parallel", "reduction"};
-  EXPECT_EQ(kiln::explainTileSizes(d, {2, 0, 0}), "");
-  EXPECT_EQ(kiln::explainTileSizes(d, {4, 2, 0}), ""); // whole loops
-  EXPECT_NE(kiln::explainTileSizes(d, {2, 0}).find("has 3 loops; 2 tile sizes given"),
-            std::string::npos);
-  EXPECT_NE(kiln::explainTileSizes(d, {5, 0, 0}).find("exceeds the loop's range 4"),
-            std::string::npos);
-  EXPECT_NE(kiln::explainTileSizes(d, {-1, 0, 0}).find("negative"), std::string::npos);
-  EXPECT_NE(kiln::explainTileSizes(d, {0, 0, 4}).find("loop 2 is a reduction"),
-            std::string::npos);
-  kiln::Dispatch wide;
-  wide.loopRanges = {8, 8, 8, 8};
-  wide.loopKinds.assign(4, "parallel");
-  EXPECT_NE(kiln::explainTileSizes(wide, {2, 2, 2, 2}).find("at most 3"), std::string::npos);
-  EXPECT_EQ(kiln::explainTileSizes(wide, {2, 2, 2, 8}), "");
+  // k=8 reduction. The tiler itself calls kiln::checkTileSizes (see
+  // TileLargerThanTheLoopFails and the reduction test above).
+  std::vector<int64_t> ranges = {4, 2, 8};
+  std::vector<std::string> kinds = {"parallel", "parallel", "reduction"};
+  auto check = [&](const std::vector<int64_t> &sizes) {
+    llvm::Error err = kiln::checkTileSizes(0, sizes, ranges, kinds);
+    return err ? llvm::toString(std::move(err)) : std::string();
+  };
+  EXPECT_EQ(check({2, 0, 0}), "");
+  EXPECT_EQ(check({4, 2, 0}), ""); // whole loops
+  EXPECT_NE(check({2, 0}).find("dispatch 0 has 3 loops; 2 tile sizes given"), std::string::npos);
+  EXPECT_NE(check({5, 0, 0}).find("exceeds the loop's range 4"), std::string::npos);
+  EXPECT_NE(check({-1, 0, 0}).find("negative"), std::string::npos);
+  EXPECT_NE(check({0, 0, 4}).find("loop 2 is a reduction"), std::string::npos);
+  ranges = {8, 8, 8, 8};
+  kinds.assign(4, "parallel");
+  EXPECT_NE(check({2, 2, 2, 2}).find("4 loops split; at most 3"), std::string::npos);
+  EXPECT_EQ(check({2, 2, 2, 8}), "");
 }
 
 TEST(TileAndDistribute, TileSizesForMissingDispatchFail) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kiln/Run.h"
@@ -22,6 +23,8 @@
 #include "llvm/Support/JSON.h"
 
 namespace kiln {
+
+struct CompilationPlan;
 
 /// Whether the file `path` holding `bytes` is read as an artifact: by
 /// content, the runtime's kiln_artifact_recognize (the 'KILN' identifier);
@@ -109,6 +112,16 @@ llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes
 llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
                                        const std::string &what);
 
+/// The two summaries `kiln diff` compares (summarizeArtifact), with their
+/// latencies measured in alternation (benchmarkPair, `runs` runs each) when
+/// `runs` > 0. A build this host cannot run keeps its latency unmeasured
+/// and adds "latency not measured: REASON" to `warnings` (the sizes still
+/// compare). Errors: summarizeArtifact's, naming `nameA` or `nameB`.
+llvm::Expected<std::pair<BuildSummary, BuildSummary>>
+compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+              const std::string &nameA, const std::string &nameB, unsigned runs,
+              std::vector<std::string> &warnings);
+
 /// B - A for sections (as formatSectionDiff) and for the plan: rows
 /// "arena_bytes", "lower_bound_bytes", "dispatch_count", "command_count",
 /// "wave_count" (named apart from the "commands" section) and,
@@ -189,6 +202,31 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
 /// The description as one JSON object (`kiln inspect --json`'s "artifact"
 /// member): keys as ArtifactDescription's fields in snake case.
 llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d);
+
+/// What `kiln inspect` of an artifact without the reflection section shows
+/// in place of the plan: which rows need reflection and how to keep it (the
+/// "plan_missing" member of inspectArtifactJson, the "plan" row of the
+/// table).
+llvm::StringRef planMissingReason();
+
+/// The `kiln inspect ARTIFACT --json` document (also the Python package's
+/// kiln.inspect(artifact) and Artifact.plan): the plan's keys (planToJson of
+/// `plan`) plus "artifact" (artifactDescriptionToJson of `d`). Without a
+/// plan (`plan` null: the artifact has no reflection section) it is
+/// {"artifact": ..., "plan": null, "plan_missing": planMissingReason()}.
+/// Errors: "<what>: the plan does not parse: ...".
+llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription &d,
+                                                      const CompilationPlan *plan,
+                                                      const std::string &what);
+
+/// The `kiln inspect MODEL --json` document (also the Python package's
+/// kiln.inspect(model) and a C module's Artifact.plan): the plan's keys
+/// (planToJson) plus "signature": {"inputs": [...], "outputs": [...]}
+/// (signatureToJson). Errors as inspectArtifactJson.
+llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
+                                                   const std::vector<IOInfo> &inputs,
+                                                   const std::vector<IOInfo> &outputs,
+                                                   const std::string &what);
 
 } // namespace kiln
 

@@ -96,16 +96,14 @@ bool parseOutputFormat(const std::string &text, OutputFormat &out);
 const char *toString(OutputFormat format);
 
 /// A user-fixed shape for a model input whose shape has dynamic dimensions
-/// (TFLite `shape_signature` -1), as given by `--fix-shape=INPUT=1x76x32x1`.
+/// (TFLite `shape_signature` -1), as given by `--fix-shape=INPUT=1x76x32x1`
+/// (parsed and checked by kiln/Recipe.h's setRecipeOption).
 struct ShapeFix {
   /// Input name, or its index in signature order as decimal text.
   std::string input;
   /// The full static shape, elements per dimension.
   std::vector<int64_t> shape;
 };
-
-/// Parses "NAME=1x76x32x1" (or "0=1x76x32x1"). Errors explain the syntax.
-llvm::Expected<ShapeFix> parseShapeFix(const std::string &text);
 
 /// The phases of a compilation, in order; reported to
 /// CompileOptions::onPhase as each one starts.
@@ -126,7 +124,9 @@ constexpr int kNumCompilePhases = 9;
 /// "lower-to-llvm", "optimize", "codegen", "artifact".
 const char *toString(CompilePhase phase);
 
-/// Options that shape a compilation.
+/// Options that shape a compilation. The tools make them from a build
+/// recipe (kiln/Recipe.h, recipeCompileOptions), which holds and checks the
+/// user's settings; the fields below are what the compiler reads.
 struct CompileOptions {
   /// Progress hook, called on the compiling thread as each phase starts.
   /// Returning false cancels: the compilation stops at that phase boundary
@@ -167,25 +167,6 @@ struct CompileOptions {
   /// and its byte size.
   int64_t maxBufferBytes = 0;
 };
-
-/// Applies a build profile (`--profile=`): "default" keeps debug symbols
-/// and reflection; "stripped" drops both (the target CPU and features are
-/// whatever `options.target` says). Errors name the unknown profile.
-llvm::Error applyProfile(const std::string &profile, CompileOptions &options);
-
-/// Parses "--tile=" text "DISPATCH=32,64,0". Errors explain the syntax.
-llvm::Expected<std::pair<int64_t, std::vector<int64_t>>>
-parseTileOverride(const std::string &text);
-
-/// Reads a JSON tuning file {"tiles": {"3": [1, 8, 0, 0], ...},
-/// "no_fusion": [5], "fusion": true} into `options`. Errors name the file
-/// and the offending key.
-llvm::Error loadTuningFile(const std::string &path, CompileOptions &options);
-
-/// Parses tuning JSON `text` (what loadTuningFile reads from a file) into
-/// `options`; `path` names the file in errors. Errors as loadTuningFile's.
-llvm::Error parseTuning(llvm::StringRef text, const std::string &path,
-                        CompileOptions &options);
 
 struct CompilationPlan;
 

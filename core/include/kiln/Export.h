@@ -4,9 +4,11 @@
 // device target and write a bundle folder holding
 //   - the artifact (NAME.kiln) or the static C module (NAME.h, NAME.c,
 //     NAME_constants.c, NAME_kernels.o),
-//   - manifest.json: target, profile, compiler version, the exact options
-//     and the command that repeats the build, every file's bytes and
-//     SHA-256, bytes per section, flash and RAM needs, one row per dispatch,
+//   - manifest.json: target, profile, compiler version, the build's recipe
+//     ("recipe": recipeToJson, readable back as a tuning file), the
+//     resolved options and the command that repeats the build, every
+//     file's bytes and SHA-256, bytes per section, flash and RAM needs, one
+//     row per dispatch,
 //   - report.md: the same for people.
 // Nothing in a bundle depends on the time, the host or the output path, so
 // two exports with the same options are byte-identical.
@@ -24,6 +26,7 @@
 #define KILN_EXPORT_H
 
 #include "kiln/Compiler.h"
+#include "kiln/Recipe.h"
 
 #include <cstdint>
 #include <map>
@@ -50,24 +53,19 @@ struct MemoryBudget {
 /// the text.
 llvm::Expected<int64_t> parseBudgetBytes(llvm::StringRef flag, llvm::StringRef text);
 
-/// What to export. `options` holds the tuning (tiles, fusion, fixed
-/// shapes) and any explicit --target-cpu / --target-cpu-features /
-/// --debug-symbols / --reflection choices; exportBundle applies `target`
-/// and `profile` to it first (explicit choices win).
+/// What to export: the model and how to build it.
 struct ExportRequest {
-  /// The model file (.tflite or TOSA .mlir).
+  /// The model file (.tflite or TOSA .mlir), as the user named it.
   std::string model;
-  /// A name from knownTargets().
-  std::string target = "host";
-  /// "default" or "stripped".
-  std::string profile = "default";
-  OutputFormat format = OutputFormat::Artifact;
-  CompileOptions options;
-  /// Explicit overrides of the profile (unset = the profile decides).
-  int debugSymbols = -1;
-  int reflection = -1;
+  /// The build's settings: target, CPU, profile, format, tuning, shapes.
+  BuildRecipe recipe;
+  /// Largest buffer the build may ask the device for, bytes
+  /// (`--max-buffer-bytes=`, CompileOptions::maxBufferBytes); 0 = the
+  /// target's default.
+  int64_t maxBufferBytes = 0;
   /// Checked against the footprint; the verdict goes into manifest.json
-  /// and report.md (and the command that repeats the build).
+  /// and report.md (and the budgets into the command that repeats the
+  /// build).
   MemoryBudget budget;
 };
 
@@ -154,9 +152,10 @@ struct ExportBundle {
   /// Files in writing order, names relative to the bundle folder.
   std::vector<GeneratedFile> files;
   ExportFootprint footprint;
-  /// The `kiln export` command line that repeats this build, shell-quoted,
-  /// the model's path as the request gave it, writing to defaultExportDir()
-  /// (add `-o DIR` to choose the folder).
+  /// The `kiln export` command line that repeats this build, shell-quoted:
+  /// the model's path as the request gave it, the recipe's flags
+  /// (recipeCommandLine), --max-buffer-bytes and the budgets; it writes to
+  /// defaultExportDir() (add `-o DIR` to choose the folder).
   std::string command;
   /// The request's budgets, checked (empty without budgets).
   std::vector<BudgetCheck> budgetChecks;
@@ -183,14 +182,17 @@ llvm::Expected<DeviceBuild> buildForDevice(const std::string &path, CompileOptio
 /// compiler's (unknown target, bad model, ...).
 llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 
-/// Writes `bundle` into `dir` (created if missing). All files are written
-/// under temporary names first and renamed into place only when every one
-/// succeeded, so a failed export leaves no partial bundle. Files of `dir`
-/// that the bundle does not name are left alone. Errors name the folder or
-/// file and the system's reason.
+/// Writes `bundle` into `dir` (created if missing) with
+/// writeFilesAtomically: all files are written under temporary names first
+/// and renamed into place only when every one succeeded, so a failed
+/// export leaves no partial bundle. A name taken by a folder or special
+/// file is refused before anything is written. Files of `dir` that the
+/// bundle does not name are left alone. Errors name the folder or file and
+/// the system's reason.
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir);
 
 /// The folder `kiln export` writes to without -o: MODEL-TARGET-PROFILE
+/// (the recipe's target and profile)
 /// (with "-c" for a C module) beside the model, by the rule `kiln compile`
 /// follows for MODEL.kiln: `kiln export sub/m.tflite` writes
 /// sub/m-host-default/.

@@ -66,7 +66,8 @@ llvm::Error allocateBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::T
 /// Serializes to .npy format 1.0 bytes.
 std::vector<uint8_t> serializeNpy(const NpyArray &array);
 
-/// Writes a .npy file; errors name the path.
+/// Writes a .npy file atomically (writeFilesAtomically); errors name the
+/// path.
 llvm::Error writeNpyFile(const std::string &path, const NpyArray &array);
 
 } // namespace kiln

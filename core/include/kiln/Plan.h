@@ -214,14 +214,6 @@ std::string planToDot(const CompilationPlan &plan);
 /// separated by spaces).
 std::string planToCsv(const CompilationPlan &plan);
 
-/// Checks workgroup tile sizes for `dispatch` by the rules the tiler
-/// applies (kiln-tile-and-distribute), without compiling: one size per loop
-/// of the dispatch's tiled op, each a whole number from 0 (the whole loop)
-/// to the loop's range, 0 on reduction loops (they cannot be split across
-/// workgroups), at most 3 loops split (x, y, z). Returns an empty string if
-/// the sizes are valid, else one sentence naming the loop and the rule.
-std::string explainTileSizes(const Dispatch &dispatch, const std::vector<int64_t> &sizes);
-
 /// How `output` gets its value, for people: "main_dispatch_6" (computed
 /// in place), "copy of input 0", "copy of constant 2", "copy of output 0",
 /// "fill 0x3f800000", joined by " + " when several commands write parts of

@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 namespace kiln {
 
@@ -117,7 +118,13 @@ struct LatencyStats {
   unsigned threads = 1;
 };
 
-/// Summarizes the wall times `timesMs` measured with `options`.
+/// The median of `values`: the middle value, or the mean of the middle two
+/// for an even count; 0 for none. The one median every tool reports
+/// (latencyOf, the workbench's run note and timeline, benchmarks).
+double medianOf(std::vector<double> values);
+
+/// Summarizes the wall times `timesMs` measured with `options`
+/// (LatencyStats::medianMs is medianOf(timesMs)).
 LatencyStats latencyOf(std::vector<double> timesMs, const RunOptions &options);
 
 /// Latency of `runs` invocations of `artifact` on this host with
@@ -202,6 +209,13 @@ struct ValidationReport {
 llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifact,
                                                   const std::string &dir,
                                                   const ValidationOptions &options = {});
+
+/// The `kiln validate --json` document (also the Python package's
+/// kiln.validate): {"outputs": [...] (report.overall), "samples":
+/// [{"sample": name, "outputs": [...]}], "tolerance": {"atol", "rtol"},
+/// "pass": bool}, each output {"name", "elements", "max_abs_error", "rmse",
+/// "cosine", "outside_tolerance"}.
+llvm::json::Value validationReportToJson(const ValidationReport &report);
 
 } // namespace kiln
 

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Artifact.h"
+#include "kiln/Plan.h"
 
 #include "kiln_artifact_generated.h"
 
@@ -277,6 +278,53 @@ llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d) {
       {"wave_count", d.waves},
       {"largest_wave", d.largestWave},
       {"dispatches", std::move(dispatches)}};
+}
+
+llvm::StringRef planMissingReason() {
+  return "source operators, FLOPs, tile sizes, kernel strategies and the buffers need the "
+         "reflection section (built with --profile=stripped or --reflection=false); inspect "
+         "the model, or compile with --reflection to keep them";
+}
+
+namespace {
+
+/// The plan's keys as one JSON object, to which `kiln inspect --json` adds
+/// its members.
+llvm::Expected<llvm::json::Value> planObject(const CompilationPlan &plan,
+                                             const std::string &what) {
+  auto parsed = llvm::json::parse(planToJson(plan, false));
+  if (!parsed)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   what + ": the plan does not parse: " +
+                                       llvm::toString(parsed.takeError()));
+  return std::move(*parsed);
+}
+
+} // namespace
+
+llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription &d,
+                                                      const CompilationPlan *plan,
+                                                      const std::string &what) {
+  if (!plan)
+    return llvm::json::Object{{"artifact", artifactDescriptionToJson(d)},
+                              {"plan", nullptr},
+                              {"plan_missing", planMissingReason()}};
+  auto out = planObject(*plan, what);
+  if (out)
+    (*out->getAsObject())["artifact"] = artifactDescriptionToJson(d);
+  return out;
+}
+
+llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
+                                                   const std::vector<IOInfo> &inputs,
+                                                   const std::vector<IOInfo> &outputs,
+                                                   const std::string &what) {
+  auto out = planObject(plan, what);
+  if (out)
+    (*out->getAsObject())["signature"] =
+        llvm::json::Object{{"inputs", signatureToJson(inputs)},
+                           {"outputs", signatureToJson(outputs)}};
+  return out;
 }
 
 } // namespace kiln

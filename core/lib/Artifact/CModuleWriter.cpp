@@ -59,6 +59,17 @@ bool isReservedModuleName(const std::string &name) {
   return false;
 }
 
+std::string moduleNameProblem(const std::string &name) {
+  if (!isCIdentifier(name))
+    return "is not a C identifier (letters, digits and _, not starting with a digit or __)";
+  if (isReservedModuleName(name))
+    return "is a C keyword or standard header name (" + name + ".h would clash); choose another";
+  if (name.size() > kMaxModuleNameLength)
+    return "is " + std::to_string(name.size()) + " characters; at most " +
+           std::to_string(kMaxModuleNameLength);
+  return "";
+}
+
 uint64_t cModuleConstantBytes(const ArtifactSpec &spec) {
   uint64_t bytes = 0;
   for (const ConstantSpec &c : spec.constants)

@@ -31,6 +31,12 @@ inline constexpr size_t kMaxModuleNameLength = 100;
 /// shadow <stdint.h>) and "main".
 bool isReservedModuleName(const std::string &name);
 
+/// Why `name` cannot name a C module, as one phrase following the quoted
+/// name ("is not a C identifier (...)", "is a C keyword or standard header
+/// name (...)", "is 101 characters; at most 100"); empty if it can. The
+/// one rule for --module-name (the recipe's check and the compiler's).
+std::string moduleNameProblem(const std::string &name);
+
 /// Bytes of the NAME_constants array: each constant 64-byte aligned.
 uint64_t cModuleConstantBytes(const ArtifactSpec &spec);
 

@@ -172,31 +172,4 @@ std::vector<std::string> checkPlan(const CompilationPlan &plan) {
   return errors;
 }
 
-std::string explainTileSizes(const Dispatch &d, const std::vector<int64_t> &sizes) {
-  const std::string who = d.name.empty() ? "dispatch " + std::to_string(d.id) : d.name;
-  if (sizes.size() != d.loopRanges.size())
-    return who + " has " + std::to_string(d.loopRanges.size()) + " loops; " +
-           std::to_string(sizes.size()) + " tile sizes given";
-  int split = 0;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    int64_t t = sizes[i], range = d.loopRanges[i];
-    bool reduction = i < d.loopKinds.size() && d.loopKinds[i] == "reduction";
-    if (t < 0)
-      return "loop " + std::to_string(i) + ": tile size " + std::to_string(t) +
-             " is negative (0 = the whole loop)";
-    if (t > range)
-      return "loop " + std::to_string(i) + ": tile size " + std::to_string(t) +
-             " exceeds the loop's range " + std::to_string(range) + " (use " +
-             std::to_string(range) + " or 0 for the whole loop)";
-    if (reduction && t != 0)
-      return "loop " + std::to_string(i) +
-             " is a reduction and cannot be split across workgroups (use 0)";
-    if (t != 0 && t < range)
-      ++split;
-  }
-  if (split > 3)
-    return std::to_string(split) + " loops split; at most 3 map to workgroups (x, y, z)";
-  return "";
-}
-
 } // namespace kiln

@@ -1,5 +1,6 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
 #include "kiln/Npy.h"
+#include "kiln/AtomicWrite.h"
 
 #include "Support/Message.h"
 
@@ -227,21 +228,14 @@ std::vector<uint8_t> serializeNpy(const NpyArray &array) {
 }
 
 llvm::Error writeNpyFile(const std::string &path, const NpyArray &array) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec)
-    return makeError(path + ": cannot write: " + ec.message());
   // Header, then the data straight from the array (no second copy).
   std::vector<uint8_t> header = npyHeader(array);
-  os.write(reinterpret_cast<const char *>(header.data()), header.size());
-  os.write(reinterpret_cast<const char *>(array.data.data()), array.data.size());
-  os.close();
-  if (os.has_error()) {
-    std::error_code ec = os.error();
-    os.clear_error(); // reported here, not as a fatal error on destruction
-    return makeError(path + ": write failed: " + ec.message());
-  }
-  return llvm::Error::success();
+  return writeFilesAtomically({{path, [&](llvm::raw_ostream &os) {
+                                  os.write(reinterpret_cast<const char *>(header.data()),
+                                           header.size());
+                                  os.write(reinterpret_cast<const char *>(array.data.data()),
+                                           array.data.size());
+                                }}});
 }
 
 } // namespace kiln

@@ -467,6 +467,14 @@ std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t se
   return std::move(*inputs);
 }
 
+double medianOf(std::vector<double> values) {
+  if (values.empty())
+    return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
 LatencyStats latencyOf(std::vector<double> t, const RunOptions &options) {
   LatencyStats s;
   s.device = options.device;
@@ -474,10 +482,9 @@ LatencyStats latencyOf(std::vector<double> t, const RunOptions &options) {
   s.runs = static_cast<unsigned>(t.size());
   if (t.empty())
     return s;
-  std::sort(t.begin(), t.end());
-  s.medianMs = t.size() % 2 ? t[t.size() / 2] : (t[t.size() / 2 - 1] + t[t.size() / 2]) / 2;
-  s.minMs = t.front();
-  s.maxMs = t.back();
+  s.medianMs = medianOf(t);
+  s.minMs = *std::min_element(t.begin(), t.end());
+  s.maxMs = *std::max_element(t.begin(), t.end());
   return s;
 }
 
@@ -756,6 +763,33 @@ llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifa
     return overall.takeError();
   report.overall = std::move(*overall);
   return report;
+}
+
+/// One output's metrics per element of `metrics`, as `kiln validate --json`
+/// writes them.
+static llvm::json::Array metricsToJson(const std::vector<ValidationMetrics> &metrics) {
+  llvm::json::Array outputs;
+  for (const ValidationMetrics &m : metrics)
+    outputs.push_back(llvm::json::Object{{"name", m.name},
+                                         {"elements", m.elements},
+                                         {"max_abs_error", m.maxAbsError},
+                                         {"rmse", m.rmse},
+                                         {"cosine", m.cosine},
+                                         {"outside_tolerance", m.outsideTolerance}});
+  return outputs;
+}
+
+llvm::json::Value validationReportToJson(const ValidationReport &report) {
+  llvm::json::Array samples;
+  for (size_t s = 0; s < report.samples.size(); ++s)
+    samples.push_back(llvm::json::Object{{"sample", report.sampleNames[s]},
+                                         {"outputs", metricsToJson(report.samples[s])}});
+  return llvm::json::Object{
+      {"outputs", metricsToJson(report.overall)},
+      {"samples", std::move(samples)},
+      {"tolerance",
+       llvm::json::Object{{"atol", report.tolerance.atol}, {"rtol", report.tolerance.rtol}}},
+      {"pass", report.pass}};
 }
 
 } // namespace kiln

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Passes.h"
+#include "kiln/Recipe.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -254,36 +255,19 @@ struct TileAndDistributePass
       else
         tileSizes = defaultTileSizes(linalgOp, options.workgroupBytes,
                                      options.vectorBytes, options.dividingTiles);
-      if (tileSizes.size() != linalgOp.getNumLoops())
-        return fn.emitError() << "dispatch " << id << " has "
-                              << linalgOp.getNumLoops() << " loops, "
-                              << tileSizes.size() << " tile sizes given";
-      SmallVector<utils::IteratorType> iterators =
-          linalgOp.getIteratorTypesArray();
-      SmallVector<int64_t> bounds = linalgOp.getStaticLoopRanges();
+      // The one rule for tile sizes (kiln/Recipe.h), shared with the
+      // workbench's inline check.
+      if (llvm::Error err = checkTileSizes(
+              id, {tileSizes.begin(), tileSizes.end()}, {loopRanges.begin(), loopRanges.end()},
+              {loopKinds.begin(), loopKinds.end()}))
+        return fn.emitError() << llvm::toString(std::move(err));
       int64_t tiledLoops = 0;
       for (auto [i, t] : llvm::enumerate(tileSizes)) {
-        if (t < 0)
-          return fn.emitError() << "dispatch " << id << ": tile size " << t
-                                << " for loop " << i << " is negative";
-        if (t != 0 && iterators[i] == utils::IteratorType::reduction)
-          return fn.emitError()
-                 << "dispatch " << id << ": loop " << i
-                 << " is a reduction and cannot be split across workgroups "
-                    "(use tile size 0)";
-        if (t > bounds[i])
-          return fn.emitError()
-                 << "dispatch " << id << ": tile size " << t << " for loop " << i
-                 << " exceeds the loop's range " << bounds[i] << " (use " << bounds[i]
-                 << " or 0 for the whole loop)";
-        if (t == bounds[i])
+        if (t == loopRanges[i])
           t = 0; // a whole loop is one tile
         if (t != 0)
           ++tiledLoops;
       }
-      if (tiledLoops > 3)
-        return fn.emitError() << "dispatch " << id << ": " << tiledLoops
-                              << " tiled loops; at most 3 map to workgroups";
       if (tiledLoops > 0) {
         IRRewriter rewriter(ctx);
         rewriter.setInsertionPoint(last);

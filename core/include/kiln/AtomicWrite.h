@@ -1,0 +1,50 @@
+//===- kiln/AtomicWrite.h - Files written whole or not at all --*- C++ -*-===//
+//
+// Every file Kiln writes (artifacts, C modules, export bundles, projects,
+// .npy outputs, traces and dumps) goes through writeFilesAtomically: each
+// file is written to a temporary file beside it and renamed over it
+// (llvm::writeToOutput), so a failed write (disk full, a crash) never
+// leaves a truncated file, and a group of files is renamed into place only
+// after every one of them was written in full.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_ATOMICWRITE_H
+#define KILN_ATOMICWRITE_H
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kiln {
+
+/// One file to write: its path and a function writing its bytes.
+struct OutputFile {
+  std::string path;
+  std::function<void(llvm::raw_ostream &)> write;
+};
+
+/// Writes `files` so that none is ever left half written: each goes to a
+/// temporary file beside it, and the temporaries are renamed over the
+/// files only when all of them were written in full (on any failure every
+/// temporary is removed and every file stays as it was). A path naming an
+/// existing file that is not a regular file (/dev/stdout, a FIFO) is
+/// written directly; "-" is standard output. New files get mode 0666
+/// less the umask. Errors: one line naming the first file that failed,
+/// "PATH: cannot write: REASON".
+llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files);
+
+/// writeFilesAtomically of one file holding `bytes`.
+llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes);
+
+/// writeFilesAtomically of one file holding `text`.
+llvm::Error writeFileAtomically(const std::string &path, llvm::StringRef text);
+
+} // namespace kiln
+
+#endif

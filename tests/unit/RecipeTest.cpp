@@ -1,0 +1,472 @@
+//===- RecipeTest.cpp - The settings of one build (kiln/Recipe.h) ---------===//
+//
+// The recipe's three forms agree: recipe -> JSON -> recipe and recipe ->
+// command line -> recipe are identities over recipes that between them set
+// every setting (each away from its default), and a .kilnproj keeps a
+// recipe through a save and a load. Every bad value of every setting is
+// one error naming the flag (or the file and key) and the value. The
+// expected JSON, command lines, options and messages below are written by
+// hand from the documented forms, never copied from the implementation.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Recipe.h"
+#include "kiln/Project.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using kiln::BuildRecipe;
+
+/// Every setting away from its default: a C module for a named target with
+/// CPU and features, the stripped profile with both overrides, three
+/// dispatches' tiles, fusion off and off for three dispatches, shapes by
+/// index and by name.
+BuildRecipe everySetting() {
+  BuildRecipe r;
+  r.target = "aarch64-linux-gnu";
+  r.targetCpu = "cortex-a72";
+  r.targetFeatures = "+neon,+crc";
+  r.profile = "stripped";
+  r.debugSymbols = true;
+  r.reflection = false;
+  r.format = kiln::OutputFormat::CModule;
+  r.moduleName = "face_detector";
+  r.tiles = {{0, {1, 8, 0, 0}}, {3, {0, 16}}, {12, {2}}};
+  r.fusion = false;
+  r.noFusion = {2, 5, 9};
+  r.fixedShapes = {{"0", {1, 76, 32, 1}}, {"audio", {2, 8000}}};
+  return r;
+}
+
+/// The overrides the other way round, a bare-metal target (as the C module
+/// it must be), an input name holding '=' and a space, one tile.
+BuildRecipe otherSettings() {
+  BuildRecipe r;
+  r.target = "thumbv7em-none-eabihf";
+  r.targetCpu = "cortex-m7";
+  r.debugSymbols = false;
+  r.reflection = true;
+  r.format = kiln::OutputFormat::CModule;
+  r.tiles = {{7, {0, 0, 4}}};
+  r.noFusion = {0};
+  r.fixedShapes = {{"in put=1", {3}}};
+  return r;
+}
+
+/// The host's own CPU and features, the riscv64 target, fusion on.
+BuildRecipe hostCpu() {
+  BuildRecipe r;
+  r.target = "riscv64-linux-gnu";
+  r.targetCpu = "host";
+  r.targetFeatures = "-c";
+  r.fixedShapes = {{"1", {4, 4}}};
+  return r;
+}
+
+std::vector<BuildRecipe> recipes() {
+  return {BuildRecipe(), everySetting(), otherSettings(), hostCpu()};
+}
+
+std::string errorText(llvm::Error err) { return err ? llvm::toString(std::move(err)) : ""; }
+
+/// Parses `flags` back as the command line does: "--" stripped, key and
+/// value split at the first '='.
+BuildRecipe fromCommandLine(const std::vector<std::string> &flags) {
+  BuildRecipe r;
+  for (const std::string &flag : flags) {
+    llvm::StringRef text(flag);
+    EXPECT_TRUE(text.consume_front("--")) << flag;
+    auto [key, value] = text.split('=');
+    EXPECT_EQ(errorText(kiln::setRecipeOption(r, key, value)), "") << flag;
+  }
+  return r;
+}
+
+llvm::json::Value parseJson(llvm::StringRef text) {
+  auto parsed = llvm::json::parse(text);
+  EXPECT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError());
+  return parsed ? std::move(*parsed) : llvm::json::Value(nullptr);
+}
+
+TEST(Recipe, JsonRoundTripIsTheIdentity) {
+  for (const BuildRecipe &r : recipes()) {
+    auto back = kiln::recipeFromJson(kiln::recipeToJson(r), "recipe.json");
+    ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+    EXPECT_TRUE(*back == r);
+  }
+}
+
+TEST(Recipe, CommandLineRoundTripIsTheIdentity) {
+  for (const BuildRecipe &r : recipes())
+    EXPECT_TRUE(fromCommandLine(kiln::recipeCommandLine(r)) == r);
+}
+
+TEST(Recipe, JsonFormIsTheDocumentedOne) {
+  // Defaults are not written.
+  EXPECT_EQ(llvm::json::Value(kiln::recipeToJson(BuildRecipe())), parseJson("{}"));
+  EXPECT_EQ(llvm::json::Value(kiln::recipeToJson(everySetting())), parseJson(R"({
+    "target": "aarch64-linux-gnu", "target_cpu": "cortex-a72",
+    "target_cpu_features": "+neon,+crc", "profile": "stripped",
+    "debug_symbols": true, "reflection": false, "output_format": "c-module",
+    "module_name": "face_detector",
+    "tiles": {"0": [1, 8, 0, 0], "3": [0, 16], "12": [2]},
+    "fusion": false, "no_fusion": [2, 5, 9],
+    "fixed_shapes": {"0": [1, 76, 32, 1], "audio": [2, 8000]}})"));
+  // The same text read back (as a tuning file) is the recipe.
+  auto tuning = kiln::parseRecipe(R"({"tiles": {"3": [0, 16], "12": [2], "0": [1, 8, 0, 0]},
+    "no_fusion": [9, 2, 5, 2], "fusion": false, "target": "aarch64-linux-gnu",
+    "target_cpu": "cortex-a72", "target_cpu_features": "+neon,+crc",
+    "profile": "stripped", "debug_symbols": true, "reflection": false,
+    "output_format": "c-module", "module_name": "face_detector",
+    "fixed_shapes": {"audio": [2, 8000], "0": [1, 76, 32, 1]}})",
+                                  "tuning.json");
+  ASSERT_TRUE(static_cast<bool>(tuning)) << llvm::toString(tuning.takeError());
+  EXPECT_TRUE(*tuning == everySetting());
+  // null leaves an override to the profile.
+  auto nulls = kiln::parseRecipe(R"({"debug_symbols": null, "reflection": null})", "t.json");
+  ASSERT_TRUE(static_cast<bool>(nulls));
+  EXPECT_TRUE(*nulls == BuildRecipe());
+}
+
+TEST(Recipe, CommandLineIsTheDocumentedOne) {
+  EXPECT_TRUE(kiln::recipeCommandLine(BuildRecipe()).empty());
+  const std::vector<std::string> expected = {"--target=aarch64-linux-gnu",
+                                             "--target-cpu=cortex-a72",
+                                             "--target-cpu-features=+neon,+crc",
+                                             "--profile=stripped",
+                                             "--debug-symbols=true",
+                                             "--reflection=false",
+                                             "--output-format=c-module",
+                                             "--module-name=face_detector",
+                                             "--tile=0=1,8,0,0",
+                                             "--tile=3=0,16",
+                                             "--tile=12=2",
+                                             "--fusion=false",
+                                             "--no-fusion=2",
+                                             "--no-fusion=5",
+                                             "--no-fusion=9",
+                                             "--fix-shape=0=1x76x32x1",
+                                             "--fix-shape=audio=2x8000"};
+  EXPECT_EQ(kiln::recipeCommandLine(everySetting()), expected);
+  // The input is everything before the last '='.
+  EXPECT_EQ(kiln::recipeCommandLine(otherSettings()).back(), "--fix-shape=in put=1=3");
+}
+
+TEST(Recipe, EveryKeyHasItsJsonKey) {
+  const std::vector<std::string> keys = {"target",        "target-cpu",    "target-cpu-features",
+                                         "profile",       "debug-symbols", "reflection",
+                                         "output-format", "module-name",   "tile",
+                                         "fusion",        "no-fusion",     "fix-shape"};
+  const std::vector<std::string> json = {"target",        "target_cpu",    "target_cpu_features",
+                                         "profile",       "debug_symbols", "reflection",
+                                         "output_format", "module_name",   "tiles",
+                                         "fusion",        "no_fusion",     "fixed_shapes"};
+  EXPECT_EQ(kiln::recipeKeys(), keys);
+  EXPECT_EQ(kiln::recipeJsonKeys(), json);
+}
+
+TEST(Recipe, SettingsAccumulateAsOnTheCommandLine) {
+  BuildRecipe r;
+  for (auto [key, value] :
+       std::vector<std::pair<const char *, const char *>>{{"tile", "3=1,2"},
+                                                          {"tile", "3=4, 5"},
+                                                          {"no-fusion", "7"},
+                                                          {"no-fusion", "1"},
+                                                          {"no-fusion", "7"},
+                                                          {"fusion", "0"},
+                                                          {"debug-symbols", "1"},
+                                                          {"output-format", "artifact"},
+                                                          {"fix-shape", "x=y=2x3"}})
+    ASSERT_EQ(errorText(kiln::setRecipeOption(r, key, value)), "") << key << "=" << value;
+  // A later --tile for one dispatch replaces it; ids sorted, once each.
+  EXPECT_EQ(r.tiles, (std::map<int64_t, std::vector<int64_t>>{{3, {4, 5}}}));
+  EXPECT_EQ(r.noFusion, (std::vector<int64_t>{1, 7}));
+  EXPECT_FALSE(r.fusion);
+  EXPECT_EQ(r.debugSymbols, std::optional<bool>(true));
+  EXPECT_EQ(r.format, kiln::OutputFormat::Artifact);
+  EXPECT_EQ(r.fixedShapes, (std::map<std::string, std::vector<int64_t>>{{"x=y", {2, 3}}}));
+}
+
+TEST(Recipe, EachBadValueIsOneErrorNamingTheFlagAndTheValue) {
+  struct Case {
+    const char *key, *value, *reason;
+  } cases[] = {
+      {"target", "z80",
+       "is not a supported target (host, x86_64-linux-gnu, aarch64-linux-gnu, "
+       "riscv64-linux-gnu, thumbv7em-none-eabihf)"},
+      {"profile", "fast", "is not a profile (default, stripped)"},
+      {"debug-symbols", "yes", "is not true or false"},
+      {"reflection", "2", "is not true or false"},
+      {"output-format", "zip", "is not a format (kiln, c-module)"},
+      {"module-name", "9lives", "is not a C identifier"},
+      {"module-name", "int", "is a C keyword or standard header name (int.h would clash)"},
+      {"module-name", "__m", "is not a C identifier"},
+      {"tile", "3", "expected DISPATCH=SIZES"},
+      {"tile", "3=", "expected DISPATCH=SIZES"},
+      {"tile", "x=1", "expected DISPATCH=SIZES"},
+      {"tile", "-1=2", "expected DISPATCH=SIZES"},
+      {"tile", "3=1,a", "'a' is not a tile size (a whole number >= 0)"},
+      {"tile", "3=1,-4", "'-4' is not a tile size (a whole number >= 0)"},
+      {"fusion", "maybe", "is not true or false"},
+      {"no-fusion", "-2", "is not a dispatch id (a whole number >= 0, from `kiln inspect`)"},
+      {"no-fusion", "abc", "is not a dispatch id"},
+      {"fix-shape", "0", "expected INPUT=DIMS"},
+      {"fix-shape", "=1x2", "expected INPUT=DIMS"},
+      {"fix-shape", "0=1x0", "'0' is not a positive dimension"},
+      {"fix-shape", "0=axb", "'a' is not a positive dimension"},
+      {"fix-shape", "0=65536x65536", "more than 2^31 elements"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(std::string(c.key) + "=" + c.value);
+    BuildRecipe r = everySetting();
+    std::string message = errorText(kiln::setRecipeOption(r, c.key, c.value));
+    EXPECT_EQ(message.rfind("--" + std::string(c.key) + "=", 0), 0u) << message;
+    EXPECT_NE(message.find(c.value), std::string::npos) << message;
+    EXPECT_NE(message.find(c.reason), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_TRUE(r == everySetting()); // unchanged
+  }
+  // A long module name: the flag, the start of the value and the count.
+  std::string longName(101, 'a');
+  BuildRecipe r;
+  std::string message = errorText(kiln::setRecipeOption(r, "module-name", longName));
+  EXPECT_EQ(message.rfind("--module-name='aaaa", 0), 0u) << message;
+  EXPECT_NE(message.find("is 101 characters; at most 100"), std::string::npos) << message;
+  // A second shape for one input, and a key that is no setting.
+  EXPECT_EQ(errorText(kiln::setRecipeOption(r, "fix-shape", "0=2x3")), "");
+  EXPECT_EQ(errorText(kiln::setRecipeOption(r, "fix-shape", "0=1x3")),
+            "--fix-shape fixes input '0' twice; give one shape per input");
+  message = errorText(kiln::setRecipeOption(r, "tiles", "3=1"));
+  EXPECT_NE(message.find("'tiles' is not a build setting (target, target-cpu"), std::string::npos)
+      << message;
+  // The CPU and its features are LLVM's names, checked when compiling:
+  // any text is taken (empty = the target's default).
+  for (const char *key : {"target-cpu", "target-cpu-features"})
+    EXPECT_EQ(errorText(kiln::setRecipeOption(r, key, "")), "") << key;
+}
+
+TEST(Recipe, BadJsonValuesNameTheFileTheKeyAndTheValue) {
+  struct Case {
+    const char *text, *message;
+  } cases[] = {
+      {R"({"target": "z80"})", "t.json: \"target\": 'z80' is not a supported target"},
+      {R"({"target": 3})", "t.json: \"target\" must be a string"},
+      {R"({"profile": "fast"})",
+       "t.json: \"profile\": 'fast' is not a profile (default, stripped)"},
+      {R"({"debug_symbols": "yes"})",
+       "t.json: \"debug_symbols\" must be true, false or null (the profile decides)"},
+      {R"({"output_format": "zip"})", "t.json: \"output_format\": 'zip' is not a format"},
+      {R"({"module_name": "9lives"})", "t.json: \"module_name\": '9lives' is not a C identifier"},
+      {R"({"tiles": {"x": [1]}})", "t.json: \"tiles\": 'x' is not a dispatch id"},
+      {R"({"tiles": {"1": [-4]}})",
+       "t.json: \"tiles.1\": '-4' is not a tile size (a whole number >= 0)"},
+      {R"({"tiles": {"1": []}})", "t.json: \"tiles.1\": no tile sizes"},
+      {R"({"tiles": {"1": [1.5]}})", "t.json: \"tiles.1\" must be an array of whole numbers"},
+      {R"({"fusion": 1})", "t.json: \"fusion\" must be true or false"},
+      {R"({"no_fusion": [-1]})", "t.json: \"no_fusion\": '-1' is not a dispatch id"},
+      {R"({"fixed_shapes": {"in": [0, 3]}})",
+       "t.json: \"fixed_shapes.in\": '0' is not a positive dimension"},
+      {R"({"fixed_shapes": {"": [3]}})", "t.json: \"fixed_shapes\" has an empty input name"},
+      {R"({"tilez": {}})", "t.json: unknown key 'tilez' (known: target, target_cpu"},
+      {R"([1])", "t.json: expected a JSON object of build settings"},
+      {R"({"tiles": )", "t.json: not valid JSON"},
+  };
+  for (const Case &c : cases) {
+    auto r = kiln::parseRecipe(c.text, "t.json");
+    ASSERT_FALSE(static_cast<bool>(r)) << c.text;
+    std::string message = llvm::toString(r.takeError());
+    EXPECT_EQ(message.rfind(c.message, 0), 0u) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // recipeFromJson leaves other keys to the caller.
+  llvm::json::Object object{{"model", "m.tflite"}, {"profile", "stripped"}};
+  std::vector<std::string> others;
+  auto r = kiln::recipeFromJson(object, "p.kilnproj", &others);
+  ASSERT_TRUE(static_cast<bool>(r));
+  EXPECT_EQ(r->profile, "stripped");
+  EXPECT_EQ(others, std::vector<std::string>{"model"});
+}
+
+TEST(Recipe, ValidateChecksFieldsSetDirectlyAndTheirCombination) {
+  auto message = [](BuildRecipe r) { return errorText(kiln::validateRecipe(r)); };
+  for (const BuildRecipe &r : recipes())
+    EXPECT_EQ(message(r), "");
+  BuildRecipe r;
+  r.tiles = {{-1, {1}}};
+  EXPECT_EQ(message(r), "--tile='-1=1': '-1' is not a dispatch id (a whole number >= 0, from "
+                        "`kiln inspect`)");
+  r.tiles = {{3, {}}};
+  EXPECT_EQ(message(r).rfind("--tile='3=': no tile sizes", 0), 0u) << message(r);
+  r = BuildRecipe();
+  r.fixedShapes = {{"a", {2, 0}}};
+  EXPECT_EQ(message(r), "--fix-shape='a=2x0': '0' is not a positive dimension");
+  r = BuildRecipe();
+  r.noFusion = {-3};
+  EXPECT_EQ(message(r).rfind("--no-fusion='-3' is not a dispatch id", 0), 0u) << message(r);
+  r = BuildRecipe();
+  r.profile = "small";
+  EXPECT_EQ(message(r), "--profile='small' is not a profile (default, stripped)");
+  r = BuildRecipe();
+  r.moduleName = "stdint";
+  EXPECT_EQ(message(r).rfind("--module-name='stdint' is a C keyword", 0), 0u) << message(r);
+  // A bare-metal target loads no .kiln: the C module only.
+  r = BuildRecipe();
+  r.target = "thumbv7em-none-eabihf";
+  EXPECT_TRUE(kiln::recipeIsBareMetal(r));
+  EXPECT_EQ(message(r), "--target=thumbv7em-none-eabihf is bare metal: nothing there loads a "
+                        ".kiln artifact's shared object; use --output-format=c-module");
+  r.format = kiln::OutputFormat::CModule;
+  EXPECT_EQ(message(r), "");
+  r.target = "aarch64-linux-gnu";
+  EXPECT_FALSE(kiln::recipeIsBareMetal(r));
+}
+
+TEST(Recipe, CompileOptionsResolveTargetProfileAndOverrides) {
+  auto plain = kiln::recipeCompileOptions(BuildRecipe());
+  ASSERT_TRUE(static_cast<bool>(plain));
+  EXPECT_EQ(plain->target.triple, ""); // the host's
+  EXPECT_EQ(plain->target.cpu, "generic");
+  EXPECT_TRUE(plain->debugSymbols && plain->reflection && plain->fusion);
+  EXPECT_EQ(plain->format, kiln::OutputFormat::Artifact);
+
+  auto every = kiln::recipeCompileOptions(everySetting());
+  ASSERT_TRUE(static_cast<bool>(every)) << llvm::toString(every.takeError());
+  EXPECT_EQ(every->target.triple, "aarch64-unknown-linux-gnu");
+  EXPECT_EQ(every->target.cpu, "cortex-a72");
+  EXPECT_EQ(every->target.features, "+neon,+crc"); // not the target's +neon
+  EXPECT_TRUE(every->debugSymbols);                // the override beats "stripped"
+  EXPECT_FALSE(every->reflection);
+  EXPECT_EQ(every->format, kiln::OutputFormat::CModule);
+  EXPECT_EQ(every->moduleName, "face_detector");
+  EXPECT_FALSE(every->fusion);
+  EXPECT_EQ(every->noFusion, (std::vector<int64_t>{2, 5, 9}));
+  using Tiles = std::vector<std::pair<int64_t, std::vector<int64_t>>>;
+  EXPECT_EQ(every->tileSizes, (Tiles{{0, {1, 8, 0, 0}}, {3, {0, 16}}, {12, {2}}}));
+  ASSERT_EQ(every->fixedShapes.size(), 2u);
+  EXPECT_EQ(every->fixedShapes[0].input, "0");
+  EXPECT_EQ(every->fixedShapes[0].shape, (std::vector<int64_t>{1, 76, 32, 1}));
+  EXPECT_EQ(every->fixedShapes[1].input, "audio");
+
+  BuildRecipe stripped;
+  stripped.profile = "stripped";
+  auto s = kiln::recipeCompileOptions(stripped);
+  ASSERT_TRUE(static_cast<bool>(s));
+  EXPECT_FALSE(s->debugSymbols || s->reflection);
+  // A named target's default CPU, features and ABI.
+  BuildRecipe riscv;
+  riscv.target = "riscv64-linux-gnu";
+  auto rv = kiln::recipeCompileOptions(riscv);
+  ASSERT_TRUE(static_cast<bool>(rv));
+  EXPECT_EQ(rv->target.cpu, "generic-rv64");
+  EXPECT_EQ(rv->target.features, "+m,+a,+f,+d,+c");
+  EXPECT_EQ(rv->target.abi, "lp64d");
+  // The profile alone, for builds beside a recipe's.
+  kiln::CompileOptions o;
+  EXPECT_EQ(errorText(kiln::applyProfile("stripped", o)), "");
+  EXPECT_FALSE(o.debugSymbols || o.reflection);
+  EXPECT_EQ(errorText(kiln::applyProfile("tiny", o)),
+            "--profile='tiny' is not a profile (default, stripped)");
+}
+
+TEST(Recipe, CheckTileSizesByHand) {
+  // A 3x3 convolution as the plan describes it: n, oh, ow, oc parallel
+  // (1, 38, 38, 24), kh, kw, ic reductions (3, 3, 16).
+  const std::vector<int64_t> ranges = {1, 38, 38, 24, 3, 3, 16};
+  const std::vector<std::string> kinds = {"parallel",  "parallel",  "parallel", "parallel",
+                                          "reduction", "reduction", "reduction"};
+  auto check = [&](const std::vector<int64_t> &sizes) {
+    return errorText(kiln::checkTileSizes(7, sizes, ranges, kinds));
+  };
+  EXPECT_EQ(check({0, 8, 38, 0, 0, 0, 0}), "");  // 38 = the whole loop
+  EXPECT_EQ(check({1, 8, 19, 12, 0, 0, 0}), ""); // 1 = n's whole loop: 3 split
+  EXPECT_EQ(check({0, 0, 0, 0, 0, 0, 0}), "");   // one workgroup
+  EXPECT_EQ(check({0, 8, 19, 12, 3, 0, 0}),
+            "dispatch 7: loop 4 is a reduction and cannot be split across workgroups "
+            "(use tile size 0)");
+  EXPECT_EQ(check({0, 39, 0, 0, 0, 0, 0}),
+            "dispatch 7: tile size 39 for loop 1 exceeds the loop's range 38 (use 38 or 0 for "
+            "the whole loop)");
+  EXPECT_EQ(check({0, -8, 0, 0, 0, 0, 0}),
+            "dispatch 7: tile size -8 for loop 1 is negative (0 = the whole loop)");
+  EXPECT_EQ(check({0, 8, 0, 0, 0, 0}),
+            "dispatch 7 has 7 loops; 6 tile sizes given (one per loop, 0 = whole loop)");
+  // Four split loops have no fourth grid axis.
+  EXPECT_EQ(errorText(kiln::checkTileSizes(2, {1, 2, 3, 4}, {2, 4, 6, 8}, {})),
+            "dispatch 2: 4 loops split; at most 3 map to workgroups (x, y, z)");
+  // Missing kinds are parallel.
+  EXPECT_EQ(errorText(kiln::checkTileSizes(2, {1, 2, 3, 8}, {2, 4, 6, 8}, {})), "");
+}
+
+/// A file of `dir`.
+std::string pathIn(const llvm::SmallString<128> &dir, const char *name) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+TEST(Recipe, ProjectFileKeepsTheRecipe) {
+  llvm::SmallString<128> dir;
+  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("kiln-recipe-test", dir));
+  for (const BuildRecipe &r : recipes()) {
+    kiln::Project p;
+    p.model = "models/face.tflite";
+    p.recipe = r;
+    p.exportDir = "../bundles/face";
+    const std::string path = pathIn(dir, "face.kilnproj");
+    ASSERT_EQ(errorText(kiln::saveProject(p, path)), "");
+    auto loaded = kiln::loadProject(path);
+    ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+    EXPECT_TRUE(*loaded == p);
+  }
+  // The file holds the recipe's JSON form beside the project's own keys.
+  kiln::Project p;
+  p.model = "face.tflite";
+  p.recipe.profile = "stripped";
+  p.recipe.tiles = {{3, {0, 8}}};
+  EXPECT_EQ(parseJson(kiln::projectToJson(p)),
+            parseJson(R"({"kiln_project": 1, "model": "face.tflite", "profile": "stripped",
+                          "tiles": {"3": [0, 8]}})"));
+  // A project written before the recipe (every key, empty ones too) reads.
+  const std::string old = pathIn(dir, "old.kilnproj");
+  std::ofstream(old) << R"({
+  "export_dir": "",
+  "fixed_shapes": {"0": [1, 76, 32, 1]},
+  "fusion": true,
+  "kiln_project": 1,
+  "model": "blazeface.tflite",
+  "no_fusion": [],
+  "output_format": "kiln",
+  "profile": "default",
+  "target": "host",
+  "target_cpu": "",
+  "target_cpu_features": "",
+  "tiles": {"3": [0, 8, 0, 0]}
+})";
+  auto loaded = kiln::loadProject(old);
+  ASSERT_TRUE(static_cast<bool>(loaded)) << llvm::toString(loaded.takeError());
+  kiln::Project expected;
+  expected.model = "blazeface.tflite";
+  expected.recipe.fixedShapes = {{"0", {1, 76, 32, 1}}};
+  expected.recipe.tiles = {{3, {0, 8, 0, 0}}};
+  EXPECT_TRUE(*loaded == expected);
+  // Keys neither the project's nor the recipe's are refused, naming both.
+  std::ofstream(old) << R"({"kiln_project": 1, "model": "m.tflite", "tile": {}})";
+  auto bad = kiln::loadProject(old);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  std::string message = llvm::toString(bad.takeError());
+  EXPECT_NE(message.find("unknown key 'tile' (known: kiln_project, model, export_dir, target, "),
+            std::string::npos)
+      << message;
+  llvm::sys::fs::remove_directories(dir);
+}
+
+} // namespace
