@@ -214,19 +214,59 @@ def _read(path: str) -> bytes:
         raise _fail(f"{path}: cannot read: {e.strerror or e}") from e
 
 
+def _is_mlir_text(data: bytes) -> bool:
+    """Whether model bytes are TOSA MLIR text (a module or func.func); any
+    other bytes are read as a TFLite model, so that they fail as a file
+    does ("not a TFLite model: ...")."""
+    if data[4:8] == b"TFL3":
+        return False
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    lines = [line.strip() for line in text.splitlines()]
+    code = [line for line in lines if line and not line.startswith("//")]
+    if not code:
+        return False
+    first = code[0]
+    return first.startswith(("module", "builtin.module", "func.func", "#")) or \
+        "func.func" in text
+
+
+_DEVICES = ("local-sync", "local-task")
+_MAX_RUNS = 2**31 - 1
+
+
+def _device(device: Any) -> str:
+    """device= checked before the extension sees it (None: local-sync)."""
+    if device is None:
+        return "local-sync"
+    if not isinstance(device, str):
+        raise TypeError(f"device= takes 'local-sync' or 'local-task', got "
+                        f"{type(device).__name__}")
+    if device not in _DEVICES:
+        raise ValueError(f"device={device!r} is not a device (local-sync, local-task)")
+    return device
+
+
+def _count(value: Any, what: str, low: int, high: int) -> int:
+    """An int argument in low..high, with a short message naming it."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise TypeError(f"{what} takes an int, got {type(value).__name__}")
+    n = operator.index(value)
+    if not low <= n <= high:
+        raise ValueError(f"{what}{n} must be from {low} to {high}" if n <= 10**12 else
+                         f"{what} must be from {low} to {high}")
+    return n
+
+
 @contextlib.contextmanager
 def _model_file(model: Union[PathLike, bytes, bytearray, memoryview]) -> Iterator[str]:
     """The model as a file path: a path as given, bytes written to a
-    temporary model.tflite (model.mlir for TOSA text)."""
+    temporary model.tflite (model.mlir for TOSA MLIR text)."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
-        suffix = ".tflite"
-        if data[4:8] != b"TFL3":
-            try:
-                data.decode("utf-8")
-                suffix = ".mlir"
-            except UnicodeDecodeError:
-                pass
+        suffix = ".mlir" if _is_mlir_text(data) else ".tflite"
         with tempfile.TemporaryDirectory(prefix="kiln-") as tmp:
             path = os.path.join(tmp, "model" + suffix)
             with open(path, "wb") as f:
@@ -279,7 +319,7 @@ def _refuse_settings(name: str, recipe: Mapping[str, Any], project: Any) -> None
 
 def _threads(device: str, threads: Optional[int]) -> int:
     if threads is not None:
-        return operator.index(threads)
+        return _count(threads, "threads=", 1, 256)
     if device == "local-task":
         try:
             return max(1, min(256, len(os.sched_getaffinity(0))))
@@ -489,11 +529,12 @@ def diff(a: Union[PathLike, bytes, Artifact], b: Union[PathLike, bytes, Artifact
     Raises kiln.Error with the CLI's message (an unreadable file, not an
     artifact, a corrupted one).
     """
+    benchmark = _count(benchmark, "benchmark=", 0, _MAX_RUNS)
     data_a, name_a = _artifact_bytes(a)
     data_b, name_b = _artifact_bytes(b)
     name_a = name_a if name_a != "artifact" else "A"
     name_b = name_b if name_b != "artifact" else "B"
-    text, warned = _kiln.diff(data_a, data_b, name_a, name_b, operator.index(benchmark))
+    text, warned = _kiln.diff(data_a, data_b, name_a, name_b, benchmark)
     _warn(warned)
     return json.loads(text)
 
@@ -528,8 +569,10 @@ def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir:
     """
     if not (atol >= 0 and rtol >= 0):
         raise ValueError(f"atol={atol} and rtol={rtol} must be numbers >= 0")
-    if samples is not None and operator.index(samples) < 1:
-        raise ValueError(f"samples={samples} must be at least 1 (or None)")
+    if samples is not None:
+        samples = _count(samples, "samples=", 1, _MAX_RUNS)
+    device = _device(device)
+    threads = _threads(device, threads)
     _settings(recipe, "validate")  # unknown keywords fail before anything runs
     data, name = _artifact_or_model(model_or_artifact)
     if data is not None:
@@ -539,21 +582,23 @@ def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir:
         name = os.fspath(model_or_artifact) \
             if isinstance(model_or_artifact, (str, os.PathLike)) else "model"
     text = _kiln.validate(data, name, os.fspath(reference_dir), samples or 0, float(atol),
-                          float(rtol), device, _threads(device, threads))
+                          float(rtol), device, threads)
     return json.loads(text)
 
 
 validate.__doc__ = _format_doc(validate.__doc__ or "")
 
 
-def export(model: Union[PathLike, None] = None, *, target: Optional[str] = None,
+def export(model: Union[PathLike, bytes, None] = None, *, target: Optional[str] = None,
            profile: Optional[str] = None, output_format: Optional[str] = None,
            out_dir: Optional[PathLike] = None, ram_budget: Union[int, str, None] = None,
            flash_budget: Union[int, str, None] = None, project: Optional[PathLike] = None,
            **recipe: Any) -> dict:
     """Compiles for a device and writes a deployment bundle, as ``kiln export``.
 
-    model: the model's path (the bundle and its manifest name it).
+    model: the model's path (the bundle and its manifest name it), or its
+        bytes (as kiln.compile; written to a temporary model.tflite, which
+        the manifest and command then name; out_dir= is required).
     target: a device target ("host" default; see below); profile: "default"
         or "stripped"; output_format: "kiln" or "c-module".
     out_dir: the bundle folder (created; files not in the bundle are left
@@ -581,9 +626,19 @@ def export(model: Union[PathLike, None] = None, *, target: Optional[str] = None,
         raise TypeError("export() takes a model or project=, one of them")
     project_path = _project_settings(project, settings, recipe)
     budgets = ["" if b is None else str(b) for b in (ram_budget, flash_budget)]
-    text = _kiln.export("" if project_path else os.fspath(model),  # type: ignore[arg-type]
-                        project_path, settings, "" if out_dir is None else os.fspath(out_dir),
-                        budgets[0], budgets[1])
+    for what, b in (("ram_budget", ram_budget), ("flash_budget", flash_budget)):
+        if b is not None and (isinstance(b, bool) or not isinstance(b, (int, str))):
+            raise TypeError(f"{what}= takes bytes as an int or text like '256K', got "
+                            f"{type(b).__name__}")
+    out = "" if out_dir is None else os.fspath(out_dir)
+    if project_path:
+        text = _kiln.export("", project_path, settings, out, budgets[0], budgets[1])
+    else:
+        if isinstance(model, (bytes, bytearray, memoryview)) and not out:
+            raise TypeError("export() of model bytes needs out_dir= (the default folder "
+                            "is beside the model's file)")
+        with _model_file(model) as path:  # type: ignore[arg-type]
+            text = _kiln.export(path, "", settings, out, budgets[0], budgets[1])
     result = json.loads(text)
     _warn(result["warnings"])
     for check in result["budgets"]:
@@ -633,11 +688,13 @@ class Module(_kiln.Module):
 
     def __init__(self, artifact: Union[PathLike, bytes, Artifact], device: str = "local-sync",
                  threads: Optional[int] = None) -> None:
+        device = _device(device)
+        threads = _threads(device, threads)
         data, name = _artifact_bytes(artifact)
         if not _kiln.is_artifact(data) and data[4:8] == b"TFL3":
             raise _fail(f"{name}: a TFLite model, not a Kiln artifact: load "
                         f"kiln.compile({name!r}) (as kiln run compiles a model in memory)")
-        super().__init__(data, name, device, _threads(device, threads))
+        super().__init__(data, name, device, threads)
         self._artifact = data
         self.inputs: Tuple[TensorInfo, ...] = tuple(TensorInfo(*t) for t in self._input_info())
         self.outputs: Tuple[TensorInfo, ...] = tuple(TensorInfo(*t)
@@ -653,9 +710,13 @@ class Module(_kiln.Module):
         "runs" (int), "device" (str), "threads" (int)}. Raises kiln.Error
         with the runtime's message.
         """
+        if isinstance(n, bool) or not hasattr(n, "__index__"):
+            raise TypeError(f"benchmark(n=) takes an int, got {type(n).__name__}")
         n = operator.index(n)
         if n < 1:
             raise ValueError(f"benchmark(n={n}): n must be at least 1")
+        if n > _MAX_RUNS:
+            raise ValueError(f"benchmark(n=...): n must be at most {_MAX_RUNS}")
         return _kiln.benchmark(self._artifact, n, self.device, self.threads)
 
     def __repr__(self) -> str:

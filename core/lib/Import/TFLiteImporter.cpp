@@ -597,6 +597,26 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
                   "', which the model does not have; its inputs are " + names);
   }
 
+  // One input fixed by index and by name must not get two different shapes
+  // (the recipe only refuses the same spelling twice).
+  for (int position = 0; position < static_cast<int>(graph->inputs()->size());
+       ++position) {
+    int index = graph->inputs()->Get(position);
+    std::string name = tensorName(tensor(index), index);
+    const ShapeFix *first = nullptr;
+    for (const ShapeFix &fix : fixes) {
+      if (fix.input != name && fix.input != std::to_string(position))
+        continue;
+      if (first && first->shape != fix.shape)
+        return fail("--fix-shape fixes input '" + name + "' twice, as '" +
+                    first->input + "' (" + shapeString(first->shape) +
+                    ") and as '" + fix.input + "' (" + shapeString(fix.shape) +
+                    "); give one shape per input");
+      if (!first)
+        first = &fix;
+    }
+  }
+
   // Signature.
   llvm::SmallVector<Type> inputTypes, outputTypes;
   for (int position = 0; position < static_cast<int>(graph->inputs()->size());
