@@ -167,28 +167,6 @@ llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes
   return summaryOf(*info, what);
 }
 
-llvm::Expected<std::pair<BuildSummary, BuildSummary>>
-compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-              const std::string &nameA, const std::string &nameB, unsigned runs,
-              std::vector<std::string> &warnings) {
-  auto summaryA = summarizeArtifact(a, nameA);
-  if (!summaryA)
-    return summaryA.takeError();
-  auto summaryB = summarizeArtifact(b, nameB);
-  if (!summaryB)
-    return summaryB.takeError();
-  if (runs > 0) {
-    auto latency = benchmarkPair(a, b, runs, nameA, nameB);
-    if (latency) {
-      summaryA->latency = latency->first;
-      summaryB->latency = latency->second;
-    } else {
-      warnings.push_back("latency not measured: " + llvm::toString(latency.takeError()));
-    }
-  }
-  return std::make_pair(std::move(*summaryA), std::move(*summaryB));
-}
-
 std::string formatBuildDiff(const BuildSummary &a, const BuildSummary &b, bool json) {
   std::vector<std::pair<std::string, std::pair<int64_t, int64_t>>> plan = {
       {"arena_bytes", {a.arenaBytes, b.arenaBytes}},

@@ -1,5 +1,6 @@
 //===- Run.cpp - Run artifacts on the host --------------------------------===//
 #include "kiln/Run.h"
+#include "kiln/Artifact.h"
 
 #include "kiln/Compiler.h"
 #include "Support/Message.h"
@@ -521,6 +522,31 @@ benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned run
     }
   return std::make_pair(latencyOf(times[0], timed), latencyOf(times[1], timed));
 }
+
+// Declared in kiln/Artifact.h; here beside benchmarkPair (ArtifactReader.cpp
+// is also built alone into the runtime's ASan tests).
+llvm::Expected<std::pair<BuildSummary, BuildSummary>>
+compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+              const std::string &nameA, const std::string &nameB, unsigned runs,
+              std::vector<std::string> &warnings) {
+  auto summaryA = summarizeArtifact(a, nameA);
+  if (!summaryA)
+    return summaryA.takeError();
+  auto summaryB = summarizeArtifact(b, nameB);
+  if (!summaryB)
+    return summaryB.takeError();
+  if (runs > 0) {
+    auto latency = benchmarkPair(a, b, runs, nameA, nameB);
+    if (latency) {
+      summaryA->latency = latency->first;
+      summaryB->latency = latency->second;
+    } else {
+      warnings.push_back("latency not measured: " + llvm::toString(latency.takeError()));
+    }
+  }
+  return std::make_pair(std::move(*summaryA), std::move(*summaryB));
+}
+
 
 llvm::Expected<std::vector<ValidationMetrics>>
 validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
