@@ -307,6 +307,9 @@ void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) 
   // Innermost loop = the output's contiguous dimension, so the loops below
   // vectorize (broadcast-multiply-add over output channels).
   pm.addNestedPass<func::FuncOp>(createInterchangeForVectorizationPass());
+  // exp and tanh as polynomial arithmetic, which LLVM vectorizes; left to
+  // the lowering below, each lane would call libm.
+  pm.addNestedPass<func::FuncOp>(createApproximateMathPass(target));
   // Scalar loops; LLVM's loop vectorizer and unroller take it from there.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertSCFToCFPass());

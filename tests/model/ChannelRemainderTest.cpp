@@ -10,6 +10,12 @@
 // must hold no scalar single-precision instruction, and every output must
 // match values computed here.
 //
+// Softmax over the channels (24 and 88): its exp was one expf call per
+// lane and its row max and sum gathered the rows into vectors. Now exp is
+// packed arithmetic (kiln-approximate-math), the reductions run along the
+// channels (kiln-interchange-for-vectorization), and only the one
+// horizontal step per row is scalar.
+//
 //===----------------------------------------------------------------------===//
 #include "TestSupport.h"
 
@@ -223,6 +229,118 @@ TEST_P(ChannelRemainder, NoScalarFloatCodeAndExactOutputs) {
       ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
       ASSERT_EQ(result->outputValues.size(), 1u);
       EXPECT_TRUE(allClose(result->outputValues[0], expected, 1e-6));
+    }
+  }
+}
+
+/// SOFTMAX over the last axis of 1x6x6xC as the TFLite importer lowers it
+/// (reduce_max, sub, exp, reduce_sum, reciprocal, mul over [36, C]).
+std::string softmaxText(int c) {
+  std::string in = "tensor<1x6x6x" + std::to_string(c) + "xf32>";
+  std::string m = "tensor<36x" + std::to_string(c) + "xf32>";
+  std::string r = "tensor<36x1xf32>";
+  return "func.func @main(%x: " + in + " {kiln.name = \"x\"}) -> (" + in +
+         " {kiln.name = \"y\"}) {\n"
+         "  %0 = \"tosa.reshape\"(%x) {new_shape = array<i64: 36, " + std::to_string(c) +
+         ">} : (" + in + ") -> " + m + "\n"
+         "  %1 = \"tosa.reduce_max\"(%0) {axis = 1 : i64} : (" + m + ") -> " + r + "\n"
+         "  %2 = \"tosa.sub\"(%0, %1) : (" + m + ", " + r + ") -> " + m + "\n"
+         "  %3 = \"tosa.exp\"(%2) : (" + m + ") -> " + m + "\n"
+         "  %4 = \"tosa.reduce_sum\"(%3) {axis = 1 : i64} : (" + m + ") -> " + r + "\n"
+         "  %5 = \"tosa.reciprocal\"(%4) : (" + r + ") -> " + r + "\n"
+         "  %6 = \"tosa.mul\"(%3, %5) {shift = 0 : i32} : (" + m + ", " + r + ") -> " + m + "\n"
+         "  %7 = \"tosa.reshape\"(%6) {new_shape = array<i64: 1, 6, 6, " + std::to_string(c) +
+         ">} : (" + m + ") -> " + in + "\n"
+         "  return %7 : " + in + "\n}\n";
+}
+
+/// The kernels of `assembly`: each main_dispatch_N's lines.
+std::vector<std::string> kernels(const std::string &assembly) {
+  static const std::regex start(R"(^main_dispatch_[0-9]+:)");
+  std::vector<std::string> out;
+  std::istringstream in(assembly);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (std::regex_search(line, start)) {
+      out.emplace_back();
+      inside = true;
+    } else if (line.rfind(".Lfunc_end", 0) == 0) {
+      inside = false;
+    }
+    if (inside)
+      out.back() += line + "\n";
+  }
+  return out;
+}
+
+bool has(const std::string &text, const std::string &pattern) {
+  return std::regex_search(text, std::regex(pattern));
+}
+
+TEST(ChannelRemainderSoftmax, ExpPackedReductionsAlongChannels) {
+  TempDir dir;
+  for (int c : {24, 88}) {
+    std::string model = dir.file("softmax_" + std::to_string(c) + ".mlir");
+    std::ofstream(model) << softmaxText(c);
+    // Inputs in [-8, 8): exp(x - max) down to about e^-16.
+    std::vector<float> x = pattern(static_cast<size_t>(36) * c, 3);
+    for (float &v : x)
+      v *= 8.0f;
+    std::vector<float> y(x.size());
+    for (int row = 0; row < 36; ++row) {
+      const float *in = &x[static_cast<size_t>(row) * c];
+      double max = *std::max_element(in, in + c), sum = 0;
+      for (int ch = 0; ch < c; ++ch)
+        sum += std::exp(static_cast<double>(in[ch]) - max);
+      for (int ch = 0; ch < c; ++ch)
+        y[static_cast<size_t>(row) * c + ch] =
+            static_cast<float>(std::exp(static_cast<double>(in[ch]) - max) / sum);
+    }
+    std::vector<kiln::NpyArray> inputs = {makeArray({1, 6, 6, c}, x)};
+    kiln::NpyArray expected = makeArray({1, 6, 6, c}, y);
+    for (const Cpu &cpu : kCpus) {
+      SCOPED_TRACE("SOFTMAX, " + std::to_string(c) + " channels, " + cpu.name);
+      kiln::CompileOptions options;
+      options.target.triple = "x86_64-unknown-linux-gnu";
+      options.target.cpu = cpu.cpu;
+      options.target.features = cpu.features;
+      auto assembly = kiln::emitStage(model, kiln::EmitStage::Asm, options);
+      ASSERT_TRUE(static_cast<bool>(assembly)) << llvm::toString(assembly.takeError());
+      std::string wide = cpu.lanes == 16 ? "%zmm" : cpu.lanes == 8 ? "%ymm" : "%xmm";
+      // exp is arithmetic on full vectors: no libm call (expf, or floorf
+      // and fmaf from the approximation), 2^k built in the exponent bits
+      // of a whole vector, its polynomial packed multiply-adds.
+      EXPECT_FALSE(has(*assembly, R"(call[a-z]*\s+[a-z_]*(exp|floor|fma|tanh))"))
+          << "a libm call per element:\n" << *assembly;
+      EXPECT_TRUE(has(*assembly, R"(pslld\s+\$23, )" + wide))
+          << "no packed 2^k of exp on " << wide << ":\n" << *assembly;
+      EXPECT_TRUE(has(*assembly, std::string(cpu.lanes == 4 ? R"(\smulps\s)" : R"(vfmadd[0-9]+ps\s)") +
+                                     ".*" + wide))
+          << "no packed polynomial on " << wide << ":\n" << *assembly;
+      for (const std::string &kernel : kernels(*assembly)) {
+        // The row max and sum run along the channels in full vectors,
+        // never gathering rows into a vector (insertps on SSE and AVX2,
+        // vgatherqps with AVX-512).
+        EXPECT_FALSE(has(kernel, R"(insertps|gather)")) << "rows gathered into a vector:\n"
+                                                         << kernel;
+        if (has(kernel, R"(max[sp]s)"))
+          EXPECT_TRUE(has(kernel, R"(maxps\s.*)" + wide))
+              << "the row max is not along the channels on " << wide << ":\n" << kernel;
+        if (has(kernel, R"(addss)"))
+          EXPECT_TRUE(has(kernel, R"(addps\s.*)" + wide))
+              << "the row sum is not along the channels on " << wide << ":\n" << kernel;
+      }
+
+      if (!hostRuns(cpu))
+        continue;
+      options.target.triple.clear();
+      auto artifact = kiln::compileArtifact(model, options);
+      ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+      auto result = kiln::runArtifact(*artifact, inputs);
+      ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+      ASSERT_EQ(result->outputValues.size(), 1u);
+      // exp within 2e-6 relative (6e-6 without FMA).
+      EXPECT_TRUE(allClose(result->outputValues[0], expected, 2e-5));
     }
   }
 }

@@ -12,6 +12,9 @@
 #include "llvm/Analysis/ScalarEvolution.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
+#include "llvm/CodeGen/TargetLowering.h"
+#include "llvm/CodeGen/TargetSubtargetInfo.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/Operator.h"
@@ -435,6 +438,44 @@ struct VectorizeScalarRemainders
   }
 };
 
+/// Rewrites every f32 llvm.floor of `fn` (scalar or vector) as arithmetic
+/// when the target has no floor instruction, so it vectorizes instead of
+/// calling floorf per lane: x86-64 before SSE4.1 (the `generic` CPU), whose
+/// only rounding is the conversion to integer. Kiln's exp (kiln-approximate-
+/// math) takes the floor of x * log2(e); resize kernels floor coordinates.
+/// Exact for every float: |x| < 2^23 truncates through i32 and steps down
+/// where that rounded up; larger values, infinities and NaN are integers or
+/// pass through as they are; the sign is x's (floor(-0) = -0).
+bool expandFloorWithoutInstruction(llvm::Function &fn, const llvm::TargetMachine &tm) {
+  const llvm::TargetLowering *lowering = tm.getSubtargetImpl(fn)->getTargetLowering();
+  if (!lowering || lowering->isOperationLegalOrCustom(llvm::ISD::FFLOOR, llvm::MVT::f32))
+    return false;
+  llvm::SmallVector<llvm::IntrinsicInst *> floors;
+  for (llvm::Instruction &inst : llvm::instructions(fn))
+    if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst))
+      if (call->getIntrinsicID() == llvm::Intrinsic::floor &&
+          call->getType()->getScalarType()->isFloatTy())
+        floors.push_back(call);
+  for (llvm::IntrinsicInst *call : floors) {
+    llvm::IRBuilder<> b(call);
+    llvm::Value *x = call->getArgOperand(0);
+    llvm::Type *type = x->getType();
+    llvm::Type *intType = type->getWithNewType(b.getInt32Ty());
+    llvm::Value *small = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                         llvm::ConstantFP::get(type, 8388608.0));
+    llvm::Value *safe = b.CreateSelect(small, x, llvm::ConstantFP::get(type, 0.0));
+    llvm::Value *truncated = b.CreateSIToFP(b.CreateFPToSI(safe, intType), type);
+    llvm::Value *step = b.CreateSelect(b.CreateFCmpOGT(truncated, x),
+                                       llvm::ConstantFP::get(type, 1.0),
+                                       llvm::ConstantFP::get(type, 0.0));
+    llvm::Value *floor = b.CreateSelect(small, b.CreateFSub(truncated, step), x);
+    llvm::Value *result = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, floor, x);
+    call->replaceAllUsesWith(result);
+    call->eraseFromParent();
+  }
+  return !floors.empty();
+}
+
 } // namespace
 
 void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
@@ -455,6 +496,7 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
     fn.addFnAttr("target-cpu", tm.getTargetCPU());
     if (!tm.getTargetFeatureString().empty())
       fn.addFnAttr("target-features", tm.getTargetFeatureString());
+    expandFloorWithoutInstruction(fn, tm);
   }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
