@@ -21,8 +21,9 @@ round's median (ms) and gives Kiln host / ORT and Kiln host / TFLite
 C+XNNPACK with their geometric means; n/a where an engine has no file for
 the model. A second table checks the outputs (TFLite C against Kiln, Kiln
 against the stored TFLite wasm reference); errors above 1e-2 scaled make
-the exit status 1. A last table gives BlazeFace on local-task with 1 and 2
-threads (interleaved too).
+the exit status 1. Last lines give BlazeFace on local-task with 1 and 2
+threads, and TFLite C with XNNPACK on 1 and 2 threads for a reference of
+what this machine's cores give (interleaved too).
 
 Models: scripts/bench_models.py (fetched by tests/reference/fetch_models.mjs
 --bench, sha256-checked). Needs node >= 20 and
@@ -97,20 +98,20 @@ class TfliteC:
 
 
 class TfliteInterpreter:
-    """One model on one thread; inputs copied in once (as the other engines do)."""
+    """One model on `threads` threads (1 in the tables); inputs copied in once (as the other engines do)."""
 
-    def __init__(self, api, model_file, input_files, xnnpack, resize=None):
+    def __init__(self, api, model_file, input_files, xnnpack, resize=None, threads=1):
         self.lib = lib = api.lib
         self.model_bytes = open(model_file, 'rb').read()  # must outlive the model
         self.model = lib.TfLiteModelCreate(self.model_bytes, len(self.model_bytes))
         if not self.model:
             raise RuntimeError(f'TfLiteModelCreate failed on {model_file}')
         self.options = lib.TfLiteInterpreterOptionsCreate()
-        lib.TfLiteInterpreterOptionsSetNumThreads(self.options, 1)
+        lib.TfLiteInterpreterOptionsSetNumThreads(self.options, threads)
         self.delegate = None
         if xnnpack:
             opts = lib.TfLiteXNNPackDelegateOptionsDefault()
-            opts.num_threads = 1
+            opts.num_threads = threads
             self.delegate = lib.TfLiteXNNPackDelegateCreate(ctypes.byref(opts))
             lib.TfLiteInterpreterOptionsAddDelegate(self.options, self.delegate)
         self.interp = lib.TfLiteInterpreterCreate(self.model, self.options)
@@ -240,6 +241,11 @@ for _ in range(args.rounds):
             keep(('blazeface', f'local-task {threads}'),
                  kiln_median(bm.BY_NAME['blazeface'], art,
                              ['--device=local-task', f'--threads={threads}']))
+            # The same machine's scaling for a reference: XNNPACK's threadpool.
+            interp = TfliteInterpreter(tflite, f'{cache}/blazeface.tflite', inputs['blazeface'],
+                                       True, threads=threads)
+            keep(('blazeface', f'xnnpack {threads}'), interp.median_ms(args.runs, args.warmup))
+            interp.close()
 
 
 def cell(key):
@@ -298,6 +304,9 @@ if ('blazeface', 'local-task 1') in best:
     one, two = best[('blazeface', 'local-task 1')], best[('blazeface', 'local-task 2')]
     print(f'\nBlazeFace, local-task: 1 thread {one:.3f} ms, 2 threads {two:.3f} ms '
           f'({one / two:.2f}x)')
+    x1, x2 = best[('blazeface', 'xnnpack 1')], best[('blazeface', 'xnnpack 2')]
+    print(f'BlazeFace, TFLite C+XNNPACK: 1 thread {x1:.3f} ms, 2 threads {x2:.3f} ms '
+          f'({x1 / x2:.2f}x)')
 if gross:
     print('\nOutputs grossly different: ' + '; '.join(gross), file=sys.stderr)
     sys.exit(1)
