@@ -32,6 +32,25 @@ struct Aligned {
   size_t size;
 };
 
+/// An invocation of a model with two 2x3 f32 inputs and one 2x3 f32
+/// output (add_scale.mlir's signature), pointing at `x`, `y` and `out`.
+struct TwoByThree {
+  TwoByThree(const float *x, const float *y, float *out) : ins{x, y}, outs{out} {
+    inv.inputs = ins;
+    inv.input_sizes = inSizes;
+    inv.input_count = 2;
+    inv.outputs = outs;
+    inv.output_sizes = outSizes;
+    inv.output_count = 1;
+  }
+  TwoByThree(const TwoByThree &) = delete;
+  const void *ins[2];
+  size_t inSizes[2] = {24, 24};
+  void *outs[1];
+  size_t outSizes[1] = {24};
+  kiln_invocation_t inv{};
+};
+
 std::vector<uint8_t> compileAddScale() {
   auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/mlir/add_scale.mlir",
                                         kiln::CompileOptions());
@@ -120,17 +139,8 @@ TEST(Runtime, InvokeChecksSizesAndComputes) {
   EXPECT_EQ(kiln_module_input_info(m, 2, &info).code, KILN_INVALID_ARGUMENT);
 
   float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {10, 20, 30, 40, 50, 60}, out[6] = {};
-  const void *ins[2] = {x, y};
-  size_t inSizes[2] = {24, 24};
-  void *outs[1] = {out};
-  size_t outSizes[1] = {24};
-  kiln_invocation_t inv{};
-  inv.inputs = ins;
-  inv.input_sizes = inSizes;
-  inv.input_count = 2;
-  inv.outputs = outs;
-  inv.output_sizes = outSizes;
-  inv.output_count = 1;
+  TwoByThree call(x, y, out);
+  kiln_invocation_t &inv = call.inv;
   s = kiln_module_invoke(m, &inv);
   ASSERT_EQ(s.code, KILN_OK) << s.message;
   for (int i = 0; i < 6; ++i)
@@ -141,7 +151,7 @@ TEST(Runtime, InvokeChecksSizesAndComputes) {
   s = kiln_module_invoke(m, &inv);
   EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
   EXPECT_STREQ(s.message, "input 1 'b' needs 24 bytes, 20 given");
-  inv.input_sizes = inSizes;
+  inv.input_sizes = call.inSizes;
   inv.input_count = 1;
   s = kiln_module_invoke(m, &inv);
   EXPECT_STREQ(s.message, "the model takes 2 inputs, 1 given");
@@ -172,18 +182,8 @@ TEST(Runtime, TwoModulesLoadedAtOnceRunTheirOwnKernels) {
   std::unique_ptr<kiln_module_t, void (*)(kiln_module_t *)> g2(subModule, kiln_module_release);
   float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {10, 20, 30, 40, 50, 60};
   auto run = [&](kiln_module_t *m, float *out) {
-    const void *ins[2] = {x, y};
-    size_t inSizes[2] = {24, 24};
-    void *outs[1] = {out};
-    size_t outSizes[1] = {24};
-    kiln_invocation_t inv{};
-    inv.inputs = ins;
-    inv.input_sizes = inSizes;
-    inv.input_count = 2;
-    inv.outputs = outs;
-    inv.output_sizes = outSizes;
-    inv.output_count = 1;
-    kiln_status_t s = kiln_module_invoke(m, &inv);
+    TwoByThree call(x, y, out);
+    kiln_status_t s = kiln_module_invoke(m, &call.inv);
     EXPECT_EQ(s.code, KILN_OK) << s.message;
   };
   float sum[6] = {}, diff[6] = {};
