@@ -6,7 +6,7 @@
 //            [--trace=FILE.json]
 //   kiln inspect MODEL|ARTIFACT [--json] [--sizes] [--dump-dispatch-graph=FILE.dot]
 //            [--dump-schedule=FILE.csv]
-//   kiln diff A.kiln B.kiln [--json]
+//   kiln diff A.kiln B.kiln [--json] [--benchmark=N] [--device=...] [--threads=N]
 //   kiln validate MODEL|ARTIFACT DIR [--json]   (exit 3 when outputs differ)
 //   kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module] -o DIR
 //   kiln --version
@@ -99,14 +99,16 @@ static cl::opt<unsigned> benchmark("benchmark",
                                    cl::sub(diffCmd), cl::cat(kilnCategory));
 
 static cl::opt<std::string> device("device", cl::desc("HAL device: local-sync or local-task"),
-                                   cl::init("local-sync"), cl::sub(runCmd), cl::cat(kilnCategory));
+                                   cl::init("local-sync"), cl::sub(runCmd), cl::sub(diffCmd),
+                                   cl::cat(kilnCategory));
 static cl::opt<unsigned> threads("threads",
                                  cl::desc("Threads of the local-task device (default 1)"),
-                                 cl::init(1), cl::sub(runCmd), cl::cat(kilnCategory));
+                                 cl::init(1), cl::sub(runCmd), cl::sub(diffCmd),
+                                 cl::cat(kilnCategory));
 static cl::opt<std::string> traceFile("trace",
                                       cl::desc("Write the measured start and end of every "
                                                "dispatch and workgroup of the first run (with "
-                                               "--benchmark, the last warm run) as a "
+                                               "--benchmark, one more warm run after the untraced timed ones) as a "
                                                "Chrome trace-event JSON file"),
                                       cl::value_desc("file.json"), cl::sub(runCmd),
                                       cl::cat(kilnCategory));
@@ -261,7 +263,8 @@ static cl::opt<std::string> exportOutput("o", cl::desc("Bundle folder (created i
                                          cl::cat(kilnCategory));
 static cl::opt<std::string> projectFile("project",
                                         cl::desc("Build with the settings of a .kilnproj "
-                                                 "project (as the workbench saved them)"),
+                                                 "project (as the workbench saved them; "
+                                                 "export uses its export settings)"),
                                         cl::value_desc("file.kilnproj"), cl::sub(compileCmd),
                                         cl::sub(exportCmd), cl::cat(kilnCategory));
 
@@ -837,6 +840,22 @@ static void printElements(const kiln::NpyArray &value) {
   }
 }
 
+/// Reads --benchmark, --device and --threads (kiln run, kiln diff) into
+/// `options`; 0, or the exit status of the usage error printed.
+static int runOptionsOfFlags(kiln::RunOptions &options) {
+  options.benchmarkRuns = benchmark;
+  options.device = device;
+  options.threads = threads;
+  if (options.device != "local-sync" && options.device != "local-task")
+    return usage("--device='" + options.device + "' is not a device (local-sync, local-task)");
+  if (options.threads == 0 || options.threads > 256)
+    return usage("--threads=" + llvm::Twine(options.threads) + " must be from 1 to 256");
+  if (options.device == "local-sync" && threads.getNumOccurrences() && options.threads != 1)
+    return usage("--threads=" + llvm::Twine(options.threads) +
+                 " applies to --device=local-task; local-sync runs on the calling thread");
+  return 0;
+}
+
 static int runRun() {
   // Copy every option first: the in-process LLD link inside compile()
   // resets llvm::cl occurrences (cl::ResetAllOptionOccurrences), which
@@ -846,18 +865,10 @@ static int runRun() {
     return usage("kiln run takes an artifact or model file");
   const std::vector<std::string> outputSpecs(runOutputs.begin(), runOutputs.end());
   kiln::RunOptions runOptions;
-  runOptions.benchmarkRuns = benchmark;
-  runOptions.device = device;
-  runOptions.threads = threads;
+  if (int status = runOptionsOfFlags(runOptions))
+    return status;
   const std::string tracePath = traceFile;
   runOptions.trace = !tracePath.empty();
-  if (runOptions.device != "local-sync" && runOptions.device != "local-task")
-    return usage("--device='" + runOptions.device + "' is not a device (local-sync, local-task)");
-  if (runOptions.threads == 0 || runOptions.threads > 256)
-    return usage("--threads=" + llvm::Twine(runOptions.threads) + " must be from 1 to 256");
-  if (runOptions.device == "local-sync" && threads.getNumOccurrences() && runOptions.threads != 1)
-    return usage("--threads=" + llvm::Twine(runOptions.threads) +
-                 " applies to --device=local-task; local-sync runs on the calling thread");
   std::vector<kiln::NpyArray> inputs;
   for (const std::string &spec : runInputs) {
     auto array = kiln::parseInputSpec(spec);
@@ -967,7 +978,7 @@ static int runRun() {
       return fail(std::move(err));
   }
   if (runOptions.benchmarkRuns > 0) {
-    kiln::LatencyStats latency = kiln::latencyOf(result->timesMs, runOptions);
+    const kiln::LatencyStats &latency = result->latency;
     llvm::outs() << llvm::format("median: %.4f ms (min %.4f ms, max %.4f ms, %u runs, ",
                                  latency.medianMs, latency.minMs, latency.maxMs, latency.runs)
                  << latency.device << ", " << latency.threads << " thread"
@@ -978,7 +989,10 @@ static int runRun() {
 
 static int runDiff() {
   const std::vector<std::string> paths(diffPaths.begin(), diffPaths.end());
-  const unsigned runs = benchmark;
+  kiln::RunOptions runOptions;
+  if (int status = runOptionsOfFlags(runOptions))
+    return status;
+  const unsigned runs = runOptions.benchmarkRuns;
   if (paths.size() != 2)
     return usage("kiln diff takes two artifacts, A and B; " + llvm::Twine(paths.size()) +
                  " given");
@@ -991,7 +1005,8 @@ static int runDiff() {
     builds.emplace_back(data.begin(), data.end());
   }
   std::vector<std::string> warnings;
-  auto compared = kiln::compareBuilds(builds[0], builds[1], paths[0], paths[1], runs, warnings);
+  auto compared =
+      kiln::compareBuilds(builds[0], builds[1], paths[0], paths[1], runs, warnings, runOptions);
   if (!compared)
     return fail(compared.takeError());
   for (const std::string &w : warnings)
@@ -1103,7 +1118,16 @@ static int runExport() {
     auto loaded = loadProjectFlag(project, request.model);
     if (!loaded)
       return fail(loaded.takeError());
-    request.recipe = loaded->recipe;
+    // What the workbench's Export dialog exported: the working recipe with
+    // the export's settings; budget flags given here win.
+    kiln::ExportRequest exported = kiln::projectExportRequest(*loaded, project);
+    if (llvm::Error err = kiln::validateRecipe(exported.recipe))
+      return fail(project + ": export settings: " + llvm::toString(std::move(err)));
+    request.recipe = exported.recipe;
+    if (!ramBudget.getNumOccurrences())
+      request.budget.ramBytes = exported.budget.ramBytes;
+    if (!flashBudget.getNumOccurrences())
+      request.budget.flashBytes = exported.budget.flashBytes;
     if (dir.empty())
       dir = kiln::projectExportDir(*loaded, project);
     if (dir.empty())

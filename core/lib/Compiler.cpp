@@ -225,9 +225,31 @@ const char *toString(CompilePhase phase) {
   return "unknown";
 }
 
+namespace {
+/// The device targets, in knownTargets() order, with their display names.
+struct KnownTarget {
+  const char *name, *displayName;
+};
+constexpr KnownTarget kKnownTargets[] = {
+    {"host", "This computer"},
+    {"x86_64-linux-gnu", "x86-64 Linux"},
+    {"aarch64-linux-gnu", "aarch64 Linux"},
+    {"riscv64-linux-gnu", "RISC-V 64 Linux (RV64GC)"},
+    {"thumbv7em-none-eabihf", "Cortex-M4F bare metal"}};
+} // namespace
+
 std::vector<std::string> knownTargets() {
-  return {"host", "x86_64-linux-gnu", "aarch64-linux-gnu", "riscv64-linux-gnu",
-          "thumbv7em-none-eabihf"};
+  std::vector<std::string> names;
+  for (const KnownTarget &t : kKnownTargets)
+    names.push_back(t.name);
+  return names;
+}
+
+std::string targetDisplayName(const std::string &name) {
+  for (const KnownTarget &t : kKnownTargets)
+    if (name == t.name)
+      return t.displayName;
+  return {};
 }
 
 llvm::Error applyTarget(const std::string &name, TargetOptions &target) {

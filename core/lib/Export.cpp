@@ -6,6 +6,8 @@
 #include "kiln/Artifact.h"
 #include "kiln/Plan.h"
 
+#include "Artifact/CModuleWriter.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -522,6 +524,21 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
                      }});
   }
   return writeFilesAtomically(files);
+}
+
+std::vector<std::string> exportFileNames(const ExportRequest &request) {
+  std::vector<std::string> names;
+  if (request.recipe.format == OutputFormat::Artifact) {
+    names.push_back(llvm::sys::path::stem(request.model).str() + ".kiln");
+  } else {
+    std::string module = request.recipe.moduleName.empty() ? moduleNameFromPath(request.model)
+                                                            : request.recipe.moduleName;
+    for (const char *suffix : {".h", ".c", "_constants.c", "_kernels.o"})
+      names.push_back(module + suffix);
+  }
+  names.push_back("manifest.json");
+  names.push_back("report.md");
+  return names;
 }
 
 std::string defaultExportDir(const ExportRequest &request) {

@@ -4,6 +4,8 @@
 
 #include "Support/Message.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -28,6 +30,105 @@ llvm::Expected<Project> loadProject(const std::string &path) {
   if (!buffer)
     return makeError(path + ": cannot read: " + buffer.getError().message());
   return parseProject((*buffer)->getBuffer(), path);
+}
+
+/// The keys of the "export" object: recipe keys the export may set, then
+/// its own.
+static const std::vector<std::string> kExportRecipeKeys = {"target", "target_cpu", "target_cpu_features",
+                                                           "profile", "output_format"};
+static const std::vector<std::string> kExportBudgetKeys = {"ram_budget_bytes", "flash_budget_bytes"};
+
+/// Reads the "export" object of a project (`value`); `path` names the file
+/// in errors. Each recipe key is checked by the recipe's own reader.
+static llvm::Expected<ExportSettings> parseExportSettings(const llvm::json::Value &value,
+                                                          const std::string &path) {
+  const llvm::json::Object *object = value.getAsObject();
+  if (!object)
+    return makeError(path + ": \"export\" must be an object (the export's target, profile, "
+                            "output_format and budgets)");
+  llvm::json::Object recipeKeys;
+  ExportSettings settings;
+  for (const auto &[key, v] : *object) {
+    const std::string name = key.str();
+    if (llvm::is_contained(kExportRecipeKeys, name)) {
+      recipeKeys[name] = v;
+      continue;
+    }
+    int64_t *budget = name == "ram_budget_bytes"     ? &settings.budget.ramBytes
+                      : name == "flash_budget_bytes" ? &settings.budget.flashBytes
+                                                     : nullptr;
+    if (!budget)
+      return makeError(path + ": unknown key 'export." + quoteInput(name) + "' (known: " +
+                       llvm::join(kExportRecipeKeys, ", ") + ", " + llvm::join(kExportBudgetKeys, ", ") + ")");
+    std::optional<int64_t> bytes = jsonInteger(v);
+    if (!bytes || *bytes < 1)
+      return makeError(path + ": \"export." + name + "\" must be a whole number of bytes >= 1");
+    *budget = *bytes;
+  }
+  auto recipe = recipeFromJson(recipeKeys, path + ": in \"export\"");
+  if (!recipe)
+    return recipe.takeError();
+  if (!recipeKeys.get("target") && (recipeKeys.get("target_cpu") || recipeKeys.get("target_cpu_features")))
+    return makeError(path + ": \"export.target_cpu\" and \"export.target_cpu_features\" need "
+                            "\"export.target\" (without it the export uses the working build's target)");
+  if (recipeKeys.get("target")) {
+    settings.target = recipe->target;
+    settings.targetCpu = recipe->targetCpu;
+    settings.targetFeatures = recipe->targetFeatures;
+  }
+  if (recipeKeys.get("profile"))
+    settings.profile = recipe->profile;
+  if (recipeKeys.get("output_format"))
+    settings.format = recipe->format;
+  return settings;
+}
+
+/// The "export" object of `settings` (unset keys omitted; empty when none
+/// is set).
+static llvm::json::Object exportSettingsToJson(const ExportSettings &settings) {
+  llvm::json::Object object;
+  if (!settings.target.empty()) {
+    object["target"] = settings.target;
+    if (!settings.targetCpu.empty())
+      object["target_cpu"] = settings.targetCpu;
+    if (!settings.targetFeatures.empty())
+      object["target_cpu_features"] = settings.targetFeatures;
+  }
+  if (!settings.profile.empty())
+    object["profile"] = settings.profile;
+  if (settings.format)
+    object["output_format"] = toString(*settings.format);
+  if (settings.budget.ramBytes > 0)
+    object["ram_budget_bytes"] = settings.budget.ramBytes;
+  if (settings.budget.flashBytes > 0)
+    object["flash_budget_bytes"] = settings.budget.flashBytes;
+  return object;
+}
+
+BuildRecipe exportRecipe(const Project &project) {
+  BuildRecipe recipe = project.recipe;
+  const ExportSettings &e = project.exportSettings;
+  if (!e.target.empty()) {
+    recipe.target = e.target;
+    recipe.targetCpu = e.targetCpu;
+    recipe.targetFeatures = e.targetFeatures;
+  }
+  if (!e.profile.empty()) {
+    recipe.profile = e.profile;
+    recipe.debugSymbols.reset();
+    recipe.reflection.reset();
+  }
+  if (e.format)
+    recipe.format = *e.format;
+  return recipe;
+}
+
+ExportRequest projectExportRequest(const Project &project, const std::string &projectPath) {
+  ExportRequest request;
+  request.model = projectModelPath(project, projectPath);
+  request.recipe = exportRecipe(project);
+  request.budget = project.exportSettings.budget;
+  return request;
 }
 
 llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &path) {
@@ -55,8 +156,15 @@ llvm::Expected<Project> parseProject(llvm::StringRef text, const std::string &pa
     std::string *out = key == "model" ? &p.model : key == "export_dir" ? &p.exportDir : nullptr;
     if (key == "kiln_project")
       continue;
+    if (key == "export") {
+      auto settings = parseExportSettings(*root->get(key), path);
+      if (!settings)
+        return settings.takeError();
+      p.exportSettings = std::move(*settings);
+      continue;
+    }
     if (!out) {
-      std::string known = "kiln_project, model, export_dir";
+      std::string known = "kiln_project, model, export_dir, export";
       for (const std::string &k : recipeJsonKeys())
         known += ", " + k;
       return makeError(path + ": unknown key '" + quoteInput(key) + "' (known: " + known + ")");
@@ -77,6 +185,8 @@ std::string projectToJson(const Project &p) {
   root["model"] = p.model;
   if (!p.exportDir.empty())
     root["export_dir"] = p.exportDir;
+  if (llvm::json::Object e = exportSettingsToJson(p.exportSettings); !e.empty())
+    root["export"] = std::move(e);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(root))) << "\n";

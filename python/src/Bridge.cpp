@@ -191,6 +191,16 @@ std::string exportBundle(const Source &source, const std::string &outDir,
     request.budget.flashBytes = unwrap(parseBudgetBytes("--flash-budget", flashBudget));
   std::string projectDir;
   request.recipe = resolve(source, request.model, &projectDir);
+  if (!source.project.empty()) {
+    // As `kiln export --project=`: the project's export settings
+    // (kiln::exportRecipe) and budgets, budgets given here winning.
+    ExportRequest fromProject = projectExportRequest(unwrap(loadProject(source.project)), source.project);
+    request.recipe = fromProject.recipe;
+    if (ramBudget.empty())
+      request.budget.ramBytes = fromProject.budget.ramBytes;
+    if (flashBudget.empty())
+      request.budget.flashBytes = fromProject.budget.flashBytes;
+  }
   if (!source.project.empty() && dir.empty()) {
     dir = projectDir;
     if (dir.empty())

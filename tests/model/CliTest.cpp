@@ -73,6 +73,31 @@ TEST(Cli, CompileThenRunArtifact) {
   EXPECT_NE(r.output.find("median: "), std::string::npos) << r.output;
 }
 
+// `kiln diff --benchmark` measures on the device and threads asked, as
+// `kiln run --benchmark` does, and says so; --threads needs local-task.
+TEST(Cli, DiffBenchmarksOnTheDeviceAsked) {
+  TempDir tmp;
+  std::string artifact = tmp.file("add.kiln");
+  CommandResult c = runCommand(kilnBinary() + " compile " + shellQuote(dataFile("mlir/add_scale.mlir")) +
+                               " -o " + artifact);
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  CommandResult d = runCommand(kilnBinary() + " diff " + artifact + " " + artifact +
+                               " --json --benchmark=5 --device=local-task --threads=2");
+  ASSERT_EQ(d.exitCode, 0) << d.output;
+  auto parsed = llvm::json::parse(d.output);
+  ASSERT_TRUE(static_cast<bool>(parsed)) << llvm::toString(parsed.takeError()) << d.output;
+  const llvm::json::Object *timing = parsed->getAsObject()->getObject("timing");
+  ASSERT_TRUE(timing) << d.output;
+  EXPECT_EQ(timing->getString("device"), llvm::StringRef("local-task"));
+  EXPECT_EQ(timing->getInteger("threads"), 2);
+  EXPECT_EQ(timing->getInteger("runs"), 5); // 5 rounds of ceil(5 / 5) runs
+  CommandResult text = runCommand(kilnBinary() + " diff " + artifact + " " + artifact + " --benchmark=5");
+  ASSERT_EQ(text.exitCode, 0) << text.output;
+  EXPECT_NE(text.output.find("local-sync, 1 thread;"), std::string::npos) << text.output;
+  expectCleanError("diff " + artifact + " " + artifact + " --benchmark=5 --threads=2",
+                   {"--threads=2 applies to --device=local-task"}, /*status=*/2);
+}
+
 TEST(Cli, EmitStagesPrintEachPhase) {
   std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
   struct Stage { const char *name; const char *marker; } stages[] = {

@@ -84,10 +84,10 @@ TEST(PlanDump, TraceIsChromeTraceEvents) {
   std::map<int64_t, std::array<int64_t, 3>> grids;
   for (const kiln::Dispatch &d : plan->dispatches) {
     // Events name the dispatch, its source operators and its kernel
-    // strategy: "main_dispatch_2 CONV_2D#9 ADD#10 RELU#11 [gemm 6x2x4]".
+    // strategy: "main_dispatch_2 CONV_2D #9 ADD #10 RELU #11 [gemm 6x2x4]".
     std::string name = d.name;
     for (const kiln::SourceOp &op : d.ops)
-      name += " " + op.name + "#" + std::to_string(op.sourceIndex);
+      name += " " + op.name + " #" + std::to_string(op.sourceIndex);
     name += " [" + d.kernel.kind;
     if (d.kernel.kind != "loops")
       name += " " + std::to_string(d.kernel.tileRows) + "x" + std::to_string(d.kernel.tileVectors) +

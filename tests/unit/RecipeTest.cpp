@@ -463,10 +463,120 @@ TEST(Recipe, ProjectFileKeepsTheRecipe) {
   auto bad = kiln::loadProject(old);
   ASSERT_FALSE(static_cast<bool>(bad));
   std::string message = llvm::toString(bad.takeError());
-  EXPECT_NE(message.find("unknown key 'tile' (known: kiln_project, model, export_dir, target, "),
+  EXPECT_NE(message.find("unknown key 'tile' (known: kiln_project, model, export_dir, export, target, "),
             std::string::npos)
       << message;
   llvm::sys::fs::remove_directories(dir);
+}
+
+/// The result of parsing `text` as a project ("" when it parses).
+std::string projectError(const std::string &text) {
+  auto p = kiln::parseProject(text, "m.kilnproj");
+  return p ? std::string() : llvm::toString(p.takeError());
+}
+
+TEST(Recipe, ProjectKeepsExportSettingsApart) {
+  // A working build tuned on the host, exported as a stripped C module for
+  // the Cortex-M4F with budgets.
+  kiln::Project p;
+  p.model = "face.tflite";
+  p.recipe.targetCpu = "x86-64-v3";
+  p.recipe.reflection = false;
+  p.recipe.tiles = {{3, {0, 8}}};
+  p.recipe.fusion = false;
+  p.recipe.fixedShapes = {{"0", {2, 16}}};
+  p.recipe.moduleName = "face_net";
+  p.exportSettings.target = "thumbv7em-none-eabihf";
+  p.exportSettings.targetCpu = "cortex-m7";
+  p.exportSettings.profile = "stripped";
+  p.exportSettings.format = kiln::OutputFormat::CModule;
+  p.exportSettings.budget = {256 * 1024, 1000000};
+  p.exportDir = "bundle";
+  // The JSON: the export's settings in their own object, the working
+  // recipe's keys untouched at the top.
+  EXPECT_EQ(parseJson(kiln::projectToJson(p)), parseJson(R"({
+    "kiln_project": 1, "model": "face.tflite", "export_dir": "bundle",
+    "target_cpu": "x86-64-v3", "reflection": false, "tiles": {"3": [0, 8]}, "fusion": false,
+    "fixed_shapes": {"0": [2, 16]}, "module_name": "face_net",
+    "export": {"target": "thumbv7em-none-eabihf", "target_cpu": "cortex-m7", "profile": "stripped",
+               "output_format": "c-module", "ram_budget_bytes": 262144,
+               "flash_budget_bytes": 1000000}})"));
+  auto back = kiln::parseProject(kiln::projectToJson(p), "m.kilnproj");
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_TRUE(*back == p);
+
+  // The export's recipe: its target, CPU, profile (overrides dropped) and
+  // format; tiles, fusion, shapes and module name from the working one.
+  BuildRecipe expected = p.recipe;
+  expected.target = "thumbv7em-none-eabihf";
+  expected.targetCpu = "cortex-m7";
+  expected.profile = "stripped";
+  expected.reflection.reset();
+  expected.format = kiln::OutputFormat::CModule;
+  EXPECT_TRUE(kiln::exportRecipe(p) == expected);
+  EXPECT_EQ(errorText(kiln::validateRecipe(kiln::exportRecipe(p))), "");
+  kiln::ExportRequest request = kiln::projectExportRequest(p, "/a/b/m.kilnproj");
+  EXPECT_EQ(request.model, "/a/b/face.tflite");
+  EXPECT_TRUE(request.recipe == expected);
+  EXPECT_EQ(request.budget.ramBytes, 262144);
+  EXPECT_EQ(request.budget.flashBytes, 1000000);
+  // What such an export writes, by the documented names.
+  EXPECT_EQ(kiln::exportFileNames(request),
+            (std::vector<std::string>{"face_net.h", "face_net.c", "face_net_constants.c", "face_net_kernels.o",
+                                      "manifest.json", "report.md"}));
+  request.recipe.format = kiln::OutputFormat::Artifact;
+  EXPECT_EQ(kiln::exportFileNames(request), (std::vector<std::string>{"face.kiln", "manifest.json", "report.md"}));
+
+  // Unset export settings follow the working build, CPU and overrides too.
+  kiln::Project plain = p;
+  plain.exportSettings = {};
+  EXPECT_TRUE(kiln::exportRecipe(plain) == p.recipe);
+  EXPECT_EQ(parseJson(kiln::projectToJson(plain)).getAsObject()->get("export"), nullptr);
+  // Only a format: the working target and CPU stay.
+  plain.exportSettings.format = kiln::OutputFormat::CModule;
+  EXPECT_EQ(kiln::exportRecipe(plain).targetCpu, "x86-64-v3");
+  EXPECT_EQ(kiln::exportRecipe(plain).target, "host");
+  EXPECT_EQ(kiln::exportRecipe(plain).reflection, std::optional<bool>(false));
+
+  // A file written before the export settings: the export follows the
+  // working recipe, as it did then.
+  auto old = kiln::parseProject(R"({"kiln_project": 1, "model": "m.tflite", "export_dir": "out",
+                                    "target": "aarch64-linux-gnu", "output_format": "kiln"})",
+                                "old.kilnproj");
+  ASSERT_TRUE(static_cast<bool>(old)) << llvm::toString(old.takeError());
+  EXPECT_TRUE(old->exportSettings == kiln::ExportSettings());
+  EXPECT_EQ(old->exportDir, "out");
+  EXPECT_EQ(kiln::exportRecipe(*old).target, "aarch64-linux-gnu");
+
+  // Bad export settings: one error naming the file and the key.
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": {"target": "z80"}})")
+                .find("m.kilnproj: in \"export\": \"target\""),
+            std::string::npos);
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": {"target": "z80"}})").find("z80"),
+            std::string::npos);
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": {"tiles": {}}})")
+                .find("unknown key 'export.tiles'"),
+            std::string::npos);
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": {"ram_budget_bytes": 0}})")
+                .find("\"export.ram_budget_bytes\" must be a whole number of bytes >= 1"),
+            std::string::npos);
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": {"target_cpu": "cortex-m7"}})")
+                .find("need \"export.target\""),
+            std::string::npos);
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": []})").find("\"export\" must be an object"),
+            std::string::npos);
+  EXPECT_NE(projectError(R"({"kiln_project": 1, "model": "m", "export": {"profile": "tiny"}})").find("tiny"),
+            std::string::npos);
+}
+
+TEST(Recipe, TargetsHaveNames) {
+  // One name per known target, none for others.
+  EXPECT_EQ(kiln::targetDisplayName("thumbv7em-none-eabihf"), "Cortex-M4F bare metal");
+  EXPECT_EQ(kiln::targetDisplayName("aarch64-linux-gnu"), "aarch64 Linux");
+  EXPECT_EQ(kiln::targetDisplayName("x86_64-linux-gnu"), "x86-64 Linux");
+  EXPECT_EQ(kiln::targetDisplayName("z80"), "");
+  for (const std::string &t : kiln::knownTargets())
+    EXPECT_NE(kiln::targetDisplayName(t), "") << t;
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -155,6 +156,48 @@ TEST(Runtime, InvokeChecksSizesAndComputes) {
   inv.input_count = 1;
   s = kiln_module_invoke(m, &inv);
   EXPECT_STREQ(s.message, "the model takes 2 inputs, 1 given");
+}
+
+// The one measurement: the timed runs are never traced (the trace is one
+// more run after them), and RunResult::latency summarizes exactly them.
+TEST(Runtime, TimedRunsAreSummarizedOnceAndTracedApart) {
+  std::vector<uint8_t> bytes = compileAddScale();
+  kiln::RunOptions options;
+  options.device = "local-task";
+  options.threads = 2;
+  options.benchmarkRuns = 5;
+  options.trace = true;
+  options.randomInputs = true;
+  auto run = kiln::runArtifact(bytes, {}, options);
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  ASSERT_EQ(run->timesMs.size(), 5u);
+  EXPECT_EQ(run->latency.runs, 5u);
+  EXPECT_EQ(run->latency.medianMs, kiln::medianOf(run->timesMs));
+  EXPECT_EQ(run->latency.minMs, *std::min_element(run->timesMs.begin(), run->timesMs.end()));
+  EXPECT_EQ(run->latency.device, "local-task");
+  EXPECT_EQ(run->latency.threads, 2u);
+  // One traced run: each dispatch command once.
+  std::map<int64_t, int> commands;
+  for (const kiln::TraceEvent &e : run->trace)
+    if (e.workgroup < 0)
+      ++commands[e.command];
+  ASSERT_FALSE(commands.empty());
+  for (const auto &[command, count] : commands)
+    EXPECT_EQ(count, 1) << "command " << command;
+  // Without benchmark runs: the first run traced, nothing timed.
+  options.benchmarkRuns = 0;
+  auto once = kiln::runArtifact(bytes, {}, options);
+  ASSERT_TRUE(static_cast<bool>(once)) << llvm::toString(once.takeError());
+  EXPECT_TRUE(once->timesMs.empty());
+  EXPECT_LT(once->latency.medianMs, 0);
+  EXPECT_EQ(once->trace.size(), run->trace.size());
+  // benchmarkArtifact is that measurement, untraced.
+  auto stats = kiln::benchmarkArtifact(bytes, 7, options);
+  ASSERT_TRUE(static_cast<bool>(stats)) << llvm::toString(stats.takeError());
+  EXPECT_EQ(stats->runs, 7u);
+  EXPECT_EQ(stats->device, "local-task");
+  EXPECT_EQ(stats->threads, 2u);
+  EXPECT_GT(stats->medianMs, 0);
 }
 
 // Two different models loaded at once (the workbench comparing builds, a

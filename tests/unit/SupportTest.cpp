@@ -1,7 +1,7 @@
 //===- SupportTest.cpp - The one median and the one atomic file write -----===//
 //
-// kiln::medianOf (kiln/Run.h), which every latency Kiln prints goes
-// through, and kiln::writeFilesAtomically (kiln/AtomicWrite.h), which
+// kiln::medianOf, latencyText and withinSpread (kiln/Run.h), which every
+// latency Kiln prints goes through, and kiln::writeFilesAtomically (kiln/AtomicWrite.h), which
 // every file Kiln writes goes through. Expected values by hand.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +37,29 @@ TEST(Median, MiddleValueOrMeanOfTheMiddleTwo) {
   EXPECT_EQ(kiln::medianOf({4}), 4);
   EXPECT_EQ(kiln::medianOf({}), 0);
   EXPECT_EQ(kiln::latencyOf({}, kiln::RunOptions()).medianMs, -1); // not measured
+}
+
+TEST(Latency, OneTextSaysDeviceThreadsAndRuns) {
+  kiln::RunOptions options;
+  options.device = "local-task";
+  options.threads = 2;
+  kiln::LatencyStats s = kiln::latencyOf({6.6, 6.61, 6.62, 7.0}, options);
+  EXPECT_EQ(kiln::latencyText(s), "median 6.62 ms, local-task 2 threads, 4 runs"); // (6.61+6.62)/2
+  s.medianMs = 16;
+  EXPECT_EQ(kiln::latencyText(s), "median 16.0 ms, local-task 2 threads, 4 runs");
+  // local-sync is one thread whatever `threads` says; one run is "run".
+  kiln::LatencyStats one = kiln::latencyOf({0.1234}, kiln::RunOptions{"local-sync", 4});
+  EXPECT_EQ(kiln::latencyText(one), "median 0.123 ms, local-sync 1 thread, 1 run");
+  EXPECT_EQ(kiln::latencyText(kiln::LatencyStats()), "not measured");
+}
+
+TEST(Latency, WithinSpreadWhenTheRangesOverlap) {
+  kiln::RunOptions options;
+  kiln::LatencyStats a = kiln::latencyOf({9, 10, 12}, options);
+  EXPECT_TRUE(kiln::withinSpread(a, kiln::latencyOf({8.5, 9.5, 10}, options)));
+  EXPECT_TRUE(kiln::withinSpread(a, kiln::latencyOf({12, 14, 15}, options))); // touching
+  EXPECT_FALSE(kiln::withinSpread(a, kiln::latencyOf({5, 5.5, 6}, options)));
+  EXPECT_FALSE(kiln::withinSpread(a, kiln::LatencyStats())); // unmeasured
 }
 
 class AtomicWrite : public ::testing::Test {

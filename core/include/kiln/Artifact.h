@@ -113,14 +113,15 @@ llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
                                        const std::string &what);
 
 /// The two summaries `kiln diff` compares (summarizeArtifact), with their
-/// latencies measured in alternation (benchmarkPair, `runs` runs each) when
-/// `runs` > 0. A build this host cannot run keeps its latency unmeasured
-/// and adds "latency not measured: REASON" to `warnings` (the sizes still
-/// compare). Errors: summarizeArtifact's, naming `nameA` or `nameB`.
+/// latencies measured in alternation (benchmarkPair, `runs` runs each, on
+/// `options`' device and threads) when `runs` > 0. A build this host
+/// cannot run keeps its latency unmeasured and adds "latency not measured:
+/// REASON" to `warnings` (the sizes still compare). Errors:
+/// summarizeArtifact's, naming `nameA` or `nameB`.
 llvm::Expected<std::pair<BuildSummary, BuildSummary>>
 compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
               const std::string &nameA, const std::string &nameB, unsigned runs,
-              std::vector<std::string> &warnings);
+              std::vector<std::string> &warnings, const RunOptions &options = {});
 
 /// B - A for sections (as formatSectionDiff) and for the plan: rows
 /// "arena_bytes", "lower_bound_bytes", "dispatch_count", "command_count",

@@ -68,6 +68,12 @@ struct TargetOptions {
 /// plus "host" (the machine compiling). Returns the names in that order.
 std::vector<std::string> knownTargets();
 
+/// The name people know a knownTargets() entry by, for menus beside the
+/// name itself: "This computer" (host), "x86-64 Linux", "aarch64 Linux",
+/// "RISC-V 64 Linux (RV64GC)", "Cortex-M4F bare metal"
+/// (thumbv7em-none-eabihf). Empty for a name knownTargets() lacks.
+std::string targetDisplayName(const std::string &name);
+
 /// Sets `target` to the named device target (see knownTargets()); a CPU
 /// other than "generic" already in `target.cpu` is kept. Errors name the
 /// unknown target and list the supported ones.

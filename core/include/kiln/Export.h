@@ -44,6 +44,8 @@ struct CompilationPlan;
 struct MemoryBudget {
   int64_t ramBytes = 0;
   int64_t flashBytes = 0;
+
+  bool operator==(const MemoryBudget &other) const = default;
 };
 
 /// Parses and checks the value of the budget flag `flag` (e.g.
@@ -190,6 +192,14 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 /// bundle does not name are left alone. Errors name the folder or file and
 /// the system's reason.
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir);
+
+/// The names of the files buildExportBundle() puts in the bundle of
+/// `request`, in writing order, known before compiling: NAME.kiln for an
+/// artifact (NAME = the model's file name without extension), or the C
+/// module's NAME.h, NAME.c, NAME_constants.c, NAME_kernels.o (NAME = the
+/// recipe's module name, else derived from the model's file name as the
+/// compiler derives it), then manifest.json and report.md.
+std::vector<std::string> exportFileNames(const ExportRequest &request);
 
 /// The folder `kiln export` writes to without -o: MODEL-TARGET-PROFILE
 /// (the recipe's target and profile)

@@ -55,10 +55,16 @@ std::string describeKernel(const KernelStrategy &kernel);
 std::string kernelTileText(const KernelStrategy &kernel);
 
 struct Dispatch;
+struct SourceOp;
 
-/// A dispatch named with its source operators and strategy, e.g.
-/// "main_dispatch_2 CONV_2D#9 ADD#10 RELU#11 [gemm 4x3x8]" (trace events,
-/// tooltips).
+/// A source operator as every tool writes it: "CONV_2D #9" (the model's
+/// operator code and its index in the model's operator list), or the bare
+/// name when the index is unknown (-1).
+std::string sourceOpText(const SourceOp &op);
+
+/// A dispatch named with its source operators (sourceOpText) and strategy,
+/// e.g. "main_dispatch_2 CONV_2D #9 ADD #10 RELU #11 [gemm 4x3x8]" (trace
+/// events, tooltips).
 std::string dispatchLabel(const Dispatch &dispatch);
 
 /// One dispatch: a future kernel launch (an executable entry point run over

@@ -1,11 +1,14 @@
 //===- kiln/Project.h - .kilnproj project files ----------------*- C++ -*-===//
 //
-// A project holds every setting a user gives one model: the build recipe
-// (kiln/Recipe.h: target, CPU, profile, output format, tiles, fusion,
-// fixed shapes, ...) and the export folder. The workbench keeps it in
-// `MODEL.kilnproj` beside the model (autosaved); `kiln compile
-// --project=FILE` and `kiln export --project=FILE` build exactly what the
-// workbench built.
+// A project holds every setting a user gives one model: the working
+// build's recipe (kiln/Recipe.h: target, CPU, profile, output format,
+// tiles, fusion, fixed shapes, ...) and, apart from it, the export's
+// settings (device target, profile, output format, memory budgets) and
+// folder. The workbench keeps it in `MODEL.kilnproj` beside the model
+// (autosaved); `kiln compile --project=FILE` builds exactly what the
+// workbench built, `kiln export --project=FILE` exactly what its Export
+// dialog exported (exportRecipe: the working recipe with the export's
+// settings in place of its own).
 //
 // Format (JSON, version 1; unknown keys are errors so typos never pass
 // silently; every key but "kiln_project" and "model" is optional):
@@ -13,18 +16,25 @@
 //     "kiln_project": 1,
 //     "model": "blazeface.tflite",        // relative to the project file
 //     "export_dir": "export",             // relative to the project file
-//     ... the recipe's keys (recipeToJson): "target", "target_cpu",
+//     "export": {                         // ExportSettings; unset keys omitted
+//       "target": "thumbv7em-none-eabihf", "target_cpu": "", "target_cpu_features": "",
+//       "profile": "stripped", "output_format": "c-module",
+//       "ram_budget_bytes": 262144, "flash_budget_bytes": 1048576
+//     },
+//     ... the working recipe's keys (recipeToJson): "target", "target_cpu",
 //     "target_cpu_features", "profile", "debug_symbols", "reflection",
 //     "output_format", "module_name", "tiles", "fusion", "no_fusion",
 //     "fixed_shapes"; settings at their default are not written
 //   }
 // Files written before the recipe (every key written, "" and [] for
-// unset ones) read the same.
+// unset ones) and before "export" (the export followed the working recipe)
+// read the same.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_PROJECT_H
 #define KILN_PROJECT_H
 
+#include "kiln/Export.h"
 #include "kiln/Recipe.h"
 
 #include <string>
@@ -33,19 +43,59 @@
 
 namespace kiln {
 
+/// How a project is exported, kept apart from its working build: the
+/// Export dialog changes these and never the working recipe. Tiles,
+/// fusion, fixed shapes and the module name always come from the working
+/// recipe. Each unset field follows the working recipe (see exportRecipe).
+struct ExportSettings {
+  /// A knownTargets() name; empty = the working build's target, CPU and
+  /// features.
+  std::string target;
+  /// With `target` set: its CPU and features (empty = the target's
+  /// default); ignored without it.
+  std::string targetCpu;
+  std::string targetFeatures;
+  /// "default" or "stripped"; empty = the working build's profile and its
+  /// overrides. When set it replaces both (no debug_symbols/reflection
+  /// override is carried over).
+  std::string profile;
+  /// nullopt = the working build's format.
+  std::optional<OutputFormat> format;
+  /// Flash and RAM budgets of the device, bytes (0 = none), checked in the
+  /// bundle's manifest and report.
+  MemoryBudget budget;
+
+  bool operator==(const ExportSettings &other) const = default;
+};
+
 /// The settings of one model (see the file comment for the JSON form).
 struct Project {
   /// The model, as written in the file (relative to the project's folder
   /// unless absolute).
   std::string model;
-  /// How the model is built.
+  /// How the model is built (the working build: the workbench's views,
+  /// Run, `kiln compile --project=`).
   BuildRecipe recipe;
+  /// How it is exported (the Export dialog, `kiln export --project=`).
+  ExportSettings exportSettings;
   /// Export folder, relative to the project's folder unless absolute;
   /// empty = none chosen yet.
   std::string exportDir;
 
   bool operator==(const Project &other) const = default;
 };
+
+/// The recipe an export of `project` builds: the working recipe with the
+/// export settings' target (and its CPU and features), profile (replacing
+/// the profile overrides) and format in place of its own where set. Not
+/// validated (validateRecipe says e.g. that a bare-metal target needs the
+/// C module format).
+BuildRecipe exportRecipe(const Project &project);
+
+/// The request `kiln export --project=PROJECTPATH` and the workbench's
+/// Export dialog build: the model resolved against the project's folder,
+/// exportRecipe() and the export settings' budgets.
+ExportRequest projectExportRequest(const Project &project, const std::string &projectPath);
 
 /// `model.tflite` -> `model.kilnproj` (same folder).
 std::string projectPathFor(const std::string &modelPath);

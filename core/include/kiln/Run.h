@@ -39,9 +39,9 @@ struct RunOptions {
   unsigned threads = 1;
   unsigned benchmarkRuns = 0;
   /// Record every dispatch's and workgroup's start and end: of the first
-  /// run, or with benchmarkRuns > 0 of the last benchmark run (warm; the
-  /// benchmark runs are then traced too, which adds two clock reads per
-  /// workgroup to their times).
+  /// run, or with benchmarkRuns > 0 of one more warm run after the timed
+  /// ones (the timed runs are never traced: tracing adds two clock reads
+  /// per workgroup, which would count in the latency).
   bool trace = false;
   /// Run on randomInputs() of the artifact's own signature (the `inputs`
   /// given are ignored): one load instead of describeArtifact, then run.
@@ -57,53 +57,6 @@ struct TraceEvent {
   uint64_t startNs = 0;
   uint64_t endNs = 0;
 };
-
-/// Outcome of runArtifact.
-struct RunResult {
-  std::vector<IOInfo> inputs;
-  std::vector<IOInfo> outputs;
-  /// Output arrays of the last invocation, in signature order.
-  std::vector<NpyArray> outputValues;
-  /// Wall time of each timed invocation, milliseconds (empty without
-  /// benchmarking).
-  std::vector<double> timesMs;
-  /// Arena the artifact asked for, bytes.
-  uint64_t arenaBytes = 0;
-  /// Events of the first invocation when tracing.
-  std::vector<TraceEvent> trace;
-  /// When tracing, the plan the artifact carries as reflection data (it
-  /// names the traced commands); null without reflection or tracing.
-  std::shared_ptr<const CompilationPlan> plan;
-};
-
-/// Writes `events` as a Chrome trace-event JSON document (the format
-/// chrome://tracing and Perfetto open): one complete ("X") event per
-/// dispatch and workgroup, pid 1, tid = worker thread, microseconds from
-/// the first event; `names[command]` labels each command.
-std::string traceToChromeJson(const std::vector<TraceEvent> &events,
-                              const std::vector<std::string> &names);
-
-/// Parses one `--input=` value: "@file.npy", or "DIMSxTYPE=VALUES" with
-/// TYPE f32 or i32 and VALUES one number (broadcast) or a comma-separated
-/// list of all elements, e.g. "1x16x96xf32=0.5". Errors explain the syntax.
-llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
-
-/// Loads `artifact` (bytes of a .kiln file), checks `inputs` against its
-/// signature (count, dtype, shape: errors name the input and what was
-/// expected), runs it once on the chosen device (traced if asked), then
-/// `options.benchmarkRuns` more timed runs.
-llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
-                                      const std::vector<NpyArray> &inputs,
-                                      const RunOptions &options = {});
-
-/// Reads the I/O signature of an artifact without running it.
-llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
-
-/// Deterministic inputs for `infos`: float32 uniform in [-1, 1) from a
-/// 64-bit LCG seeded with `seed` (Knuth's MMIX constants), integers 0, bools
-/// false. The same seed gives the same bytes on every host. Empty when an
-/// input cannot be allocated (RunOptions::randomInputs reports the bytes).
-std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed = 1);
 
 /// Latency of timed runs, milliseconds, and where they ran. The one
 /// summary every tool prints (`kiln run --benchmark`, `kiln diff
@@ -127,9 +80,74 @@ double medianOf(std::vector<double> values);
 /// (LatencyStats::medianMs is medianOf(timesMs)).
 LatencyStats latencyOf(std::vector<double> timesMs, const RunOptions &options);
 
+/// How every latency is written on screen: "median 6.61 ms, local-task 2
+/// threads, 20 runs" (three significant digits; "1 thread", "1 run"), or
+/// "not measured" when `stats.medianMs` < 0.
+std::string latencyText(const LatencyStats &stats);
+
+/// Whether the difference between `a` and `b` lies within the measured
+/// spread: both measured and their [minMs, maxMs] ranges overlap (timing
+/// noise, neither a gain nor a loss). False when either is unmeasured.
+bool withinSpread(const LatencyStats &a, const LatencyStats &b);
+
+/// Outcome of runArtifact.
+struct RunResult {
+  std::vector<IOInfo> inputs;
+  std::vector<IOInfo> outputs;
+  /// Output arrays of the last invocation, in signature order.
+  std::vector<NpyArray> outputValues;
+  /// Wall time of each timed invocation, milliseconds (empty without
+  /// benchmarking).
+  std::vector<double> timesMs;
+  /// latencyOf(timesMs, options): the one measurement every tool shows
+  /// (`kiln run --benchmark`, benchmarkArtifact, benchmarkPair and so
+  /// `kiln diff --benchmark`, the workbench's Run dock, Run on Host and
+  /// Compare); medianMs < 0 without benchmarking.
+  LatencyStats latency;
+  /// Arena the artifact asked for, bytes.
+  uint64_t arenaBytes = 0;
+  /// Events of the traced invocation (RunOptions::trace) when tracing.
+  std::vector<TraceEvent> trace;
+  /// When tracing, the plan the artifact carries as reflection data (it
+  /// names the traced commands); null without reflection or tracing.
+  std::shared_ptr<const CompilationPlan> plan;
+};
+
+/// Writes `events` as a Chrome trace-event JSON document (the format
+/// chrome://tracing and Perfetto open): one complete ("X") event per
+/// dispatch and workgroup, pid 1, tid = worker thread, microseconds from
+/// the first event; `names[command]` labels each command.
+std::string traceToChromeJson(const std::vector<TraceEvent> &events,
+                              const std::vector<std::string> &names);
+
+/// Parses one `--input=` value: "@file.npy", or "DIMSxTYPE=VALUES" with
+/// TYPE f32 or i32 and VALUES one number (broadcast) or a comma-separated
+/// list of all elements, e.g. "1x16x96xf32=0.5". Errors explain the syntax.
+llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
+
+/// Loads `artifact` (bytes of a .kiln file), checks `inputs` against its
+/// signature (count, dtype, shape: errors name the input and what was
+/// expected), runs it once on the chosen device (traced if asked and not
+/// benchmarking), then `options.benchmarkRuns` more timed runs, untraced,
+/// summarized in RunResult::latency, then, when tracing a benchmark, one
+/// more traced run.
+llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
+                                      const std::vector<NpyArray> &inputs,
+                                      const RunOptions &options = {});
+
+/// Reads the I/O signature of an artifact without running it.
+llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
+
+/// Deterministic inputs for `infos`: float32 uniform in [-1, 1) from a
+/// 64-bit LCG seeded with `seed` (Knuth's MMIX constants), integers 0, bools
+/// false. The same seed gives the same bytes on every host. Empty when an
+/// input cannot be allocated (RunOptions::randomInputs reports the bytes).
+std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed = 1);
+
 /// Latency of `runs` invocations of `artifact` on this host with
-/// randomInputs() (after one warm-up run). Errors are the runtime's (wrong
-/// host architecture, ...).
+/// randomInputs() (after one warm-up run): runArtifact's RunResult::latency
+/// with `options`' device and threads, never traced. Errors are the
+/// runtime's (wrong host architecture, ...).
 llvm::Expected<LatencyStats> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
                                                const RunOptions &options = {});
 

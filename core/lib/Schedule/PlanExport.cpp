@@ -173,10 +173,14 @@ std::string describeKernel(const KernelStrategy &kernel) {
   return text + ", " + rate + " FLOP/cycle";
 }
 
+std::string sourceOpText(const SourceOp &op) {
+  return op.sourceIndex >= 0 ? op.name + " #" + std::to_string(op.sourceIndex) : op.name;
+}
+
 std::string dispatchLabel(const Dispatch &dispatch) {
   std::string text = dispatch.name;
   for (const SourceOp &op : dispatch.ops)
-    text += " " + op.name + (op.sourceIndex >= 0 ? "#" + std::to_string(op.sourceIndex) : "");
+    text += " " + sourceOpText(op);
   return text + " [" + kernelTileText(dispatch.kernel) + "]";
 }
 

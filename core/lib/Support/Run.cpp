@@ -26,6 +26,7 @@
 #include <set>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -381,16 +382,23 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
   invocation.arena = arena.get();
   invocation.arena_size = result.arenaBytes;
   invocation.device = &device;
-  invocation.trace = options.trace ? &trace : nullptr;
+  invocation.trace = nullptr;
   auto invoke = [&]() -> llvm::Error {
     kiln_status_t s = kiln_module_invoke(module->get(), &invocation);
     if (s.code != KILN_OK)
       return makeError(s.message);
     return llvm::Error::success();
   };
-  // The trace covers the first run, or with benchmark runs the last of
-  // them (warm caches, as the per-dispatch profile needs).
-  auto collectTrace = [&] {
+  // The trace covers the first run, or with benchmark runs one more warm
+  // run after the timed ones (as the per-dispatch profile needs); the
+  // timed runs are never traced, so their times are the plain latency.
+  auto tracedRun = [&]() -> llvm::Error {
+    invocation.trace = &trace;
+    trace.count = 0;
+    llvm::Error err = invoke();
+    invocation.trace = nullptr;
+    if (err)
+      return err;
     size_t n = std::min(trace.count, trace.capacity);
     for (size_t i = 0; i < n; ++i) {
       const kiln_trace_event_t &e = events[i];
@@ -398,13 +406,12 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                               e.workgroup == UINT32_MAX ? -1 : int64_t(e.workgroup),
                               e.thread, e.start_ns, e.end_ns});
     }
+    return llvm::Error::success();
   };
-  if (llvm::Error err = invoke())
+  const bool traceFirst = options.trace && options.benchmarkRuns == 0;
+  if (llvm::Error err = traceFirst ? tracedRun() : invoke())
     return std::move(err);
-  if (options.trace && options.benchmarkRuns == 0)
-    collectTrace();
   for (unsigned i = 0; i < options.benchmarkRuns; ++i) {
-    trace.count = 0;
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error err = invoke())
       return std::move(err);
@@ -412,8 +419,10 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     result.timesMs.push_back(
         std::chrono::duration<double, std::milli>(end - start).count());
   }
+  result.latency = latencyOf(result.timesMs, options);
   if (options.trace && options.benchmarkRuns > 0)
-    collectTrace();
+    if (llvm::Error err = tracedRun())
+      return std::move(err);
   return result;
 }
 
@@ -489,6 +498,28 @@ LatencyStats latencyOf(std::vector<double> t, const RunOptions &options) {
   return s;
 }
 
+/// `v` with three significant digits ("6.61", "16.0", "0.123").
+static std::string threeDigits(double v) {
+  const char *format = v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f";
+  char text[32];
+  std::snprintf(text, sizeof text, format, v);
+  return text;
+}
+
+std::string latencyText(const LatencyStats &s) {
+  if (s.medianMs < 0)
+    return "not measured";
+  return "median " + threeDigits(s.medianMs) + " ms, " + s.device + " " +
+         std::to_string(s.threads) + (s.threads == 1 ? " thread, " : " threads, ") +
+         std::to_string(s.runs) + (s.runs == 1 ? " run" : " runs");
+}
+
+bool withinSpread(const LatencyStats &a, const LatencyStats &b) {
+  if (a.medianMs < 0 || b.medianMs < 0)
+    return false;
+  return a.minMs <= b.maxMs && b.minMs <= a.maxMs;
+}
+
 llvm::Expected<LatencyStats> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact, unsigned runs,
                                                const RunOptions &options) {
   RunOptions timed = options;
@@ -500,7 +531,7 @@ llvm::Expected<LatencyStats> benchmarkArtifact(llvm::ArrayRef<uint8_t> artifact,
     return result.takeError();
   if (result->timesMs.empty())
     return makeError("no timed runs");
-  return latencyOf(result->timesMs, timed);
+  return result->latency;
 }
 
 llvm::Expected<std::pair<LatencyStats, LatencyStats>>
@@ -528,7 +559,7 @@ benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned run
 llvm::Expected<std::pair<BuildSummary, BuildSummary>>
 compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
               const std::string &nameA, const std::string &nameB, unsigned runs,
-              std::vector<std::string> &warnings) {
+              std::vector<std::string> &warnings, const RunOptions &options) {
   auto summaryA = summarizeArtifact(a, nameA);
   if (!summaryA)
     return summaryA.takeError();
@@ -536,7 +567,7 @@ compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
   if (!summaryB)
     return summaryB.takeError();
   if (runs > 0) {
-    auto latency = benchmarkPair(a, b, runs, nameA, nameB);
+    auto latency = benchmarkPair(a, b, runs, nameA, nameB, options);
     if (latency) {
       summaryA->latency = latency->first;
       summaryB->latency = latency->second;
