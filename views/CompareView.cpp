@@ -3,6 +3,8 @@
 
 #include "PlanModels.h"
 
+#include "kiln/Run.h"
+
 #include <QBrush>
 #include <QColor>
 #include <QHBoxLayout>
@@ -27,6 +29,7 @@ void CompareModel::setBuilds(const std::optional<kiln::BuildSummary> &a, const s
   beginResetModel();
   rows_.clear();
   values_.clear();
+  latencyNoise_ = a && b && kiln::withinSpread(a->latency, b->latency);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   auto add = [&](const QString &key, double va, double vb) {
     rows_ << key;
@@ -73,6 +76,16 @@ double CompareModel::value(const QString &name, Column column) const {
   return values_[row][column - 1];
 }
 
+bool CompareModel::isColoured(const QString &name) const {
+  int row = rows_.indexOf(name);
+  if (row < 0)
+    return false;
+  double v = values_[row][2];
+  if (std::isnan(v) || v == 0)
+    return false;
+  return !(name == QLatin1String("plan.median_ms") && latencyNoise_);
+}
+
 int CompareModel::rowCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
 int CompareModel::columnCount(const QModelIndex &parent) const { return parent.isValid() ? 0 : NumColumns; }
 
@@ -111,19 +124,21 @@ QVariant CompareModel::data(const QModelIndex &index, int role) const {
       text.prepend(QLatin1Char('+'));
     if (index.column() == Delta && values_[index.row()][0] > 0 && v != 0)
       text += QStringLiteral(" (%1%)").arg(100.0 * v / values_[index.row()][0], 0, 'f', 1);
+    if (index.column() == Delta && ms && latencyNoise_)
+      text += QObject::tr(", noise");
     return text;
   }
   if (role == Qt::EditRole && index.column() != What)
     return values_[index.row()][index.column() - 1];
   if (role == Qt::TextAlignmentRole && index.column() != What)
     return int(Qt::AlignRight | Qt::AlignVCenter);
-  if (role == Qt::ForegroundRole && index.column() == Delta) {
+  if (role == Qt::ForegroundRole && index.column() == Delta && isColoured(key)) {
     double v = values_[index.row()][2];
-    if (v < 0)
-      return QBrush(QColor(0, 0x80, 0));
-    if (v > 0)
-      return QBrush(QColor(0xb0, 0, 0));
+    return v < 0 ? QBrush(QColor(0, 0x80, 0)) : QBrush(QColor(0xb0, 0, 0));
   }
+  if (role == Qt::ToolTipRole && index.column() == Delta && ms && latencyNoise_)
+    return QObject::tr("Within the measured spread (the min..max of A and B overlap): timing noise, "
+                       "neither a gain nor a loss");
   if (role == Qt::ToolTipRole && index.column() == What)
     return QObject::tr("`kiln diff` row \u201c%1\u201d").arg(key);
   return {};
@@ -159,7 +174,7 @@ CompareView::CompareView(QWidget *parent) : QWidget(parent) {
   bar->addWidget(current_);
   bar->addStretch(1);
   v->addLayout(bar);
-  caption_ = new QLabel(tr("No builds compared yet."), this);
+  caption_ = new QLabel(emptyText(), this);
   caption_->setWordWrap(true);
   v->addWidget(caption_);
   model_ = new CompareModel(this);
@@ -182,12 +197,24 @@ void CompareView::setBuilds(const QString &labelA, const std::optional<kiln::Bui
   auto describe = [](const QString &label, const std::optional<kiln::BuildSummary> &s) {
     if (!s)
       return tr("%1: \u2014").arg(label);
-    return tr("%1: %2 bytes, %3%4").arg(label).arg(s->sizes.fileBytes).arg(QString::fromStdString(s->cpu))
-        .arg(s->latency.medianMs >= 0 ? tr(", %1 ms").arg(s->latency.medianMs, 0, 'f', 3) : QString());
+    return tr("%1: %2 bytes, CPU %3, %4")
+        .arg(label).arg(s->sizes.fileBytes)
+        .arg(QString::fromStdString(s->cpu), QString::fromStdString(kiln::latencyText(s->latency)));
   };
-  caption_->setText(tr("<b>A</b> = %1 &nbsp; <b>B</b> = %2").arg(describe(labelA, a).toHtmlEscaped(),
+  if (!a && !b) {
+    caption_->setText(emptyText());
+    table_->setToolTip(QString());
+    return;
+  }
+  caption_->setText(tr("<b>A</b> = %1<br><b>B</b> = %2").arg(describe(labelA, a).toHtmlEscaped(),
                                                                     describe(labelB, b).toHtmlEscaped()));
   table_->setToolTip(diffText_);
+}
+
+QString CompareView::emptyText() {
+  return tr("No builds compared yet. Press <b>Default vs stripped</b> to build the current settings with both "
+            "profiles and compare them, or <b>Keep current as A</b>, change a setting in Tune, then "
+            "<b>Compare A with current</b>. Latency is measured on this host as the Run dock measures it.");
 }
 
 void CompareView::setBusy(const QString &text) { caption_->setText(text.toHtmlEscaped()); }

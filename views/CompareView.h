@@ -28,7 +28,8 @@ namespace kiln::views {
 /// Rows: each section by name ("constants", ..., "io"), "(overhead)",
 /// "total", then the plan as "plan.arena_bytes", "plan.lower_bound_bytes",
 /// "plan.dispatches", "plan.commands", "plan.waves" and, when measured,
-/// "plan.median_ms"; columns what, A, B, B - A.
+/// "plan.median_ms"; columns what, A, B, B - A. A latency difference within
+/// the measured spread (kiln::withinSpread) is shown uncoloured, as noise.
 class CompareModel : public QAbstractTableModel {
   Q_OBJECT
 public:
@@ -39,6 +40,10 @@ public:
   QStringList rowNames() const { return rows_; }
   /// Value of row `name` in column A, B or Delta (NaN if absent).
   double value(const QString &name, Column column) const;
+  /// Whether row `name`'s B - A is coloured as a gain (green) or a loss
+  /// (red): a nonzero difference, and for the latency one outside the
+  /// measured spread.
+  bool isColoured(const QString &name) const;
 
   int rowCount(const QModelIndex &parent = {}) const override;
   int columnCount(const QModelIndex &parent = {}) const override;
@@ -48,6 +53,8 @@ public:
 private:
   QStringList rows_;
   std::vector<std::array<double, 3>> values_;
+  /// Both latencies measured and their min..max ranges overlap.
+  bool latencyNoise_ = false;
 };
 
 class CompareView : public QWidget {
@@ -58,6 +65,8 @@ public:
   void setBuilds(const QString &labelA, const std::optional<kiln::BuildSummary> &a, const QString &labelB,
                  const std::optional<kiln::BuildSummary> &b);
   void setBusy(const QString &text);
+  /// The caption while nothing is compared: which buttons to press.
+  static QString emptyText();
   CompareModel *model() const { return model_; }
   QTableView *table() const { return table_; }
   QLabel *caption() const { return caption_; }

@@ -1,18 +1,21 @@
 //===- DiagnosticsView.cpp - Errors, warnings and notes ------------------===//
 #include "DiagnosticsView.h"
+#include "ShapesPanel.h"
 
 #include <QContextMenuEvent>
 #include <QDateTime>
 #include <QFileInfo>
 #include <QHeaderView>
+#include <QHBoxLayout>
 #include <QMenu>
+#include <QPushButton>
 #include <QRegularExpression>
 #include <QStyle>
 #include <QStyledItemDelegate>
 
 namespace kiln::views {
 
-enum { kOpRole = Qt::UserRole + 1, kFixRole, kSeverityRole };
+enum { kOpRole = Qt::UserRole + 1, kFixRole, kSeverityRole, kFileRole };
 
 namespace {
 /// Sizes message cells to their wrapped text at the column's width, so long
@@ -79,6 +82,7 @@ void DiagnosticsView::add(Severity severity, const QString &file, const QString 
   item->setToolTip(1, file);
   item->setText(2, message);
   item->setData(0, kSeverityRole, int(severity));
+  item->setData(0, kFileRole, file);
   QString tip = message;
   int64_t op = operatorIndexIn(message);
   if (op >= 0) {
@@ -88,7 +92,33 @@ void DiagnosticsView::add(Severity severity, const QString &file, const QString 
   QString fix = shapeFixIn(message);
   if (!fix.isEmpty()) {
     item->setData(0, kFixRole, fix);
-    tip += tr("\n\nDouble-click or Enter: recompile with --fix-shape=%1.").arg(fix);
+    // The fix in the GUI, visible under the message: a button.
+    DynamicInput in;
+    QString what = fix;
+    if (parseDynamicInputMessage(message, in) && !in.suggestion.empty()) {
+      QStringList dims;
+      for (int64_t d : in.suggestion)
+        dims << QString::number(d);
+      what = tr("input '%1' to %2").arg(in.name, dims.join(QChar(0x00d7)));
+    }
+    auto *child = new QTreeWidgetItem(item);
+    child->setFlags(Qt::ItemIsEnabled);
+    // The GUI's fix first; the compiler's flag stays for the command line.
+    static const QRegularExpression cli(QStringLiteral(R"(fix it with (--fix-shape=\S+))"));
+    item->setText(2, QString(message).replace(cli, tr("fix it with the button below (on the command line: \\1)")));
+    auto *holder = new QWidget(this);
+    auto *row = new QHBoxLayout(holder);
+    row->setContentsMargins(0, 1, 0, 1);
+    auto *button = new QPushButton(tr("Fix %1 and open").arg(what), holder);
+    row->addWidget(button);
+    row->addStretch(1);
+    button->setToolTip(tr("Opens %1 with this size; it is saved in the model's project file and shown in "
+                          "Tune's input shapes, where it can be changed or undone.")
+                           .arg(QFileInfo(file).fileName()));
+    connect(button, &QPushButton::clicked, this, [this, file, fix] { emit shapeFixRequested(file, fix); });
+    setItemWidget(child, 2, holder);
+    item->setExpanded(true);
+    tip += tr("\n\nThe button below (or Enter) opens it with this size fixed, as Tune's input shapes do.");
   }
   item->setToolTip(2, tip);
   scrollToItem(item);
@@ -107,12 +137,22 @@ QString DiagnosticsView::lastMessage() const {
   return n ? topLevelItem(n - 1)->text(2) : QString();
 }
 
+QAbstractButton *DiagnosticsView::fixButton(int row) const {
+  QTreeWidgetItem *item = topLevelItem(row);
+  if (!item || item->childCount() == 0)
+    return nullptr;
+  QWidget *holder = itemWidget(item->child(0), 2);
+  return holder ? holder->findChild<QAbstractButton *>() : nullptr;
+}
+
 void DiagnosticsView::activate(QTreeWidgetItem *item) {
+  if (item && item->parent()) // the row of a fix button
+    item = item->parent();
   if (!item)
     return;
   QString fix = item->data(0, kFixRole).toString();
   if (!fix.isEmpty()) {
-    emit shapeFixRequested(fix);
+    emit shapeFixRequested(item->data(0, kFileRole).toString(), fix);
     return;
   }
   QVariant op = item->data(0, kOpRole);
@@ -122,11 +162,14 @@ void DiagnosticsView::activate(QTreeWidgetItem *item) {
 
 void DiagnosticsView::contextMenuEvent(QContextMenuEvent *event) {
   QTreeWidgetItem *item = itemAt(event->pos());
+  if (item && item->parent())
+    item = item->parent();
   QMenu menu(this);
   if (item) {
     QString fix = item->data(0, kFixRole).toString();
+    QString file = item->data(0, kFileRole).toString();
     if (!fix.isEmpty())
-      menu.addAction(tr("Recompile with --fix-shape=%1").arg(fix), this, [this, fix] { emit shapeFixRequested(fix); });
+      menu.addAction(tr("Fix %1 and Open").arg(fix), this, [this, file, fix] { emit shapeFixRequested(file, fix); });
     QVariant op = item->data(0, kOpRole);
     if (op.isValid())
       menu.addAction(tr("Show operator #%1").arg(op.toLongLong()), this,

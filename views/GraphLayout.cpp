@@ -49,8 +49,7 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
     } else {
       n.title = QString::fromStdString(d.name);
       for (const kiln::SourceOp &op : d.ops)
-        n.lines << (op.sourceIndex >= 0 ? QStringLiteral("%1 #%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)
-                                        : QString::fromStdString(op.name));
+        n.lines << opText(op);
       n.lines << QStringLiteral("wg %1  tiles %2").arg(gridText(d), tilesText(d));
       n.lines << QStringLiteral("%1  %2").arg(formatFlops(d.flops),
                                              QString::fromStdString(kiln::kernelTileText(d.kernel)));

@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QCheckBox>
+#include <QFontInfo>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QHBoxLayout>
@@ -12,6 +13,9 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPainter>
+#include <QRegularExpression>
+#include <QScrollBar>
+#include <QStyle>
 #include <QStyleOptionGraphicsItem>
 #include <QToolButton>
 #include <QVBoxLayout>
@@ -104,19 +108,29 @@ void GraphView::readableView() {
   QRectF r = scene()->sceneRect();
   if (scene()->items().isEmpty() || r.isEmpty())
     return;
-  QSize vp = viewport()->size();
+  // Node text is drawn in this view's font: a scale of `legible` shows it
+  // at the UI font's point size.
+  const double legible = QFontInfo(QApplication::font()).pointSizeF() / QFontInfo(font()).pointSizeF();
+  const double bar = style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, this);
+  QSizeF vp = viewport()->size();
+  // Without scroll bars shown yet, leave room for the ones a tall graph gets.
+  if (!verticalScrollBar()->isVisible())
+    vp.rwidth() -= bar;
+  if (!horizontalScrollBar()->isVisible())
+    vp.rheight() -= bar;
   double fit = std::min(vp.width() / r.width(), vp.height() / r.height());
   resetTransform();
-  if (fit >= 0.6) {
-    // Small graphs: the whole graph, enlarged at most 1.5x.
-    double s = std::min(fit, 1.5);
+  if (fit >= legible) {
+    // The whole graph at a legible size, enlarged at most 1.5x.
+    double s = std::min(fit, 1.5 * legible);
     scale(s, s);
     centerOn(r.center());
     return;
   }
-  // Large graphs: text stays legible (at least 60 %, at most 100 %, the
-  // whole width if it fits), starting at the inputs.
-  double s = std::clamp(vp.width() / r.width(), 0.6, 1.0);
+  // Taller or wider graphs: the whole width where the text stays legible
+  // (enlarged at most 1.25x, so that more nodes show), scrolled to the
+  // inputs at the top.
+  double s = std::clamp(vp.width() / r.width(), legible, 1.25 * legible);
   scale(s, s);
   centerOn(QPointF(r.center().x(), r.top() + vp.height() / (2 * s)));
 }
@@ -226,10 +240,7 @@ void GraphView::selectDispatch(int64_t id) {
   highlight(id, true);
 }
 
-void GraphView::fitToWindow() {
-  if (!scene()->items().isEmpty())
-    fitInView(scene()->sceneRect(), Qt::KeepAspectRatio);
-}
+void GraphView::fitToWindow() { readableView(); }
 
 void GraphView::zoomIn() { scale(1.25, 1.25); }
 void GraphView::zoomOut() { scale(0.8, 0.8); }
@@ -249,6 +260,10 @@ bool GraphView::find(const QString &text) {
         centerOn(it->second);
       return true;
     }
+  // Operators are written "CONV_2D #2" (kiln::sourceOpText); "CONV_2D#2",
+  // as in IR locations, finds them too.
+  QString needle = text;
+  needle.replace(QRegularExpression(QStringLiteral("\\s*#")), QStringLiteral(" #"));
   size_t start = 0;
   for (size_t i = 0; i < ds.size(); ++i)
     if (ds[i].id == selected_)
@@ -256,7 +271,7 @@ bool GraphView::find(const QString &text) {
   for (size_t k = 0; k < ds.size(); ++k) {
     const kiln::Dispatch &d = ds[(start + k) % ds.size()];
     QString hay = QStringLiteral("%1 %2 %3").arg(d.id).arg(QString::fromStdString(d.name), opsText(d));
-    if (hay.contains(text, Qt::CaseInsensitive)) {
+    if (hay.contains(needle, Qt::CaseInsensitive)) {
       selectDispatch(d.id);
       if (auto it = dispatchItems_.find(d.id); it != dispatchItems_.end())
         centerOn(it->second);
@@ -315,6 +330,9 @@ GraphPanel::GraphPanel(QWidget *parent) : QWidget(parent), view_(new GraphView(t
   search_ = new QLineEdit(this);
   search_->setPlaceholderText(tr("Find dispatch or operator (Ctrl+F)"));
   search_->setClearButtonEnabled(true);
+  // Room for a name such as "main_dispatch_12" or "CONV_2D #12" however
+  // narrow the window gets.
+  search_->setMinimumWidth(search_->fontMetrics().horizontalAdvance(QStringLiteral("main_dispatch_12")) + 40);
   search_->setToolTip(tr("Selects the next dispatch whose id, name or fused operators contain the text (Enter for the next)"));
   auto button = [this, bar](const QString &text, const QString &tip, auto slot) {
     auto *b = new QToolButton(this);
@@ -328,7 +346,8 @@ GraphPanel::GraphPanel(QWidget *parent) : QWidget(parent), view_(new GraphView(t
   bar->addWidget(search_, 1);
   status_ = new QLabel(this);
   bar->addWidget(status_);
-  button(tr("Fit"), tr("Fit the graph to the window (0)"), &GraphView::fitToWindow);
+  button(tr("Fit"), tr("Fit the graph's width to the window, text at least at the UI font's size (0, Ctrl+0)"),
+         &GraphView::fitToWindow);
   button(tr("+"), tr("Zoom in (+, Ctrl+wheel)"), &GraphView::zoomIn);
   button(tr("\u2212"), tr("Zoom out (-, Ctrl+wheel)"), &GraphView::zoomOut);
   collapsed_ = new QCheckBox(tr("Collapsed"), this);

@@ -2,7 +2,8 @@
 //
 // Draws GraphLayout's geometry: dispatch boxes, input/output ellipses and
 // buffer edges labelled with their bytes. Zoom (Ctrl+wheel, +/-), pan
-// (drag), fit to window, search by name or operator, and a collapsed mode.
+// (drag), a readable fit (text at least at the UI font's size, fit to width,
+// scroll down), search by name or operator, and a collapsed mode.
 // Selection is the shared one: clicking a node selects its dispatch row in
 // the QItemSelectionModel given to setSelectionModel().
 //
@@ -54,10 +55,14 @@ public:
   const GraphLayout &layout() const { return layout_; }
 
 public slots:
-  /// Scales the whole graph into the viewport.
+  /// Fit Graph (the Fit button, 0, Ctrl+0): the same readable view a new
+  /// graph opens with (readableView()).
   void fitToWindow();
-  /// The view a new graph opens with: the whole graph if it fits at a
-  /// legible scale, else legible text from the inputs down.
+  /// The view a new graph opens with: the whole graph if it fits with its
+  /// node text at least at the UI font's point size (enlarged at most
+  /// 1.5x); else the graph's whole width at that legible scale or larger
+  /// (at most 1.25x; horizontal scrolling only where even the legible scale
+  /// is too wide), scrolled to the inputs at the top.
   void readableView();
   void zoomIn();
   void zoomOut();

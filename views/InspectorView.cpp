@@ -13,6 +13,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QSplitter>
+#include <QStyledItemDelegate>
 #include <QTextBlock>
 #include <QTreeWidget>
 #include <QVBoxLayout>
@@ -25,6 +26,24 @@ const kiln::EmitStage kStages[] = {kiln::EmitStage::Tosa,    kiln::EmitStage::Li
                                    kiln::EmitStage::Buffers, kiln::EmitStage::LLVMIR, kiln::EmitStage::Asm};
 const char *kStageNames[] = {"TOSA", "linalg", "dispatches", "buffers", "LLVM IR", "assembly"};
 
+/// Sizes Value cells for their wrapped text: QTreeView asks its delegate
+/// for a row's height without the column's width, so wrapped rows would
+/// stay one line high.
+class WrappingDelegate : public QStyledItemDelegate {
+public:
+  explicit WrappingDelegate(QTreeView *view) : QStyledItemDelegate(view), view_(view) {}
+  QSize sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const override {
+    if (index.column() != 1) // the Property column sizes itself to its contents
+      return QStyledItemDelegate::sizeHint(option, index);
+    QStyleOptionViewItem wrapped = option;
+    wrapped.rect = QRect(0, 0, view_->columnWidth(1), option.fontMetrics.height());
+    return QStyledItemDelegate::sizeHint(wrapped, index);
+  }
+
+private:
+  QTreeView *view_;
+};
+
 } // namespace
 
 InspectorView::InspectorView(QWidget *parent)
@@ -34,7 +53,21 @@ InspectorView::InspectorView(QWidget *parent)
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({tr("Property"), tr("Value")});
   tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+  tree_->header()->setStretchLastSection(true);
   tree_->setAlternatingRowColors(true);
+  // Long values (a binding, a kernel) wrap inside the Value column rather
+  // than running off the dock; rows grow to fit when the dock is resized.
+  tree_->setWordWrap(true);
+  tree_->setItemDelegate(new WrappingDelegate(tree_));
+  tree_->setTextElideMode(Qt::ElideNone);
+  tree_->setUniformRowHeights(false);
+  connect(
+      tree_->header(), &QHeaderView::sectionResized, tree_,
+      [this](int column) {
+        if (column == 1)
+          tree_->doItemsLayout();
+      },
+      Qt::QueuedConnection);
   tree_->setAccessibleName(tr("Dispatch properties"));
   for (const char *n : kStageNames)
     stage_->addItem(tr(n));
@@ -141,8 +174,8 @@ void InspectorView::showDispatch(int64_t id) {
   };
   item(nullptr, tr("Dispatch"), QStringLiteral("%1 (id %2)").arg(QString::fromStdString(d->name)).arg(d->id));
   auto *ops = item(nullptr, tr("Operators"), QString::number(d->ops.size()));
-  for (const kiln::SourceOp &op : d->ops)
-    item(ops, QString::fromStdString(op.name), op.sourceIndex >= 0 ? tr("source operator #%1").arg(op.sourceIndex) : tr("index unknown"));
+  for (size_t i = 0; i < d->ops.size(); ++i)
+    item(ops, tr("operator %1").arg(i + 1), opText(d->ops[i]));
   item(nullptr, tr("Workgroups"), gridText(*d));
   auto *loops = item(nullptr, tr("Tile sizes"), tilesText(*d));
   for (size_t i = 0; i < d->loopRanges.size(); ++i)

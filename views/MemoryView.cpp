@@ -10,6 +10,8 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace kiln::views {
@@ -21,6 +23,28 @@ bool isPlacedBuffer(const kiln::CompilationPlan &plan, const kiln::Buffer &b) {
   return root >= 0 && root < (int64_t)plan.memory.buffers.size() &&
          plan.memory.buffers[root].kind == kiln::BufferKind::Transient;
 }
+
+namespace {
+/// Ticks of a byte axis in the unit of its range (B, KiB or MiB, 1024
+/// apart), at round numbers of that unit: "0", "256 KiB", "1.5 MiB".
+class ByteTicker : public QCPAxisTicker {
+protected:
+  double getTickStep(const QCPRange &range) override {
+    const double top = std::max(std::abs(range.lower), std::abs(range.upper));
+    unit_ = top >= 1024.0 * 1024.0 ? 1024.0 * 1024.0 : top >= 1024.0 ? 1024.0 : 1.0;
+    return std::max(1.0, cleanMantissa(range.size() / unit_ / (mTickCount + 1e-10)) * unit_);
+  }
+  QString getTickLabel(double tick, const QLocale &, QChar, int) override {
+    if (std::abs(tick) < 0.5)
+      return QStringLiteral("0");
+    const char *name = unit_ == 1.0 ? "B" : unit_ == 1024.0 ? "KiB" : "MiB";
+    return QStringLiteral("%1 %2").arg(QString::number(tick / unit_, 'g', 4), QLatin1String(name));
+  }
+
+private:
+  double unit_ = 1;
+};
+} // namespace
 
 MemoryView::MemoryView(QWidget *parent) : QWidget(parent), plot_(new QCustomPlot(this)) {
   caption_ = new QLabel(this);
@@ -42,9 +66,8 @@ MemoryView::MemoryView(QWidget *parent) : QWidget(parent), plot_(new QCustomPlot
     axis->setLabelColor(pal.color(QPalette::Text));
   }
   plot_->xAxis->setLabel(tr("command index"));
-  plot_->yAxis->setLabel(tr("arena offset (bytes)"));
-  plot_->yAxis->setNumberFormat("f");
-  plot_->yAxis->setNumberPrecision(0);
+  plot_->yAxis->setLabel(tr("arena offset"));
+  plot_->yAxis->setTicker(QSharedPointer<ByteTicker>::create());
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
     int64_t b = bufferAt(e->pos());
     if (b < 0)

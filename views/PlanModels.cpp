@@ -24,12 +24,12 @@ QString formatFlops(int64_t flops) {
   return QStringLiteral("%1 GFLOP").arg(flops / 1e9, 0, 'f', 2);
 }
 
+QString opText(const kiln::SourceOp &op) { return QString::fromStdString(kiln::sourceOpText(op)); }
+
 QString opsText(const kiln::Dispatch &d, const QString &sep) {
   QStringList parts;
   for (const kiln::SourceOp &op : d.ops)
-    parts << (op.sourceIndex >= 0
-                  ? QStringLiteral("%1#%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)
-                  : QString::fromStdString(op.name));
+    parts << opText(op);
   return parts.join(sep);
 }
 
@@ -308,6 +308,8 @@ QVariant SectionSizesModel::headerData(int section, Qt::Orientation o, int role)
   if (o != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, o, role);
   static const char *names[] = {"Section", "Default (bytes)", "Stripped (bytes)", "Delta"};
+  if (section == Default && !b_) // one build: the artifact as it is
+    return QStringLiteral("Bytes");
   return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

@@ -25,7 +25,11 @@ namespace kiln::views {
 QString formatBytes(int64_t bytes);
 /// "1.2 MFLOP"-style text.
 QString formatFlops(int64_t flops);
-/// "CONV_2D#12 + ADD#13" for the source operators of a dispatch.
+/// How every view names a source operator: "CONV_2D #12" (its name and
+/// its index in the model), the name alone when the index is unknown.
+QString opText(const kiln::SourceOp &op);
+/// "CONV_2D #12 + ADD #13" for the source operators of a dispatch (opText,
+/// joined with `sep`).
 QString opsText(const kiln::Dispatch &d, const QString &sep = QStringLiteral(" + "));
 /// "x,y,z" workgroup grid.
 QString gridText(const kiln::Dispatch &d);

@@ -98,6 +98,8 @@ void RunPanel::setArtifact(std::vector<uint8_t> artifact, const QString &label) 
   validateButton_->setEnabled(can);
   if (artifact_.empty())
     latency_->setText(tr("No artifact yet (code generation pending or failed)."));
+  else if (artifact_ == resultArtifact_ && result_.latency.medianMs >= 0) // the measured build, again
+    latency_->setText(tr("%1: %2").arg(label_, QString::fromStdString(kiln::latencyText(result_.latency))));
   else
     latency_->setText(tr("Ready: %1 (%2 bytes)").arg(label_).arg(artifact_.size()));
 }
@@ -107,7 +109,7 @@ void RunPanel::setInputFiles(const QStringList &files) {
   files_->setText(files.join(QStringLiteral("; ")));
 }
 
-bool RunPanel::isBusy() const { return watcher_.isRunning(); }
+bool RunPanel::isBusy() const { return busy_; }
 
 static std::vector<kiln::NpyArray> readInputs(const QStringList &files, QString &error) {
   std::vector<kiln::NpyArray> out;
@@ -122,13 +124,18 @@ static std::vector<kiln::NpyArray> readInputs(const QStringList &files, QString 
   return out;
 }
 
-RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles) {
-  RunPanelResult r;
+kiln::RunOptions hostRunOptions() {
   kiln::RunOptions options;
   options.device = "local-task";
   options.threads = unsigned(std::max(1, QThread::idealThreadCount()));
   options.benchmarkRuns = 20;
-  options.trace = true;
+  return options;
+}
+
+RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles) {
+  RunPanelResult r;
+  kiln::RunOptions options = hostRunOptions();
+  options.trace = true; // one more run after the timed ones
   std::vector<kiln::NpyArray> inputs;
   if (inputFiles.isEmpty()) {
     options.randomInputs = true; // one load: the artifact passes the gate once
@@ -145,9 +152,9 @@ RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList
   r.ok = true;
   r.outputInfos = run->outputs;
   r.outputs = std::move(run->outputValues);
-  r.medianMs = kiln::latencyOf(run->timesMs, options).medianMs;
-  r.measured.device = options.device;
-  r.measured.threads = options.threads;
+  r.latency = run->latency;
+  r.measured.device = r.latency.device;
+  r.measured.threads = r.latency.threads;
   r.measured.events = std::move(run->trace);
   r.measured.timesMs = std::move(run->timesMs);
   return r;
@@ -160,10 +167,13 @@ bool RunPanel::run() {
   if (source_->currentIndex() == 1)
     files = files_->text().split(QLatin1Char(';'), Qt::SkipEmptyParts);
   validating_ = false;
+  busy_ = true;
+  runningArtifact_ = artifact_;
   message_->setText(tr("Running\u2026"));
   runButton_->setEnabled(false);
   validateButton_->setEnabled(false);
   watcher_.setFuture(QtConcurrent::run([artifact = artifact_, files] { return runOnHost(artifact, files); }));
+  emit runStarted();
   return true;
 }
 
@@ -171,6 +181,8 @@ bool RunPanel::validate(const QString &folder) {
   if (isBusy() || artifact_.empty())
     return false;
   validating_ = true;
+  busy_ = true;
+  runningArtifact_ = artifact_;
   message_->setText(tr("Validating against %1\u2026").arg(folder));
   runButton_->setEnabled(false);
   validateButton_->setEnabled(false);
@@ -201,6 +213,9 @@ static QString shapeText(const std::vector<int64_t> &shape) {
 
 void RunPanel::finished(bool validation) {
   result_ = watcher_.result();
+  resultArtifact_ = std::move(runningArtifact_);
+  runningArtifact_.clear();
+  busy_ = false;
   bool can = !artifact_.empty();
   runButton_->setEnabled(can);
   validateButton_->setEnabled(can);
@@ -257,9 +272,7 @@ void RunPanel::finished(bool validation) {
       message_->setStyleSheet(QStringLiteral("color: #b00000"));
     emit validateFinished(true);
   } else {
-    latency_->setText(tr("%1: median %2 ms over %3 runs (local-task, %4 threads)")
-                          .arg(label_).arg(result_.medianMs, 0, 'f', 3).arg(result_.measured.timesMs.size())
-                          .arg(result_.measured.threads));
+    latency_->setText(tr("%1: %2").arg(label_, QString::fromStdString(kiln::latencyText(result_.latency))));
     message_->setText(tr("Ran with %1.").arg(files_->isEnabled() ? tr("the .npy inputs") : tr("seeded random inputs")));
     emit measured(result_.measured);
     emit runFinished(true);

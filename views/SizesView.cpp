@@ -58,6 +58,10 @@ SizesView::SizesView(QWidget *parent)
 
 void SizesView::setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln::SectionSizes> b) {
   model_->setSizes(a, b);
+  // Without a stripped build (a .kiln file opened, or the stripped build
+  // still coming) its columns would stay empty.
+  table_->setColumnHidden(SectionSizesModel::Stripped, !b);
+  table_->setColumnHidden(SectionSizesModel::Delta, !b);
   plot_->clearPlottables();
   a_ = b_ = nullptr;
   labels_.clear();

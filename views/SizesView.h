@@ -30,7 +30,8 @@ class SizesView : public QWidget {
 public:
   explicit SizesView(QWidget *parent = nullptr);
   /// `a`: the default build (or the opened artifact); `b`: the stripped
-  /// build, if any.
+  /// build, if any (without one, the table hides its Stripped and Delta
+  /// columns).
   void setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln::SectionSizes> b);
   /// Labels of the bars, left to right (sections, then "overhead").
   QStringList barLabels() const { return labels_; }

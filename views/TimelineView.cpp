@@ -78,12 +78,17 @@ void TimelineView::setMeasured(const MeasuredRun &run) {
   if (!plan_)
     return;
   data_ = measuredTimeline(*plan_, run.events);
-  const std::vector<double> &t = run.timesMs;
-  QString median =
-      t.empty() ? QString() : tr(", median of %1 runs %2 ms").arg(t.size()).arg(kiln::medianOf(t), 0, 'f', 3);
-  caption_->setText(tr("Measured on the host: %1, %2 thread(s)%3. One lane per thread; upper half dispatches, "
-                       "lower half their workgroups.")
-                        .arg(QString::fromStdString(run.device)).arg(run.threads).arg(median));
+  // The timed runs' latency as every view writes it; the bars are one more
+  // run, traced after them.
+  kiln::RunOptions where;
+  where.device = run.device;
+  where.threads = run.threads;
+  const kiln::LatencyStats latency = kiln::latencyOf(run.timesMs, where);
+  caption_->setText(tr("Measured on the host: %1 (the bars: one more run, traced). One lane per thread; upper "
+                       "half dispatches, lower half their workgroups.")
+                        .arg(latency.medianMs >= 0 ? QString::fromStdString(kiln::latencyText(latency))
+                                                   : tr("%1 %2 thread(s), one traced run")
+                                                         .arg(QString::fromStdString(run.device)).arg(run.threads)));
   redraw();
 }
 

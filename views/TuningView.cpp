@@ -5,6 +5,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -12,14 +13,18 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <utility>
+
 namespace kiln::views {
 
 TuningView::TuningView(QWidget *parent) : QWidget(parent) {
   auto *v = new QVBoxLayout(this);
   auto *bar = new QHBoxLayout;
   target_ = new QComboBox(this);
-  for (const std::string &t : kiln::knownTargets())
+  for (const std::string &t : kiln::knownTargets()) {
     target_->addItem(QString::fromStdString(t));
+    target_->setItemData(target_->count() - 1, QString::fromStdString(kiln::targetDisplayName(t)), Qt::ToolTipRole);
+  }
   target_->setToolTip(tr("Device target (--target=)"));
   profile_ = new QComboBox(this);
   profile_->addItems({QStringLiteral("default"), QStringLiteral("stripped")});
@@ -31,15 +36,25 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
   fusion_->setToolTip(tr("Fuse elementwise consumers and padding into their root's dispatch (--fusion)"));
   build_ = new QPushButton(tr("Build"), this);
   build_->setToolTip(tr("Generate code for these settings now (it also starts by itself shortly after a change)"));
-  bar->addWidget(new QLabel(tr("Target"), this));
-  bar->addWidget(target_);
-  bar->addWidget(new QLabel(tr("Profile"), this));
-  bar->addWidget(profile_);
-  bar->addWidget(new QLabel(tr("Format"), this));
-  bar->addWidget(format_);
-  bar->addWidget(fusion_);
   reset_ = new QPushButton(tr("Reset Tuning"), this);
   reset_->setToolTip(tr("Back to the compiler's tile sizes and fusion for every dispatch (undoable)"));
+  // One chooser per row, so the panel fits a narrow side dock (about 240
+  // pixels); the combos may shrink below their longest entry.
+  auto *form = new QGridLayout;
+  int row = 0;
+  for (auto [label, box] : {std::pair{tr("Target"), target_}, std::pair{tr("Profile"), profile_},
+                            std::pair{tr("Format"), format_}}) {
+    box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    box->setMinimumContentsLength(8);
+    box->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    auto *l = new QLabel(label, this);
+    l->setBuddy(box);
+    form->addWidget(l, row, 0);
+    form->addWidget(box, row++, 1);
+  }
+  form->addWidget(fusion_, row++, 1);
+  form->setColumnStretch(1, 1);
+  v->addLayout(form);
   bar->addStretch(1);
   bar->addWidget(reset_);
   bar->addWidget(build_);
@@ -57,10 +72,17 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
   table_->verticalHeader()->hide();
   table_->horizontalHeader()->setStretchLastSection(false);
   table_->horizontalHeader()->setSectionResizeMode(TuningModel::Ops, QHeaderView::Stretch);
+  // What the user edits first (tile sizes, fusion), so a narrow dock shows
+  // them without scrolling sideways; the model's column order is unchanged.
+  table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(TuningModel::Tiles), 1);
+  table_->horizontalHeader()->moveSection(table_->horizontalHeader()->visualIndex(TuningModel::Fusion), 2);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
   table_->setSelectionMode(QAbstractItemView::SingleSelection);
   table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed |
                           QAbstractItemView::AnyKeyPressed);
+  // A few rows at least: a short dock scrolls the panel (MainWindow puts
+  // it in a scroll area) rather than squeezing the table away.
+  table_->setMinimumHeight(table_->fontMetrics().height() * 8);
   v->addWidget(table_, 1);
 
   message_ = new QLabel(this);

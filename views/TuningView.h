@@ -1,6 +1,7 @@
 //===- TuningView.h - The Tune panel ----------------------------*- C++ -*-===//
 //
-// Target, profile, output format and fusion choosers; the dynamic input
+// Target, profile, output format and fusion choosers (one per row, so the
+// panel fits a narrow side dock), Reset Tuning and Build; the dynamic input
 // dimensions (ShapesPanel); the dispatch table with editable tile sizes and
 // fusion per dispatch (TuningModel); a message line that explains refused
 // input in red. The panel only reports what the user asked for; the

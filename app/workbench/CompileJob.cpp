@@ -29,7 +29,20 @@ void CompileJob::wait() { watcher_.waitForFinished(); }
 
 static QString errorText(llvm::Error error) { return QString::fromStdString(llvm::toString(std::move(error))); }
 
-void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOptions, bool stripped) {
+std::shared_ptr<kiln::views::ModelDocument> makePlannedDocument(const QString &path,
+                                                                std::shared_ptr<const kiln::CompilationPlan> plan,
+                                                                const kiln::CompileOptions &options, double planMs) {
+  auto doc = std::make_shared<kiln::views::ModelDocument>();
+  doc->path = QFileInfo(path).absoluteFilePath();
+  doc->isArtifact = false;
+  doc->plan = std::move(plan);
+  doc->options = options;
+  doc->options.onPhase = nullptr;
+  doc->compileMs = planMs; // code generation follows: no artifact, no sizes
+  return doc;
+}
+
+void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOptions, bool stripped, bool planFirst) {
   auto cancel = cancel_;
   QPointer<CompileJob> self(this);
   auto phaseHook = [self, cancel](int build) {
@@ -48,7 +61,8 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
   strippedOptions.onPhase = phaseHook(1);
   llvm::cantFail(kiln::applyProfile("stripped", strippedOptions)); // a known profile
 
-  watcher_.setFuture(QtConcurrent::run([self, path, options, strippedOptions, stripped, cancel]() -> JobResult {
+  watcher_.setFuture(QtConcurrent::run([self, path, options, strippedOptions, stripped, planFirst,
+                                        cancel]() -> JobResult {
     JobResult r;
     auto doc = std::make_shared<kiln::views::ModelDocument>();
     doc->path = QFileInfo(path).absoluteFilePath();
@@ -104,12 +118,32 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
       r.doc = doc;
       return r;
     }
+    // The plan first (the views draw it while LLVM generates code); it is
+    // the one compile() produces with the same options.
+    std::shared_ptr<const kiln::CompilationPlan> planned;
+    if (planFirst) {
+      auto plan = kiln::planModel(p, options);
+      if (!plan)
+        return fail(errorText(plan.takeError()));
+      planned = *plan;
+      std::shared_ptr<const kiln::views::ModelDocument> shown =
+          makePlannedDocument(path, planned, options, timer.nsecsElapsed() / 1e6);
+      if (self)
+        QMetaObject::invokeMethod(self.data(), [self, shown] {
+          if (self) {
+            self->planned_ = shown;
+            emit self->planReady();
+          }
+        }, Qt::QueuedConnection);
+      timer.restart();
+    }
     auto result = kiln::compile(p, options);
     if (!result)
       return fail(errorText(result.takeError()));
     doc->compileMs = timer.nsecsElapsed() / 1e6;
     doc->artifact = std::move(result->artifact);
-    doc->plan = result->plan;
+    // The views keep the plan they drew (same options, same plan).
+    doc->plan = planned ? planned : result->plan;
     auto sizes = kiln::readSectionSizes(doc->artifact, QFileInfo(path).fileName().toStdString());
     if (!sizes)
       return fail(errorText(sizes.takeError()));
@@ -145,21 +179,6 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
     r.doc = doc;
     return r;
   }));
-}
-
-RunJob::RunJob(QObject *parent) : QObject(parent) {
-  connect(&watcher_, &QFutureWatcher<RunJobResult>::finished, this, [this] {
-    result_ = watcher_.result();
-    emit finished();
-  });
-}
-RunJob::~RunJob() { watcher_.waitForFinished(); }
-bool RunJob::isRunning() const { return watcher_.isRunning(); }
-void RunJob::wait() { watcher_.waitForFinished(); }
-
-void RunJob::start(std::vector<uint8_t> artifact) {
-  watcher_.setFuture(QtConcurrent::run(
-      [artifact = std::move(artifact)] { return kiln::views::runOnHost(artifact); }));
 }
 
 } // namespace kiln::workbench

@@ -1,17 +1,17 @@
 //===- CompileJob.h - Compilations and host runs off the GUI thread -*- C++ -*-===//
 //
-// Runs kiln::compile (default and stripped builds) or reads a .kiln
-// artifact on a worker thread (QtConcurrent), reporting each pipeline phase
-// to the GUI thread through queued calls; cancel() sets an atomic flag that
-// the next phase boundary honours. RunJob runs an artifact on the host
-// (kiln::views::runOnHost: seeded random inputs, traced).
+// Plans a model (kiln::planModel, about 200 ms), then runs kiln::compile
+// (default and stripped builds), or reads a .kiln artifact, on a worker
+// thread (QtConcurrent), reporting the plan, each build and each pipeline
+// phase to the GUI thread through queued calls; cancel() sets an atomic
+// flag that the next phase boundary honours. (Host runs are the Run dock's:
+// kiln::views::RunPanel.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_COMPILEJOB_H
 #define KILN_WORKBENCH_COMPILEJOB_H
 
 #include "Document.h"
-#include "RunPanel.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -30,6 +30,14 @@ struct JobResult {
   std::shared_ptr<kiln::views::ModelDocument> doc;
 };
 
+/// The document of a plan without code (artifact and sizes empty): what
+/// the views show while code generation runs. `planMs` (ms) becomes its
+/// compileMs. Used by CompileJob's plan stage and ProjectController's
+/// re-plan alike.
+std::shared_ptr<kiln::views::ModelDocument> makePlannedDocument(const QString &path,
+                                                                std::shared_ptr<const kiln::CompilationPlan> plan,
+                                                                const kiln::CompileOptions &options, double planMs);
+
 /// One compilation of one file. Create one per request; destroying it
 /// cancels and waits for the worker.
 class CompileJob : public QObject {
@@ -38,9 +46,11 @@ public:
   explicit CompileJob(QObject *parent = nullptr);
   ~CompileJob() override;
   /// Starts: a .kiln file is read (plan from its reflection, section
-  /// sizes); a model is compiled with `options`, then, if `stripped`, again
-  /// with the "stripped" profile for the size comparison.
-  void start(const QString &path, const kiln::CompileOptions &options, bool stripped = true);
+  /// sizes); a model is first planned (planReady(), if `planFirst`), then
+  /// compiled with `options` (documentReady()), then, if `stripped`, again
+  /// with the "stripped" profile for the size comparison (finished()).
+  void start(const QString &path, const kiln::CompileOptions &options, bool stripped = true,
+             bool planFirst = true);
   /// Asks the worker to stop at the next phase boundary.
   void cancel();
   bool isRunning() const;
@@ -51,8 +61,13 @@ public:
   /// The default build's document, set when documentReady() is emitted
   /// (before the stripped build ends); null before.
   std::shared_ptr<const kiln::views::ModelDocument> defaultDocument() const { return partial_; }
+  /// The plan's document (makePlannedDocument(): no artifact yet), set when
+  /// planReady() is emitted; null before and for a .kiln file.
+  std::shared_ptr<const kiln::views::ModelDocument> plannedDocument() const { return planned_; }
 
 signals:
+  /// The model is planned (plannedDocument()); code generation goes on.
+  void planReady();
   /// The default build is done (defaultDocument()); the stripped build
   /// goes on.
   void documentReady();
@@ -67,29 +82,7 @@ private:
   std::shared_ptr<std::atomic<bool>> cancel_;
   JobResult result_;
   std::shared_ptr<const kiln::views::ModelDocument> partial_;
-};
-
-/// Outcome of a RunJob.
-using RunJobResult = kiln::views::RunPanelResult;
-
-/// Runs an artifact on the host with seeded random inputs on a worker
-/// thread, as the Run panel does (kiln::views::runOnHost).
-class RunJob : public QObject {
-  Q_OBJECT
-public:
-  explicit RunJob(QObject *parent = nullptr);
-  ~RunJob() override;
-  void start(std::vector<uint8_t> artifact);
-  bool isRunning() const;
-  void wait();
-  const RunJobResult &result() const { return result_; }
-
-signals:
-  void finished();
-
-private:
-  QFutureWatcher<RunJobResult> watcher_;
-  RunJobResult result_;
+  std::shared_ptr<const kiln::views::ModelDocument> planned_;
 };
 
 } // namespace kiln::workbench

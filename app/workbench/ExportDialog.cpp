@@ -14,9 +14,15 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStyle>
 #include <QUrl>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <limits>
 
 namespace kiln::workbench {
 
@@ -24,47 +30,46 @@ using kiln::views::formatBytes;
 
 static QString errorText(llvm::Error e) { return QString::fromStdString(llvm::toString(std::move(e))); }
 
-kiln::ExportRequest ExportDialog::requestFor(const kiln::Project &project, const QString &projectPath) {
-  // As app/kiln/main.cpp runExport() does for --project=FILE.
-  kiln::ExportRequest request;
-  request.model = kiln::projectModelPath(project, projectPath.toStdString());
-  request.recipe = project.recipe;
-  return request;
+/// True if `target` (a knownTargets() name) is bare metal.
+static bool bareMetal(const std::string &target) {
+  kiln::BuildRecipe r;
+  r.target = target;
+  return kiln::recipeIsBareMetal(r);
+}
+
+/// The KiB a budget of `bytes` shows (rounded up; 0 = none).
+static int budgetKiB(int64_t bytes) {
+  return int(std::min<int64_t>((bytes + 1023) / 1024, std::numeric_limits<int>::max()));
+}
+
+QString ExportDialog::targetLabel(const std::string &target) {
+  return tr("%1 (%2)").arg(QString::fromStdString(kiln::targetDisplayName(target)), QString::fromStdString(target));
 }
 
 ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectPath, QWidget *parent)
     : QDialog(parent), project_(project), projectPath_(projectPath) {
   setWindowTitle(tr("Export \u2014 %1").arg(QString::fromStdString(project.model)));
   auto *v = new QVBoxLayout(this);
-  auto *form = new QFormLayout;
-  target_ = new QComboBox(this);
-  for (const std::string &t : kiln::knownTargets())
-    target_->addItem(QString::fromStdString(t));
-  target_->setCurrentText(QString::fromStdString(project.recipe.target));
-  format_ = new QComboBox(this);
-  format_->addItem(tr(".kiln artifact"), QStringLiteral("kiln"));
-  format_->addItem(tr("static C module"), QStringLiteral("c-module"));
-  format_->setCurrentIndex(project.recipe.format == kiln::OutputFormat::CModule ? 1 : 0);
-  profile_ = new QComboBox(this);
-  profile_->addItems({QStringLiteral("default"), QStringLiteral("stripped")});
-  profile_->setCurrentText(QString::fromStdString(project.recipe.profile));
-  folder_ = new QLineEdit(this);
-  folder_->setMinimumWidth(420);
-  QString dir = QString::fromStdString(kiln::projectExportDir(project, projectPath.toStdString()));
-  folder_->setText(dir.isEmpty() ? defaultFolder() : QDir::cleanPath(dir));
-  browse_ = new QPushButton(tr("Browse\u2026"), this);
-  auto *folderRow = new QHBoxLayout;
-  folderRow->addWidget(folder_, 1);
-  folderRow->addWidget(browse_);
-  form->addRow(tr("Device target"), target_);
-  form->addRow(tr("Output format"), format_);
-  form->addRow(tr("Profile"), profile_);
-  form->addRow(tr("Folder"), folderRow);
-  v->addLayout(form);
+  buildForm(v);
+  planned_ = new QLabel(this);
+  planned_->setWordWrap(true);
+  planned_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(planned_);
   footprint_ = new QLabel(tr("Flash and RAM: press Compute (nothing is written)."), this);
   footprint_->setWordWrap(true);
   footprint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   v->addWidget(footprint_);
+  auto *budgetRow = new QHBoxLayout;
+  budgetIcon_ = new QLabel(this);
+  budgetIcon_->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(16, 16));
+  budgetIcon_->hide();
+  budget_ = new QLabel(this);
+  budget_->setWordWrap(true);
+  budget_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  budget_->hide();
+  budgetRow->addWidget(budgetIcon_, 0, Qt::AlignTop);
+  budgetRow->addWidget(budget_, 1);
+  v->addLayout(budgetRow);
   message_ = new QLabel(this);
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -89,52 +94,168 @@ ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectP
   });
   // The default folder follows the choices until the user types one.
   auto changed = [this] { choicesChanged(); };
-  connect(target_, &QComboBox::currentIndexChanged, this, changed);
-  connect(format_, &QComboBox::currentIndexChanged, this, changed);
+  connect(target_, &QComboBox::currentIndexChanged, this, &ExportDialog::targetChanged);
+  connect(format_, &QComboBox::currentIndexChanged, this, [this] {
+    if (!forcingFormat_)
+      formatForced_ = false; // the user's own choice
+    choicesChanged();
+  });
   connect(profile_, &QComboBox::currentIndexChanged, this, changed);
+  connect(folder_, &QLineEdit::textChanged, this, &ExportDialog::showPlanned);
+  for (QSpinBox *box : {ramBudget_, flashBudget_})
+    connect(box, &QSpinBox::valueChanged, this, &ExportDialog::showBudgetCheck);
   connect(&watcher_, &QFutureWatcher<ExportWork>::finished, this, &ExportDialog::finished);
-  bundleFor_ = chosenProject();
+  targetChanged(); // a bare-metal target gets the C module
+  bundleFor_ = chosenRequest();
+  showPlanned();
+}
+
+void ExportDialog::buildForm(QVBoxLayout *layout) {
+  // The export's own settings, else the working build's (exportRecipe).
+  const kiln::BuildRecipe recipe = kiln::exportRecipe(project_);
+  auto *form = new QFormLayout;
+  target_ = new QComboBox(this);
+  for (const std::string &t : kiln::knownTargets())
+    target_->addItem(targetLabel(t), QString::fromStdString(t));
+  target_->setCurrentIndex(std::max(0, target_->findData(QString::fromStdString(recipe.target))));
+  format_ = new QComboBox(this);
+  format_->addItem(tr(".kiln artifact"), QStringLiteral("kiln"));
+  format_->addItem(tr("static C module"), QStringLiteral("c-module"));
+  format_->setCurrentIndex(recipe.format == kiln::OutputFormat::CModule ? 1 : 0);
+  profile_ = new QComboBox(this);
+  profile_->addItems({QStringLiteral("default"), QStringLiteral("stripped")});
+  profile_->setCurrentText(QString::fromStdString(recipe.profile));
+  auto budgetBox = [this](int64_t bytes, const QString &tip) {
+    auto *box = new QSpinBox(this);
+    box->setRange(0, std::numeric_limits<int>::max());
+    box->setSuffix(tr(" KiB"));
+    box->setSpecialValueText(tr("none"));
+    box->setValue(budgetKiB(bytes));
+    box->setToolTip(tip);
+    return box;
+  };
+  const kiln::MemoryBudget &budget = project_.exportSettings.budget;
+  ramBudget_ = budgetBox(budget.ramBytes, tr("RAM of the device (arena, inputs and outputs, kernel stack)"));
+  flashBudget_ = budgetBox(budget.flashBytes, tr("Flash of the device (code, weights, metadata)"));
+  folder_ = new QLineEdit(this);
+  folder_->setMinimumWidth(420);
+  QString dir = QString::fromStdString(kiln::projectExportDir(project_, projectPath_.toStdString()));
+  folder_->setText(dir.isEmpty() ? folderFor(kiln::projectExportRequest(project_, projectPath_.toStdString()))
+                                 : QDir::cleanPath(dir));
+  browse_ = new QPushButton(tr("Browse\u2026"), this);
+  auto *folderRow = new QHBoxLayout;
+  folderRow->addWidget(folder_, 1);
+  folderRow->addWidget(browse_);
+  form->addRow(tr("Device target"), target_);
+  form->addRow(tr("Output format"), format_);
+  form->addRow(tr("Profile"), profile_);
+  form->addRow(tr("RAM budget"), ramBudget_);
+  form->addRow(tr("Flash budget"), flashBudget_);
+  form->addRow(tr("Folder"), folderRow);
+  layout->addLayout(form);
 }
 
 ExportDialog::~ExportDialog() { watcher_.waitForFinished(); }
 
-QString ExportDialog::defaultFolder() const {
-  kiln::ExportRequest r = requestFor(chosenProject(), projectPath_);
+QString ExportDialog::folderFor(const kiln::ExportRequest &request) const {
   // Beside the model (kiln::defaultExportDir), as `kiln export` writes it.
-  return QDir::cleanPath(QDir::current().absoluteFilePath(QString::fromStdString(kiln::defaultExportDir(r))));
+  return QDir::cleanPath(QDir::current().absoluteFilePath(QString::fromStdString(kiln::defaultExportDir(request))));
+}
+
+QString ExportDialog::defaultFolder() const { return folderFor(chosenRequest()); }
+
+void ExportDialog::targetChanged() {
+  // A bare-metal target takes only the C module: switch at once (and back
+  // to the artifact for a hosted target if this switch made it).
+  const bool bare = bareMetal(chosenTarget());
+  if (auto *model = qobject_cast<QStandardItemModel *>(format_->model()))
+    if (QStandardItem *artifact = model->item(0)) {
+      artifact->setEnabled(!bare);
+      artifact->setToolTip(bare ? tr("A bare-metal target cannot load a .kiln artifact: it gets a static C module")
+                                : QString());
+    }
+  forcingFormat_ = true;
+  if (bare && format_->currentIndex() == 0) {
+    format_->setCurrentIndex(1);
+    formatForced_ = true;
+  } else if (!bare && formatForced_) {
+    format_->setCurrentIndex(0);
+    formatForced_ = false;
+  }
+  forcingFormat_ = false;
+  choicesChanged();
 }
 
 void ExportDialog::choicesChanged() {
-  QString before = folder_->text();
-  kiln::Project p = project_;
-  // The default for the previous choices?
+  QString before = QDir::cleanPath(folder_->text().trimmed());
+  // The default for some earlier choices?
   bool wasDefault = false;
-  for (const char *format : {"kiln", "c-module"})
+  kiln::ExportRequest r = chosenRequest();
+  for (kiln::OutputFormat format : {kiln::OutputFormat::Artifact, kiln::OutputFormat::CModule})
     for (const std::string &target : kiln::knownTargets())
       for (const char *profile : {"default", "stripped"}) {
-        for (auto [key, value] : {std::pair<const char *, std::string>{"output-format", format},
-                                  {"target", target}, {"profile", profile}})
-          llvm::cantFail(kiln::setRecipeOption(p.recipe, key, value)); // the dialog's own choices
-        kiln::ExportRequest r = requestFor(p, projectPath_);
-        wasDefault |= before == QDir::cleanPath(QDir::current().absoluteFilePath(
-                                    QString::fromStdString(kiln::defaultExportDir(r))));
+        r.recipe.format = format;
+        r.recipe.target = target;
+        r.recipe.profile = profile;
+        wasDefault |= before == folderFor(r);
       }
   if (wasDefault || before.isEmpty())
     folder_->setText(defaultFolder());
-  if (!(chosenProject() == bundleFor_)) {
+  if (!(chosenRequest().recipe == bundleFor_.recipe)) {
     bundle_.reset();
     footprint_->setText(tr("Flash and RAM: press Compute (nothing is written)."));
   }
   message_->clear();
+  showPlanned();
+  showBudgetCheck();
+}
+
+void ExportDialog::setWorkingRecipe(const kiln::BuildRecipe &recipe) {
+  if (recipe == project_.recipe)
+    return;
+  project_.recipe = recipe;
+  choicesChanged();
+}
+
+std::string ExportDialog::chosenTarget() const { return target_->currentData().toString().toStdString(); }
+
+void ExportDialog::setTarget(const std::string &target) {
+  int i = target_->findData(QString::fromStdString(target));
+  if (i >= 0)
+    target_->setCurrentIndex(i);
+}
+
+kiln::MemoryBudget ExportDialog::chosenBudget() const {
+  // A budget the user left alone keeps its bytes (a hand-written one need
+  // not be whole KiB).
+  const kiln::MemoryBudget &had = project_.exportSettings.budget;
+  auto bytes = [](QSpinBox *box, int64_t before) {
+    return box->value() == budgetKiB(before) ? before : int64_t(box->value()) * 1024;
+  };
+  return {bytes(ramBudget_, had.ramBytes), bytes(flashBudget_, had.flashBytes)};
 }
 
 kiln::Project ExportDialog::chosenProject() const {
   kiln::Project p = project_;
+  kiln::ExportSettings &e = p.exportSettings;
+  const kiln::BuildRecipe &working = project_.recipe;
   // The combo boxes offer only what the recipe's parser takes.
-  llvm::cantFail(kiln::setRecipeOption(p.recipe, "target", target_->currentText().toStdString()));
-  llvm::cantFail(kiln::setRecipeOption(p.recipe, "profile", profile_->currentText().toStdString()));
-  llvm::cantFail(kiln::setRecipeOption(p.recipe, "output-format",
-                                       format_->currentData().toString().toStdString()));
+  const std::string target = chosenTarget();
+  if (target == working.target) {
+    e.target.clear(); // the working build's target, CPU and features
+    e.targetCpu.clear();
+    e.targetFeatures.clear();
+  } else if (target != e.target) {
+    e.target = target; // the target's own CPU and features
+    e.targetCpu.clear();
+    e.targetFeatures.clear();
+  }
+  const std::string profile = profile_->currentText().toStdString();
+  e.profile = profile == working.profile ? std::string() : profile;
+  kiln::OutputFormat format = kiln::OutputFormat::Artifact;
+  kiln::parseOutputFormat(format_->currentData().toString().toStdString(), format);
+  e.format = format == working.format ? std::nullopt : std::optional(format);
+  e.budget = chosenBudget();
   QString dir = QDir::cleanPath(folder_->text().trimmed());
   QString base = QFileInfo(projectPath_).absolutePath();
   QString rel = QDir(base).relativeFilePath(dir);
@@ -142,6 +263,38 @@ kiln::Project ExportDialog::chosenProject() const {
   if (folder_->text().trimmed().isEmpty())
     p.exportDir.clear();
   return p;
+}
+
+kiln::ExportRequest ExportDialog::chosenRequest() const {
+  return kiln::projectExportRequest(chosenProject(), projectPath_.toStdString());
+}
+
+void ExportDialog::showPlanned() {
+  kiln::ExportRequest r = chosenRequest();
+  QStringList files;
+  for (const std::string &name : kiln::exportFileNames(r))
+    files << QString::fromStdString(name);
+  QString format = r.recipe.format == kiln::OutputFormat::CModule ? tr("a static C module") : tr("a .kiln artifact");
+  planned_->setText(tr("Export writes %1 for %2, profile %3, into %4: %5. The workbench's own build stays on "
+                       "%6; exporting does not change it.")
+                        .arg(format, targetLabel(r.recipe.target), QString::fromStdString(r.recipe.profile),
+                             QDir::cleanPath(folder_->text().trimmed()), files.join(QStringLiteral(", ")),
+                             targetLabel(project_.recipe.target)));
+}
+
+void ExportDialog::showBudgetCheck() {
+  std::vector<kiln::BudgetCheck> checks;
+  if (bundle_)
+    checks = kiln::checkBudget(bundle_->footprint, chosenBudget()); // the footprint does not depend on them
+  budgetExceeded_ = std::any_of(checks.begin(), checks.end(), [](const kiln::BudgetCheck &c) { return c.exceeded; });
+  QStringList lines;
+  for (const kiln::BudgetCheck &c : checks)
+    lines << QString::fromStdString(c.message);
+  budget_->setText(budgetExceeded_ ? tr("Does not fit: %1.").arg(lines.join(QStringLiteral("; ")))
+                                   : tr("Fits: %1.").arg(lines.join(QStringLiteral("; "))));
+  budget_->setStyleSheet(budgetExceeded_ ? QStringLiteral("color: #b00000") : QString());
+  budget_->setVisible(!checks.empty());
+  budgetIcon_->setVisible(budgetExceeded_);
 }
 
 QString ExportDialog::folderProblem(const QString &dirText) {
@@ -199,17 +352,17 @@ void ExportDialog::exportNow() {
 void ExportDialog::start(bool write) {
   if (isBusy())
     return;
-  kiln::Project chosen = chosenProject();
+  kiln::ExportRequest request = chosenRequest();
   writing_ = write;
   writingTo_ = QDir::cleanPath(folder_->text().trimmed());
+  // The manifest records the budgets: a bundle built with others is
+  // rebuilt to be written.
   std::optional<kiln::ExportBundle> have;
-  if (bundle_ && chosen.recipe == bundleFor_.recipe)
+  if (bundle_ && request.recipe == bundleFor_.recipe && (!write || request.budget == bundleFor_.budget))
     have = bundle_;
-  bundleFor_ = chosen;
-  kiln::ExportRequest request = requestFor(chosen, projectPath_);
+  bundleFor_ = request;
   message_->setStyleSheet(QString());
-  message_->setText(have ? tr("Writing\u2026")
-                         : tr("Compiling for %1\u2026").arg(QString::fromStdString(chosen.recipe.target)));
+  message_->setText(have ? tr("Writing\u2026") : tr("Compiling for %1\u2026").arg(targetLabel(request.recipe.target)));
   compute_->setEnabled(false);
   export_->setEnabled(false);
   std::string dir = writingTo_.toStdString();
@@ -260,13 +413,14 @@ void ExportDialog::finished() {
     footprint_->setText(tr("<b>Flash</b> %1 bytes &nbsp; <b>RAM</b> %2 bytes<br>%3")
                             .arg(bundle_->footprint.flashBytes).arg(bundle_->footprint.ramBytes)
                             .arg(summaryText().toHtmlEscaped()));
+  showBudgetCheck();
   if (!w.ok) {
     showError(w.error);
     writing_ ? emit exported(false) : emit footprintReady(false);
     return;
   }
   if (!writing_) {
-    message_->setText(tr("Nothing written yet; Export writes into %1.").arg(folder_->text()));
+    message_->setText(tr("Nothing written yet."));
     emit footprintReady(true);
     return;
   }

@@ -1,13 +1,20 @@
 //===- ExportDialog.h - Export a deployment bundle --------------*- C++ -*-===//
 //
-// Device target, output format (.kiln or static C module), profile and
-// folder; shows the bundle's flash and RAM (kiln::buildExportBundle, on a
-// worker thread) before anything is written; writes it with
-// kiln::writeExportBundle and offers to open the folder. The request is
-// built from the project exactly as `kiln export --project=FILE` builds it,
-// so the files are byte-identical to the CLI's. A folder that cannot be
-// written is explained on the dialog's message line and nothing else
-// changes.
+// Device target (listed by name beside the triple, kiln::targetDisplayName),
+// output format (.kiln or static C module; a bare-metal target switches to
+// the C module at once and back when a hosted one is chosen again),
+// profile, flash and RAM budgets (KiB) and folder. These are the project's
+// export settings (kiln::ExportSettings), kept apart from the working
+// build: exporting never changes the target, format or profile the
+// workbench builds and runs. The dialog says what will be written (files,
+// format, folder) before Export is pressed; Compute shows the bundle's
+// flash and RAM (kiln::buildExportBundle, on a worker thread) against the
+// budgets (kiln::checkBudget, a warning when it does not fit) before
+// anything is written; Export writes it with kiln::writeExportBundle and
+// offers to open the folder. The request is kiln::projectExportRequest of
+// the chosen settings, as `kiln export --project=FILE` builds it, so the
+// files are byte-identical to the CLI's. A folder that cannot be written
+// is explained on the dialog's message line and nothing else changes.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_EXPORTDIALOG_H
@@ -23,6 +30,8 @@
 
 class QComboBox;
 class QLabel;
+class QSpinBox;
+class QVBoxLayout;
 class QLineEdit;
 class QPushButton;
 
@@ -42,10 +51,29 @@ public:
   ExportDialog(const kiln::Project &project, const QString &projectPath, QWidget *parent = nullptr);
   ~ExportDialog() override;
 
-  /// The request `kiln export --project=FILE` builds for `project`.
-  static kiln::ExportRequest requestFor(const kiln::Project &project, const QString &projectPath);
-  /// The project with the dialog's target, format, profile and folder.
+  /// "Cortex-M4F bare metal (thumbv7em-none-eabihf)": a knownTargets()
+  /// name as the target list shows it.
+  static QString targetLabel(const std::string &target);
+  /// The project given with the dialog's export settings (target, format,
+  /// profile, budgets) and folder; its working recipe unchanged. A choice
+  /// equal to the working build's (target, profile, format) is left unset
+  /// in the settings, so the export follows the working build there (its
+  /// CPU, features and profile overrides too).
   kiln::Project chosenProject() const;
+  /// What Export builds: kiln::projectExportRequest of chosenProject().
+  kiln::ExportRequest chosenRequest() const;
+  /// The working build changed while the dialog is open (a tile, a shape,
+  /// the Tune dock's target): the export follows its recipe; the dialog's
+  /// own choices stay.
+  void setWorkingRecipe(const kiln::BuildRecipe &recipe);
+  /// The chosen target's knownTargets() name.
+  std::string chosenTarget() const;
+  /// Selects the target named `target` (a knownTargets() name).
+  void setTarget(const std::string &target);
+  /// The budgets typed, bytes (0 = none).
+  kiln::MemoryBudget chosenBudget() const;
+  /// True when a footprint is shown and exceeds a budget typed.
+  bool budgetExceeded() const { return budgetExceeded_; }
   /// Why `dir` cannot take a bundle ("" if it can, as far as can be told
   /// before writing).
   static QString folderProblem(const QString &dir);
@@ -64,7 +92,16 @@ public:
   QComboBox *formatBox() const { return format_; }
   QComboBox *profileBox() const { return profile_; }
   QLineEdit *folderEdit() const { return folder_; }
+  /// RAM and flash budgets, KiB (0 shows "none").
+  QSpinBox *ramBudgetBox() const { return ramBudget_; }
+  QSpinBox *flashBudgetBox() const { return flashBudget_; }
+  /// What Export will write: format, target, files and folder.
+  QLabel *plannedLabel() const { return planned_; }
   QLabel *footprintLabel() const { return footprint_; }
+  /// The footprint against the budgets (hidden without a footprint or a
+  /// budget); a warning icon beside it when the build does not fit.
+  QLabel *budgetLabel() const { return budget_; }
+  QLabel *budgetIcon() const { return budgetIcon_; }
   QLabel *messageLabel() const { return message_; }
   QPushButton *computeButton() const { return compute_; }
   QPushButton *exportButton() const { return export_; }
@@ -76,21 +113,32 @@ signals:
   void exported(bool ok);
 
 private:
+  void buildForm(QVBoxLayout *layout);
   void start(bool write);
   void finished();
+  void targetChanged();
   void choicesChanged();
+  void showPlanned();
+  void showBudgetCheck();
   void showError(const QString &text);
   QString defaultFolder() const;
+  QString folderFor(const kiln::ExportRequest &request) const;
 
   kiln::Project project_;
   QString projectPath_;
   QComboBox *target_, *format_, *profile_;
+  QSpinBox *ramBudget_, *flashBudget_;
   QLineEdit *folder_;
-  QLabel *footprint_, *message_;
+  QLabel *planned_, *footprint_, *budget_, *budgetIcon_, *message_;
   QPushButton *compute_, *export_, *open_, *browse_;
   QFutureWatcher<ExportWork> watcher_;
   std::optional<kiln::ExportBundle> bundle_;
-  kiln::Project bundleFor_;
+  /// The request bundle_ was built for.
+  kiln::ExportRequest bundleFor_;
+  /// The format was switched to the C module by a bare-metal target (not
+  /// by the user): a hosted target switches it back.
+  bool formatForced_ = false, forcingFormat_ = false;
+  bool budgetExceeded_ = false;
   bool writing_ = false;
   QString writingTo_, writtenDir_;
 };

@@ -8,6 +8,7 @@
 #include "PhaseProgress.h"
 #include "PlanModels.h"
 #include "ProjectController.h"
+#include "RunPanel.h"
 #include "SizesView.h"
 #include "TimelineView.h"
 
@@ -18,6 +19,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileDialog>
@@ -30,16 +32,48 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPainter>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
 #include <QToolBar>
 
+#include <algorithm>
+
 namespace kiln::workbench {
 
 using namespace kiln::views;
+
+namespace {
+/// The status bar's summary: one line elided at the right ("…") when the
+/// window is narrower than the text (1024 px), the whole text as tooltip;
+/// it never widens the window.
+class ElidedLabel : public QLabel {
+public:
+  explicit ElidedLabel(QWidget *parent) : QLabel(parent) {
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  }
+  QSize minimumSizeHint() const override { return {0, QLabel::minimumSizeHint().height()}; }
+
+protected:
+  void paintEvent(QPaintEvent *) override {
+    QPainter painter(this);
+    const QRect r = contentsRect();
+    painter.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(text(), Qt::ElideRight, r.width()));
+    setToolTip(fontMetrics().horizontalAdvance(text()) > r.width() ? text() : QString());
+  }
+};
+} // namespace
+
+/// Version of the dock layout saved in QSettings ("window/state"). A state
+/// saved by an older layout is ignored (the default layout is used), so an
+/// old cramped arrangement never comes back. Raise it when the default
+/// layout changes.
+static constexpr int kLayoutVersion = 2;
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   setWindowTitle(tr("Kiln Workbench"));
@@ -49,9 +83,44 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   createActions();
   project_ = new ProjectController(this);
   QSettings settings;
-  restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-  restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
+  if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
+    resize(defaultWindowSize());
+  applyDefaultLayout();
+  // A state saved by another layout version is refused and the default stays.
+  restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
   updateActions();
+}
+
+QSize MainWindow::defaultWindowSize() const {
+  // Most of the screen, and never below 1024x700: the smallest window the
+  // default layout is made for (its docks' minimums add up to about that).
+  const QSize smallest(1024, 700);
+  QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect(QPoint(), QSize(1600, 1000));
+  QSize size(screen.width() * 85 / 100, screen.height() * 85 / 100);
+  return size.expandedTo(smallest).boundedTo(screen.size().expandedTo(smallest));
+}
+
+void MainWindow::applyDefaultLayout() {
+  // Modest side and bottom docks sized for the default window: the graph in
+  // the middle keeps most of the room, also when the window shrinks to
+  // 1024x700 (the docks keep their size, the centre gives way).
+  auto named = [this](const char *name) -> QDockWidget * {
+    for (QDockWidget *d : docks_)
+      if (d->objectName() == QLatin1String(name))
+        return d;
+    return nullptr;
+  };
+  QDockWidget *left = named("dispatches"), *right = named("inspector"), *bottom = named("timeline");
+  if (!left || !right || !bottom)
+    return;
+  int side = std::clamp(width() / 5, 240, 340);
+  int strip = std::clamp(height() / 4, 200, 280);
+  // The inspector as wide as its controls need (it would scroll sideways).
+  auto *scroll = qobject_cast<QScrollArea *>(right->widget());
+  int frame = right->minimumSizeHint().width() - right->widget()->minimumSizeHint().width();
+  int inspector = std::max(side, (scroll ? scroll->widget() : right->widget())->minimumSizeHint().width() + frame);
+  resizeDocks({left, right}, {side, inspector}, Qt::Horizontal);
+  resizeDocks({bottom}, {strip}, Qt::Vertical);
 }
 
 MainWindow::~MainWindow() {
@@ -65,7 +134,18 @@ GraphView *MainWindow::graphView() const { return graph_->view(); }
 QDockWidget *MainWindow::addDock(QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area) {
   auto *dock = new QDockWidget(title, this);
   dock->setObjectName(name);
-  dock->setWidget(w);
+  if (qobject_cast<QAbstractScrollArea *>(w)) {
+    dock->setWidget(w); // tables scroll by themselves
+  } else {
+    // A dock smaller than its panel's minimum scrolls instead of squeezing
+    // the panel's controls on top of each other (1024x700 windows).
+    auto *scroll = new QScrollArea(dock);
+    scroll->setObjectName(name + QStringLiteral("Scroll"));
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setWidgetResizable(true);
+    scroll->setWidget(w);
+    dock->setWidget(scroll);
+  }
   addDockWidget(area, dock);
   docks_ << dock;
   return dock;
@@ -102,13 +182,11 @@ void MainWindow::createViews() {
   dispatchTable_ = table(dispatchModel_, tr("Dispatches"));
   dispatchTable_->setSelectionModel(selection_);
   dispatchTable_->setSortingEnabled(false);
+  // Default layout: the graph in the middle; Dispatches (and Tune) on the
+  // left; the inspector on the right; timeline, memory, the command and
+  // buffer tables, sizes and diagnostics (then Compare and Run) tabbed in a
+  // strip at the bottom.
   auto *dDock = addDock(dispatchTable_, tr("Dispatches"), QStringLiteral("dispatches"), Qt::LeftDockWidgetArea);
-  auto *cDock = addDock(table(commandModel_, tr("Commands")), tr("Commands"), QStringLiteral("commands"),
-                        Qt::LeftDockWidgetArea);
-  auto *bDock = addDock(table(bufferModel_, tr("Buffers")), tr("Buffers"), QStringLiteral("buffers"),
-                        Qt::LeftDockWidgetArea);
-  tabifyDockWidget(dDock, cDock);
-  tabifyDockWidget(cDock, bDock);
   dDock->raise();
 
   inspector_ = new InspectorView(this);
@@ -123,14 +201,20 @@ void MainWindow::createViews() {
   diagnostics_ = new DiagnosticsView(this);
   auto *tDock = addDock(timeline_, tr("Timeline"), QStringLiteral("timeline"), Qt::BottomDockWidgetArea);
   auto *mDock = addDock(memory_, tr("Memory"), QStringLiteral("memory"), Qt::BottomDockWidgetArea);
+  auto *cDock = addDock(table(commandModel_, tr("Commands")), tr("Commands"), QStringLiteral("commands"),
+                        Qt::BottomDockWidgetArea);
+  auto *bDock = addDock(table(bufferModel_, tr("Buffers")), tr("Buffers"), QStringLiteral("buffers"),
+                        Qt::BottomDockWidgetArea);
   auto *sDock = addDock(sizes_, tr("Sizes"), QStringLiteral("sizes"), Qt::BottomDockWidgetArea);
   auto *gDock = addDock(diagnostics_, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
-  tabifyDockWidget(tDock, mDock);
-  tabifyDockWidget(mDock, sDock);
-  tabifyDockWidget(sDock, gDock);
+  QDockWidget *strip[] = {tDock, mDock, cDock, bDock, sDock, gDock};
+  for (size_t i = 1; i < std::size(strip); ++i)
+    tabifyDockWidget(strip[i - 1], strip[i]);
   tDock->raise();
-  resizeDocks({dDock, inspector_ ? dockOf(inspector_) : dDock}, {380, 420}, Qt::Horizontal);
-  resizeDocks({tDock}, {300}, Qt::Vertical);
+  // The tables and Tune run the full height on the left; the bottom strip
+  // (timeline and friends) spans the graph and the inspector.
+  setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
+  setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
 
   connect(diagnostics_, &DiagnosticsView::operatorActivated, this, [this](qint64 index) {
     int row = dispatchModel_->rowOfSourceOp(index);
@@ -141,10 +225,11 @@ void MainWindow::createViews() {
     }
     selectDispatch(dispatchModel_->dispatchAt(row));
   });
-  connect(diagnostics_, &DiagnosticsView::shapeFixRequested, this, [this](const QString &fix) { applyShapeFix(fix); });
+  connect(diagnostics_, &DiagnosticsView::shapeFixRequested, this,
+          [this](const QString &file, const QString &fix) { applyShapeFix(fix, file); });
 
   // Status bar: summary, per-phase progress, Cancel.
-  summary_ = new QLabel(this);
+  summary_ = new ElidedLabel(this);
   statusBar()->addWidget(summary_, 1);
   progress_ = new PhaseProgress(this);
   statusBar()->addPermanentWidget(progress_);
@@ -248,22 +333,23 @@ void MainWindow::updateActions() {
 // A job counts until its finished handler has run (the worker may be done
 // with the result still queued).
 bool MainWindow::isCompiling() const { return job_ != nullptr; }
-bool MainWindow::isRunning() const { return runJob_ != nullptr; }
+bool MainWindow::isRunning() const { return running_; }
 
-void MainWindow::openFile(const QString &path) {
-  QFileInfo info(path);
-  QString abs = info.absoluteFilePath();
+void MainWindow::openFile(const QString &path) { startJob(QFileInfo(path).absoluteFilePath(), true); }
+
+void MainWindow::startJob(const QString &abs, bool planFirst) {
+  QFileInfo info(abs);
   if (job_) {
     // The old job finishes in the background; its result is dropped.
     job_->cancel();
     disconnect(job_, nullptr, this, nullptr);
     connect(job_, &CompileJob::finished, job_, &QObject::deleteLater);
   }
-  kiln::CompileOptions options;
-  options.fixedShapes = globalFixes_;
-  if (auto it = fixes_.find(abs); it != fixes_.end())
-    options.fixedShapes.insert(options.fixedShapes.end(), it->second.begin(), it->second.end());
-  options = project_->optionsFor(abs, options); // the model's .kilnproj settings
+  kiln::CompileOptions base;
+  base.fixedShapes = globalFixes_;
+  // The model's .kilnproj settings (read only: Tune follows the model once
+  // its plan is shown).
+  kiln::CompileOptions options = project_->optionsFor(abs, base);
   auto *job = new CompileJob(this);
   job_ = job;
   connect(job, &CompileJob::phaseStarted, this, [this, job](int build, int phase) {
@@ -274,18 +360,35 @@ void MainWindow::openFile(const QString &path) {
     progress_->setPhase(kiln::CompilePhase(phase));
   });
   connect(job, &CompileJob::finished, this, [this, job, abs] { onCompileFinished(job, abs); });
-  connect(job, &CompileJob::documentReady, this, [this, job, abs] {
-    if (job != job_)
-      return;
-    showCompiled(*job->defaultDocument(), abs);
-    setDocument(job->defaultDocument());
-    summary_->setText(summary_->text() + tr("; stripped build for the size comparison\u2026"));
-  });
-  progress_->start(info.suffix() == QLatin1String("kiln") ? tr("reading %1").arg(info.fileName())
-                                                          : tr("default build"));
-  summary_->setText(tr("Opening %1\u2026").arg(info.fileName()));
-  job->start(abs, options, true);
+  connect(job, &CompileJob::planReady, this, [this, job, abs] { onPlanReady(job, abs); });
+  connect(job, &CompileJob::documentReady, this, [this, job, abs] { onDefaultBuilt(job, abs); });
+  bool artifact = info.suffix() == QLatin1String("kiln");
+  progress_->start(artifact ? tr("reading %1").arg(info.fileName()) : planFirst ? tr("planning") : tr("default build"));
+  if (artifact)
+    setStatus(tr("Reading %1\u2026").arg(info.fileName()));
+  else if (planFirst)
+    setStatus(tr("Planning %1\u2026").arg(info.fileName()));
+  else if (doc_ && doc_->path == abs) // its plan is shown
+    setStatus(summaryText() + tr("; generating code\u2026"));
+  else
+    setStatus(tr("%1: generating code\u2026").arg(info.fileName()));
+  job->start(abs, options, true, planFirst && !artifact);
   updateActions();
+}
+
+void MainWindow::onPlanReady(CompileJob *job, const QString &path) {
+  if (job != job_ || job->isCancelRequested())
+    return;
+  auto planned = job->plannedDocument();
+  setDocument(planned, tr("; planned in %1 ms; generating code\u2026").arg(planned->compileMs, 0, 'f', 0));
+  (void)path;
+}
+
+void MainWindow::onDefaultBuilt(CompileJob *job, const QString &path) {
+  if (job != job_)
+    return;
+  showCompiled(*job->defaultDocument(), path);
+  setDocument(job->defaultDocument(), tr("; stripped build for the size comparison\u2026"));
 }
 
 void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
@@ -296,20 +399,26 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
   const JobResult &r = job->result();
   if (!r.ok) {
     lastFailed_ = path;
+    lastCancelled_ = r.cancelled;
     progress_->finish(false, r.cancelled ? tr("cancelled") : tr("failed"));
     diagnostics_->add(r.cancelled ? DiagnosticsView::Severity::Note : DiagnosticsView::Severity::Error, path,
                       r.cancelled ? tr("compilation cancelled") : r.error);
     if (!r.cancelled)
       if (QDockWidget *d = dockOf(diagnostics_))
         d->raise();
-    summary_->setText(doc_ ? tr("%1 (still shown); opening %2 %3")
-                                 .arg(QFileInfo(doc_->path).fileName(), QFileInfo(path).fileName(),
-                                      r.cancelled ? tr("was cancelled") : tr("failed"))
-                           : tr("Opening %1 %2").arg(QFileInfo(path).fileName(), r.cancelled ? tr("was cancelled") : tr("failed")));
+    QString name = QFileInfo(path).fileName(), what = r.cancelled ? tr("was cancelled") : tr("failed");
+    if (doc_ && doc_->path == path) // its plan is shown: only the code is missing
+      setStatus(tr("%1; code generation %2 (Build with Ctrl+B)").arg(summaryText(), what));
+    else if (doc_)
+      setStatus(tr("%1 (still shown); opening %2 %3").arg(QFileInfo(doc_->path).fileName(), name, what));
+    else
+      setStatus(tr("Opening %1 %2").arg(name, what));
     updateActions();
     emit compileFinished(false);
     return;
   }
+  lastFailed_.clear();
+  lastCancelled_ = false;
   if (!r.error.isEmpty()) // an artifact without reflection, a failed stripped build
     diagnostics_->add(r.cancelled ? DiagnosticsView::Severity::Note : DiagnosticsView::Severity::Warning, path,
                       r.cancelled ? tr("stripped build cancelled: sizes show the default build only") : r.error);
@@ -319,7 +428,6 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
     // The default build is already shown: add the stripped sizes only.
     doc_ = r.doc;
     sizes_->setSizes(doc_->sizes, doc_->strippedSizes);
-    summary_->setText(summaryText());
     if (doc_->strippedSizes)
       diagnostics_->add(DiagnosticsView::Severity::Note, path,
                         tr("stripped build in %1 ms: %2 bytes (default %3)")
@@ -329,6 +437,7 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
     showCompiled(*r.doc, path);
     setDocument(r.doc);
   }
+  setStatus(summaryText());
   updateActions();
   emit compileFinished(true);
 }
@@ -357,31 +466,51 @@ void MainWindow::showCompiled(const ModelDocument &doc, const QString &path) {
                         .arg(plan.memory.arenaBytes).arg(doc.sizes ? doc.sizes->fileBytes : 0));
 }
 
-void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc) {
+void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QString &phase) {
   QElapsedTimer timer;
   timer.start();
+  // The same model again (its code generated, a re-plan): the selected
+  // dispatch and the graph's zoom and scroll stay.
+  bool sameModel = doc && doc_ && doc->path == doc_->path && doc->isArtifact == doc_->isArtifact;
+  bool samePlan = sameModel && doc->plan == doc_->plan;
+  qint64 selected = -1;
+  if (QModelIndex cur = selection_->currentIndex(); sameModel && cur.isValid())
+    selected = dispatchModel_->dispatchAt(cur.row());
+  GraphView *graph = graph_->view();
+  QTransform zoom = graph->transform();
+  QPointF centre = graph->mapToScene(graph->viewport()->rect().center());
   doc_ = std::move(doc);
   measured_.reset();
   auto plan = doc_ ? doc_->plan : nullptr;
-  selection_->clear();
-  dispatchModel_->setPlan(plan);
-  commandModel_->setPlan(plan);
-  bufferModel_->setPlan(plan);
-  dispatchTable_->resizeColumnsToContents();
-  graph_->view()->setPlan(plan);
-  timeline_->setPlan(plan);
-  memory_->setPlan(plan);
+  if (!samePlan) {
+    selection_->clear();
+    dispatchModel_->setPlan(plan);
+    commandModel_->setPlan(plan);
+    bufferModel_->setPlan(plan);
+    dispatchTable_->resizeColumnsToContents();
+    graph->setPlan(plan);
+    timeline_->setPlan(plan);
+    memory_->setPlan(plan);
+    if (sameModel) {
+      graph->setTransform(zoom);
+      graph->centerOn(centre);
+    }
+  }
   sizes_->setSizes(doc_ ? doc_->sizes : std::nullopt, doc_ ? doc_->strippedSizes : std::nullopt);
   inspector_->setDocument(doc_);
   if (doc_) {
     setWindowFilePath(doc_->path);
     setWindowTitle(tr("%1 \u2014 Kiln Workbench").arg(QFileInfo(doc_->path).fileName()));
-    summary_->setText(summaryText());
+    setStatus(summaryText() + phase);
   } else {
     setWindowFilePath(QString());
     setWindowTitle(tr("Kiln Workbench"));
-    summary_->clear();
+    setStatus(QString());
   }
+  // Tune, its project file and undo history follow the model shown.
+  project_->followDocument();
+  if (!samePlan && selected >= 0)
+    selectDispatch(selected);
   updateActions();
   viewUpdateMs_ = timer.nsecsElapsed() / 1e6;
   if (doc_)
@@ -395,12 +524,25 @@ QString MainWindow::summaryText() const {
   const int64_t dispatches = doc_->artifactDispatches >= 0
                                 ? doc_->artifactDispatches
                                 : static_cast<int64_t>(plan.dispatches.size());
-  QString text = tr("%1: %2 dispatches, %3 waves, arena %4, artifact %5 bytes")
+  QString text = tr("%1: %2 dispatches, %3 waves, arena %4")
                      .arg(QFileInfo(doc_->path).fileName()).arg(dispatches).arg(plan.schedule.waves)
-                     .arg(formatBytes(plan.memory.arenaBytes)).arg(doc_->sizes ? doc_->sizes->fileBytes : 0);
+                     .arg(formatBytes(plan.memory.arenaBytes));
+  if (doc_->artifact.empty()) // the plan only (code generation follows, or bare metal)
+    return text;
+  text += tr(", artifact %1 bytes").arg(doc_->sizes ? doc_->sizes->fileBytes : int64_t(doc_->artifact.size()));
   if (doc_->strippedSizes)
     text += tr(" (stripped %1)").arg(doc_->strippedSizes->fileBytes);
   return text;
+}
+
+QString MainWindow::statusText() const { return summary_->text(); }
+
+void MainWindow::setStatus(const QString &text) {
+  if (isRunning()) { // "Running on the host…" stays until the run ends
+    statusBeforeRun_ = text; // and the latest status comes back then
+    return;
+  }
+  summary_->setText(text);
 }
 
 void MainWindow::closeDocument() {
@@ -420,62 +562,75 @@ void MainWindow::cancelCompile() {
   if (!job_)
     return;
   job_->cancel();
-  summary_->setText(tr("Cancelling\u2026"));
+  setStatus(tr("Cancelling\u2026"));
 }
 
 bool MainWindow::applyShapeFix(const QString &text) {
+  return applyShapeFix(text, !lastFailed_.isEmpty() ? lastFailed_ : doc_ && !doc_->isArtifact ? doc_->path : QString());
+}
+
+bool MainWindow::applyShapeFix(const QString &text, const QString &path) {
   // The recipe's parser of --fix-shape (one input per call).
   kiln::BuildRecipe parsed;
   if (llvm::Error err = kiln::setRecipeOption(parsed, "fix-shape", text.toStdString())) {
-    diagnostics_->add(DiagnosticsView::Severity::Error, QString(),
-                      QString::fromStdString(llvm::toString(std::move(err))));
+    diagnostics_->add(DiagnosticsView::Severity::Warning, path,
+                      tr("not applied: %1").arg(QString::fromStdString(llvm::toString(std::move(err)))));
+    return false;
+  }
+  if (path.isEmpty() || kiln::isArtifactFile(path.toStdString())) {
+    diagnostics_->add(DiagnosticsView::Severity::Warning, path,
+                      tr("not applied: %1 fixes an input of a model; open the model first").arg(text));
     return false;
   }
   const kiln::ShapeFix fix{parsed.fixedShapes.begin()->first, parsed.fixedShapes.begin()->second};
-  QString path = !lastFailed_.isEmpty() ? lastFailed_ : doc_ ? doc_->path : QString();
-  if (path.isEmpty())
-    return false;
-  auto &list = fixes_[path];
-  list.erase(std::remove_if(list.begin(), list.end(), [&](const kiln::ShapeFix &f) { return f.input == fix.input; }),
-             list.end());
-  list.push_back(fix);
-  diagnostics_->add(DiagnosticsView::Severity::Note, path, tr("recompiling with --fix-shape=%1").arg(text));
-  lastFailed_.clear();
-  openFile(path);
+  if (QFileInfo(path).absoluteFilePath() == lastFailed_)
+    lastFailed_.clear();
+  project_->fixShape(QFileInfo(path).absoluteFilePath(), fix);
   return true;
 }
 
 void MainWindow::runOnHost() {
+  RunPanel *panel = project_->runPanel();
   if (!doc_ || doc_->artifact.empty() || isRunning())
     return;
-  auto *job = new RunJob(this);
-  runJob_ = job;
-  auto doc = doc_;
-  connect(job, &RunJob::finished, this, [this, job, doc] {
-    job->deleteLater();
-    if (job == runJob_)
-      runJob_ = nullptr;
-    const RunJobResult &r = job->result();
-    bool current = doc == doc_;
-    if (!r.ok) {
-      diagnostics_->add(DiagnosticsView::Severity::Error, doc->path, tr("run on host: %1").arg(r.error));
-    } else if (current) {
-      measured_ = std::make_unique<MeasuredRun>(r.measured);
-      timeline_->setMeasured(*measured_);
-      diagnostics_->add(DiagnosticsView::Severity::Note, doc->path,
-                        tr("ran on %1 with %2 threads: median %3 ms over %4 runs, %5 trace events")
-                            .arg(QString::fromStdString(r.measured.device)).arg(r.measured.threads)
-                            .arg(kiln::medianOf(r.measured.timesMs), 0, 'f', 3)
-                            .arg(r.measured.timesMs.size()).arg(r.measured.events.size()));
-      if (QDockWidget *d = dockOf(timeline_))
-        d->raise();
-    }
-    updateActions();
-    emit runFinished(r.ok && current);
-  });
+  // One path: the Run dock's own run, with its inputs, as its button.
+  if (QDockWidget *d = dockOf(panel)) {
+    d->show();
+    d->raise();
+  }
+  panel->run(); // onRunStarted follows
+}
+
+void MainWindow::onRunStarted() {
+  running_ = true;
+  statusBeforeRun_ = summary_->text();
   summary_->setText(tr("Running on the host\u2026"));
-  job->start(doc_->artifact);
   updateActions();
+}
+
+void MainWindow::onRunFinished(bool ok) {
+  RunPanel *panel = project_->runPanel();
+  const RunPanelResult &r = panel->result();
+  // The run measured the document shown unless it changed meanwhile.
+  const bool current = doc_ && panel->resultArtifact() == doc_->artifact;
+  const QString path = doc_ ? doc_->path : QString();
+  const QString latency = QString::fromStdString(kiln::latencyText(r.latency));
+  if (!ok) {
+    diagnostics_->add(DiagnosticsView::Severity::Error, path, tr("run on host: %1").arg(r.error));
+  } else if (current) {
+    measured_ = std::make_unique<MeasuredRun>(r.measured);
+    timeline_->setMeasured(*measured_);
+    diagnostics_->add(DiagnosticsView::Severity::Note, path,
+                      tr("ran on the host: %1; %2 trace events").arg(latency).arg(r.measured.events.size()));
+  }
+  running_ = false;
+  if (summary_->text() == tr("Running on the host\u2026"))
+    summary_->setText(isCompiling() ? statusBeforeRun_
+                      : !ok         ? tr("%1; run on host failed (see Diagnostics)").arg(summaryText())
+                      : current     ? tr("%1; run on host: %2").arg(summaryText(), latency)
+                                    : summaryText());
+  updateActions();
+  emit runFinished(ok && current);
 }
 
 void MainWindow::addRecent(const QString &path) {
@@ -490,12 +645,47 @@ void MainWindow::addRecent(const QString &path) {
   updateRecentMenu();
 }
 
+QStringList MainWindow::recentFileLabels(const QStringList &paths) {
+  // A path's folders, innermost first.
+  auto folders = [](const QString &path) {
+    QStringList parts = QFileInfo(path).absolutePath().split(QLatin1Char('/'), Qt::SkipEmptyParts);
+    std::reverse(parts.begin(), parts.end());
+    return parts;
+  };
+  QStringList labels;
+  for (const QString &path : paths) {
+    const QString name = QFileInfo(path).fileName();
+    const QStringList mine = folders(path);
+    // As many folders as tell this path from every other of the same name.
+    qsizetype depth = 0;
+    for (const QString &other : paths) {
+      if (other == path || QFileInfo(other).fileName() != name)
+        continue;
+      const QStringList theirs = folders(other);
+      qsizetype k = 0;
+      while (k < mine.size() && k < theirs.size() && mine[k] == theirs[k])
+        ++k;
+      depth = std::max(depth, std::min(k + 1, qsizetype(mine.size())));
+    }
+    QStringList shown = mine.mid(0, depth);
+    std::reverse(shown.begin(), shown.end());
+    labels << (depth == 0 ? name
+                          : tr("%1 \u2014 %2%3")
+                                .arg(name, depth < mine.size() ? QStringLiteral("\u2026/") : QStringLiteral("/"),
+                                     QDir::toNativeSeparators(shown.join(QLatin1Char('/')))));
+  }
+  return labels;
+}
+
 void MainWindow::updateRecentMenu() {
   recentMenu_->clear();
   QStringList recent = QSettings().value(QStringLiteral("recentFiles")).toStringList();
+  const QStringList labels = recentFileLabels(recent);
   int n = 0;
   for (const QString &path : recent) {
-    QAction *a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(++n % 10).arg(QFileInfo(path).fileName()),
+    QString label = labels[n];
+    label.replace(QLatin1Char('&'), QStringLiteral("&&")); // not a mnemonic
+    QAction *a = recentMenu_->addAction(QStringLiteral("&%1 %2").arg(++n % 10).arg(label),
                                         this, [this, path] { openFile(path); });
     a->setToolTip(path);
     a->setStatusTip(path);
@@ -506,7 +696,7 @@ void MainWindow::updateRecentMenu() {
 void MainWindow::closeEvent(QCloseEvent *event) {
   QSettings settings;
   settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-  settings.setValue(QStringLiteral("window/state"), saveState());
+  settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
   if (job_)
     job_->cancel();
   event->accept();

@@ -1,11 +1,19 @@
 //===- MainWindow.h - The workbench window ---------------------*- C++ -*-===//
 //
 // Opens models (.tflite, .mlir) and artifacts (.kiln) by menu, drag and
-// drop, recent files or command line; compiles them on a worker thread with
-// per-phase progress and Cancel; shows the plan in dockable views sharing
+// drop, recent files or command line; plans them on a worker thread and
+// shows the plan at once, then generates code (default and stripped
+// builds) in the background with per-phase progress, Cancel and the phase
+// in the status bar. One model is on screen at a time: a file that fails
+// to open (or is cancelled before its plan) changes only the diagnostics.
+// Shows the plan in dockable views sharing
 // one dispatch selection: graph (central), dispatch/command/buffer tables,
-// timeline, buffer aliasing, sizes, inspector, diagnostics. Dock layout and
-// recent files persist in QSettings.
+// timeline, buffer aliasing, sizes, inspector, diagnostics. Default layout:
+// the graph in the middle with most of the room, Dispatches and Tune tabbed
+// on the left (full height), the inspector on the right, the plots, the
+// command and buffer tables and the panels tabbed in a strip under the
+// graph and the inspector. Dock layout (versioned: an older
+// layout's state is ignored) and recent files persist in QSettings.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_MAINWINDOW_H
@@ -54,18 +62,35 @@ public:
   explicit MainWindow(QWidget *parent = nullptr);
   ~MainWindow() override;
 
-  /// Opens `path`: compiles a model or reads an artifact in the
-  /// background. A running compilation is cancelled first. Errors go to the
-  /// diagnostics panel; what was open stays open.
+  /// Opens `path`: plans a model (its views are drawn from the plan as soon
+  /// as it exists, documentShown()), then generates its code and the
+  /// stripped build in the background; reads an artifact. A running
+  /// compilation is cancelled first. Until the plan is shown nothing
+  /// changes but the status bar: errors and a cancel go to the diagnostics
+  /// panel, and the model on screen, its Tune settings, its project file
+  /// and the title stay as they were.
   void openFile(const QString &path);
   /// Shape fixes used for `path` (and given on the command line for all).
   void addShapeFix(const kiln::ShapeFix &fix) { globalFixes_.push_back(fix); }
-  /// Parses "INPUT=1x76x32x1", remembers it for the last file that failed
-  /// (or the open one) and recompiles it. False if the text is malformed.
+  /// Parses "INPUT=1x76x32x1" and fixes that input of the last file that
+  /// failed (or of the open model): the model shown gets it as one
+  /// undoable Tune step (saved in its .kilnproj, re-planned); another file
+  /// is opened with it, and the fix becomes that model's first Tune step
+  /// once its plan is shown. False (a warning in the diagnostics panel) if
+  /// the text is malformed or there is no model.
   bool applyShapeFix(const QString &fix);
+  /// applyShapeFix for the model file `path`.
+  bool applyShapeFix(const QString &fix, const QString &path);
+  /// The file whose last open failed or was cancelled (empty after a
+  /// success), and whether it was cancelled.
+  const QString &lastFailedPath() const { return lastFailed_; }
+  bool lastOpenCancelled() const { return lastCancelled_; }
+  /// The status bar's text (the summary, with the phase running).
+  QString statusText() const;
   /// True from openFile() until compileFinished is emitted.
   bool isCompiling() const;
-  /// True from runOnHost() until runFinished is emitted.
+  /// True while the Run dock runs (runOnHost() or its button), until
+  /// runFinished is emitted.
   bool isRunning() const;
   /// The document shown (null before the first successful open).
   std::shared_ptr<const kiln::views::ModelDocument> document() const { return doc_; }
@@ -91,6 +116,13 @@ public:
   /// Milliseconds the last document change took to update every view's
   /// data (models, graph layout, plot items), painting excluded.
   double viewUpdateMs() const { return viewUpdateMs_; }
+  /// File > Open Recent's labels for `paths`: the file name, and for a
+  /// name two paths share, as many of its innermost folders as tell them
+  /// apart ("model.tflite -- .../a/models", with an em dash and an
+  /// ellipsis).
+  static QStringList recentFileLabels(const QStringList &paths);
+  /// File > Open Recent (its actions: "&1 LABEL", the path as tooltip).
+  QMenu *recentMenu() const { return recentMenu_; }
   /// Help > About's text: Kiln, LLVM/MLIR and Qt versions.
   static QString aboutText();
   /// Every dock, in creation order.
@@ -101,8 +133,10 @@ public:
 public slots:
   /// Cancels the running compilation (the worker stops at the next phase).
   void cancelCompile();
-  /// Runs the document's artifact on the host with a trace (local-task,
-  /// all cores, 20 timed runs) and shows measured times in the timeline.
+  /// Runs the document's artifact on the host as the Run dock's Run on
+  /// Host button does (kiln::views::RunPanel::run: its inputs,
+  /// hostRunOptions(), a trace after the timed runs); the dock shows the
+  /// outputs and latency, the timeline the measured times.
   void runOnHost();
   /// Closes the document (views emptied).
   void closeDocument();
@@ -115,7 +149,8 @@ signals:
   /// A new document is shown (the default build, possibly before the
   /// stripped build is done and compileFinished comes).
   void documentShown();
-  /// A host run ended.
+  /// A host run ended (the Run dock's, from runOnHost() or its button):
+  /// `ok` when it measured the document shown.
   void runFinished(bool ok);
 
 protected:
@@ -126,15 +161,41 @@ protected:
 private:
   friend class ProjectController;
   void createViews();
+  /// The window size used when no geometry was saved: 85 % of the screen's
+  /// available area, at least 1024x700 pixels (the smallest window the
+  /// default layout is made for), within the screen where it is larger.
+  QSize defaultWindowSize() const;
+  /// Sizes the default docks for the current window size: the left dock
+  /// about a fifth of the width (240-340 px), the inspector as wide or as
+  /// wide as its controls need, the bottom strip about a quarter of the
+  /// height (200-280 px); the graph in the middle gets the rest.
+  void applyDefaultLayout();
   void createActions();
-  void setDocument(std::shared_ptr<const kiln::views::ModelDocument> doc);
+  /// Shows `doc` in every view (null: none); the status bar then says its
+  /// summary followed by `phase` (what is still running).
+  void setDocument(std::shared_ptr<const kiln::views::ModelDocument> doc, const QString &phase = QString());
+  /// Starts a CompileJob for `abs` (planFirst: show the plan before code).
+  void startJob(const QString &abs, bool planFirst);
+  void onPlanReady(CompileJob *job, const QString &path);
+  void onDefaultBuilt(CompileJob *job, const QString &path);
   void onCompileFinished(CompileJob *job, const QString &path);
+  /// Shows `text` in the status bar, unless a host run owns it.
+  void setStatus(const QString &text);
   void showCompiled(const kiln::views::ModelDocument &doc, const QString &path);
   /// The status bar's summary of the document shown.
   QString summaryText() const;
   void addRecent(const QString &path);
   void updateRecentMenu();
+  /// The Run dock's run started: the status bar says "Running on the
+  /// host..." until onRunFinished.
+  void onRunStarted();
+  /// The Run dock's run ended: measured times to the timeline, a note to
+  /// Diagnostics, the status bar back from "Running on the host...".
+  void onRunFinished(bool ok);
   void updateActions();
+  /// Adds `w` as dock `name` (its saved-state key) in `area`; a view that
+  /// does not scroll by itself goes in a QScrollArea, so a small dock
+  /// scrolls instead of squeezing the view below its minimum size.
   QDockWidget *addDock(QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area);
 
   kiln::views::GraphPanel *graph_ = nullptr;
@@ -161,11 +222,16 @@ private:
   std::shared_ptr<const kiln::views::ModelDocument> doc_;
   std::unique_ptr<kiln::views::MeasuredRun> measured_;
   QPointer<CompileJob> job_;
-  QPointer<RunJob> runJob_;
-  /// Last file whose compilation failed (applyShapeFix recompiles it).
+  /// The status a host run covers: the text it replaced, or the latest
+  /// setStatus() during the run (shown again if a compilation is still
+  /// going when the run ends).
+  QString statusBeforeRun_;
+  bool running_ = false;
+  /// Last file whose compilation failed (applyShapeFix fixes it).
   QString lastFailed_;
+  bool lastCancelled_ = false;
+  /// Fixes from the command line, for every model.
   std::vector<kiln::ShapeFix> globalFixes_;
-  std::map<QString, std::vector<kiln::ShapeFix>> fixes_;
 };
 
 } // namespace kiln::workbench

@@ -10,6 +10,8 @@
 //   - every change (tile sizes, fusion, fixed shapes, target, profile,
 //     format, export settings) is one QUndoStack command (Edit menu,
 //     Ctrl+Z / Ctrl+Shift+Z);
+//   - the Export dialog changes only the export settings and folder
+//     (kiln::ExportSettings), never the working recipe: no re-plan;
 //   - a change re-plans on a worker thread (kiln::planModel, latest wins)
 //     and shows the new plan in every view at once; code generation follows
 //     in the background (MainWindow::openFile) shortly after the last
@@ -32,6 +34,7 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <map>
 #include <optional>
 #include <vector>
 
@@ -54,11 +57,23 @@ public:
   explicit ProjectController(MainWindow *window);
   ~ProjectController() override;
 
-  /// MainWindow::openFile asks for the options to compile `path` with:
-  /// switching to another model loads its project first. `base` carries
-  /// the command line's and the diagnostics' shape fixes (used for inputs
-  /// the project does not fix).
+  /// MainWindow::openFile asks for the options to compile `path` with: the
+  /// current settings for the model being tuned, else those of `path`'s
+  /// .kilnproj (read only; defaults if it is missing or unreadable) with
+  /// the shape fixes waiting for it (fixShape). Nothing else changes:
+  /// Tune switches when the model is shown (followDocument). `base`
+  /// carries the command line's shape fixes (used for inputs the project
+  /// does not fix).
   kiln::CompileOptions optionsFor(const QString &path, const kiln::CompileOptions &base);
+  /// Makes Tune, the project file and the undo history follow the document
+  /// MainWindow shows (none for a .kiln artifact or no document); called by
+  /// MainWindow::setDocument before documentShown.
+  void followDocument();
+  /// Fixes input `fix.input` of the model file `path` (absolute) to
+  /// `fix.shape`: for the model being tuned one undoable step (saved,
+  /// re-planned, built); another model is opened with it, and the fix
+  /// becomes that model's first undoable step once its plan is shown.
+  void fixShape(const QString &path, const kiln::ShapeFix &fix);
 
   const kiln::Project &project() const { return project_; }
   /// The model being tuned and its project file (empty for none / .kiln).
@@ -112,7 +127,12 @@ signals:
 
 private:
   friend class SetProjectCommand;
-  void applyProject(const kiln::Project &project);
+  /// Sets, saves and shows `project`; re-plans and schedules a build unless
+  /// `replanToo` is false (the open in progress already uses it).
+  void applyProject(const kiln::Project &project, bool replanToo = true);
+  /// Pushes the shape fixes waiting for the model being tuned as one
+  /// undoable step (its open already used them).
+  void adoptPendingFixes();
   void switchModel(const QString &path);
   void autosave();
   void replan();
@@ -124,12 +144,27 @@ private:
   void showSettings();
   /// Compile options for the project (format always .kiln: the workbench
   /// shows and runs artifacts; the format matters for export).
-  kiln::CompileOptions compileOptions(const kiln::Project &project, QString *error = nullptr) const;
+  /// `sameModel`: `project` is the tuned model's (its dynamic inputs
+  /// name the command line's fixes).
+  kiln::CompileOptions compileOptions(const kiln::Project &project, QString *error = nullptr,
+                                      bool sameModel = true) const;
   void summarize(std::vector<uint8_t> a, std::vector<uint8_t> b, bool compileStripped, const QString &labelA,
                  const QString &labelB);
   void showCompare();
+  /// Fills the latency of the summaries `a` and `b` (of the artifacts
+  /// `aBytes`, `bBytes`; nullopt: no build on that side): the Run dock's
+  /// `known` measurement for its artifact, else measured with
+  /// hostRunOptions(). Blocks: runs on the worker thread.
+  static void measureLatency(std::optional<kiln::BuildSummary> &a, const std::vector<uint8_t> &aBytes,
+                             std::optional<kiln::BuildSummary> &b, const std::vector<uint8_t> &bBytes,
+                             const std::pair<std::vector<uint8_t>, kiln::LatencyStats> &known);
   void error(const QString &file, const QString &message);
   void note(const QString &file, const QString &message);
+  /// Selects dispatch `id`'s row in Tune (-1: none) without echoing it
+  /// back to the window's selection.
+  void selectTuningRow(int64_t id);
+  /// A refused setting typed by the user: a warning, not an error.
+  void warn(const QString &file, const QString &message);
   /// Applies one setting to `project`'s recipe through the recipe's parser
   /// (kiln::setRecipeOption); a refused value is noted and shown, and
   /// false returned (nothing changes).
@@ -141,8 +176,13 @@ private:
   /// Saving is refused for a project that could not be read nor set aside.
   bool saveBlocked_ = false;
   /// Opened with a bare-metal target: the host build is shown first, then
-  /// the target's plan.
-  bool replanWhenShown_ = false;
+  /// the target's plan (the model's path; empty for none).
+  QString replanWhenShown_;
+  /// Tune's selection is being set from the window's (no echo).
+  bool syncingSelection_ = false;
+  /// Shape fixes waiting for a model that failed to open (absolute path):
+  /// used by optionsFor, adopted once its plan is shown.
+  std::map<QString, std::vector<kiln::ShapeFix>> pendingFixes_;
   QUndoStack *undo_;
   QAction *undoAction_, *redoAction_, *exportAction_, *buildAction_;
   kiln::views::TuningView *tuning_;
@@ -162,6 +202,9 @@ private:
   int comparing_ = 0;
   QString labelA_, labelB_;
   std::optional<kiln::BuildSummary> a_, b_;
+  /// The Run dock's last measurement and the artifact it measured: Compare
+  /// shows it for that build instead of measuring it a second time.
+  std::pair<std::vector<uint8_t>, kiln::LatencyStats> measurement_;
   /// Workers still running (waited for on destruction).
   std::vector<QFuture<void>> futures_;
 };

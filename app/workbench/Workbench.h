@@ -2,7 +2,7 @@
 //
 // kiln-workbench [--fix-shape=INPUT=DIMS]... [FILE]
 // kiln-workbench --screenshots=DIR MODEL [BAD...]  (one PNG per view)
-// kiln-workbench --benchmark=N MODEL...            (open -> all views drawn)
+// kiln-workbench --benchmark=N MODEL...            (open -> plan drawn, code, stripped)
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_WORKBENCH_H
@@ -27,7 +27,7 @@ bool waitForRun(MainWindow &window, int timeoutMs = 300000);
 int drawAllViews(MainWindow &window);
 
 /// Writes one PNG per view of the open document into `dir` (created if
-/// needed): window, graph, graph-collapsed, dispatches, timeline,
+/// needed): window (1600x1000), window-1024x700, graph, graph-collapsed, dispatches, timeline,
 /// timeline-measured, memory, sizes, inspector, diagnostics. The files in
 /// `failing` are opened just before the diagnostics shot, so it shows their
 /// errors (the document stays). Returns the files written; errors go to

@@ -101,7 +101,7 @@ private slots:
       for (const kiln::SourceOp &op : d.ops) {
         QCOMPARE(dispatches.rowOfSourceOp(op.sourceIndex), r);
         QVERIFY(dispatches.index(r, DispatchListModel::Ops).data().toString().contains(
-            QStringLiteral("%1#%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)));
+            QStringLiteral("%1 #%2").arg(QString::fromStdString(op.name)).arg(op.sourceIndex)));
       }
     }
     CommandListModel commands;

@@ -2,7 +2,9 @@
 //
 // Drives the real MainWindow (offscreen) over the hand-built audio model of
 // tests/support/ShapeFixModels.h (input 'audio' [-1,-1]: batch, samples):
-// the Tune dock's shapes panel offers one field per dynamic dimension; 2
+// the failed open's Diagnostics button opens it with the compiler's
+// suggestion (1 x 2000), then the Tune dock's shapes panel offers one field
+// per dynamic dimension, holding those sizes; 2
 // and 8000 typed there are saved in the project file as [2, 8000], the
 // build takes them (input [2,8000], outputs [2] and [8,3] by shape
 // inference), and `kiln compile --project=` builds the same artifact. A
@@ -21,6 +23,7 @@
 #include "kiln/Artifact.h"
 #include "kiln/Project.h"
 
+#include <QAbstractButton>
 #include <QFile>
 #include <QLineEdit>
 #include <QProcess>
@@ -88,6 +91,12 @@ private slots:
     w->openFile(model);
     QVERIFY(!waitForCompile(*w)); // [-1,-1] does not compile as is
     QVERIFY(w->diagnostics()->lastMessage().contains("dynamic dimensions 0 and 1"));
+    QVERIFY(ctl()->modelPath().isEmpty()); // a failed open changes nothing else
+    QAbstractButton *fix = w->diagnostics()->fixButton(w->diagnostics()->topLevelItemCount() - 1);
+    QVERIFY(fix);
+    fix->click();
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("audio"), (std::vector<int64_t>{1, 2000}));
     QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
     QCOMPARE(int(ctl()->dynamicInputs().size()), 1);
     QCOMPARE(ctl()->dynamicInputs()[0].signature, (std::vector<int64_t>{-1, -1}));
@@ -96,12 +105,15 @@ private slots:
     QLineEdit *batch = shapes->edit(0, 0), *samples = shapes->edit(0, 1);
     QVERIFY(batch && !batch->isReadOnly());
     QVERIFY(samples && !samples->isReadOnly());
+    QCOMPARE(batch->text(), QStringLiteral("1"));
+    QCOMPARE(samples->text(), QStringLiteral("2000"));
 
-    // One size per dimension: samples first (incomplete: nothing changes),
-    // then the batch.
-    type(samples, "8000");
-    QVERIFY(ctl()->project().recipe.fixedShapes.empty());
+    // One size per dimension: samples first, then the batch.
     QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    type(samples, "8000");
+    QVERIFY(waitSignal(replanned));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("audio"), (std::vector<int64_t>{1, 8000}));
+    replanned.clear();
     type(batch, "2");
     QVERIFY(waitSignal(replanned));
     QVERIFY2(replanned.last().at(0).toBool(), qPrintable(w->diagnostics()->lastMessage()));

@@ -11,7 +11,8 @@
 //   - Compare's table equals summarizeArtifact() of independently compiled
 //     default and stripped builds;
 //   - Export for aarch64 writes the files `kiln export` writes, byte for
-//     byte; an unwritable folder is explained and changes nothing;
+//     byte, and keeps its settings apart from the working build (still the
+//     host); an unwritable folder is explained and changes nothing;
 //   - settings come back after closing the window and after a "crash" (a
 //     second window on the same model); an unreadable project is set aside.
 // With KILN_SCREENSHOT_DIR set, PNGs of the Tune, Compare and Export views
@@ -54,10 +55,12 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTreeWidget>
+#include <QAbstractButton>
 #include <QTemporaryDir>
 #include <QUndoStack>
 #include <QtTest>
@@ -146,6 +149,22 @@ class TuningTest : public QObject {
     if (!QTest::qWaitFor([&] { return !win.projectController()->isDiscovering(); }, 60000))
       return false;
     return ok;
+  }
+
+  /// A dynamic model's failed open changes nothing but the diagnostics;
+  /// its message's button opens it with the compiler's suggested sizes
+  /// (Tune's first step). Waits for that build and the dynamic-input scan.
+  bool openWithSuggestedFix(MainWindow &win, const QString &path) {
+    win.openFile(path);
+    if (waitForCompile(win))
+      return false; // it must first fail on its dynamic dimension
+    if (win.projectController()->modelPath() == path)
+      return false; // Tune must not have switched to it
+    QAbstractButton *fix = win.diagnostics()->fixButton(win.diagnostics()->topLevelItemCount() - 1);
+    if (!fix)
+      return false;
+    fix->click();
+    return open(win, path);
   }
 
   /// Waits until code generation after the last change is done.
@@ -370,11 +389,11 @@ private slots:
     QVERIFY(run->run());
     QVERIFY(waitSignal(measuredRun));
     QVERIFY2(measuredRun.last().at(0).toBool(), qPrintable(run->messageLabel()->text()));
-    QVERIFY(run->result().medianMs > 0);
+    QVERIFY(run->result().latency.medianMs > 0);
     QCOMPARE(run->outputTable()->rowCount(), int(ran->outputValues.size()));
     QVERIFY(w->timelineView()->workgroupItemCount() > 0); // measured times in the timeline
     qInfo("BlazeFace with tiles %s on dispatch %lld: median %.3f ms", qPrintable(sizesText(sizes)),
-          (long long)d0.id, run->result().medianMs);
+          (long long)d0.id, run->result().latency.medianMs);
     // With the reference .npy input: the outputs checked above, bit for bit
     // (local-task and local-sync agree exactly).
     run->setInputFiles({refDir + "/input_0.npy"});
@@ -445,9 +464,10 @@ private slots:
 
   void fixDynamicDimension() {
     QString model = copyModel(badModelPath("dynamic_batch"), "dynamic_batch.tflite");
-    w->openFile(model);
-    QVERIFY(!waitForCompile(*w)); // dynamic: does not compile as is
-    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QFile::remove(tmp.filePath("dynamic_batch.kilnproj"));
+    // Dynamic: does not compile as is; the message's button fixes batch 1.
+    QVERIFY2(openWithSuggestedFix(*w, model), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{1, 8}));
     QCOMPARE(int(ctl()->dynamicInputs().size()), 1);
     QCOMPARE(ctl()->dynamicInputs()[0].signature, (std::vector<int64_t>{-1, 8}));
     ShapesPanel *shapes = ctl()->tuningView()->shapes();
@@ -455,6 +475,8 @@ private slots:
     QLineEdit *batch = shapes->edit(0, 0);
     QVERIFY(batch && !batch->isReadOnly());
     QVERIFY(shapes->edit(0, 1)->isReadOnly());
+    QCOMPARE(batch->text(), QStringLiteral("1"));
+    QCOMPARE(ctl()->undoStack()->count(), 1);
 
     int undoCount = ctl()->undoStack()->count();
     for (const QString &bad : {QStringLiteral("-2"), QStringLiteral("0"), QStringLiteral("two")}) {
@@ -464,9 +486,10 @@ private slots:
       QVERIFY(shapes->messageLabel()->text().contains(bad));
       QVERIFY(!batch->toolTip().isEmpty());
       QCOMPARE(ctl()->undoStack()->count(), undoCount);
-      QVERIFY(ctl()->project().recipe.fixedShapes.empty());
+      QCOMPARE(ctl()->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{1, 8}));
       QVERIFY(!ctl()->isReplanning());
-      QVERIFY(!QFile::exists(ctl()->projectPath()));
+      QCOMPARE(kiln::loadProject(ctl()->projectPath().toStdString())->recipe.fixedShapes.at("input"),
+               (std::vector<int64_t>{1, 8})); // the saved fix, untouched
     }
 
     QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
@@ -489,18 +512,28 @@ private slots:
             QByteArray(reinterpret_cast<const char *>(w->document()->artifact.data()),
                        qsizetype(w->document()->artifact.size())));
 
-    // Undo with Ctrl+Z: the batch is dynamic again (the re-plan says so).
+    // Undo with Ctrl+Z: batch 1 (the Diagnostics fix), then dynamic again
+    // (the re-plan says so).
     replanned.clear();
     w->activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(w.get()));
     w->setFocus();
     QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier);
     QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
+    QCOMPARE(shapes->edit(0, 0)->text(), QStringLiteral("1"));
+    replanned.clear();
+    QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier);
+    QVERIFY(waitSignal(replanned));
     QVERIFY(!replanned.last().at(0).toBool());
     QVERIFY(ctl()->project().recipe.fixedShapes.empty());
     QVERIFY(ctl()->tuningView()->messageLabel()->text().contains("dynamic"));
     QVERIFY(shapes->edit(0, 0)->text().isEmpty());
-    // Ctrl+Shift+Z redoes it.
+    // Ctrl+Shift+Z redoes both.
+    replanned.clear();
+    QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
     replanned.clear();
     QTest::keyClick(w.get(), Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
     QVERIFY(waitSignal(replanned));
@@ -583,7 +616,7 @@ private slots:
     QCOMPARE(ctl()->modelPath(), model);
     ExportDialog *dialog = ctl()->openExportDialog();
     QVERIFY(dialog);
-    dialog->targetBox()->setCurrentText("aarch64-linux-gnu");
+    dialog->setTarget("aarch64-linux-gnu");
     QCOMPARE(dialog->folderEdit()->text(), tmp.filePath("alexa-aarch64-linux-gnu-default"));
 
     // An unwritable folder: explained, nothing else changes.
@@ -621,7 +654,9 @@ private slots:
     QVERIFY(waitSignal(exported));
     QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
     QVERIFY(dialog->openFolderButton()->isEnabled());
-    QCOMPARE(ctl()->project().recipe.target, std::string("aarch64-linux-gnu"));
+    // The export's settings, apart from the working build (still the host).
+    QCOMPARE(ctl()->project().exportSettings.target, std::string("aarch64-linux-gnu"));
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
     QCOMPARE(ctl()->project().exportDir, std::string("gui-export"));
 
     // `kiln export` with the same options, and with --project=: same bytes.
@@ -648,8 +683,8 @@ private slots:
 
     // A stripped C module for the Cortex-M4F: the same files as the CLI's.
     dialog = ctl()->openExportDialog();
-    QCOMPARE(dialog->targetBox()->currentText(), QStringLiteral("aarch64-linux-gnu")); // from the project
-    dialog->targetBox()->setCurrentText("thumbv7em-none-eabihf");
+    QCOMPARE(dialog->chosenTarget(), std::string("aarch64-linux-gnu")); // from the project
+    dialog->setTarget("thumbv7em-none-eabihf");
     dialog->formatBox()->setCurrentIndex(1);
     dialog->profileBox()->setCurrentText("stripped");
     QString cDir = tmp.filePath("gui-export-c");
@@ -658,7 +693,8 @@ private slots:
     dialog->exportButton()->click();
     QVERIFY(waitSignal(exportedC));
     QVERIFY2(exportedC.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
-    QCOMPARE(ctl()->project().recipe.format, kiln::OutputFormat::CModule);
+    QVERIFY(ctl()->project().exportSettings.format == kiln::OutputFormat::CModule);
+    QCOMPARE(ctl()->project().recipe.format, kiln::OutputFormat::Artifact);
     QString cliC = tmp.filePath("cli-export-c");
     cli.start(KILN_BINARY_PATH, {"export", model, "--target=thumbv7em-none-eabihf", "--profile=stripped",
                                  "--output-format=c-module", "-o", cliC});
@@ -671,9 +707,11 @@ private slots:
       QVERIFY2(cliFiles[name] == bytes, qPrintable(name + " differs from kiln export's"));
     dialog->close();
 
-    // Back to the host for what follows.
+    // The two export-settings steps undone; the working build never left
+    // the host.
     ctl()->undoAction()->trigger();
     ctl()->undoAction()->trigger();
+    QVERIFY(ctl()->project().exportSettings == kiln::ExportSettings());
     QCOMPARE(ctl()->project().recipe.target, std::string("host"));
     QCOMPARE(ctl()->project().recipe.format, kiln::OutputFormat::Artifact);
     QVERIFY(waitBuilt(*w));
@@ -769,10 +807,8 @@ private slots:
     {
       MainWindow first;
       first.show();
-      first.openFile(model);
-      QVERIFY(!waitForCompile(first));
+      QVERIFY2(openWithSuggestedFix(first, model), qPrintable(first.diagnostics()->lastMessage()));
       ProjectController *c = first.projectController();
-      QVERIFY(QTest::qWaitFor([&] { return !c->isDiscovering(); }, 60000));
       QLineEdit *batch = c->tuningView()->shapes()->edit(0, 0);
       QVERIFY(batch);
       batch->setText("5");
@@ -878,9 +914,11 @@ private slots:
     QVERIFY(waitSignal(compared));
     shoot(ctl()->compareView(), "compare", QSize(900, 560));
     ExportDialog *dialog = ctl()->openExportDialog();
-    dialog->targetBox()->setCurrentText("thumbv7em-none-eabihf");
+    dialog->setTarget("thumbv7em-none-eabihf");
     dialog->formatBox()->setCurrentIndex(1);
     dialog->profileBox()->setCurrentText("stripped");
+    dialog->ramBudgetBox()->setValue(64); // BlazeFace's module does not fit: the warning shows
+    dialog->flashBudgetBox()->setValue(1024);
     QSignalSpy footprint(dialog, &ExportDialog::footprintReady);
     dialog->computeFootprint();
     QVERIFY(waitSignal(footprint));
@@ -892,9 +930,8 @@ private slots:
 
     // The embedding model's dynamic batch, fixed to 2 in the shapes panel.
     QString embedding = copyModel(modelPath("embedding"), "embedding.tflite");
-    w->openFile(embedding);
-    QVERIFY(!waitForCompile(*w));
-    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QFile::remove(tmp.filePath("embedding.kilnproj"));
+    QVERIFY(openWithSuggestedFix(*w, embedding));
     QVERIFY(!ctl()->dynamicInputs().empty());
     QLineEdit *batch = ctl()->tuningView()->shapes()->edit(0, 0);
     batch->setText("2");

@@ -1,0 +1,299 @@
+//===- ExportSettingsTest.cpp - Export does not retarget the workbench ---===//
+//
+// Drives the real MainWindow (offscreen) over a copy of the alexa model in
+// a temporary folder (issue 14, items 4 and 8):
+//   - the Export dialog lists targets by name beside the triple; choosing
+//     the Cortex-M4F switches the format to the C module at once, a hosted
+//     target switches it back;
+//   - it says what will be written before Export is pressed;
+//   - a RAM budget below the module's RAM shows the warning, one above it
+//     does not;
+//   - after exporting a stripped C module for thumbv7em-none-eabihf, the
+//     working build is still the host's (.kiln artifact on screen, Run
+//     enabled, nothing rebuilt), the project file holds the export settings
+//     apart from the working recipe, `kiln export --project=` writes the
+//     same bytes, and reopening the dialog (and the model) restores them.
+//
+//===----------------------------------------------------------------------===//
+#include "GuiTestSupport.h"
+
+#include "ExportDialog.h"
+#include "MainWindow.h"
+#include "ProjectController.h"
+#include "TuningView.h"
+#include "Workbench.h"
+
+#include "kiln/Export.h"
+#include "kiln/Project.h"
+
+#include <QAction>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace kiln::workbench;
+using namespace kiln::guitest;
+
+namespace {
+
+QByteArray readAll(const QString &path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+/// Every file under `dir`, relative path -> bytes.
+std::map<QString, QByteArray> folderFiles(const QString &dir) {
+  std::map<QString, QByteArray> out;
+  QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    QString f = it.next();
+    out[QDir(dir).relativeFilePath(f)] = readAll(f);
+  }
+  return out;
+}
+
+} // namespace
+
+class ExportSettingsTest : public QObject {
+  Q_OBJECT
+
+  QTemporaryDir tmp;
+  std::unique_ptr<MainWindow> w;
+  QString model;
+
+  ProjectController *ctl() const { return w->projectController(); }
+
+  /// Build > Run on Host, found by its documented shortcut.
+  QAction *runAction() const {
+    for (QAction *menu : w->menuBar()->actions())
+      if (menu->menu())
+        for (QAction *a : menu->menu()->actions())
+          if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_R))
+            return a;
+    return nullptr;
+  }
+
+  static bool waitSignal(QSignalSpy &spy, int timeoutMs = 300000) { return spy.count() > 0 || spy.wait(timeoutMs); }
+
+  /// Waits until code generation after the last change is done.
+  bool waitBuilt() {
+    return QTest::qWaitFor([&] { return !ctl()->isBuildPending() && !w->isCompiling(); }, 600000) && w->document() &&
+           !w->document()->artifact.empty();
+  }
+
+private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("KilnTest");
+    QCoreApplication::setApplicationName("kiln-workbench-export-settings-test");
+    QVERIFY(tmp.isValid());
+    QVERIFY2(QFile::exists(modelPath("alexa")), "run the fetch_models fixture first");
+    model = tmp.filePath("alexa.tflite");
+    QVERIFY(QFile::copy(modelPath("alexa"), model));
+    w = std::make_unique<MainWindow>();
+    w->resize(1600, 1000);
+    w->show();
+    QVERIFY(QTest::qWaitForWindowExposed(w.get()));
+    w->openFile(model);
+    QVERIFY(waitForCompile(*w));
+    QVERIFY(waitBuilt());
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
+  }
+
+  void cleanupTestCase() { w.reset(); }
+
+  void targetsByNameAndFormatFollowsTarget() {
+    ExportDialog *dialog = ctl()->openExportDialog();
+    QVERIFY(dialog);
+    QComboBox *targets = dialog->targetBox();
+    QCOMPARE(targets->count(), int(kiln::knownTargets().size()));
+    int m4 = targets->findData(QStringLiteral("thumbv7em-none-eabihf"));
+    QVERIFY(m4 >= 0);
+    QCOMPARE(targets->itemText(m4), QStringLiteral("Cortex-M4F bare metal (thumbv7em-none-eabihf)"));
+    QCOMPARE(targets->itemText(targets->findData(QStringLiteral("aarch64-linux-gnu"))),
+             QStringLiteral("aarch64 Linux (aarch64-linux-gnu)"));
+    // The working build's choices to start with.
+    QCOMPARE(dialog->chosenTarget(), std::string("host"));
+    QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("kiln"));
+
+    // Bare metal: the C module at once; the artifact cannot be chosen.
+    dialog->setTarget("thumbv7em-none-eabihf");
+    QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("c-module"));
+    auto *formats = qobject_cast<QStandardItemModel *>(dialog->formatBox()->model());
+    QVERIFY(formats);
+    QVERIFY(!formats->item(0)->isEnabled());
+    // A hosted target again: back to the artifact the switch replaced.
+    dialog->setTarget("aarch64-linux-gnu");
+    QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("kiln"));
+    QVERIFY(formats->item(0)->isEnabled());
+    // A C module the user chose stays when the target changes.
+    dialog->formatBox()->setCurrentIndex(1);
+    dialog->setTarget("riscv64-linux-gnu");
+    QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("c-module"));
+    dialog->close();
+  }
+
+  void exportKeepsTheWorkingBuild() {
+    const std::vector<uint8_t> artifactBefore = w->document()->artifact;
+    QVERIFY(!artifactBefore.empty());
+    QVERIFY(runAction() && runAction()->isEnabled());
+    const int undoBefore = ctl()->undoStack()->count();
+
+    ExportDialog *dialog = ctl()->openExportDialog();
+    dialog->setTarget("thumbv7em-none-eabihf");
+    dialog->profileBox()->setCurrentText("stripped");
+    const QString dir = tmp.filePath("m4");
+    dialog->folderEdit()->setText(dir);
+    // What will be written, before anything is.
+    const QString planned = dialog->plannedLabel()->text();
+    for (const char *part : {"static C module", "Cortex-M4F", "alexa.h", "alexa.c", "alexa_constants.c",
+                             "alexa_kernels.o", "manifest.json", "report.md"})
+      QVERIFY2(planned.contains(QLatin1String(part)), qPrintable(part + (": " + planned)));
+    QVERIFY2(planned.contains(dir), qPrintable(planned));
+
+    // The footprint, then a RAM budget 1 KiB short of it: a warning.
+    QSignalSpy footprint(dialog, &ExportDialog::footprintReady);
+    dialog->computeButton()->click();
+    QVERIFY(waitSignal(footprint));
+    QVERIFY2(footprint.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    QVERIFY(!QFileInfo::exists(dir));
+    const int64_t ram = dialog->bundle()->footprint.ramBytes;
+    QVERIFY(ram > 2048);
+    QVERIFY(!dialog->budgetLabel()->isVisibleTo(dialog)); // no budget typed
+    const int shortKiB = int((ram - 1) / 1024); // largest whole KiB below the RAM
+    QVERIFY(int64_t(shortKiB) * 1024 < ram);
+    dialog->ramBudgetBox()->setValue(shortKiB);
+    QVERIFY(dialog->budgetExceeded());
+    QVERIFY(dialog->budgetIcon()->isVisibleTo(dialog));
+    QVERIFY(dialog->budgetLabel()->isVisibleTo(dialog));
+    QVERIFY2(dialog->budgetLabel()->text().contains("exceeds"), qPrintable(dialog->budgetLabel()->text()));
+    // Enough RAM: no warning.
+    dialog->ramBudgetBox()->setValue(shortKiB + 2);
+    QVERIFY(int64_t(shortKiB + 2) * 1024 >= ram);
+    QVERIFY(!dialog->budgetExceeded());
+    QVERIFY(!dialog->budgetIcon()->isVisibleTo(dialog));
+    QVERIFY2(dialog->budgetLabel()->text().contains("within"), qPrintable(dialog->budgetLabel()->text()));
+    dialog->ramBudgetBox()->setValue(shortKiB);
+    dialog->flashBudgetBox()->setValue(1024);
+
+    QSignalSpy exported(dialog, &ExportDialog::exported);
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exported));
+    QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    auto written = folderFiles(dir);
+    for (const char *name : {"alexa.h", "alexa.c", "alexa_constants.c", "alexa_kernels.o", "manifest.json", "report.md"})
+      QVERIFY2(written.count(name), name);
+    QCOMPARE(written.size(), size_t(6));
+    // The manifest records the budgets and the repeat command carries them.
+    QJsonObject manifest = QJsonDocument::fromJson(written["manifest.json"]).object();
+    QCOMPARE(manifest["recipe"].toObject()["target"].toString(), QStringLiteral("thumbv7em-none-eabihf"));
+    QCOMPARE(manifest["budgets"].toArray().size(), 2);
+    QCOMPARE(manifest["budgets"].toArray()[0].toObject()["budget_bytes"].toInteger(), qint64(shortKiB) * 1024);
+    const QString command = manifest["command"].toString();
+    QVERIFY2(command.contains("--ram-budget=" + QString::number(qint64(shortKiB) * 1024)), qPrintable(command));
+    QVERIFY2(command.contains("--target=thumbv7em-none-eabihf"), qPrintable(command));
+    dialog->close();
+
+    // The working build is untouched: host, .kiln artifact, Run enabled,
+    // nothing to rebuild.
+    const kiln::Project &p = ctl()->project();
+    QCOMPARE(p.recipe.target, std::string("host"));
+    QCOMPARE(p.recipe.format, kiln::OutputFormat::Artifact);
+    QCOMPARE(p.recipe.profile, std::string("default"));
+    QVERIFY(!ctl()->isBuildPending());
+    QVERIFY(!w->isCompiling());
+    QVERIFY(w->document()->artifact == artifactBefore);
+    QVERIFY(runAction()->isEnabled());
+    QCOMPARE(ctl()->undoStack()->count(), undoBefore + 1);
+    QCOMPARE(ctl()->undoStack()->text(undoBefore), QStringLiteral("Export settings"));
+
+    // The project file: the export settings apart from the working recipe.
+    auto saved = kiln::loadProject(ctl()->projectPath().toStdString());
+    QVERIFY2(bool(saved), saved ? "" : llvm::toString(saved.takeError()).c_str());
+    QCOMPARE(saved->recipe.target, std::string("host"));
+    QCOMPARE(saved->recipe.format, kiln::OutputFormat::Artifact);
+    QCOMPARE(saved->exportSettings.target, std::string("thumbv7em-none-eabihf"));
+    QCOMPARE(saved->exportSettings.profile, std::string("stripped"));
+    QVERIFY(saved->exportSettings.format == kiln::OutputFormat::CModule);
+    QCOMPARE(saved->exportSettings.budget.ramBytes, int64_t(shortKiB) * 1024);
+    QCOMPARE(saved->exportSettings.budget.flashBytes, int64_t(1024) * 1024);
+    QCOMPARE(saved->exportDir, std::string("m4"));
+
+    // `kiln export --project=` repeats the GUI's export byte for byte.
+    const QString cliDir = tmp.filePath("m4-cli");
+    QProcess cli;
+    cli.start(KILN_BINARY_PATH, {"export", "--project=" + ctl()->projectPath(), "-o", cliDir});
+    QVERIFY(cli.waitForFinished(300000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    QVERIFY2(cli.readAllStandardOutput().contains("RAM"), "the CLI reports the budgets");
+    auto cliFiles = folderFiles(cliDir);
+    QCOMPARE(cliFiles.size(), written.size());
+    for (const auto &[name, bytes] : written)
+      QVERIFY2(cliFiles[name] == bytes, qPrintable(name + " differs from kiln export --project's"));
+  }
+
+  void dialogAndReopenRestoreTheExportSettings() {
+    ExportDialog *dialog = ctl()->openExportDialog();
+    QCOMPARE(dialog->chosenTarget(), std::string("thumbv7em-none-eabihf"));
+    QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("c-module"));
+    QCOMPARE(dialog->profileBox()->currentText(), QStringLiteral("stripped"));
+    const int64_t ram = ctl()->project().exportSettings.budget.ramBytes;
+    QCOMPARE(int64_t(dialog->ramBudgetBox()->value()) * 1024, ram);
+    QCOMPARE(dialog->flashBudgetBox()->value(), 1024);
+    QCOMPARE(dialog->folderEdit()->text(), tmp.filePath("m4"));
+    // Nothing changed: the project the dialog would save is the one held.
+    QVERIFY(dialog->chosenProject() == ctl()->project());
+    // The working build changed while the dialog is open: the export
+    // follows it (tiles, fusion and shapes are shared), its choices stay.
+    QVERIFY(ctl()->project().recipe.fusion);
+    ctl()->tuningView()->fusionBox()->click();
+    QVERIFY(!ctl()->project().recipe.fusion);
+    QVERIFY(!dialog->chosenRequest().recipe.fusion);
+    QCOMPARE(dialog->chosenRequest().recipe.target, std::string("thumbv7em-none-eabihf"));
+    ctl()->undoStack()->undo();
+    QVERIFY(dialog->chosenRequest().recipe.fusion);
+    QVERIFY(waitBuilt());
+    dialog->close();
+
+    // Undo takes back the export settings only, without a rebuild.
+    ctl()->undoStack()->undo();
+    QVERIFY(ctl()->project().exportSettings == kiln::ExportSettings());
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
+    QVERIFY(!ctl()->isBuildPending());
+    ctl()->undoStack()->redo();
+    QCOMPARE(ctl()->project().exportSettings.target, std::string("thumbv7em-none-eabihf"));
+
+    // Opened again: the host build on screen, the export settings kept.
+    w->openFile(model);
+    QVERIFY(waitForCompile(*w));
+    QVERIFY(waitBuilt());
+    QCOMPARE(ctl()->project().recipe.target, std::string("host"));
+    QCOMPARE(ctl()->project().exportSettings.target, std::string("thumbv7em-none-eabihf"));
+    QVERIFY(runAction()->isEnabled());
+    dialog = ctl()->openExportDialog();
+    QCOMPARE(dialog->chosenTarget(), std::string("thumbv7em-none-eabihf"));
+    QCOMPARE(int64_t(dialog->ramBudgetBox()->value()) * 1024, ram);
+    dialog->close();
+  }
+};
+
+QTEST_MAIN(ExportSettingsTest)
+#include "ExportSettingsTest.moc"
