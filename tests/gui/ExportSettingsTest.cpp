@@ -52,26 +52,6 @@
 using namespace kiln::workbench;
 using namespace kiln::guitest;
 
-namespace {
-
-QByteArray readAll(const QString &path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-/// Every file under `dir`, relative path -> bytes.
-std::map<QString, QByteArray> folderFiles(const QString &dir) {
-  std::map<QString, QByteArray> out;
-  QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
-  while (it.hasNext()) {
-    QString f = it.next();
-    out[QDir(dir).relativeFilePath(f)] = readAll(f);
-  }
-  return out;
-}
-
-} // namespace
-
 class ExportSettingsTest : public QObject {
   Q_OBJECT
 

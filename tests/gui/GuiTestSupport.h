@@ -11,10 +11,15 @@
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
 
+#include <QByteArray>
+#include <QDir>
+#include <QDirIterator>
+#include <QFile>
 #include <QString>
 #include <QStringList>
 
 #include <cstdlib>
+#include <map>
 #include <vector>
 
 namespace kiln::guitest {
@@ -51,6 +56,31 @@ inline QStringList badModels() {
           "unsupported_op"};
 }
 inline QString badModelPath(const QString &name) { return QStringLiteral(KILN_TEST_DATA_DIR "/bad/") + name + ".tflite"; }
+
+/// The bytes of `path` (empty if it cannot be read).
+inline QByteArray readAll(const QString &path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+/// Every file under `dir`, relative path -> bytes.
+inline std::map<QString, QByteArray> folderFiles(const QString &dir) {
+  std::map<QString, QByteArray> out;
+  QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
+  while (it.hasNext()) {
+    QString f = it.next();
+    out[QDir(dir).relativeFilePath(f)] = readAll(f);
+  }
+  return out;
+}
+
+/// Copies the model `from` to `dir`/`name` (replacing a file there);
+/// returns the copy's path, empty if the copy failed.
+inline QString copyModelTo(const QString &dir, const QString &from, const QString &name) {
+  QString to = QDir(dir).filePath(name);
+  QFile::remove(to);
+  return QFile::copy(from, to) ? to : QString();
+}
 
 inline int64_t countCommands(const kiln::CompilationPlan &plan, bool barriers) {
   int64_t n = 0;

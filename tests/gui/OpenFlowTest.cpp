@@ -54,11 +54,10 @@ class OpenFlowTest : public QObject {
 
   ProjectController *ctl() const { return w->projectController(); }
 
+  /// A fresh copy: the copy's project file from an earlier test is removed.
   QString copyModel(const QString &from, const QString &name) {
-    QString to = tmp.filePath(name);
-    QFile::remove(to);
-    QFile::remove(QString::fromStdString(kiln::projectPathFor(to.toStdString())));
-    return QFile::copy(from, to) ? to : QString();
+    QFile::remove(QString::fromStdString(kiln::projectPathFor(tmp.filePath(name).toStdString())));
+    return copyModelTo(tmp.path(), from, name);
   }
 
   /// What must not change when an open fails or is cancelled.

@@ -74,22 +74,6 @@ using namespace kiln::guitest;
 
 namespace {
 
-QByteArray readAll(const QString &path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-/// Every file under `dir`, relative path -> bytes.
-std::map<QString, QByteArray> folderFiles(const QString &dir) {
-  std::map<QString, QByteArray> out;
-  QDirIterator it(dir, QDir::Files, QDirIterator::Subdirectories);
-  while (it.hasNext()) {
-    QString f = it.next();
-    out[QDir(dir).relativeFilePath(f)] = readAll(f);
-  }
-  return out;
-}
-
 /// True if the tiler's rule (kiln::checkTileSizes) accepts `sizes` for `d`.
 bool tilesValid(const kiln::Dispatch &d, const std::vector<int64_t> &sizes) {
   if (llvm::Error err = kiln::checkTileSizes(d.id, sizes, d.loopRanges, d.loopKinds)) {
@@ -134,13 +118,7 @@ class TuningTest : public QObject {
 
   ProjectController *ctl() const { return w->projectController(); }
 
-  QString copyModel(const QString &from, const QString &name) {
-    QString to = tmp.filePath(name);
-    QFile::remove(to);
-    if (!QFile::copy(from, to))
-      return {};
-    return to;
-  }
+  QString copyModel(const QString &from, const QString &name) { return copyModelTo(tmp.path(), from, name); }
 
   /// Opens `path` and waits for its build (and the dynamic-input scan).
   bool open(MainWindow &win, const QString &path) {
