@@ -36,6 +36,16 @@ public:
 private:
   QTreeWidget *tree_;
 };
+
+/// The row holding a fix button, spanning all columns. It asks for no
+/// width, so the Time column (sized to its contents, item widgets
+/// included) stays as narrow as its times; its height is the button's.
+class FixRow : public QWidget {
+public:
+  using QWidget::QWidget;
+  QSize sizeHint() const override { return {0, QWidget::sizeHint().height()}; }
+  QSize minimumSizeHint() const override { return {0, QWidget::minimumSizeHint().height()}; }
+};
 } // namespace
 
 DiagnosticsView::DiagnosticsView(QWidget *parent) : QTreeWidget(parent) {
@@ -106,7 +116,7 @@ void DiagnosticsView::add(Severity severity, const QString &file, const QString 
     // The GUI's fix first; the compiler's flag stays for the command line.
     static const QRegularExpression cli(QStringLiteral(R"(fix it with (--fix-shape=\S+))"));
     item->setText(2, QString(message).replace(cli, tr("fix it with the button below (on the command line: \\1)")));
-    auto *holder = new QWidget(this);
+    auto *holder = new FixRow(this);
     auto *row = new QHBoxLayout(holder);
     row->setContentsMargins(0, 1, 0, 1);
     auto *button = new QPushButton(tr("Fix %1 and open").arg(what), holder);
@@ -116,13 +126,21 @@ void DiagnosticsView::add(Severity severity, const QString &file, const QString 
                           "Tune's input shapes, where it can be changed or undone.")
                            .arg(QFileInfo(file).fileName()));
     connect(button, &QPushButton::clicked, this, [this, file, fix] { emit shapeFixRequested(file, fix); });
-    setItemWidget(child, 2, holder);
+    // The button's row spans all columns, so a narrow message column never
+    // cuts the button's text; its height is the button's (Qt sizes a row
+    // to its item widgets' size hints).
+    child->setFirstColumnSpanned(true);
+    setItemWidget(child, 0, holder);
     item->setExpanded(true);
     tip += tr("\n\nThe button below (or Enter) opens it with this size fixed, as Tune's input shapes do.");
   }
   item->setToolTip(2, tip);
-  scrollToItem(item);
   setCurrentItem(item);
+  // The message and, below it, its fix button (last, so the button shows
+  // where the message is taller than the panel).
+  scrollToItem(item);
+  if (item->childCount())
+    scrollToItem(item->child(0));
 }
 
 int DiagnosticsView::count(Severity severity) const {
@@ -141,7 +159,7 @@ QAbstractButton *DiagnosticsView::fixButton(int row) const {
   QTreeWidgetItem *item = topLevelItem(row);
   if (!item || item->childCount() == 0)
     return nullptr;
-  QWidget *holder = itemWidget(item->child(0), 2);
+  QWidget *holder = itemWidget(item->child(0), 0);
   return holder ? holder->findChild<QAbstractButton *>() : nullptr;
 }
 

@@ -25,7 +25,8 @@ class DiagnosticsView : public QTreeWidget {
 public:
   enum class Severity { Note, Warning, Error };
   explicit DiagnosticsView(QWidget *parent = nullptr);
-  /// Appends a message about `file` and scrolls to it.
+  /// Appends a message about `file` and scrolls to it (and to its fix
+  /// button, on a row of its own spanning the panel, if it has one).
   void add(Severity severity, const QString &file, const QString &message);
   /// Messages of `severity` so far.
   int count(Severity severity) const;

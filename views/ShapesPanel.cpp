@@ -5,10 +5,33 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPainter>
 #include <QRegularExpression>
 #include <QVBoxLayout>
 
 namespace kiln::views {
+
+namespace {
+/// An input's name on its own line above its fields: elided in the middle
+/// when the dock is narrower than the name (TFLite names such as
+/// "serving_default_input_1:0" have no spaces to wrap at), the whole name
+/// as tooltip; it never widens the Tune panel.
+class NameLabel : public QLabel {
+public:
+  NameLabel(const QString &text, QWidget *parent) : QLabel(text, parent) {
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    setToolTip(text);
+  }
+  QSize minimumSizeHint() const override { return {0, QLabel::minimumSizeHint().height()}; }
+
+protected:
+  void paintEvent(QPaintEvent *) override {
+    QPainter painter(this);
+    const QRect r = contentsRect();
+    painter.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(text(), Qt::ElideMiddle, r.width()));
+  }
+};
+} // namespace
 
 bool parseDynamicInputMessage(const QString &message, DynamicInput &out) {
   // "has a dynamic dimension 0" or "has dynamic dimensions 0 and 1".
@@ -41,12 +64,20 @@ ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
   auto *title = new QLabel(tr("<b>Dynamic input dimensions</b> (Kiln compiles static shapes: give each -1 a size)"), this);
   title->setWordWrap(true);
   v->addWidget(title);
+  // One input per row: its name above, its fields below (never side by
+  // side, so a long name or a 4-D shape does not widen the narrow dock).
   grid_ = new QGridLayout;
+  grid_->setVerticalSpacing(2);
   v->addLayout(grid_);
   message_ = new QLabel(this);
   message_->setWordWrap(true);
   message_->setStyleSheet(QStringLiteral("color: #b00000"));
   v->addWidget(message_);
+}
+
+int ShapesPanel::fieldWidth(int digits) const {
+  // The text plus QLineEdit's frame and text margins (as its size hint adds them).
+  return fontMetrics().horizontalAdvance(QString(digits, QLatin1Char('0'))) + 2 * fontMetrics().averageCharWidth() + 6;
 }
 
 QLineEdit *ShapesPanel::edit(int input, int dim) const {
@@ -89,18 +120,21 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
   message_->clear();
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const DynamicInput &in = inputs_[i];
-    auto *name = new QLabel(QStringLiteral("%1 (input %2)").arg(in.name).arg(in.index), this);
-    grid_->addWidget(name, int(i), 0);
+    auto *name = new NameLabel(QStringLiteral("%1 (input %2)").arg(in.name).arg(in.index), this);
+    grid_->addWidget(name, 2 * int(i), 0);
     rowWidgets_.push_back(name);
     auto *dims = new QWidget(this);
     auto *h = new QHBoxLayout(dims);
     h->setContentsMargins(0, 0, 0, 0);
+    h->setSpacing(2);
     std::vector<QLineEdit *> row(in.signature.size(), nullptr);
     for (size_t d = 0; d < in.signature.size(); ++d) {
       if (d)
         h->addWidget(new QLabel(QStringLiteral("\u00d7"), dims));
       auto *e = new QLineEdit(dims);
-      e->setMaximumWidth(70);
+      // Room for 5 digits, down to 3 in a narrow dock.
+      e->setMinimumWidth(fieldWidth(3));
+      e->setMaximumWidth(fieldWidth(5));
       e->setAccessibleName(QStringLiteral("%1 dim %2").arg(in.name).arg(d));
       if (in.signature[d] >= 0) {
         e->setText(QString::number(in.signature[d]));
@@ -120,7 +154,7 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
       h->addWidget(e);
     }
     h->addStretch(1);
-    grid_->addWidget(dims, int(i), 1);
+    grid_->addWidget(dims, 2 * int(i) + 1, 0);
     rowWidgets_.push_back(dims);
     edits_.push_back(row);
   }

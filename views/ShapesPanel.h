@@ -1,10 +1,12 @@
 //===- ShapesPanel.h - Fix the dynamic dimensions of model inputs -*- C++ -*-===//
 //
 // One row per model input with dynamic dimensions (a -1 in its TFLite
-// shape signature): the static dimensions as read-only fields, each dynamic
-// one as an edit. A whole number above zero is announced with
-// shapeEdited() (the full static shape); anything else is explained on the
-// panel's message line and in the field's tooltip and changes nothing.
+// shape signature): its name (elided to the panel's width) above its
+// fields, the static dimensions as read-only fields, each dynamic one as
+// an edit; narrow fields, so the panel fits the Tune dock's width. A whole
+// number above zero is announced with shapeEdited() (the full static
+// shape); anything else is explained on the panel's message line and in
+// the field's tooltip and changes nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_VIEWS_SHAPESPANEL_H
@@ -59,6 +61,8 @@ signals:
 
 private:
   void commit(int input);
+  /// Width in pixels of a size field holding `digits` digits.
+  int fieldWidth(int digits) const;
 
   QGridLayout *grid_;
   QLabel *message_;

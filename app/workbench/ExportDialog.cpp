@@ -14,6 +14,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSpinBox>
 #include <QStandardItemModel>
 #include <QStyle>
@@ -50,30 +52,43 @@ ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectP
     : QDialog(parent), project_(project), projectPath_(projectPath) {
   setWindowTitle(tr("Export \u2014 %1").arg(QString::fromStdString(project.model)));
   auto *v = new QVBoxLayout(this);
+  // The form and the buttons keep their size hints; the results below the
+  // form (what will be written, the footprint, the budget check, the
+  // message) scroll in the space left, so no field is ever squashed.
   buildForm(v);
-  planned_ = new QLabel(this);
-  planned_->setWordWrap(true);
-  planned_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(planned_);
-  footprint_ = new QLabel(tr("Flash and RAM: press Compute (nothing is written)."), this);
-  footprint_->setWordWrap(true);
-  footprint_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(footprint_);
+  auto *results = new QWidget;
+  auto *r = new QVBoxLayout(results);
+  r->setContentsMargins(0, 0, 0, 0);
+  auto label = [results](const QString &text = QString()) {
+    auto *l = new QLabel(text, results);
+    l->setWordWrap(true);
+    l->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    l->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    return l;
+  };
+  planned_ = label();
+  r->addWidget(planned_);
+  footprint_ = label(tr("Flash and RAM: press Compute (nothing is written)."));
+  r->addWidget(footprint_);
   auto *budgetRow = new QHBoxLayout;
-  budgetIcon_ = new QLabel(this);
+  budgetIcon_ = new QLabel(results);
   budgetIcon_->setPixmap(style()->standardIcon(QStyle::SP_MessageBoxWarning).pixmap(16, 16));
   budgetIcon_->hide();
-  budget_ = new QLabel(this);
-  budget_->setWordWrap(true);
-  budget_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  budget_ = label();
   budget_->hide();
   budgetRow->addWidget(budgetIcon_, 0, Qt::AlignTop);
   budgetRow->addWidget(budget_, 1);
-  v->addLayout(budgetRow);
-  message_ = new QLabel(this);
-  message_->setWordWrap(true);
-  message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  v->addWidget(message_);
+  r->addLayout(budgetRow);
+  message_ = label();
+  r->addWidget(message_);
+  r->addStretch(1);
+  results_ = new QScrollArea(this);
+  results_->setWidget(results);
+  results_->setWidgetResizable(true);
+  results_->setFrameShape(QFrame::NoFrame);
+  results_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  results_->setMinimumHeight(3 * fontMetrics().lineSpacing());
+  v->addWidget(results_, 1);
   auto *buttons = new QDialogButtonBox(this);
   compute_ = buttons->addButton(tr("Compute Flash/RAM"), QDialogButtonBox::ActionRole);
   export_ = buttons->addButton(tr("Export"), QDialogButtonBox::AcceptRole);
@@ -275,11 +290,15 @@ void ExportDialog::showPlanned() {
   for (const std::string &name : kiln::exportFileNames(r))
     files << QString::fromStdString(name);
   QString format = r.recipe.format == kiln::OutputFormat::CModule ? tr("a static C module") : tr("a .kiln artifact");
-  planned_->setText(tr("Export writes %1 for %2, profile %3, into %4: %5. The workbench's own build stays on "
-                       "%6; exporting does not change it.")
+  // The host's name is a phrase ("This computer"): lower case mid-sentence.
+  QString working = targetLabel(project_.recipe.target);
+  if (project_.recipe.target == "host" && !working.isEmpty())
+    working[0] = working[0].toLower();
+  planned_->setText(tr("Export writes %1 for %2, profile %3, into %4: %5. The workbench keeps building for "
+                       "%6; exporting does not change that.")
                         .arg(format, targetLabel(r.recipe.target), QString::fromStdString(r.recipe.profile),
                              QDir::cleanPath(folder_->text().trimmed()), files.join(QStringLiteral(", ")),
-                             targetLabel(project_.recipe.target)));
+                             working));
 }
 
 void ExportDialog::showBudgetCheck() {
@@ -332,6 +351,29 @@ void ExportDialog::showError(const QString &text) {
   message_->setStyleSheet(QStringLiteral("color: #b00000"));
   message_->setText(text);
   folder_->setToolTip(text);
+  fitResults();
+}
+
+void ExportDialog::fitResults() {
+  if (!isVisible())
+    return;
+  QWidget *content = results_->widget();
+  content->layout()->activate();
+  const int width = results_->viewport()->width();
+  const int wanted = content->hasHeightForWidth() ? content->heightForWidth(width) : content->sizeHint().height();
+  const int extra = wanted - results_->viewport()->height();
+  if (extra <= 0)
+    return;
+  // Grow (never shrink) by what the results need, up to the screen; past
+  // that the results scroll.
+  const QRect avail = screen()->availableGeometry();
+  const int frame = frameGeometry().height() - height();
+  const int h = std::min(height() + extra, avail.height() - frame);
+  if (h <= height())
+    return;
+  resize(this->width(), h);
+  if (frameGeometry().bottom() > avail.bottom())
+    move(x(), std::max(avail.top(), avail.bottom() - frameGeometry().height() + 1));
 }
 
 void ExportDialog::computeFootprint() { start(false); }
@@ -414,6 +456,7 @@ void ExportDialog::finished() {
                             .arg(bundle_->footprint.flashBytes).arg(bundle_->footprint.ramBytes)
                             .arg(summaryText().toHtmlEscaped()));
   showBudgetCheck();
+  fitResults();
   if (!w.ok) {
     showError(w.error);
     writing_ ? emit exported(false) : emit footprintReady(false);
@@ -429,6 +472,7 @@ void ExportDialog::finished() {
   open_->setEnabled(true);
   message_->setText(tr("Wrote %1 files into %2. Repeat with: %3")
                         .arg(bundle_->files.size()).arg(writtenDir_, QString::fromStdString(bundle_->command)));
+  fitResults();
   emit exported(true);
 }
 

@@ -15,6 +15,9 @@
 // the chosen settings, as `kiln export --project=FILE` builds it, so the
 // files are byte-identical to the CLI's. A folder that cannot be written
 // is explained on the dialog's message line and nothing else changes.
+// The form's fields keep their size hints: what will be written, the
+// footprint, the budget check and the message scroll below them, and the
+// dialog grows (up to the screen) when they get longer.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_EXPORTDIALOG_H
@@ -34,6 +37,7 @@ class QSpinBox;
 class QVBoxLayout;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 
 namespace kiln::workbench {
 
@@ -121,6 +125,9 @@ private:
   void showPlanned();
   void showBudgetCheck();
   void showError(const QString &text);
+  /// Grows the dialog (up to the screen) so the results below the form
+  /// show without scrolling; the form's fields keep their size hints.
+  void fitResults();
   QString defaultFolder() const;
   QString folderFor(const kiln::ExportRequest &request) const;
 
@@ -131,6 +138,8 @@ private:
   QLineEdit *folder_;
   QLabel *planned_, *footprint_, *budget_, *budgetIcon_, *message_;
   QPushButton *compute_, *export_, *open_, *browse_;
+  /// Scrolls the results (planned, footprint, budget check, message).
+  QScrollArea *results_;
   QFutureWatcher<ExportWork> watcher_;
   std::optional<kiln::ExportBundle> bundle_;
   /// The request bundle_ was built for.

@@ -401,7 +401,10 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
     lastFailed_ = path;
     lastCancelled_ = r.cancelled;
     progress_->finish(false, r.cancelled ? tr("cancelled") : tr("failed"));
-    diagnostics_->add(r.cancelled ? DiagnosticsView::Severity::Note : DiagnosticsView::Severity::Error, path,
+    // A file Kiln refuses (unsupported operator, dynamic shape, not a
+    // model) is the user's input rejected, with a warning icon; errors are
+    // Kiln's own failures (a run on the host, a project it cannot read).
+    diagnostics_->add(r.cancelled ? DiagnosticsView::Severity::Note : DiagnosticsView::Severity::Warning, path,
                       r.cancelled ? tr("compilation cancelled") : r.error);
     if (!r.cancelled)
       if (QDockWidget *d = dockOf(diagnostics_))
@@ -482,6 +485,8 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
   doc_ = std::move(doc);
   measured_.reset();
   auto plan = doc_ ? doc_->plan : nullptr;
+  if (!sameModel)
+    graph_->searchBox()->clear(); // the last model's dispatch name
   if (!samePlan) {
     selection_->clear();
     dispatchModel_->setPlan(plan);

@@ -538,15 +538,36 @@ void ProjectController::applyProject(const kiln::Project &project, bool replanTo
 void ProjectController::autosave() {
   if (projectPath_.isEmpty())
     return;
-  if (saveBlocked_) {
-    tuning_->showMessage(tr("Not saved: %1 could not be read nor set aside.").arg(projectPath_), true);
+  QString why;
+  if (saveBlocked_)
+    why = tr("%1 could not be read nor set aside").arg(projectPath_); // reported when it was opened
+  else if (llvm::Error e = kiln::saveProject(project_, projectPath_.toStdString()))
+    why = errorText(std::move(e));
+  const QString before = notSavedFor_ == projectPath_ ? notSaved_ : QString();
+  notSaved_ = why.isEmpty() ? QString() : tr("Not saved: %1").arg(why);
+  notSavedFor_ = projectPath_;
+  if (why.isEmpty())
     return;
-  }
-  if (llvm::Error e = kiln::saveProject(project_, projectPath_.toStdString())) {
-    QString why = errorText(std::move(e));
+  if (!saveBlocked_ && notSaved_ != before) { // once per new problem, not per change
     window_->diagnostics()->add(DiagnosticsView::Severity::Warning, projectPath_, why);
-    tuning_->showMessage(tr("Not saved: %1").arg(why), true);
+    if (QDockWidget *d = window_->dockOf(window_->diagnostics()))
+      d->raise();
   }
+  tuning_->showMessage(notSaved_, true);
+  // The re-plan and the build that follow a change write on the same
+  // line: while the last save failed, the note stays after their text.
+  if (keepingNotSaved_)
+    return;
+  keepingNotSaved_ = true;
+  auto keep = [this] {
+    if (notSaved_.isEmpty() || notSavedFor_ != projectPath_)
+      return;
+    const QString shown = tuning_->messageLabel()->text();
+    if (!shown.endsWith(notSaved_))
+      tuning_->showMessage(shown.isEmpty() ? notSaved_ : shown + QStringLiteral(" \u2014 ") + notSaved_, true);
+  };
+  connect(this, &ProjectController::replanFinished, this, keep);
+  connect(window_, &MainWindow::compileFinished, this, keep);
 }
 
 void ProjectController::replan() {

@@ -175,6 +175,11 @@ private:
   QString modelPath_, projectPath_;
   /// Saving is refused for a project that could not be read nor set aside.
   bool saveBlocked_ = false;
+  /// "Not saved: why" while the last autosave of project file
+  /// `notSavedFor_` failed (empty once one succeeds); kept on Tune's
+  /// message line after the re-plan's and the build's messages.
+  QString notSaved_, notSavedFor_;
+  bool keepingNotSaved_ = false;
   /// Opened with a bare-metal target: the host build is shown first, then
   /// the target's plan (the model's path; empty for none).
   QString replanWhenShown_;

@@ -198,7 +198,10 @@ static int benchmark(MainWindow &window, const QStringList &files, int runs) {
       bool ok = waitForCompile(window);
       QObject::disconnect(c);
       if (!ok) {
-        std::fprintf(stderr, "kiln-workbench: %s: %s\n", qPrintable(file), qPrintable(window.diagnostics()->lastMessage()));
+        QString why = window.diagnostics()->lastMessage(); // names the file, as a rule
+        if (!why.contains(file))
+          why = file + QStringLiteral(": ") + why;
+        std::fprintf(stderr, "kiln-workbench: %s\n", qPrintable(why));
         ++failures;
         break;
       }

@@ -12,7 +12,12 @@
 //     working build is still the host's (.kiln artifact on screen, Run
 //     enabled, nothing rebuilt), the project file holds the export settings
 //     apart from the working recipe, `kiln export --project=` writes the
-//     same bytes, and reopening the dialog (and the model) restores them.
+//     same bytes, and reopening the dialog (and the model) restores them;
+//   - after Compute and after Export every field of the dialog is visible
+//     at its minimum size hint's height (widget geometry);
+//   - a project file that cannot be written is named in Diagnostics (which
+//     is raised) and Tune's message line keeps "Not saved" after the
+//     re-plan and the build.
 //
 //===----------------------------------------------------------------------===//
 #include "GuiTestSupport.h"
@@ -20,13 +25,16 @@
 #include "ExportDialog.h"
 #include "MainWindow.h"
 #include "ProjectController.h"
+#include "DiagnosticsView.h"
 #include "TuningView.h"
 #include "Workbench.h"
 
 #include "kiln/Export.h"
 #include "kiln/Project.h"
 
+#include <QAbstractSpinBox>
 #include <QAction>
+#include <QDockWidget>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
@@ -51,6 +59,7 @@
 
 using namespace kiln::workbench;
 using namespace kiln::guitest;
+using kiln::views::DiagnosticsView;
 
 class ExportSettingsTest : public QObject {
   Q_OBJECT
@@ -72,6 +81,30 @@ class ExportSettingsTest : public QObject {
   }
 
   static bool waitSignal(QSignalSpy &spy, int timeoutMs = 300000) { return spy.count() > 0 || spy.wait(timeoutMs); }
+
+  /// Every input field of `dialog` (combo boxes, spin boxes, line edits)
+  /// is visible and at least its minimum size hint high: none is squashed
+  /// by the results below the form. Empty if so, else what is not.
+  static QString squashedFields(QDialog *dialog) {
+    QCoreApplication::processEvents(); // the layout after the last resize
+    QStringList bad;
+    QList<QWidget *> fields;
+    for (QComboBox *c : dialog->findChildren<QComboBox *>())
+      fields << c;
+    for (QAbstractSpinBox *b : dialog->findChildren<QAbstractSpinBox *>())
+      fields << b;
+    for (QLineEdit *e : dialog->findChildren<QLineEdit *>())
+      if (!qobject_cast<QAbstractSpinBox *>(e->parentWidget()) && !qobject_cast<QComboBox *>(e->parentWidget()))
+        fields << e;
+    if (fields.size() < 6)
+      bad << QStringLiteral("only %1 fields found").arg(fields.size());
+    for (QWidget *f : fields)
+      if (!f->isVisible() || f->height() < f->minimumSizeHint().height())
+        bad << QStringLiteral("%1 %2: height %3 < %4 (visible %5)")
+                   .arg(f->metaObject()->className(), f->objectName())
+                   .arg(f->height()).arg(f->minimumSizeHint().height()).arg(f->isVisible());
+    return bad.join(QStringLiteral("; "));
+  }
 
   /// Waits until code generation after the last change is done.
   bool waitBuilt() {
@@ -148,6 +181,7 @@ private slots:
                              "alexa_kernels.o", "manifest.json", "report.md"})
       QVERIFY2(planned.contains(QLatin1String(part)), qPrintable(part + (": " + planned)));
     QVERIFY2(planned.contains(dir), qPrintable(planned));
+    QVERIFY2(planned.contains("The workbench keeps building for this computer (host)"), qPrintable(planned));
 
     // The footprint, then a RAM budget 1 KiB short of it: a warning.
     QSignalSpy footprint(dialog, &ExportDialog::footprintReady);
@@ -155,6 +189,9 @@ private slots:
     QVERIFY(waitSignal(footprint));
     QVERIFY2(footprint.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
     QVERIFY(!QFileInfo::exists(dir));
+    QVERIFY(dialog->isVisible());
+    QString squashed = squashedFields(dialog);
+    QVERIFY2(squashed.isEmpty(), qPrintable("after Compute: " + squashed));
     const int64_t ram = dialog->bundle()->footprint.ramBytes;
     QVERIFY(ram > 2048);
     QVERIFY(!dialog->budgetLabel()->isVisibleTo(dialog)); // no budget typed
@@ -178,6 +215,15 @@ private slots:
     dialog->exportButton()->click();
     QVERIFY(waitSignal(exported));
     QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    squashed = squashedFields(dialog);
+    QVERIFY2(squashed.isEmpty(), qPrintable("after Export: " + squashed));
+    // Still readable with the window at 1024x700 (the dialog is its child).
+    w->resize(1024, 700);
+    dialog->computeButton()->click();
+    QVERIFY(QTest::qWaitFor([&] { return !dialog->isBusy(); }, 300000));
+    squashed = squashedFields(dialog);
+    QVERIFY2(squashed.isEmpty(), qPrintable("at 1024x700: " + squashed));
+    w->resize(1600, 1000);
     auto written = folderFiles(dir);
     for (const char *name : {"alexa.h", "alexa.c", "alexa_constants.c", "alexa_kernels.o", "manifest.json", "report.md"})
       QVERIFY2(written.count(name), name);
@@ -272,6 +318,62 @@ private slots:
     QCOMPARE(dialog->chosenTarget(), std::string("thumbv7em-none-eabihf"));
     QCOMPARE(int64_t(dialog->ramBudgetBox()->value()) * 1024, ram);
     dialog->close();
+  }
+
+  /// A project file that cannot be written: the warning names it in
+  /// Diagnostics, which is raised, and Tune's message line keeps "Not
+  /// saved" after the re-plan and the build; once it can be written again
+  /// the note goes. (A folder in the project file's place: the atomic
+  /// rename onto it fails even for root, which file modes would not stop.)
+  void unwritableProjectFileIsReported() {
+    const QString path = ctl()->projectPath();
+    QVERIFY(QFile::exists(path));
+    QVERIFY(QFile::remove(path));
+    QVERIFY(QDir().mkpath(path + "/occupied"));
+    QDockWidget *diagnosticsDock = w->dockOf(w->diagnostics());
+    QVERIFY(diagnosticsDock);
+    // Another tab of its group in front of Diagnostics.
+    const QList<QDockWidget *> tabs = w->tabifiedDockWidgets(diagnosticsDock);
+    QVERIFY2(!tabs.isEmpty(), "Diagnostics shares a tab group");
+    tabs.front()->raise();
+    // (A tab behind another keeps isVisible() but is moved out of sight.)
+    auto diagnosticsShown = [&] { return !diagnosticsDock->visibleRegion().isEmpty(); };
+    QVERIFY(QTest::qWaitFor([&] { return !diagnosticsShown(); }, 5000));
+    const int warnings = w->diagnostics()->count(DiagnosticsView::Severity::Warning);
+
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    const bool fusion = ctl()->project().recipe.fusion;
+    ctl()->tuningView()->fusionBox()->click();
+    QCOMPARE(ctl()->project().recipe.fusion, !fusion);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Warning), warnings + 1);
+    QTreeWidgetItem *last = w->diagnostics()->topLevelItem(w->diagnostics()->topLevelItemCount() - 1);
+    QStringList columns;
+    for (int c = 0; c < w->diagnostics()->columnCount(); ++c)
+      columns << last->text(c);
+    QVERIFY2(columns.join(' ').contains(QFileInfo(path).fileName()), qPrintable(columns.join(' ')));
+    QVERIFY2(QTest::qWaitFor(diagnosticsShown, 5000), "the Diagnostics dock is raised");
+    QLabel *message = ctl()->tuningView()->messageLabel();
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(replanned.last().at(0).toBool());
+    QVERIFY2(message->text().contains("Re-planned") && message->text().contains("Not saved"),
+             qPrintable(message->text()));
+    QVERIFY(waitBuilt());
+    QVERIFY2(message->text().contains("Not saved"), qPrintable(message->text()));
+    QVERIFY(!QFileInfo(path).isFile());
+
+    // Writable again: the next change saves it and the note goes.
+    QVERIFY(QDir(path).removeRecursively());
+    replanned.clear();
+    ctl()->undoStack()->undo();
+    QCOMPARE(ctl()->project().recipe.fusion, fusion);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Warning), warnings + 1);
+    QVERIFY(QFileInfo(path).isFile());
+    QVERIFY(waitSignal(replanned));
+    QVERIFY(waitBuilt());
+    QVERIFY2(!message->text().contains("Not saved"), qPrintable(message->text()));
+    auto saved = kiln::loadProject(path.toStdString());
+    QVERIFY(bool(saved));
+    QCOMPARE(saved->recipe.fusion, fusion);
   }
 };
 

@@ -8,14 +8,20 @@
 // Tune dock is fully visible, that the Find box holds a dispatch name, and
 // that the graph opens (and Fit Graph, Ctrl+0, refits) with node text at
 // least at the UI font's size. A dock layout saved by an older layout
-// version is ignored; one saved by this version is restored.
+// version is ignored; one saved by this version is restored. The same
+// checks hold for the embedding model (a dynamic batch): the Diagnostics
+// button that fixes it shows whole in the panel after the failed open,
+// and once fixed, Tune's input shapes row keeps the dock's width, so its
+// buttons and fields stay fully visible at both sizes.
 //
 //===----------------------------------------------------------------------===//
 #include "GuiTestSupport.h"
 
+#include "DiagnosticsView.h"
 #include "GraphView.h"
 #include "MainWindow.h"
 #include "ProjectController.h"
+#include "ShapesPanel.h"
 #include "TuningView.h"
 #include "Workbench.h"
 
@@ -32,6 +38,9 @@
 #include <QMenuBar>
 #include <QSettings>
 #include <QStandardPaths>
+#include <QStyle>
+#include <QStyleOptionButton>
+#include <QTemporaryDir>
 #include <QtTest>
 
 using namespace kiln::views;
@@ -57,6 +66,16 @@ QSize effectiveMinimum(const QWidget *w) {
                w->minimumHeight() > 0 ? w->minimumHeight() : hint.height());
 }
 
+/// `b`'s text fits in the button's contents rectangle (inside its frame,
+/// as the style draws it).
+bool textFits(const QPushButton *b) {
+  QStyleOptionButton opt;
+  opt.initFrom(b);
+  opt.text = b->text();
+  QRect contents = b->style()->subElementRect(QStyle::SE_PushButtonContents, &opt, b);
+  return b->fontMetrics().horizontalAdvance(b->text()) <= contents.width();
+}
+
 /// The point size a font is drawn at (also for fonts given in pixels).
 double pointSize(const QFont &f) { return QFontInfo(f).pointSizeF(); }
 
@@ -66,6 +85,7 @@ class LayoutTest : public QObject {
   Q_OBJECT
 
   std::unique_ptr<MainWindow> w;
+  QTemporaryDir tmp; // the embedding model's copy and its project file
 
   QDockWidget *dock(const char *name) const {
     for (QDockWidget *d : w->docks())
@@ -159,6 +179,8 @@ class LayoutTest : public QObject {
       controls << b;
     for (QComboBox *c : tune->findChildren<QComboBox *>())
       controls << c;
+    for (QLineEdit *e : w->projectController()->tuningView()->shapes()->findChildren<QLineEdit *>())
+      controls << e; // the input shapes' fields (a model with dynamic inputs)
     TuningView *tv = w->projectController()->tuningView();
     QVERIFY(controls.contains(tv->buildButton()));
     QVERIFY(controls.contains(tv->resetButton()));
@@ -175,6 +197,9 @@ class LayoutTest : public QObject {
                qPrintable(QStringLiteral("%1: visible %2 of %3").arg(name, text(c->visibleRegion().boundingRect()),
                                                                     text(c->rect()))));
       QVERIFY2(window.contains(inWindow(c, w.get())), qPrintable(name));
+      if (auto *b = qobject_cast<QPushButton *>(c)) // "Reset Tuning", not "Reset"
+        QVERIFY2(textFits(b), qPrintable(QStringLiteral("%1: %2 px wide, text %3 px")
+                                             .arg(name).arg(b->width()).arg(b->fontMetrics().horizontalAdvance(b->text()))));
       ++checked;
     }
     QVERIFY(checked >= 6); // target, profile, format, fusion, reset, build
@@ -278,6 +303,70 @@ private slots:
       QVERIFY(graph.height() > bottomHeight(m));
     }
     QSettings().clear();
+  }
+
+  /// The embedding model (dynamic batch) fails to open; its Diagnostics
+  /// message offers the fix on a button shown whole in the panel.
+  void dynamicInputFixButtonShown_data() {
+    QTest::addColumn<QSize>("size");
+    QTest::newRow("1024x700") << QSize(1024, 700);
+    QTest::newRow("1600x1000") << QSize(1600, 1000);
+  }
+  void dynamicInputFixButtonShown() {
+    QFETCH(QSize, size);
+    resizeTo(size);
+    QString model = copyModelTo(tmp.path(), modelPath("embedding"), "embedding.tflite");
+    QVERIFY(!model.isEmpty());
+    DiagnosticsView *diag = w->diagnostics();
+    for (int i = 0; i < 12; ++i) // a session's earlier messages: the list is taller than the panel
+      diag->add(DiagnosticsView::Severity::Note, modelPath("blazeface"), QStringLiteral("earlier note %1").arg(i));
+    w->openFile(model);
+    QVERIFY(!waitForCompile(*w)); // its batch is dynamic
+    QDockWidget *dd = w->dockOf(diag);
+    QVERIFY(dd);
+    dd->raise();
+    QApplication::processEvents();
+    QAbstractButton *fix = diag->fixButton(diag->topLevelItemCount() - 1);
+    QVERIFY(fix);
+    QVERIFY(fix->isVisible());
+    QRect inViewport(fix->mapTo(diag->viewport(), QPoint(0, 0)), fix->size());
+    QVERIFY2(diag->viewport()->rect().contains(inViewport),
+             qPrintable(QStringLiteral("button %1, viewport %2").arg(text(inViewport), text(diag->viewport()->rect()))));
+    QVERIFY2(fix->visibleRegion().boundingRect() == fix->rect(),
+             qPrintable(QStringLiteral("visible %1 of %2").arg(text(fix->visibleRegion().boundingRect()), text(fix->rect()))));
+    auto *button = qobject_cast<QPushButton *>(fix);
+    QVERIFY(button);
+    QVERIFY2(textFits(button), qPrintable(QStringLiteral("\"%1\" (%2 px) in %3 px")
+                                              .arg(fix->text()).arg(fix->fontMetrics().horizontalAdvance(fix->text()))
+                                              .arg(fix->width())));
+    QVERIFY(fix->height() >= fix->sizeHint().height());
+    dock("timeline")->raise();
+  }
+
+  /// Fixed from that button, the model shows Tune's input shapes row; the
+  /// dock keeps its width: every button, chooser and field fully visible.
+  void layoutWithDynamicInput() {
+    QString model = tmp.filePath("embedding.tflite");
+    QAbstractButton *fix = w->diagnostics()->fixButton(w->diagnostics()->topLevelItemCount() - 1);
+    QVERIFY(fix);
+    fix->click();
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QVERIFY(QTest::qWaitFor([&] { return !w->projectController()->isDiscovering(); }, 60000));
+    QCOMPARE(w->projectController()->modelPath(), model);
+    ShapesPanel *shapes = w->projectController()->tuningView()->shapes();
+    QCOMPARE(int(shapes->inputs().size()), 1);
+    QVERIFY(shapes->isVisibleTo(w->projectController()->tuningView()));
+    const size_t dims = shapes->inputs()[0].signature.size();
+    QCOMPARE(int(dims), 4);
+    for (QSize size : {QSize(1024, 700), QSize(1600, 1000), QSize(1024, 700)}) {
+      checkLayout(size);
+      for (size_t d = 0; d < dims; ++d) { // a field holds its size in full
+        QLineEdit *e = shapes->edit(0, int(d));
+        QVERIFY(e);
+        int need = e->fontMetrics().horizontalAdvance(e->text().isEmpty() ? QStringLiteral("000") : e->text());
+        QVERIFY2(e->width() >= need, qPrintable(QStringLiteral("dim %1: %2 px, text %3 px").arg(d).arg(e->width()).arg(need)));
+      }
+    }
   }
 };
 

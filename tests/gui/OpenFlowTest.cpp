@@ -161,10 +161,13 @@ private slots:
     QVERIFY(w->document());
     const State before = state();
     QVERIFY(!before.model.isEmpty());
+    // Rejected input: a warning (item 9), no error.
     int errors = w->diagnostics()->count(DiagnosticsView::Severity::Error);
+    int warnings = w->diagnostics()->count(DiagnosticsView::Severity::Warning);
     w->openFile(path);
     QVERIFY(!waitForCompile(*w));
-    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Error), errors + 1);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Warning), warnings + 1);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Error), errors);
     QVERIFY(state() == before);
     QVERIFY2(state() == before, describe(state()));
     QVERIFY(!ctl()->tuningView()->messageLabel()->text().contains("The build failed"));

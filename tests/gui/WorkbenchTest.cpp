@@ -517,10 +517,13 @@ private slots:
     if (!w->document())
       QVERIFY(open("alexa"));
     auto before = w->document();
+    // A refused file is rejected input: one warning, no error.
     int errors = w->diagnostics()->count(DiagnosticsView::Severity::Error);
+    int warnings = w->diagnostics()->count(DiagnosticsView::Severity::Warning);
     w->openFile(path);
     QVERIFY(!waitForCompile(*w));
-    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Error), errors + 1);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Warning), warnings + 1);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Error), errors);
     QString msg = w->diagnostics()->lastMessage();
     QVERIFY2(msg.contains(QFileInfo(path).fileName()), qPrintable(msg));
     QCOMPARE(w->document(), before);

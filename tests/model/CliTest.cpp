@@ -138,6 +138,9 @@ TEST(Cli, RunRejectsWrongInputs) {
 TEST(Cli, BadModelFiles) {
   auto bad = [](const char *name) { return shellQuote(dataFile(std::string("bad/") + name)); };
   expectCleanError("compile " + bad("not_tflite.tflite"), {"not_tflite.tflite", "not a TFLite model"});
+  TempDir tmp;
+  std::ofstream(tmp.file("empty.tflite")).flush();
+  expectCleanError("compile " + shellQuote(tmp.file("empty.tflite")), {"empty.tflite", "empty (0 bytes)"});
   expectCleanError("compile " + bad("truncated.tflite"), {"truncated.tflite", "truncated or corrupted"});
   expectCleanError("compile " + bad("garbled.tflite"), {"garbled.tflite", "truncated or corrupted"});
   expectCleanError("compile " + bad("custom_op.tflite"),

@@ -546,6 +546,8 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
+  if (bytes.empty())
+    return fail("the file is empty (0 bytes); expected a TFLite model or TOSA .mlir");
   if (bytes.size() < 8 ||
       !flatbuffers::BufferHasIdentifier(bytes.data(), schema::ModelIdentifier()))
     return fail("not a TFLite model: the flatbuffer file identifier 'TFL3' is "
