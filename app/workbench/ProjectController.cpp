@@ -604,7 +604,12 @@ void ProjectController::replan() {
         return; // a later change or another model: latest wins
       if (!result) {
         tuning_->showMessage(tr("Re-plan failed: %1 (Undo with Ctrl+Z)").arg(message), true);
-        error(modelPath_, message);
+        // The settings were refused (rejected input: a warning); the views
+        // keep the last build that planned, and the status bar says so.
+        window_->diagnostics()->add(DiagnosticsView::Severity::Warning, modelPath_, message);
+        if (window_->document())
+          window_->setStatus(window_->summaryText() +
+                             tr("; shown: the last settings that built (the current ones fail, see Diagnostics)"));
         buildTimer_.stop();
         emit replanFinished(false);
         return;
@@ -653,6 +658,11 @@ void ProjectController::refreshTuning() {
   const kiln::BuildRecipe &recipe = project_.recipe;
   std::set<int64_t> noFusion(recipe.noFusion.begin(), recipe.noFusion.end());
   tuning_->model()->setPlan(doc->plan, recipe.tiles, noFusion, recipe.fusion);
+  // The reset dropped Tune's row selection: the window's selection (kept
+  // across re-plans and code generation) selects the row again.
+  QModelIndex current = window_->selectionModel()->currentIndex();
+  if (current.isValid())
+    selectTuningRow(window_->dispatchModel()->dispatchAt(current.row()));
 }
 
 void ProjectController::discoverInputs() {

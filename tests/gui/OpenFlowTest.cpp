@@ -245,6 +245,9 @@ private slots:
     QVERIFY2(std::abs(was.x() - mid.x()) <= 2 && std::abs(was.y() - mid.y()) <= 2,
              qPrintable(QStringLiteral("%1,%2 vs %3,%4").arg(was.x()).arg(was.y()).arg(mid.x()).arg(mid.y())));
     QCOMPARE(tune->table()->selectionModel()->currentIndex().row(), tune->model()->rowOfDispatch(id));
+    // Highlighted, not only current: Tune's row and the graph's node.
+    QVERIFY(tune->table()->selectionModel()->isRowSelected(tune->model()->rowOfDispatch(id), QModelIndex()));
+    QCOMPARE(g->selectedDispatch(), id);
     QString status = w->statusText();
     QVERIFY2(status.contains("artifact") && !status.contains(QChar(0x2026)), qPrintable(status));
 
@@ -304,6 +307,8 @@ private slots:
             kiln::loadProject(projectFile.toStdString())->recipe.fixedShapes.empty());
     QVERIFY(replanned.count() > 0 || replanned.wait(120000));
     QVERIFY(!replanned.last().at(0).toBool());
+    // The views keep the fixed build, and the status bar says they do.
+    QVERIFY2(w->statusText().contains("the last settings that built"), qPrintable(w->statusText()));
     ctl()->undoStack()->redo();
     QVERIFY(waitBuilt());
 
