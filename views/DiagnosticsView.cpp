@@ -125,7 +125,11 @@ void DiagnosticsView::add(Severity severity, const QString &file, const QString 
     button->setToolTip(tr("Opens %1 with this size; it is saved in the model's project file and shown in "
                           "Tune's input shapes, where it can be changed or undone.")
                            .arg(QFileInfo(file).fileName()));
-    connect(button, &QPushButton::clicked, this, [this, file, fix] { emit shapeFixRequested(file, fix); });
+    // Used once: the fix is then the project's (undo it there).
+    connect(button, &QPushButton::clicked, this, [this, button, file, fix] {
+      button->setEnabled(false);
+      emit shapeFixRequested(file, fix);
+    });
     // The button's row spans all columns, so a narrow message column never
     // cuts the button's text; its height is the button's (Qt sizes a row
     // to its item widgets' size hints).

@@ -291,12 +291,16 @@ void ExportDialog::showPlanned() {
     files << QString::fromStdString(name);
   QString format = r.recipe.format == kiln::OutputFormat::CModule ? tr("a static C module") : tr("a .kiln artifact");
   // The host's name is a phrase ("This computer"): lower case mid-sentence.
-  QString working = targetLabel(project_.recipe.target);
-  if (project_.recipe.target == "host" && !working.isEmpty())
-    working[0] = working[0].toLower();
+  auto inSentence = [](const std::string &target) {
+    QString label = targetLabel(target);
+    if (target == "host" && !label.isEmpty())
+      label[0] = label[0].toLower();
+    return label;
+  };
+  QString working = inSentence(project_.recipe.target);
   planned_->setText(tr("Export writes %1 for %2, profile %3, into %4: %5. The workbench keeps building for "
                        "%6; exporting does not change that.")
-                        .arg(format, targetLabel(r.recipe.target), QString::fromStdString(r.recipe.profile),
+                        .arg(format, inSentence(r.recipe.target), QString::fromStdString(r.recipe.profile),
                              QDir::cleanPath(folder_->text().trimmed()), files.join(QStringLiteral(", ")),
                              working));
 }

@@ -280,6 +280,7 @@ private slots:
              qPrintable(fix->text()));
 
     QTest::mouseClick(fix, Qt::LeftButton);
+    QVERIFY(!fix->isEnabled()); // used: the fix is the project's now
     QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
     QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
     QCOMPARE(w->document()->path, model);
