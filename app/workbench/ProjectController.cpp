@@ -663,6 +663,8 @@ void ProjectController::refreshTuning() {
   QModelIndex current = window_->selectionModel()->currentIndex();
   if (current.isValid())
     selectTuningRow(window_->dispatchModel()->dispatchAt(current.row()));
+  else
+    tuning_->table()->scrollToTop(); // another model, or nothing selected
 }
 
 void ProjectController::discoverInputs() {
