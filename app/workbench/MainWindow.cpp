@@ -327,7 +327,12 @@ void MainWindow::updateActions() {
   cancelButton_->setEnabled(compiling);
   cancelAction_->setEnabled(compiling);
   closeAction_->setEnabled(doc_ != nullptr);
-  runAction_->setEnabled(doc_ && !doc_->artifact.empty() && !isRunning());
+  runAction_->setEnabled(doc_ && !doc_->artifact.empty() && !isRunning() && !stale_);
+}
+
+void MainWindow::setStale(bool stale) {
+  stale_ = stale;
+  updateActions();
 }
 
 // A job counts until its finished handler has run (the worker may be done
@@ -483,6 +488,7 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
   QTransform zoom = graph->transform();
   QPointF centre = graph->mapToScene(graph->viewport()->rect().center());
   doc_ = std::move(doc);
+  stale_ = false;
   measured_.reset();
   auto plan = doc_ ? doc_->plan : nullptr;
   if (!sameModel)

@@ -92,6 +92,11 @@ public:
   /// True while the Run dock runs (runOnHost() or its button), until
   /// runFinished is emitted.
   bool isRunning() const;
+  /// The settings changed and could not be planned: the views keep the last
+  /// build that planned, which Run on Host no longer runs (it would not be
+  /// the settings' build). Cleared by the next document shown.
+  void setStale(bool stale);
+  bool isStale() const { return stale_; }
   /// The document shown (null before the first successful open).
   std::shared_ptr<const kiln::views::ModelDocument> document() const { return doc_; }
   /// The last measured run of the document (null if none).
@@ -215,6 +220,7 @@ private:
   QMenu *recentMenu_ = nullptr;
   QMenu *viewMenu_ = nullptr;
   QAction *closeAction_ = nullptr, *runAction_ = nullptr, *cancelAction_ = nullptr;
+  bool stale_ = false;
   QList<QDockWidget *> docks_;
   double viewUpdateMs_ = 0;
   ProjectController *project_ = nullptr;

@@ -607,9 +607,12 @@ void ProjectController::replan() {
         // The settings were refused (rejected input: a warning); the views
         // keep the last build that planned, and the status bar says so.
         window_->diagnostics()->add(DiagnosticsView::Severity::Warning, modelPath_, message);
-        if (window_->document())
+        if (window_->document()) {
           window_->setStatus(window_->summaryText() +
                              tr("; shown: the last settings that built (the current ones fail, see Diagnostics)"));
+          window_->setStale(true);
+          run_->setArtifact({}, QString()); // nothing of these settings to run
+        }
         buildTimer_.stop();
         emit replanFinished(false);
         return;

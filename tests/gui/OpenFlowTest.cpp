@@ -310,6 +310,11 @@ private slots:
     QVERIFY(!replanned.last().at(0).toBool());
     // The views keep the fixed build, and the status bar says they do.
     QVERIFY2(w->statusText().contains("the last settings that built"), qPrintable(w->statusText()));
+    // ... and Run on Host does not run that build as if it were these settings'.
+    QVERIFY(w->isStale());
+    for (QAction *a : w->findChildren<QAction *>())
+      if (a->shortcut() == QKeySequence(Qt::CTRL | Qt::Key_R))
+        QVERIFY(!a->isEnabled());
     ctl()->undoStack()->redo();
     QVERIFY(waitBuilt());
 
