@@ -251,6 +251,11 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
               window_->selectDispatch(id);
           });
   followDispatchSelection(this, nullptr, window->selectionModel(), [this](int64_t id) { selectTuningRow(id); });
+
+  // The re-plan and the build that follow a change write on Tune's message
+  // line: while the last save failed, "Not saved" stays after their text.
+  connect(this, &ProjectController::replanFinished, this, &ProjectController::reshowNotSaved);
+  connect(window, &MainWindow::compileFinished, this, &ProjectController::reshowNotSaved);
 }
 
 void ProjectController::selectTuningRow(int64_t id) {
@@ -554,20 +559,14 @@ void ProjectController::autosave() {
       d->raise();
   }
   tuning_->showMessage(notSaved_, true);
-  // The re-plan and the build that follow a change write on the same
-  // line: while the last save failed, the note stays after their text.
-  if (keepingNotSaved_)
+}
+
+void ProjectController::reshowNotSaved() {
+  if (notSaved_.isEmpty() || notSavedFor_ != projectPath_)
     return;
-  keepingNotSaved_ = true;
-  auto keep = [this] {
-    if (notSaved_.isEmpty() || notSavedFor_ != projectPath_)
-      return;
-    const QString shown = tuning_->messageLabel()->text();
-    if (!shown.endsWith(notSaved_))
-      tuning_->showMessage(shown.isEmpty() ? notSaved_ : shown + QStringLiteral(" \u2014 ") + notSaved_, true);
-  };
-  connect(this, &ProjectController::replanFinished, this, keep);
-  connect(window_, &MainWindow::compileFinished, this, keep);
+  const QString shown = tuning_->messageLabel()->text();
+  if (!shown.endsWith(notSaved_))
+    tuning_->showMessage(shown.isEmpty() ? notSaved_ : shown + QStringLiteral(" \u2014 ") + notSaved_, true);
 }
 
 void ProjectController::replan() {

@@ -135,6 +135,9 @@ private:
   void adoptPendingFixes();
   void switchModel(const QString &path);
   void autosave();
+  /// Appends notSaved_ to Tune's message line unless it ends with it (after
+  /// a re-plan's or a build's message); nothing once a save succeeded.
+  void reshowNotSaved();
   void replan();
   void discoverInputs();
   void refreshTuning();
@@ -179,7 +182,6 @@ private:
   /// `notSavedFor_` failed (empty once one succeeds); kept on Tune's
   /// message line after the re-plan's and the build's messages.
   QString notSaved_, notSavedFor_;
-  bool keepingNotSaved_ = false;
   /// Opened with a bare-metal target: the host build is shown first, then
   /// the target's plan (the model's path; empty for none).
   QString replanWhenShown_;
