@@ -24,6 +24,9 @@ packages=(
   libbenchmark-dev libopenblas-dev
   # The Python package (python/) and its tests (tests/python).
   python3-dev pybind11-dev python3-numpy python3-pytest
+  # ONNX import (core/lib/Import/ONNXModel.cpp) and the ONNX backend node
+  # tests (tests/onnx, /usr/share/libonnx-testdata/data/node).
+  libonnx-dev libprotobuf-dev libonnx-testdata
 )
 
 missing=()

@@ -43,6 +43,12 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
   if (!tfliteId && isArtifact(path, bytes))
     return makeError(name + ": a compiled .kiln artifact, not a model; run it "
                             "with `kiln run` or read its plan with `kiln inspect`");
+  if (path.ends_with(".onnx")) {
+    if (tfliteId)
+      return makeError(name + ": a TFLite flatbuffer (file identifier 'TFL3'), not an ONNX "
+                              "model; rename it to .tflite");
+    return importONNX(context, bytes, name, llvm::sys::path::parent_path(path), fixes);
+  }
   if (tfliteId || path.ends_with(".tflite"))
     return importTFLite(context, bytes, name, fixes);
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc")) {
@@ -55,7 +61,7 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
     return module;
   }
   return makeError(name + ": unrecognized model format (supported: TFLite "
-                          "flatbuffers '.tflite', TOSA MLIR '.mlir')");
+                          "flatbuffers '.tflite', ONNX '.onnx', TOSA MLIR '.mlir')");
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>>

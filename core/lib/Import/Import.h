@@ -30,8 +30,10 @@ struct ShapeFix;
 /// Attribute naming a model input (argument) or output (result).
 inline constexpr const char *kNameAttr = "kiln.name";
 
-/// Reads `path` and picks the importer from its contents: TFLite flatbuffer
-/// (file identifier "TFL3") or MLIR text/bytecode in the TOSA dialect.
+/// Reads `path` and picks the importer from its contents and name: TFLite
+/// flatbuffer (file identifier "TFL3"), ONNX ModelProto ('.onnx') or MLIR
+/// text/bytecode in the TOSA dialect. A file whose contents contradict its
+/// extension (a TFLite file named '.onnx') is refused with what it is.
 /// Errors name the file and what is supported.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
@@ -50,6 +52,22 @@ importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
              llvm::StringRef filename, const std::vector<ShapeFix> &fixes);
+
+/// Imports an ONNX ModelProto (IR version <= 8, default-domain opsets 7 to
+/// 17; read, checked and shape-inferred with libonnx 1.12, see ONNXModel.h).
+/// `filename` is used in messages and locations; external data files are
+/// read from `directory`. `fixes` set inputs' symbolic dimensions (by input
+/// name or index). Errors: not an ONNX model, versions or domains Kiln does
+/// not read, unsupported nodes (named with their name, op type, index and
+/// opset, followed by the supported list), symbolic dimensions left unfixed
+/// (with a --fix-shape suggestion), shapes that depend on run-time values.
+///
+/// Locations: NameLoc("Conv \"conv1\"#12", NameLoc(<first output name>,
+/// FileLineColLoc(<file>, <node index>, 0))).
+llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+importONNX(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+           llvm::StringRef filename, llvm::StringRef directory,
+           const std::vector<ShapeFix> &fixes);
 
 /// "[1,100000,100000,8]": a shape for messages.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);

@@ -1,0 +1,179 @@
+//===- ONNXConverter.h - ONNX node -> TOSA converters ----------*- C++ -*-===//
+//
+// The ONNX importer walks the nodes of the (checked, shape-inferred) graph in
+// order and hands each one, wrapped in a NodeContext, to the converter
+// registered for its op_type. A converter reads the node's inputs (SSA values,
+// or constants known at import time), its attributes (with the defaults of
+// the node's opset), emits TOSA ops and binds the outputs, either to SSA
+// values or to constants it folded.
+//
+// Values: float tensors (FLOAT, FLOAT16, DOUBLE, BFLOAT16) are f32 in the
+// IR; INT32 is i32, INT64 is i64, BOOL is i1; other integer types only as
+// constants. Shapes are static: graph inputs are fixed (their symbolic
+// dimensions by --fix-shape), and every converter computes its output shape
+// from its inputs'.
+//
+// Layout: ONNX tensors are NCHW. Converters of convolutions and pools
+// transpose to NHWC around the TOSA op (transposeToNHWC / transposeToNCHW);
+// the kiln-sink-transposes pass cancels the pairs between consecutive ops.
+//
+// Converters are grouped by family, one file each:
+//   ONNXConvOps.cpp        Conv ConvTranspose Gemm MatMul BatchNormalization
+//                          pools, LayerNormalization InstanceNormalization
+//   ONNXElementwiseOps.cpp unary and binary elementwise, activations, Where,
+//                          comparisons, logic, Clip, Cast of float values
+//   ONNXShapeOps.cpp       Shape Size Reshape Flatten Squeeze Unsqueeze
+//                          Transpose Concat Split Slice Gather Pad Tile Expand
+//                          ConstantOfShape Range Constant Identity Dropout
+//                          Cast CastLike
+//   ONNXReductionOps.cpp   Reduce* Softmax LogSoftmax ArgMax ArgMin
+//   ONNXResizeOps.cpp      Resize Upsample DepthToSpace SpaceToDepth
+//
+// ONNX semantics follow the operator specification of onnx 1.12
+// (docs/Operators.md, with each operator's version history); TOSA semantics
+// follow the TOSA 0.60 specification that MLIR 16's tosa dialect implements.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_IMPORT_ONNXCONVERTER_H
+#define KILN_CORE_IMPORT_ONNXCONVERTER_H
+
+#include "Import.h"
+#include "ONNXModel.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::onnx {
+using kiln::shapeString;
+
+class GraphImporter;
+
+/// One ONNX node being converted.
+class NodeContext {
+public:
+  NodeContext(GraphImporter &importer, const Node &node, mlir::Location loc);
+
+  const Node &node() const { return onnxNode; }
+  /// The model's default-domain opset (converters pick the semantics of the
+  /// operator version in force at this opset).
+  int64_t opset() const;
+  mlir::OpBuilder &builder();
+  mlir::Location loc() const { return location; }
+  mlir::MLIRContext *context();
+
+  // --- Inputs ------------------------------------------------------------
+  /// Number of input slots, omitted optional ones ("") included.
+  int numInputs() const { return int(onnxNode.inputs.size()); }
+  /// True if slot `i` exists and is not omitted.
+  bool hasInput(int i) const;
+  /// SSA value of input `i`; a constant becomes a tosa.const (float data as
+  /// f32, INT32 as i32, INT64 as i64, BOOL as i1). Fails (with a message
+  /// naming the input) if the slot is absent or its type is unsupported.
+  mlir::FailureOr<mlir::Value> input(int i);
+  /// The contents of input `i` when known at import time (an initializer, a
+  /// Constant node, or a value folded by an earlier converter); else nullptr.
+  const Tensor *constant(int i) const;
+  /// Static shape of input `i` (also for a constant).
+  std::vector<int64_t> inputShape(int i) const;
+  int64_t inputRank(int i) const { return int64_t(inputShape(i).size()); }
+  /// ONNX element type of input `i` (DataType code).
+  int32_t inputType(int i) const;
+  /// Constant input `i` as integers; fails naming the input unless it is a
+  /// constant integer tensor (what shape inputs such as Reshape's `shape`
+  /// must be: "its value must be known when the model is compiled").
+  mlir::FailureOr<std::vector<int64_t>> constantInts(int i);
+  /// Constant input `i` as floats (any numeric type); fails as constantInts.
+  mlir::FailureOr<std::vector<float>> constantFloats(int i);
+
+  // --- Attributes (defaults as the operator's spec gives them) -----------
+  bool hasAttr(const std::string &name) const;
+  int64_t attrInt(const std::string &name, int64_t def) const;
+  float attrFloat(const std::string &name, float def) const;
+  std::string attrString(const std::string &name, const std::string &def) const;
+  std::vector<int64_t> attrInts(const std::string &name,
+                                std::vector<int64_t> def = {}) const;
+  std::vector<float> attrFloats(const std::string &name, std::vector<float> def = {}) const;
+  /// A TENSOR attribute (Constant's value), or nullptr.
+  const Tensor *attrTensor(const std::string &name) const;
+
+  // --- Outputs -------------------------------------------------------------
+  int numOutputs() const { return int(onnxNode.outputs.size()); }
+  /// True if output slot `i` exists and is named (optional outputs are "").
+  bool hasOutput(int i) const;
+  /// Binds output `i` to `value` (a ranked tensor of static shape).
+  mlir::LogicalResult setOutput(int i, mlir::Value value);
+  /// Binds output `i` to a constant computed at import (shape arithmetic,
+  /// folded Constant/Shape/...): later nodes see it through constant(), and
+  /// it becomes a tosa.const only if a non-folding consumer asks input().
+  mlir::LogicalResult setConstant(int i, Tensor value);
+
+  /// Records "node #N Conv \"name\" (opset 13): <message>" and returns
+  /// failure.
+  mlir::LogicalResult fail(const llvm::Twine &message);
+
+  // --- Builders shared by converters --------------------------------------
+  mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape);
+  mlir::Value constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
+  mlir::Value constI32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> values);
+  mlir::Value constI64(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> values);
+  /// A tosa.const holding `tensor` (f32 / i32 / i64 / i1 as above).
+  mlir::FailureOr<mlir::Value> constTensor(const Tensor &tensor);
+  /// A rank-`rank` f32 tensor of ones-shape holding `value` (for broadcasts).
+  mlir::Value scalarF32(float value, int64_t rank);
+  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// tosa.transpose by `perm` (output dim k = input dim perm[k]).
+  mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
+  /// Rank-4 NCHW -> NHWC and NHWC -> NCHW (also rank 3 / 5: channels moved
+  /// from dim 1 to last and back).
+  mlir::Value transposeToChannelsLast(mlir::Value value);
+  mlir::Value transposeToChannelsFirst(mlir::Value value);
+  /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting rule).
+  mlir::Value broadcastRank(mlir::Value value, int64_t rank);
+  /// tosa.clamp over f32 with float bounds.
+  mlir::Value clamp(mlir::Value value, float lo, float hi);
+
+  /// Builds `OpTy` at this node's location.
+  template <typename OpTy, typename... Args>
+  mlir::Value create(mlir::Type type, Args &&...args) {
+    return builder().create<OpTy>(location, type, std::forward<Args>(args)...)
+        .getResult();
+  }
+
+private:
+  GraphImporter &importer;
+  const Node &onnxNode;
+  mlir::Location location;
+};
+
+/// Converts one node. Returns failure after calling NodeContext::fail.
+using ConverterFn = mlir::LogicalResult (*)(NodeContext &);
+using ConverterTable = std::map<std::string, ConverterFn>;
+
+void registerConvOps(ConverterTable &table);
+void registerElementwiseOps(ConverterTable &table);
+void registerShapeOps(ConverterTable &table);
+void registerReductionOps(ConverterTable &table);
+void registerResizeOps(ConverterTable &table);
+
+/// All registered converters, by op_type.
+const ConverterTable &converters();
+
+/// Normalizes a possibly negative axis of a rank-`rank` tensor; -1 if out
+/// of range.
+int64_t normalizeAxis(int64_t axis, int64_t rank);
+
+/// numpy broadcast of two shapes; fails (empty optional) if incompatible.
+std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                    llvm::ArrayRef<int64_t> b);
+
+} // namespace kiln::onnx
+
+#endif

@@ -1,0 +1,608 @@
+//===- ONNXImporter.cpp - ONNX ModelProto -> TOSA -------------------------===//
+//
+// Reads an ONNX model (ONNXModel.h: parsed, checked and shape-inferred by
+// libonnx) and emits one func.func @main in the TOSA dialect (see Import.h
+// for the form). Each node is converted by the converter registered for its
+// op_type (ONNXConverter.h); constants (initializers, Constant nodes, shape
+// arithmetic) are carried as data and folded, and become tosa.const only
+// where a computation reads them.
+//
+//===----------------------------------------------------------------------===//
+#include "Import.h"
+#include "ONNXConverter.h"
+
+#include "kiln/Compiler.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+#include <set>
+
+using namespace mlir;
+
+namespace kiln {
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+namespace onnx {
+
+const ConverterTable &converters() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    registerConvOps(t);
+    registerElementwiseOps(t);
+    registerShapeOps(t);
+    registerReductionOps(t);
+    registerResizeOps(t);
+    return t;
+  }();
+  return table;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < 0)
+    axis += rank;
+  return axis >= 0 && axis < std::max<int64_t>(rank, 1) ? axis : -1;
+}
+
+std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                    llvm::ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<int64_t> out(rank);
+  for (size_t k = 0; k < rank; ++k) {
+    int64_t da = k < rank - a.size() ? 1 : a[k - (rank - a.size())];
+    int64_t db = k < rank - b.size() ? 1 : b[k - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      return std::nullopt;
+    out[k] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+/// "Conv \"conv1\"#12" (the NameLoc text the plan reads: name '#' index).
+static std::string nodeTitle(const Node &node) {
+  return node.opType + (node.name.empty() ? "" : " \"" + node.name + "\"");
+}
+
+/// A value of the graph during import.
+struct Entry {
+  Value value;                            ///< Null until materialized.
+  std::shared_ptr<const Tensor> constant; ///< Known contents, if any.
+};
+
+/// Converts one ONNX graph to func.func @main.
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext &context, const Model &model, llvm::StringRef filename)
+      : context(context), model(model), filename(filename.str()), builder(&context) {}
+
+  llvm::Expected<OwningOpRef<ModuleOp>> run();
+
+  MLIRContext &context;
+  const Model &model;
+  std::string filename;
+  OpBuilder builder;
+  std::map<std::string, Entry> values;
+  std::string firstError;
+
+  Type elementType(int32_t onnxType) {
+    if (isFloatType(onnxType))
+      return builder.getF32Type();
+    switch (onnxType) {
+    case kInt32: return builder.getI32Type();
+    case kInt64: return builder.getI64Type();
+    case kBool: return builder.getI1Type();
+    default: return nullptr;
+    }
+  }
+  FailureOr<Value> materialize(const std::string &name, Location loc);
+  Location nodeLocation(const Node &node);
+
+private:
+  llvm::Error fail(const llvm::Twine &message) {
+    return makeError(filename + ": " + message);
+  }
+  llvm::Error checkInputs();
+  llvm::Error checkOperators();
+};
+
+FailureOr<Value> GraphImporter::materialize(const std::string &name, Location loc) {
+  auto it = values.find(name);
+  if (it == values.end())
+    return failure();
+  Entry &entry = it->second;
+  if (entry.value)
+    return entry.value;
+  if (!entry.constant)
+    return failure();
+  const Tensor &t = *entry.constant;
+  Type element = elementType(t.dataType);
+  if (!element)
+    return failure();
+  auto type = RankedTensorType::get(t.dims, element);
+  DenseElementsAttr attr;
+  if (element.isF32()) {
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<float>(t.floats));
+  } else if (element.isInteger(1)) {
+    llvm::SmallVector<bool> bits(t.ints.begin(), t.ints.end());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits));
+  } else if (element.isInteger(32)) {
+    llvm::SmallVector<int32_t> v(t.ints.begin(), t.ints.end());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(v));
+  } else {
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<int64_t>(t.ints));
+  }
+  // Constants go at the top of the function so later uses dominate.
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(builder.getInsertionBlock());
+  entry.value = builder.create<tosa::ConstOp>(loc, type, attr);
+  return entry.value;
+}
+
+Location GraphImporter::nodeLocation(const Node &node) {
+  // NameLoc("Conv \"conv1\"#12", NameLoc(<first output>, file:12:0)): the
+  // node's op type, name and index, its output value, the file.
+  std::string output = node.outputs.empty() ? "" : node.outputs.front();
+  Location file = FileLineColLoc::get(&context, filename, node.index, 0);
+  Location tensor = NameLoc::get(StringAttr::get(&context, output), file);
+  return NameLoc::get(
+      StringAttr::get(&context, nodeTitle(node) + "#" + std::to_string(node.index)), tensor);
+}
+
+llvm::Error GraphImporter::checkOperators() {
+  const ConverterTable &table = converters();
+  for (const Node &node : model.nodes) {
+    if (table.count(node.opType))
+      continue;
+    std::string supported;
+    for (const auto &[name, fn] : table)
+      supported += (supported.empty() ? "" : ", ") + name;
+    return fail("node #" + llvm::Twine(node.index) + " " + nodeTitle(node) + " (opset " +
+                llvm::Twine(model.opset) + "): operator " + node.opType +
+                " is not supported; Kiln imports " + supported);
+  }
+  return llvm::Error::success();
+}
+
+/// Dimension list for messages: "[batch,3,?,?]".
+static std::string symbolicShape(const ValueInfo &info) {
+  std::string s = "[";
+  for (size_t k = 0; k < info.dims.size(); ++k) {
+    if (k)
+      s += ",";
+    if (info.dims[k] >= 0)
+      s += std::to_string(info.dims[k]);
+    else
+      s += info.dimParams[k].empty() ? "?" : info.dimParams[k];
+  }
+  return s + "]";
+}
+
+llvm::Error GraphImporter::checkInputs() {
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    const ValueInfo &in = model.inputs[i];
+    if (!elementType(in.elementType) ||
+        (isFloatType(in.elementType) && in.elementType != kFloat))
+      return fail("input '" + in.name + "' has element type " + dataTypeName(in.elementType) +
+                  "; Kiln compiles float32 models (int32, int64 and bool inputs for indices "
+                  "and masks)");
+    if (!in.hasShape)
+      return fail("input '" + in.name + "' has no shape; give it one with --fix-shape=" +
+                  in.name + "=DIMS (e.g. 1x3x224x224)");
+    for (size_t k = 0; k < in.dims.size(); ++k)
+      if (in.dims[k] < 0)
+        return makeError(filename + ": input '" + in.name + "' (input " + std::to_string(i) +
+                         ") has dynamic dimension " + std::to_string(k) +
+                         (in.dimParams[k].empty() ? "" : " '" + in.dimParams[k] + "'") +
+                         " (shape " + symbolicShape(in) + "); Kiln compiles static shapes "
+                         "only: fix it with --fix-shape");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
+  if (llvm::Error err = checkInputs())
+    return std::move(err);
+  if (llvm::Error err = checkOperators())
+    return std::move(err);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(FileLineColLoc::get(&context, filename, 0, 0));
+  (*module)->setAttr("kiln.source", StringAttr::get(&context, filename));
+  builder.setInsertionPointToEnd(module->getBody());
+
+  llvm::SmallVector<Type> argTypes;
+  for (const ValueInfo &in : model.inputs)
+    argTypes.push_back(RankedTensorType::get(in.dims, elementType(in.elementType)));
+  auto func = builder.create<func::FuncOp>(FileLineColLoc::get(&context, filename, 0, 0),
+                                           "main", builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  for (size_t i = 0; i < model.inputs.size(); ++i) {
+    values[model.inputs[i].name].value = body->getArgument(i);
+    func.setArgAttr(i, kNameAttr, builder.getStringAttr(model.inputs[i].name));
+  }
+  for (const auto &[name, tensor] : model.initializers)
+    if (!values.count(name)) // a graph input shadows its initializer's default
+      values[name].constant = std::make_shared<const Tensor>(tensor);
+
+  const ConverterTable &table = converters();
+  for (const Node &node : model.nodes) {
+    for (const std::string &in : node.inputs)
+      if (!in.empty() && !values.count(in))
+        return fail("node #" + llvm::Twine(node.index) + " " + nodeTitle(node) +
+                    " reads '" + in + "', which no earlier node, input or initializer "
+                    "defines (the graph is not in topological order)");
+    NodeContext ctx(*this, node, nodeLocation(node));
+    if (failed(table.at(node.opType)(ctx)))
+      return makeError(filename + ": " + firstError);
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (!node.outputs[k].empty() && !values.count(node.outputs[k]))
+        return fail("node #" + llvm::Twine(node.index) + " " + nodeTitle(node) +
+                    ": the importer did not produce output '" + node.outputs[k] + "'");
+  }
+
+  llvm::SmallVector<Value> results;
+  for (const ValueInfo &out : model.outputs) {
+    Location loc = NameLoc::get(builder.getStringAttr(out.name),
+                                FileLineColLoc::get(&context, filename, 0, 0));
+    FailureOr<Value> v = materialize(out.name, loc);
+    if (failed(v))
+      return fail("graph output '" + out.name + "' is not computed by any node");
+    results.push_back(*v);
+  }
+  builder.create<func::ReturnOp>(func.getLoc(), results);
+  llvm::SmallVector<Type> resultTypes;
+  for (Value v : results)
+    resultTypes.push_back(v.getType());
+  func.setType(builder.getFunctionType(argTypes, resultTypes));
+  for (size_t i = 0; i < model.outputs.size(); ++i)
+    func.setResultAttr(i, kNameAttr, builder.getStringAttr(model.outputs[i].name));
+
+  std::string verifyError;
+  {
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      if (verifyError.empty()) {
+        std::string op, tensor;
+        describeLocation(diag.getLocation(), op, tensor);
+        verifyError = (op.empty() ? "" : op + ": ") + diag.str();
+      }
+      return success();
+    });
+    if (failed(verify(*module)))
+      return fail("internal error: the imported TOSA does not verify (" + verifyError +
+                  "); please report it with the model");
+  }
+  return std::move(module);
+}
+
+// --- NodeContext --------------------------------------------------------------
+
+NodeContext::NodeContext(GraphImporter &importer, const Node &node, Location loc)
+    : importer(importer), onnxNode(node), location(loc) {}
+
+int64_t NodeContext::opset() const { return importer.model.opset; }
+OpBuilder &NodeContext::builder() { return importer.builder; }
+MLIRContext *NodeContext::context() { return &importer.context; }
+
+bool NodeContext::hasInput(int i) const {
+  return i >= 0 && i < numInputs() && !onnxNode.inputs[i].empty();
+}
+
+FailureOr<Value> NodeContext::input(int i) {
+  if (!hasInput(i))
+    return fail("input " + llvm::Twine(i) + " is missing");
+  const std::string &name = onnxNode.inputs[i];
+  FailureOr<Value> v = importer.materialize(name, location);
+  if (failed(v))
+    return fail("input '" + name + "' has element type " +
+                dataTypeName(inputType(i)) +
+                "; Kiln computes float32, int32, int64 and bool tensors");
+  return v;
+}
+
+const Tensor *NodeContext::constant(int i) const {
+  if (!hasInput(i))
+    return nullptr;
+  auto it = importer.values.find(onnxNode.inputs[i]);
+  return it == importer.values.end() ? nullptr : it->second.constant.get();
+}
+
+std::vector<int64_t> NodeContext::inputShape(int i) const {
+  if (!hasInput(i))
+    return {};
+  const Entry &entry = importer.values.at(onnxNode.inputs[i]);
+  if (entry.constant)
+    return entry.constant->dims;
+  auto type = entry.value.getType().cast<RankedTensorType>();
+  return std::vector<int64_t>(type.getShape().begin(), type.getShape().end());
+}
+
+int32_t NodeContext::inputType(int i) const {
+  if (!hasInput(i))
+    return kUndefined;
+  const Entry &entry = importer.values.at(onnxNode.inputs[i]);
+  if (entry.constant)
+    return entry.constant->dataType;
+  Type element = entry.value.getType().cast<ShapedType>().getElementType();
+  if (element.isF32())
+    return kFloat;
+  if (element.isInteger(32))
+    return kInt32;
+  if (element.isInteger(1))
+    return kBool;
+  return kInt64;
+}
+
+FailureOr<std::vector<int64_t>> NodeContext::constantInts(int i) {
+  const Tensor *t = constant(i);
+  if (!t || t->isFloat())
+    return fail("input " + llvm::Twine(i) + " ('" + (hasInput(i) ? onnxNode.inputs[i] : "") +
+                "') must be a constant integer tensor: its value must be known when the "
+                "model is compiled");
+  return t->ints;
+}
+
+FailureOr<std::vector<float>> NodeContext::constantFloats(int i) {
+  const Tensor *t = constant(i);
+  if (!t)
+    return fail("input " + llvm::Twine(i) + " ('" + (hasInput(i) ? onnxNode.inputs[i] : "") +
+                "') must be a constant: its value must be known when the model is compiled");
+  if (t->isFloat())
+    return t->floats;
+  return std::vector<float>(t->ints.begin(), t->ints.end());
+}
+
+bool NodeContext::hasAttr(const std::string &name) const {
+  return onnxNode.attribute(name) != nullptr;
+}
+int64_t NodeContext::attrInt(const std::string &name, int64_t def) const {
+  const Attribute *a = onnxNode.attribute(name);
+  return a && a->kind == Attribute::Int ? a->i : def;
+}
+float NodeContext::attrFloat(const std::string &name, float def) const {
+  const Attribute *a = onnxNode.attribute(name);
+  return a && a->kind == Attribute::Float ? a->f : def;
+}
+std::string NodeContext::attrString(const std::string &name, const std::string &def) const {
+  const Attribute *a = onnxNode.attribute(name);
+  return a && a->kind == Attribute::String ? a->s : def;
+}
+std::vector<int64_t> NodeContext::attrInts(const std::string &name,
+                                           std::vector<int64_t> def) const {
+  const Attribute *a = onnxNode.attribute(name);
+  return a && a->kind == Attribute::Ints ? a->ints : def;
+}
+std::vector<float> NodeContext::attrFloats(const std::string &name,
+                                           std::vector<float> def) const {
+  const Attribute *a = onnxNode.attribute(name);
+  return a && a->kind == Attribute::Floats ? a->floats : def;
+}
+const Tensor *NodeContext::attrTensor(const std::string &name) const {
+  const Attribute *a = onnxNode.attribute(name);
+  return a && a->kind == Attribute::TensorValue ? a->t.get() : nullptr;
+}
+
+bool NodeContext::hasOutput(int i) const {
+  return i >= 0 && i < numOutputs() && !onnxNode.outputs[i].empty();
+}
+
+LogicalResult NodeContext::setOutput(int i, Value value) {
+  if (!hasOutput(i))
+    return success(); // an unnamed optional output nobody reads
+  auto type = value.getType().dyn_cast<RankedTensorType>();
+  if (!type || !type.hasStaticShape())
+    return fail("the shape of output '" + onnxNode.outputs[i] +
+                "' cannot be determined when the model is compiled");
+  // Where ONNX shape inference knows the shape, it must agree.
+  auto known = importer.model.values.find(onnxNode.outputs[i]);
+  if (known != importer.model.values.end() && known->second.hasShape) {
+    const ValueInfo &info = known->second;
+    bool same = info.dims.size() == size_t(type.getRank());
+    for (size_t k = 0; same && k < info.dims.size(); ++k)
+      same = info.dims[k] < 0 || info.dims[k] == type.getDimSize(k);
+    if (!same)
+      return fail("computed output '" + onnxNode.outputs[i] + "' of shape " +
+                  shapeString(type.getShape()) + " where ONNX shape inference gives " +
+                  shapeString(info.dims) + " (an importer error: please report it)");
+  }
+  importer.values[onnxNode.outputs[i]] = Entry{value, nullptr};
+  return success();
+}
+
+LogicalResult NodeContext::setConstant(int i, Tensor value) {
+  if (!hasOutput(i))
+    return success();
+  value.name = onnxNode.outputs[i];
+  importer.values[onnxNode.outputs[i]] = Entry{Value(), std::make_shared<const Tensor>(std::move(value))};
+  return success();
+}
+
+LogicalResult NodeContext::fail(const llvm::Twine &message) {
+  if (importer.firstError.empty())
+    importer.firstError = "node #" + std::to_string(onnxNode.index) + " " +
+                          nodeTitle(onnxNode) + " (opset " + std::to_string(opset()) +
+                          "): " + message.str();
+  return failure();
+}
+
+RankedTensorType NodeContext::f32Type(llvm::ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, builder().getF32Type());
+}
+
+Value NodeContext::constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values) {
+  auto type = f32Type(shape);
+  return builder().create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
+}
+Value NodeContext::constI32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> values) {
+  auto type = RankedTensorType::get(shape, builder().getI32Type());
+  return builder().create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
+}
+Value NodeContext::constI64(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, builder().getI64Type());
+  return builder().create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
+}
+
+FailureOr<Value> NodeContext::constTensor(const Tensor &tensor) {
+  Type element = importer.elementType(tensor.dataType);
+  if (!element)
+    return fail("constant '" + tensor.name + "' has element type " +
+                dataTypeName(tensor.dataType) + "; Kiln computes float32, int32, int64 and bool");
+  if (element.isF32())
+    return constF32(tensor.dims, tensor.floats);
+  if (element.isInteger(64))
+    return constI64(tensor.dims, tensor.ints);
+  auto type = RankedTensorType::get(tensor.dims, element);
+  if (element.isInteger(1)) {
+    llvm::SmallVector<bool> bits(tensor.ints.begin(), tensor.ints.end());
+    return builder()
+        .create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, llvm::ArrayRef<bool>(bits)))
+        .getResult();
+  }
+  llvm::SmallVector<int32_t> v(tensor.ints.begin(), tensor.ints.end());
+  return constI32(tensor.dims, v);
+}
+
+Value NodeContext::scalarF32(float value, int64_t rank) {
+  return constF32(llvm::SmallVector<int64_t>(rank, 1), {value});
+}
+
+Value NodeContext::reshape(Value value, llvm::ArrayRef<int64_t> shape) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getShape() == shape)
+    return value;
+  return create<tosa::ReshapeOp>(RankedTensorType::get(shape, type.getElementType()), value,
+                                 builder().getDenseI64ArrayAttr(shape));
+}
+
+Value NodeContext::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
+  auto type = value.getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape;
+  bool identity = true;
+  for (size_t k = 0; k < perm.size(); ++k) {
+    shape.push_back(type.getDimSize(perm[k]));
+    identity &= perm[k] == int32_t(k);
+  }
+  if (identity)
+    return value;
+  Value permValue = constI32({int64_t(perm.size())}, perm);
+  return create<tosa::TransposeOp>(RankedTensorType::get(shape, type.getElementType()), value,
+                                   permValue);
+}
+
+Value NodeContext::transposeToChannelsLast(Value value) {
+  int64_t rank = value.getType().cast<RankedTensorType>().getRank();
+  llvm::SmallVector<int32_t> perm = {0};
+  for (int32_t k = 2; k < rank; ++k)
+    perm.push_back(k);
+  perm.push_back(1);
+  return transpose(value, perm);
+}
+
+Value NodeContext::transposeToChannelsFirst(Value value) {
+  int64_t rank = value.getType().cast<RankedTensorType>().getRank();
+  llvm::SmallVector<int32_t> perm = {0, int32_t(rank - 1)};
+  for (int32_t k = 1; k < rank - 1; ++k)
+    perm.push_back(k);
+  return transpose(value, perm);
+}
+
+Value NodeContext::broadcastRank(Value value, int64_t rank) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getRank() >= rank)
+    return value;
+  llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
+  shape.append(type.getShape().begin(), type.getShape().end());
+  return reshape(value, shape);
+}
+
+Value NodeContext::clamp(Value value, float lo, float hi) {
+  return create<tosa::ClampOp>(value.getType(), value, builder().getI64IntegerAttr(0),
+                               builder().getI64IntegerAttr(0), builder().getF32FloatAttr(lo),
+                               builder().getF32FloatAttr(hi));
+}
+
+// --- Entry points -----------------------------------------------------------
+
+static std::vector<InputShape> inputShapes(const std::vector<ShapeFix> &fixes) {
+  std::vector<InputShape> out;
+  for (const ShapeFix &fix : fixes)
+    out.push_back({fix.input, fix.shape});
+  return out;
+}
+
+/// "1x3x224x224".
+static std::string dimsText(llvm::ArrayRef<int64_t> dims) {
+  std::string s;
+  for (int64_t d : dims)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+/// After a model with symbolic input dimensions fails to import: finds sizes
+/// that import (batch 1, other open dimensions tried at common sizes) and
+/// names them in the --fix-shape suggestion.
+static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+                                     llvm::StringRef filename, llvm::StringRef directory,
+                                     const std::vector<ShapeFix> &fixes, const Model &model,
+                                     std::string message) {
+  std::vector<const ValueInfo *> open;
+  for (const ValueInfo &in : model.inputs)
+    if (in.hasShape && llvm::any_of(in.dims, [](int64_t d) { return d < 0; }))
+      open.push_back(&in);
+  if (open.empty())
+    return makeError(message);
+  for (int64_t size : {224, 128, 64, 32, 1}) {
+    std::vector<ShapeFix> all = fixes;
+    for (const ValueInfo *in : open) {
+      ShapeFix fix{in->name, in->dims};
+      for (size_t k = 0; k < fix.shape.size(); ++k)
+        if (fix.shape[k] < 0)
+          fix.shape[k] = k == 0 && fix.shape.size() > 1 ? 1 : size;
+      all.push_back(fix);
+    }
+    std::string error;
+    auto fixed = readONNXModel(bytes.data(), bytes.size(), directory.str(), inputShapes(all),
+                               error);
+    if (!fixed)
+      continue;
+    GraphImporter attempt(context, *fixed, filename);
+    auto module = attempt.run();
+    if (!module) {
+      llvm::consumeError(module.takeError());
+      continue;
+    }
+    message += "=" + all[fixes.size()].input + "=" + dimsText(all[fixes.size()].shape);
+    for (size_t i = fixes.size() + 1; i < all.size(); ++i)
+      message += " and input '" + all[i].input + "' with --fix-shape=" + all[i].input + "=" +
+                 dimsText(all[i].shape);
+    return makeError(message);
+  }
+  return makeError(message + "=" + open.front()->name + "=DIMS (e.g. " +
+                   dimsText(llvm::SmallVector<int64_t>(open.front()->dims.size(), 1)) + ")");
+}
+
+} // namespace onnx
+
+llvm::Expected<OwningOpRef<ModuleOp>>
+importONNX(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+           llvm::StringRef directory, const std::vector<ShapeFix> &fixes) {
+  std::string error;
+  auto model = onnx::readONNXModel(bytes.data(), bytes.size(), directory.str(),
+                                   onnx::inputShapes(fixes), error);
+  if (!model)
+    return makeError(filename + ": " + error);
+  onnx::GraphImporter importer(context, *model, filename);
+  auto module = importer.run();
+  if (module)
+    return module;
+  std::string message = llvm::toString(module.takeError());
+  if (llvm::StringRef(message).ends_with("fix it with --fix-shape"))
+    return onnx::unfixedInputError(context, bytes, filename, directory, fixes, *model,
+                                   message);
+  return makeError(message);
+}
+
+} // namespace kiln

@@ -1,0 +1,499 @@
+//===- ONNXModel.cpp - Read an ONNX model with libonnx --------------------===//
+//
+// The one translation unit that includes protobuf and libonnx headers. It is
+// built with RTTI (libonnx's headers need it) and catches every exception
+// libonnx throws (checker::ValidationError, InferenceError, protobuf's), so
+// none crosses into the rest of core.
+//
+//===----------------------------------------------------------------------===//
+#include "ONNXModel.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/schema.h"
+#include "onnx/onnx_pb.h"
+#include "onnx/shape_inference/implementation.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+namespace kiln::onnx {
+
+std::string dataTypeName(int32_t type) {
+  switch (type) {
+  case kFloat: return "float32";
+  case kUInt8: return "uint8";
+  case kInt8: return "int8";
+  case kUInt16: return "uint16";
+  case kInt16: return "int16";
+  case kInt32: return "int32";
+  case kInt64: return "int64";
+  case kString: return "string";
+  case kBool: return "bool";
+  case kFloat16: return "float16";
+  case kDouble: return "float64";
+  case kUInt32: return "uint32";
+  case kUInt64: return "uint64";
+  case kBFloat16: return "bfloat16";
+  default: return "type " + std::to_string(type);
+  }
+}
+
+bool isFloatType(int32_t type) {
+  return type == kFloat || type == kFloat16 || type == kDouble || type == kBFloat16;
+}
+
+int64_t Tensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+const Attribute *Node::attribute(const std::string &name) const {
+  for (const Attribute &a : attributes)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+namespace {
+
+/// IEEE 754 binary16 bits -> float.
+float halfToFloat(uint16_t h) {
+  int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  float value;
+  if (exponent == 0)
+    value = std::ldexp(float(mantissa), -24);
+  else if (exponent == 31)
+    value = mantissa ? std::numeric_limits<float>::quiet_NaN()
+                     : std::numeric_limits<float>::infinity();
+  else
+    value = std::ldexp(float(mantissa | 0x400), exponent - 25);
+  return sign ? -value : value;
+}
+
+float bfloat16ToFloat(uint16_t b) {
+  uint32_t bits = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// Bytes per element of `raw_data` for a numeric type, 0 if not numeric.
+size_t rawElementBytes(int32_t type) {
+  switch (type) {
+  case kBool: case kUInt8: case kInt8: return 1;
+  case kUInt16: case kInt16: case kFloat16: case kBFloat16: return 2;
+  case kFloat: case kInt32: case kUInt32: return 4;
+  case kInt64: case kDouble: case kUInt64: return 8;
+  default: return 0;
+  }
+}
+
+template <typename T> T loadLE(const char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T)); // x86-64, aarch64 and riscv64 hosts are little endian
+  return v;
+}
+
+/// Appends element `i` of little-endian `raw` of `type` to `out`.
+void appendRaw(const char *p, int32_t type, Tensor &out) {
+  switch (type) {
+  case kFloat: out.floats.push_back(loadLE<float>(p)); break;
+  case kDouble: out.floats.push_back(float(loadLE<double>(p))); break;
+  case kFloat16: out.floats.push_back(halfToFloat(loadLE<uint16_t>(p))); break;
+  case kBFloat16: out.floats.push_back(bfloat16ToFloat(loadLE<uint16_t>(p))); break;
+  case kBool: out.ints.push_back(*p ? 1 : 0); break;
+  case kUInt8: out.ints.push_back(loadLE<uint8_t>(p)); break;
+  case kInt8: out.ints.push_back(loadLE<int8_t>(p)); break;
+  case kUInt16: out.ints.push_back(loadLE<uint16_t>(p)); break;
+  case kInt16: out.ints.push_back(loadLE<int16_t>(p)); break;
+  case kInt32: out.ints.push_back(loadLE<int32_t>(p)); break;
+  case kUInt32: out.ints.push_back(loadLE<uint32_t>(p)); break;
+  case kInt64: out.ints.push_back(loadLE<int64_t>(p)); break;
+  case kUInt64: out.ints.push_back(int64_t(loadLE<uint64_t>(p))); break;
+  }
+}
+
+/// Reads an external-data tensor's bytes from beside the model.
+bool readExternal(const ::onnx::TensorProto &proto, const std::string &directory,
+                  std::string &bytes, std::string &error) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : proto.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::strtoll(entry.value().c_str(), nullptr, 10);
+    else if (entry.key() == "length")
+      length = std::strtoll(entry.value().c_str(), nullptr, 10);
+  }
+  if (location.empty() || location[0] == '/' || location.find("..") != std::string::npos) {
+    error = "initializer '" + proto.name() + "' has external data at '" + location +
+            "'; Kiln reads external data only from files beside the model";
+    return false;
+  }
+  std::string path = (directory.empty() ? std::string(".") : directory) + "/" + location;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    error = "initializer '" + proto.name() + "': cannot read its external data file '" +
+            path + "'";
+    return false;
+  }
+  std::stringstream all;
+  all << file.rdbuf();
+  std::string content = all.str();
+  if (offset < 0 || offset > int64_t(content.size()) ||
+      (length >= 0 && offset + length > int64_t(content.size()))) {
+    error = "initializer '" + proto.name() + "': external data range [" +
+            std::to_string(offset) + ", +" + std::to_string(length) + ") is outside '" +
+            path + "' (" + std::to_string(content.size()) + " bytes)";
+    return false;
+  }
+  bytes = content.substr(size_t(offset), length < 0 ? std::string::npos : size_t(length));
+  return true;
+}
+
+/// TensorProto -> Tensor (typed fields or raw_data, or external data).
+bool convertTensor(const ::onnx::TensorProto &proto, const std::string &directory,
+                   Tensor &out, std::string &error) {
+  out.name = proto.name();
+  out.dataType = proto.data_type();
+  out.dims.assign(proto.dims().begin(), proto.dims().end());
+  size_t elementBytes = rawElementBytes(out.dataType);
+  if (!elementBytes) {
+    error = "tensor '" + proto.name() + "' has element type " + dataTypeName(out.dataType) +
+            "; Kiln reads numeric and bool tensors";
+    return false;
+  }
+  int64_t n = 1;
+  for (int64_t d : out.dims) {
+    if (d < 0 || (d && n > std::numeric_limits<int64_t>::max() / d)) {
+      error = "tensor '" + proto.name() + "' has an invalid shape";
+      return false;
+    }
+    n *= d;
+  }
+  std::string external;
+  const std::string *raw = nullptr;
+  if (proto.data_location() == ::onnx::TensorProto::EXTERNAL) {
+    if (!readExternal(proto, directory, external, error))
+      return false;
+    raw = &external;
+  } else if (proto.has_raw_data()) {
+    raw = &proto.raw_data();
+  }
+  if (raw) {
+    if (raw->size() != size_t(n) * elementBytes) {
+      error = "tensor '" + proto.name() + "' holds " + std::to_string(raw->size()) +
+              " bytes of data for " + std::to_string(n) + " elements of " +
+              dataTypeName(out.dataType);
+      return false;
+    }
+    for (int64_t i = 0; i < n; ++i)
+      appendRaw(raw->data() + i * elementBytes, out.dataType, out);
+    return true;
+  }
+  switch (out.dataType) {
+  case kFloat: out.floats.assign(proto.float_data().begin(), proto.float_data().end()); break;
+  case kDouble:
+    for (double d : proto.double_data())
+      out.floats.push_back(float(d));
+    break;
+  case kFloat16:
+    for (int32_t v : proto.int32_data())
+      out.floats.push_back(halfToFloat(uint16_t(v)));
+    break;
+  case kBFloat16:
+    for (int32_t v : proto.int32_data())
+      out.floats.push_back(bfloat16ToFloat(uint16_t(v)));
+    break;
+  case kInt64: out.ints.assign(proto.int64_data().begin(), proto.int64_data().end()); break;
+  case kUInt32: case kUInt64:
+    for (uint64_t v : proto.uint64_data())
+      out.ints.push_back(int64_t(v));
+    break;
+  default:
+    out.ints.assign(proto.int32_data().begin(), proto.int32_data().end());
+    if (out.dataType == kBool)
+      for (int64_t &v : out.ints)
+        v = v ? 1 : 0;
+  }
+  size_t have = out.isFloat() ? out.floats.size() : out.ints.size();
+  if (have != size_t(n)) {
+    error = "tensor '" + proto.name() + "' holds " + std::to_string(have) +
+            " elements for shape of " + std::to_string(n);
+    return false;
+  }
+  return true;
+}
+
+ValueInfo convertValueInfo(const ::onnx::ValueInfoProto &proto) {
+  ValueInfo info;
+  info.name = proto.name();
+  if (!proto.type().has_tensor_type())
+    return info;
+  const auto &tensor = proto.type().tensor_type();
+  info.elementType = tensor.elem_type();
+  if (!tensor.has_shape())
+    return info;
+  info.hasShape = true;
+  for (const auto &dim : tensor.shape().dim()) {
+    bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+    info.dims.push_back(known ? dim.dim_value() : -1);
+    info.dimParams.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+  }
+  return info;
+}
+
+bool convertAttribute(const ::onnx::AttributeProto &proto, const std::string &directory,
+                      Attribute &out, std::string &error) {
+  using A = ::onnx::AttributeProto;
+  out.name = proto.name();
+  switch (proto.type()) {
+  case A::FLOAT: out.kind = Attribute::Float; out.f = proto.f(); break;
+  case A::INT: out.kind = Attribute::Int; out.i = proto.i(); break;
+  case A::STRING: out.kind = Attribute::String; out.s = proto.s(); break;
+  case A::TENSOR:
+    out.kind = Attribute::TensorValue;
+    out.t = std::make_shared<Tensor>();
+    if (!convertTensor(proto.t(), directory, *out.t, error))
+      return false;
+    break;
+  case A::GRAPH: out.kind = Attribute::Graph; break;
+  case A::FLOATS:
+    out.kind = Attribute::Floats;
+    out.floats.assign(proto.floats().begin(), proto.floats().end());
+    break;
+  case A::INTS:
+    out.kind = Attribute::Ints;
+    out.ints.assign(proto.ints().begin(), proto.ints().end());
+    break;
+  case A::STRINGS:
+    out.kind = Attribute::Strings;
+    out.strings.assign(proto.strings().begin(), proto.strings().end());
+    break;
+  default: out.kind = Attribute::Other;
+  }
+  return true;
+}
+
+bool isDefaultDomain(const std::string &domain) {
+  return domain.empty() || domain == "ai.onnx";
+}
+
+/// Checks versions and domains before anything else runs on the model.
+bool checkVersions(const ::onnx::ModelProto &proto, int64_t &opset, std::string &error) {
+  if (proto.ir_version() > kMaxIrVersion) {
+    error = "IR version " + std::to_string(proto.ir_version()) +
+            "; Kiln reads ONNX IR versions up to " + std::to_string(kMaxIrVersion) +
+            " (ONNX 1.12)";
+    return false;
+  }
+  opset = -1;
+  for (const auto &entry : proto.opset_import())
+    if (isDefaultDomain(entry.domain()))
+      opset = entry.version();
+  if (opset < 0) {
+    error = "no opset of the default ONNX domain is imported";
+    return false;
+  }
+  if (opset > kMaxOpset || opset < kMinOpset) {
+    error = "opset " + std::to_string(opset) + " of the default domain; Kiln reads opsets " +
+            std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset);
+    return false;
+  }
+  int index = 0;
+  for (const auto &node : proto.graph().node()) {
+    if (!isDefaultDomain(node.domain())) {
+      error = "node #" + std::to_string(index) + " " + node.op_type() + " \"" + node.name() +
+              "\" is in domain '" + node.domain() +
+              "'; Kiln reads operators of the default ONNX domain only";
+      return false;
+    }
+    ++index;
+  }
+  return true;
+}
+
+/// Applies the input shape fixes to the graph's input types.
+bool applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shapes,
+                 std::string &error) {
+  std::set<std::string> initializerNames;
+  for (const auto &init : proto.graph().initializer())
+    initializerNames.insert(init.name());
+  std::vector<::onnx::ValueInfoProto *> inputs;
+  for (auto &input : *proto.mutable_graph()->mutable_input())
+    if (!initializerNames.count(input.name()))
+      inputs.push_back(&input);
+  for (const InputShape &fix : shapes) {
+    ::onnx::ValueInfoProto *target = nullptr;
+    for (auto *input : inputs)
+      if (input->name() == fix.input)
+        target = input;
+    if (!target && !fix.input.empty() &&
+        fix.input.find_first_not_of("0123456789") == std::string::npos) {
+      size_t index = std::strtoul(fix.input.c_str(), nullptr, 10);
+      if (index < inputs.size())
+        target = inputs[index];
+    }
+    if (!target) {
+      std::string names;
+      for (auto *input : inputs)
+        names += (names.empty() ? "'" : ", '") + input->name() + "'";
+      error = "--fix-shape names input '" + fix.input + "', which the model does not have "
+              "(its inputs: " + names + ")";
+      return false;
+    }
+    auto *tensor = target->mutable_type()->mutable_tensor_type();
+    if (tensor->has_shape() && tensor->shape().dim_size() != int(fix.shape.size())) {
+      error = "--fix-shape gives input '" + target->name() + "' rank " +
+              std::to_string(fix.shape.size()) + "; the model declares rank " +
+              std::to_string(tensor->shape().dim_size());
+      return false;
+    }
+    for (size_t k = 0; k < fix.shape.size() && tensor->has_shape(); ++k) {
+      const auto &dim = tensor->shape().dim(int(k));
+      if (dim.has_dim_value() && dim.dim_value() != fix.shape[k]) {
+        error = "--fix-shape gives input '" + target->name() + "' dimension " +
+                std::to_string(k) + " = " + std::to_string(fix.shape[k]) +
+                "; the model fixes it to " + std::to_string(dim.dim_value());
+        return false;
+      }
+    }
+    auto *shape = tensor->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : fix.shape)
+      shape->add_dim()->set_dim_value(d);
+  }
+  return true;
+}
+
+bool convertGraph(const ::onnx::ModelProto &proto, const std::string &directory, Model &model,
+                  std::string &error) {
+  const ::onnx::GraphProto &graph = proto.graph();
+  model.irVersion = proto.ir_version();
+  model.producer = proto.producer_name() +
+                   (proto.producer_version().empty() ? "" : " " + proto.producer_version());
+  for (const auto &init : graph.initializer()) {
+    Tensor tensor;
+    if (!convertTensor(init, directory, tensor, error))
+      return false;
+    model.initializers[init.name()] = std::move(tensor);
+  }
+  for (const auto &input : graph.input()) {
+    ValueInfo info = convertValueInfo(input);
+    model.values[info.name] = info;
+    if (!model.initializers.count(input.name()))
+      model.inputs.push_back(info);
+  }
+  for (const auto &output : graph.output()) {
+    ValueInfo info = convertValueInfo(output);
+    model.values[info.name] = info;
+    model.outputs.push_back(info);
+  }
+  for (const auto &value : graph.value_info())
+    model.values[value.name()] = convertValueInfo(value);
+  int index = 0;
+  for (const auto &proto : graph.node()) {
+    Node node;
+    node.index = index++;
+    node.name = proto.name();
+    node.opType = proto.op_type();
+    node.domain = proto.domain();
+    node.inputs.assign(proto.input().begin(), proto.input().end());
+    node.outputs.assign(proto.output().begin(), proto.output().end());
+    for (const auto &attr : proto.attribute()) {
+      Attribute a;
+      if (!convertAttribute(attr, directory, a, error)) {
+        error = "node #" + std::to_string(node.index) + " " + node.opType + ": " + error;
+        return false;
+      }
+      node.attributes.push_back(std::move(a));
+    }
+    model.nodes.push_back(std::move(node));
+  }
+  return true;
+}
+
+} // namespace
+
+std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
+                                   const std::string &directory,
+                                   const std::vector<InputShape> &shapes, std::string &error) {
+  try {
+    ::onnx::ModelProto proto;
+    if (size > size_t(std::numeric_limits<int>::max()) ||
+        !proto.ParseFromArray(data, int(size))) {
+      error = "not a valid ONNX model (the protobuf ModelProto does not parse: the file "
+              "is truncated, garbled or of another format)";
+      return std::nullopt;
+    }
+    if (!proto.has_graph() || (proto.graph().node_size() == 0 && proto.graph().output_size() == 0)) {
+      error = "not a valid ONNX model (no graph: the file is empty or of another format)";
+      return std::nullopt;
+    }
+    Model model;
+    if (!checkVersions(proto, model.opset, error))
+      return std::nullopt;
+    if (!applyShapes(proto, shapes, error))
+      return std::nullopt;
+    // The checker reads external data from its own base path; Kiln reads
+    // those bytes itself (convertTensor), so only structure is checked here.
+    try {
+      ::onnx::checker::CheckerContext ctx;
+      ctx.set_ir_version(int(proto.ir_version()));
+      std::unordered_map<std::string, int> opsets;
+      for (const auto &entry : proto.opset_import())
+        opsets[entry.domain()] = int(entry.version());
+      ctx.set_opset_imports(opsets);
+      ctx.set_schema_registry(::onnx::OpSchemaRegistry::Instance());
+      ::onnx::checker::LexicalScopeContext lex;
+      ::onnx::checker::check_graph(proto.graph(), ctx, lex);
+    } catch (const std::exception &e) {
+      std::string what = e.what();
+      if (size_t nl = what.find('\n'); nl != std::string::npos)
+        what.resize(nl);
+      error = "the ONNX checker refuses the model: " + what;
+      return std::nullopt;
+    }
+    try {
+      ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                            /*data_prop=*/true);
+      ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
+                                           options);
+    } catch (const std::exception &) {
+      // Shapes inference could not finish; the importer computes every shape
+      // itself and names the node whose shape it cannot determine.
+    }
+    if (!convertGraph(proto, directory, model, error))
+      return std::nullopt;
+    return model;
+  } catch (const std::exception &e) {
+    error = std::string("cannot read the ONNX model: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+std::optional<Tensor> readTensorProto(const uint8_t *data, size_t size, std::string &error) {
+  try {
+    ::onnx::TensorProto proto;
+    if (size > size_t(std::numeric_limits<int>::max()) || !proto.ParseFromArray(data, int(size))) {
+      error = "not a serialized ONNX TensorProto";
+      return std::nullopt;
+    }
+    Tensor tensor;
+    if (!convertTensor(proto, "", tensor, error))
+      return std::nullopt;
+    return tensor;
+  } catch (const std::exception &e) {
+    error = std::string("cannot read the tensor: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+} // namespace kiln::onnx
