@@ -1,10 +1,350 @@
-//===- ONNXReductionOps.cpp - ONNX Reduction converters -----------------------------===//
+//===- ONNXReductionOps.cpp - Reductions, softmax, argmax ------------------===//
+//
+// ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2
+// ReduceSumSquare ReduceLogSum ReduceLogSumExp, Softmax LogSoftmax Hardmax,
+// ArgMax ArgMin; float32 data.
+//
+// TOSA reductions take one axis of a rank 1-4 tensor and keep it as a size-1
+// dimension. A reduction over several axes of a tensor of any rank is first
+// viewed with size-1 dimensions dropped and neighbouring dimensions of the
+// same kind (reduced or kept) merged; that leaves at most 4 dimensions for
+// almost any input (otherwise the kept dimensions are transposed in front
+// and the tensor viewed as [kept, reduced]). Each remaining reduced dimension
+// is one TOSA reduction. Softmax-like ops and ArgMax/ArgMin view their input
+// as [outer, axis, inner] and work on the middle dimension.
+//
+//===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+
+#include <array>
 
 using namespace mlir;
 
 namespace kiln::onnx {
+namespace {
 
-void registerReductionOps(ConverterTable &table) {}
+enum class Reduction { Sum, Max, Min, Prod };
+
+int64_t product(llvm::ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+llvm::ArrayRef<int64_t> shapeOf(Value v) {
+  return v.getType().cast<RankedTensorType>().getShape();
+}
+
+/// The float32 data input 0, or failure naming its element type.
+FailureOr<Value> floatInput(NodeContext &ctx) {
+  if (ctx.hasInput(0) && !isFloatType(ctx.inputType(0)))
+    return ctx.fail("input 0 has element type " + dataTypeName(ctx.inputType(0)) +
+                    "; Kiln supports this operator on float tensors only");
+  return ctx.input(0);
+}
+
+Value mul(NodeContext &ctx, Value a, Value b) {
+  return ctx.create<tosa::MulOp>(a.getType(), a, b, ctx.builder().getI32IntegerAttr(0));
+}
+
+/// One TOSA reduction over `axis` (kept as a size-1 dimension).
+Value reduceAxis(NodeContext &ctx, Value value, int64_t axis, Reduction kind) {
+  llvm::SmallVector<int64_t> shape(shapeOf(value));
+  shape[axis] = 1;
+  auto type = RankedTensorType::get(
+      shape, value.getType().cast<RankedTensorType>().getElementType());
+  IntegerAttr attr = ctx.builder().getI64IntegerAttr(axis);
+  switch (kind) {
+  case Reduction::Max: return ctx.create<tosa::ReduceMaxOp>(type, value, attr);
+  case Reduction::Min: return ctx.create<tosa::ReduceMinOp>(type, value, attr);
+  case Reduction::Prod: return ctx.create<tosa::ReduceProdOp>(type, value, attr);
+  case Reduction::Sum: break;
+  }
+  return ctx.create<tosa::ReduceSumOp>(type, value, attr);
+}
+
+/// Reduces `value` over the dimensions flagged in `reduced`; the result keeps
+/// the input's rank with reduced dimensions of size 1.
+Value reduceDims(NodeContext &ctx, Value value, llvm::ArrayRef<bool> reduced,
+                 Reduction kind) {
+  llvm::SmallVector<int64_t> shape(shapeOf(value)), keepShape;
+  for (size_t i = 0; i < shape.size(); ++i)
+    keepShape.push_back(reduced[i] ? 1 : shape[i]);
+  // Runs of equally flagged dimensions merge; size-1 dimensions drop out.
+  llvm::SmallVector<int64_t> groups;
+  llvm::SmallVector<bool> groupReduced;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 1)
+      continue;
+    if (!groups.empty() && groupReduced.back() == reduced[i]) {
+      groups.back() *= shape[i];
+    } else {
+      groups.push_back(shape[i]);
+      groupReduced.push_back(reduced[i]);
+    }
+  }
+  if (!llvm::is_contained(groupReduced, true))
+    return ctx.reshape(value, keepShape);
+  value = ctx.reshape(value, groups);
+  if (groups.size() > 4) {
+    // Alternating kept/reduced groups: kept ones first (in order), so the
+    // [kept, reduced] view reduces to keepShape's layout.
+    llvm::SmallVector<int32_t> perm;
+    int64_t kept = 1, folded = 1;
+    for (bool pickReduced : {false, true})
+      for (size_t g = 0; g < groups.size(); ++g)
+        if (groupReduced[g] == pickReduced) {
+          perm.push_back(int32_t(g));
+          (pickReduced ? folded : kept) *= groups[g];
+        }
+    value = ctx.reshape(ctx.transpose(value, perm), {kept, folded});
+    groupReduced = {false, true};
+  }
+  for (size_t g = 0; g < groupReduced.size(); ++g)
+    if (groupReduced[g])
+      value = reduceAxis(ctx, value, int64_t(g), kind);
+  return ctx.reshape(value, keepShape);
+}
+
+/// What a Reduce* node reduces, read from its attributes and inputs.
+struct ReducePlan {
+  llvm::SmallVector<bool> reduced; ///< Per input dimension.
+  bool keepDims = true;
+  bool identity = false; ///< Empty axes with noop_with_empty_axes = 1.
+  int64_t count = 1;     ///< Elements folded into each output element.
+};
+
+/// Axes come from the `axes` attribute, or from the optional constant input
+/// 1 where the operator version takes them as an input (ReduceSum from opset
+/// 13, the other Reduce* from opset 18). Negative axes count from the back;
+/// no axes reduce every dimension unless noop_with_empty_axes = 1 (which only
+/// the input form has), then the node is the identity.
+FailureOr<ReducePlan> planReduce(NodeContext &ctx, llvm::ArrayRef<int64_t> shape) {
+  const std::string &op = ctx.node().opType;
+  bool axesInput = ctx.opset() >= (op == "ReduceSum" ? 13 : 18);
+  std::vector<int64_t> axes;
+  if (axesInput && ctx.hasInput(1)) {
+    auto values = ctx.constantInts(1);
+    if (failed(values))
+      return failure();
+    axes = *values;
+  } else if (!axesInput) {
+    axes = ctx.attrInts("axes");
+  }
+  ReducePlan plan;
+  plan.keepDims = ctx.attrInt("keepdims", 1) != 0;
+  int64_t rank = int64_t(shape.size());
+  plan.reduced.assign(rank, axes.empty());
+  if (axes.empty() && axesInput && ctx.attrInt("noop_with_empty_axes", 0) != 0) {
+    plan.identity = true;
+    plan.reduced.assign(rank, false);
+    return plan;
+  }
+  for (int64_t axis : axes) {
+    int64_t a = normalizeAxis(axis, rank);
+    if (a < 0 || rank == 0)
+      return ctx.fail("axis " + llvm::Twine(axis) + " is out of range for an input of rank " +
+                      llvm::Twine(rank) + " (axes lie in [-rank, rank-1])");
+    plan.reduced[a] = true;
+  }
+  for (int64_t k = 0; k < rank; ++k)
+    if (plan.reduced[k])
+      plan.count *= shape[k];
+  return plan;
+}
+
+/// The reduced value (keepdims form) of one Reduce* operator.
+Value reduceFor(NodeContext &ctx, const std::string &op, Value x,
+                llvm::ArrayRef<bool> reduced, int64_t count) {
+  int64_t rank = int64_t(shapeOf(x).size());
+  auto type = [&](Value v) { return v.getType(); };
+  if (op == "ReduceMax")
+    return reduceDims(ctx, x, reduced, Reduction::Max);
+  if (op == "ReduceMin")
+    return reduceDims(ctx, x, reduced, Reduction::Min);
+  if (op == "ReduceProd")
+    return reduceDims(ctx, x, reduced, Reduction::Prod);
+  if (op == "ReduceL1")
+    return reduceDims(ctx, ctx.create<tosa::AbsOp>(type(x), x), reduced, Reduction::Sum);
+  if (op == "ReduceL2" || op == "ReduceSumSquare") {
+    Value s = reduceDims(ctx, mul(ctx, x, x), reduced, Reduction::Sum);
+    if (op == "ReduceSumSquare")
+      return s;
+    return ctx.create<tosa::PowOp>(type(s), s, ctx.scalarF32(0.5f, rank));
+  }
+  if (op == "ReduceLogSum") {
+    Value s = reduceDims(ctx, x, reduced, Reduction::Sum);
+    return ctx.create<tosa::LogOp>(type(s), s);
+  }
+  if (op == "ReduceLogSumExp") {
+    // max + log(sum(exp(x - max))): no overflow for large inputs.
+    Value m = reduceDims(ctx, x, reduced, Reduction::Max);
+    Value e = ctx.create<tosa::ExpOp>(type(x), ctx.create<tosa::SubOp>(type(x), x, m));
+    Value s = reduceDims(ctx, e, reduced, Reduction::Sum);
+    return ctx.create<tosa::AddOp>(type(s), m, ctx.create<tosa::LogOp>(type(s), s));
+  }
+  Value s = reduceDims(ctx, x, reduced, Reduction::Sum);
+  if (op == "ReduceMean" && count != 1)
+    s = mul(ctx, s, ctx.scalarF32(float(1.0 / double(count)), rank));
+  return s;
+}
+
+/// Reduce{Sum,Mean,Max,Min,Prod,L1,L2,SumSquare,LogSum,LogSumExp} (opsets
+/// 1-18; see planReduce for the axes): data [d0..dn-1] -> the reduced
+/// dimensions become 1 (keepdims = 1, the default) or are removed. L1 sums
+/// |x|, L2 is sqrt(sum(x^2)), SumSquare sum(x^2), LogSum log(sum(x)),
+/// LogSumExp log(sum(exp(x))) computed as max + log(sum(exp(x - max))).
+LogicalResult convertReduce(NodeContext &ctx) {
+  auto x = floatInput(ctx);
+  if (failed(x))
+    return failure();
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  auto plan = planReduce(ctx, shape);
+  if (failed(plan))
+    return failure();
+  if (plan->identity)
+    return ctx.setOutput(0, *x);
+  if (plan->count == 0)
+    return ctx.fail("reduces a dimension of size 0; empty reductions are not supported");
+  Value r = reduceFor(ctx, ctx.node().opType, *x, plan->reduced, plan->count);
+  llvm::SmallVector<int64_t> outShape;
+  for (size_t k = 0; k < shape.size(); ++k)
+    if (!plan->reduced[k] || plan->keepDims)
+      outShape.push_back(plan->reduced[k] ? 1 : shape[k]);
+  return ctx.setOutput(0, ctx.reshape(r, outShape));
+}
+
+/// The [outer, K, inner] view of a softmax-like operator's input: before
+/// opset 13 the input is coerced to 2-D at `axis` (default 1) and the
+/// operator runs over the whole second dimension ([prod(d0..axis-1),
+/// prod(d_axis..)], inner = 1); from 13 it runs over the one axis (default
+/// -1).
+FailureOr<std::array<int64_t, 3>> softmaxView(NodeContext &ctx, llvm::ArrayRef<int64_t> shape) {
+  bool coerce = ctx.opset() < 13;
+  int64_t rank = int64_t(shape.size());
+  int64_t attr = ctx.attrInt("axis", coerce ? 1 : -1);
+  int64_t axis = attr < 0 ? attr + rank : attr;
+  if (rank == 0 || axis < 0 || axis >= rank)
+    return ctx.fail("axis " + llvm::Twine(attr) + " is out of range for an input of rank " +
+                    llvm::Twine(rank));
+  llvm::ArrayRef<int64_t> s(shape);
+  if (coerce)
+    return std::array<int64_t, 3>{product(s.take_front(axis)), product(s.drop_front(axis)), 1};
+  return std::array<int64_t, 3>{product(s.take_front(axis)), shape[axis],
+                                product(s.drop_front(axis + 1))};
+}
+
+/// Softmax exp(x - max) / sum(exp(x - max)) and LogSoftmax
+/// (x - max) - log(sum(exp(x - max))) over the axis (see softmaxView), any
+/// rank; the output has the input's shape. The max is subtracted first so
+/// large inputs do not overflow.
+LogicalResult convertSoftmax(NodeContext &ctx) {
+  auto x = floatInput(ctx);
+  if (failed(x))
+    return failure();
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  auto view = softmaxView(ctx, shape);
+  if (failed(view))
+    return failure();
+  Value v = ctx.reshape(*x, *view);
+  Type type = v.getType();
+  Value max = reduceAxis(ctx, v, 1, Reduction::Max);
+  Value shifted = ctx.create<tosa::SubOp>(type, v, max);
+  Value e = ctx.create<tosa::ExpOp>(type, shifted);
+  Value sum = reduceAxis(ctx, e, 1, Reduction::Sum);
+  Value out;
+  if (ctx.node().opType == "LogSoftmax")
+    out = ctx.create<tosa::SubOp>(type, shifted, ctx.create<tosa::LogOp>(sum.getType(), sum));
+  else
+    out = mul(ctx, e, ctx.create<tosa::ReciprocalOp>(sum.getType(), sum));
+  return ctx.setOutput(0, ctx.reshape(out, shape));
+}
+
+/// Index (i32, [outer, 1, inner]) of the first maximum along dimension 1 of
+/// an [outer, K, inner] view (the last maximum with `last`).
+Value argMaxMiddle(NodeContext &ctx, Value v, bool last) {
+  auto shape = shapeOf(v);
+  int64_t outer = shape[0], k = shape[1], inner = shape[2];
+  auto &b = ctx.builder();
+  if (last) // the first maximum of the reversed axis is the last one
+    v = ctx.create<tosa::ReverseOp>(v.getType(), v, b.getI64IntegerAttr(1));
+  Value idx = ctx.create<tosa::ArgMaxOp>(
+      RankedTensorType::get({outer, inner}, b.getI32Type()), v, b.getI64IntegerAttr(1));
+  idx = ctx.reshape(idx, {outer, 1, inner});
+  if (last)
+    idx = ctx.create<tosa::SubOp>(idx.getType(), ctx.constI32({1, 1, 1}, {int32_t(k - 1)}),
+                                  idx);
+  return idx;
+}
+
+/// Hardmax: 1 at the first maximum along the axis (see softmaxView), 0
+/// elsewhere; the output has the input's shape.
+LogicalResult convertHardmax(NodeContext &ctx) {
+  auto x = floatInput(ctx);
+  if (failed(x))
+    return failure();
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  auto view = softmaxView(ctx, shape);
+  if (failed(view))
+    return failure();
+  Value v = ctx.reshape(*x, *view);
+  Value idx = argMaxMiddle(ctx, v, false);
+  int64_t k = (*view)[1];
+  std::vector<int32_t> iota(k);
+  for (int64_t i = 0; i < k; ++i)
+    iota[i] = int32_t(i);
+  auto maskType = RankedTensorType::get(*view, ctx.builder().getI1Type());
+  Value hit = ctx.create<tosa::EqualOp>(maskType, idx, ctx.constI32({1, k, 1}, iota));
+  Value out = ctx.create<tosa::SelectOp>(v.getType(), hit, ctx.scalarF32(1.0f, 3),
+                                         ctx.scalarF32(0.0f, 3));
+  return ctx.setOutput(0, ctx.reshape(out, shape));
+}
+
+/// ArgMax / ArgMin (opsets 1-13): int64 index of the first (select_last_index
+/// = 1, from opset 12: the last) maximum / minimum along `axis` (default 0,
+/// negative from the back); the axis becomes 1 (keepdims = 1, the default)
+/// or is removed. ArgMin is ArgMax of -x (negation is exact).
+LogicalResult convertArgMax(NodeContext &ctx) {
+  auto x = floatInput(ctx);
+  if (failed(x))
+    return failure();
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  int64_t rank = int64_t(shape.size());
+  int64_t attr = ctx.attrInt("axis", 0);
+  int64_t axis = normalizeAxis(attr, rank);
+  if (rank == 0 || axis < 0)
+    return ctx.fail("axis " + llvm::Twine(attr) + " is out of range for an input of rank " +
+                    llvm::Twine(rank));
+  llvm::ArrayRef<int64_t> s(shape);
+  Value v = ctx.reshape(*x, {product(s.take_front(axis)), shape[axis],
+                             product(s.drop_front(axis + 1))});
+  if (ctx.node().opType == "ArgMin")
+    v = mul(ctx, v, ctx.scalarF32(-1.0f, 3));
+  Value idx = argMaxMiddle(ctx, v, ctx.attrInt("select_last_index", 0) != 0);
+  auto idxShape = shapeOf(idx);
+  idx = ctx.create<tosa::CastOp>(RankedTensorType::get(idxShape, ctx.builder().getI64Type()),
+                                 idx);
+  llvm::SmallVector<int64_t> outShape(shape);
+  if (ctx.attrInt("keepdims", 1) != 0)
+    outShape[axis] = 1;
+  else
+    outShape.erase(outShape.begin() + axis);
+  return ctx.setOutput(0, ctx.reshape(idx, outShape));
+}
+
+} // namespace
+
+void registerReductionOps(ConverterTable &table) {
+  for (const char *op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum",
+                         "ReduceLogSumExp"})
+    table[op] = convertReduce;
+  table["Softmax"] = convertSoftmax;
+  table["LogSoftmax"] = convertSoftmax;
+  table["Hardmax"] = convertHardmax;
+  table["ArgMax"] = convertArgMax;
+  table["ArgMin"] = convertArgMax;
+}
 
 } // namespace kiln::onnx
