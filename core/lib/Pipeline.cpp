@@ -70,6 +70,10 @@ void registerKilnDialects(DialectRegistry &registry) {
 
 void buildTosaToLinalgPipeline(PassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
+  // Moves layout transposes (ONNX's NCHW around every NHWC convolution and
+  // pool) until they cancel, and folds BatchNormalization's per-channel
+  // scale and shift into the convolution before it.
+  fn.addPass(createSinkTransposesPass());
   // Rewrites tosa.transpose_conv2d into tosa.conv2d on a padded/reversed
   // input and fully_connected/depthwise special cases the lowerings expect.
   fn.addPass(tosa::createTosaOptionalDecompositions());

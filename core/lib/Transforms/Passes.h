@@ -33,6 +33,54 @@ namespace kiln {
 /// outlined constant in argument order.
 inline constexpr const char *kConstantsAttrName = "kiln.constants";
 
+/// kiln-sink-transposes (on func.func, TOSA; first pass after import): moves
+/// layout transposes (the ONNX importer wraps every NCHW convolution and pool
+/// in transpose(NCHW -> NHWC) ... transpose(NHWC -> NCHW)) towards their
+/// consumers until they meet their inverse, so a chain of convolutions runs
+/// in NHWC with no transpose inside. Rewrites (P: a constant permutation):
+///   transpose(transpose(x, P), Q)  -> transpose(x, R), R[i] = P[Q[i]];
+///                                     x when R is the identity
+///   transpose(tosa.const)          -> tosa.const, elements reordered
+///   reciprocal / rsqrt / negate(tosa.const f32) -> tosa.const
+///   elementwise(transpose(a, P), transpose(b, P), tosa.const c)
+///                                  -> transpose(elementwise(a, b, c'), P),
+///                                     c' = c transposed by P^-1 (at compile
+///                                     time); also tosa.cast, tosa.select
+///   concat(transpose(a, P), ..., axis) -> transpose(concat(a, ..., P[axis]), P)
+///   pad(transpose(x, P), paddings) -> transpose(pad(x, paddings'), P),
+///                                     paddings'[P[i]] = paddings[i]
+///   reduce_*(transpose(x, P), axis) -> transpose(reduce_*(x, P[axis]), P)
+/// A transpose moves only when every user of it moves it (a transpose with
+/// a user that keeps it, e.g. a convolution or the return, is not copied),
+/// and a large constant is transposed only when nothing else reads it.
+/// Then a per-channel multiply, add or subtract of a constant after a float
+/// tosa.conv2d / tosa.depthwise_conv2d with constant weights and bias (a
+/// BatchNormalization after a Conv) whose result has no other user folds
+/// into the convolution: weights (OHWI; depthwise [KH, KW, C, M], channel
+/// c * M + m) and bias [O] times the scale, bias plus or minus the shift.
+/// A function with no transpose and no such op (most TFLite models) is left
+/// untouched: the rewrite driver would otherwise also fold and merge its
+/// constants.
+///
+/// Before:
+///   %0 = tosa.transpose %x, [0, 2, 3, 1]       // NCHW -> NHWC
+///   %1 = tosa.conv2d %0, %w1, %b1 : tensor<1x8x8x16xf32>
+///   %2 = tosa.transpose %1, [0, 3, 1, 2]       // NHWC -> NCHW
+///   %3 = tosa.mul %2, %scale (1x16x1x1)        // BatchNormalization
+///   %4 = tosa.add %3, %shift (1x16x1x1)
+///   %5 = tosa.clamp %4 {min_fp = 0.0, max_fp = 6.0}
+///   %6 = tosa.transpose %5, [0, 2, 3, 1]
+///   %7 = tosa.conv2d %6, %w2, %b2
+///   %8 = tosa.transpose %7, [0, 3, 1, 2]
+/// After:
+///   %0 = tosa.transpose %x, [0, 2, 3, 1]
+///   %1 = tosa.conv2d %0, %w1', %b1'            // w1 * scale, b1 * scale + shift
+///   %5 = tosa.clamp %1 {min_fp = 0.0, max_fp = 6.0}
+///   %7 = tosa.conv2d %5, %w2, %b2
+///   %8 = tosa.transpose %7, [0, 3, 1, 2]
+std::unique_ptr<mlir::Pass> createSinkTransposesPass();
+void populateSinkTransposesPatterns(mlir::RewritePatternSet &patterns);
+
 /// kiln-outline-constants: turns every non-splat tensor constant of the
 /// public functions into a trailing function argument, so the weights travel
 /// in the artifact's constants table and kernels read them in place.
