@@ -70,7 +70,8 @@ DiagnosticsView::DiagnosticsView(QWidget *parent) : QTreeWidget(parent) {
 }
 
 int64_t DiagnosticsView::operatorIndexIn(const QString &message) {
-  static const QRegularExpression re(QStringLiteral(R"((?:\b[A-Z][A-Z0-9_]*\s?|\boperator\s)#(\d+))"));
+  // TFLite "CONV_2D #12", "operator #3"; ONNX "node #12 Conv \"conv1\"".
+  static const QRegularExpression re(QStringLiteral(R"((?:\b[A-Z][A-Z0-9_]*\s?|\boperator\s|\bnode\s)#(\d+))"));
   auto m = re.match(message);
   return m.hasMatch() ? m.captured(1).toLongLong() : -1;
 }
@@ -81,7 +82,8 @@ QString DiagnosticsView::shapeFixIn(const QString &message) {
   return m.hasMatch() ? m.captured(1) : QString();
 }
 
-void DiagnosticsView::add(Severity severity, const QString &file, const QString &message) {
+void DiagnosticsView::add(Severity severity, const QString &file, const QString &message,
+                          const std::vector<DynamicInput> &unfixed) {
   auto *item = new QTreeWidgetItem(this);
   QStyle::StandardPixmap icon = severity == Severity::Error     ? QStyle::SP_MessageBoxCritical
                                 : severity == Severity::Warning ? QStyle::SP_MessageBoxWarning
@@ -99,18 +101,20 @@ void DiagnosticsView::add(Severity severity, const QString &file, const QString 
     item->setData(0, kOpRole, QVariant::fromValue<qint64>(op));
     tip += tr("\n\nDouble-click or Enter: show operator #%1 in the graph.").arg(op);
   }
-  QString fix = shapeFixIn(message);
-  if (!fix.isEmpty()) {
+  // The fix the compiler suggests, from its data (the first unfixed input
+  // with a suggestion; the message names the same).
+  const DynamicInput *in = nullptr;
+  for (const DynamicInput &d : unfixed)
+    if (!in && !d.suggestion.empty())
+      in = &d;
+  if (in) {
+    QStringList dims;
+    for (int64_t d : in->suggestion)
+      dims << QString::number(d);
+    QString fix = QStringLiteral("%1=%2").arg(in->name, dims.join(QLatin1Char('x')));
     item->setData(0, kFixRole, fix);
     // The fix in the GUI, visible under the message: a button.
-    DynamicInput in;
-    QString what = fix;
-    if (parseDynamicInputMessage(message, in) && !in.suggestion.empty()) {
-      QStringList dims;
-      for (int64_t d : in.suggestion)
-        dims << QString::number(d);
-      what = tr("input '%1' to %2").arg(in.name, dims.join(QChar(0x00d7)));
-    }
+    QString what = tr("input '%1' to %2").arg(in->name, dims.join(QChar(0x00d7)));
     auto *child = new QTreeWidgetItem(item);
     child->setFlags(Qt::ItemIsEnabled);
     // The GUI's fix first; the compiler's flag stays for the command line.

@@ -13,7 +13,11 @@
 #ifndef KILN_VIEWS_DIAGNOSTICSVIEW_H
 #define KILN_VIEWS_DIAGNOSTICSVIEW_H
 
+#include "ShapesPanel.h"
+
 #include <QTreeWidget>
+
+#include <vector>
 
 class QAbstractButton;
 
@@ -27,13 +31,17 @@ public:
   explicit DiagnosticsView(QWidget *parent = nullptr);
   /// Appends a message about `file` and scrolls to it (and to its fix
   /// button, on a row of its own spanning the panel, if it has one).
-  void add(Severity severity, const QString &file, const QString &message);
+  /// `unfixed`: the inputs whose dynamic dimensions stopped the import
+  /// (kiln::UnfixedInputError's data); the first with a suggested shape
+  /// gets the button.
+  void add(Severity severity, const QString &file, const QString &message,
+           const std::vector<DynamicInput> &unfixed = {});
   /// Messages of `severity` so far.
   int count(Severity severity) const;
   /// Text of the last message (empty if none).
   QString lastMessage() const;
   /// The source operator index a message names ("CONV_2D #12",
-  /// "operator CUSTOM #3", "OP#7"), -1 if none.
+  /// "operator CUSTOM #3", "OP#7", ONNX "node #12 Conv"), -1 if none.
   static int64_t operatorIndexIn(const QString &message);
   /// The "--fix-shape=" value a message suggests, empty if none.
   static QString shapeFixIn(const QString &message);

@@ -21,7 +21,7 @@
 
 namespace kiln::views {
 
-/// One opened model (.tflite, .mlir) or artifact (.kiln) and everything
+/// One opened model (.tflite, .onnx, .mlir) or artifact (.kiln) and everything
 /// the compiler decided about it.
 struct ModelDocument {
   /// Absolute path of the opened file.

@@ -6,7 +6,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPainter>
-#include <QRegularExpression>
 #include <QVBoxLayout>
 
 namespace kiln::views {
@@ -31,31 +30,34 @@ protected:
     painter.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, fontMetrics().elidedText(text(), Qt::ElideMiddle, r.width()));
   }
 };
+/// The ONNX symbol of dimension `d` ("batch"), empty if it has none.
+QString symbolOf(const DynamicInput &in, size_t d) { return d < in.dimNames.size() ? in.dimNames[d] : QString(); }
+
+/// A dynamic dimension's tooltip: what to type, and its symbol.
+QString dimensionTip(const DynamicInput &in, size_t d) {
+  QString symbol = symbolOf(in, d);
+  return symbol.isEmpty() ? ShapesPanel::tr("dynamic dimension %1: a whole number above 0").arg(d)
+                          : ShapesPanel::tr("dynamic dimension %1 ('%2'): a whole number above 0").arg(d).arg(symbol);
+}
 } // namespace
 
-bool parseDynamicInputMessage(const QString &message, DynamicInput &out) {
-  // "has a dynamic dimension 0" or "has dynamic dimensions 0 and 1".
-  static const QRegularExpression re(QStringLiteral(
-      "input '(.+)' \\(input (\\d+)\\) has (?:a )?dynamic dimensions? [0-9, and]+ \\(shape signature \\[([-0-9, ]+)\\]\\)"));
-  auto m = re.match(message);
-  if (!m.hasMatch())
-    return false;
-  out.name = m.captured(1);
-  out.index = m.captured(2).toInt();
-  out.signature.clear();
-  for (const QString &p : m.captured(3).split(QLatin1Char(','), Qt::SkipEmptyParts))
-    out.signature.push_back(p.trimmed().toLongLong());
-  // The sizes the compiler suggests (it checked that they compile).
-  out.suggestion.clear();
-  QRegularExpression fix(QStringLiteral("--fix-shape=") + QRegularExpression::escape(out.name) +
-                         QStringLiteral("=([0-9]+(?:x[0-9]+)*)"));
-  auto f = fix.match(message);
-  if (f.hasMatch())
-    for (const QString &p : f.captured(1).split(QLatin1Char('x')))
-      out.suggestion.push_back(p.toLongLong());
-  if (out.suggestion.size() != out.signature.size())
-    out.suggestion.clear();
-  return !out.signature.empty();
+DynamicInput dynamicInputOf(const kiln::ModelInput &input, const std::vector<int64_t> &suggestion) {
+  DynamicInput out;
+  out.name = QString::fromStdString(input.name);
+  out.index = input.index;
+  out.signature = input.shape;
+  for (size_t d = 0; d < input.shape.size(); ++d)
+    out.dimNames.push_back(d < input.dimNames.size() ? QString::fromStdString(input.dimNames[d]) : QString());
+  if (suggestion.size() == input.shape.size())
+    out.suggestion = suggestion;
+  return out;
+}
+
+std::vector<DynamicInput> dynamicInputsOf(const std::vector<kiln::UnfixedInput> &unfixed) {
+  std::vector<DynamicInput> out;
+  for (const kiln::UnfixedInput &u : unfixed)
+    out.push_back(dynamicInputOf(u.input, u.suggestion));
+  return out;
 }
 
 ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
@@ -101,7 +103,7 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
         QLineEdit *e = edits_[i][d];
         e->setText(d < fixed_[i].size() ? QString::number(fixed_[i][d]) : QString());
         e->setStyleSheet(QString());
-        e->setToolTip(tr("dynamic dimension %1: a whole number above 0").arg(d));
+        e->setToolTip(dimensionTip(inputs_[i], d));
       }
     message_->clear();
     return;
@@ -145,8 +147,8 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
         const auto &f = fixed_[i];
         if (d < f.size())
           e->setText(QString::number(f[d]));
-        e->setPlaceholderText(tr("size"));
-        e->setToolTip(tr("dynamic dimension %1: a whole number above 0").arg(d));
+        e->setPlaceholderText(symbolOf(in, d).isEmpty() ? tr("size") : symbolOf(in, d));
+        e->setToolTip(dimensionTip(in, d));
         int input = int(i);
         connect(e, &QLineEdit::editingFinished, this, [this, input] { commit(input); });
       }
@@ -188,7 +190,7 @@ void ShapesPanel::commit(int input) {
       return;
     }
     e->setStyleSheet(QString());
-    e->setToolTip(tr("dynamic dimension %1: a whole number above 0").arg(d));
+    e->setToolTip(dimensionTip(in, d));
     shape[d] = v;
   }
   message_->clear();

@@ -1,7 +1,7 @@
 //===- ShapesPanel.h - Fix the dynamic dimensions of model inputs -*- C++ -*-===//
 //
 // One row per model input with dynamic dimensions (a -1 in its TFLite
-// shape signature): its name (elided to the panel's width) above its
+// shape signature, a symbolic ONNX dimension such as "batch"): its name (elided to the panel's width) above its
 // fields, the static dimensions as read-only fields, each dynamic one as
 // an edit; narrow fields, so the panel fits the Tune dock's width. A whole
 // number above zero is announced with shapeEdited() (the full static
@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 #ifndef KILN_VIEWS_SHAPESPANEL_H
 #define KILN_VIEWS_SHAPESPANEL_H
+
+#include "kiln/ModelInputs.h"
 
 #include <QString>
 #include <QWidget>
@@ -24,21 +26,24 @@ class QLineEdit;
 
 namespace kiln::views {
 
-/// A model input whose shape signature has -1 entries.
+/// A model input with dynamic dimensions, as the panel shows it (from
+/// kiln/ModelInputs.h's data: dynamicInputOf).
 struct DynamicInput {
   QString name;
   int index = 0;
+  /// One size per dimension, -1 where it is dynamic.
   std::vector<int64_t> signature;
-  /// The static shape the compiler's message suggests (sizes it checked
-  /// compile), empty if none.
+  /// Per dimension: the ONNX symbol of a dynamic one ("batch"), or empty.
+  std::vector<QString> dimNames;
+  /// The static shape the compiler suggests (sizes it checked compile),
+  /// empty if none.
   std::vector<int64_t> suggestion;
 };
 
-/// Parses the compiler's "input 'NAME' (input K) has a dynamic dimension D
-/// (shape signature [-1,76,32,1])" message (or "has dynamic dimensions 0
-/// and 1", one size each) and its "--fix-shape=NAME=AxB" suggestion; false
-/// if it is not one.
-bool parseDynamicInputMessage(const QString &message, DynamicInput &out);
+/// The panel's form of a core model input and the shape suggested for it.
+DynamicInput dynamicInputOf(const kiln::ModelInput &input, const std::vector<int64_t> &suggestion = {});
+/// The same for each unfixed input an import error carries.
+std::vector<DynamicInput> dynamicInputsOf(const std::vector<kiln::UnfixedInput> &unfixed);
 
 class ShapesPanel : public QWidget {
   Q_OBJECT

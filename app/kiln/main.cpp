@@ -19,6 +19,7 @@
 #include "kiln/AtomicWrite.h"
 #include "kiln/Compiler.h"
 #include "kiln/Export.h"
+#include "kiln/ModelInputs.h"
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
 #include "kiln/Project.h"
@@ -67,7 +68,7 @@ static cl::SubCommand exportCmd("export", "Compile for a device and write a bund
 
 // compile
 static cl::opt<std::string> compileModel(cl::Positional, cl::Optional,
-                                         cl::desc("<model.tflite|model.mlir>"),
+                                         cl::desc("<model.tflite|model.onnx|model.mlir>"),
                                          cl::sub(compileCmd));
 static cl::opt<std::string> compileOutput("o", cl::desc("Output file (default: MODEL.kiln, or stdout with --emit)"),
                                           cl::value_desc("file"), cl::sub(compileCmd),
@@ -80,7 +81,7 @@ static cl::opt<std::string> emit("emit",
 
 // run
 static cl::opt<std::string> runModel(cl::Positional, cl::Optional,
-                                     cl::desc("<artifact.kiln|model.tflite>"),
+                                     cl::desc("<artifact.kiln|model.tflite|model.onnx>"),
                                      cl::sub(runCmd));
 static cl::list<std::string> runInputs("input",
                                        cl::desc("An input, in signature order: @file.npy "
@@ -115,7 +116,7 @@ static cl::opt<std::string> traceFile("trace",
 
 // inspect
 static cl::opt<std::string> inspectPath(cl::Positional, cl::Optional,
-                                        cl::desc("<model.tflite|artifact.kiln>"),
+                                        cl::desc("<model.tflite|model.onnx|artifact.kiln>"),
                                         cl::sub(inspectCmd));
 static cl::opt<bool> inspectJson("json", cl::desc("Print JSON instead of a table"),
                                  cl::sub(validateCmd),
@@ -255,7 +256,7 @@ static cl::opt<std::string> moduleName("module-name",
                                        cl::sub(compileCmd), cl::sub(exportCmd),
                                        cl::cat(kilnCategory));
 static cl::opt<std::string> exportModel(cl::Positional, cl::Optional,
-                                        cl::desc("<model.tflite|model.mlir>"),
+                                        cl::desc("<model.tflite|model.onnx|model.mlir>"),
                                         cl::sub(exportCmd));
 static cl::opt<std::string> exportOutput("o", cl::desc("Bundle folder (created if missing; "
                                                   "default MODEL-TARGET-PROFILE)"),
@@ -672,6 +673,22 @@ static int runInspect() {
       return fail(info.takeError());
     artifact = *info;
   }
+  // A model's inputs as it declares them, symbolic dimensions included
+  // (a file that does not read fails below, with the importer's message).
+  std::optional<std::vector<kiln::ModelInput>> modelInputs;
+  if (!artifact) {
+    auto read = kiln::readModelInputs(path);
+    if (read)
+      modelInputs = std::move(*read);
+    else
+      llvm::consumeError(read.takeError());
+  }
+  // An import stopped by unfixed dynamic inputs lists the inputs first.
+  auto failModel = [&](llvm::Error err) {
+    if (modelInputs && !asJson && err.isA<kiln::UnfixedInputError>())
+      llvm::outs() << kiln::formatModelInputs(*modelInputs);
+    return fail(std::move(err));
+  };
   // What the artifact is comes first; the plan follows when it has
   // reflection.
   std::optional<kiln::ArtifactDescription> description;
@@ -717,12 +734,12 @@ static int runInspect() {
   if (!artifact && (kiln::isBareMetalTriple(options->target.triple) || budgets)) {
     auto build = kiln::buildForDevice(path, *options);
     if (!build)
-      return fail(build.takeError());
+      return failModel(build.takeError());
     device = std::move(*build);
   } else if (!artifact) {
     auto result = kiln::planOnly(path, *options);
     if (!result)
-      return fail(result.takeError());
+      return failModel(result.takeError());
     planOnly = std::move(*result);
   }
   const kiln::CompileResult *planned = device ? &device->compiled : planOnly ? &*planOnly : nullptr;
@@ -740,6 +757,8 @@ static int runInspect() {
                            : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path);
     if (!out)
       return fail(out.takeError());
+    if (!description && modelInputs && out->getAsObject())
+      out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
     llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";
     return 0;
   }
@@ -760,6 +779,9 @@ static int runInspect() {
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
   if (planned)
     llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs);
+  // The model's own dynamic dimensions (what --fix-shape sized above).
+  if (modelInputs && llvm::any_of(*modelInputs, [](const kiln::ModelInput &in) { return in.isDynamic(); }))
+    llvm::outs() << kiln::formatModelInputs(*modelInputs);
   for (const kiln::Dispatch &d : p.dispatches) {
     std::string ops;
     for (const kiln::SourceOp &op : d.ops)
@@ -919,7 +941,7 @@ static int runRun() {
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return fail(path + ": cannot read: " + ec.message());
   if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return fail(path + ": not a regular file (expected a .kiln, .tflite or .mlir file)");
+    return fail(path + ": not a regular file (expected a .kiln, .tflite, .onnx or .mlir file)");
   auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
   if (!buffer)
     return fail(path + ": cannot read: " + buffer.getError().message());

@@ -1,6 +1,7 @@
 //===- CompileJob.cpp - Compilations and host runs off the GUI thread ----===//
 #include "CompileJob.h"
 
+#include "kiln/ModelInputs.h"
 #include "kiln/Recipe.h"
 
 #include <QElapsedTimer>
@@ -76,6 +77,11 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
       r.cancelled = cancel->load();
       return r;
     };
+    // A model's import error: its text, and the unfixed inputs it carries.
+    auto failModel = [&](llvm::Error e) {
+      r.unfixed = kiln::unfixedInputsOf(e);
+      return fail(errorText(std::move(e)));
+    };
     if (!QFileInfo::exists(path))
       return fail(QStringLiteral("%1: no such file (it was moved or deleted)").arg(path));
     if (kiln::isArtifactFile(p)) {
@@ -124,7 +130,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
     if (planFirst) {
       auto plan = kiln::planModel(p, options);
       if (!plan)
-        return fail(errorText(plan.takeError()));
+        return failModel(plan.takeError());
       planned = *plan;
       std::shared_ptr<const kiln::views::ModelDocument> shown =
           makePlannedDocument(path, planned, options, timer.nsecsElapsed() / 1e6);
@@ -139,7 +145,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
     }
     auto result = kiln::compile(p, options);
     if (!result)
-      return fail(errorText(result.takeError()));
+      return failModel(result.takeError());
     doc->compileMs = timer.nsecsElapsed() / 1e6;
     doc->artifact = std::move(result->artifact);
     // The views keep the plan they drew (same options, same plan).

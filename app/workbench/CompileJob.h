@@ -13,6 +13,8 @@
 
 #include "Document.h"
 
+#include "kiln/ModelInputs.h"
+
 #include <QFutureWatcher>
 #include <QObject>
 
@@ -27,6 +29,9 @@ struct JobResult {
   /// Stopped by cancel() (ok is false, error says so).
   bool cancelled = false;
   QString error;
+  /// The inputs whose dynamic dimensions stopped the import, with the
+  /// shapes Kiln suggests (kiln::UnfixedInputError); empty otherwise.
+  std::vector<kiln::UnfixedInput> unfixed;
   std::shared_ptr<kiln::views::ModelDocument> doc;
 };
 

@@ -255,7 +255,7 @@ void MainWindow::createActions() {
     QSettings settings;
     QString dir = settings.value(QStringLiteral("lastDir")).toString();
     QString path = QFileDialog::getOpenFileName(this, tr("Open model or artifact"), dir,
-                                                tr("Models and artifacts (*.tflite *.mlir *.kiln);;All files (*)"));
+                                                tr("Models and artifacts (*.tflite *.onnx *.mlir *.kiln);;All files (*)"));
     if (!path.isEmpty())
       openFile(path);
   });
@@ -402,15 +402,17 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
     return;
   job_ = nullptr;
   const JobResult &r = job->result();
+  lastUnfixed_.clear();
   if (!r.ok) {
     lastFailed_ = path;
     lastCancelled_ = r.cancelled;
+    lastUnfixed_ = dynamicInputsOf(r.unfixed);
     progress_->finish(false, r.cancelled ? tr("cancelled") : tr("failed"));
     // A file Kiln refuses (unsupported operator, dynamic shape, not a
     // model) is the user's input rejected, with a warning icon; errors are
     // Kiln's own failures (a run on the host, a project it cannot read).
     diagnostics_->add(r.cancelled ? DiagnosticsView::Severity::Note : DiagnosticsView::Severity::Warning, path,
-                      r.cancelled ? tr("compilation cancelled") : r.error);
+                      r.cancelled ? tr("compilation cancelled") : r.error, lastUnfixed_);
     if (!r.cancelled)
       if (QDockWidget *d = dockOf(diagnostics_))
         d->raise();

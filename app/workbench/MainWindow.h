@@ -1,6 +1,6 @@
 //===- MainWindow.h - The workbench window ---------------------*- C++ -*-===//
 //
-// Opens models (.tflite, .mlir) and artifacts (.kiln) by menu, drag and
+// Opens models (.tflite, .onnx, .mlir) and artifacts (.kiln) by menu, drag and
 // drop, recent files or command line; plans them on a worker thread and
 // shows the plan at once, then generates code (default and stripped
 // builds) in the background with per-phase progress, Cancel and the phase
@@ -21,6 +21,7 @@
 
 #include "CompileJob.h"
 #include "Document.h"
+#include "ShapesPanel.h"
 
 #include <QMainWindow>
 #include <QPointer>
@@ -84,6 +85,10 @@ public:
   /// The file whose last open failed or was cancelled (empty after a
   /// success), and whether it was cancelled.
   const QString &lastFailedPath() const { return lastFailed_; }
+  /// The inputs whose dynamic dimensions stopped the last failed open or
+  /// build, with the sizes the compiler suggests; empty if something else
+  /// stopped it (or it succeeded).
+  const std::vector<kiln::views::DynamicInput> &lastUnfixedInputs() const { return lastUnfixed_; }
   bool lastOpenCancelled() const { return lastCancelled_; }
   /// The status bar's text (the summary, with the phase running).
   QString statusText() const;
@@ -235,6 +240,7 @@ private:
   bool running_ = false;
   /// Last file whose compilation failed (applyShapeFix fixes it).
   QString lastFailed_;
+  std::vector<kiln::views::DynamicInput> lastUnfixed_;
   bool lastCancelled_ = false;
   /// Fixes from the command line, for every model.
   std::vector<kiln::ShapeFix> globalFixes_;

@@ -1,6 +1,8 @@
 //===- ProjectController.cpp - Tuning, project file, compare, run --------===//
 #include "ProjectController.h"
 
+#include "kiln/ModelInputs.h"
+
 #include "ExportDialog.h"
 #include "MainWindow.h"
 
@@ -223,16 +225,21 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
                                .arg(shown->plan->dispatches.size()).arg(formatBytes(shown->plan->memory.arenaBytes)),
                            false);
     bool ours = !ok && !modelPath_.isEmpty() && window_->lastFailedPath() == modelPath_;
-    DynamicInput in;
-    bool dynamic = ours && parseDynamicInputMessage(window_->diagnostics()->lastMessage(), in);
+    // The import's own data says whether dynamic inputs stopped it.
+    const std::vector<DynamicInput> &unfixed = window_->lastUnfixedInputs();
+    bool dynamic = ours && !unfixed.empty();
     if (ours && !dynamic && !window_->lastOpenCancelled() && !window_->isCompiling())
       tuning_->showMessage(tr("The build failed: %1 (Undo or Reset Tuning if a setting caused it)")
                                .arg(window_->diagnostics()->lastMessage()),
                            true);
     if (dynamic) {
-      bool known = false;
-      for (const DynamicInput &d : dynamic_)
-        known |= d.index == in.index;
+      bool known = true;
+      for (const DynamicInput &in : unfixed) {
+        bool found = false;
+        for (const DynamicInput &d : dynamic_)
+          found |= d.index == in.index;
+        known &= found;
+      }
       if (!known)
         discoverInputs();
     }
@@ -459,7 +466,7 @@ void ProjectController::switchModel(const QString &path) {
   b_.reset();
   compare_->setBuilds(QString(), std::nullopt, QString(), std::nullopt);
   if (path.isEmpty()) {
-    tuning_->showMessage(tr("Open a model (.tflite, .mlir) to tune it; a .kiln artifact is shown as built."), false);
+    tuning_->showMessage(tr("Open a model (.tflite, .onnx, .mlir) to tune it; a .kiln artifact is shown as built."), false);
     emit projectChanged();
     return;
   }
@@ -593,11 +600,15 @@ void ProjectController::replan() {
     double ms = timer.nsecsElapsed() / 1e6;
     std::shared_ptr<const kiln::CompilationPlan> result;
     QString message;
-    if (plan)
+    std::vector<DynamicInput> unfixed;
+    if (plan) {
       result = *plan;
-    else
-      message = errorText(plan.takeError());
-    QMetaObject::invokeMethod(this, [this, gen, result, message, ms, options] {
+    } else {
+      llvm::Error e = plan.takeError();
+      unfixed = dynamicInputsOf(kiln::unfixedInputsOf(e));
+      message = errorText(std::move(e));
+    }
+    QMetaObject::invokeMethod(this, [this, gen, result, message, unfixed, ms, options] {
       --replanRunning_;
       if (gen != generation_)
         return; // a later change or another model: latest wins
@@ -605,7 +616,7 @@ void ProjectController::replan() {
         tuning_->showMessage(tr("Re-plan failed: %1 (Undo with Ctrl+Z)").arg(message), true);
         // The settings were refused (rejected input: a warning); the views
         // keep the last build that planned, and the status bar says so.
-        window_->diagnostics()->add(DiagnosticsView::Severity::Warning, modelPath_, message);
+        window_->diagnostics()->add(DiagnosticsView::Severity::Warning, modelPath_, message, unfixed);
         if (window_->document()) {
           window_->setStatus(window_->summaryText() +
                              tr("; shown: the last settings that built (the current ones fail, see Diagnostics)"));
@@ -670,9 +681,9 @@ void ProjectController::refreshTuning() {
 }
 
 void ProjectController::discoverInputs() {
-  // Plan with every dynamic dimension found so far set to 1 until the
-  // model plans (or fails for another reason): each failure names one
-  // input and its shape signature.
+  // The model's inputs with dynamic dimensions, read from the file
+  // (kiln::readModelInputs); the sizes the compiler suggests for them come
+  // from one plan without fixes (its kiln::UnfixedInputError's data).
   int gen = ++discoverGeneration_;
   discovering_ = true;
   std::string path = modelPath_.toStdString();
@@ -685,28 +696,23 @@ void ProjectController::discoverInputs() {
     llvm::consumeError(made.takeError());
   futures_.push_back(QtConcurrent::run([this, gen, path, options]() mutable {
     std::vector<DynamicInput> found;
-    for (int i = 0; i < 16; ++i) {
+    auto inputs = kiln::readModelInputs(path);
+    if (!inputs)
+      llvm::consumeError(inputs.takeError());
+    else
+      for (const kiln::ModelInput &in : *inputs)
+        if (in.isDynamic() && in.hasShape)
+          found.push_back(dynamicInputOf(in));
+    if (!found.empty()) {
       auto plan = kiln::planModel(path, options);
-      if (plan)
-        break;
-      DynamicInput in;
-      if (!parseDynamicInputMessage(errorText(plan.takeError()), in))
-        break;
-      bool seen = false;
-      for (const DynamicInput &f : found)
-        seen |= f.index == in.index;
-      if (seen)
-        break;
-      found.push_back(in);
-      // The compiler's suggestion compiles; else every dynamic size 1.
-      std::vector<int64_t> sizes = in.suggestion;
-      if (sizes.empty()) {
-        sizes = in.signature;
-        for (int64_t &d : sizes)
-          if (d < 0)
-            d = 1;
+      if (!plan) {
+        llvm::Error e = plan.takeError();
+        for (const kiln::UnfixedInput &u : kiln::unfixedInputsOf(e))
+          for (DynamicInput &d : found)
+            if (d.index == u.input.index)
+              d = dynamicInputOf(u.input, u.suggestion);
+        llvm::consumeError(std::move(e));
       }
-      options.fixedShapes.push_back({std::to_string(in.index), sizes});
     }
     QMetaObject::invokeMethod(this, [this, gen, found] {
       if (gen != discoverGeneration_)

@@ -86,7 +86,9 @@ public:
   kiln::views::TuningView *tuningView() const { return tuning_; }
   kiln::views::CompareView *compareView() const { return compare_; }
   kiln::views::RunPanel *runPanel() const { return run_; }
-  /// The dynamic inputs found in the model (shape signature with -1).
+  /// The model's inputs with dynamic dimensions (kiln::readModelInputs:
+  /// TFLite -1 in the shape signature, ONNX symbolic dimensions), with the
+  /// sizes the compiler suggests.
   const std::vector<kiln::views::DynamicInput> &dynamicInputs() const { return dynamic_; }
 
   /// Replaces the settings as one undoable step named `what`; no-op if

@@ -253,7 +253,7 @@ int runWorkbench(int argc, char **argv) {
   parser.setApplicationDescription(QStringLiteral("Kiln Workbench: see how a model is compiled and scheduled."));
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Model (.tflite, .mlir) or artifact (.kiln) to open."));
+  parser.addPositionalArgument(QStringLiteral("file"), QStringLiteral("Model (.tflite, .onnx, .mlir) or artifact (.kiln) to open."));
   QCommandLineOption fixShape(QStringLiteral("fix-shape"), QStringLiteral("Fix a dynamic input shape: INPUT=DIMS."),
                               QStringLiteral("fix"));
   QCommandLineOption screenshots(QStringLiteral("screenshots"),

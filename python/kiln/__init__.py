@@ -214,6 +214,13 @@ def _read(path: str) -> bytes:
         raise _fail(f"{path}: cannot read: {e.strerror or e}") from e
 
 
+def _is_onnx(data: bytes) -> bool:
+    """Whether model bytes look like an ONNX ModelProto: protobuf whose first
+    field is ir_version (field 1, varint: tag byte 0x08), as every ONNX
+    writer emits it; the importer checks the rest."""
+    return data[4:8] != b"TFL3" and data[:1] == b"\x08"
+
+
 def _is_mlir_text(data: bytes) -> bool:
     """Whether model bytes are TOSA MLIR text (a module or func.func); any
     other bytes are read as a TFLite model, so that they fail as a file
@@ -263,10 +270,11 @@ def _count(value: Any, what: str, low: int, high: int) -> int:
 @contextlib.contextmanager
 def _model_file(model: Union[PathLike, bytes, bytearray, memoryview]) -> Iterator[str]:
     """The model as a file path: a path as given, bytes written to a
-    temporary model.tflite (model.mlir for TOSA MLIR text)."""
+    temporary model.tflite (model.mlir for TOSA MLIR text, model.onnx for an
+    ONNX ModelProto)."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         data = bytes(model)
-        suffix = ".mlir" if _is_mlir_text(data) else ".tflite"
+        suffix = ".mlir" if _is_mlir_text(data) else ".onnx" if _is_onnx(data) else ".tflite"
         with tempfile.TemporaryDirectory(prefix="kiln-") as tmp:
             path = os.path.join(tmp, "model" + suffix)
             with open(path, "wb") as f:
@@ -426,9 +434,9 @@ def compile(model: Union[PathLike, bytes, None] = None, *, project: Optional[Pat
     compile(model, **settings) -> Artifact
     compile(project="model.kilnproj") -> Artifact
 
-    model: path of a .tflite (float32) or TOSA .mlir file, or its bytes
-        (written to a temporary model.tflite, which then names the source in
-        the artifact and in errors). Give a model or project=, not both.
+    model: path of a .tflite (float32), .onnx or TOSA .mlir file, or its bytes
+        (written to a temporary model.tflite, model.onnx or model.mlir, which
+        then names the source in the artifact and in errors). Give a model or project=, not both.
 {recipe}
     Returns an Artifact whose bytes equal ``kiln compile`` with the same
     flags, byte for byte. Compiling takes ~0.1-2 s; the GIL is released and

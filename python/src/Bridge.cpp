@@ -10,6 +10,7 @@
 #include "kiln/AtomicWrite.h"
 #include "kiln/Compiler.h"
 #include "kiln/Export.h"
+#include "kiln/ModelInputs.h"
 #include "kiln/Plan.h"
 #include "kiln/Project.h"
 #include "kiln/Recipe.h"
@@ -145,7 +146,15 @@ std::string inspectModelJson(const Source &source, std::vector<std::string> &war
                              ? unwrap(buildForDevice(model, options)).compiled
                              : unwrap(planOnly(model, options));
   warnings = result.warnings;
-  return modelJsonOf(result, model);
+  // As `kiln inspect MODEL --json`: the inputs the model declares too.
+  llvm::json::Value json =
+      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, model));
+  auto inputs = readModelInputs(model);
+  if (inputs && json.getAsObject())
+    json.getAsObject()->insert({"model_inputs", modelInputsJson(*inputs)});
+  else if (!inputs)
+    llvm::consumeError(inputs.takeError());
+  return jsonText(std::move(json));
 }
 
 Sections sectionSizes(std::string_view bytes, const std::string &what) {

@@ -269,8 +269,9 @@ private slots:
     QVERIFY(state() == before); // Tune stays on the model shown
     int row = w->diagnostics()->topLevelItemCount() - 1;
     QString message = w->diagnostics()->lastMessage();
-    DynamicInput in;
-    QVERIFY2(parseDynamicInputMessage(message, in), qPrintable(message));
+    // The import's data (kiln::UnfixedInputError), not the message's text.
+    QCOMPARE(int(w->lastUnfixedInputs().size()), 1);
+    const DynamicInput in = w->lastUnfixedInputs()[0];
     QVERIFY(!in.suggestion.empty());
     QVERIFY2(message.contains("fix it with the button below"), qPrintable(message)); // the GUI's fix first
     QAbstractButton *fix = w->diagnostics()->fixButton(row);

@@ -9,7 +9,11 @@
 // build takes them (input [2,8000], outputs [2] and [8,3] by shape
 // inference), and `kiln compile --project=` builds the same artifact. A
 // size the RESHAPE cannot take is reported naming the operator; Undo
-// restores the good one.
+// restores the good one. The failed open's suggestion travels as data
+// (MainWindow::lastUnfixedInputs). Last, an ONNX model with a symbolic
+// batch (tests/data/model_inputs/symbolic_n.onnx) opens, is fixed by the same
+// button, shows its symbol "N" in the shapes panel and its node names in
+// the plan.
 //
 //===----------------------------------------------------------------------===//
 #include "DiagnosticsView.h"
@@ -21,10 +25,12 @@
 #include "Workbench.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Plan.h"
 #include "kiln/Project.h"
 
 #include <QAbstractButton>
 #include <QFile>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QProcess>
 #include <QSignalSpy>
@@ -76,15 +82,19 @@ private slots:
 
   void cleanupTestCase() { w.reset(); }
 
-  void messageWithTwoDimensionsParses() {
-    DynamicInput in;
-    QVERIFY(parseDynamicInputMessage(
-        "audio.tflite: input 'audio' (input 0) has dynamic dimensions 0 and 1 (shape signature [-1,-1]); "
-        "Kiln compiles static shapes only: fix it with --fix-shape=audio=1x2000",
-        in));
-    QCOMPARE(in.name, QStringLiteral("audio"));
-    QCOMPARE(in.signature, (std::vector<int64_t>{-1, -1}));
-    QCOMPARE(in.suggestion, (std::vector<int64_t>{1, 2000}));
+  void failedOpenCarriesTheSuggestionAsData() {
+    w->openFile(model);
+    QVERIFY(!waitForCompile(*w));
+    // The import's data, not the message's text: input, dimensions, sizes.
+    const std::vector<DynamicInput> &unfixed = w->lastUnfixedInputs();
+    QCOMPARE(int(unfixed.size()), 1);
+    QCOMPARE(unfixed[0].name, QStringLiteral("audio"));
+    QCOMPARE(unfixed[0].index, 0);
+    QCOMPARE(unfixed[0].signature, (std::vector<int64_t>{-1, -1}));
+    QCOMPARE(unfixed[0].suggestion, (std::vector<int64_t>{1, 2000}));
+    QAbstractButton *fix = w->diagnostics()->fixButton(w->diagnostics()->topLevelItemCount() - 1);
+    QVERIFY(fix);
+    QVERIFY2(fix->text().contains(QStringLiteral("'audio' to 1\u00d72000")), qPrintable(fix->text()));
   }
 
   void twoDynamicDimensionsFixedInShapesPanel() {
@@ -162,6 +172,46 @@ private slots:
     QVERIFY(replanned.last().at(0).toBool());
     QCOMPARE(ctl()->project().recipe.fixedShapes.at("audio"), (std::vector<int64_t>{2, 8000}));
     QCOMPARE(shapes->edit(0, 1)->text(), QStringLiteral("8000"));
+    QVERIFY(waitBuilt());
+  }
+
+  /// An ONNX model with a symbolic batch (tests/data/model_inputs/symbolic_n.onnx:
+  /// x [N,4], b [1,4], Relu "relu#1" + Add): opened from the file, fixed
+  /// with the Diagnostics button, its dimension's symbol in Tune's shapes
+  /// panel, and its nodes named in the plan.
+  void onnxSymbolicBatchFixedAndShown() {
+    QString onnx = tmp.filePath("symbolic_n.onnx");
+    QVERIFY(QFile::copy(QStringLiteral(KILN_TEST_DATA_DIR "/model_inputs/symbolic_n.onnx"), onnx));
+    w->openFile(onnx);
+    QVERIFY(!waitForCompile(*w));
+    const std::vector<DynamicInput> &unfixed = w->lastUnfixedInputs();
+    QCOMPARE(int(unfixed.size()), 1);
+    QCOMPARE(unfixed[0].name, QStringLiteral("x"));
+    QCOMPARE(unfixed[0].signature, (std::vector<int64_t>{-1, 4}));
+    QCOMPARE(unfixed[0].dimNames[0], QStringLiteral("N"));
+    QCOMPARE(unfixed[0].suggestion, (std::vector<int64_t>{1, 4}));
+    QAbstractButton *fix = w->diagnostics()->fixButton(w->diagnostics()->topLevelItemCount() - 1);
+    QVERIFY(fix);
+    fix->click();
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(ctl()->modelPath(), QFileInfo(onnx).absoluteFilePath());
+    QCOMPARE(ctl()->project().recipe.fixedShapes.at("x"), (std::vector<int64_t>{1, 4}));
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QCOMPARE(int(ctl()->dynamicInputs().size()), 1);
+    QCOMPARE(ctl()->dynamicInputs()[0].name, QStringLiteral("x"));
+    QLineEdit *batch = ctl()->tuningView()->shapes()->edit(0, 0);
+    QVERIFY(batch && !batch->isReadOnly());
+    QCOMPARE(batch->placeholderText(), QStringLiteral("N"));
+    QCOMPARE(batch->text(), QStringLiteral("1"));
+    // The plan's source operators: op type, node name (its '#' kept), index.
+    QVERIFY(w->document() && w->document()->plan);
+    bool relu = false, add = false;
+    for (const kiln::Dispatch &d : w->document()->plan->dispatches)
+      for (const kiln::SourceOp &op : d.ops) {
+        relu |= op.name == "Relu \"relu#1\"" && op.sourceIndex == 0;
+        add |= op.name == "Add \"add\"" && op.sourceIndex == 1;
+      }
+    QVERIFY(relu && add);
     QVERIFY(waitBuilt());
   }
 };

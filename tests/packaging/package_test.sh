@@ -30,7 +30,7 @@ PKG_CONFIG_PATH="$pcdir" pkg-config --cflags --libs kiln-runtime > "$work/pc.txt
   { cat "$work/pc.txt"; exit 1; }
 cc -std=c99 -O2 "$src/examples/c/run_model.c" $(cat "$work/pc.txt") -o "$work/run_model" ||
   { echo "examples/c/run_model.c does not build with $(cat "$work/pc.txt")"; exit 1; }
-for glob in '*.kiln' '*.tflite' '*.kilnproj'; do
+for glob in '*.kiln' '*.tflite' '*.onnx' '*.kilnproj'; do
   grep -qF "pattern=\"$glob\"" "$work/root/usr/share/mime/packages/kiln.xml" ||
     { echo "no MIME type for $glob"; exit 1; }
 done

@@ -22,6 +22,20 @@ static llvm::Error makeError(const llvm::Twine &message) {
                                  message.str());
 }
 
+/// Adds `warnings` to the module's "kiln.warnings" (which the compiler
+/// reports), each sentence once.
+static void addWarnings(ModuleOp module, const std::vector<std::string> &warnings) {
+  llvm::SmallVector<llvm::StringRef> all;
+  if (auto existing = module->getAttrOfType<ArrayAttr>("kiln.warnings"))
+    for (Attribute a : existing)
+      if (auto s = a.dyn_cast<StringAttr>())
+        all.push_back(s.getValue());
+  for (const std::string &w : warnings)
+    if (!llvm::is_contained(all, w))
+      all.push_back(w);
+  module->setAttr("kiln.warnings", Builder(module.getContext()).getStrArrayAttr(all));
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>>
 importModelFile(MLIRContext &context, llvm::StringRef path,
                 const std::vector<ShapeFix> &fixes) {
@@ -29,8 +43,8 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return makeError(path + ": cannot read: " + ec.message());
   if (status.type() != llvm::sys::fs::file_type::regular_file)
-    return makeError(path + ": not a regular file (expected a .tflite or "
-                            ".mlir model)");
+    return makeError(path + ": not a regular file (expected a .tflite, "
+                            ".onnx or .mlir model)");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -43,14 +57,23 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
   if (!tfliteId && isArtifact(path, bytes))
     return makeError(name + ": a compiled .kiln artifact, not a model; run it "
                             "with `kiln run` or read its plan with `kiln inspect`");
-  if (path.ends_with(".onnx")) {
-    if (tfliteId)
-      return makeError(name + ": a TFLite flatbuffer (file identifier 'TFL3'), not an ONNX "
-                              "model; rename it to .tflite");
-    return importONNX(context, bytes, name, llvm::sys::path::parent_path(path), fixes);
+  if (path.ends_with(".onnx") && tfliteId)
+    return makeError(name + ": a TFLite flatbuffer (file identifier 'TFL3'), not an ONNX "
+                            "model; rename it to .tflite");
+  bool isONNX = path.ends_with(".onnx");
+  if (isONNX || tfliteId || path.ends_with(".tflite")) {
+    // --fix-shape is checked once, the same way for every format.
+    std::vector<std::string> warnings;
+    llvm::StringRef directory = llvm::sys::path::parent_path(path);
+    if (tfliteId || isONNX)
+      if (llvm::Error err = checkModelShapeFixes(bytes, name, directory, isONNX, fixes, warnings))
+        return std::move(err);
+    auto module = isONNX ? importONNX(context, bytes, name, directory, fixes)
+                         : importTFLite(context, bytes, name, fixes);
+    if (module && !warnings.empty())
+      addWarnings(**module, warnings);
+    return module;
   }
-  if (tfliteId || path.ends_with(".tflite"))
-    return importTFLite(context, bytes, name, fixes);
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc")) {
     auto module = importTosaMLIR(context, data, name);
     if (module && !fixes.empty())

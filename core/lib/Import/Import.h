@@ -69,6 +69,15 @@ importONNX(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
            llvm::StringRef filename, llvm::StringRef directory,
            const std::vector<ShapeFix> &fixes);
 
+/// Checks `fixes` against the inputs the TFLite (or, with `isONNX`, ONNX)
+/// model in `bytes` declares (kiln/ModelInputs.h checkShapeFixes); a fix of
+/// a static input adds its sentence to `warnings`. A file whose inputs do
+/// not read passes (its importer says what is wrong). In ModelInputs.cpp.
+llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name,
+                                 llvm::StringRef directory, bool isONNX,
+                                 const std::vector<ShapeFix> &fixes,
+                                 std::vector<std::string> &warnings);
+
 /// "[1,100000,100000,8]": a shape for messages.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);
 

@@ -12,6 +12,7 @@
 #include "ONNXConverter.h"
 
 #include "kiln/Compiler.h"
+#include "kiln/ModelInputs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -200,6 +201,11 @@ llvm::Error GraphImporter::checkInputs() {
                          (in.dimParams[k].empty() ? "" : " '" + in.dimParams[k] + "'") +
                          " (shape " + symbolicShape(in) + "); Kiln compiles static shapes "
                          "only: fix it with --fix-shape");
+    for (size_t k = 0; k < in.dims.size(); ++k)
+      if (in.dims[k] == 0)
+        return fail("input '" + in.name + "' has shape " + symbolicShape(in) +
+                    ", zero-size in dimension " + std::to_string(k) +
+                    "; Kiln compiles tensors of at least one element");
   }
   return llvm::Error::success();
 }
@@ -248,6 +254,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   for (const ValueInfo &out : model.outputs) {
     Location loc = NameLoc::get(builder.getStringAttr(out.name),
                                 FileLineColLoc::get(&context, filename, 0, 0));
+    auto known = values.find(out.name);
+    if (known != values.end() && known->second.constant &&
+        known->second.constant->numElements() == 0)
+      return fail("graph output '" + out.name + "' is an empty tensor (shape " +
+                  shapeString(known->second.constant->dims) +
+                  "); Kiln compiles tensors of at least one element");
     FailureOr<Value> v = materialize(out.name, loc);
     if (failed(v))
       return fail("graph output '" + out.name + "' is not computed by any node");
@@ -295,6 +307,9 @@ FailureOr<Value> NodeContext::input(int i) {
   if (!hasInput(i))
     return fail("input " + llvm::Twine(i) + " is missing");
   const std::string &name = onnxNode.inputs[i];
+  if (const Tensor *t = constant(i); t && t->numElements() == 0)
+    return fail("input '" + name + "' is an empty tensor (shape " + shapeString(t->dims) +
+                "); Kiln compiles tensors of at least one element");
   FailureOr<Value> v = importer.materialize(name, location);
   if (failed(v))
     return fail("input '" + name + "' has element type " +
@@ -396,6 +411,11 @@ LogicalResult NodeContext::setOutput(int i, Value value) {
   if (!type || !type.hasStaticShape())
     return fail("the shape of output '" + onnxNode.outputs[i] +
                 "' cannot be determined when the model is compiled");
+  for (int64_t k = 0; k < type.getRank(); ++k)
+    if (type.getDimSize(k) == 0)
+      return fail("output '" + onnxNode.outputs[i] + "' has shape " +
+                  shapeString(type.getShape()) + ", zero-size in dimension " +
+                  llvm::Twine(k) + "; Kiln compiles tensors of at least one element");
   // Where ONNX shape inference knows the shape, it must agree.
   auto known = importer.model.values.find(onnxNode.outputs[i]);
   if (known != importer.model.values.end() && known->second.hasShape) {
@@ -541,6 +561,27 @@ static std::string dimsText(llvm::ArrayRef<int64_t> dims) {
   return s;
 }
 
+/// The inputs `open` with the shapes that imported (`works`, in the same
+/// order; empty if none did) as kiln/ModelInputs.h data.
+static std::vector<UnfixedInput> unfixedInputs(const Model &model,
+                                               const std::vector<const ValueInfo *> &open,
+                                               const std::vector<ShapeFix> &works) {
+  std::vector<UnfixedInput> out;
+  for (size_t j = 0; j < open.size(); ++j) {
+    UnfixedInput u;
+    u.input.name = open[j]->name;
+    u.input.index = int(open[j] - model.inputs.data());
+    u.input.elementType = dataTypeName(open[j]->elementType);
+    u.input.shape = open[j]->dims;
+    u.input.dimNames = open[j]->dimParams;
+    u.input.dimNames.resize(u.input.shape.size());
+    if (j < works.size())
+      u.suggestion = works[j].shape;
+    out.push_back(std::move(u));
+  }
+  return out;
+}
+
 /// After a model with symbolic input dimensions fails to import: finds sizes
 /// that import (batch 1, other open dimensions tried at common sizes) and
 /// names them in the --fix-shape suggestion.
@@ -578,10 +619,13 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
     for (size_t i = fixes.size() + 1; i < all.size(); ++i)
       message += " and input '" + all[i].input + "' with --fix-shape=" + all[i].input + "=" +
                  dimsText(all[i].shape);
-    return makeError(message);
+    return llvm::make_error<UnfixedInputError>(
+        message, unfixedInputs(model, open, std::vector<ShapeFix>(all.begin() + fixes.size(), all.end())));
   }
-  return makeError(message + "=" + open.front()->name + "=DIMS (e.g. " +
-                   dimsText(llvm::SmallVector<int64_t>(open.front()->dims.size(), 1)) + ")");
+  return llvm::make_error<UnfixedInputError>(
+      message + "=" + open.front()->name + "=DIMS (e.g. " +
+          dimsText(llvm::SmallVector<int64_t>(open.front()->dims.size(), 1)) + ")",
+      unfixedInputs(model, open, {}));
 }
 
 } // namespace onnx

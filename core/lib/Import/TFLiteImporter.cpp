@@ -9,6 +9,7 @@
 #include "TFLiteConverter.h"
 
 #include "kiln/Compiler.h"
+#include "kiln/ModelInputs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -1183,15 +1184,33 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
                         std::to_string(first.position) + ") has " + dimensionList(open) +
                         " (shape signature " + shapeString(first.signature) +
                         "); Kiln compiles static shapes only: ";
+  // The same as data (kiln/ModelInputs.h): each unfixed input, its suggestion.
+  std::vector<UnfixedInput> data;
+  for (size_t i = 0; i < unfixed.size(); ++i) {
+    const auto &in = unfixed[i];
+    UnfixedInput u;
+    u.input.name = in.name;
+    u.input.index = in.position;
+    const schema::Tensor *t = failed.tensor(failed.graph->inputs()->Get(in.position));
+    u.input.elementType = llvm::StringRef(schema::EnumNameTensorType(t->type())).lower();
+    for (size_t d = 0; d < in.signature.size(); ++d)
+      u.input.shape.push_back(in.signature[d] < 0 || in.shape[d] < 0 ? -1 : in.signature[d]);
+    u.input.dimNames.assign(u.input.shape.size(), "");
+    if (works)
+      u.suggestion = (*works)[i].shape;
+    data.push_back(std::move(u));
+  }
   if (!works)
-    return makeError(message + "give each dynamic dimension a size with --fix-shape "
-                     "(the recorded shape " + dimsText(trial(0)[fixes.size()].shape) +
-                     " does not compile: " + recordedError + ")");
+    return llvm::make_error<UnfixedInputError>(
+        message + "give each dynamic dimension a size with --fix-shape "
+                  "(the recorded shape " + dimsText(trial(0)[fixes.size()].shape) +
+                  " does not compile: " + recordedError + ")",
+        std::move(data));
   message += "fix it with --fix-shape=" + first.name + "=" + dimsText(works->front().shape);
   for (size_t i = 1; i < works->size(); ++i)
     message += std::string(i == 1 ? " and" : ",") + " input '" + (*works)[i].input +
                "' with --fix-shape=" + (*works)[i].input + "=" + dimsText((*works)[i].shape);
-  return makeError(message);
+  return llvm::make_error<UnfixedInputError>(message, std::move(data));
 }
 
 } // namespace tfl

@@ -146,7 +146,8 @@ std::optional<uint32_t> fillPatternOf(Value value) {
 
 SourceOp parseSource(StringRef text) {
   SourceOp op;
-  auto [name, index] = text.split('#');
+  // At the last '#': an ONNX node name may hold '#' ("Conv \"a#1\"#12").
+  auto [name, index] = text.rsplit('#');
   op.name = name.str();
   int64_t i;
   if (!index.getAsInteger(10, i))

@@ -1,0 +1,329 @@
+//===- ModelInputs.cpp - A model's inputs as data (kiln/ModelInputs.h) ----===//
+//
+// Reads the inputs a model file declares (TFLite flatbuffer, ONNX
+// ModelProto, TOSA .mlir) without importing it, and checks --fix-shape
+// against them. importModelFile (Import.cpp) runs checkShapeFixes before
+// any importer, so the CLI, the workbench and the Python package get the
+// same errors for the same fixes.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/ModelInputs.h"
+
+#include "Import.h"
+#include "ONNXModel.h"
+#include "tflite_generated.h"
+
+#include "kiln/Artifact.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+namespace kiln {
+
+char UnfixedInputError::ID = 0;
+
+void UnfixedInputError::log(llvm::raw_ostream &os) const { os << text; }
+
+std::error_code UnfixedInputError::convertToErrorCode() const { return llvm::inconvertibleErrorCode(); }
+
+std::vector<UnfixedInput> unfixedInputsOf(llvm::Error &error) {
+  std::vector<UnfixedInput> found;
+  error = llvm::handleErrors(std::move(error), [&](std::unique_ptr<UnfixedInputError> e) -> llvm::Error {
+    found = e->inputs;
+    return llvm::Error(std::move(e));
+  });
+  return found;
+}
+
+bool ModelInput::isDynamic() const {
+  return !hasShape || llvm::any_of(shape, [](int64_t d) { return d < 0; });
+}
+
+std::string ModelInput::shapeText() const {
+  if (!hasShape)
+    return "unknown";
+  std::string s = "[";
+  for (size_t k = 0; k < shape.size(); ++k) {
+    if (k)
+      s += ",";
+    if (shape[k] >= 0)
+      s += std::to_string(shape[k]);
+    else
+      s += k < dimNames.size() && !dimNames[k].empty() ? dimNames[k] : "?";
+  }
+  return s + "]";
+}
+
+std::string fixShapeText(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
+}
+
+const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const std::string &nameOrIndex) {
+  for (const ModelInput &in : inputs)
+    if (in.name == nameOrIndex)
+      return &in;
+  for (const ModelInput &in : inputs)
+    if (std::to_string(in.index) == nameOrIndex)
+      return &in;
+  return nullptr;
+}
+
+static llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+// --- Readers ------------------------------------------------------------------
+
+/// TFLite: subgraph 0's inputs; a dimension is dynamic where
+/// shape_signature (or, in old converters' files, shape) holds -1.
+static llvm::Expected<std::vector<ModelInput>> tfliteInputs(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name) {
+  namespace schema = ::kiln::tflite;
+  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), /*max_depth=*/128, /*max_tables=*/10000000);
+  if (!schema::VerifyModelBuffer(verifier))
+    return makeError(name + ": the TFLite flatbuffer is truncated or corrupted (" + llvm::Twine(bytes.size()) +
+                     " bytes; flatbuffers verification failed)");
+  const schema::Model *model = schema::GetModel(bytes.data());
+  if (!model->subgraphs() || model->subgraphs()->size() == 0)
+    return makeError(name + ": the model has no subgraph");
+  const schema::SubGraph *graph = model->subgraphs()->Get(0);
+  std::vector<ModelInput> out;
+  if (!graph->inputs() || !graph->tensors())
+    return out;
+  for (unsigned position = 0; position < graph->inputs()->size(); ++position) {
+    int index = graph->inputs()->Get(position);
+    if (index < 0 || unsigned(index) >= graph->tensors()->size())
+      return makeError(name + ": model input " + llvm::Twine(position) + " refers to a missing tensor");
+    const schema::Tensor *t = graph->tensors()->Get(index);
+    ModelInput in;
+    in.index = int(position);
+    in.name = t->name() && t->name()->size() ? t->name()->str() : "tensor" + std::to_string(index);
+    in.elementType = llvm::StringRef(schema::EnumNameTensorType(t->type())).lower();
+    if (t->shape())
+      in.shape.assign(t->shape()->begin(), t->shape()->end());
+    if (t->shape_signature() && t->shape_signature()->size() == in.shape.size())
+      for (size_t d = 0; d < in.shape.size(); ++d)
+        if (t->shape_signature()->Get(d) < 0)
+          in.shape[d] = -1;
+    for (int64_t &d : in.shape)
+      d = std::max<int64_t>(d, -1);
+    in.dimNames.assign(in.shape.size(), "");
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+/// ONNX: the graph inputs that are not initializers, as libonnx reads them.
+static llvm::Expected<std::vector<ModelInput>> onnxInputs(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name,
+                                                          llvm::StringRef directory) {
+  std::string error;
+  auto model = onnx::readONNXModel(bytes.data(), bytes.size(), directory.str(), {}, error);
+  if (!model)
+    return makeError(name + ": " + error);
+  std::vector<ModelInput> out;
+  for (size_t i = 0; i < model->inputs.size(); ++i) {
+    const onnx::ValueInfo &v = model->inputs[i];
+    ModelInput in;
+    in.index = int(i);
+    in.name = v.name;
+    in.elementType = onnx::dataTypeName(v.elementType);
+    in.hasShape = v.hasShape;
+    in.shape = v.dims;
+    in.dimNames = v.dimParams;
+    in.dimNames.resize(in.shape.size());
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+static std::string mlirTypeName(mlir::Type t) {
+  if (t.isF32())
+    return "float32";
+  if (t.isF16())
+    return "float16";
+  if (t.isInteger(1))
+    return "bool";
+  if (auto i = t.dyn_cast<mlir::IntegerType>())
+    return (i.isUnsigned() ? "uint" : "int") + std::to_string(i.getWidth());
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return os.str();
+}
+
+/// TOSA .mlir: @main's arguments (static shapes, as importTosaMLIR checks),
+/// named by their kiln.name attribute or "inputK" as the signature names them.
+static llvm::Expected<std::vector<ModelInput>> mlirInputs(llvm::StringRef text, llvm::StringRef name) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::func::FuncDialect, mlir::tosa::TosaDialect>();
+  auto module = importTosaMLIR(context, text, name);
+  if (!module)
+    return module.takeError();
+  auto main = (*module)->lookupSymbol<mlir::func::FuncOp>("main");
+  std::vector<ModelInput> out;
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto type = main.getArgument(i).getType().cast<mlir::RankedTensorType>();
+    ModelInput in;
+    in.index = int(i);
+    auto attr = main.getArgAttrOfType<mlir::StringAttr>(i, kNameAttr);
+    in.name = attr ? attr.getValue().str() : "input" + std::to_string(i);
+    in.elementType = mlirTypeName(type.getElementType());
+    in.shape.assign(type.getShape().begin(), type.getShape().end());
+    in.dimNames.assign(in.shape.size(), "");
+    out.push_back(std::move(in));
+  }
+  return out;
+}
+
+llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path) {
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return makeError(path + ": cannot read: " + ec.message());
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return makeError(path + ": not a regular file (expected a .tflite, .onnx or .mlir model)");
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return makeError(path + ": cannot read: " + buffer.getError().message());
+  llvm::StringRef name = llvm::sys::path::filename(path);
+  llvm::StringRef data = (*buffer)->getBuffer();
+  llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(data.data()), data.size());
+  bool tfliteId = data.size() >= 8 && data.substr(4, 4) == "TFL3";
+  llvm::StringRef p(path);
+  if (!tfliteId && isArtifact(path, bytes))
+    return makeError(name + ": a compiled .kiln artifact, not a model; its signature is static "
+                            "(`kiln inspect` lists it)");
+  if (p.ends_with(".onnx") && !tfliteId)
+    return onnxInputs(bytes, name, llvm::sys::path::parent_path(path));
+  if (tfliteId || p.ends_with(".tflite")) {
+    if (!tfliteId)
+      return makeError(name + ": not a TFLite model: the flatbuffer file identifier 'TFL3' is missing");
+    return tfliteInputs(bytes, name);
+  }
+  if (p.ends_with(".mlir") || p.ends_with(".mlirbc"))
+    return mlirInputs(data, name);
+  return makeError(name + ": unrecognized model format (supported: TFLite flatbuffers '.tflite', "
+                          "ONNX '.onnx', TOSA MLIR '.mlir')");
+}
+
+// --- --fix-shape --------------------------------------------------------------
+
+/// Every input as "'a' (0), 'b' (1)" for the unknown-input message.
+static std::string inputList(const std::vector<ModelInput> &inputs) {
+  std::string names;
+  for (const ModelInput &in : inputs)
+    names += (names.empty() ? "'" : ", '") + in.name + "' (" + std::to_string(in.index) + ")";
+  return names.empty() ? "none" : names;
+}
+
+/// One fix against its input: rank, positive sizes, static sizes kept.
+static std::optional<std::string> checkOneFix(const ModelInput &in, const ShapeFix &fix) {
+  if (in.hasShape && fix.shape.size() != in.shape.size())
+    return "--fix-shape for input '" + in.name + "' gives rank " + std::to_string(fix.shape.size()) +
+           ", the input has rank " + std::to_string(in.shape.size()) + " (" + in.shapeText() + ")";
+  for (size_t d = 0; d < fix.shape.size(); ++d) {
+    if (fix.shape[d] <= 0)
+      return "--fix-shape for input '" + in.name + "': dimension " + std::to_string(d) + " must be positive";
+    if (in.hasShape && in.shape[d] >= 0 && fix.shape[d] != in.shape[d])
+      return "--fix-shape for input '" + in.name + "': dimension " + std::to_string(d) + " is static (" +
+             std::to_string(in.shape[d]) + ") and cannot become " + std::to_string(fix.shape[d]);
+  }
+  return std::nullopt;
+}
+
+llvm::Error checkShapeFixes(const std::vector<ModelInput> &inputs, const std::vector<ShapeFix> &fixes,
+                            const std::string &filename, std::vector<std::string> *warnings) {
+  for (const ShapeFix &fix : fixes)
+    if (!findModelInput(inputs, fix.input))
+      return makeError(filename + ": --fix-shape names input '" + fix.input +
+                       "', which the model does not have; its inputs are " + inputList(inputs));
+  for (const ModelInput &in : inputs) {
+    const ShapeFix *first = nullptr;
+    for (const ShapeFix &fix : fixes) {
+      if (findModelInput(inputs, fix.input) != &in)
+        continue;
+      if (first && first->shape != fix.shape)
+        return makeError(filename + ": --fix-shape fixes input '" + in.name + "' twice, as '" + first->input +
+                         "' (" + shapeString(first->shape) + ") and as '" + fix.input + "' (" +
+                         shapeString(fix.shape) + "); give one shape per input");
+      if (!first)
+        first = &fix;
+    }
+    if (!first)
+      continue;
+    if (auto why = checkOneFix(in, *first))
+      return makeError(filename + ": " + *why);
+    if (!in.isDynamic() && warnings)
+      warnings->push_back("--fix-shape=" + first->input + "=... changes nothing: input '" + in.name +
+                          "' is static (" + shapeString(in.shape) + ")");
+  }
+  return llvm::Error::success();
+}
+
+} // namespace kiln
+
+namespace kiln {
+
+llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name, llvm::StringRef directory,
+                                 bool isONNX, const std::vector<ShapeFix> &fixes,
+                                 std::vector<std::string> &warnings) {
+  if (fixes.empty())
+    return llvm::Error::success();
+  auto inputs = isONNX ? onnxInputs(bytes, name, directory) : tfliteInputs(bytes, name);
+  if (!inputs) {
+    // A file that does not read is the importer's to explain.
+    llvm::consumeError(inputs.takeError());
+    return llvm::Error::success();
+  }
+  return checkShapeFixes(*inputs, fixes, name.str(), &warnings);
+}
+
+} // namespace kiln
+
+namespace kiln {
+
+std::string formatModelInputs(const std::vector<ModelInput> &inputs) {
+  std::string text;
+  for (const ModelInput &in : inputs) {
+    text += "model input " + std::to_string(in.index) + " '" + in.name + "' " + in.elementType + " " +
+            in.shapeText();
+    std::vector<std::string> open;
+    for (size_t d = 0; d < in.shape.size(); ++d)
+      if (in.shape[d] < 0)
+        open.push_back(std::to_string(d) +
+                       (d < in.dimNames.size() && !in.dimNames[d].empty() ? " ('" + in.dimNames[d] + "')" : ""));
+    if (!in.hasShape)
+      text += ": no shape recorded (give it whole with --fix-shape)";
+    else if (!open.empty())
+      text += std::string(open.size() == 1 ? ": dimension " : ": dimensions ") + llvm::join(open, ", ") +
+              (open.size() == 1 ? " is" : " are") + " dynamic (--fix-shape=" + in.name + "=...)";
+    text += "\n";
+  }
+  return text;
+}
+
+llvm::json::Value modelInputsJson(const std::vector<ModelInput> &inputs) {
+  llvm::json::Array out;
+  for (const ModelInput &in : inputs) {
+    llvm::json::Array shape, names;
+    for (size_t d = 0; d < in.shape.size(); ++d) {
+      shape.push_back(in.shape[d]);
+      names.push_back(d < in.dimNames.size() ? in.dimNames[d] : std::string());
+    }
+    out.push_back(llvm::json::Object{{"name", in.name},
+                                     {"index", in.index},
+                                     {"element_type", in.elementType},
+                                     {"shape", in.hasShape ? llvm::json::Value(std::move(shape)) : nullptr},
+                                     {"dim_names", std::move(names)},
+                                     {"dynamic", in.isDynamic()}});
+  }
+  return out;
+}
+
+} // namespace kiln
