@@ -25,8 +25,9 @@ packages=(
   # The Python package (python/) and its tests (tests/python).
   python3-dev pybind11-dev python3-numpy python3-pytest
   # ONNX import (core/lib/Import/ONNXModel.cpp) and the ONNX backend node
-  # tests (tests/onnx, /usr/share/libonnx-testdata/data/node).
-  libonnx-dev libprotobuf-dev libonnx-testdata
+  # tests (tests/onnx, /usr/share/libonnx-testdata/data/node; python3-onnx
+  # reads their TensorProtos and writes tests/data/onnx).
+  libonnx-dev libprotobuf-dev libonnx-testdata python3-onnx
 )
 
 missing=()

@@ -14,7 +14,8 @@
 // from its inputs'.
 //
 // Layout: ONNX tensors are NCHW. Converters of convolutions and pools
-// transpose to NHWC around the TOSA op (transposeToNHWC / transposeToNCHW);
+// transpose to NHWC around the TOSA op (transposeToChannelsLast /
+// transposeToChannelsFirst);
 // the kiln-sink-transposes pass cancels the pairs between consecutive ops.
 //
 // Converters are grouped by family, one file each:

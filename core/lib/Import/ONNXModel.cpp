@@ -7,13 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXModel.h"
+#include "Support/Message.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -302,9 +305,10 @@ bool checkVersions(const ::onnx::ModelProto &proto, int64_t &opset, std::string 
     error = "no opset of the default ONNX domain is imported";
     return false;
   }
-  if (opset > kMaxOpset || opset < kMinOpset) {
+  if (opset > kMaxOpset || opset < 1) {
     error = "opset " + std::to_string(opset) + " of the default domain; Kiln reads opsets " +
-            std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset);
+            std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+            " (older ones through the ONNX version converter)";
     return false;
   }
   int index = 0;
@@ -317,6 +321,161 @@ bool checkVersions(const ::onnx::ModelProto &proto, int64_t &opset, std::string 
     }
     ++index;
   }
+  return true;
+}
+
+/// "node #3 Conv \"conv1\"" for messages; a node inside a subgraph (an If
+/// or Loop body) is named with its path: "node #2 If \"branch\"
+/// then_branch node #0 Conv \"\"". Call only once checkNames passed.
+std::string nodeLabel(const std::string &path, int index, const ::onnx::NodeProto &node) {
+  return path + "node #" + std::to_string(index) + " " + node.op_type() + " \"" + node.name() +
+         "\"";
+}
+
+/// Calls visit(label, node) for every node of `graph` and of the subgraphs
+/// in its nodes' GRAPH/GRAPHS attributes (If, Loop, Scan bodies), which
+/// libonnx's checker and shape inference also walk. Nesting is bounded by
+/// protobuf's parse recursion limit (100 messages, about 33 graph levels).
+/// Stops at the first visit that returns false.
+template <typename Visit>
+bool forEachNode(const ::onnx::GraphProto &graph, const std::string &path, Visit &&visit) {
+  int index = 0;
+  for (const auto &node : graph.node()) {
+    if (!visit(path, index, node))
+      return false;
+    for (const auto &attr : node.attribute()) {
+      std::string inner = nodeLabel(path, index, node) + " " + attr.name() + " ";
+      if (attr.has_g() && !forEachNode(attr.g(), inner, visit))
+        return false;
+      for (const auto &g : attr.graphs())
+        if (!forEachNode(g, inner, visit))
+          return false;
+    }
+    ++index;
+  }
+  return true;
+}
+
+/// The first control byte (below 0x20, or 0x7f) in `text`, or -1.
+int controlByte(const std::string &text) {
+  for (unsigned char c : text)
+    if (c < 0x20 || c == 0x7f)
+      return c;
+  return -1;
+}
+
+/// Refuses a name with a control byte; `what` says which name it is.
+bool checkName(const std::string &text, const std::string &what, std::string &error) {
+  int c = controlByte(text);
+  if (c < 0)
+    return true;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "0x%02x", c);
+  error = what + " '" + quoteInput(text) + "' holds the control character " + hex +
+          "; Kiln reads names and string attributes without control characters";
+  return false;
+}
+
+bool checkValueNames(const ::onnx::GraphProto &graph, const std::string &path,
+                     std::string &error) {
+  auto all = [&](const auto &list, const char *what) {
+    int k = 0;
+    for (const auto &item : list)
+      if (!checkName(item.name(), path + what + " " + std::to_string(k++), error))
+        return false;
+    return true;
+  };
+  return checkName(graph.name(), path + "graph name", error) &&
+         all(graph.input(), "graph input") && all(graph.output(), "graph output") &&
+         all(graph.initializer(), "initializer") && all(graph.value_info(), "value_info");
+}
+
+/// Refuses control characters in every name, op type, domain and string
+/// attribute (value names, node names, attribute names, subgraphs too): the
+/// importer's and the checker's errors quote them, and every error is one
+/// line. No exporter writes such names; before this check a newline in a
+/// graph output's name split "graph output '...' is not computed by any
+/// node" over two lines (onnx_import fuzzer).
+bool checkNames(const ::onnx::ModelProto &proto, std::string &error) {
+  for (const auto &entry : proto.opset_import())
+    if (!checkName(entry.domain(), "opset_import domain", error))
+      return false;
+  if (!checkValueNames(proto.graph(), "", error))
+    return false;
+  return forEachNode(proto.graph(), "", [&](const std::string &path, int index,
+                                            const ::onnx::NodeProto &node) {
+    std::string where = path + "node #" + std::to_string(index);
+    if (!checkName(node.op_type(), where + " op type", error) ||
+        !checkName(node.name(), where + " name", error) ||
+        !checkName(node.domain(), where + " domain", error))
+      return false;
+    where = nodeLabel(path, index, node);
+    for (int k = 0; k < node.input_size(); ++k)
+      if (!checkName(node.input(k), where + " input " + std::to_string(k), error))
+        return false;
+    for (int k = 0; k < node.output_size(); ++k)
+      if (!checkName(node.output(k), where + " output " + std::to_string(k), error))
+        return false;
+    for (const auto &attr : node.attribute()) {
+      if (!checkName(attr.name(), where + " attribute name", error) ||
+          !checkName(attr.s(), where + " attribute '" + attr.name() + "'", error))
+        return false;
+      for (const auto &s : attr.strings())
+        if (!checkName(s, where + " attribute '" + attr.name() + "'", error))
+          return false;
+      if (attr.has_g() && !checkValueNames(attr.g(), where + " " + attr.name() + " ", error))
+        return false;
+      for (const auto &g : attr.graphs())
+        if (!checkValueNames(g, where + " " + attr.name() + " ", error))
+          return false;
+    }
+    return true;
+  });
+}
+
+/// Refuses attribute values libonnx's shape inference divides by or loops
+/// over without checking (a zero stride raises SIGFPE in
+/// convPoolShapeInference): window attributes must be positive. Subgraph
+/// nodes too: shape inference walks If/Loop bodies.
+bool checkWindowAttributes(const ::onnx::ModelProto &proto, std::string &error) {
+  return forEachNode(proto.graph(), "", [&](const std::string &path, int index,
+                                            const ::onnx::NodeProto &node) {
+    for (const auto &attr : node.attribute()) {
+      const std::string &name = attr.name();
+      bool window = name == "strides" || name == "dilations" || name == "kernel_shape";
+      bool scalar = name == "group" || name == "blocksize";
+      bool bad = false;
+      if (window)
+        for (int64_t v : attr.ints())
+          bad |= v <= 0;
+      if (scalar && attr.type() == ::onnx::AttributeProto::INT)
+        bad = attr.i() <= 0;
+      if (bad) {
+        error = nodeLabel(path, index, node) + ": attribute '" + name + "' must be positive";
+        return false;
+      }
+    }
+    return true;
+  });
+}
+
+/// Brings a model of opset 1-6 to kMinOpset with libonnx's version
+/// converter (onnx/version_converter: per-operator adapters, e.g. the legacy
+/// `broadcast` attribute of binary ops), so converters see one semantics.
+bool upgradeOpset(::onnx::ModelProto &proto, int64_t &opset, std::string &error) {
+  try {
+    proto = ::onnx::version_conversion::ConvertVersion(proto, int(kMinOpset));
+  } catch (const std::exception &e) {
+    std::string what = e.what();
+    if (size_t nl = what.find('\n'); nl != std::string::npos)
+      what.resize(nl);
+    error = "opset " + std::to_string(opset) + " of the default domain: the ONNX version "
+            "converter cannot bring it to opset " + std::to_string(kMinOpset) + " (" + what +
+            "); Kiln reads opsets " + std::to_string(kMinOpset) + " to " +
+            std::to_string(kMaxOpset);
+    return false;
+  }
+  opset = kMinOpset;
   return true;
 }
 
@@ -438,9 +597,9 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
       return std::nullopt;
     }
     Model model;
-    if (!checkVersions(proto, model.opset, error))
+    if (!checkNames(proto, error) || !checkVersions(proto, model.opset, error))
       return std::nullopt;
-    if (!applyShapes(proto, shapes, error))
+    if (!checkWindowAttributes(proto, error) || !applyShapes(proto, shapes, error))
       return std::nullopt;
     // The checker reads external data from its own base path; Kiln reads
     // those bytes itself (convertTensor), so only structure is checked here.
@@ -461,6 +620,8 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
       error = "the ONNX checker refuses the model: " + what;
       return std::nullopt;
     }
+    if (model.opset < kMinOpset && !upgradeOpset(proto, model.opset, error))
+      return std::nullopt;
     try {
       ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
                                             /*data_prop=*/true);

@@ -135,15 +135,18 @@ struct InputShape {
   std::vector<int64_t> shape;
 };
 
-/// The newest IR version and default-domain opset Kiln reads (libonnx 1.12).
+/// The newest IR version and default-domain opset Kiln reads (libonnx 1.12),
+/// and the opset older models are converted to.
 inline constexpr int64_t kMaxIrVersion = 8;
 inline constexpr int64_t kMaxOpset = 17;
 inline constexpr int64_t kMinOpset = 7;
 
 /// Parses `size` bytes at `data` as an ONNX ModelProto and checks it:
 ///  - protobuf parse (a truncated or garbled file fails here);
-///  - IR version <= kMaxIrVersion, default-domain opset in
-///    [kMinOpset, kMaxOpset], no node of another domain (ai.onnx.ml,
+///  - IR version <= kMaxIrVersion, default-domain opset at most kMaxOpset
+///    (opsets 1 to kMinOpset - 1 are brought to kMinOpset with libonnx's
+///    version converter, and Model::opset is then kMinOpset), no node of
+///    another domain (ai.onnx.ml,
 ///    com.microsoft, ...);
 ///  - external data (TensorProto.data_location EXTERNAL) read from files
 ///    beside the model in `directory` (relative paths inside it only);

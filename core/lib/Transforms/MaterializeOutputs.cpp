@@ -80,13 +80,16 @@ struct MaterializeOutputsPass
     }
   }
 
-  /// A fresh tensor holding `v`: a fill for a splat constant (the runtime
-  /// writes the pattern, no constant is stored), else a copy.
+  /// A fresh tensor holding `v`: a fill for a splat constant of 32-bit
+  /// elements (the runtime writes the 4-byte pattern, no constant is
+  /// stored), else a copy (i64, i1 and other splats too).
   static Value materialize(OpBuilder &b, Value v, RankedTensorType type) {
     Location loc = v.getLoc();
     if (auto cst = v.getDefiningOp<arith::ConstantOp>()) {
       auto dense = cst.getValue().dyn_cast<DenseElementsAttr>();
-      if (dense && dense.isSplat() && type.hasStaticShape()) {
+      if (dense && dense.isSplat() && type.hasStaticShape() &&
+          type.getElementType().isIntOrFloat() &&
+          type.getElementType().getIntOrFloatBitWidth() == 32) {
         Value scalar = b.create<arith::ConstantOp>(
             loc, dense.getSplatValue<TypedAttr>());
         Value empty = b.create<tensor::EmptyOp>(loc, type.getShape(),

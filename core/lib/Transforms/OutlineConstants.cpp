@@ -23,7 +23,7 @@ struct OutlineConstantsPass
 
   StringRef getArgument() const final { return "kiln-outline-constants"; }
   StringRef getDescription() const final {
-    return "Turn non-splat tensor constants into function arguments";
+    return "Turn tensor constants (all but 32-bit splats) into function arguments";
   }
 
   void runOnOperation() override {
@@ -39,7 +39,13 @@ struct OutlineConstantsPass
       SmallVector<arith::ConstantOp> constants;
       func.walk([&](arith::ConstantOp op) {
         auto dense = op.getValue().dyn_cast<DenseElementsAttr>();
-        if (dense && !dense.isSplat() && op.getType().isa<RankedTensorType>())
+        // Splats of 32-bit elements become fills (the runtime's 4-byte
+        // pattern); splats of other widths (i64, i1) are stored like any
+        // other constant.
+        bool fillable = dense && dense.isSplat() &&
+                        dense.getElementType().isIntOrFloat() &&
+                        dense.getElementType().getIntOrFloatBitWidth() == 32;
+        if (dense && !fillable && op.getType().isa<RankedTensorType>())
           constants.push_back(op);
       });
       // Identical constants (same uniqued attribute) share one argument.
