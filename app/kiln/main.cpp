@@ -785,7 +785,7 @@ static int runInspect() {
   for (const kiln::Dispatch &d : p.dispatches) {
     std::string ops;
     for (const kiln::SourceOp &op : d.ops)
-      ops += (ops.empty() ? "" : " ") + op.name + "#" + std::to_string(op.sourceIndex);
+      ops += (ops.empty() ? "" : ", ") + kiln::sourceOpText(op);
     std::string tileText;
     for (size_t i = 0; i < d.tileSizes.size(); ++i)
       tileText += (i ? "," : "") + std::to_string(d.tileSizes[i]);

@@ -95,4 +95,28 @@ TEST(OnnxErrors, RunRefusesLikeCompile) {
   expectOneErrorLine("run", "unsupported_op.onnx", {"node #1", "Det"}, "--input=2x3x3xf32=1");
 }
 
+// External data (weights in a side file) is read from beside the model,
+// whatever the working directory: y = x + w, w = [10, 20, 30, 40] in
+// external/add_weights.bin.
+TEST(OnnxExternalData, ReadFromBesideTheModel) {
+  CommandResult r = runCommand("cd / && " + kilnBinary() + " run " +
+                               shellQuote(onnxFile("external/add_weights.onnx")) +
+                               " --input=1x4xf32=1,2,3,4 --output=- 2>&1");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("\n11 22 33 44\n"), std::string::npos) << r.output;
+}
+
+// Without its side file the model is one error line naming the missing file.
+TEST(OnnxExternalData, MissingSideFileIsOneError) {
+  TempDir tmp;
+  std::string model = tmp.file("add_weights.onnx");
+  ASSERT_EQ(runCommand("cp " + shellQuote(onnxFile("external/add_weights.onnx")) + " " +
+                       shellQuote(model)).exitCode, 0);
+  CommandResult r = runCommand("(" + kilnBinary() + " compile " + shellQuote(model) + " -o " +
+                               shellQuote(tmp.file("out.kiln")) + " >/dev/null)");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
+  EXPECT_NE(r.output.find("add_weights.bin"), std::string::npos) << r.output;
+}
+
 } // namespace

@@ -13,7 +13,8 @@ import os
 import random
 
 import onnx
-from onnx import TensorProto, helper
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.normpath(os.path.join(HERE, '../data/onnx'))
@@ -77,6 +78,31 @@ def float64_input():
     return model([helper.make_node('Relu', ['x'], ['y'], name='relu')], [x], [y])
 
 
+def external_data(out):
+    """external/add_weights.onnx: y = x + w, x and w float32 [1, 4], w = [10,
+    20, 30, 40] stored in the side file external/add_weights.bin (ONNX
+    external data: location, offset 0, length 16); a valid model Kiln must
+    read from any working directory."""
+    folder = os.path.join(out, 'external')
+    os.makedirs(folder, exist_ok=True)
+    w = numpy_helper.from_array(np.array([[10, 20, 30, 40]], dtype=np.float32), 'w')
+    w.ClearField('raw_data')
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (('location', 'add_weights.bin'), ('offset', '0'), ('length', '16')):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 4])
+    m = model([helper.make_node('Add', ['x', 'w'], ['y'], name='add')], [x], [y],
+              initializers=[w])
+    with open(os.path.join(folder, 'add_weights.bin'), 'wb') as f:
+        f.write(np.array([10, 20, 30, 40], dtype='<f4').tobytes())
+    with open(os.path.join(folder, 'add_weights.onnx'), 'wb') as f:
+        f.write(m.SerializeToString())
+    onnx.checker.check_model(os.path.join(folder, 'add_weights.onnx'))
+    print('wrote external/add_weights.onnx and external/add_weights.bin')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--out', default=DEFAULT_OUT)
@@ -115,6 +141,7 @@ def main():
         if name != 'opset18.onnx':  # libonnx 1.12's checker knows opsets up to 17
             onnx.checker.check_model(m)
         write(name, m.SerializeToString())
+    external_data(out)
 
 
 if __name__ == '__main__':

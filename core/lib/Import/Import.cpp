@@ -57,10 +57,10 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
   if (!tfliteId && isArtifact(path, bytes))
     return makeError(name + ": a compiled .kiln artifact, not a model; run it "
                             "with `kiln run` or read its plan with `kiln inspect`");
-  if (path.ends_with(".onnx") && tfliteId)
+  bool isONNX = path.ends_with_insensitive(".onnx");
+  if (isONNX && tfliteId)
     return makeError(name + ": a TFLite flatbuffer (file identifier 'TFL3'), not an ONNX "
                             "model; rename it to .tflite");
-  bool isONNX = path.ends_with(".onnx");
   if (isONNX || tfliteId || path.ends_with(".tflite")) {
     // --fix-shape is checked once, the same way for every format.
     std::vector<std::string> warnings;

@@ -199,7 +199,7 @@ llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path)
   if (!tfliteId && isArtifact(path, bytes))
     return makeError(name + ": a compiled .kiln artifact, not a model; its signature is static "
                             "(`kiln inspect` lists it)");
-  if (p.ends_with(".onnx") && !tfliteId)
+  if (p.ends_with_insensitive(".onnx") && !tfliteId)
     return onnxInputs(bytes, name, llvm::sys::path::parent_path(path));
   if (tfliteId || p.ends_with(".tflite")) {
     if (!tfliteId)

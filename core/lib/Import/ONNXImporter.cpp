@@ -66,7 +66,11 @@ std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
 
 /// "Conv \"conv1\"#12" (the NameLoc text the plan reads: name '#' index).
 static std::string nodeTitle(const Node &node) {
-  return node.opType + (node.name.empty() ? "" : " \"" + node.name + "\"");
+  std::string name = node.name;
+  for (char &c : name) // messages are one line
+    if (static_cast<unsigned char>(c) < 0x20)
+      c = ' ';
+  return node.opType + (name.empty() ? "" : " \"" + name + "\"");
 }
 
 /// A value of the graph during import.
@@ -186,6 +190,9 @@ static std::string symbolicShape(const ValueInfo &info) {
 llvm::Error GraphImporter::checkInputs() {
   for (size_t i = 0; i < model.inputs.size(); ++i) {
     const ValueInfo &in = model.inputs[i];
+    if (in.elementType == kUndefined)
+      return fail("input '" + in.name + "' is not a tensor (an optional, sequence or map "
+                  "value); Kiln compiles models whose inputs are tensors");
     if (!elementType(in.elementType) ||
         (isFloatType(in.elementType) && in.elementType != kFloat))
       return fail("input '" + in.name + "' has element type " + dataTypeName(in.elementType) +

@@ -548,11 +548,11 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
 
 llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   if (bytes.empty())
-    return fail("the file is empty (0 bytes); expected a TFLite model or TOSA .mlir");
+    return fail("the file is empty (0 bytes); expected a TFLite, ONNX or TOSA .mlir model");
   if (bytes.size() < 8 ||
       !flatbuffers::BufferHasIdentifier(bytes.data(), schema::ModelIdentifier()))
     return fail("not a TFLite model: the flatbuffer file identifier 'TFL3' is "
-                "missing (supported inputs: .tflite, TOSA .mlir)");
+                "missing (supported inputs: .tflite, .onnx, TOSA .mlir)");
   flatbuffers::Verifier verifier(bytes.data(), bytes.size(),
                                  /*max_depth=*/128, /*max_tables=*/10000000);
   if (!schema::VerifyModelBuffer(verifier))
