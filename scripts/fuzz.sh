@@ -21,7 +21,7 @@ export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHA
 BUILD_DIR=${FUZZ_BUILD_DIR:-build-fuzz}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
 MODEL_CACHE=${KILN_MODEL_CACHE:-$HOME/.cache/kiln/models}
-TARGETS=(tflite_import tflite_compile artifact_load artifact_mutate npy project tuning)
+TARGETS=(tflite_import onnx_import tflite_compile artifact_load artifact_mutate npy project tuning)
 
 usage() {
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS [libFuzzer flags...]  (targets: ${TARGETS[*]})" >&2
@@ -81,6 +81,17 @@ gather_seeds() {
     tflite_import)
       link tests/data/*/*.tflite tests/data/*/*/*.tflite
       for f in "$MODEL_CACHE"/*.tflite; do [ -f "$f" ] && ln -sf "$f" "$dir/"; done ;;
+    onnx_import)
+      # Kiln's bad ONNX cases, the real models if fetched, and every ninth
+      # ONNX backend node test model (about 100 operators and attributes).
+      link tests/data/*/*.onnx tests/data/*/*/*.onnx
+      for f in "$MODEL_CACHE"/*.onnx; do [ -f "$f" ] && ln -sf "$f" "$dir/"; done
+      local n=0
+      for f in "${ONNX_NODE_TESTS:-/usr/share/libonnx-testdata/data/node}"/*/model.onnx; do
+        [ -f "$f" ] || continue
+        n=$((n + 1))
+        if [ $((n % 9)) -eq 0 ]; then ln -sf "$f" "$dir/$(basename "$(dirname "$f")").onnx"; fi
+      done ;;
     tflite_compile)
       link tests/data/*/*.tflite tests/data/*/*/*.tflite ;;
     artifact_load | artifact_mutate)
@@ -97,7 +108,7 @@ gather_seeds() {
 flags_for() {
   case $1 in
     tflite_compile) echo "-timeout=120 -rss_limit_mb=4096" ;;
-    tflite_import) echo "-timeout=60 -rss_limit_mb=4096" ;;
+    tflite_import | onnx_import) echo "-timeout=60 -rss_limit_mb=4096" ;;
     npy) echo "-dict=$ROOT/tests/fuzz/dicts/npy.dict -timeout=10" ;;
     project | tuning) echo "-dict=$ROOT/tests/fuzz/dicts/json.dict -timeout=10 -max_len=4096" ;;
     *) echo "-timeout=30" ;;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -302,7 +303,12 @@ bool checkVersions(const ::onnx::ModelProto &proto, int64_t &opset, std::string 
     if (isDefaultDomain(entry.domain()))
       opset = entry.version();
   if (opset < 0) {
-    error = "no opset of the default ONNX domain is imported";
+    std::string domains;
+    for (const auto &entry : proto.opset_import())
+      domains += (domains.empty() ? "'" : ", '") + entry.domain() + "'";
+    error = "no opset of the default ONNX domain is imported" +
+            (domains.empty() ? std::string() : " (only " + domains + ")") +
+            "; Kiln reads operators of the default ONNX domain only";
     return false;
   }
   if (opset > kMaxOpset || opset < 1) {
@@ -459,6 +465,41 @@ bool checkWindowAttributes(const ::onnx::ModelProto &proto, std::string &error) 
   });
 }
 
+/// Whether every output of `graph` (and of its subgraphs, recursively) is a
+/// value defined in it or an enclosing scope (`scope`: names visible from
+/// outside). libonnx's checker does not check graph outputs, and its IR
+/// import (onnx::ImportModelProto, run by the version converter) registers
+/// an undefined output as a null value: a SEGV in graphProtoToGraph
+/// (onnx_import fuzzer, opsets 2 and 5).
+bool checkOutputsDefined(const ::onnx::GraphProto &graph, const std::string &path,
+                         std::set<std::string> scope, std::string &error) {
+  for (const auto &input : graph.input())
+    scope.insert(input.name());
+  for (const auto &init : graph.initializer())
+    scope.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const auto &output : node.output())
+      scope.insert(output);
+  int index = 0;
+  for (const auto &node : graph.node()) {
+    for (const auto &attr : node.attribute()) {
+      std::string inner = nodeLabel(path, index, node) + " " + attr.name() + " ";
+      if (attr.has_g() && !checkOutputsDefined(attr.g(), inner, scope, error))
+        return false;
+      for (const auto &g : attr.graphs())
+        if (!checkOutputsDefined(g, inner, scope, error))
+          return false;
+    }
+    ++index;
+  }
+  for (const auto &output : graph.output())
+    if (!scope.count(output.name())) {
+      error = path + "graph output '" + output.name() + "' is not computed by any node";
+      return false;
+    }
+  return true;
+}
+
 /// Brings a model of opset 1-6 to kMinOpset with libonnx's version
 /// converter (onnx/version_converter: per-operator adapters, e.g. the legacy
 /// `broadcast` attribute of binary ops), so converters see one semantics.
@@ -478,6 +519,88 @@ bool upgradeOpset(::onnx::ModelProto &proto, int64_t &opset, std::string &error)
   opset = kMinOpset;
   return true;
 }
+
+/// A checker exception's text as one line: libonnx quotes nodes as protobuf
+/// text over several lines ("input 'y' of node: \nname:  OpType: Relu\n is
+/// not output of any previous nodes."), so runs of whitespace become one
+/// space; other control bytes are escaped and the text is cut at 400
+/// characters.
+std::string checkerMessage(const std::string &what) {
+  std::string line;
+  for (char c : what) {
+    bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+    if (!space)
+      line += c;
+    else if (!line.empty() && line.back() != ' ')
+      line += ' ';
+  }
+  while (!line.empty() && line.back() == ' ')
+    line.pop_back();
+  if (controlByte(line) >= 0)
+    return quoteInput(line, 400);
+  return line.size() > 400 ? line.substr(0, 400) + "..." : line;
+}
+
+/// Shape-inference guards: checks that libonnx 1.12's inference function
+/// of an operator lacks, run just before it with the same context. They
+/// throw InferenceError (as fail_shape_inference does), which InferShapes records
+/// and passes over like its own errors; the importer then names the node.
+using InferenceGuard = void (*)(::onnx::InferenceContext &);
+
+/// LayerNormalization (opset 17): 1.12 writes the Mean/InvStdDev shapes at
+/// dimension `axis` without checking it lies in [-rank, rank-1] (a rank-0 X
+/// or axis=7 on a rank-2 X is a SEGV in libonnx, onnx_import fuzzer).
+void guardLayerNormalization(::onnx::InferenceContext &ctx) {
+  if (ctx.getNumInputs() < 1 || !::onnx::hasInputShape(ctx, 0))
+    return;
+  int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  const auto *attr = ctx.getAttribute("axis");
+  int64_t axis = attr ? attr->i() : -1;
+  if (rank < 1 || axis < -rank || axis >= rank)
+    throw ::onnx::InferenceError(::onnx::MakeString(
+        "[ShapeInferenceError] axis ", axis, " is outside the rank-", rank, " input"));
+}
+
+InferenceGuard inferenceGuard(const std::string &opType) {
+  if (opType == "LayerNormalization")
+    return guardLayerNormalization;
+  return nullptr;
+}
+
+/// libonnx's schema registry, except that operators with an inference
+/// guard get a copy of their schema whose inference function runs the
+/// guard first. Copies are made once per schema and kept for the process.
+class GuardedSchemaRegistry final : public ::onnx::ISchemaRegistry {
+public:
+  const ::onnx::OpSchema *GetSchema(const std::string &key, const int maxInclusiveVersion,
+                                    const std::string &domain) const override {
+    const ::onnx::OpSchema *schema =
+        ::onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
+    InferenceGuard guard = inferenceGuard(key);
+    if (!schema || !guard || !schema->has_type_and_shape_inference_function())
+      return schema;
+    std::lock_guard<std::mutex> lock(mutex);
+    std::unique_ptr<::onnx::OpSchema> &copy = guarded[schema];
+    if (!copy) {
+      copy = std::make_unique<::onnx::OpSchema>(*schema);
+      ::onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+      copy->TypeAndShapeInferenceFunction([guard, original](::onnx::InferenceContext &ctx) {
+        guard(ctx);
+        original(ctx);
+      });
+    }
+    return copy.get();
+  }
+
+  static const GuardedSchemaRegistry &instance() {
+    static const GuardedSchemaRegistry registry;
+    return registry;
+  }
+
+private:
+  mutable std::mutex mutex;
+  mutable std::map<const ::onnx::OpSchema *, std::unique_ptr<::onnx::OpSchema>> guarded;
+};
 
 /// Applies the input shape fixes to the graph's input types.
 bool applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shapes,
@@ -601,10 +724,11 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
       return std::nullopt;
     if (!checkWindowAttributes(proto, error) || !applyShapes(proto, shapes, error))
       return std::nullopt;
-    // The checker reads external data from its own base path; Kiln reads
-    // those bytes itself (convertTensor), so only structure is checked here.
+    // The checker looks for external-data files in the model's folder (Kiln
+    // then reads them itself in convertTensor).
     try {
       ::onnx::checker::CheckerContext ctx;
+      ctx.set_model_dir(directory.empty() ? std::string(".") : directory);
       ctx.set_ir_version(int(proto.ir_version()));
       std::unordered_map<std::string, int> opsets;
       for (const auto &entry : proto.opset_import())
@@ -614,19 +738,16 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
       ::onnx::checker::LexicalScopeContext lex;
       ::onnx::checker::check_graph(proto.graph(), ctx, lex);
     } catch (const std::exception &e) {
-      std::string what = e.what();
-      if (size_t nl = what.find('\n'); nl != std::string::npos)
-        what.resize(nl);
-      error = "the ONNX checker refuses the model: " + what;
+      error = "the ONNX checker refuses the model: " + checkerMessage(e.what());
       return std::nullopt;
     }
-    if (model.opset < kMinOpset && !upgradeOpset(proto, model.opset, error))
+    if (model.opset < kMinOpset && (!checkOutputsDefined(proto.graph(), "", {}, error) ||
+                                    !upgradeOpset(proto, model.opset, error)))
       return std::nullopt;
     try {
       ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
                                             /*data_prop=*/true);
-      ::onnx::shape_inference::InferShapes(proto, ::onnx::OpSchemaRegistry::Instance(),
-                                           options);
+      ::onnx::shape_inference::InferShapes(proto, &GuardedSchemaRegistry::instance(), options);
     } catch (const std::exception &) {
       // Shapes inference could not finish; the importer computes every shape
       // itself and names the node whose shape it cannot determine.

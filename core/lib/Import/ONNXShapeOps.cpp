@@ -36,12 +36,21 @@ namespace {
 
 // --- Folding helpers: index arithmetic on onnx::Tensor -----------------------
 
+/// Element count of `dims`, saturating at INT64_MAX (a model may declare
+/// shapes whose product overflows).
 int64_t product(llvm::ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
   return n;
 }
+
+/// The most elements a result folded at import may have (2^24, 64 MiB of
+/// float32): larger results of constant inputs are computed by TOSA ops at
+/// run time instead, where the tensor size limits apply.
+constexpr int64_t kMaxFoldElements = int64_t(1) << 24;
+bool foldable(llvm::ArrayRef<int64_t> dims) { return product(dims) <= kMaxFoldElements; }
 
 /// Row-major strides of `dims`.
 std::vector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims) {
@@ -430,7 +439,8 @@ LogicalResult convertReshape(NodeContext &ctx) {
     }
     if (shape[d] < 0)
       return ctx.fail("shape " + shapeString(*target) + " has more than one -1 or a negative size");
-    known *= shape[d];
+    if (__builtin_mul_overflow(known, shape[d], &known))
+      return ctx.fail("shape " + shapeString(*target) + " has more elements than int64 holds");
   }
   int64_t count = product(in);
   if (open >= 0 && known != 0 && count % known == 0)
@@ -634,7 +644,7 @@ LogicalResult convertSplit(NodeContext &ctx) {
     std::vector<int64_t> out = in;
     out[axis] = (*sizes)[k];
     LogicalResult bound = success();
-    if (t || product(out) == 0) {
+    if ((t && foldable(out)) || product(out) == 0) {
       Tensor empty = emptyTensor(ctx.inputType(0), out);
       bound = ctx.setConstant(k, !t ? empty : remap(*t, out, [&](llvm::ArrayRef<int64_t> o) {
         int64_t f = 0;
@@ -755,7 +765,7 @@ LogicalResult convertSlice(NodeContext &ctx) {
   for (int64_t d = 0; d < rank; ++d)
     out[d] = (*sel)[d].count;
   const Tensor *t = ctx.constant(0);
-  if (t || product(out) == 0) {
+  if ((t && foldable(out)) || product(out) == 0) {
     if (!t)
       return ctx.setConstant(0, emptyTensor(ctx.inputType(0), out));
     std::vector<int64_t> strides = stridesOf(in);
@@ -849,7 +859,7 @@ LogicalResult convertGather(NodeContext &ctx) {
     }
   }
   const Tensor *t = ctx.constant(0);
-  if ((t && indices) || product(out) == 0) {
+  if ((t && indices && foldable(out)) || product(out) == 0) {
     if (!t || !indices)
       return ctx.setConstant(0, emptyTensor(ctx.inputType(0), out));
     int64_t q = idxShape.size();
@@ -1015,7 +1025,7 @@ LogicalResult convertPad(NodeContext &ctx) {
       return ctx.fail("pads " + shapeString(pads) + " do not fit the input " + shapeString(in));
   }
   const Tensor *t = spec->runtimeValue ? nullptr : ctx.constant(0);
-  if (t || product(out) == 0) {
+  if ((t && foldable(out)) || product(out) == 0) {
     if (!t)
       return ctx.setConstant(0, emptyTensor(ctx.inputType(0), out));
     std::vector<int64_t> strides = stridesOf(in);
@@ -1073,7 +1083,7 @@ LogicalResult convertPad(NodeContext &ctx) {
 LogicalResult bindTiled(NodeContext &ctx, std::vector<int64_t> in, std::vector<int64_t> out) {
   int64_t rank = out.size();
   const Tensor *t = ctx.constant(0);
-  if (t || product(out) == 0) {
+  if ((t && foldable(out)) || product(out) == 0) {
     if (!t)
       return ctx.setConstant(0, emptyTensor(ctx.inputType(0), out));
     std::vector<int64_t> strides = stridesOf(in);
@@ -1147,6 +1157,10 @@ LogicalResult convertConstantOfShape(NodeContext &ctx) {
   }
   Tensor out = emptyTensor(fill.dataType, *shape);
   int64_t n = product(*shape);
+  if (n > kMaxFoldElements)
+    return ctx.fail("shape " + shapeString(*shape) + " has more than " +
+                    llvm::Twine(kMaxFoldElements) +
+                    " elements, the most Kiln builds a ConstantOfShape result of");
   if (fill.isFloat())
     out.floats.assign(n, fill.floats[0]);
   else
@@ -1167,6 +1181,10 @@ LogicalResult convertRange(NodeContext &ctx) {
       delta->at(0) == 0)
     return ctx.fail("start, limit and delta must be scalars, delta non-zero");
   Tensor out = emptyTensor(start->dataType, {});
+  double length = std::ceil((limit->at(0) - start->at(0)) / delta->at(0));
+  if (!std::isfinite(length) || length > double(kMaxFoldElements))
+    return ctx.fail("start, limit and delta give more than " + llvm::Twine(kMaxFoldElements) +
+                    " elements, the most Kiln builds a Range result of");
   if (start->isFloat()) {
     float s = start->floats[0], d = delta->floats[0];
     int64_t n = std::max<int64_t>(int64_t(std::ceil((limit->floats[0] - s) / d)), 0);
@@ -1174,7 +1192,10 @@ LogicalResult convertRange(NodeContext &ctx) {
       out.floats.push_back(s + float(i) * d);
   } else {
     int64_t s = start->ints[0], l = limit->ints[0], d = delta->ints[0];
-    int64_t span = l - s, n = d > 0 ? (span + d - 1) / d : (span + d + 1) / d;
+    int64_t span;
+    if (__builtin_sub_overflow(l, s, &span) || span > INT64_MAX / 2 || span < INT64_MIN / 2)
+      return ctx.fail("limit - start overflows int64");
+    int64_t n = d > 0 ? (span + d - 1) / d : (span + d + 1) / d;
     n = std::max<int64_t>(span == 0 ? 0 : n, 0);
     for (int64_t i = 0; i < n; ++i)
       out.ints.push_back(s + i * d);
