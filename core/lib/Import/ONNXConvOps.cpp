@@ -29,12 +29,6 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
-int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
 
 std::vector<int64_t> shapeOf(Value v) {
   auto shape = v.getType().cast<RankedTensorType>().getShape();

@@ -167,6 +167,10 @@ void registerResizeOps(ConverterTable &table);
 /// All registered converters, by op_type.
 const ConverterTable &converters();
 
+/// Element count of `dims` (1 for a scalar), saturating at INT64_MAX (a
+/// model may declare shapes whose product overflows).
+int64_t product(llvm::ArrayRef<int64_t> dims);
+
 /// Normalizes a possibly negative axis of a rank-`rank` tensor; -1 if out
 /// of range.
 int64_t normalizeAxis(int64_t axis, int64_t rank);

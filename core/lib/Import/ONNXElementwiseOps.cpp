@@ -139,12 +139,6 @@ FailureOr<std::vector<int64_t>> outputShape(NodeContext &ctx, llvm::ArrayRef<int
   return ctx.fail("input shapes " + shapes + " do not broadcast (numpy rules)");
 }
 
-int64_t product(llvm::ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    n *= d;
-  return n;
-}
 
 /// True when every input in `slots` is a constant and the output is small.
 bool foldable(NodeContext &ctx, llvm::ArrayRef<int> slots, llvm::ArrayRef<int64_t> shape) {

@@ -44,6 +44,14 @@ const ConverterTable &converters() {
   return table;
 }
 
+int64_t product(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n))
+      return std::numeric_limits<int64_t>::max();
+  return n;
+}
+
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   if (axis < 0)
     axis += rank;

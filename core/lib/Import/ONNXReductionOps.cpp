@@ -4,17 +4,14 @@
 // ReduceSumSquare ReduceLogSum ReduceLogSumExp, Softmax LogSoftmax Hardmax,
 // ArgMax ArgMin; float32 data.
 //
-// TOSA reductions take one axis of a rank 1-4 tensor and keep it as a size-1
-// dimension. A reduction over several axes of a tensor of any rank is first
-// viewed with size-1 dimensions dropped and neighbouring dimensions of the
-// same kind (reduced or kept) merged; that leaves at most 4 dimensions for
-// almost any input (otherwise the kept dimensions are transposed in front
-// and the tensor viewed as [kept, reduced]). Each remaining reduced dimension
-// is one TOSA reduction. Softmax-like ops and ArgMax/ArgMin view their input
+// A reduction over several axes of a tensor of any rank is TOSA reductions
+// of one axis each after a reshape (kiln::reduceDims, TosaReduce.h).
+// Softmax-like ops and ArgMax/ArgMin view their input
 // as [outer, axis, inner] and work on the middle dimension.
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "TosaReduce.h"
 
 #include <array>
 
@@ -23,14 +20,8 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
-enum class Reduction { Sum, Max, Min, Prod };
+using Reduction = TosaReduction;
 
-int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
 
 llvm::ArrayRef<int64_t> shapeOf(Value v) {
   return v.getType().cast<RankedTensorType>().getShape();
@@ -48,63 +39,18 @@ Value mul(NodeContext &ctx, Value a, Value b) {
   return ctx.create<tosa::MulOp>(a.getType(), a, b, ctx.builder().getI32IntegerAttr(0));
 }
 
-/// One TOSA reduction over `axis` (kept as a size-1 dimension).
-Value reduceAxis(NodeContext &ctx, Value value, int64_t axis, Reduction kind) {
-  llvm::SmallVector<int64_t> shape(shapeOf(value));
-  shape[axis] = 1;
-  auto type = RankedTensorType::get(
-      shape, value.getType().cast<RankedTensorType>().getElementType());
-  IntegerAttr attr = ctx.builder().getI64IntegerAttr(axis);
-  switch (kind) {
-  case Reduction::Max: return ctx.create<tosa::ReduceMaxOp>(type, value, attr);
-  case Reduction::Min: return ctx.create<tosa::ReduceMinOp>(type, value, attr);
-  case Reduction::Prod: return ctx.create<tosa::ReduceProdOp>(type, value, attr);
-  case Reduction::Sum: break;
-  }
-  return ctx.create<tosa::ReduceSumOp>(type, value, attr);
-}
-
-/// Reduces `value` over the dimensions flagged in `reduced`; the result keeps
-/// the input's rank with reduced dimensions of size 1.
+/// Reduces over the dimensions flagged in `reduced` (kiln::reduceDims);
+/// the result keeps the input's rank with reduced dimensions of size 1.
 Value reduceDims(NodeContext &ctx, Value value, llvm::ArrayRef<bool> reduced,
                  Reduction kind) {
-  llvm::SmallVector<int64_t> shape(shapeOf(value)), keepShape;
-  for (size_t i = 0; i < shape.size(); ++i)
-    keepShape.push_back(reduced[i] ? 1 : shape[i]);
-  // Runs of equally flagged dimensions merge; size-1 dimensions drop out.
-  llvm::SmallVector<int64_t> groups;
-  llvm::SmallVector<bool> groupReduced;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1)
-      continue;
-    if (!groups.empty() && groupReduced.back() == reduced[i]) {
-      groups.back() *= shape[i];
-    } else {
-      groups.push_back(shape[i]);
-      groupReduced.push_back(reduced[i]);
-    }
-  }
-  if (!llvm::is_contained(groupReduced, true))
-    return ctx.reshape(value, keepShape);
-  value = ctx.reshape(value, groups);
-  if (groups.size() > 4) {
-    // Alternating kept/reduced groups: kept ones first (in order), so the
-    // [kept, reduced] view reduces to keepShape's layout.
-    llvm::SmallVector<int32_t> perm;
-    int64_t kept = 1, folded = 1;
-    for (bool pickReduced : {false, true})
-      for (size_t g = 0; g < groups.size(); ++g)
-        if (groupReduced[g] == pickReduced) {
-          perm.push_back(int32_t(g));
-          (pickReduced ? folded : kept) *= groups[g];
-        }
-    value = ctx.reshape(ctx.transpose(value, perm), {kept, folded});
-    groupReduced = {false, true};
-  }
-  for (size_t g = 0; g < groupReduced.size(); ++g)
-    if (groupReduced[g])
-      value = reduceAxis(ctx, value, int64_t(g), kind);
-  return ctx.reshape(value, keepShape);
+  return kiln::reduceDims(ctx.builder(), ctx.loc(), value, reduced, kind);
+}
+
+/// One reduction over `axis` (kept as a size-1 dimension).
+Value reduceAxis(NodeContext &ctx, Value value, int64_t axis, Reduction kind) {
+  llvm::SmallVector<bool> reduced(shapeOf(value).size(), false);
+  reduced[axis] = true;
+  return reduceDims(ctx, value, reduced, kind);
 }
 
 /// What a Reduce* node reduces, read from its attributes and inputs.

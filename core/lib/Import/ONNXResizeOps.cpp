@@ -32,12 +32,6 @@ llvm::ArrayRef<int64_t> shapeOf(Value v) {
   return v.getType().cast<RankedTensorType>().getShape();
 }
 
-int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
 
 /// "0.6" for messages.
 std::string number(double v) { return llvm::formatv("{0}", v).str(); }

@@ -36,16 +36,6 @@ namespace {
 
 // --- Folding helpers: index arithmetic on onnx::Tensor -----------------------
 
-/// Element count of `dims`, saturating at INT64_MAX (a model may declare
-/// shapes whose product overflows).
-int64_t product(llvm::ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    if (__builtin_mul_overflow(n, d, &n))
-      return std::numeric_limits<int64_t>::max();
-  return n;
-}
-
 /// The most elements a result folded at import may have (2^24, 64 MiB of
 /// float32): larger results of constant inputs are computed by TOSA ops at
 /// run time instead, where the tensor size limits apply.

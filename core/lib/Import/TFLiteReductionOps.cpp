@@ -3,16 +3,12 @@
 // MEAN SUM REDUCE_MAX REDUCE_MIN over constant axes, and SOFTMAX, float32
 // only.
 //
-// TOSA reductions take one axis, accept rank 1-4 and keep the reduced
-// dimension as size 1. A TFLite reduction over several axes of a tensor of
-// any rank is therefore first reshaped: size-1 dimensions are dropped and
-// runs of neighbouring reduced (or kept) dimensions merged, which leaves at
-// most 4 dimensions for almost any input (otherwise the kept dimensions are
-// transposed in front of the reduced ones and the tensor viewed as
-// [kept, reduced]); each remaining reduced dimension is one TOSA reduction.
+// A reduction over several axes of a tensor of any rank is TOSA reductions
+// of one axis each after a reshape (kiln::reduceDims, TosaReduce.h).
 //
 //===----------------------------------------------------------------------===//
 #include "TFLiteConverter.h"
+#include "TosaReduce.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -35,77 +31,22 @@ LogicalResult requireF32(OpContext &ctx, Value value, int input) {
                   os.str() + "; only float32 is supported");
 }
 
-/// One TOSA reduction over `axis`, which stays as a size-1 dimension.
-Value reduceAxis(OpContext &ctx, Value value, int64_t axis, Reduction kind) {
-  auto type = value.getType().cast<RankedTensorType>();
-  llvm::SmallVector<int64_t> shape(type.getShape());
-  shape[axis] = 1;
-  RankedTensorType result = ctx.f32Type(shape);
-  IntegerAttr attr = ctx.builder().getI64IntegerAttr(axis);
-  switch (kind) {
-  case Reduction::Max:
-    return ctx.create<tosa::ReduceMaxOp>(result, value, attr);
-  case Reduction::Min:
-    return ctx.create<tosa::ReduceMinOp>(result, value, attr);
-  case Reduction::Sum:
-  case Reduction::Mean:
-    break;
-  }
-  return ctx.create<tosa::ReduceSumOp>(result, value, attr);
-}
-
 /// Reduces `value` (static shape, any rank) over the dimensions flagged in
-/// `reduced`; the result has the input's rank with reduced dimensions of
-/// size 1 (keep_dims form). Mean is reduced as Sum here.
+/// `reduced` (kiln::reduceDims); the result has the input's rank with
+/// reduced dimensions of size 1 (keep_dims form). Mean is reduced as Sum here.
 Value reduceDims(OpContext &ctx, Value value, llvm::ArrayRef<bool> reduced,
                  Reduction kind) {
-  llvm::ArrayRef<int64_t> shape =
-      value.getType().cast<RankedTensorType>().getShape();
-  llvm::SmallVector<int64_t> keepShape;
-  for (size_t i = 0; i < shape.size(); ++i)
-    keepShape.push_back(reduced[i] ? 1 : shape[i]);
+  TosaReduction tosaKind = kind == Reduction::Max   ? TosaReduction::Max
+                           : kind == Reduction::Min ? TosaReduction::Min
+                                                    : TosaReduction::Sum;
+  return kiln::reduceDims(ctx.builder(), ctx.loc(), value, reduced, tosaKind);
+}
 
-  // Merge runs of equally-flagged dimensions; size-1 dimensions reduce to
-  // themselves and are dropped.
-  llvm::SmallVector<int64_t> groups;
-  llvm::SmallVector<bool> groupReduced;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 1)
-      continue;
-    if (!groups.empty() && groupReduced.back() == reduced[i]) {
-      groups.back() *= shape[i];
-    } else {
-      groups.push_back(shape[i]);
-      groupReduced.push_back(reduced[i]);
-    }
-  }
-  if (!llvm::is_contained(groupReduced, true))
-    return ctx.reshape(value, keepShape);
-
-  value = ctx.reshape(value, groups);
-  if (groups.size() > 4) {
-    // Alternating kept/reduced dimensions: kept ones first, view as
-    // [kept, reduced]. The kept dimensions keep their order, so the result
-    // is laid out as keepShape.
-    llvm::SmallVector<int32_t> perm;
-    int64_t kept = 1, folded = 1;
-    for (size_t g = 0; g < groups.size(); ++g)
-      if (!groupReduced[g]) {
-        perm.push_back(static_cast<int32_t>(g));
-        kept *= groups[g];
-      }
-    for (size_t g = 0; g < groups.size(); ++g)
-      if (groupReduced[g]) {
-        perm.push_back(static_cast<int32_t>(g));
-        folded *= groups[g];
-      }
-    value = ctx.reshape(ctx.transpose(value, perm), {kept, folded});
-    groupReduced = {false, true};
-  }
-  for (size_t g = 0; g < groupReduced.size(); ++g)
-    if (groupReduced[g])
-      value = reduceAxis(ctx, value, static_cast<int64_t>(g), kind);
-  return ctx.reshape(value, keepShape);
+/// One reduction over `axis`, which stays as a size-1 dimension.
+Value reduceAxis(OpContext &ctx, Value value, int64_t axis, Reduction kind) {
+  llvm::SmallVector<bool> reduced(value.getType().cast<RankedTensorType>().getRank(), false);
+  reduced[axis] = true;
+  return reduceDims(ctx, value, reduced, kind);
 }
 
 /// Flags of the dimensions named by the constant axes input 1 (negative
