@@ -60,6 +60,18 @@ TEST(Cli, TosaMlirRunsWithLiteralInputs) {
     EXPECT_FLOAT_EQ(f[i], (1.0f + (i + 1)) * 0.5f) << i;
 }
 
+// A tosa.pad whose pad value is computed at run time crashed dispatch
+// formation (the scalar crossed the dispatch boundary); now one error line.
+TEST(Cli, TosaPadWithComputedValueIsOneError) {
+  CommandResult r = runCommand(kilnBinary() + " run " +
+                               shellQuote(dataFile("mlir/pad_runtime_value.mlir")) +
+                               " --input=1x4xf32=1,2,3,4 --input=1xf32=7 --output=- 2>&1");
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
+  EXPECT_NE(r.output.find("pad_runtime_value.mlir: line 6: 'tosa.pad'"), std::string::npos)
+      << r.output;
+}
+
 TEST(Cli, CompileThenRunArtifact) {
   TempDir tmp;
   std::string artifact = tmp.file("add.kiln");

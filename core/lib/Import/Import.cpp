@@ -152,6 +152,21 @@ importTosaMLIR(MLIRContext &context, llvm::StringRef text,
                      "dense<...> constants (write the module with "
                      "`kiln compile --emit=tosa -o FILE.mlir`, which keeps "
                      "every constant)");
+  // A pad value computed at run time has no lowering in Kiln's dispatch
+  // formation (the scalar would cross the dispatch boundary).
+  std::string runtimePad;
+  main.walk([&](tosa::PadOp pad) {
+    if (pad.getPadConst() && !pad.getPadConst().getDefiningOp<tosa::ConstOp>() &&
+        runtimePad.empty()) {
+      llvm::raw_string_ostream os(runtimePad);
+      if (auto loc = pad.getLoc().dyn_cast<FileLineColLoc>())
+        os << "line " << loc.getLine() << ": ";
+      os << "'tosa.pad' takes its pad value from a computed tensor; Kiln compiles pads whose "
+            "pad value is a tosa.const";
+    }
+  });
+  if (!runtimePad.empty())
+    return makeError(filename + ": " + runtimePad);
   std::string unsupported;
   main.walk([&](Operation *op) {
     if (unsupported.empty() && !isa<func::FuncOp, func::ReturnOp>(op) &&
