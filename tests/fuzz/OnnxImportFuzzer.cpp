@@ -18,6 +18,7 @@
 // (it keeps every attribute it uniqued, weights included).
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "FuzzSupport.h"
 
 #include "Import/Import.h"
@@ -36,24 +37,9 @@
 #include <string>
 
 using kiln::fuzz::fuzzCheck;
+using kiln::fuzz::fuzzContext;
 
 namespace {
-
-constexpr int kContextReuse = 500;
-
-mlir::MLIRContext &fuzzContext() {
-  static std::unique_ptr<mlir::MLIRContext> context;
-  static int uses = 0;
-  if (!context || ++uses % kContextReuse == 0) {
-    context.reset();
-    mlir::DialectRegistry registry;
-    kiln::registerKilnDialects(registry);
-    context = std::make_unique<mlir::MLIRContext>(registry,
-                                                  mlir::MLIRContext::Threading::DISABLED);
-    context->loadAllAvailableDialects();
-  }
-  return *context;
-}
 
 /// An empty folder in $TMPDIR, the model's "directory" (one for every
 /// process: nothing writes into it, and fork mode's jobs leave no folders).

@@ -10,6 +10,7 @@
 // keeps every attribute it ever uniqued (weights included) until it dies.
 //
 //===----------------------------------------------------------------------===//
+#include "FuzzContext.h"
 #include "FuzzSupport.h"
 
 #include "Import/Import.h"
@@ -25,26 +26,7 @@
 #include <memory>
 
 using kiln::fuzz::fuzzCheck;
-
-namespace {
-
-constexpr int kContextReuse = 500;
-
-mlir::MLIRContext &fuzzContext() {
-  static std::unique_ptr<mlir::MLIRContext> context;
-  static int uses = 0;
-  if (!context || ++uses % kContextReuse == 0) {
-    context.reset();
-    mlir::DialectRegistry registry;
-    kiln::registerKilnDialects(registry);
-    context = std::make_unique<mlir::MLIRContext>(registry,
-                                                  mlir::MLIRContext::Threading::DISABLED);
-    context->loadAllAvailableDialects();
-  }
-  return *context;
-}
-
-} // namespace
+using kiln::fuzz::fuzzContext;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef input(reinterpret_cast<const char *>(data), size);
