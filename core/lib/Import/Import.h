@@ -43,7 +43,8 @@ importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
 /// is only used in messages. Errors: not a TFLite file, fails flatbuffers
 /// verification, several subgraphs, quantized or non-float tensors on the
 /// compute path, dynamic dimensions, unsupported or custom operators (named
-/// with their index, with the list of supported ones). `fixes` gives static
+/// with their index, with the list of supported ones). `fixes` (checked
+/// beforehand by checkModelShapeFixes, as importModelFile does) gives static
 /// shapes to inputs with dynamic dimensions.
 ///
 /// Locations: every op carries NameLoc("<OPERATOR>#<index>",
@@ -56,7 +57,8 @@ importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
 /// Imports an ONNX ModelProto (IR version <= 8, default-domain opsets 7 to
 /// 17; read, checked and shape-inferred with libonnx 1.12, see ONNXModel.h).
 /// `filename` is used in messages and locations; external data files are
-/// read from `directory`. `fixes` set inputs' symbolic dimensions (by input
+/// read from `directory`. `fixes` (checked beforehand by checkModelShapeFixes)
+/// set inputs' symbolic dimensions (by input
 /// name or index). Errors: not an ONNX model, versions or domains Kiln does
 /// not read, unsupported nodes (named with their name, op type, index and
 /// opset, followed by the supported list), symbolic dimensions left unfixed

@@ -266,10 +266,6 @@ llvm::Error checkShapeFixes(const std::vector<ModelInput> &inputs, const std::ve
   return llvm::Error::success();
 }
 
-} // namespace kiln
-
-namespace kiln {
-
 llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name, llvm::StringRef directory,
                                  bool isONNX, const std::vector<ShapeFix> &fixes,
                                  std::vector<std::string> &warnings) {
@@ -283,10 +279,6 @@ llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
   }
   return checkShapeFixes(*inputs, fixes, name.str(), &warnings);
 }
-
-} // namespace kiln
-
-namespace kiln {
 
 std::string formatModelInputs(const std::vector<ModelInput> &inputs) {
   std::string text;

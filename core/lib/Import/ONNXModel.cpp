@@ -602,9 +602,9 @@ private:
   mutable std::map<const ::onnx::OpSchema *, std::unique_ptr<::onnx::OpSchema>> guarded;
 };
 
-/// Applies the input shape fixes to the graph's input types.
-bool applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shapes,
-                 std::string &error) {
+/// Sets the fixed inputs' dimensions in the graph's input types (the fixes
+/// are checked by kiln::checkShapeFixes before import).
+void applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shapes) {
   std::set<std::string> initializerNames;
   for (const auto &init : proto.graph().initializer())
     initializerNames.insert(init.name());
@@ -623,36 +623,13 @@ bool applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shape
       if (index < inputs.size())
         target = inputs[index];
     }
-    if (!target) {
-      std::string names;
-      for (auto *input : inputs)
-        names += (names.empty() ? "'" : ", '") + input->name() + "'";
-      error = "--fix-shape names input '" + fix.input + "', which the model does not have "
-              "(its inputs: " + names + ")";
-      return false;
-    }
-    auto *tensor = target->mutable_type()->mutable_tensor_type();
-    if (tensor->has_shape() && tensor->shape().dim_size() != int(fix.shape.size())) {
-      error = "--fix-shape gives input '" + target->name() + "' rank " +
-              std::to_string(fix.shape.size()) + "; the model declares rank " +
-              std::to_string(tensor->shape().dim_size());
-      return false;
-    }
-    for (size_t k = 0; k < fix.shape.size() && tensor->has_shape(); ++k) {
-      const auto &dim = tensor->shape().dim(int(k));
-      if (dim.has_dim_value() && dim.dim_value() != fix.shape[k]) {
-        error = "--fix-shape gives input '" + target->name() + "' dimension " +
-                std::to_string(k) + " = " + std::to_string(fix.shape[k]) +
-                "; the model fixes it to " + std::to_string(dim.dim_value());
-        return false;
-      }
-    }
-    auto *shape = tensor->mutable_shape();
+    if (!target)
+      continue;
+    auto *shape = target->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();
     for (int64_t d : fix.shape)
       shape->add_dim()->set_dim_value(d);
   }
-  return true;
 }
 
 bool convertGraph(const ::onnx::ModelProto &proto, const std::string &directory, Model &model,
@@ -722,8 +699,9 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
     Model model;
     if (!checkNames(proto, error) || !checkVersions(proto, model.opset, error))
       return std::nullopt;
-    if (!checkWindowAttributes(proto, error) || !applyShapes(proto, shapes, error))
+    if (!checkWindowAttributes(proto, error))
       return std::nullopt;
+    applyShapes(proto, shapes);
     // The checker looks for external-data files in the model's folder (Kiln
     // then reads them itself in convertTensor).
     try {

@@ -150,8 +150,9 @@ inline constexpr int64_t kMinOpset = 7;
 ///    com.microsoft, ...);
 ///  - external data (TensorProto.data_location EXTERNAL) read from files
 ///    beside the model in `directory` (relative paths inside it only);
-///  - `shapes` set the named/indexed inputs' dimensions (a fix whose rank
-///    differs, or that names no input, fails);
+///  - `shapes` set the named/indexed inputs' dimensions (checked beforehand
+///    by kiln::checkShapeFixes, which importModelFile runs; a fix naming no
+///    input is ignored here);
 ///  - onnx::checker::check_model, then onnx::shape_inference::InferShapes
 ///    (with data propagation) for the `values` map.
 /// On failure returns nullopt and sets `error` to one line without the file

@@ -188,10 +188,6 @@ public:
   /// operator instead of read from the file.
   bool propagating = false;
 
-  /// Flags that changed nothing (a --fix-shape of a static input): the
-  /// module's "kiln.warnings" attribute, which the compiler reports.
-  std::vector<std::string> warnings;
-
   /// A model input with dynamic dimensions that no --fix-shape sizes.
   struct UnfixedInput {
     int position;
@@ -496,9 +492,10 @@ static std::string dimsText(llvm::ArrayRef<int64_t> dims) {
 }
 
 /// The static shape of model input `position` (tensor `index`): the recorded
-/// one, or the --fix-shape for it, which gives every dynamic dimension its
-/// own size. An input with dynamic dimensions and no fix is recorded in
-/// `unfixed` (importTFLite then suggests sizes that compile).
+/// one, or the --fix-shape for it (already checked by checkShapeFixes),
+/// which gives every dynamic dimension its own size. An input with dynamic
+/// dimensions and no fix is recorded in `unfixed` (importTFLite then
+/// suggests sizes that compile).
 llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
                                                                int index) {
   const schema::Tensor *t = tensor(index);
@@ -522,27 +519,13 @@ llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
       d = std::max<int64_t>(d, 1);
     return shape;
   }
-  if (fix->shape.size() != signature.size())
-    return fail("--fix-shape for input '" + name + "' gives rank " +
-                llvm::Twine(fix->shape.size()) + ", the input has rank " +
-                llvm::Twine(signature.size()) + " (" + shapeString(signature) +
-                ")");
-  for (size_t d = 0; d < signature.size(); ++d) {
-    if (fix->shape[d] <= 0)
-      return fail("--fix-shape for input '" + name + "': dimension " +
-                  llvm::Twine(d) + " must be positive");
-    if (signature[d] >= 0 && fix->shape[d] != signature[d])
-      return fail("--fix-shape for input '" + name + "': dimension " +
-                  llvm::Twine(d) + " is static (" + llvm::Twine(signature[d]) +
-                  ") and cannot become " + llvm::Twine(fix->shape[d]));
-    // Each dynamic dimension takes its own size; the graph's other dynamic
-    // dimensions follow by shape inference.
+  // checkShapeFixes (importModelFile) has checked the fix: same rank, each
+  // dimension positive, static dimensions unchanged, not given twice.
+  // Each dynamic dimension takes its own size; the graph's other dynamic
+  // dimensions follow by shape inference.
+  for (size_t d = 0; d < signature.size(); ++d)
     if (signature[d] < 0)
       propagating = true;
-  }
-  if (!dynamic)
-    warnings.push_back("--fix-shape=" + fix->input + "=... changes nothing: input '" + name +
-                       "' is static (" + shapeString(signature) + ")");
   return fix->shape;
 }
 
@@ -582,43 +565,6 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   Location fileLoc = FileLineColLoc::get(&context, filename, 0, 0);
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   (*module)->setAttr("kiln.source", builder.getStringAttr(filename));
-
-  // Every --fix-shape must name an input.
-  for (const ShapeFix &fix : fixes) {
-    bool found = false;
-    std::string names;
-    for (int position = 0; position < static_cast<int>(graph->inputs()->size());
-         ++position) {
-      int index = graph->inputs()->Get(position);
-      std::string name = tensorName(tensor(index), index);
-      names += (names.empty() ? "'" : ", '") + name + "' (" +
-               std::to_string(position) + ")";
-      found |= fix.input == name || fix.input == std::to_string(position);
-    }
-    if (!found)
-      return fail("--fix-shape names input '" + fix.input +
-                  "', which the model does not have; its inputs are " + names);
-  }
-
-  // One input fixed by index and by name must not get two different shapes
-  // (the recipe only refuses the same spelling twice).
-  for (int position = 0; position < static_cast<int>(graph->inputs()->size());
-       ++position) {
-    int index = graph->inputs()->Get(position);
-    std::string name = tensorName(tensor(index), index);
-    const ShapeFix *first = nullptr;
-    for (const ShapeFix &fix : fixes) {
-      if (fix.input != name && fix.input != std::to_string(position))
-        continue;
-      if (first && first->shape != fix.shape)
-        return fail("--fix-shape fixes input '" + name + "' twice, as '" +
-                    first->input + "' (" + shapeString(first->shape) +
-                    ") and as '" + fix.input + "' (" + shapeString(fix.shape) +
-                    "); give one shape per input");
-      if (!first)
-        first = &fix;
-    }
-  }
 
   // Signature.
   llvm::SmallVector<Type> inputTypes, outputTypes;
@@ -740,10 +686,6 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
       return fail("internal error: the imported TOSA does not verify: " +
                   firstError);
   }
-  if (!warnings.empty())
-    (*module)->setAttr("kiln.warnings",
-                       builder.getStrArrayAttr(llvm::SmallVector<llvm::StringRef>(
-                           warnings.begin(), warnings.end())));
   return std::move(module);
 }
 
