@@ -10,6 +10,7 @@
 #include "Artifact/ArtifactWriter.h"
 #include "Artifact/CModuleWriter.h"
 #include "Codegen/HostCodegen.h"
+#include "Codegen/IntegerTargets.h"
 #include "Import/Import.h"
 #include "Pipeline.h"
 #include "Support/Message.h"
@@ -142,6 +143,8 @@ ElementKind elementKindOf(Type type) {
     return ElementKind::I32;
   if (type.isInteger(64))
     return ElementKind::I64;
+  if (type.isUnsignedInteger(8)) // isInteger(8) holds for ui8 too
+    return ElementKind::U8;
   if (type.isInteger(8))
     return ElementKind::I8;
   if (type.isInteger(1))
@@ -158,6 +161,10 @@ TensorSpec tensorSpecOf(Type type, DictionaryAttr attrs, std::string fallback) {
   if (attrs)
     if (auto name = attrs.getAs<StringAttr>(kNameAttr))
       spec.name = name.str();
+  if (attrs)
+    if (auto wire = attrs.getAs<StringAttr>(kElementTypeAttr))
+      if (wire.getValue() == "u8" && spec.type == ElementKind::I8)
+        spec.type = ElementKind::U8;
   return spec;
 }
 
@@ -235,7 +242,8 @@ constexpr KnownTarget kKnownTargets[] = {
     {"x86_64-linux-gnu", "x86-64 Linux"},
     {"aarch64-linux-gnu", "aarch64 Linux"},
     {"riscv64-linux-gnu", "RISC-V 64 Linux (RV64GC)"},
-    {"thumbv7em-none-eabihf", "Cortex-M4F bare metal"}};
+    {"thumbv7em-none-eabihf", "Cortex-M4F bare metal"},
+    {"thumbv6m-none-eabi", "Cortex-M0+ bare metal, integer models"}};
 } // namespace
 
 std::vector<std::string> knownTargets() {
@@ -270,6 +278,9 @@ llvm::Error applyTarget(const std::string &name, TargetOptions &target) {
   } else if (name == "thumbv7em-none-eabihf") {
     triple = "thumbv7em-none-unknown-eabihf";
     cpu = "cortex-m4";
+  } else if (name == "thumbv6m-none-eabi") {
+    triple = "thumbv6m-none-unknown-eabi";
+    cpu = "cortex-m0plus";
   } else {
     std::string known;
     for (const std::string &k : knownTargets())
@@ -437,6 +448,9 @@ static llvm::Error compileImpl(const std::string &path,
   if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
         buildDispatchPipeline(pm, dispatchOptions);
       }))
+    return err;
+  // A target without an FPU (thumbv6m) takes integer models only.
+  if (llvm::Error err = checkIntegerOnlyTarget(*c.module, **tm, c.source))
     return err;
   if (emitted && stop == EmitStage::Dispatches) {
     *emitted = c.print(options.elideConstants);

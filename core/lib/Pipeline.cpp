@@ -81,8 +81,10 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   // claim them; then elementwise and reductions as linalg.generic.
   fn.addPass(tosa::createTosaToLinalgNamed());
   fn.addPass(tosa::createTosaToLinalg());
-  // tosa.const / tosa.apply_scale -> arith; slices, pads, reshapes -> tensor.
-  fn.addPass(tosa::createTosaToArith());
+  // tosa.const -> arith; tosa.apply_scale (from tosa.rescale) -> 64-bit
+  // arith with TOSA's double rounding; slices, pads, reshapes -> tensor.
+  fn.addPass(tosa::createTosaToArith(/*includeApplyRescale=*/true,
+                                     /*use32BitApplyRescale=*/false));
   fn.addPass(tosa::createTosaToTensor());
   // Folds the weight transposes the conv lowerings insert on constants, so
   // weights reach the artifact already in the kernel's layout.

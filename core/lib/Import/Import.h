@@ -30,6 +30,12 @@ struct ShapeFix;
 /// Attribute naming a model input (argument) or output (result).
 inline constexpr const char *kNameAttr = "kiln.name";
 
+/// Attribute of a model input or output whose element type on the wire
+/// differs from the one Kiln computes in: "u8" on an i8 argument/result
+/// means the caller passes uint8 (a quantized uint8 TFLite tensor, computed
+/// as int8 q - 128; see Import/TFLiteQuant.h).
+inline constexpr const char *kElementTypeAttr = "kiln.element_type";
+
 /// Reads `path` and picks the importer from its contents and name: TFLite
 /// flatbuffer (file identifier "TFL3"), ONNX ModelProto ('.onnx') or MLIR
 /// text/bytecode in the TOSA dialect. A file whose contents contradict its

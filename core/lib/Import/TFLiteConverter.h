@@ -21,6 +21,7 @@
 #ifndef KILN_CORE_IMPORT_TFLITECONVERTER_H
 #define KILN_CORE_IMPORT_TFLITECONVERTER_H
 
+#include "TFLiteQuant.h"
 #include "tflite_generated.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -89,6 +90,14 @@ public:
   /// tensors with -1 in their signature are inferred, not read.
   bool propagating() const;
 
+  /// Affine quantization of input/output `i` (checked at load), or nullptr
+  /// for a float or unquantized tensor.
+  const TensorQuant *inputQuant(int i) const;
+  const TensorQuant *outputQuant(int i) const;
+  /// True if any input or output of the operator is an int8/uint8 tensor:
+  /// the importer then converts it with the integer converter table.
+  bool isQuantized() const;
+
   /// Options table, or nullptr when absent/other type.
   template <typename T> const T *options() const {
     return op->builtin_options_as<T>();
@@ -154,9 +163,14 @@ void registerConvOps(ConverterTable &table);
 void registerElementwiseOps(ConverterTable &table);
 void registerShapeOps(ConverterTable &table);
 void registerReductionOps(ConverterTable &table);
+/// The int8 converters (TFLiteQuantizedOps.cpp): operators with int8/uint8
+/// tensors, bit-exact with TensorFlow Lite's integer kernels.
+void registerQuantizedOps(ConverterTable &table);
 
-/// All registered converters.
+/// All registered float converters.
 const ConverterTable &converters();
+/// All registered int8 converters.
+const ConverterTable &quantizedConverters();
 
 /// Bytes of a TFLite element type (0 if unknown).
 size_t tensorTypeSize(schema::TensorType type);

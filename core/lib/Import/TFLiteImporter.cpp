@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import.h"
 #include "TFLiteConverter.h"
+#include "TFLiteQuant.h"
 
 #include "kiln/Compiler.h"
 #include "kiln/ModelInputs.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -55,6 +57,30 @@ size_t tensorTypeSize(schema::TensorType type) {
   default:
     return 0;
   }
+}
+
+/// "operator #3 (LOG_SOFTMAX) on int8 tensors is not supported; int8
+/// operators: ADD, ..."
+static std::string unsupportedQuantized(const OpContext &ctx,
+                                        const ConverterTable &integer) {
+  std::vector<std::string> names;
+  for (const auto &entry : integer)
+    names.push_back(schema::EnumNameBuiltinOperator(entry.first));
+  std::sort(names.begin(), names.end());
+  std::string list;
+  for (const std::string &n : names)
+    list += (list.empty() ? "" : ", ") + n;
+  return "operator #" + std::to_string(ctx.index()) + " (" + ctx.name() +
+         ") on int8/uint8 tensors is not supported; int8 operators: " + list;
+}
+
+const ConverterTable &quantizedConverters() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    registerQuantizedOps(t);
+    return t;
+  }();
+  return table;
 }
 
 const ConverterTable &converters() {
@@ -123,6 +149,9 @@ public:
   const schema::Model *model = nullptr;
   const schema::SubGraph *graph = nullptr;
   std::vector<Value> values;
+  /// Affine quantization of each tensor (int8, uint8 and quantized int32
+  /// tensors), checked by checkQuantization.
+  std::vector<std::optional<TensorQuant>> quant;
   std::string error;
 
   const schema::Tensor *tensor(int index) const {
@@ -200,6 +229,35 @@ public:
 
   Value materializeConstant(int index, Location loc);
 
+  /// The element type Kiln computes a model input/output of TFLite type
+  /// `type` in (uint8 as i8, see TFLiteQuant.h); null if unsupported.
+  Type ioElementType(schema::TensorType type) {
+    switch (type) {
+    case schema::TensorType::FLOAT32:
+      return builder.getF32Type();
+    case schema::TensorType::INT32:
+      return builder.getI32Type();
+    case schema::TensorType::INT8:
+    case schema::TensorType::UINT8:
+      return builder.getIntegerType(8);
+    case schema::TensorType::BOOL:
+      return builder.getI1Type();
+    default:
+      return {};
+    }
+  }
+
+  /// `value` (i8) with bit 7 flipped: uint8 q <-> int8 q - 128.
+  Value flipSignBit(Value value, Location loc) {
+    auto type = value.getType().cast<RankedTensorType>();
+    llvm::SmallVector<int64_t> ones(type.getRank(), 1);
+    auto maskType = RankedTensorType::get(ones, type.getElementType());
+    auto mask = builder.create<tosa::ConstOp>(
+        loc, maskType,
+        DenseElementsAttr::get(maskType, llvm::ArrayRef<int8_t>{int8_t(-128)}));
+    return builder.create<tosa::BitwiseXorOp>(loc, type, value, mask).getResult();
+  }
+
   static BuiltinOperator effectiveCode(const schema::OperatorCode *code) {
     int deprecated = code->deprecated_builtin_code();
     int builtin = static_cast<int>(code->builtin_code());
@@ -211,7 +269,9 @@ private:
     return makeError(filename + ": " + message);
   }
   llvm::Error checkTensors();
+  llvm::Error checkQuantization(int index);
   llvm::Error checkOperators();
+  llvm::Error checkOperatorTypes();
   llvm::Error checkShapes();
   llvm::Error checkRecordedShapes(func::FuncOp func);
   llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
@@ -265,10 +325,9 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
   for (int64_t d : shape)
     count *= d; // checkShapes() bounded the product
   // The buffer must hold every element (a damaged file may be shorter).
-  size_t elementBytes = t->type() == schema::TensorType::FLOAT16 ? 2
-                        : t->type() == schema::TensorType::INT64 ? 8
-                                                                 : 4;
-  if (count < 0 || data.size() / elementBytes < static_cast<uint64_t>(count))
+  size_t elementBytes = tensorTypeSize(t->type());
+  if (count < 0 || elementBytes == 0 ||
+      data.size() / elementBytes < static_cast<uint64_t>(count))
     return {};
   DenseElementsAttr attr;
   switch (t->type()) {
@@ -295,6 +354,17 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
     attr = DenseElementsAttr::get(type, llvm::ArrayRef<int32_t>(v));
     break;
   }
+  case schema::TensorType::INT8:
+  case schema::TensorType::UINT8: {
+    // uint8 data is stored as int8 (q - 128), as its zero point is.
+    std::vector<int8_t> v(count);
+    int flip = t->type() == schema::TensorType::UINT8 ? 0x80 : 0;
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = static_cast<int8_t>(data[i] ^ flip);
+    auto type = RankedTensorType::get(shape, builder.getIntegerType(8));
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<int8_t>(v));
+    break;
+  }
   case schema::TensorType::INT64: {
     // TOSA computes in i32; shape-like int64 constants fit.
     std::vector<int32_t> v(count);
@@ -313,35 +383,140 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
   return builder.create<tosa::ConstOp>(loc, attr.getType(), attr).getResult();
 }
 
+/// "INT8" for a TFLite element type.
+static std::string typeName(schema::TensorType type) {
+  const char *name = schema::EnumNameTensorType(type);
+  return name && *name ? name : "type " + std::to_string(static_cast<int>(type));
+}
+
 llvm::Error ModelImporter::checkTensors() {
-  // Quantized tensors first: they are the root cause of most other errors in
-  // a quantized model.
   int n = graph->tensors() ? graph->tensors()->size() : 0;
+  quant.assign(n, std::nullopt);
   for (int i = 0; i < n; ++i) {
     const schema::Tensor *t = graph->tensors()->Get(i);
     if (!t)
       return fail("tensor " + llvm::Twine(i) + " is missing");
-    const schema::QuantizationParameters *q = t->quantization();
-    bool quantized = q && q->scale() && q->scale()->size() > 0;
-    schema::TensorType type = t->type();
-    bool integerData = type == schema::TensorType::INT8 ||
-                       type == schema::TensorType::UINT8 ||
-                       type == schema::TensorType::INT16;
-    if (quantized || integerData) {
-      std::string detail;
-      if (quantized) {
-        detail = " (scale " + std::to_string(q->scale()->Get(0));
-        if (q->zero_point() && q->zero_point()->size())
-          detail += ", zero point " + std::to_string(q->zero_point()->Get(0));
-        detail += ")";
-      }
+    if (t->sparsity())
       return fail("tensor '" + tensorName(t, i) + "' (index " + llvm::Twine(i) +
-                  ") is " + schema::EnumNameTensorType(type) + "-quantized" +
-                  detail +
-                  "; Kiln compiles float32 models (float16 weights behind "
-                  "DEQUANTIZE are accepted): export the model without "
-                  "integer quantization");
-    }
+                  ") is sparse; Kiln compiles dense tensors only (convert the "
+                  "model without sparsity)");
+    if (llvm::Error err = checkQuantization(i))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModelImporter::checkQuantization(int index) {
+  const schema::Tensor *t = graph->tensors()->Get(index);
+  schema::TensorType type = t->type();
+  const schema::QuantizationParameters *q = t->quantization();
+  bool hasScale = q && q->scale() && q->scale()->size() > 0;
+  bool int8 = type == schema::TensorType::INT8 || type == schema::TensorType::UINT8;
+  std::string what = "tensor '" + tensorName(t, index) + "' (index " +
+                     std::to_string(index) + ", " + typeName(type) + ")";
+  if (int8 && !hasScale)
+    return fail(what + " has no quantization scale; Kiln compiles int8/uint8 "
+                "tensors with affine quantization (scale and zero point)");
+  // Float tensors' min/max and int32 (bias) tensors' scales are not used by
+  // TFLite's kernels (a bias is read as input scale x weight scale); Kiln
+  // ignores them too, as TensorFlow Lite Micro does (person_detect.tflite's
+  // biases carry a quantized_dimension their rank does not have).
+  if (!hasScale || !int8)
+    return llvm::Error::success();
+  if (q->details_type() != schema::QuantizationDetails::NONE)
+    return fail(what + " uses custom quantization details; Kiln supports "
+                "affine quantization (scale, zero point) only");
+  TensorQuant tq;
+  tq.fromUint8 = type == schema::TensorType::UINT8;
+  for (size_t c = 0; c < q->scale()->size(); ++c) {
+    float s = q->scale()->Get(c);
+    if (!(s > 0.0f) || !std::isfinite(s))
+      return fail(what + " has quantization scale " + std::to_string(s) +
+                  (q->scale()->size() > 1 ? " at channel " + std::to_string(c)
+                                          : std::string()) +
+                  "; scales must be positive and finite");
+    tq.scales.push_back(s);
+  }
+  size_t zpCount = q->zero_point() ? q->zero_point()->size() : 0;
+  if (zpCount != 0 && zpCount != tq.scales.size())
+    return fail(what + " has " + std::to_string(tq.scales.size()) +
+                " scales but " + std::to_string(zpCount) +
+                " zero points; the counts must match");
+  int64_t lo = type == schema::TensorType::INT8 ? -128 : 0;
+  int64_t hi = type == schema::TensorType::INT8 ? 127 : 255;
+  for (size_t c = 0; c < tq.scales.size(); ++c) {
+    int64_t zp = zpCount ? q->zero_point()->Get(c) : 0;
+    if (zp < lo || zp > hi)
+      return fail(what + " has zero point " + std::to_string(zp) +
+                  "; " + typeName(type) + " zero points lie in [" +
+                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    tq.zeroPoints.push_back(static_cast<int32_t>(tq.fromUint8 ? zp - 128 : zp));
+  }
+  if (tq.scales.size() > 1) {
+    // Per-channel: one scale per index of quantized_dimension. (A single
+    // scale with any quantized_dimension is per-tensor, as TensorFlow Lite
+    // Micro reads it; person_detect.tflite has such tensors.)
+    int dim = q->quantized_dimension();
+    int rank = t->shape() ? t->shape()->size() : 0;
+    if (dim < 0 || dim >= rank)
+      return fail(what + " has quantized_dimension " + std::to_string(dim) +
+                  " but rank " + std::to_string(rank));
+    int64_t channels = t->shape()->Get(dim);
+    if (channels != static_cast<int64_t>(tq.scales.size()))
+      return fail(what + " has " + std::to_string(tq.scales.size()) +
+                  " per-channel scales but its dimension " + std::to_string(dim) +
+                  " (quantized_dimension) has " + std::to_string(channels) +
+                  " channels; the counts must match");
+    tq.dimension = dim;
+  }
+  quant[index] = std::move(tq);
+  return llvm::Error::success();
+}
+
+/// Operator-level type rules of quantized models: 16-bit activations
+/// (16x8 models) and hybrid operators (float activations with int8
+/// weights, dequantized inside the kernel) are refused, naming the operator
+/// and its types.
+llvm::Error ModelImporter::checkOperatorTypes() {
+  if (!graph->operators())
+    return llvm::Error::success();
+  int index = 0;
+  for (const schema::Operator *op : *graph->operators()) {
+    BuiltinOperator code =
+        effectiveCode(model->operator_codes()->Get(op->opcode_index()));
+    std::string types;
+    bool int16 = false, floatActivation = false, int8Weight = false;
+    auto scan = [&](const flatbuffers::Vector<int32_t> *list, bool inputs) {
+      if (!list)
+        return;
+      for (int32_t i : *list) {
+        if (i < 0)
+          continue;
+        const schema::Tensor *t = tensor(i);
+        schema::TensorType type = t->type();
+        types += (types.empty() || types.back() == ' ' ? "" : ", ") + typeName(type);
+        int16 |= type == schema::TensorType::INT16;
+        bool constant = !constantData(i).empty();
+        floatActivation |= inputs && !constant && type == schema::TensorType::FLOAT32;
+        int8Weight |= inputs && constant &&
+                      (type == schema::TensorType::INT8 ||
+                       type == schema::TensorType::UINT8);
+      }
+    };
+    scan(op->inputs(), true);
+    types += " -> ";
+    scan(op->outputs(), false);
+    std::string where = "operator #" + std::to_string(index) + " (" +
+                        schema::EnumNameBuiltinOperator(code) + ", " + types + ")";
+    if (int16)
+      return fail(where + " computes on INT16 tensors: 16-bit activations "
+                  "(16x8 quantization) are not supported; Kiln compiles "
+                  "float32, int8 and uint8 models");
+    if (floatActivation && int8Weight && code != BuiltinOperator::DEQUANTIZE)
+      return fail(where + " is a hybrid operator (float32 activations with "
+                  "int8 weights): not supported; quantize the model fully "
+                  "(int8) or keep float32 weights");
+    ++index;
   }
   return llvm::Error::success();
 }
@@ -378,7 +553,8 @@ llvm::Error ModelImporter::checkOperators() {
       return err;
     if (llvm::Error err = checkIndices(op->outputs(), "refers to output", false))
       return err;
-    if (builtin == BuiltinOperator::CUSTOM || !table.count(builtin)) {
+    if (builtin == BuiltinOperator::CUSTOM ||
+        (!table.count(builtin) && !quantizedConverters().count(builtin))) {
       std::vector<std::string> names;
       for (const auto &entry : table)
         names.push_back(schema::EnumNameBuiltinOperator(entry.first));
@@ -557,6 +733,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     return std::move(err);
   if (llvm::Error err = checkOperators())
     return std::move(err);
+  if (llvm::Error err = checkOperatorTypes())
+    return std::move(err);
   if (llvm::Error err = checkShapes())
     return std::move(err);
 
@@ -575,17 +753,14 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     if (!t)
       return fail("model input " + llvm::Twine(position) +
                   " refers to a missing tensor");
-    if (t->type() != schema::TensorType::FLOAT32 &&
-        t->type() != schema::TensorType::INT32)
+    Type element = ioElementType(t->type());
+    if (!element || t->type() == schema::TensorType::BOOL)
       return fail("input '" + tensorName(t, index) + "' has element type " +
                   schema::EnumNameTensorType(t->type()) +
-                  "; supported input types: FLOAT32, INT32");
+                  "; supported input types: FLOAT32, INT32, INT8, UINT8");
     auto shape = inputShape(position, index);
     if (!shape)
       return shape.takeError();
-    Type element = t->type() == schema::TensorType::FLOAT32
-                       ? builder.getF32Type()
-                       : Type(builder.getI32Type());
     inputTypes.push_back(RankedTensorType::get(*shape, element));
   }
   // importTFLite turns this into the message with sizes that compile.
@@ -600,12 +775,13 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     if (!t)
       return fail("model output " + llvm::Twine(position) +
                   " refers to a missing tensor");
-    if (t->type() != schema::TensorType::FLOAT32)
+    Type element = ioElementType(t->type());
+    if (!element || t->type() == schema::TensorType::INT32 ||
+        t->type() == schema::TensorType::BOOL)
       return fail("output '" + tensorName(t, index) + "' has element type " +
                   schema::EnumNameTensorType(t->type()) +
-                  "; supported output type: FLOAT32");
-    outputTypes.push_back(
-        RankedTensorType::get(shapeOf(index), builder.getF32Type()));
+                  "; supported output types: FLOAT32, INT8, UINT8");
+    outputTypes.push_back(RankedTensorType::get(shapeOf(index), element));
   }
 
   builder.setInsertionPointToEnd(module->getBody());
@@ -616,18 +792,28 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     int index = graph->inputs()->Get(position);
     func.setArgAttr(position, kNameAttr,
                     builder.getStringAttr(tensorName(tensor(index), index)));
+    if (tensor(index)->type() == schema::TensorType::UINT8)
+      func.setArgAttr(position, kElementTypeAttr, builder.getStringAttr("u8"));
   }
   for (int position = 0; position < static_cast<int>(outputTypes.size());
        ++position) {
     int index = graph->outputs()->Get(position);
     func.setResultAttr(position, kNameAttr,
                        builder.getStringAttr(tensorName(tensor(index), index)));
+    if (tensor(index)->type() == schema::TensorType::UINT8)
+      func.setResultAttr(position, kElementTypeAttr, builder.getStringAttr("u8"));
   }
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   for (int position = 0; position < static_cast<int>(inputTypes.size());
-       ++position)
-    values[graph->inputs()->Get(position)] = body->getArgument(position);
+       ++position) {
+    int index = graph->inputs()->Get(position);
+    Value arg = body->getArgument(position);
+    // A uint8 input is computed as int8: q - 128 is q with bit 7 flipped.
+    values[index] = tensor(index)->type() == schema::TensorType::UINT8
+                        ? flipSignBit(arg, fileLoc)
+                        : arg;
+  }
 
   // Operators, in the order the model lists them (TFLite keeps them in a
   // valid execution order).
@@ -638,7 +824,16 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
       BuiltinOperator code =
           effectiveCode(model->operator_codes()->Get(op->opcode_index()));
       OpContext ctx(*this, op, index, code);
-      if (failed(table.at(code)(ctx)))
+      auto floatIt = table.find(code);
+      ConverterFn convert = floatIt == table.end() ? nullptr : floatIt->second;
+      if (ctx.isQuantized() || !convert) {
+        const ConverterTable &integer = quantizedConverters();
+        auto it = integer.find(code);
+        if (it == integer.end())
+          return fail(unsupportedQuantized(ctx, integer));
+        convert = it->second;
+      }
+      if (failed(convert(ctx)))
         return fail(error.empty() ? "operator #" + std::to_string(index) +
                                         " could not be converted"
                                   : error);
@@ -656,6 +851,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     if (!v)
       return fail("output '" + tensorName(tensor(index), index) +
                   "' is never computed by any operator");
+    if (tensor(index)->type() == schema::TensorType::UINT8)
+      v = flipSignBit(v, fileLoc);
     results.push_back(v);
   }
   builder.create<func::ReturnOp>(fileLoc, results);
@@ -751,6 +948,34 @@ std::vector<int64_t> OpContext::outputShape(int i) const {
 }
 bool OpContext::propagating() const { return importer.propagating; }
 
+const TensorQuant *OpContext::inputQuant(int i) const {
+  if (!hasInput(i))
+    return nullptr;
+  const auto &q = importer.quant[op->inputs()->Get(i)];
+  return q ? &*q : nullptr;
+}
+
+const TensorQuant *OpContext::outputQuant(int i) const {
+  if (i >= numOutputs())
+    return nullptr;
+  const auto &q = importer.quant[op->outputs()->Get(i)];
+  return q ? &*q : nullptr;
+}
+
+bool OpContext::isQuantized() const {
+  auto int8 = [&](const schema::Tensor *t) {
+    return t && (t->type() == schema::TensorType::INT8 ||
+                 t->type() == schema::TensorType::UINT8);
+  };
+  for (int i = 0; i < numInputs(); ++i)
+    if (hasInput(i) && int8(inputTensor(i)))
+      return true;
+  for (int i = 0; i < numOutputs(); ++i)
+    if (int8(outputTensor(i)))
+      return true;
+  return false;
+}
+
 Value OpContext::inferDynamicDims(Operation *created) {
   Value result = created->getResult(0);
   auto type = result.getType().dyn_cast<RankedTensorType>();
@@ -780,6 +1005,9 @@ RankedTensorType OpContext::outputType(int i) const {
     element = importer.builder.getI32Type();
   else if (t && t->type() == schema::TensorType::BOOL)
     element = importer.builder.getI1Type();
+  else if (t && (t->type() == schema::TensorType::INT8 ||
+                 t->type() == schema::TensorType::UINT8))
+    element = importer.builder.getIntegerType(8);
   return RankedTensorType::get(outputShape(i), element);
 }
 
@@ -811,10 +1039,12 @@ FailureOr<Value> OpContext::input(int i) {
       (t->type() != schema::TensorType::FLOAT32 &&
        t->type() != schema::TensorType::FLOAT16 &&
        t->type() != schema::TensorType::INT32 &&
-       t->type() != schema::TensorType::INT64))
+       t->type() != schema::TensorType::INT64 &&
+       t->type() != schema::TensorType::INT8 &&
+       t->type() != schema::TensorType::UINT8))
     return fail("constant '" + tensorName(t, index) + "' has element type " +
                 schema::EnumNameTensorType(t->type()) +
-                "; supported: FLOAT32, FLOAT16, INT32, INT64");
+                "; supported: FLOAT32, FLOAT16, INT32, INT64, INT8, UINT8");
   if (data.size() != elementSize * count)
     return fail("constant '" + tensorName(t, index) + "' holds " +
                 llvm::Twine(data.size()) + " bytes, its shape " +

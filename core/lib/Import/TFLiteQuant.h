@@ -1,0 +1,76 @@
+//===- TFLiteQuant.h - TFLite affine quantization facts ------------*- C++ -*-===//
+//
+// What Kiln reads of a quantized TFLite tensor and the fixed-point
+// arithmetic TensorFlow Lite's integer kernels use, so the importer can
+// reproduce them bit for bit with tosa.rescale:
+//
+//   real = scale * (q - zero_point)            (TFLite schema v3,
+//                                               QuantizationParameters)
+//
+// uint8 tensors are computed in int8 internally: q8 = q - 128 and
+// zero_point8 = zero_point - 128 give the same real values, so every
+// integer converter handles one storage type (i8) and the model keeps its
+// uint8 inputs and outputs (the importer flips bit 7 at the boundary).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_IMPORT_TFLITEQUANT_H
+#define KILN_CORE_IMPORT_TFLITEQUANT_H
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln::tfl {
+
+/// The affine quantization of one int8/uint8/int32 tensor, checked by
+/// ModelImporter::checkQuantization (scales positive and finite, zero points
+/// in the storage type's range, one scale or one per channel of
+/// `dimension`).
+struct TensorQuant {
+  /// One scale (per tensor) or one per channel, as the file stores them
+  /// (float32).
+  std::vector<float> scales;
+  /// Same count as `scales`; in the i8 storage domain, i.e. a uint8
+  /// tensor's zero point minus 128.
+  std::vector<int32_t> zeroPoints;
+  /// The channel dimension of a per-channel tensor (`quantized_dimension`);
+  /// 0 and meaningless for a per-tensor one.
+  int dimension = 0;
+  /// The file stores the tensor as uint8 (Kiln computes it as int8).
+  bool fromUint8 = false;
+
+  bool perChannel() const { return scales.size() > 1; }
+  float scale() const { return scales.front(); }
+  int32_t zeroPoint() const { return zeroPoints.front(); }
+};
+
+/// A real multiplier as TFLite's integer kernels apply it:
+/// real ~= multiplier * 2^(shift - 31), multiplier in [2^30, 2^31) (or 0).
+/// `shift` follows TFLite's sign convention (positive: left shift).
+struct QuantizedMultiplier {
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+
+/// TFLite's QuantizeMultiplier (tensorflow/lite/kernels/internal/
+/// quantization_util.cc): frexp, the significand rounded half away from
+/// zero to 31 bits, a significand of exactly 2^31 halved with the exponent
+/// raised, multipliers below 2^-31 flushed to zero. `real` must be >= 0.
+QuantizedMultiplier quantizeMultiplier(double real);
+
+/// The quantized clamp range [lo, hi] of a fused activation on an int8
+/// output (TFLite's CalculateActivationRangeQuantized: bounds are
+/// zero_point + round(bound / scale), computed in float, intersected with
+/// [-128, 127]). `activation`: 0 NONE, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6
+/// (schema ActivationFunctionType values); others are rejected by callers.
+std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
+                                                     const TensorQuant &output);
+
+/// "scale 0.0039 zero point -128" or "per-channel (8 scales 0.001..0.02,
+/// dimension 3)": how errors and the inspector describe a quantization.
+std::string describeQuant(const TensorQuant &quant);
+
+} // namespace kiln::tfl
+
+#endif
