@@ -262,7 +262,8 @@ FailureOr<Value> broadcastBatch(OpContext &ctx, Value v,
   for (size_t i = 0; i < dims.size(); ++i)
     tiled.push_back(dims[i] * multiples[i]);
   Value r = ctx.reshape(v, dims);
-  r = ctx.create<tosa::TileOp>(ctx.f32Type(tiled), r,
+  r = ctx.create<tosa::TileOp>(
+      RankedTensorType::get(tiled, v.getType().cast<RankedTensorType>().getElementType()), r,
                                ctx.builder().getDenseI64ArrayAttr(multiples));
   return ctx.reshape(r, {total, rows, cols});
 }
@@ -276,6 +277,21 @@ FailureOr<Value> broadcastBatch(OpContext &ctx, Value v,
 /// lhs batch into its rows ([1, B*M, K] x [1, K, N]); otherwise size-1 batch
 /// dimensions are tiled and tosa.matmul runs [B, M, K] x [B, K, N].
 LogicalResult convertBatchMatMul(OpContext &ctx) {
+  auto x = ctx.inputType(0), y = ctx.inputType(1);
+  if (!x || !y)
+    return failure();
+  if (!x.getElementType().isF32() || !y.getElementType().isF32())
+    return ctx.fail("only float32 operands are supported");
+  auto product = buildBatchMatMul(ctx, ctx.builder().getF32Type(), nullptr);
+  if (failed(product))
+    return failure();
+  return ctx.setOutput(0, *product);
+}
+
+} // namespace
+
+FailureOr<Value> buildBatchMatMul(OpContext &ctx, Type accumulator,
+                                  tosa::MatMulOpQuantizationAttr quantization) {
   const auto *opts = ctx.options<schema::BatchMatMulOptions>();
   bool adjX = opts && opts->adj_x(), adjY = opts && opts->adj_y();
   auto x = ctx.input(0);
@@ -286,9 +302,6 @@ LogicalResult convertBatchMatMul(OpContext &ctx) {
   int64_t rx = xs.size(), ry = ys.size();
   if (rx < 2 || ry < 2)
     return ctx.fail("both operands need rank 2 or more");
-  if (!x->getType().cast<RankedTensorType>().getElementType().isF32() ||
-      !y->getType().cast<RankedTensorType>().getElementType().isF32())
-    return ctx.fail("only float32 operands are supported");
   int64_t nb = std::max(rx, ry) - 2;
   llvm::SmallVector<int64_t> bx(nb - (rx - 2), 1), by(nb - (ry - 2), 1), bo;
   bx.append(xs.begin(), xs.end() - 2);
@@ -320,7 +333,8 @@ LogicalResult convertBatchMatMul(OpContext &ctx) {
   Value product;
   if (batchY == 1) {
     a = ctx.reshape(a, {1, batch * m, k});
-    product = ctx.create<tosa::MatMulOp>(ctx.f32Type({1, batch * m, n}), a, w);
+    product = ctx.create<tosa::MatMulOp>(
+        RankedTensorType::get({1, batch * m, n}, accumulator), a, w, quantization);
   } else {
     auto lhs = broadcastBatch(ctx, a, bx, bo);
     if (failed(lhs))
@@ -328,11 +342,13 @@ LogicalResult convertBatchMatMul(OpContext &ctx) {
     auto rhs = broadcastBatch(ctx, w, by, bo);
     if (failed(rhs))
       return failure();
-    product =
-        ctx.create<tosa::MatMulOp>(ctx.f32Type({batch, m, n}), *lhs, *rhs);
+    product = ctx.create<tosa::MatMulOp>(
+        RankedTensorType::get({batch, m, n}, accumulator), *lhs, *rhs, quantization);
   }
-  return ctx.setOutput(0, product);
+  return product;
 }
+
+namespace {
 
 LogicalResult convertPool(OpContext &ctx, bool isMax) {
   const auto *opts = ctx.options<schema::Pool2DOptions>();

@@ -76,6 +76,13 @@ public:
   mlir::FailureOr<std::vector<int64_t>> constantInts(int i);
   /// Constant input `i` as f32 values (f32 or f16 buffers).
   mlir::FailureOr<std::vector<float>> constantFloats(int i);
+  /// The type of input `i`'s SSA value (materializing a constant); fails
+  /// like input().
+  mlir::RankedTensorType inputType(int i) {
+    auto v = input(i);
+    return mlir::succeeded(v) ? v->getType().cast<mlir::RankedTensorType>()
+                              : mlir::RankedTensorType();
+  }
   /// Static shape of input tensor `i`: its SSA value's (computed) shape, or
   /// the recorded one for a constant.
   std::vector<int64_t> inputShape(int i) const;
@@ -154,6 +161,14 @@ private:
   BuiltinOperator opCode;
   mlir::Location location;
 };
+
+/// BATCH_MATMUL's product of inputs 0 and 1 (adj_x/adj_y and numpy batch
+/// broadcasting from BatchMatMulOptions) as a tosa.matmul with `accumulator`
+/// elements (f32, or i32 with `quantization`'s zero points for int8), shaped
+/// [batch, M, N] or [1, batch*M, N]; the caller binds (and reshapes) it.
+mlir::FailureOr<mlir::Value>
+buildBatchMatMul(OpContext &ctx, mlir::Type accumulator,
+                 mlir::tosa::MatMulOpQuantizationAttr quantization);
 
 /// Converts one operator. Returns failure after calling OpContext::fail.
 using ConverterFn = mlir::LogicalResult (*)(OpContext &);

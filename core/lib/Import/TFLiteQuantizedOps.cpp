@@ -30,6 +30,9 @@
 #include "TFLiteConverter.h"
 #include "TFLiteWindow.h"
 
+#include "mlir/IR/Matchers.h"
+
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -421,6 +424,9 @@ LogicalResult convertAvgPool(OpContext &ctx) {
     int64_t start = o * stride - pad;
     return std::min(start + k, size) - std::max<int64_t>(start, 0);
   };
+  // A uint8 input is averaged in the uint8 domain, as TFLite does: its
+  // sums are those of the int8 values plus 128 per element, all >= 0.
+  const bool fromUint8 = ctx.inputQuant(0)->fromUint8;
   std::vector<int32_t> count(oh * ow), half(oh * ow), negHalf(oh * ow);
   for (int64_t y = 0; y < oh; ++y)
     for (int64_t x = 0; x < ow; ++x) {
@@ -429,8 +435,8 @@ LogicalResult convertAvgPool(OpContext &ctx) {
       if (n <= 0)
         return ctx.fail("a pooling window lies entirely in the padding");
       count[y * ow + x] = static_cast<int32_t>(n);
-      half[y * ow + x] = static_cast<int32_t>(n / 2);
-      negHalf[y * ow + x] = -static_cast<int32_t>(n / 2);
+      half[y * ow + x] = static_cast<int32_t>(n / 2 + (fromUint8 ? 128 * n : 0));
+      negHalf[y * ow + x] = fromUint8 ? half[y * ow + x] : -static_cast<int32_t>(n / 2);
     }
   auto i32 = [&](llvm::ArrayRef<int64_t> s) { return tensorOf(s, i32Type(ctx)); };
   llvm::SmallVector<int64_t> grid{1, oh, ow, 1};
@@ -442,6 +448,8 @@ LogicalResult convertAvgPool(OpContext &ctx) {
   Value nudged = ctx.create<tosa::AddOp>(i32(shapeOf(sum)), sum, nudge);
   Value avg = ctx.create<tosa::DivOp>(i32(shapeOf(sum)), nudged,
                                       ctx.constI32(grid, count));
+  if (fromUint8)
+    avg = ctx.create<tosa::SubOp>(i32(shapeOf(sum)), avg, ctx.constI32({1, 1, 1, 1}, {128}));
   auto activated = fusedActivation(ctx, avg, opts->fused_activation_function(),
                                    *ctx.outputQuant(0));
   if (failed(activated))
@@ -756,6 +764,292 @@ LogicalResult convertMul(OpContext &ctx) {
                             : schema::ActivationFunctionType::NONE);
 }
 
+
+/// LEAKY_RELU (TFLite leaky_relu int8): x - zi >= 0 ? MBQM(x - zi, si / so)
+/// : MBQM(x - zi, si * alpha / so), plus zo; both multipliers computed in
+/// float, then widened.
+LogicalResult convertLeakyRelu(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::LeakyReluOptions>();
+  float alpha = opts ? opts->alpha() : 0.2f;
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  if (alpha < 0.0f)
+    return ctx.fail("a negative alpha is not supported on int8");
+  QuantizedMultiplier identity =
+      quantizeMultiplier(static_cast<double>(i.scale() / o.scale()));
+  QuantizedMultiplier slope =
+      quantizeMultiplier(static_cast<double>(i.scale() * alpha / o.scale()));
+  return convertByTable(ctx, [&](int32_t q) {
+    int32_t v = q - i.zeroPoint();
+    return o.zeroPoint() + multiplyByQuantizedMultiplier(v, v >= 0 ? identity : slope);
+  });
+}
+
+// gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
+int16_t roundingDoublingHighMul16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min())
+    return std::numeric_limits<int16_t>::max();
+  int32_t ab = static_cast<int32_t>(a) * b;
+  int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return static_cast<int16_t>((ab + nudge) / (1 << 15));
+}
+int16_t doublingHighMul16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min())
+    return std::numeric_limits<int16_t>::max();
+  return static_cast<int16_t>((static_cast<int32_t>(a) * b) / (1 << 15));
+}
+int16_t saturatingLeftShift16(int16_t value, int amount) {
+  int64_t r = static_cast<int64_t>(value) * (1LL << amount);
+  return static_cast<int16_t>(std::clamp<int64_t>(r, -32768, 32767));
+}
+/// TFLite's DownScaleInt32ToInt16Multiplier: rounds a 31-bit multiplier to
+/// 15 bits.
+int16_t downScaleMultiplier(int32_t m) {
+  if (m >= std::numeric_limits<int32_t>::max() - (1 << 15))
+    return std::numeric_limits<int16_t>::max();
+  return static_cast<int16_t>((m + (1 << 15)) >> 16);
+}
+
+/// HARD_SWISH int8 (TFLite reference_ops::HardSwish, quantized): x on a
+/// 2^7-finer input scale, a "relu-ish" factor in [0, 1] from the input
+/// rescaled so 3.0 is 2^15, their 16-bit fixed-point product, shifted to the
+/// output scale. Evaluated per int8 value into a table.
+LogicalResult convertHardSwish(OpContext &ctx) {
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  const float hiresInputScale = (1.0f / 128.0f) * i.scale();
+  const float reluishScale = 3.0f / 32768.0f;
+  QuantizedMultiplier outM = quantizeMultiplier(static_cast<double>(hiresInputScale / o.scale()));
+  QuantizedMultiplier reluM = quantizeMultiplier(static_cast<double>(hiresInputScale / reluishScale));
+  if (outM.shift > 0)
+    return ctx.fail("the output scale is too small for TFLite's int8 HARD_SWISH "
+                    "(input scale / 128 / output scale must be below 1)");
+  int16_t outMult = downScaleMultiplier(outM.multiplier);
+  int16_t reluMult = downScaleMultiplier(reluM.multiplier);
+  auto divideByPOT16 = [](int16_t x, int exponent) {
+    return static_cast<int16_t>(roundingDivideByPOT(x, exponent));
+  };
+  return convertByTable(ctx, [&](int32_t q) {
+    int16_t value = static_cast<int16_t>(q - i.zeroPoint());
+    int16_t hires = static_cast<int16_t>(value * (1 << 7));
+    int16_t preshift = roundingDoublingHighMul16(hires, outMult);
+    int16_t reluish = hires;
+    if (reluM.shift > 0)
+      reluish = saturatingLeftShift16(reluish, reluM.shift - 1);
+    reluish = roundingDoublingHighMul16(reluish, reluMult);
+    if (reluM.shift > 0)
+      reluish = saturatingLeftShift16(reluish, 1);
+    if (reluM.shift < 0)
+      reluish = divideByPOT16(reluish, -reluM.shift);
+    reluish = static_cast<int16_t>((reluish + (1 << 15)) >> 1);
+    int16_t product = doublingHighMul16(reluish, preshift);
+    int32_t result = divideByPOT16(product, -outM.shift) + o.zeroPoint();
+    return result;
+  });
+}
+
+// --- Data movement with quantization rules -------------------------------------
+
+/// PAD / PADV2 on int8: padding with the output's zero point (PAD) or the
+/// constant int8 pad value (PADV2).
+LogicalResult convertPad(OpContext &ctx) {
+  auto out = outQuant(ctx);
+  auto input = ctx.input(0);
+  auto paddings = ctx.constantInts(1);
+  if (failed(out) || failed(input) || failed(paddings))
+    return failure();
+  int64_t rank = shapeOf(*input).size();
+  if (static_cast<int64_t>(paddings->size()) != 2 * rank)
+    return ctx.fail("paddings must be a [" + llvm::Twine(rank) + ", 2] tensor");
+  std::vector<int32_t> pads(paddings->begin(), paddings->end());
+  if (llvm::any_of(pads, [](int32_t p) { return p < 0; }))
+    return ctx.fail("negative paddings are not supported");
+  int8_t padValue = static_cast<int8_t>((*out)->zeroPoint());
+  if (ctx.code() == BuiltinOperator::PADV2 && ctx.hasInput(2)) {
+    auto value = ctx.input(2);
+    if (failed(value))
+      return failure();
+    DenseElementsAttr attr;
+    if (!matchPattern(*value, m_Constant(&attr)) || attr.getNumElements() != 1 ||
+        !attr.getElementType().isInteger(8))
+      return ctx.fail("PADV2 needs a constant int8 scalar pad value");
+    padValue = static_cast<int8_t>(attr.getValues<APInt>()[0].getSExtValue());
+  }
+  Value padConst = constI8(ctx, {}, {padValue});
+  return ctx.setOutput(0, ctx.create<tosa::PadOp>(ctx.outputType(0), *input,
+                                                  ctx.constI32({rank, 2}, pads),
+                                                  padConst, nullptr));
+}
+
+/// CONCATENATION on int8: inputs with the output's scale and zero point are
+/// copied (TFLite requires this for int8); uint8 inputs with another scale
+/// are requantized as TFLite's ConcatenationWithScaling does (x * scale +
+/// bias in float, scale = s_i * (1 / s_out), bias = -z_i * scale, rounded
+/// half away from zero, plus z_out), through an exact per-input table.
+LogicalResult convertConcatenation(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::ConcatenationOptions>();
+  auto out = outQuant(ctx);
+  if (!opts || failed(out))
+    return failure();
+  if (opts->fused_activation_function() != schema::ActivationFunctionType::NONE)
+    return ctx.fail("a fused activation on int8 CONCATENATION is not supported");
+  const TensorQuant &o = **out;
+  llvm::SmallVector<Value> inputs;
+  for (int k = 0; k < ctx.numInputs(); ++k) {
+    auto q = inQuant(ctx, k);
+    auto v = ctx.input(k);
+    if (failed(q) || failed(v))
+      return failure();
+    const TensorQuant &i = **q;
+    if (i.scales == o.scales && i.zeroPoints == o.zeroPoints) {
+      inputs.push_back(*v);
+      continue;
+    }
+    if (!i.fromUint8 || !o.fromUint8)
+      return ctx.fail("input " + llvm::Twine(k) + " (" + describeQuant(i) +
+                      ") has another quantization than the output (" +
+                      describeQuant(o) + "); TFLite's int8 kernel requires "
+                      "them equal (uint8 inputs are requantized)");
+    const float scale = i.scale() * (1.0f / o.scale());
+    const float bias = -static_cast<float>(i.zeroPoint() + 128) * scale;
+    inputs.push_back(lookupTable(ctx, *v, [&](int32_t q8) {
+      float value = static_cast<float>(q8 + 128) * scale + bias;
+      int32_t u = static_cast<int32_t>(std::round(value)) + o.zeroPoint() + 128;
+      return std::clamp(u, 0, 255) - 128;
+    }));
+  }
+  int64_t rank = ctx.outputShape(0).size();
+  int64_t axis = opts->axis() < 0 ? opts->axis() + rank : opts->axis();
+  if (axis < 0 || axis >= rank)
+    return ctx.fail("axis " + llvm::Twine(opts->axis()) + " is out of range for rank " +
+                    llvm::Twine(rank));
+  return ctx.setOutput(0, ctx.create<tosa::ConcatOp>(ctx.outputType(0), inputs,
+                                                     ctx.builder().getI64IntegerAttr(axis)));
+}
+
+// --- MEAN ---------------------------------------------------------------------
+
+/// MEAN on int8 (TFLite 2.9 reduce.cc EvalMean), by case:
+/// - keep_dims over the H and W of a 4-D input (reference_integer_ops::Mean):
+///   s = sum(x - zi); s = MBQM(s, si / so); s rounded-divided (half away
+///   from zero) by the element count; plus zo.
+/// - equal input and output quantization (reference_ops::Mean): the int32
+///   sum of the raw values divided by the count, truncating.
+/// - otherwise (QuantizedMeanOrSum): round(float(sum) / n * (si / so) -
+///   zi * (si / so)) + zo in float; evaluated at import for every possible
+///   sum into a table (counts up to 1024).
+LogicalResult convertMean(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::ReducerOptions>();
+  bool keepDims = opts && opts->keep_dims();
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  auto input = ctx.input(0);
+  auto axesOr = ctx.constantInts(1);
+  if (failed(in) || failed(out) || failed(input) || failed(axesOr))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  llvm::ArrayRef<int64_t> shape = shapeOf(*input);
+  int64_t rank = shape.size();
+  std::vector<int64_t> axes;
+  for (int64_t a : *axesOr) {
+    int64_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank)
+      return ctx.fail("axis " + llvm::Twine(a) + " is out of range for rank " +
+                      llvm::Twine(rank));
+    if (!llvm::is_contained(axes, axis))
+      axes.push_back(axis);
+  }
+  std::sort(axes.begin(), axes.end());
+  auto b = ctx.builder();
+  // The int32 sum of the raw values over `axes`, kept as size-1 dimensions.
+  Value sum = ctx.create<tosa::CastOp>(tensorOf(shape, i32Type(ctx)), *input);
+  llvm::SmallVector<int64_t> kept(shape);
+  int64_t n = 1;
+  for (int64_t axis : axes) {
+    n *= shape[axis];
+    kept[axis] = 1;
+    sum = ctx.create<tosa::ReduceSumOp>(tensorOf(kept, i32Type(ctx)), sum,
+                                        b.getI64IntegerAttr(axis));
+  }
+  if (n <= 0)
+    return ctx.fail("MEAN over zero elements");
+  auto i32 = tensorOf(kept, i32Type(ctx));
+  llvm::SmallVector<int64_t> ones(rank, 1);
+  Value result;
+  bool spatial = keepDims && rank == 4 && axes == std::vector<int64_t>{1, 2};
+  if (spatial) {
+    Value centered = ctx.create<tosa::SubOp>(i32, sum, ctx.constI32(ones, {int32_t(i.zeroPoint() * n)}));
+    auto scaled = rescale(ctx, centered, i32Type(ctx), 0, 0,
+                          {static_cast<double>(i.scale()) / static_cast<double>(o.scale())});
+    if (failed(scaled))
+      return failure();
+    Value positive = ctx.create<tosa::GreaterOp>(tensorOf(kept, b.getI1Type()), *scaled,
+                                                 ctx.constI32(ones, {0}));
+    Value nudge = ctx.create<tosa::SelectOp>(i32, positive, ctx.constI32(ones, {int32_t(n / 2)}),
+                                             ctx.constI32(ones, {-int32_t(n / 2)}));
+    Value divided = ctx.create<tosa::DivOp>(
+        i32, ctx.create<tosa::AddOp>(i32, *scaled, nudge), ctx.constI32(ones, {int32_t(n)}));
+    result = ctx.create<tosa::AddOp>(i32, divided, ctx.constI32(ones, {o.zeroPoint()}));
+  } else if (i.scales == o.scales && i.zeroPoints == o.zeroPoints) {
+    result = ctx.create<tosa::DivOp>(i32, sum, ctx.constI32(ones, {int32_t(n)}));
+  } else {
+    if (n > 1024)
+      return ctx.fail("MEAN over " + llvm::Twine(n) + " elements with a requantized "
+                      "output is not supported (at most 1024)");
+    const float scale = i.scale() / o.scale();
+    const float bias = -static_cast<float>(i.zeroPoint() + (i.fromUint8 ? 128 : 0)) * scale;
+    const int32_t shift = i.fromUint8 ? 128 : 0, outShift = o.fromUint8 ? 128 : 0;
+    std::vector<int8_t> table(255 * n + 1);
+    for (int64_t s = -128 * n; s <= 127 * n; ++s) {
+      // The sum TFLite sees is of the stored values (uint8: + 128 each).
+      int64_t stored = s + shift * n;
+      float mean = static_cast<float>(stored) / static_cast<float>(n);
+      float r = std::round(mean * scale + bias) + static_cast<float>(o.zeroPoint() + outShift);
+      r = std::min(r, static_cast<float>(o.fromUint8 ? 255 : 127));
+      r = std::max(r, static_cast<float>(o.fromUint8 ? 0 : -128));
+      table[s + 128 * n] = static_cast<int8_t>(static_cast<int32_t>(r) - outShift);
+    }
+    int64_t total = 1;
+    for (int64_t d : kept)
+      total *= d;
+    Value index = ctx.create<tosa::AddOp>(i32, sum, ctx.constI32(ones, {int32_t(128 * n)}));
+    Value values = ctx.reshape(constI8(ctx, {static_cast<int64_t>(table.size())}, table),
+                               {1, static_cast<int64_t>(table.size()), 1});
+    Value gathered = ctx.create<tosa::GatherOp>(tensorOf({1, total, 1}, i8Type(ctx)), values,
+                                                ctx.reshape(index, {1, total}));
+    return ctx.setOutput(0, ctx.reshape(gathered, ctx.outputShape(0)));
+  }
+  Value clamped = clampInt(ctx, result, -128, 127);
+  Value narrow = ctx.create<tosa::CastOp>(tensorOf(kept, i8Type(ctx)), clamped);
+  return ctx.setOutput(0, ctx.reshape(narrow, ctx.outputShape(0)));
+}
+
+/// BATCH_MATMUL on int8 (TFLite batch_matmul.cc): sum((x - zx) * (y - zy))
+/// in int32, MBQM by sx * sy (float) / so (double), plus zo.
+LogicalResult convertBatchMatMul(OpContext &ctx) {
+  auto a = inQuant(ctx, 0), w = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(a) || failed(w) || failed(out))
+    return failure();
+  if ((*a)->perChannel() || (*w)->perChannel())
+    return ctx.fail("per-channel quantized operands are not supported");
+  auto product = buildBatchMatMul(
+      ctx, i32Type(ctx),
+      tosa::MatMulOpQuantizationAttr::get(ctx.context(), (*a)->zeroPoint(),
+                                          (*w)->zeroPoint()));
+  if (failed(product))
+    return failure();
+  // The input product in float, divided in double (batch_matmul.cc).
+  double real = static_cast<double>((*a)->scale() * (*w)->scale()) /
+                static_cast<double>((*out)->scale());
+  auto result = rescale(ctx, *product, i8Type(ctx), 0, (*out)->zeroPoint(), {real});
+  if (failed(result))
+    return failure();
+  return ctx.setOutput(0, *result);
+}
+
 } // namespace
 
 void registerQuantizedOps(ConverterTable &table) {
@@ -775,6 +1069,13 @@ void registerQuantizedOps(ConverterTable &table) {
   table[BuiltinOperator::ADD] = convertAdd;
   table[BuiltinOperator::SUB] = convertSub;
   table[BuiltinOperator::MUL] = convertMul;
+  table[BuiltinOperator::LEAKY_RELU] = convertLeakyRelu;
+  table[BuiltinOperator::HARD_SWISH] = convertHardSwish;
+  table[BuiltinOperator::PAD] = convertPad;
+  table[BuiltinOperator::PADV2] = convertPad;
+  table[BuiltinOperator::CONCATENATION] = convertConcatenation;
+  table[BuiltinOperator::MEAN] = convertMean;
+  table[BuiltinOperator::BATCH_MATMUL] = convertBatchMatMul;
   // Data movement copies bytes in TFLite: the float converters are
   // element-type agnostic.
   const ConverterTable &floats = converters();
@@ -782,7 +1083,7 @@ void registerQuantizedOps(ConverterTable &table) {
        {BuiltinOperator::RESHAPE, BuiltinOperator::SQUEEZE,
         BuiltinOperator::EXPAND_DIMS, BuiltinOperator::TRANSPOSE,
         BuiltinOperator::SLICE, BuiltinOperator::STRIDED_SLICE,
-        BuiltinOperator::GATHER})
+        BuiltinOperator::GATHER, BuiltinOperator::RESIZE_NEAREST_NEIGHBOR})
     table[op] = floats.at(op);
 }
 

@@ -710,7 +710,10 @@ LogicalResult convertResize(OpContext &ctx) {
   auto inShape = ctx.inputShape(0);
   if (inShape.size() != 4)
     return ctx.fail("expects a 4-D NHWC input");
-  if (!x->getType().cast<RankedTensorType>().getElementType().isF32())
+  // Nearest-neighbour resizing copies elements, so it takes int8 too (the
+  // int8 converters use it for RESIZE_NEAREST_NEIGHBOR).
+  Type element = x->getType().cast<RankedTensorType>().getElementType();
+  if (!element.isF32() && !(nearest && element.isInteger(8)))
     return ctx.fail("only float32 inputs are supported");
   if (size->size() != 2 || (*size)[0] <= 0 || (*size)[1] <= 0)
     return ctx.fail("size must hold two positive values [new_height, "
@@ -721,7 +724,7 @@ LogicalResult convertResize(OpContext &ctx) {
   ResizeAxis xa = resizeAxis(inShape[2], ow, alignCorners, halfPixel, nearest);
   auto &b = ctx.builder();
   Value resized = ctx.create<tosa::ResizeOp>(
-      ctx.f32Type(outShape), *x, b.getDenseI64ArrayAttr({y.n, y.d, xa.n, xa.d}),
+      RankedTensorType::get(outShape, element), *x, b.getDenseI64ArrayAttr({y.n, y.d, xa.n, xa.d}),
       b.getDenseI64ArrayAttr({y.offset, xa.offset}),
       b.getDenseI64ArrayAttr({y.border, xa.border}),
       b.getStringAttr(nearest ? "NEAREST_NEIGHBOR" : "BILINEAR"));

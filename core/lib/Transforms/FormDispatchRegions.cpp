@@ -115,7 +115,10 @@ struct FormDispatchRegionsPass
           int64_t id = group[producer];
           if (!fusionAllowed(id) || isa<tensor::InsertSliceOp>(producer))
             continue;
-          if (operand.getType() != op.getResult(0).getType())
+          // Same iteration space: equal shapes. Element types may differ
+          // (an int8 requantization consumes its root's i32 accumulator).
+          if (operand.getType().cast<ShapedType>().getShape() !=
+              op.getResult(0).getType().cast<ShapedType>().getShape())
             continue;
           if (producer->getNumResults() != 1)
             continue;
