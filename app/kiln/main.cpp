@@ -7,7 +7,8 @@
 //   kiln inspect MODEL|ARTIFACT [--json] [--sizes] [--dump-dispatch-graph=FILE.dot]
 //            [--dump-schedule=FILE.csv]
 //   kiln diff A.kiln B.kiln [--json] [--benchmark=N] [--device=...] [--threads=N]
-//   kiln validate MODEL|ARTIFACT DIR [--json]   (exit 3 when outputs differ)
+//   kiln validate MODEL|ARTIFACT DIR [--json] [--atol=A --rtol=R] [--tolerance-lsb=N]
+//            (exit 3 when outputs differ)
 //   kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module] -o DIR
 //   kiln --version
 //
@@ -85,7 +86,8 @@ static cl::opt<std::string> runModel(cl::Positional, cl::Optional,
                                      cl::sub(runCmd));
 static cl::list<std::string> runInputs("input",
                                        cl::desc("An input, in signature order: @file.npy "
-                                                "or DIMSxTYPE=VALUE (e.g. 1x16x96xf32=0.5)"),
+                                                "or DIMSxTYPE=VALUE (e.g. 1x16x96xf32=0.5, "
+                                                "1x96x96x1xi8=3, 2x3xu8=200)"),
                                        cl::value_desc("spec"), cl::sub(runCmd),
                                        cl::cat(kilnCategory));
 static cl::list<std::string> runOutputs("output",
@@ -148,6 +150,11 @@ static cl::opt<double> validateAtol("atol",
                                     cl::init(1e-4), cl::sub(validateCmd), cl::cat(kilnCategory));
 static cl::opt<double> validateRtol("rtol", cl::desc("Relative tolerance (default 1e-4)"),
                                     cl::init(1e-4), cl::sub(validateCmd), cl::cat(kilnCategory));
+static cl::opt<int64_t> validateLsb(
+    "tolerance-lsb",
+    cl::desc("Integer outputs (i8, u8, i32): an element passes when |error| <= N integer "
+             "units (LSB); default 0, exact equality. --atol/--rtol apply to f32 outputs"),
+    cl::value_desc("N"), cl::init(0), cl::sub(validateCmd), cl::cat(kilnCategory));
 
 // build profile (compile, run, inspect)
 static cl::opt<std::string> profile("profile",
@@ -209,7 +216,8 @@ static cl::opt<std::string> targetTriple("target-triple",
 static cl::opt<std::string> targetCpu("target-cpu",
                                       cl::desc("LLVM CPU name, or host for this machine's CPU "
                                                "and features (default: generic, or the "
-                                               "target's: cortex-m4 for thumbv7em)"),
+                                               "target's: cortex-m4 for thumbv7em, "
+                                               "cortex-m0plus for thumbv6m)"),
                                       cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
@@ -228,7 +236,8 @@ static cl::opt<uint64_t> maxBufferBytes(
 static cl::opt<std::string> targetName("target",
                                        cl::desc("Device target: host, x86_64-linux-gnu, "
                                                 "aarch64-linux-gnu, riscv64-linux-gnu, "
-                                                "thumbv7em-none-eabihf (Cortex-M4F)"),
+                                                "thumbv7em-none-eabihf (Cortex-M4F), "
+                                                "thumbv6m-none-eabi (Cortex-M0+, integer models)"),
                                        cl::value_desc("name"), cl::sub(compileCmd),
                                        cl::sub(runCmd), cl::sub(inspectCmd), cl::sub(exportCmd),
                                        cl::cat(kilnCategory));
@@ -824,6 +833,20 @@ static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value,
     for (size_t i = 0; i < std::min<size_t>(n, 6); ++i)
       llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", f[i]);
     llvm::outs() << (n > 6 ? ", ...]" : "]");
+  } else if (kiln::isIntegerDtype(info.dtype) && value.numElements() > 0) {
+    const int64_t n = value.numElements();
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t x = kiln::integerElement(value, i);
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+      sum += double(x);
+    }
+    llvm::outs() << " min " << lo << " max " << hi << llvm::format(" mean %.6g", sum / n) << " [";
+    for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i)
+      llvm::outs() << (i ? ", " : "") << kiln::integerElement(value, i);
+    llvm::outs() << (n > 6 ? ", ...]" : "]");
   }
   llvm::outs() << "\n";
 }
@@ -1037,21 +1060,17 @@ static int runDiff() {
   return 0;
 }
 
-/// `v` as printf's %g writes it (1e-04, 0.02).
-static std::string shortNumber(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
 /// One row per output of `metrics`, labelled with `sample`.
 static void printMetrics(const std::string &sample,
                          const std::vector<kiln::ValidationMetrics> &metrics) {
+  // Integer outputs: max |error| in LSB (integer units), e.g. "2 LSB".
   for (const kiln::ValidationMetrics &m : metrics)
-    llvm::outs() << llvm::format("%-12s %-26s %10lld %13.4e %12.4e %11.8f %8lld\n",
-                                 sample.substr(0, 12).c_str(), m.name.substr(0, 26).c_str(),
-                                 (long long)m.elements, m.maxAbsError, m.rmse, m.cosine,
-                                 (long long)m.outsideTolerance);
+    llvm::outs() << llvm::format("%-12s %-26s %10lld ", sample.substr(0, 12).c_str(),
+                                 m.name.substr(0, 26).c_str(), (long long)m.elements)
+                 << (m.integer ? llvm::format("%9.0f LSB", m.maxAbsError)
+                               : llvm::format("%13.4e", m.maxAbsError))
+                 << llvm::format(" %12.4e %11.8f %8lld %8lld\n", m.rmse, m.cosine,
+                                 (long long)m.outsideTolerance, (long long)m.differing);
 }
 
 static int runValidate() {
@@ -1061,11 +1080,15 @@ static int runValidate() {
   validation.stackedSamples = validateSamples;
   validation.tolerance.atol = validateAtol;
   validation.tolerance.rtol = validateRtol;
+  validation.tolerance.lsb = validateLsb;
   if (paths.size() != 2)
     return usage("kiln validate takes a model or artifact and a folder; " +
                  llvm::Twine(paths.size()) + " given");
   if (!(validation.tolerance.atol >= 0) || !(validation.tolerance.rtol >= 0))
     return usage("--atol and --rtol must be numbers >= 0");
+  if (validation.tolerance.lsb < 0)
+    return usage("--tolerance-lsb=" + llvm::Twine(validation.tolerance.lsb) +
+                 " must be an integer >= 0");
   if (validation.stackedSamples < 0)
     return usage("--samples=" + llvm::Twine(validation.stackedSamples) +
                  " must be at least 1 (or absent)");
@@ -1095,15 +1118,12 @@ static int runValidate() {
   auto report = kiln::validateArtifact(artifact, dir, validation);
   if (!report)
     return fail(path + ": " + llvm::toString(report.takeError()));
-  const std::string tolerance =
-      "|error| <= " + shortNumber(validation.tolerance.atol) + " + " +
-      shortNumber(validation.tolerance.rtol) + " x |reference|";
   if (asJson) {
     llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(*report)) << "\n";
     return report->pass ? 0 : 3;
   }
   llvm::outs() << "sample       output                       elements   max |error|         "
-                  "rmse      cosine  outside\n";
+                  "rmse      cosine  outside   differ\n";
   if (report->samples.size() > 1)
     for (size_t s = 0; s < report->samples.size(); ++s)
       printMetrics(report->sampleNames[s], report->samples[s]);
@@ -1111,7 +1131,7 @@ static int runValidate() {
                                           : report->sampleNames[0],
                report->overall);
   llvm::outs() << (report->pass ? "PASS" : "FAIL") << ": every element of "
-               << report->samples.size() << " sample(s) within " << tolerance
+               << report->samples.size() << " sample(s) " << kiln::passCriterionText(*report)
                << (report->pass ? "" : " does not hold") << "\n";
   return report->pass ? 0 : 3;
 }

@@ -548,7 +548,8 @@ def diff(a: Union[PathLike, bytes, Artifact], b: Union[PathLike, bytes, Artifact
 
 
 def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir: PathLike, *,
-             atol: float = 1e-4, rtol: float = 1e-4, samples: Optional[int] = None,
+             atol: float = 1e-4, rtol: float = 1e-4, tolerance_lsb: int = 0,
+             samples: Optional[int] = None,
              device: str = "local-sync", threads: Optional[int] = None,
              **recipe: Any) -> dict:
     """Runs reference samples and compares the outputs, as ``kiln validate
@@ -561,22 +562,32 @@ def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir:
         input_K.npy and output_K.npy (K in signature order), or one sample in
         the folder itself; with samples=N each file stacks N samples on a
         leading axis.
-    atol, rtol: an element passes when |got - ref| <= atol + rtol * |ref|.
+    atol, rtol: an element of an f32 output passes when |got - ref| <= atol
+        + rtol * |ref|.
+    tolerance_lsb: an element of an integer output (int8, uint8, int32)
+        passes when |got - ref| <= tolerance_lsb integer units (LSB); 0, the
+        default, asks for equality (kiln validate --tolerance-lsb=).
     device, threads: as kiln.load.
 {recipe}
-    Returns {"outputs": [{name, elements, max_abs_error, rmse, cosine,
-    outside_tolerance}] over all samples, "samples": [{"sample", "outputs"}],
-    "tolerance": {"atol", "rtol"}, "pass": bool}. Errors are absolute
-    differences in the outputs' units; cosine is in [-1, 1]. A failed
-    comparison is "pass": False, not an exception.
+    Returns {"outputs": [{name, elements, integer, max_abs_error, rmse,
+    cosine, outside_tolerance, differing}] over all samples, "samples":
+    [{"sample", "outputs"}], "tolerance": {"atol", "rtol", "lsb"}, "pass":
+    bool}. Errors are absolute differences in the outputs' units (LSB for
+    an integer output, "integer": True); differing counts the elements not
+    equal to the reference; cosine is in [-1, 1]. A failed comparison is
+    "pass": False, not an exception.
 
     Raises kiln.Error with the CLI's message (a missing file named with its
     path, a shape or dtype that differs from the signature, a model that
     does not compile, build settings given with an artifact); ValueError for
-    a bad device, threads, atol, rtol or samples; TypeError as compile.
+    a bad device, threads, atol, rtol, tolerance_lsb or samples; TypeError
+    as compile.
     """
     if not (atol >= 0 and rtol >= 0):
         raise ValueError(f"atol={atol} and rtol={rtol} must be numbers >= 0")
+    if isinstance(tolerance_lsb, bool) or not isinstance(tolerance_lsb, int) \
+            or not 0 <= tolerance_lsb < 2**63:
+        raise ValueError(f"tolerance_lsb={tolerance_lsb!r} must be an integer >= 0")
     if samples is not None:
         samples = _count(samples, "samples=", 1, _MAX_RUNS)
     device = _device(device)
@@ -590,7 +601,7 @@ def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir:
         name = os.fspath(model_or_artifact) \
             if isinstance(model_or_artifact, (str, os.PathLike)) else "model"
     text = _kiln.validate(data, name, os.fspath(reference_dir), samples or 0, float(atol),
-                          float(rtol), device, threads)
+                          float(rtol), tolerance_lsb, device, threads)
     return json.loads(text)
 
 

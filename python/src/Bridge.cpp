@@ -178,11 +178,12 @@ std::string diffJson(std::string_view a, std::string_view b, const std::string &
 
 std::string validateJson(std::string_view artifact, const std::string &what,
                          const std::string &dir, int64_t samples, double atol, double rtol,
-                         const Device &device) {
+                         int64_t lsb, const Device &device) {
   ValidationOptions validation;
   validation.stackedSamples = samples;
   validation.tolerance.atol = atol;
   validation.tolerance.rtol = rtol;
+  validation.tolerance.lsb = lsb;
   validation.run = runOptionsOf(device);
   auto report = validateArtifact(bytesOf(artifact), dir, validation);
   if (!report)

@@ -103,10 +103,11 @@ struct Device {
 
 /// `kiln validate ARTIFACT DIR --json` (exit status 3 is "pass": false).
 /// `samples` as --samples= (0: sample_S folders or one sample); `what`
-/// names the artifact in errors.
+/// names the artifact in errors; `lsb` as --tolerance-lsb= (integer
+/// outputs).
 std::string validateJson(std::string_view artifact, const std::string &what,
                          const std::string &dir, int64_t samples, double atol, double rtol,
-                         const Device &device);
+                         int64_t lsb, const Device &device);
 
 /// `kiln export MODEL --target=... [-o DIR]` / `kiln export --project=FILE`:
 /// writes the bundle and returns {"dir", "files": [names], "command",

@@ -407,15 +407,15 @@ PYBIND11_MODULE(_kiln, m) {
   m.def(
       "validate",
       [](const py::bytes &artifact, const std::string &what, const std::string &dir,
-         int64_t samples, double atol, double rtol, const std::string &device,
+         int64_t samples, double atol, double rtol, int64_t lsb, const std::string &device,
          int64_t threads) {
         Device d = deviceOf(device, threads);
         std::string_view view = viewOf(artifact);
         py::gil_scoped_release release;
-        return validateJson(view, what, dir, samples, atol, rtol, d);
+        return validateJson(view, what, dir, samples, atol, rtol, lsb, d);
       },
       py::arg("artifact"), py::arg("what"), py::arg("dir"), py::arg("samples"),
-      py::arg("atol"), py::arg("rtol"), py::arg("device"), py::arg("threads"));
+      py::arg("atol"), py::arg("rtol"), py::arg("lsb"), py::arg("device"), py::arg("threads"));
   m.def(
       "export",
       [](const std::string &model, const std::string &project, const Pairs &settings,

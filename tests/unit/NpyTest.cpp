@@ -83,4 +83,35 @@ TEST(Npy, ShapesWhoseByteSizeOverflowsAreRefused) {
   }
 }
 
+// |i1 and |u1 arrays keep their dtype through a round trip, and
+// integerElement widens each integer type by its signedness.
+TEST(Npy, IntegerDtypesRoundTripAndWiden) {
+  NpyArray i8;
+  i8.dtype = "|i1";
+  i8.shape = {3};
+  i8.data = {0x80, 0xff, 0x7f}; // -128, -1, 127
+  auto back = kiln::parseNpy(kiln::serializeNpy(i8), "mem");
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  EXPECT_EQ(back->dtype, "|i1");
+  EXPECT_EQ(kiln::tensorTypeText(back->shape, back->dtype), "3xi8");
+  EXPECT_EQ(kiln::integerElement(*back, 0), -128);
+  EXPECT_EQ(kiln::integerElement(*back, 1), -1);
+  EXPECT_EQ(kiln::integerElement(*back, 2), 127);
+  NpyArray u8 = i8;
+  u8.dtype = "|u1";
+  EXPECT_EQ(kiln::integerElement(u8, 0), 128);
+  EXPECT_EQ(kiln::integerElement(u8, 1), 255);
+  NpyArray i32;
+  i32.dtype = "<i4";
+  i32.shape = {1};
+  i32.data = {0xfe, 0xff, 0xff, 0xff}; // -2
+  EXPECT_EQ(kiln::integerElement(i32, 0), -2);
+  EXPECT_TRUE(kiln::isIntegerDtype("|i1"));
+  EXPECT_TRUE(kiln::isIntegerDtype("|u1"));
+  EXPECT_TRUE(kiln::isIntegerDtype("<i8"));
+  EXPECT_FALSE(kiln::isIntegerDtype("<f4"));
+  EXPECT_FALSE(kiln::isIntegerDtype("<f2"));
+  EXPECT_FALSE(kiln::isIntegerDtype(">i4"));
+}
+
 } // namespace

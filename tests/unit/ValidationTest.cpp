@@ -77,4 +77,79 @@ TEST(Validation, RandomInputsAreSeededAndInRange) {
   EXPECT_EQ(a[1].data, std::vector<uint8_t>(12, 0));
 }
 
+kiln::NpyArray bytes(const char *dtype, std::vector<uint8_t> values) {
+  kiln::NpyArray a;
+  a.dtype = dtype;
+  a.shape = {static_cast<int64_t>(values.size())};
+  a.data = std::move(values);
+  return a;
+}
+
+// Integer outputs are compared in LSB: got (-128, 5, 127, 0) against ref
+// (-126, 5, 127, 1) differs by (2, 0, 0, 1).
+TEST(Validation, IntegerOutputsInLsb) {
+  auto got = bytes("|i1", {0x80, 5, 127, 0}), ref = bytes("|i1", {0x82, 5, 127, 1});
+  auto exact = kiln::validateOutputs({got}, {ref}, {"q"});
+  ASSERT_TRUE(static_cast<bool>(exact)) << llvm::toString(exact.takeError());
+  const kiln::ValidationMetrics &m = (*exact)[0];
+  EXPECT_TRUE(m.integer);
+  EXPECT_EQ(m.maxAbsError, 2.0);
+  EXPECT_EQ(m.differing, 2);
+  EXPECT_EQ(m.outsideTolerance, 2); // default: exact equality
+  EXPECT_NEAR(m.rmse, std::sqrt(5.0 / 4.0), 1e-12);
+  kiln::Tolerance oneLsb;
+  oneLsb.lsb = 1;
+  auto loose = kiln::validateOutputs({got}, {ref}, {"q"}, oneLsb);
+  ASSERT_TRUE(static_cast<bool>(loose));
+  EXPECT_EQ((*loose)[0].outsideTolerance, 1);
+  EXPECT_EQ((*loose)[0].differing, 2);
+  // uint8 is unsigned: 255 against 0 is 255 LSB, not 1.
+  auto u8 = kiln::validateOutputs({bytes("|u1", {255})}, {bytes("|u1", {0})});
+  ASSERT_TRUE(static_cast<bool>(u8));
+  EXPECT_EQ((*u8)[0].maxAbsError, 255.0);
+  // A reference of another type is named.
+  auto mixed = kiln::validateOutputs({got}, {bytes("|u1", {0, 0, 0, 0})}, {"q"});
+  ASSERT_FALSE(static_cast<bool>(mixed));
+  EXPECT_NE(llvm::toString(mixed.takeError()).find("q: the output is i8, the reference is u8"),
+            std::string::npos);
+}
+
+TEST(Validation, PassCriterionNamesEachKindOfOutput) {
+  kiln::ValidationReport report;
+  report.outputs = {{"y", "<f4", {1}}};
+  EXPECT_EQ(kiln::passCriterionText(report), "within |error| <= 0.0001 + 0.0001 x |reference|");
+  report.outputs = {{"q", "|i1", {1}}};
+  EXPECT_EQ(kiln::passCriterionText(report), "equal to the reference");
+  report.tolerance.lsb = 1;
+  EXPECT_EQ(kiln::passCriterionText(report), "within 1 LSB of the reference");
+  report.outputs.push_back({"y", "<f4", {1}});
+  EXPECT_EQ(kiln::passCriterionText(report),
+            "within |error| <= 0.0001 + 0.0001 x |reference|; integer outputs within 1 LSB of "
+            "the reference");
+}
+
+// --input= literals of the integer types: range-checked for the type.
+TEST(Validation, IntegerInputLiterals) {
+  auto i8 = kiln::parseInputSpec("2x2xi8=-128,127,0,3");
+  ASSERT_TRUE(static_cast<bool>(i8)) << llvm::toString(i8.takeError());
+  EXPECT_EQ(i8->dtype, "|i1");
+  EXPECT_EQ(i8->shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(i8->data, (std::vector<uint8_t>{0x80, 0x7f, 0, 3}));
+  auto u8 = kiln::parseInputSpec("1x3xu8=200");
+  ASSERT_TRUE(static_cast<bool>(u8)) << llvm::toString(u8.takeError());
+  EXPECT_EQ(u8->dtype, "|u1");
+  EXPECT_EQ(u8->data, (std::vector<uint8_t>{200, 200, 200}));
+  for (auto [spec, needle] :
+       {std::pair<const char *, const char *>{"2xi8=128", "'128' is not an integer from -128 to 127 (i8)"},
+        {"2xu8=256", "'256' is not an integer from 0 to 255 (u8)"},
+        {"2xu8=-1", "'-1' is not an integer from 0 to 255 (u8)"},
+        {"2xi8=1,2,3", "3 values for 2 elements"}}) {
+    auto r = kiln::parseInputSpec(spec);
+    ASSERT_FALSE(static_cast<bool>(r)) << spec;
+    std::string message = llvm::toString(r.takeError());
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+    EXPECT_NE(message.find(spec), std::string::npos) << message;
+  }
+}
+
 } // namespace

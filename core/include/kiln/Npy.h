@@ -34,6 +34,15 @@ struct NpyArray {
 /// Bytes per element of a dtype descriptor, 0 if unsupported.
 size_t npyDtypeSize(const std::string &dtype);
 
+/// True for the integer dtype descriptors npyDtypeSize knows: |i1 |u1 |b1
+/// <i2 <u2 <i4 <u4 <i8 <u8.
+bool isIntegerDtype(const std::string &dtype);
+
+/// Element `i` (row-major, 0 <= i < numElements()) of an array whose dtype
+/// isIntegerDtype, widened to int64 (sign-extended for signed types; a <u8
+/// value above INT64_MAX wraps, which no Kiln tensor holds).
+int64_t integerElement(const NpyArray &array, int64_t i);
+
 /// The element type name Kiln's command line and MLIR use for a dtype
 /// descriptor: <f4 -> f32, <f2 -> f16, <i4 -> i32, <i8 -> i64, |i1 -> i8,
 /// |u1 -> u8, |b1 -> i1, <f8 -> f64 (a NumPy default no model takes); the

@@ -120,9 +120,13 @@ struct RunResult {
 std::string traceToChromeJson(const std::vector<TraceEvent> &events,
                               const std::vector<std::string> &names);
 
-/// Parses one `--input=` value: "@file.npy", or "DIMSxTYPE=VALUES" with
-/// TYPE f32 or i32 and VALUES one number (broadcast) or a comma-separated
-/// list of all elements, e.g. "1x16x96xf32=0.5". Errors explain the syntax.
+/// Parses one `--input=` value: "@file.npy" (any dtype parseNpy reads), or
+/// "DIMSxTYPE=VALUES" with TYPE f32, i32, i64, i8, u8 or i1 and VALUES one
+/// number (broadcast) or a comma-separated list of all elements, e.g.
+/// "1x16x96xf32=0.5", "1x96x96x1xi8=3", "2x3xu8=200"; integers must lie in
+/// their type's range (i8 -128..127, u8 0..255, i1 0..1). Or
+/// "DIMSxTYPE=@file.bin": raw little-endian bytes (f16 too). Errors explain
+/// the syntax and name the type and range.
 llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
 
 /// Loads `artifact` (bytes of a .kiln file), checks `inputs` against its
@@ -161,11 +165,15 @@ benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned run
               const RunOptions &options = {});
 
 /// How close outputs are to reference outputs, as STM32Cube.AI's validate
-/// reports them, per output (float32 only).
+/// reports them, per output: f32 outputs in their values, integer outputs
+/// (i8, u8, i32, i64, i1) in LSB, i.e. integer units of the stored type.
 struct ValidationMetrics {
   std::string name;
   int64_t elements = 0;
-  /// max |got - ref|.
+  /// The output has an integer type: maxAbsError and rmse are in LSB, and
+  /// Tolerance::lsb decides which elements pass.
+  bool integer = false;
+  /// max |got - ref| (for integer outputs a whole number of LSB).
   double maxAbsError = 0;
   /// sqrt(mean((got - ref)^2)).
   double rmse = 0;
@@ -173,18 +181,26 @@ struct ValidationMetrics {
   double cosine = 1;
   /// Elements outside the tolerance.
   int64_t outsideTolerance = 0;
+  /// Elements not exactly equal to the reference (a NaN always differs).
+  int64_t differing = 0;
 };
 
-/// When an output element passes validation: |got - ref| <= atol + rtol x
-/// |ref|, as numpy.isclose. The defaults are Kiln's test tolerance.
+/// When an output element passes validation. f32: |got - ref| <= atol +
+/// rtol x |ref|, as numpy.isclose; the defaults are Kiln's test tolerance.
+/// Integer outputs: |got - ref| <= lsb integer units; the default 0 asks
+/// for exact equality (bit-exact with the reference, e.g. TFLite's integer
+/// kernels).
 struct Tolerance {
   double atol = 1e-4;
   double rtol = 1e-4;
+  int64_t lsb = 0;
 };
 
-/// Compares `outputs` with `reference` (same count, dtype "<f4" and shape,
-/// in signature order; `names` labels them). Errors name the output whose
-/// count, dtype or shape differ.
+/// Compares `outputs` with `reference` (same count, dtype and shape, in
+/// signature order; `names` labels them): f32 outputs with atol/rtol,
+/// integer outputs (isIntegerDtype) in LSB. Errors name the output whose
+/// count, dtype ("y: the output is i8, the reference is f32") or shape
+/// differ, or whose type is neither (f16, f64).
 llvm::Expected<std::vector<ValidationMetrics>>
 validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
                 const std::vector<std::string> &names = {}, const Tolerance &tolerance = {});
@@ -230,10 +246,18 @@ llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifa
 
 /// The `kiln validate --json` document (also the Python package's
 /// kiln.validate): {"outputs": [...] (report.overall), "samples":
-/// [{"sample": name, "outputs": [...]}], "tolerance": {"atol", "rtol"},
-/// "pass": bool}, each output {"name", "elements", "max_abs_error", "rmse",
-/// "cosine", "outside_tolerance"}.
+/// [{"sample": name, "outputs": [...]}], "tolerance": {"atol", "rtol",
+/// "lsb"}, "pass": bool}, each output {"name", "elements", "integer",
+/// "max_abs_error" (LSB when "integer"), "rmse", "cosine",
+/// "outside_tolerance", "differing"}.
 llvm::json::Value validationReportToJson(const ValidationReport &report);
+
+/// What `report` checked, as `kiln validate` prints it after "every element
+/// of N sample(s) ": "within |error| <= 0.0001 + 0.0001 x |reference|" for
+/// f32 outputs, "equal to the reference" (Tolerance::lsb 0) or "within 2
+/// LSB of the reference" for integer outputs, both joined with "; integer
+/// outputs " when the model has both kinds.
+std::string passCriterionText(const ValidationReport &report);
 
 } // namespace kiln
 

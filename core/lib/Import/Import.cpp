@@ -119,14 +119,15 @@ importTosaMLIR(MLIRContext &context, llvm::StringRef text,
       return makeError(filename + ": @main returns a non-static tensor type; "
                                   "Kiln compiles static shapes only");
   // Element types the runtime and the artifact describe: f32 (and i32
-  // indices/shapes, i1 masks). Constants must be inline dense values.
+  // indices/shapes, i1 masks), i8 and ui8 (integer models). Constants
+  // must be inline dense values.
   std::string badType, resource;
   main.walk([&](Operation *op) {
     for (Type t : op->getResultTypes()) {
       auto shaped = t.dyn_cast<ShapedType>();
       Type element = shaped ? shaped.getElementType() : t;
       if (!(element.isF32() || element.isInteger(32) || element.isInteger(64) ||
-            element.isInteger(1) || element.isIndex()) &&
+            element.isInteger(8) || element.isInteger(1) || element.isIndex()) &&
           badType.empty()) {
         llvm::raw_string_ostream os(badType);
         os << "'" << op->getName() << "' produces element type " << element;
@@ -138,14 +139,15 @@ importTosaMLIR(MLIRContext &context, llvm::StringRef text,
   });
   for (Type t : main.getFunctionType().getInputs())
     if (!t.cast<ShapedType>().getElementType().isF32() &&
-        !t.cast<ShapedType>().getElementType().isInteger(32) && badType.empty()) {
+        !t.cast<ShapedType>().getElementType().isInteger(32) &&
+        !t.cast<ShapedType>().getElementType().isInteger(8) && badType.empty()) {
       llvm::raw_string_ostream os(badType);
       os << "@main takes element type " << t.cast<ShapedType>().getElementType();
     }
   if (!badType.empty())
     return makeError(filename + ": " + badType +
                      "; Kiln compiles f32 models (i32/i64/i1 for indices, "
-                     "shapes and masks)");
+                     "shapes and masks) and int8/uint8 ones (i8/ui8, i32)");
   if (!resource.empty())
     return makeError(filename + ": '" + resource +
                      "' holds a dense_resource constant; Kiln reads inline "

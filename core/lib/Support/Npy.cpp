@@ -38,6 +38,22 @@ size_t npyDtypeSize(const std::string &dtype) {
   return 0;
 }
 
+bool isIntegerDtype(const std::string &dtype) {
+  return npyDtypeSize(dtype) != 0 && (dtype[1] == 'i' || dtype[1] == 'u' || dtype[1] == 'b');
+}
+
+int64_t integerElement(const NpyArray &array, int64_t i) {
+  const size_t size = npyDtypeSize(array.dtype);
+  const uint8_t *at = array.data.data() + i * size;
+  uint64_t bits = 0;
+  for (size_t b = 0; b < size; ++b) // little endian
+    bits |= uint64_t(at[b]) << (8 * b);
+  const bool isSigned = array.dtype[1] == 'i';
+  if (isSigned && size < 8 && (bits >> (8 * size - 1)) & 1)
+    bits |= ~uint64_t(0) << (8 * size); // sign-extend
+  return static_cast<int64_t>(bits);
+}
+
 namespace {
 /// (dtype descriptor, element type name) pairs.
 const std::pair<const char *, const char *> kElementTypes[] = {

@@ -579,6 +579,59 @@ compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
 }
 
 
+/// Metrics of one f32 output against its reference (same shape).
+static ValidationMetrics floatMetrics(const NpyArray &got, const NpyArray &ref,
+                                      const Tolerance &tolerance) {
+  ValidationMetrics m;
+  m.elements = got.numElements();
+  const float *g = reinterpret_cast<const float *>(got.data.data());
+  const float *r = reinterpret_cast<const float *>(ref.data.data());
+  double sq = 0, dot = 0, gg = 0, rr = 0;
+  for (int64_t i = 0; i < m.elements; ++i) {
+    double d = double(g[i]) - double(r[i]);
+    m.maxAbsError = std::max(m.maxAbsError, std::fabs(d));
+    sq += d * d;
+    dot += double(g[i]) * double(r[i]);
+    gg += double(g[i]) * double(g[i]);
+    rr += double(r[i]) * double(r[i]);
+    if (!(std::fabs(d) <= tolerance.atol + tolerance.rtol * std::fabs(double(r[i]))))
+      ++m.outsideTolerance;
+    if (!(g[i] == r[i]))
+      ++m.differing;
+  }
+  m.rmse = m.elements ? std::sqrt(sq / double(m.elements)) : 0;
+  m.cosine = (gg == 0 && rr == 0) ? 1.0 : (gg == 0 || rr == 0) ? 0.0 : dot / std::sqrt(gg * rr);
+  return m;
+}
+
+/// Metrics of one integer output against its reference (same dtype and
+/// shape), in LSB: |got - ref| <= tolerance.lsb passes.
+static ValidationMetrics integerMetrics(const NpyArray &got, const NpyArray &ref,
+                                        const Tolerance &tolerance) {
+  ValidationMetrics m;
+  m.integer = true;
+  m.elements = got.numElements();
+  double sq = 0, dot = 0, gg = 0, rr = 0;
+  for (int64_t i = 0; i < m.elements; ++i) {
+    const int64_t g = integerElement(got, i), r = integerElement(ref, i);
+    // |g - r| without overflow (i64 outputs): INT64_MAX when it would.
+    int64_t d;
+    if (__builtin_sub_overflow(g, r, &d) || d == INT64_MIN)
+      d = INT64_MAX;
+    d = d < 0 ? -d : d;
+    m.maxAbsError = std::max(m.maxAbsError, double(d));
+    sq += double(d) * double(d);
+    dot += double(g) * double(r);
+    gg += double(g) * double(g);
+    rr += double(r) * double(r);
+    m.outsideTolerance += d > tolerance.lsb;
+    m.differing += d != 0;
+  }
+  m.rmse = m.elements ? std::sqrt(sq / double(m.elements)) : 0;
+  m.cosine = (gg == 0 && rr == 0) ? 1.0 : (gg == 0 || rr == 0) ? 0.0 : dot / std::sqrt(gg * rr);
+  return m;
+}
+
 llvm::Expected<std::vector<ValidationMetrics>>
 validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray> &reference,
                 const std::vector<std::string> &names, const Tolerance &tolerance) {
@@ -589,10 +642,12 @@ validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray
   for (size_t k = 0; k < outputs.size(); ++k) {
     const NpyArray &got = outputs[k], &ref = reference[k];
     std::string name = k < names.size() ? names[k] : "output " + std::to_string(k);
-    if (got.dtype != "<f4" || ref.dtype != "<f4")
-      return makeError(name + ": only f32 outputs are validated (got " +
-                       elementTypeName(got.dtype) + ", reference " +
-                       elementTypeName(ref.dtype) + ")");
+    if (got.dtype != ref.dtype)
+      return makeError(name + ": the output is " + elementTypeName(got.dtype) +
+                       ", the reference is " + elementTypeName(ref.dtype));
+    if (got.dtype != "<f4" && !isIntegerDtype(got.dtype))
+      return makeError(name + ": " + elementTypeName(got.dtype) +
+                       " outputs are not validated (f32 and integer types are)");
     if (got.shape != ref.shape) {
       auto text = [](const std::vector<int64_t> &shape) {
         std::string s;
@@ -603,24 +658,9 @@ validateOutputs(const std::vector<NpyArray> &outputs, const std::vector<NpyArray
       return makeError(name + ": shape " + text(got.shape) + ", the reference is " +
                        text(ref.shape));
     }
-    ValidationMetrics m;
+    ValidationMetrics m = got.dtype == "<f4" ? floatMetrics(got, ref, tolerance)
+                                             : integerMetrics(got, ref, tolerance);
     m.name = name;
-    m.elements = got.numElements();
-    const float *g = reinterpret_cast<const float *>(got.data.data());
-    const float *r = reinterpret_cast<const float *>(ref.data.data());
-    double sq = 0, dot = 0, gg = 0, rr = 0;
-    for (int64_t i = 0; i < m.elements; ++i) {
-      double d = double(g[i]) - double(r[i]);
-      m.maxAbsError = std::max(m.maxAbsError, std::fabs(d));
-      sq += d * d;
-      dot += double(g[i]) * double(r[i]);
-      gg += double(g[i]) * double(g[i]);
-      rr += double(r[i]) * double(r[i]);
-      if (!(std::fabs(d) <= tolerance.atol + tolerance.rtol * std::fabs(double(r[i]))))
-        ++m.outsideTolerance;
-    }
-    m.rmse = m.elements ? std::sqrt(sq / double(m.elements)) : 0;
-    m.cosine = (gg == 0 && rr == 0) ? 1.0 : (gg == 0 || rr == 0) ? 0.0 : dot / std::sqrt(gg * rr);
     metrics.push_back(m);
   }
   return metrics;
@@ -829,10 +869,12 @@ static llvm::json::Array metricsToJson(const std::vector<ValidationMetrics> &met
   for (const ValidationMetrics &m : metrics)
     outputs.push_back(llvm::json::Object{{"name", m.name},
                                          {"elements", m.elements},
+                                         {"integer", m.integer},
                                          {"max_abs_error", m.maxAbsError},
                                          {"rmse", m.rmse},
                                          {"cosine", m.cosine},
-                                         {"outside_tolerance", m.outsideTolerance}});
+                                         {"outside_tolerance", m.outsideTolerance},
+                                         {"differing", m.differing}});
   return outputs;
 }
 
@@ -844,9 +886,32 @@ llvm::json::Value validationReportToJson(const ValidationReport &report) {
   return llvm::json::Object{
       {"outputs", metricsToJson(report.overall)},
       {"samples", std::move(samples)},
-      {"tolerance",
-       llvm::json::Object{{"atol", report.tolerance.atol}, {"rtol", report.tolerance.rtol}}},
+      {"tolerance", llvm::json::Object{{"atol", report.tolerance.atol},
+                                       {"rtol", report.tolerance.rtol},
+                                       {"lsb", report.tolerance.lsb}}},
       {"pass", report.pass}};
+}
+
+/// `v` as printf's %g writes it (1e-04, 0.02).
+static std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
+std::string passCriterionText(const ValidationReport &report) {
+  bool anyFloat = false, anyInteger = false;
+  for (const IOInfo &out : report.outputs)
+    (isIntegerDtype(out.dtype) ? anyInteger : anyFloat) = true;
+  const Tolerance &t = report.tolerance;
+  const std::string floatText = "within |error| <= " + shortNumber(t.atol) + " + " +
+                                shortNumber(t.rtol) + " x |reference|";
+  const std::string integerText = t.lsb == 0 ? "equal to the reference"
+                                             : "within " + std::to_string(t.lsb) +
+                                                   " LSB of the reference";
+  if (anyFloat && anyInteger)
+    return floatText + "; integer outputs " + integerText;
+  return anyInteger ? integerText : floatText;
 }
 
 } // namespace kiln
