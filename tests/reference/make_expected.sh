@@ -5,6 +5,7 @@
 # (1 thread) on the ONNX models
 #   tests/data/models/embedding_batch2/           embedding.onnx, batch 2, seed 2
 #   tests/data/models/onnx/{alexa,embedding,blazeface,ppocr_det}/
+# and the int8 models' references tests/data/models/int8/*/ (make_int8_expected.mjs).
 #
 #   tests/reference/make_expected.sh [--cache DIR]
 #
@@ -38,4 +39,9 @@ node ort_reference.mjs --model "$cache/embedding.onnx" --shape 1x76x32x1 --seed 
 node ort_reference.mjs --model "$cache/blazeface.onnx" --seed 1 --out "$onnx/blazeface"
 node ort_reference.mjs --model "$cache/ppocr_det.onnx" --shape 1x3x96x96 --seed 1 --input text \
   --out "$onnx/ppocr_det"
+# The int8 real models of tests/data/models/int8 (committed with the tree):
+# TensorFlow Lite 2.9's native C library (fetched with --bench) and the wasm
+# interpreter, compared; make_int8_expected.mjs says which output is stored.
+node fetch_models.mjs --quiet --bench "$@" > /dev/null
+node make_int8_expected.mjs --lib "$cache/libtensorflowlite_c.so"
 echo "expected data written to $repo/tests/data/models"

@@ -11,7 +11,9 @@
 //                                                   // rounded to nearest float32
 // so x is uniform in [-1, 1). -1 + 2*u is exact in double; the only rounding is
 // the final cast to float32 (round-to-nearest-even), easy to reproduce in C++.
-// Integer inputs (rare; e.g. indices) get floor(u * 4), i.e. 0..3; bool gets
+// Quantized int8 / uint8 inputs cover their whole range: int8 gets
+// floor(u * 256) - 128 (-128..127), uint8 floor(u * 256) (0..255). Other
+// integer inputs (rare; e.g. indices) get floor(u * 4), i.e. 0..3; bool gets
 // u < 0.5 ? 0 : 1.
 
 export function mulberry32(seed) {
@@ -30,6 +32,9 @@ export function fillInput(arr, seed, index, dtype = 'float32') {
   const u = mulberry32((seed + index) >>> 0);
   if (dtype === 'float32' || dtype === 'float64') {
     for (let i = 0; i < arr.length; i++) arr[i] = -1 + 2 * u();
+  } else if (dtype === 'int8' || dtype === 'uint8') {
+    const lo = dtype === 'int8' ? -128 : 0;
+    for (let i = 0; i < arr.length; i++) arr[i] = lo + Math.floor(u() * 256);
   } else if (dtype === 'bool') {
     for (let i = 0; i < arr.length; i++) arr[i] = u() < 0.5 ? 0 : 1;
   } else {

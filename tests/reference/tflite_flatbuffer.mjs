@@ -16,7 +16,7 @@ const TENSOR_TYPES = [
   'uint32', 'uint16', 'int4',
 ];
 
-class Table {
+export class Table {
   constructor(view, pos) {
     this.v = view;
     this.pos = pos;

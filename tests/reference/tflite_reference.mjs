@@ -27,11 +27,11 @@ import { parseTflite } from './tflite_flatbuffer.mjs';
 import { createRunner, loadTflite, npyDescr, tflitePackageVersion } from './tflite_runtime.mjs';
 
 function usage() {
-  return 'usage: node tflite_reference.mjs --model FILE.tflite --seed N --out DIR [--inputs-from DIR] [--variant cc_simd|cc] [--quiet]';
+  return 'usage: node tflite_reference.mjs --model FILE.tflite --seed N --out DIR [--samples N] [--inputs-from DIR] [--variant cc_simd|cc] [--quiet]';
 }
 
 function parseArgs(argv) {
-  const o = { seed: null, variant: 'cc_simd', quiet: false };
+  const o = { seed: null, variant: 'cc_simd', quiet: false, samples: 0 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const [k, inline] = a.startsWith('--') && a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, undefined];
@@ -41,6 +41,7 @@ function parseArgs(argv) {
       case '--seed': o.seed = val(); break;
       case '--out': o.out = val(); break;
       case '--inputs-from': o.inputsFrom = val(); break;
+      case '--samples': o.samples = Number(val()); break;
       case '--variant': o.variant = val(); break;
       case '--quiet': case '-q': o.quiet = true; break;
       case '-h': case '--help': o.help = true; break;
@@ -56,6 +57,19 @@ export function prettyJson(v) {
     `[${body.split(',').map((x) => x.trim()).join(', ')}]`);
 }
 
+// How prng.mjs fillInput fills the model's input types (meta.json).
+function generatedValue(inputs) {
+  const text = {
+    float32: 'float32(-1 + 2*u), u in [0,1)',
+    int8: 'floor(256*u) - 128, u in [0,1)',
+    uint8: 'floor(256*u), u in [0,1)',
+  };
+  const types = [...new Set(inputs.map((t) => t.dtype))];
+  if (types.length === 0) return text.float32;
+  if (types.length === 1 && text[types[0]]) return text[types[0]];
+  return Object.fromEntries(types.map((d) => [d, text[d] ?? (d === 'bool' ? 'u >= 0.5' : 'floor(4*u)')]));
+}
+
 const sameShape = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 // Programmatic use (make_op_cases.mjs): besides the CLI options,
@@ -68,10 +82,19 @@ const sameShape = (a, b) => a.length === b.length && a.every((x, i) => x === b[i
 //                 run), record the error as meta.tflite_error and write no
 //                 output_K.npy instead of throwing (make_op_cases.mjs then
 //                 stores an independent reference).
+//   samples:      N > 0 runs the model N times and writes every input_K.npy /
+//                 output_K.npy with N samples stacked on a new leading axis
+//                 (shape [N, ...tensor shape]; meta.json "stacked_samples": N,
+//                 the layout `kiln validate`'s stacked samples read). The
+//                 generated values of input K fill the whole stacked tensor
+//                 in C order (sample s is elements s*n .. s*n+n-1), and an
+//                 inputData / --inputs-from entry must hold all N samples.
+//                 0 (default): one run, tensor shapes as the model has them.
 export async function runReference({
   model, seed = 1, out, inputsFrom, variant = 'cc_simd', quiet = false, inputData, inputsSource, extraMeta,
-  allowInferFailure = false,
+  allowInferFailure = false, samples = 0,
 }) {
+  if (!Number.isInteger(samples) || samples < 0) throw new Error(`samples must be a non-negative integer, not ${samples}`);
   const log = quiet ? () => {} : (s) => process.stderr.write(`${s}\n`);
   const bytes = fs.readFileSync(model);
   const fb = parseTflite(bytes);
@@ -112,44 +135,59 @@ export async function runReference({
     };
   };
 
+  const runs = Math.max(samples, 1);
+  const fileShape = (shape) => (samples ? [samples, ...shape] : shape);
   const inputsMeta = [];
+  const stackedInputs = [];
   for (const t of m.inputs) {
     const meta = describe(t, 'input');
     const data = t.data();
+    const n = data.length;
     if (meta.constant) {
       log(`input ${t.index} (${t.name}) is a constant tensor in the model: not overwritten`);
+      stackedInputs.push(null);
     } else if (inputData && inputData[t.index]) {
       const src = inputData[t.index];
-      if (src.length !== data.length) throw new Error(`inputData[${t.index}]: ${src.length} values, model input has ${data.length}`);
-      data.set(src);
+      if (src.length !== n * runs) throw new Error(`inputData[${t.index}]: ${src.length} values, model input has ${n} x ${runs} sample(s)`);
+      stackedInputs.push(src);
     } else if (inputsFrom) {
       const file = path.join(inputsFrom, `input_${t.index}.npy`);
       const arr = readNpy(file);
       if (arr.dtype !== meta.npy_dtype) throw new Error(`${file}: dtype ${arr.dtype}, model input wants ${meta.npy_dtype}`);
-      if (!sameShape(arr.shape, t.shape)) throw new Error(`${file}: shape [${arr.shape}], model input is [${t.shape}]`);
-      data.set(arr.data);
+      if (!sameShape(arr.shape, fileShape(t.shape))) throw new Error(`${file}: shape [${arr.shape}], expected [${fileShape(t.shape)}]`);
+      stackedInputs.push(arr.data);
     } else {
-      fillInput(data, Number(seed), t.index, t.dtype);
+      stackedInputs.push(fillInput(new data.constructor(n * runs), Number(seed), t.index, t.dtype));
     }
-    // Dump what the interpreter actually holds (re-read the view).
-    writeNpy(path.join(out, meta.file), t.data().slice(), t.shape, meta.npy_dtype);
     inputsMeta.push(meta);
   }
 
   let inferError = null;
-  try {
-    m.infer();
-  } catch (e) {
-    if (!allowInferFailure) throw e;
-    inferError = String(e.message || e);
+  const inputValues = m.inputs.map((t) => new (t.data().constructor)(t.data().length * runs));
+  const outputValues = m.outputs.map((t) => new (t.data().constructor)(t.data().length * runs));
+  for (let s = 0; s < runs && !inferError; s++) {
+    m.inputs.forEach((t, k) => {
+      const n = t.data().length;
+      if (stackedInputs[k]) t.data().set(stackedInputs[k].subarray(s * n, (s + 1) * n));
+      // Dump what the interpreter actually holds (re-read the view).
+      inputValues[k].set(t.data(), s * n);
+    });
+    try {
+      m.infer();
+    } catch (e) {
+      if (!allowInferFailure) throw e;
+      inferError = String(e.message || e);
+    }
+    if (!inferError) m.outputs.forEach((t, k) => outputValues[k].set(t.data(), s * t.data().length));
   }
+  m.inputs.forEach((t, k) => writeNpy(path.join(out, inputsMeta[k].file), inputValues[k], fileShape(t.shape), inputsMeta[k].npy_dtype));
 
   const outputsMeta = [];
-  for (const t of m.outputs) {
+  m.outputs.forEach((t, k) => {
     const meta = describe(t, 'output');
-    if (!inferError) writeNpy(path.join(out, meta.file), t.data().slice(), t.shape, meta.npy_dtype);
+    if (!inferError) writeNpy(path.join(out, meta.file), outputValues[k], fileShape(t.shape), meta.npy_dtype);
     outputsMeta.push(meta);
-  }
+  });
 
   const meta = {
     model: path.basename(model),
@@ -163,7 +201,8 @@ export async function runReference({
     ...(extraMeta ?? {}),
     inputs_source: inputsSource ?? (inputsFrom
       ? 'inputs-from'
-      : { generator: 'mulberry32', seed: Number(seed), seed_of_input_k: 'seed + k', value: 'float32(-1 + 2*u), u in [0,1)' }),
+      : { generator: 'mulberry32', seed: Number(seed), seed_of_input_k: 'seed + k', value: generatedValue(m.inputs) }),
+    ...(samples ? { stacked_samples: samples } : {}),
     inputs: inputsMeta,
     outputs: outputsMeta,
     model_subgraph: {
@@ -198,6 +237,7 @@ async function main() {
     return 2;
   }
   try {
+    if (!Number.isInteger(o.samples) || o.samples < 0) throw new Error('--samples must be a non-negative integer');
     await runReference({ ...o, seed: o.seed === null ? 0 : Number(o.seed) });
     return 0;
   } catch (e) {

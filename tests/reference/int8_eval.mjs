@@ -1,0 +1,381 @@
+// Independent evaluation of TFLite's int8/uint8 operators, written from the
+// arithmetic of TensorFlow Lite's builtin integer kernels (reference and
+// optimized kernels of tensorflow/lite/kernels/internal, quantization_util.cc,
+// kernel_util.cc): the fixed-point multipliers, their rounding, and the float
+// lookup tables of SOFTMAX/LOGISTIC/TANH. No TFLite code is used.
+// make_int8_cases.mjs checks every stored reference of tests/data/ops_int8
+// against it (tests/data/ops_int8/README.md lists the formulas).
+//
+//   evaluateInt8(graph, inputs) -> outputs (typed arrays), or null when the
+//   graph has an operator this file does not model.
+//
+// graph: { tensors: [{ shape, dtype, quantization: { scale: [], zeroPoint: [] },
+// data? }], operators: [{ op, inputs, outputs, options }], inputs, outputs }
+// (make_int8_cases.mjs's QGraph); inputs: typed arrays in graph input order.
+
+const f32 = Math.fround;
+const INT32_MIN = -(2n ** 31n);
+const RANGE = { int8: [-128, 127], uint8: [0, 255], int32: [-(2 ** 31), 2 ** 31 - 1] };
+const ARRAY = { int8: Int8Array, uint8: Uint8Array, int32: Int32Array, float32: Float32Array };
+
+// std::round / TfLiteRound: half away from zero.
+export const roundAway = (x) => (x >= 0 ? Math.floor(x + 0.5) : -Math.floor(-x + 0.5));
+
+// QuantizeMultiplier (quantization_util.cc): m = q * 2^shift, q in [0.5, 1),
+// q31 = round(q * 2^31); 2^31 becomes 2^30 with shift + 1; shift < -31 -> 0.
+export function quantizeMultiplier(m) {
+  if (m === 0) return { q31: 0n, shift: 0 };
+  let shift = Math.floor(Math.log2(m)) + 1;
+  let q = m / 2 ** shift;
+  while (q >= 1) { q /= 2; shift++; }
+  while (q < 0.5) { q *= 2; shift--; }
+  let q31 = roundAway(q * 2 ** 31);
+  if (q31 === 2 ** 31) { q31 /= 2; shift++; }
+  if (shift < -31) return { q31: 0n, shift: 0 };
+  return { q31: BigInt(q31), shift };
+}
+
+// SaturatingRoundingDoublingHighMul (gemmlowp): (a*b + nudge) / 2^31,
+// truncating; nudge 2^30, or 1 - 2^30 for a negative product.
+function srdhm(a, b) {
+  if (a === INT32_MIN && b === INT32_MIN) return 2n ** 31n - 1n;
+  const ab = a * b;
+  return (ab + (ab >= 0n ? 1n << 30n : 1n - (1n << 30n))) / (1n << 31n);
+}
+
+// RoundingDivideByPOT: x / 2^e rounded half away from zero.
+function rdbpot(x, e) {
+  const E = BigInt(e);
+  const mask = (1n << E) - 1n;
+  const threshold = (mask >> 1n) + (x < 0n ? 1n : 0n);
+  return (x >> E) + ((x & mask) > threshold ? 1n : 0n);
+}
+
+// MultiplyByQuantizedMultiplier (common.h): x * q31 * 2^shift, double rounding.
+export function mbqm(x, { q31, shift }) {
+  const left = shift > 0 ? shift : 0;
+  return Number(rdbpot(srdhm(BigInt(x) * (1n << BigInt(left)), q31), shift > 0 ? 0 : -shift));
+}
+
+const clamp = (v, [lo, hi]) => Math.min(hi, Math.max(lo, v));
+const numel = (s) => s.reduce((a, b) => a * b, 1);
+const scaleOf = (t, c = 0) => f32(t.quantization.scale[t.quantization.scale.length > 1 ? c : 0]);
+const zpOf = (t) => Number(t.quantization.zeroPoint[0]);
+
+// CalculateActivationRangeQuantized: RELU / RELU6 bounds zo + round(v / so)
+// (float32 division), within the type's range.
+function activationRange(act, out) {
+  const [lo, hi] = RANGE[out.dtype];
+  const q = (v) => zpOf(out) + roundAway(f32(v / scaleOf(out)));
+  if (act === 'RELU') return [Math.max(lo, q(0)), hi];
+  if (act === 'RELU6') return [Math.max(lo, q(0)), Math.min(hi, q(6))];
+  if (act === 'RELU_N1_TO_1') return [Math.max(lo, q(-1)), Math.min(hi, q(1))];
+  return [lo, hi];
+}
+
+function strides(shape) {
+  const s = new Array(shape.length).fill(1);
+  for (let i = shape.length - 2; i >= 0; i--) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+// Broadcast index: flat output index -> flat input index.
+function broadcaster(inShape, outShape) {
+  const pad = [...new Array(outShape.length - inShape.length).fill(1), ...inShape];
+  const is = strides(pad); const os = strides(outShape);
+  return (i) => {
+    let r = 0;
+    for (let d = 0; d < outShape.length; d++) {
+      const c = Math.floor(i / os[d]) % outShape[d];
+      if (pad[d] !== 1) r += c * is[d];
+    }
+    return r;
+  };
+}
+
+// Convolution family: CONV_2D, DEPTHWISE_CONV_2D (NHWC, SAME/VALID, stride,
+// dilation), per-channel multipliers input_scale * w_scale[c] / output_scale
+// computed in double; out-of-bounds taps are skipped (= zero-point padding).
+function conv(g, op, x, depthwise) {
+  const [X, W, B] = op.inputs.map((i) => (i >= 0 ? g.tensors[i] : null));
+  const O = g.tensors[op.outputs[0]];
+  const o = op.options;
+  const [, H, Wd, C] = X.shape; const [, OH, OW, OC] = O.shape;
+  const [kh, kw] = [W.shape[1], W.shape[2]];
+  const [sh, sw, dh, dw] = [o.stride_h, o.stride_w, o.dilation_h_factor ?? 1, o.dilation_w_factor ?? 1];
+  const pad = (inS, outS, k, s, d) => (o.padding === 'VALID' ? 0 : Math.max(0, Math.floor(((outS - 1) * s + (k - 1) * d + 1 - inS) / 2)));
+  const [ph, pw] = [pad(H, OH, kh, sh, dh), pad(Wd, OW, kw, sw, dw)];
+  const [zx, zw, zo] = [zpOf(X), zpOf(W), zpOf(O)];
+  const mult = Array.from({ length: OC }, (_, c) => quantizeMultiplier((scaleOf(X) * scaleOf(W, c)) / scaleOf(O)));
+  const range = activationRange(o.fused_activation_function, O);
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  const m = depthwise ? OC / C : 1;
+  let n = 0;
+  for (let b = 0; b < O.shape[0]; b++) for (let i = 0; i < OH; i++) for (let j = 0; j < OW; j++) for (let oc = 0; oc < OC; oc++) {
+    let acc = B ? B.data[oc] : 0;
+    for (let a = 0; a < kh; a++) for (let e = 0; e < kw; e++) {
+      const y = i * sh - ph + a * dh; const xx = j * sw - pw + e * dw;
+      if (y < 0 || y >= H || xx < 0 || xx >= Wd) continue;
+      const base = ((b * H + y) * Wd + xx) * C;
+      if (depthwise) acc += (x[base + Math.floor(oc / m)] - zx) * (W.data[(a * kw + e) * OC + oc] - zw);
+      else for (let ic = 0; ic < C; ic++) acc += (x[base + ic] - zx) * (W.data[((oc * kh + a) * kw + e) * C + ic] - zw);
+    }
+    out[n++] = clamp(mbqm(acc, mult[oc]) + zo, range);
+  }
+  return out;
+}
+
+function fullyConnected(g, op, x) {
+  const [X, W, B] = op.inputs.map((i) => (i >= 0 ? g.tensors[i] : null));
+  const O = g.tensors[op.outputs[0]];
+  const [units, K] = W.shape;
+  const mult = quantizeMultiplier((scaleOf(X) * scaleOf(W)) / scaleOf(O));
+  const range = activationRange(op.options.fused_activation_function, O);
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  for (let r = 0; r < x.length / K; r++) for (let u = 0; u < units; u++) {
+    let acc = B ? B.data[u] : 0;
+    for (let k = 0; k < K; k++) acc += (x[r * K + k] - zpOf(X)) * (W.data[u * K + k] - zpOf(W));
+    out[r * units + u] = clamp(mbqm(acc, mult) + zpOf(O), range);
+  }
+  return out;
+}
+
+function batchMatmul(g, op, a, b) {
+  const [A, Bt] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const { adj_x: ax, adj_y: ay } = op.options;
+  const [ra, ca] = A.shape.slice(-2); const [rb, cb] = Bt.shape.slice(-2);
+  const [M, K, N] = [ax ? ca : ra, ax ? ra : ca, ay ? rb : cb];
+  const batches = numel(O.shape.slice(0, -2));
+  const mult = quantizeMultiplier((scaleOf(A) * scaleOf(Bt)) / scaleOf(O));
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  for (let t = 0; t < batches; t++) for (let i = 0; i < M; i++) for (let j = 0; j < N; j++) {
+    let acc = 0;
+    for (let k = 0; k < K; k++) {
+      const av = a[t * ra * ca + (ax ? k * ca + i : i * ca + k)];
+      const bv = b[t * rb * cb + (ay ? j * cb + k : k * cb + j)];
+      acc += (av - zpOf(A)) * (bv - zpOf(Bt));
+    }
+    out[(t * M + i) * N + j] = clamp(mbqm(acc, mult) + zpOf(O), RANGE[O.dtype]);
+  }
+  return out;
+}
+
+// ADD / SUB: inputs shifted left by 20 and scaled to 2 * max(s1, s2).
+function addSub(g, op, a, b) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const twiceMax = 2 * Math.max(scaleOf(A), scaleOf(B));
+  const [m1, m2] = [quantizeMultiplier(scaleOf(A) / twiceMax), quantizeMultiplier(scaleOf(B) / twiceMax)];
+  const mo = quantizeMultiplier(twiceMax / (2 ** 20 * scaleOf(O)));
+  const range = activationRange(op.options.fused_activation_function, O);
+  const [ia, ib] = [broadcaster(A.shape, O.shape), broadcaster(B.shape, O.shape)];
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  for (let i = 0; i < out.length; i++) {
+    const u = mbqm((a[ia(i)] - zpOf(A)) * 2 ** 20, m1);
+    const v = mbqm((b[ib(i)] - zpOf(B)) * 2 ** 20, m2);
+    out[i] = clamp(mbqm(op.op === 'ADD' ? u + v : u - v, mo) + zpOf(O), range);
+  }
+  return out;
+}
+
+function mul(g, op, a, b) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const m = quantizeMultiplier((scaleOf(A) * scaleOf(B)) / scaleOf(O));
+  const range = activationRange(op.options.fused_activation_function, O);
+  const [ia, ib] = [broadcaster(A.shape, O.shape), broadcaster(B.shape, O.shape)];
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  for (let i = 0; i < out.length; i++) out[i] = clamp(mbqm((a[ia(i)] - zpOf(A)) * (b[ib(i)] - zpOf(B)), m) + zpOf(O), range);
+  return out;
+}
+
+// AVERAGE_POOL_2D / MAX_POOL_2D on the stored values (input and output share
+// scale and zero point); the average rounds half away from zero with C
+// truncating division over the in-bounds cells.
+function pool(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const o = op.options;
+  const [N, H, W, C] = X.shape; const [, OH, OW] = O.shape;
+  const pad = (inS, outS, k, s) => (o.padding === 'VALID' ? 0 : Math.max(0, Math.floor(((outS - 1) * s + k - inS) / 2)));
+  const [ph, pw] = [pad(H, OH, o.filter_height, o.stride_h), pad(W, OW, o.filter_width, o.stride_w)];
+  const range = activationRange(o.fused_activation_function, O);
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  let n = 0;
+  for (let b = 0; b < N; b++) for (let i = 0; i < OH; i++) for (let j = 0; j < OW; j++) for (let c = 0; c < C; c++) {
+    let acc = 0; let cnt = 0; let max = -Infinity;
+    for (let y = Math.max(0, i * o.stride_h - ph); y < Math.min(H, i * o.stride_h - ph + o.filter_height); y++) {
+      for (let xx = Math.max(0, j * o.stride_w - pw); xx < Math.min(W, j * o.stride_w - pw + o.filter_width); xx++) {
+        const v = x[((b * H + y) * W + xx) * C + c];
+        acc += v; cnt++; max = Math.max(max, v);
+      }
+    }
+    const half = Math.floor(cnt / 2);
+    const avg = acc > 0 ? Math.trunc((acc + half) / cnt) : Math.trunc((acc - half) / cnt);
+    out[n++] = clamp(op.op === 'MAX_POOL_2D' ? max : avg, range);
+  }
+  return out;
+}
+
+// SOFTMAX (int8/uint8): float table[255 - v] = expf(-input_scale * beta * v).
+function softmax(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const s = f32(-scaleOf(X) * f32(op.options.beta));
+  const table = new Float32Array(256);
+  for (let v = 0; v <= 255; v++) table[255 - v] = Math.exp(f32(s * v));
+  const depth = X.shape[X.shape.length - 1];
+  const out = new ARRAY[O.dtype](x.length);
+  for (let r = 0; r < x.length / depth; r++) {
+    const row = x.subarray(r * depth, (r + 1) * depth);
+    const off = 255 - Math.max(...row);
+    let sum = f32(0);
+    for (const v of row) sum = f32(sum + table[off + v]);
+    const inv = f32(1 / f32(sum * scaleOf(O)));
+    row.forEach((v, j) => {
+      const p = f32(table[off + v] * inv);
+      const q = O.dtype === 'uint8' ? Math.trunc(f32(p + 0.5)) : roundAway(p) + zpOf(O);
+      out[r * depth + j] = clamp(q, RANGE[O.dtype]);
+    });
+  }
+  return out;
+}
+
+// A 256-entry table over the input values (LOGISTIC, TANH): float32
+// f(input_scale * (q - zi)), divided by the output scale, rounded half away.
+function lut(g, op, x, fn) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const out = new ARRAY[O.dtype](x.length);
+  x.forEach((q, i) => {
+    const y = fn(f32(scaleOf(X) * (q - zpOf(X))));
+    out[i] = clamp(roundAway(f32(y / scaleOf(O))) + zpOf(O), RANGE[O.dtype]);
+  });
+  return out;
+}
+
+// Requantization of one value by input_scale / output_scale (plus an
+// alternative multiplier for negative inputs: LEAKY_RELU). float32: the
+// multipliers are float32 expressions widened to double (activations.cc
+// ReluPrepare, LeakyReluPrepare: `input->params.scale / output->params.scale`,
+// `input->params.scale * params->alpha / output->params.scale`), else double.
+function requantize(g, op, x, { negativeScale, range, float32 = false } = {}) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const div = (a, b) => (float32 ? f32(a / b) : a / b);
+  const m = quantizeMultiplier(div(scaleOf(X), scaleOf(O)));
+  const mn = negativeScale !== undefined ? quantizeMultiplier(div(negativeScale, scaleOf(O))) : m;
+  const out = new ARRAY[O.dtype](x.length);
+  x.forEach((q, i) => { const v = q - zpOf(X); out[i] = clamp(mbqm(v, v >= 0 ? m : mn) + zpOf(O), range ?? RANGE[O.dtype]); });
+  return out;
+}
+
+function quantizeFloat(g, op, x) {
+  const O = g.tensors[op.outputs[0]];
+  return ARRAY[O.dtype].from(x, (v) => clamp(roundAway(f32(v / scaleOf(O))) + zpOf(O), RANGE[O.dtype]));
+}
+
+// MEAN: same scale and zero point: sum / n truncated toward zero; otherwise
+// round(mean * si / so - zi * si / so) + zo in float32.
+function mean(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const axes = new Set([...g.tensors[op.inputs[1]].data].map((a) => (a < 0 ? a + X.shape.length : a)));
+  const keptShape = X.shape.map((d, i) => (axes.has(i) ? 1 : d));
+  const sums = new Array(numel(keptShape)).fill(0);
+  const xs = strides(X.shape); const ks = strides(keptShape);
+  for (let i = 0; i < x.length; i++) {
+    let k = 0;
+    for (let d = 0; d < X.shape.length; d++) if (!axes.has(d)) k += (Math.floor(i / xs[d]) % X.shape[d]) * ks[d];
+    sums[k] += x[i];
+  }
+  const n = x.length / sums.length;
+  const same = scaleOf(X) === scaleOf(O) && zpOf(X) === zpOf(O);
+  const scale = f32(scaleOf(X) / scaleOf(O)); const bias = f32(-zpOf(X) * scale);
+  return ARRAY[O.dtype].from(sums, (s) => clamp(same ? Math.trunc(s / n)
+    : roundAway(f32(f32(f32(s) / n) * scale + bias)) + zpOf(O), RANGE[O.dtype]));
+}
+
+// uint8/int8 CONCATENATION; inputs with other scales are requantized in float:
+// round(x * s_i / so - z_i * s_i / so) + zo.
+function concatenation(g, op, xs) {
+  const O = g.tensors[op.outputs[0]];
+  const axis = op.options.axis < 0 ? op.options.axis + O.shape.length : op.options.axis;
+  const outer = numel(O.shape.slice(0, axis)); const inner = numel(O.shape.slice(axis + 1));
+  const inv = f32(1 / scaleOf(O));
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  let n = 0;
+  for (let o = 0; o < outer; o++) {
+    op.inputs.forEach((ti, k) => {
+      const T = g.tensors[ti]; const len = T.shape[axis] * inner;
+      const same = scaleOf(T) === scaleOf(O) && zpOf(T) === zpOf(O);
+      const sc = f32(scaleOf(T) * inv); const bias = f32(-zpOf(T) * sc);
+      for (let i = 0; i < len; i++) {
+        const v = xs[k][o * len + i];
+        out[n++] = same ? v : clamp(roundAway(f32(f32(v * sc) + bias)) + zpOf(O), RANGE[O.dtype]);
+      }
+    });
+  }
+  return out;
+}
+
+// ResizeBilinearInteger: 10-bit source coordinates, 2^20-unit four-tap sum.
+function resizeBilinear(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const [N, H, W, C] = X.shape; const [, OH, OW] = O.shape;
+  const { align_corners: align, half_pixel_centers: half } = op.options;
+  const scale10 = (i, o) => (align && o > 1 ? Math.trunc((1024 * (i - 1) + Math.trunc((o - 1) / 2)) / (o - 1)) : Math.trunc((1024 * i + Math.trunc(o / 2)) / o));
+  const coord = (v, s, size) => {
+    const sv = half ? v * s + Math.trunc(s / 2) - 512 : v * s;
+    return [sv, Math.max(Math.trunc(sv / 1024), 0), Math.min(Math.trunc((sv + 1023) / 1024), size - 1)];
+  };
+  const [hs, ws] = [scale10(H, OH), scale10(W, OW)];
+  const out = new ARRAY[O.dtype](numel(O.shape));
+  let n = 0;
+  const at = (b, y, xx, c) => BigInt(x[((b * H + y) * W + xx) * C + c]);
+  for (let b = 0; b < N; b++) for (let i = 0; i < OH; i++) {
+    const [iy, y0, y1] = coord(i, hs, H);
+    for (let j = 0; j < OW; j++) {
+      const [ix, x0, x1] = coord(j, ws, W);
+      const [fy, fx] = [BigInt(iy - 1024 * y0), BigInt(ix - 1024 * x0)];
+      for (let c = 0; c < C; c++) {
+        const sum = at(b, y0, x0, c) * (1024n - fy) * (1024n - fx) + at(b, y1, x0, c) * fy * (1024n - fx)
+          + at(b, y0, x1, c) * (1024n - fy) * fx + at(b, y1, x1, c) * fy * fx;
+        out[n++] = Number((sum + (sum > 0n ? 1n << 19n : -(1n << 19n))) / (1n << 20n));
+      }
+    }
+  }
+  return out;
+}
+
+// Operator -> evaluation (values: the input arrays in operator input order).
+const KERNELS = {
+  CONV_2D: (g, op, [x]) => conv(g, op, x, false),
+  DEPTHWISE_CONV_2D: (g, op, [x]) => conv(g, op, x, true),
+  FULLY_CONNECTED: (g, op, [x]) => fullyConnected(g, op, x),
+  BATCH_MATMUL: (g, op, [a, b]) => batchMatmul(g, op, a, b),
+  ADD: (g, op, [a, b]) => addSub(g, op, a, b),
+  SUB: (g, op, [a, b]) => addSub(g, op, a, b),
+  MUL: (g, op, [a, b]) => mul(g, op, a, b),
+  AVERAGE_POOL_2D: (g, op, [x]) => pool(g, op, x),
+  MAX_POOL_2D: (g, op, [x]) => pool(g, op, x),
+  MEAN: (g, op, [x]) => mean(g, op, x),
+  SOFTMAX: (g, op, [x]) => softmax(g, op, x),
+  LOGISTIC: (g, op, [x]) => lut(g, op, x, (v) => f32(1 / f32(1 + f32(Math.exp(-v))))),
+  TANH: (g, op, [x]) => lut(g, op, x, (v) => f32(Math.tanh(v))),
+  LEAKY_RELU: (g, op, [x]) => requantize(g, op, x, { negativeScale: f32(scaleOf(g.tensors[op.inputs[0]]) * f32(op.options.alpha)), float32: true }),
+  RELU: (g, op, [x]) => requantize(g, op, x, { range: activationRange('RELU', g.tensors[op.outputs[0]]), float32: true }),
+  RELU6: (g, op, [x]) => requantize(g, op, x, { range: activationRange('RELU6', g.tensors[op.outputs[0]]), float32: true }),
+  QUANTIZE: (g, op, [x]) => (g.tensors[op.inputs[0]].dtype === 'float32' ? quantizeFloat(g, op, x) : requantize(g, op, x)),
+  DEQUANTIZE: (g, op, [x]) => { const X = g.tensors[op.inputs[0]]; return Float32Array.from(x, (q) => scaleOf(X) * (q - zpOf(X))); },
+  CONCATENATION: (g, op, xs) => concatenation(g, op, xs),
+  RESIZE_BILINEAR: (g, op, [x]) => resizeBilinear(g, op, x),
+};
+
+export const EVALUATED_OPERATORS = Object.keys(KERNELS);
+
+export function evaluateInt8(g, inputs) {
+  if (!g.operators.every((o) => KERNELS[o.op])) return null;
+  const values = new Map(g.inputs.map((t, k) => [t, inputs[k]]));
+  for (const op of g.operators) {
+    const args = op.inputs.filter((i) => i >= 0).map((i) => values.get(i) ?? g.tensors[i].data);
+    values.set(op.outputs[0], KERNELS[op.op](g, op, args));
+  }
+  return g.outputs.map((t) => values.get(t));
+}
