@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -59,17 +60,23 @@ size_t tensorTypeSize(schema::TensorType type) {
   }
 }
 
-/// "operator #3 (LOG_SOFTMAX) on int8 tensors is not supported; int8
-/// operators: ADD, ..."
-static std::string unsupportedQuantized(const OpContext &ctx,
-                                        const ConverterTable &integer) {
+/// "ABS, ADD, ..." (sorted names of the operators in `table`).
+static std::string operatorList(const ConverterTable &table) {
   std::vector<std::string> names;
-  for (const auto &entry : integer)
+  for (const auto &entry : table)
     names.push_back(schema::EnumNameBuiltinOperator(entry.first));
   std::sort(names.begin(), names.end());
   std::string list;
   for (const std::string &n : names)
     list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+/// "operator #3 (LOG_SOFTMAX) on int8 tensors is not supported; int8
+/// operators: ADD, ..."
+static std::string unsupportedQuantized(const OpContext &ctx,
+                                        const ConverterTable &integer) {
+  std::string list = operatorList(integer);
   return "operator #" + std::to_string(ctx.index()) + " (" + ctx.name() +
          ") on int8/uint8 tensors is not supported; int8 operators: " + list;
 }
@@ -383,6 +390,13 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
   return builder.create<tosa::ConstOp>(loc, attr.getType(), attr).getResult();
 }
 
+/// `value` as printf's %g writes it ("0.1", "-1e-09", "nan").
+static std::string shortFloat(float value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", static_cast<double>(value));
+  return text;
+}
+
 /// "INT8" for a TFLite element type.
 static std::string typeName(schema::TensorType type) {
   const char *name = schema::EnumNameTensorType(type);
@@ -396,10 +410,6 @@ llvm::Error ModelImporter::checkTensors() {
     const schema::Tensor *t = graph->tensors()->Get(i);
     if (!t)
       return fail("tensor " + llvm::Twine(i) + " is missing");
-    if (t->sparsity())
-      return fail("tensor '" + tensorName(t, i) + "' (index " + llvm::Twine(i) +
-                  ") is sparse; Kiln compiles dense tensors only (convert the "
-                  "model without sparsity)");
     if (llvm::Error err = checkQuantization(i))
       return err;
   }
@@ -431,7 +441,7 @@ llvm::Error ModelImporter::checkQuantization(int index) {
   for (size_t c = 0; c < q->scale()->size(); ++c) {
     float s = q->scale()->Get(c);
     if (!(s > 0.0f) || !std::isfinite(s))
-      return fail(what + " has quantization scale " + std::to_string(s) +
+      return fail(what + " has quantization scale " + shortFloat(s) +
                   (q->scale()->size() > 1 ? " at channel " + std::to_string(c)
                                           : std::string()) +
                   "; scales must be positive and finite");
@@ -486,6 +496,7 @@ llvm::Error ModelImporter::checkOperatorTypes() {
         effectiveCode(model->operator_codes()->Get(op->opcode_index()));
     std::string types;
     bool int16 = false, floatActivation = false, int8Weight = false;
+    int sparse = -1;
     auto scan = [&](const flatbuffers::Vector<int32_t> *list, bool inputs) {
       if (!list)
         return;
@@ -496,6 +507,8 @@ llvm::Error ModelImporter::checkOperatorTypes() {
         schema::TensorType type = t->type();
         types += (types.empty() || types.back() == ' ' ? "" : ", ") + typeName(type);
         int16 |= type == schema::TensorType::INT16;
+        if (t->sparsity() && sparse < 0)
+          sparse = i;
         bool constant = !constantData(i).empty();
         floatActivation |= inputs && !constant && type == schema::TensorType::FLOAT32;
         int8Weight |= inputs && constant &&
@@ -508,6 +521,11 @@ llvm::Error ModelImporter::checkOperatorTypes() {
     scan(op->outputs(), false);
     std::string where = "operator #" + std::to_string(index) + " (" +
                         schema::EnumNameBuiltinOperator(code) + ", " + types + ")";
+    if (sparse >= 0)
+      return fail(where + " takes the sparse tensor '" +
+                  tensorName(tensor(sparse), sparse) +
+                  "': sparse tensors are not supported; convert the model "
+                  "without sparsity (dense weights)");
     if (int16)
       return fail(where + " computes on INT16 tensors: 16-bit activations "
                   "(16x8 quantization) are not supported; Kiln compiles "
@@ -555,13 +573,6 @@ llvm::Error ModelImporter::checkOperators() {
       return err;
     if (builtin == BuiltinOperator::CUSTOM ||
         (!table.count(builtin) && !quantizedConverters().count(builtin))) {
-      std::vector<std::string> names;
-      for (const auto &entry : table)
-        names.push_back(schema::EnumNameBuiltinOperator(entry.first));
-      std::sort(names.begin(), names.end());
-      std::string supported;
-      for (const std::string &n : names)
-        supported += (supported.empty() ? "" : ", ") + n;
       std::string what;
       if (builtin == BuiltinOperator::CUSTOM)
         what = "is the custom operator '" +
@@ -575,7 +586,8 @@ llvm::Error ModelImporter::checkOperators() {
                "), which Kiln does not support";
       }
       return fail("operator #" + llvm::Twine(index) + " " + what +
-                  ". Supported float32 builtin operators: " + supported);
+                  ". Supported float32 builtin operators: " + operatorList(table) +
+                  "; int8/uint8: " + operatorList(quantizedConverters()));
     }
     ++index;
   }
@@ -883,6 +895,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
       return fail("internal error: the imported TOSA does not verify: " +
                   firstError);
   }
+  // Each quantized tensor's scales and zero points, for the plan.
+  (*module)->setAttr(kQuantizationAttr,
+                     quantizationAttribute(
+                         &context, quant,
+                         [&](int i) { return tensorName(tensor(i), i); },
+                         [&](int i) { return !constantData(i).empty(); }));
   return std::move(module);
 }
 
