@@ -6,11 +6,13 @@
 //===----------------------------------------------------------------------===//
 #include "ArtifactFixtures.h"
 #include "TestSupport.h"
+#include "kiln/Npy.h"
 #include "kiln/Run.h"
 
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -159,7 +161,29 @@ TEST(Cli, BadModelFiles) {
                    {"operator #1", "custom operator 'MyCustomOp'", "Supported float32 builtin operators"});
   expectCleanError("compile " + bad("unsupported_op.tflite"),
                    {"operator #1", "which Kiln does not support", "CONV_2D"});
-  expectCleanError("compile " + bad("int8_quantized.tflite"), {"INT8-quantized", "float32"});
+  // Quantized models Kiln refuses (issue 12; tests/data/bad/README.md): the
+  // file, the tensor or operator, the bad value and the rule, on one line.
+  expectCleanError("compile " + bad("int16_activations.tflite"),
+                   {"int16_activations.tflite", "operator #0 (FULLY_CONNECTED, INT16, INT8, INT64 -> INT16)",
+                    "16-bit activations", "float32, int8 and uint8"});
+  expectCleanError("compile " + bad("hybrid_fully_connected.tflite"),
+                   {"hybrid_fully_connected.tflite", "operator #0 (FULLY_CONNECTED, FLOAT32, INT8, FLOAT32 -> FLOAT32)",
+                    "hybrid operator", "quantize the model fully"});
+  expectCleanError("compile " + bad("zero_scale.tflite"),
+                   {"zero_scale.tflite", "tensor 'input' (index 0, INT8)", "scale 0", "must be positive"});
+  expectCleanError("compile " + bad("negative_scale.tflite"),
+                   {"negative_scale.tflite", "tensor 'output' (index 3, INT8)", "scale -0.1", "must be positive"});
+  expectCleanError("compile " + bad("int8_zero_point_out_of_range.tflite"),
+                   {"tensor 'input' (index 0, INT8)", "zero point 200", "[-128, 127]"});
+  expectCleanError("compile " + bad("uint8_zero_point_out_of_range.tflite"),
+                   {"tensor 'input' (index 0, UINT8)", "zero point -1", "[0, 255]"});
+  expectCleanError("compile " + bad("per_channel_scale_count.tflite"),
+                   {"tensor 'conv_weights' (index 1, INT8)", "3 per-channel scales",
+                    "dimension 0 (quantized_dimension) has 4 channels"});
+  expectCleanError("compile " + bad("int8_without_quantization.tflite"),
+                   {"tensor 'input' (index 0, INT8)", "no quantization scale", "affine quantization"});
+  expectCleanError("compile " + bad("sparse_weights.tflite"),
+                   {"tensor 'sparse_weights' (index 1)", "is sparse", "dense tensors only"});
   expectCleanError("compile " + bad("two_subgraphs.tflite"), {"2 subgraphs"});
   expectCleanError("compile " + bad("dynamic_batch.tflite"),
                    {"dynamic dimension 0", "[-1,8]", "--fix-shape="});
@@ -188,6 +212,72 @@ TEST(Cli, FixShapeCompilesDynamicBatch) {
                    {"dimension 1 is static (8)"});
   expectCleanError("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) + " --fix-shape=0=axb",
                    {"not a positive dimension"}, /*status=*/2);
+}
+
+/// `acc` x `real` the way TensorFlow Lite requantizes an int32 accumulator
+/// (quantization_util.cc QuantizeMultiplier: real = q x 2^(shift - 31) with
+/// q in [2^30, 2^31); common.h MultiplyByQuantizedMultiplier: gemmlowp's
+/// SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT, which rounds
+/// halves away from zero). For accumulators far from the int32 limits.
+int32_t tfliteRequantize(int32_t acc, double real) {
+  int shift = 0;
+  double fraction = std::frexp(real, &shift);
+  int64_t q = std::llround(fraction * double(int64_t(1) << 31));
+  if (q == int64_t(1) << 31) {
+    q /= 2;
+    ++shift;
+  }
+  int64_t product = int64_t(acc) * (shift > 0 ? int64_t(1) << shift : 1) * q;
+  int64_t nudge = product >= 0 ? (int64_t(1) << 30) : 1 - (int64_t(1) << 30);
+  auto high = static_cast<int32_t>((product + nudge) / (int64_t(1) << 31)); // truncates, as C++ does
+  int right = shift < 0 ? -shift : 0;
+  int32_t mask = (int32_t(1) << right) - 1;
+  int32_t threshold = (mask >> 1) + (high < 0 ? 1 : 0);
+  return (high >> right) + ((high & mask) > threshold ? 1 : 0);
+}
+
+// tests/data/bad/int8_quantized.tflite (once refused, now the base of the
+// quantization error cases above) compiles, and `kiln run` gives what
+// TensorFlow Lite's int8 FULLY_CONNECTED computes, worked out here from the
+// model's weights, bias, scales and zero points. (TFLite's wasm interpreter,
+// tests/reference/tflite_reference.mjs, gives the same four values.)
+TEST(Cli, Int8QuantizedModelRunsAsTfliteComputes) {
+  // The model's constants (make_op_cases.mjs int8FcTensors): weights [4,8]
+  // scale 0.02 zero point 0; bias int32; input scale 0.05 zero point -2;
+  // output scale 0.1 zero point 3.
+  const int8_t weights[4][8] = {{11, -11, -66, -70, 98, 7, -92, 68},
+                                {60, 107, -22, -97, -55, 109, -89, -50},
+                                {14, 108, 116, -55, 126, -23, -102, 110},
+                                {-82, -33, 3, -28, 28, -95, -81, 10}};
+  const int32_t bias[4] = {100, -50, 0, 25};
+  const int inputZeroPoint = -2, outputZeroPoint = 3;
+  const double multiplier = double(0.05f) * double(0.02f) / double(0.1f);
+  // They are the file's bytes (little-endian buffers), not a stale copy.
+  std::ifstream file(dataFile("bad/int8_quantized.tflite"), std::ios::binary);
+  std::string model((std::istreambuf_iterator<char>(file)), {});
+  EXPECT_NE(model.find(std::string(reinterpret_cast<const char *>(weights), sizeof(weights))),
+            std::string::npos);
+  EXPECT_NE(model.find(std::string(reinterpret_cast<const char *>(bias), sizeof(bias))), std::string::npos);
+
+  TempDir tmp;
+  std::string artifact = tmp.file("int8.kiln"), out = tmp.file("out.npy");
+  CommandResult c = runCommand(kilnBinary() + " compile " + shellQuote(dataFile("bad/int8_quantized.tflite")) +
+                               " -o " + artifact);
+  ASSERT_EQ(c.exitCode, 0) << c.output;
+  const int input[8] = {-128, -50, -1, 0, 1, 37, 100, 127};
+  CommandResult r = runCommand(kilnBinary() + " run " + artifact +
+                               " --input=1x8xi8=-128,-50,-1,0,1,37,100,127 --output=@" + out);
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  kiln::NpyArray y = loadNpy(out);
+  ASSERT_EQ(y.dtype, "|i1");
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{1, 4}));
+  for (int o = 0; o < 4; ++o) {
+    int32_t acc = bias[o];
+    for (int k = 0; k < 8; ++k)
+      acc += int32_t(weights[o][k]) * (input[k] - inputZeroPoint);
+    int32_t expected = std::clamp(tfliteRequantize(acc, multiplier) + outputZeroPoint, -128, 127);
+    EXPECT_EQ(kiln::integerElement(y, o), expected) << "output " << o << ", accumulator " << acc;
+  }
 }
 
 /// Runs kiln with `args`: its exit status and its stderr alone (stdout is
@@ -229,13 +319,15 @@ void expectOneErrorLineOrSuccess(const std::string &file, bool mustFail) {
 
 TEST(Cli, EveryBadFileGivesOneErrorLineAndNoSignal) {
   std::vector<std::string> files = filesUnder("bad");
-  ASSERT_GE(files.size(), 19u); // 8 models, 11 artifacts (tests/data/bad/README.md)
+  ASSERT_GE(files.size(), 36u); // 25 models, 11 artifacts (tests/data/bad/README.md)
   // above_2gib.tflite is refused for 32-bit targets only: on this host it
-  // compiles (and `kiln run` without --input fails cleanly).
+  // compiles (and `kiln run` without --input fails cleanly);
+  // int8_quantized.tflite compiles (Cli.Int8QuantizedModelRunsAsTfliteComputes).
   // placeholder_code.kiln passes the gate (its code is no ELF object):
   // inspect describes it, run refuses it (Cli.BadArtifactsNameTheirCheck).
   for (const std::string &file : files) {
-    bool hostCompiles = llvm::StringRef(file).ends_with("/above_2gib.tflite");
+    bool hostCompiles = llvm::StringRef(file).ends_with("/above_2gib.tflite") ||
+                        llvm::StringRef(file).ends_with("/int8_quantized.tflite");
     bool inspectable = llvm::StringRef(file).ends_with("/placeholder_code.kiln");
     expectOneErrorLineOrSuccess(file, /*mustFail=*/!hostCompiles && !inspectable);
   }

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // Per-operator conformance cases for Kiln's TFLite importer.
 //
-//   node tests/reference/make_op_cases.mjs [--only REGEX] [--list] [--no-bad] [--verbose]
+//   node tests/reference/make_op_cases.mjs [--only REGEX] [--list] [--no-bad] [--bad-only] [--verbose]
 //
 // For every case below this writes tests/data/ops/<case>/model.tflite (a tiny
 // float32 model with one operator, a few with two or more), then runs it on
 // the real TensorFlow Lite interpreter (tflite_reference.mjs: wasm, XNNPACK
 // delegate, 1 thread) and writes input_K.npy, output_K.npy and meta.json next
 // to it, plus tests/data/ops/index.json (one entry per case). It also writes
-// the error-case models of tests/data/bad/ (no reference run).
+// the error-case models of tests/data/bad/ (no reference run; --bad-only
+// writes just those and leaves tests/data/ops/ alone).
 //
 // Everything is deterministic: running it twice gives identical files.
 //   - Inputs: seed 1, the generator of prng.mjs (input K: mulberry32 seeded
@@ -803,12 +804,13 @@ add('multi_io_two_inputs_two_outputs', 'inputs a, b [1,4,4,3]; outputs [MEAN_hw(
 // ---------------------------------------------------------------- running
 
 function parseArgs(argv) {
-  const o = { only: null, list: false, bad: true, verbose: false };
+  const o = { only: null, list: false, bad: true, badOnly: false, verbose: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--only') o.only = new RegExp(argv[++i]);
     else if (a === '--list') o.list = true;
     else if (a === '--no-bad') o.bad = false;
+    else if (a === '--bad-only') o.badOnly = true;
     else if (a === '--verbose' || a === '-v') o.verbose = true;
     else if (a === '-h' || a === '--help') o.help = true;
     else throw new Error(`unknown argument ${a}`);
@@ -963,7 +965,11 @@ export function reconcileReference(dir, meta, { knownBug, fusedTanhIgnored = fal
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.help) {
-    console.log('usage: node tests/reference/make_op_cases.mjs [--only REGEX] [--list] [--no-bad] [--verbose]');
+    console.log('usage: node tests/reference/make_op_cases.mjs [--only REGEX] [--list] [--no-bad] [--bad-only] [--verbose]');
+    return 0;
+  }
+  if (o.badOnly) {
+    await writeBadModels();
     return 0;
   }
   const selected = CASES.filter((c) => !o.only || o.only.test(c.name));
@@ -1039,6 +1045,107 @@ async function main() {
 
 // ---------------------------------------------------------------- bad models
 
+// int8 FULLY_CONNECTED (version 4) of input [1,8] (scale 0.05, zero point -2)
+// by weights [4,8] (scale 0.02; Math.round(127 * randFloats('bad/int8_weights')))
+// plus an int32 bias (scale 0.001), output [1,4] (scale 0.1, zero point 3):
+// int8_quantized.tflite, which Kiln compiles (Cli.Int8QuantizedModelRunsAsTfliteComputes),
+// and, with `changes` (tensor index -> fields replacing the tensor's), the
+// quantization error cases below.
+function int8FcTensors() {
+  return [
+    { name: 'input', shape: [1, 8], dtype: 'int8', quantization: { scale: [0.05], zeroPoint: [-2] } },
+    { name: 'weights', shape: [4, 8], dtype: 'int8', quantization: { scale: [0.02], zeroPoint: [0] },
+      data: Int8Array.from(randFloats('bad/int8_weights', 32), (v) => Math.round(v * 127)) },
+    { name: 'bias', shape: [4], dtype: 'int32', quantization: { scale: [0.001], zeroPoint: [0] }, data: Int32Array.from([100, -50, 0, 25]) },
+    { name: 'output', shape: [1, 4], dtype: 'int8', quantization: { scale: [0.1], zeroPoint: [3] } },
+  ];
+}
+
+function int8Fc(description, changes = {}, version = 4) {
+  return buildTfliteModel({
+    tensors: int8FcTensors().map((t, i) => ({ ...t, ...changes[i] })),
+    operators: [{ op: 'FULLY_CONNECTED', version, inputs: [0, 1, 2], outputs: [3], options: { fused_activation_function: 'NONE' } }],
+    inputs: [0], outputs: [3], description,
+  });
+}
+
+// Quantized models Kiln refuses (issue 12): 16-bit activations, a hybrid
+// operator, scales of zero or below, zero points outside the storage type,
+// a per-channel scale count that is not the channel count, an int8 tensor
+// without quantization, a sparse tensor. Each is one mistake in an
+// otherwise valid model; QUANTIZATION_ERROR_WHAT describes them.
+function quantizationErrorModels() {
+  const q = (scale, zeroPoint, extra = {}) => ({ quantization: { scale, zeroPoint, ...extra } });
+  const weights = int8FcTensors()[1].data;
+  // Per-channel CONV_2D 1x1: input [1,3,3,2], weights [4,1,1,2] with only 3
+  // scales on quantized_dimension 0 (4 output channels).
+  const conv = {
+    tensors: [
+      { name: 'input', shape: [1, 3, 3, 2], dtype: 'int8', ...q([0.05], [-2]) },
+      { name: 'conv_weights', shape: [4, 1, 1, 2], dtype: 'int8', data: weights.subarray(0, 8),
+        ...q([0.02, 0.03, 0.04], [0, 0, 0], { quantizedDimension: 0 }) },
+      { name: 'conv_bias', shape: [4], dtype: 'int32', data: Int32Array.from([100, -50, 0, 25]),
+        ...q([0.001, 0.0015, 0.002, 0.002], [0, 0, 0, 0]) },
+      { name: 'output', shape: [1, 3, 3, 4], dtype: 'int8', ...q([0.1], [3]) },
+    ],
+    operators: [{ op: 'CONV_2D', version: 3, inputs: [0, 1, 2], outputs: [3],
+      options: { padding: 'VALID', stride_w: 1, stride_h: 1, fused_activation_function: 'NONE' } }],
+    inputs: [0], outputs: [3], description: 'kiln bad model: 3 per-channel scales on 4 channels',
+  };
+  // Float FULLY_CONNECTED whose weights [4,8] are sparse: rows dense, columns
+  // CSR (traversal order [0,1]), 2 stored values per row.
+  const sparseIndices = [0, 5, 1, 6, 2, 7, 3, 4];
+  const sparse = {
+    tensors: [
+      { name: 'input', shape: [1, 8], dtype: 'float32' },
+      { name: 'sparse_weights', shape: [4, 8], dtype: 'float32', data: randFloats('bad/sparse_weights', 8),
+        sparsity: { traversalOrder: [0, 1], dimMetadata: [{ format: 'DENSE', denseSize: 4 },
+          { format: 'SPARSE_CSR', segments: [0, 2, 4, 6, 8], indices: sparseIndices }] } },
+      { name: 'output', shape: [1, 4], dtype: 'float32' },
+    ],
+    operators: [{ op: 'FULLY_CONNECTED', version: 8, inputs: [0, 1, -1], outputs: [2], options: { fused_activation_function: 'NONE' } }],
+    inputs: [0], outputs: [2], description: 'kiln bad model: sparse FULLY_CONNECTED weights',
+  };
+  return {
+    // 16x8: int16 activations (scale 1/4096, zero point 0), int8 weights, int64 bias.
+    'int16_activations.tflite': int8Fc('kiln bad model: 16x8 FULLY_CONNECTED (int16 activations)', {
+      0: { dtype: 'int16', ...q([1 / 4096], [0]) },
+      2: { dtype: 'int64', data: BigInt64Array.from([100n, -50n, 0n, 25n]), ...q([0.02 / 4096], [0]) },
+      3: { dtype: 'int16', ...q([1 / 2048], [0]) },
+    }, 7),
+    // Hybrid: float32 input, bias and output, int8 weights (scale 0.02).
+    'hybrid_fully_connected.tflite': int8Fc('kiln bad model: hybrid FULLY_CONNECTED (float32 with int8 weights)', {
+      0: { dtype: 'float32', quantization: undefined },
+      2: { dtype: 'float32', data: Float32Array.from([0.1, -0.05, 0, 0.025]), quantization: undefined },
+      3: { dtype: 'float32', quantization: undefined },
+    }, 3),
+    'zero_scale.tflite': int8Fc('kiln bad model: int8 input with scale 0', { 0: q([0], [-2]) }),
+    'negative_scale.tflite': int8Fc('kiln bad model: int8 output with scale -0.1', { 3: q([-0.1], [3]) }),
+    'int8_zero_point_out_of_range.tflite': int8Fc('kiln bad model: int8 input with zero point 200', { 0: q([0.05], [200]) }),
+    // uint8 FULLY_CONNECTED (version 1): the int8 model shifted by 128, input zero point -1.
+    'uint8_zero_point_out_of_range.tflite': int8Fc('kiln bad model: uint8 input with zero point -1', {
+      0: { dtype: 'uint8', ...q([0.05], [-1]) },
+      1: { dtype: 'uint8', data: Uint8Array.from(weights, (v) => v + 128), ...q([0.02], [128]) },
+      3: { dtype: 'uint8', ...q([0.1], [131]) },
+    }, 1),
+    'per_channel_scale_count.tflite': buildTfliteModel(conv),
+    'int8_without_quantization.tflite': int8Fc('kiln bad model: int8 input without quantization', { 0: { quantization: undefined } }),
+    'sparse_weights.tflite': buildTfliteModel(sparse),
+  };
+}
+
+const QUANTIZATION_ERROR_WHAT = {
+  'int16_activations.tflite': 'the int8_quantized.tflite FULLY_CONNECTED as a 16x8 model (version 7): int16 input [1,8] (scale 1/4096, zero point 0) and output [1,4] (scale 1/2048), int8 weights, int64 bias (scale 0.02/4096).',
+  'hybrid_fully_connected.tflite': 'hybrid FULLY_CONNECTED (version 3): float32 input [1,8], bias [4] and output [1,4]; int8 constant weights [4,8] with scale 0.02.',
+  'zero_scale.tflite': 'int8_quantized.tflite with scale 0 on the int8 input \'input\'.',
+  'negative_scale.tflite': 'int8_quantized.tflite with scale -0.1 on the int8 output \'output\'.',
+  'int8_zero_point_out_of_range.tflite': 'int8_quantized.tflite with zero point 200 on the int8 input \'input\' (int8 zero points lie in [-128, 127]).',
+  'uint8_zero_point_out_of_range.tflite': 'uint8 FULLY_CONNECTED (version 1; the int8 weights + 128, zero point 128; output zero point 131) whose uint8 input \'input\' has zero point -1 (uint8 zero points lie in [0, 255]).',
+  'per_channel_scale_count.tflite': 'int8 1x1 CONV_2D (version 3) of [1,3,3,2] to 4 channels whose weights \'conv_weights\' [4,1,1,2] carry 3 per-channel scales on quantized_dimension 0.',
+  'int8_without_quantization.tflite': 'int8_quantized.tflite whose int8 input \'input\' has no quantization parameters.',
+  'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values).',
+};
+
 async function writeBadModels() {
   fs.mkdirSync(BAD_DIR, { recursive: true });
   const f32 = (name, shape, extra = {}) => ({ name, shape, dtype: 'float32', ...extra });
@@ -1072,17 +1179,8 @@ async function writeBadModels() {
       ],
       inputs: [0], outputs: [3], description: 'kiln bad model: CUMSUM (builtin 128), not supported by Kiln',
     }),
-    'int8_quantized.tflite': buildTfliteModel({
-      tensors: [
-        { name: 'input', shape: [1, 8], dtype: 'int8', quantization: { scale: [0.05], zeroPoint: [-2] } },
-        { name: 'weights', shape: [4, 8], dtype: 'int8', quantization: { scale: [0.02], zeroPoint: [0] },
-          data: Int8Array.from(randFloats('bad/int8_weights', 32), (v) => Math.round(v * 127)) },
-        { name: 'bias', shape: [4], dtype: 'int32', quantization: { scale: [0.001], zeroPoint: [0] }, data: Int32Array.from([100, -50, 0, 25]) },
-        { name: 'output', shape: [1, 4], dtype: 'int8', quantization: { scale: [0.1], zeroPoint: [3] } },
-      ],
-      operators: [{ op: 'FULLY_CONNECTED', version: 4, inputs: [0, 1, 2], outputs: [3], options: { fused_activation_function: 'NONE' } }],
-      inputs: [0], outputs: [3], description: 'kiln bad model: int8-quantized FULLY_CONNECTED',
-    }),
+    'int8_quantized.tflite': int8Fc('kiln bad model: int8-quantized FULLY_CONNECTED'),
+    ...quantizationErrorModels(),
     'two_subgraphs.tflite': buildTfliteModel({
       subgraphs: [
         { name: 'main', tensors: [f32('input', [1, 8]), f32('output', [1, 8])], operators: [{ op: 'RELU', inputs: [0], outputs: [1] }], inputs: [0], outputs: [1] },
@@ -1165,7 +1263,8 @@ async function writeBadModels() {
   const what = {
     'custom_op.tflite': 'RELU then a CUSTOM operator (custom_code "MyCustomOp") as operator #1; float32 [1,8].',
     'unsupported_op.tflite': 'RELU then CUMSUM (builtin code 128, deprecated_builtin_code 127, axis constant 1), a valid builtin Kiln does not support; float32 [2,5].',
-    'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3).',
+    'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3). No longer an error: Kiln compiles it (Cli.Int8QuantizedModelRunsAsTfliteComputes); the quantization cases below are variants of it.',
+    ...QUANTIZATION_ERROR_WHAT,
     'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]).',
     'dynamic_batch.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-1,8] (dynamic batch).',
     'invalid_dimension.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-2,8]: -2 is neither a size nor the dynamic marker -1.',

@@ -21,7 +21,11 @@
 //             An input index -1 is an omitted optional input.
 //   tensor:   shapeSignature: [-1, 8], quantization: { scale: [..],
 //             zeroPoint: [..], quantizedDimension: 0 }, data: any typed array
-//             (float16 data: pass the raw Uint16Array bits, see toFloat16Bits).
+//             (float16 data: pass the raw Uint16Array bits, see toFloat16Bits),
+//             sparsity: { traversalOrder: [..], blockMap: [..], dimMetadata:
+//             [{ format: 'DENSE', denseSize: N } | { format: 'SPARSE_CSR',
+//             segments: [..], indices: [..] }] } (schema.fbs
+//             SparsityParameters; segments and indices as Int32Vector).
 //   model:    subgraphs: [{ tensors, operators, inputs, outputs, name }, ...]
 //             instead of the top-level tensors/operators/inputs/outputs
 //             (buffers and operator codes are shared by all subgraphs).
@@ -37,7 +41,7 @@ export const BUILTIN = {
   PRELU: 54, MAXIMUM: 55, MINIMUM: 57, NEG: 59, PADV2: 60, SLICE: 65, TRANSPOSE_CONV: 67,
   EXPAND_DIMS: 70, LOG: 73, SUM: 74, SQRT: 75, RSQRT: 76, POW: 78, REDUCE_MAX: 82, REDUCE_MIN: 89,
   RESIZE_NEAREST_NEIGHBOR: 97, LEAKY_RELU: 98, SQUARED_DIFFERENCE: 99, MIRROR_PAD: 100, ABS: 101, HARD_SWISH: 117,
-  BATCH_MATMUL: 126, CUMSUM: 128, BROADCAST_TO: 130,
+  QUANTIZE: 114, BATCH_MATMUL: 126, CUMSUM: 128, BROADCAST_TO: 130,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -321,6 +325,22 @@ class Writer {
   }
 }
 
+// SparsityParameters (schema.fbs): DimensionMetadata.format DENSE = 0,
+// SPARSE_CSR = 1; array_segments / array_indices are SparseIndexVector
+// unions, written as Int32Vector (union type 1, table { values: [int] }).
+function sparsityTable({ traversalOrder, blockMap, dimMetadata }) {
+  const dims = dimMetadata.map((d) => {
+    if (d.format === 'DENSE') return table([[0, 'i8', 0], [1, 'i32', d.denseSize]]);
+    if (d.format !== 'SPARSE_CSR') throw new Error(`bad dimension format ${d.format}`);
+    const int32Vector = (v) => table([[0, 'off', vecI32(v)]]);
+    return table([[0, 'i8', 1], [2, 'u8', 1], [3, 'off', int32Vector(d.segments)],
+      [4, 'u8', 1], [5, 'off', int32Vector(d.indices)]]);
+  });
+  const fields = [[0, 'off', vecI32(traversalOrder)], [2, 'off', vecOff(dims)]];
+  if (blockMap) fields.push([1, 'off', vecI32(blockMap)]);
+  return table(fields);
+}
+
 function toBytes(data) {
   if (data instanceof Uint8Array) return data;
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
@@ -361,6 +381,7 @@ export function buildTfliteModel({ tensors, operators, inputs, outputs, subgraph
         fields.push([4, 'off', table(qf)]);
       }
       if (t.isVariable) fields.push([5, 'bool', true]);
+      if (t.sparsity) fields.push([6, 'off', sparsityTable(t.sparsity)]);
       if (t.shapeSignature) fields.push([7, 'off', vecI32(t.shapeSignature)]);
       return table(fields);
     });
