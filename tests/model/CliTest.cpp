@@ -183,7 +183,7 @@ TEST(Cli, BadModelFiles) {
   expectCleanError("compile " + bad("int8_without_quantization.tflite"),
                    {"tensor 'input' (index 0, INT8)", "no quantization scale", "affine quantization"});
   expectCleanError("compile " + bad("sparse_weights.tflite"),
-                   {"tensor 'sparse_weights' (index 1)", "is sparse", "dense tensors only"});
+                   {"operator #0 (FULLY_CONNECTED", "sparse tensor 'sparse_weights'", "not supported"});
   expectCleanError("compile " + bad("two_subgraphs.tflite"), {"2 subgraphs"});
   expectCleanError("compile " + bad("dynamic_batch.tflite"),
                    {"dynamic dimension 0", "[-1,8]", "--fix-shape="});
