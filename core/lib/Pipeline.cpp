@@ -86,6 +86,9 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   fn.addPass(tosa::createTosaToArith(/*includeApplyRescale=*/true,
                                      /*use32BitApplyRescale=*/false));
   fn.addPass(tosa::createTosaToTensor());
+  // int8 convolutions and matmuls whose zero points the importer folded
+  // away: the plain named ops, which the kernels below recognise.
+  fn.addPass(createDropZeroPointsPass());
   // Folds the weight transposes the conv lowerings insert on constants, so
   // weights reach the artifact already in the kernel's layout.
   pm.addPass(createCanonicalizerPass());

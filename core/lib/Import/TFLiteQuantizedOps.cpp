@@ -36,6 +36,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 
@@ -238,6 +239,81 @@ FailureOr<ProductQuant> productQuant(OpContext &ctx, int channelDim) {
   return ProductQuant{*in, *w, *out};
 }
 
+/// The values of a constant i8/i32 tensor `v` (a tosa.const), or nullopt.
+std::optional<std::vector<int64_t>> constantValues(Value v) {
+  DenseElementsAttr attr;
+  if (!v || !matchPattern(v, m_Constant(&attr)) ||
+      !attr.getElementType().isa<IntegerType>())
+    return std::nullopt;
+  std::vector<int64_t> values;
+  values.reserve(attr.getNumElements());
+  for (const APInt &x : attr.getValues<APInt>())
+    values.push_back(x.getSExtValue());
+  return values;
+}
+
+/// A product op's operands once the input zero point is folded away:
+/// sum_k (x - zx) w = sum_k x w - zx sum_k w, so with constant weights of
+/// zero point 0 the op multiplies raw int8 values (no subtraction in the
+/// inner loop: plain linalg.matmul / convolutions on i8, which Kiln's
+/// register-tiled kernels take) and the bias absorbs -zx sum_k w per
+/// output channel. Padding then pads with zx explicitly, so padded taps
+/// still cancel. `quantization` holds the TOSA zero
+/// points to apply in the op (non-constant weights, or weights with a zero
+/// point: uint8 models); zero points 0 when folded.
+struct FoldedProduct {
+  Value bias;
+  tosa::ConvOpQuantizationAttr quantization;
+  bool folded = false;
+};
+
+/// `weights` is [O, K...] (channel first: CONV_2D, FULLY_CONNECTED) or
+/// [K..., O] (channel last: depthwise's [KH, KW, C, M] as [KH*KW, C*M]):
+/// `channels` output channels, channel-major when `channelFirst`.
+FailureOr<FoldedProduct> foldInputZeroPoint(OpContext &ctx, Value weights, Value bias,
+                                            const ProductQuant &q, int64_t channels,
+                                            bool channelFirst) {
+  FoldedProduct r;
+  r.bias = bias;
+  r.quantization = tosa::ConvOpQuantizationAttr::get(ctx.context(), q.in->zeroPoint(),
+                                                     q.weight->zeroPoint());
+  auto w = constantValues(weights);
+  auto b = constantValues(bias);
+  if (q.weight->zeroPoint() != 0 || !w || !b || channels <= 0 ||
+      w->size() % channels != 0 || static_cast<int64_t>(b->size()) != channels)
+    return r;
+  int64_t perChannel = w->size() / channels;
+  std::vector<int32_t> folded(channels);
+  for (int64_t o = 0; o < channels; ++o) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < perChannel; ++k)
+      sum += channelFirst ? (*w)[o * perChannel + k] : (*w)[k * channels + o];
+    int64_t value = (*b)[o] - static_cast<int64_t>(q.in->zeroPoint()) * sum;
+    if (value < std::numeric_limits<int32_t>::min() ||
+        value > std::numeric_limits<int32_t>::max())
+      return r; // keep the zero point in the op
+    folded[o] = static_cast<int32_t>(value);
+  }
+  r.bias = ctx.constI32({channels}, folded);
+  // TOSA requires quantization_info on i8 operands: zero points 0, which
+  // kiln-drop-zero-points turns into the plain linalg ops.
+  r.quantization = tosa::ConvOpQuantizationAttr::get(ctx.context(), 0, 0);
+  r.folded = true;
+  return r;
+}
+
+/// Pads the NHWC `input` by `pad` ([top, bottom, left, right]) with `value`.
+Value padSpatial(OpContext &ctx, Value input, llvm::ArrayRef<int64_t> pad, int32_t value) {
+  if (llvm::all_of(pad, [](int64_t p) { return p == 0; }))
+    return input;
+  llvm::ArrayRef<int64_t> s = shapeOf(input);
+  llvm::SmallVector<int64_t> padded{s[0], s[1] + pad[0] + pad[1], s[2] + pad[2] + pad[3], s[3]};
+  Value pads = ctx.constI32({4, 2}, {0, 0, static_cast<int32_t>(pad[0]), static_cast<int32_t>(pad[1]),
+                                     static_cast<int32_t>(pad[2]), static_cast<int32_t>(pad[3]), 0, 0});
+  return ctx.create<tosa::PadOp>(tensorOf(padded, i8Type(ctx)), input, pads,
+                                 constI8(ctx, {}, {static_cast<int8_t>(value)}), nullptr);
+}
+
 // --- Products ---------------------------------------------------------------
 
 LogicalResult convertConv2D(OpContext &ctx) {
@@ -257,11 +333,18 @@ LogicalResult convertConv2D(OpContext &ctx) {
   if (failed(bias) || failed(window))
     return failure();
   std::vector<int64_t> outShape = ctx.outputShape(0);
+  auto folded = foldInputZeroPoint(ctx, *filter, *bias, *q, fShape[0], true);
+  if (failed(folded))
+    return failure();
+  Value in = *input;
+  auto pad = window->pad;
+  if (folded->folded) {
+    in = padSpatial(ctx, in, window->pad.asArrayRef(), q->in->zeroPoint());
+    pad = ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0});
+  }
   Value acc = ctx.create<tosa::Conv2DOp>(
-      tensorOf(outShape, i32Type(ctx)), *input, *filter, *bias, window->pad,
-      window->stride, window->dilation,
-      tosa::ConvOpQuantizationAttr::get(ctx.context(), q->in->zeroPoint(),
-                                        q->weight->zeroPoint()));
+      tensorOf(outShape, i32Type(ctx)), in, *filter, folded->bias, pad,
+      window->stride, window->dilation, folded->quantization);
   bool floatProduct = q->in->fromUint8;
   return finishProduct(ctx, acc, productScales(*q->in, *q->weight, *q->out, floatProduct),
                        *q->out, opts->fused_activation_function());
@@ -285,11 +368,18 @@ LogicalResult convertDepthwiseConv2D(OpContext &ctx) {
   auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
   if (failed(bias) || failed(window))
     return failure();
+  auto folded = foldInputZeroPoint(ctx, *filter, *bias, *q, fShape[3], false);
+  if (failed(folded))
+    return failure();
+  Value in = *input;
+  auto pad = window->pad;
+  if (folded->folded) {
+    in = padSpatial(ctx, in, window->pad.asArrayRef(), q->in->zeroPoint());
+    pad = ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0});
+  }
   Value acc = ctx.create<tosa::DepthwiseConv2DOp>(
-      tensorOf(ctx.outputShape(0), i32Type(ctx)), *input, weight, *bias,
-      window->pad, window->stride, window->dilation,
-      tosa::ConvOpQuantizationAttr::get(ctx.context(), q->in->zeroPoint(),
-                                        q->weight->zeroPoint()));
+      tensorOf(ctx.outputShape(0), i32Type(ctx)), in, weight, folded->bias, pad,
+      window->stride, window->dilation, folded->quantization);
   bool floatProduct = q->in->fromUint8;
   return finishProduct(ctx, acc, productScales(*q->in, *q->weight, *q->out, floatProduct),
                        *q->out, opts->fused_activation_function());
@@ -320,10 +410,12 @@ LogicalResult convertFullyConnected(OpContext &ctx) {
   if (failed(bias))
     return failure();
   Value flat = ctx.reshape(*input, {rows, depth});
+  auto folded = foldInputZeroPoint(ctx, *weights, *bias, *q, units, true);
+  if (failed(folded))
+    return failure();
   Value acc = ctx.create<tosa::FullyConnectedOp>(
-      tensorOf({rows, units}, i32Type(ctx)), flat, *weights, *bias,
-      tosa::ConvOpQuantizationAttr::get(ctx.context(), q->in->zeroPoint(),
-                                        q->weight->zeroPoint()));
+      tensorOf({rows, units}, i32Type(ctx)), flat, *weights, folded->bias,
+      folded->quantization);
   // Per-tensor FULLY_CONNECTED multiplies the scales in float; per-channel
   // weights (newer TFLite) go through PopulateConvolutionQuantizationParams.
   bool floatProduct = !q->weight->perChannel();

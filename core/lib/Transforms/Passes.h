@@ -158,6 +158,26 @@ struct DispatchOptions {
 /// Attribute on ops of @main naming their dispatch region (i64 id).
 inline constexpr const char *kDispatchAttrName = "kiln.dispatch";
 
+/// kiln-drop-zero-points (on func.func, linalg on tensors, right after
+/// tosa-to-linalg): the quantized named ops MLIR lowers int8 TOSA
+/// convolutions, fully connected layers and matmuls to become the plain
+/// named ops when both zero points are the constant 0 (the int8 importer
+/// folds the input zero point into the bias and weights are symmetric), so
+/// the inner loop multiplies raw int8 values and Kiln's kernels (register
+/// tiles, packed weights) recognise them. Same values: the plain ops
+/// sign-extend i8 operands to the i32 accumulator, as the quantized ones do
+/// after subtracting zero points.
+///
+/// Before: linalg.conv_2d_nhwc_hwcf_q ins(%x, %w, %c0_i32, %c0_i32 :
+///             tensor<1x8x8x16xi8>, tensor<3x3x16x32xi8>, i32, i32)
+///             outs(%acc : tensor<1x6x6x32xi32>)
+/// After:  linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<1x8x8x16xi8>,
+///             tensor<3x3x16x32xi8>) outs(%acc : tensor<1x6x6x32xi32>)
+/// Ops (MLIR 16): quantized_matmul, quantized_batch_matmul,
+/// conv_2d_nhwc_hwcf_q, depthwise_conv_2d_nhwc_hwcm_q.
+void populateDropZeroPointsPatterns(mlir::RewritePatternSet &patterns);
+std::unique_ptr<mlir::Pass> createDropZeroPointsPass();
+
 /// kiln-fuse-elementwise (on func.func, linalg on tensors): MLIR's
 /// elementwise fusion (populateElementwiseOpsFusionPatterns, reshape
 /// propagation by expansion, constant folding of linalg ops such as weight
