@@ -11,10 +11,14 @@
 // times are `Infer()` on inputs already in the wasm heap. A model without an
 // ONNX twin in the cache (fetch_models.mjs) gets no ORT row.
 //
-//   node bench_reference.mjs [--models a,b,...] [--runs N] [--warmup N] [--cache DIR] [--json FILE]
+//   node bench_reference.mjs [--models a,b,...] [--tflite-files F,...] [--runs N] [--warmup N]
+//       [--cache DIR] [--json FILE]
 //
 // --models: names of cached models (default: every .tflite of fetch_models.mjs,
 // MODELS and BENCH_FILES; the benchmark files are fetched too).
+// --tflite-files: .tflite paths timed on the TFLite wasm interpreter only
+// (no ORT row, nothing fetched; with it, --models defaults to none). Inputs
+// of any type prng.mjs fills (int8 models: scripts/bench_int8.py uses it).
 
 import fs from 'node:fs';
 import os from 'node:os';
@@ -31,7 +35,7 @@ const ALL_MODELS = [...TEST_MODELS, ...BENCH_FILES]
   .map((f) => f.name.replace(/\.tflite$/, ''));
 
 function parseArgs(argv) {
-  const o = { runs: 200, warmup: 20, cache: defaultCacheDir(), json: null, models: ALL_MODELS };
+  const o = { runs: 200, warmup: 20, cache: defaultCacheDir(), json: null, models: null, files: [] };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--runs') o.runs = Number(argv[++i]);
@@ -39,10 +43,14 @@ function parseArgs(argv) {
     else if (a === '--cache') o.cache = argv[++i];
     else if (a === '--json') o.json = argv[++i];
     else if (a === '--models') o.models = argv[++i].split(',').filter((m) => m);
+    else if (a === '--tflite-files') o.files = argv[++i].split(',').filter((f) => f);
     else if (a === '-h' || a === '--help') o.help = true;
     else throw new Error(`unknown argument ${a}`);
   }
   if (!(o.runs >= 1) || !(o.warmup >= 0)) throw new Error('--runs must be >= 1 and --warmup >= 0');
+  o.models ??= o.files.length ? [] : ALL_MODELS;
+  const missing = o.files.filter((f) => !fs.existsSync(f));
+  if (missing.length) throw new Error(`no such file ${missing.join(', ')}`);
   const unknown = o.models.filter((m) => !ALL_MODELS.includes(m));
   if (unknown.length) throw new Error(`unknown model ${unknown.join(', ')} (known: ${ALL_MODELS.join(', ')})`);
   return o;
@@ -108,13 +116,16 @@ async function main() {
     return 2;
   }
   if (o.help) {
-    console.log('usage: node bench_reference.mjs [--models a,b,...] [--runs N] [--warmup N] [--cache DIR] [--json FILE]');
+    console.log('usage: node bench_reference.mjs [--models a,b,...] [--tflite-files F,...] [--runs N] [--warmup N] [--cache DIR] [--json FILE]');
     return 0;
   }
-  const { files } = fetchModels({ cacheDir: o.cache, bench: true, log: (s) => process.stderr.write(`${s}\n`) });
-  const ort = require('onnxruntime-node');
-  const ortVersion = require('onnxruntime-node/package.json').version;
+  const { files } = o.models.length
+    ? fetchModels({ cacheDir: o.cache, bench: true, log: (s) => process.stderr.write(`${s}\n`) })
+    : { files: {} };
+  const ort = o.models.length ? require('onnxruntime-node') : null;
+  const ortVersion = ort ? require('onnxruntime-node/package.json').version : null;
   const tfl = await loadTflite({ quiet: true });
+  const wasmEngine = `TFLite wasm (tfjs-tflite ${tflitePackageVersion()}, XNNPACK)`;
 
   const rows = [];
   for (const m of o.models) {
@@ -124,12 +135,15 @@ async function main() {
   }
   for (const m of o.models) {
     const r = benchTflite(tfl, files[`${m}.tflite`], o.runs, o.warmup);
-    rows.push({ engine: `TFLite wasm (tfjs-tflite ${tflitePackageVersion()}, XNNPACK)`, model: `${m}.tflite`, ...r });
+    rows.push({ engine: wasmEngine, model: `${m}.tflite`, ...r });
+  }
+  for (const f of o.files) {
+    rows.push({ engine: wasmEngine, model: path.basename(f), file: f, ...benchTflite(tfl, f, o.runs, o.warmup) });
   }
 
   const cpu = os.cpus()[0]?.model?.trim() ?? 'unknown CPU';
   const f = (x) => (x < 1 ? x.toFixed(3) : x.toFixed(2));
-  console.log(`1 thread, ${o.runs} timed runs after ${o.warmup} warm-up runs, random input in [-1, 1); ` +
+  console.log(`1 thread, ${o.runs} timed runs after ${o.warmup} warm-up runs, seed-1 random input (float: [-1, 1)); ` +
     `node ${process.version}, ${cpu}`);
   console.log('');
   console.log('| engine | model | input | median ms | min ms | max ms |');

@@ -8,7 +8,8 @@
  * library is used as a black box.
  *
  *   gcc -O1 -std=c11 -o tflite_native tflite_native.c -ldl
- *   tflite_native LIB.so MODEL.tflite [--xnnpack=FLAGS] IN_0.bin ... -- OUT_0.bin ...
+ *   tflite_native LIB.so MODEL.tflite [--xnnpack=FLAGS] [--runs=N [--warmup=W]]
+ *                 IN_0.bin ... -- OUT_0.bin ...
  *
  * Each IN_K.bin holds the raw little-endian bytes of interpreter input K
  * (its TfLiteTensorByteSize exactly); OUT_K.bin receives output K. The
@@ -17,6 +18,10 @@
  * XNNPACK delegate" only when --xnnpack adds one). --xnnpack=FLAGS adds the
  * XNNPACK delegate, 1 thread, with those option flags (3 = QS8 | QU8: it
  * takes the int8/uint8 operators it supports; 0: float operators only).
+ * --runs=N (timing mode, for scripts/bench_int8.py): after the outputs are
+ * written, W more untimed TfLiteInterpreterInvoke calls (default 0), then N
+ * timed ones on the same inputs, each timed alone with CLOCK_MONOTONIC; the
+ * JSON gets "warmup": W and "times_ns": [N per-run times in ns, in order].
  * stdout: one JSON object describing inputs and outputs (name, type, dims).
  * Exit status 0 on success, 1 with a message on stderr otherwise.
  *
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct TfLiteModel TfLiteModel;
 typedef struct TfLiteInterpreterOptions TfLiteInterpreterOptions;
@@ -165,6 +171,34 @@ static int writeOutputs(TfLiteInterpreter *in, char **files, int count) {
   return 0;
 }
 
+/* Parses a non-negative decimal option value ("--runs=N"); -1 if malformed. */
+static long optionValue(const char *arg, size_t prefix) {
+  char *end = NULL;
+  long v = strtol(arg + prefix, &end, 10);
+  return (end == arg + prefix || *end || v < 0) ? -1 : v;
+}
+
+static int64_t nowNs(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Timing mode: `warmup` untimed invokes, then `runs` timed ones into times[]. */
+static int timeInvokes(TfLiteInterpreter *in, long warmup, long runs, int64_t *times) {
+  for (long i = 0; i < warmup; ++i)
+    if (api.invoke(in) != 0)
+      return fail("TfLiteInterpreterInvoke failed (warm-up)", NULL);
+  for (long i = 0; i < runs; ++i) {
+    int64_t t0 = nowNs();
+    int status = api.invoke(in);
+    times[i] = nowNs() - t0;
+    if (status != 0)
+      return fail("TfLiteInterpreterInvoke failed (timed run)", NULL);
+  }
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4)
     return fail("usage", "tflite_native LIB.so MODEL.tflite [--xnnpack=FLAGS] IN... -- OUT...");
@@ -175,13 +209,27 @@ int main(int argc, char **argv) {
     return 1;
   int first = 3, xnnpack = 0;
   unsigned long xnnFlags = 0;
-  if (strncmp(argv[3], "--xnnpack=", 10) == 0) {
-    char *end = NULL;
-    xnnFlags = strtoul(argv[3] + 10, &end, 0);
-    if (!end || *end)
-      return fail("--xnnpack=FLAGS needs a number", argv[3]);
-    xnnpack = 1, first = 4;
+  long runs = 0, warmup = 0;
+  for (; first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2]; ++first) {
+    const char *arg = argv[first];
+    if (strncmp(arg, "--xnnpack=", 10) == 0) {
+      char *end = NULL;
+      xnnFlags = strtoul(arg + 10, &end, 0);
+      if (!end || *end)
+        return fail("--xnnpack=FLAGS needs a number", arg);
+      xnnpack = 1;
+    } else if (strncmp(arg, "--runs=", 7) == 0) {
+      if ((runs = optionValue(arg, 7)) < 1)
+        return fail("--runs=N needs a number of at least 1", arg);
+    } else if (strncmp(arg, "--warmup=", 9) == 0) {
+      if ((warmup = optionValue(arg, 9)) < 0)
+        return fail("--warmup=W needs a number of at least 0", arg);
+    } else {
+      return fail("unknown option (known: --xnnpack=FLAGS, --runs=N, --warmup=W)", arg);
+    }
   }
+  if (warmup && !runs)
+    return fail("--warmup=W needs --runs=N", NULL);
   int sep = first;
   while (sep < argc && strcmp(argv[sep], "--") != 0)
     ++sep;
@@ -212,6 +260,9 @@ int main(int argc, char **argv) {
     return fail("TfLiteInterpreterInvoke failed", argv[2]);
   if (writeOutputs(in, argv + sep + 1, argc - sep - 1))
     return 1;
+  int64_t *times = runs ? malloc((size_t)runs * sizeof *times) : NULL;
+  if (runs && (!times || timeInvokes(in, warmup, runs, times)))
+    return times ? 1 : fail("out of memory for --runs", NULL);
 
   if (xnnpack)
     printf("{\"version\": \"%s\", \"xnnpack_flags\": %lu, \"inputs\": [", api.version(), xnnFlags);
@@ -222,6 +273,14 @@ int main(int argc, char **argv) {
   printf("], \"outputs\": [");
   for (int32_t k = 0; k < api.outputCount(in); ++k)
     describe("output", api.outputTensor(in, k), k, k + 1 == api.outputCount(in));
-  printf("]}\n");
+  printf("]");
+  if (runs) {
+    printf(", \"warmup\": %ld, \"times_ns\": [", warmup);
+    for (long i = 0; i < runs; ++i)
+      printf("%s%lld", i ? ", " : "", (long long)times[i]);
+    printf("]");
+    free(times);
+  }
+  printf("}\n");
   return 0;
 }
