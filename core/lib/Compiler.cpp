@@ -439,6 +439,9 @@ static llvm::Error compileImpl(const std::string &path,
     if (std::string why = cModule ? moduleNameProblem(moduleName) : ""; !why.empty())
       return makeError("--module-name='" + quoteInput(moduleName) + "' " + why);
   }
+  // A target without an FPU (thumbv6m) takes integer models only.
+  if (llvm::Error err = checkIntegerOnlyTarget(*c.module, **tm, c.source))
+    return err;
   DispatchOptions dispatchOptions = dispatchOptionsOf(options);
   dispatchOptions.vectorBytes = vectorBytesOf(**tm);
   dispatchOptions.workgroupBytes = kernelTargetOf(**tm).workgroupBytes;
@@ -448,9 +451,6 @@ static llvm::Error compileImpl(const std::string &path,
   if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
         buildDispatchPipeline(pm, dispatchOptions);
       }))
-    return err;
-  // A target without an FPU (thumbv6m) takes integer models only.
-  if (llvm::Error err = checkIntegerOnlyTarget(*c.module, **tm, c.source))
     return err;
   if (emitted && stop == EmitStage::Dispatches) {
     *emitted = c.print(options.elideConstants);

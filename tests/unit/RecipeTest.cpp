@@ -202,7 +202,7 @@ TEST(Recipe, EachBadValueIsOneErrorNamingTheFlagAndTheValue) {
   } cases[] = {
       {"target", "z80",
        "is not a supported target (host, x86_64-linux-gnu, aarch64-linux-gnu, "
-       "riscv64-linux-gnu, thumbv7em-none-eabihf)"},
+       "riscv64-linux-gnu, thumbv7em-none-eabihf, thumbv6m-none-eabi)"},
       {"profile", "fast", "is not a profile (default, stripped)"},
       {"debug-symbols", "yes", "is not true or false"},
       {"reflection", "2", "is not true or false"},

@@ -65,13 +65,17 @@ struct TargetOptions {
 ///                          +m,+a,+f,+d,+c, ABI lp64d (RV64GC, Debian's)
 ///   thumbv7em-none-eabihf  Cortex-M4F, hard-float EABI (bare metal: static
 ///                          C module only)
+///   thumbv6m-none-eabi     Cortex-M0+ (ARMv6-M, no FPU, no DSP), soft-float
+///                          EABI (bare metal: static C module only; integer
+///                          models only, a float model is one error)
 /// plus "host" (the machine compiling). Returns the names in that order.
 std::vector<std::string> knownTargets();
 
 /// The name people know a knownTargets() entry by, for menus beside the
 /// name itself: "This computer" (host), "x86-64 Linux", "aarch64 Linux",
 /// "RISC-V 64 Linux (RV64GC)", "Cortex-M4F bare metal"
-/// (thumbv7em-none-eabihf). Empty for a name knownTargets() lacks.
+/// (thumbv7em-none-eabihf), "Cortex-M0+ bare metal, integer models"
+/// (thumbv6m-none-eabi). Empty for a name knownTargets() lacks.
 std::string targetDisplayName(const std::string &name);
 
 /// Sets `target` to the named device target (see knownTargets()); a CPU

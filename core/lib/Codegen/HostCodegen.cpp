@@ -143,7 +143,7 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
     return makeError("target '" + triple +
                      "' does not use ELF objects; Kiln's executables are ELF "
                      "(supported: x86_64-linux-gnu, aarch64-linux-gnu, "
-                     "riscv64-linux-gnu, thumbv7em-none-eabihf)");
+                     "riscv64-linux-gnu, thumbv7em-none-eabihf, thumbv6m-none-eabi)");
   // Reject unknown CPUs and features here: LLVM itself only warns (several
   // times) and may abort later.
   {
@@ -154,7 +154,7 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
           parsed.isX86()       ? "generic, x86-64, x86-64-v2, x86-64-v3, skylake, znver3"
           : parsed.isAArch64() ? "generic, cortex-a53, cortex-a72, neoverse-n1"
           : parsed.isRISCV()   ? "generic-rv64, sifive-u74"
-          : parsed.isARM() || parsed.isThumb() ? "cortex-m4, cortex-m7, cortex-m33"
+          : parsed.isARM() || parsed.isThumb() ? "cortex-m0plus, cortex-m4, cortex-m7, cortex-m33"
                                                : "generic";
       return makeError("unknown CPU '" + cpuName + "' for target '" + triple + "' (e.g. " +
                        examples + ")");

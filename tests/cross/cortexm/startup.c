@@ -1,6 +1,7 @@
 /* Reset code and semihosting for the Cortex-M test programs under QEMU
- * (mps2-an386, -semihosting). The vector table holds the initial stack
- * pointer and the reset handler; faults end the run with a failing exit.
+ * (mps2-an386 for thumbv7em, mps2-an385 for thumbv6m; -semihosting). The
+ * vector table holds the initial stack pointer and the reset handler;
+ * faults end the run with a failing exit.
  * Semihosting calls follow ARM's "Semihosting for AArch32 and AArch64"
  * specification (operation in r0, argument block in r1, BKPT 0xAB on
  * M-profile). */
@@ -37,10 +38,21 @@ static void kiln_fault_handler(void) {
 }
 
 void kiln_reset_handler(void) {
+#if defined(__ARM_FP)
   /* Give the FPU full access (CPACR CP10/CP11) before any float code. */
   volatile uint32_t *cpacr = (volatile uint32_t *)0xE000ED88u;
   *cpacr |= 0xFu << 20;
   __asm__ volatile("dsb\n isb" ::: "memory");
+#endif
+#if __ARM_ARCH == 6
+  /* An ARMv6-M program (thumbv6m) runs on mps2-an385's Cortex-M3, which
+   * would do unaligned word and halfword accesses that a Cortex-M0+ faults
+   * on: CCR.UNALIGN_TRP (bit 3) makes the M3 fault on them too. (On an
+   * ARMv6-M core the bit reads as one and ignores writes.) */
+  volatile uint32_t *ccr = (volatile uint32_t *)0xE000ED14u;
+  *ccr |= 1u << 3;
+  __asm__ volatile("dsb\n isb" ::: "memory");
+#endif
   memset(&__bss_start__, 0, (size_t)((char *)&__bss_end__ - (char *)&__bss_start__));
   kiln_semihost_exit(main() == 0);
 }
