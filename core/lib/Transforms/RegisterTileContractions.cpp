@@ -72,7 +72,7 @@ Value constantIndex(ImplicitLocOpBuilder &b, int64_t v) {
 /// Loads one column vector at `indices` (the last index is the column).
 Value loadVector(ImplicitLocOpBuilder &b, Value memref, ValueRange indices,
                  const ColumnVector &cv) {
-  auto type = VectorType::get({cv.width}, b.getF32Type());
+  auto type = VectorType::get({cv.width}, memref.getType().cast<MemRefType>().getElementType());
   if (!cv.masked)
     return b.create<vector::LoadOp>(type, memref, indices);
   auto maskType = VectorType::get({cv.width}, b.getI1Type());
@@ -94,8 +94,17 @@ void storeVector(ImplicitLocOpBuilder &b, Value value, Value memref,
   b.create<vector::MaskedStoreOp>(memref, indices, mask, value);
 }
 
+/// acc + x * y on vectors: f32, or integers with x and y sign-extended to
+/// the accumulator's width (i8 x i8 -> i32: the form LLVM's x86 backend
+/// turns into pmaddwd, AArch64's into smlal).
 Value multiplyAdd(ImplicitLocOpBuilder &b, Value x, Value y, Value acc) {
-  return b.create<arith::AddFOp>(b.create<arith::MulFOp>(x, y), acc);
+  auto accType = acc.getType().cast<VectorType>();
+  if (accType.getElementType().isa<FloatType>())
+    return b.create<arith::AddFOp>(b.create<arith::MulFOp>(x, y), acc);
+  auto widen = [&](Value v) -> Value {
+    return v.getType() == accType ? v : b.create<arith::ExtSIOp>(accType, v).getResult();
+  };
+  return b.create<arith::AddIOp>(b.create<arith::MulIOp>(widen(x), widen(y)), acc);
 }
 
 /// Builds `for iv in [0, ub)` loops nested in order, carrying `init`; `body`
@@ -330,11 +339,20 @@ Value dimOf(ImplicitLocOpBuilder &b, Value memref, int64_t d) {
   return b.create<memref::DimOp>(memref, d);
 }
 
-/// True if `value` is an f32 memref with a strided layout whose innermost
-/// stride is 1 (what vector.load needs).
+/// Scalar types an epilogue's body may compute in: f32, and signless
+/// integers (i1 conditions, the i8/i32/i64 arithmetic of int8
+/// requantization).
+bool isScalarKernelType(Type t) { return t.isF32() || t.isSignlessInteger(); }
+
+/// True if `value` is an f32, i8 or i32 memref (the element types the
+/// kernels compute in: f32, and int8 products accumulated in i32) with a
+/// strided layout whose innermost stride is 1 (what vector.load needs).
 bool isUnitStrideF32(Value value) {
   auto type = value.getType().dyn_cast<MemRefType>();
-  if (!type || !type.getElementType().isF32() || type.getRank() == 0)
+  if (!type || type.getRank() == 0)
+    return false;
+  Type e = type.getElementType();
+  if (!e.isF32() && !e.isSignlessInteger(8) && !e.isSignlessInteger(32))
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -403,7 +421,8 @@ std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool drop
     else
       return std::nullopt;
   }
-  if (!e.fill || !e.generic || !e.fill.value().getType().isF32())
+  if (!e.fill || !e.generic ||
+      e.fill.value().getType() != c.getType().cast<MemRefType>().getElementType())
     return std::nullopt;
   for (Operation *op = contraction->getNextNode(); op != e.generic; op = op->getNextNode())
     if (!isMemoryEffectFree(op))
@@ -420,7 +439,7 @@ std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool drop
     auto type = v.getType().dyn_cast<MemRefType>();
     SmallVector<int64_t> strides;
     int64_t offset;
-    return type && type.getRank() == rank && type.getElementType().isF32() &&
+    return type && type.getRank() == rank && isScalarKernelType(type.getElementType()) &&
            (!dropUnit || type.getDimSize(rank - 1) == 1) &&
            succeeded(getStridesAndOffset(type, strides, offset)) && strides[cRank - 1] == 1;
   };
@@ -455,10 +474,10 @@ std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool drop
         op.getNumRegions() != 0 || op.getNumResults() != 1)
       return std::nullopt;
     for (Type t : op.getResultTypes())
-      if (!t.isF32() && !t.isInteger(1))
+      if (!isScalarKernelType(t))
         return std::nullopt;
     for (Value v : op.getOperands())
-      if (!v.getType().isF32() && !v.getType().isInteger(1))
+      if (!isScalarKernelType(v.getType()))
         return std::nullopt;
   }
   return e;
@@ -499,7 +518,7 @@ TileIO epilogueIO(ImplicitLocOpBuilder &b, Epilogue e, Value c,
   Block *body = &g.getRegion().front();
   TileIO io;
   io.init = [fillValue](ImplicitLocOpBuilder &ib, ValueRange, const ColumnVector &cv) -> Value {
-    return ib.create<vector::BroadcastOp>(VectorType::get({cv.width}, ib.getF32Type()),
+    return ib.create<vector::BroadcastOp>(VectorType::get({cv.width}, fillValue.getType()),
                                           fillValue);
   };
   io.store = [=](ImplicitLocOpBuilder &ib, ValueRange idx, const ColumnVector &cv, Value acc) {
@@ -564,9 +583,15 @@ std::optional<RegisterTile> registerTileFor(Operation *op, const KernelTarget &t
     return fail("runs on buffers");
   Value in = linalgOp.getDpsInputOperand(0)->get(), w = linalgOp.getDpsInputOperand(1)->get(),
         out = linalgOp.getDpsInitOperand(0)->get();
-  if (!in.getType().cast<MemRefType>().getElementType().isF32() || !isUnitStrideF32(w) ||
-      !isUnitStrideF32(out))
-    return fail("needs f32 operands whose innermost dimension has unit stride");
+  Type inElement = in.getType().cast<MemRefType>().getElementType();
+  Type wElement = w.getType().cast<MemRefType>().getElementType();
+  Type outElement = out.getType().cast<MemRefType>().getElementType();
+  bool f32 = inElement.isF32() && wElement.isF32() && outElement.isF32();
+  bool int8 = inElement.isSignlessInteger(8) && wElement.isSignlessInteger(8) &&
+              outElement.isSignlessInteger(32);
+  if (!(f32 || int8) || !isUnitStrideF32(w) || !isUnitStrideF32(out))
+    return fail("needs f32 operands (or i8 operands with an i32 accumulator) whose "
+                "innermost dimension has unit stride");
   if (isa<linalg::DepthwiseConv2DNhwcHwcmOp>(op)) {
     if (!isUnitStrideF32(in))
       return fail("needs an input with unit-stride channels");
@@ -807,7 +832,8 @@ std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
     else
       return std::nullopt;
   }
-  if (!p.fill || !interior || !p.fill.value().getType().isF32() || !interior->hasOneUse())
+  if (!p.fill || !interior || p.fill.value().getType() != type.getElementType() ||
+      !interior->hasOneUse())
     return std::nullopt;
   p.copy = dyn_cast<linalg::CopyOp>(*interior->getUsers().begin());
   if (!p.copy || p.copy.getOutputs().front() != interior.getResult())
