@@ -200,6 +200,12 @@ void InspectorView::showDispatch(int64_t id) {
          tr("%1 (identical kernel, compiled once)")
              .arg(QString::fromStdString(kiln::entryPointOf(*d))));
   item(nullptr, tr("Bytes read / written"), QStringLiteral("%1 / %2").arg(d->bytesRead).arg(d->bytesWritten));
+  // The integer tensor the dispatch completes: its scale and zero point.
+  if (const kiln::TensorQuantization *q = kiln::findQuantization(plan, d->outputTensor)) {
+    auto *quant = item(nullptr, tr("Output quantization"), QString::fromStdString(kiln::describeQuantization(*q)));
+    item(quant, tr("tensor"), QString::fromStdString(q->tensor));
+    item(quant, tr("storage"), QString::fromStdString(q->storage));
+  }
   for (const kiln::Command &c : plan.schedule.commands) {
     if (c.kind != kiln::CommandKind::Dispatch || c.dispatch != id)
       continue;
@@ -212,6 +218,11 @@ void InspectorView::showDispatch(int64_t id) {
         what = QStringLiteral("%1 %2").arg(kiln::toString(buf.kind)).arg(QString::fromStdString(buf.type));
         if (buf.kind == kiln::BufferKind::Transient)
           what += tr(" @ arena %1").arg(buf.offset);
+        // A model output's own quantization (inputs: see the signature).
+        if (buf.kind == kiln::BufferKind::Output && buf.index >= 0 &&
+            buf.index < (int64_t)plan.outputs.size())
+          if (const kiln::TensorQuantization *q = kiln::findQuantization(plan, plan.outputs[buf.index].name))
+            what += QStringLiteral(", ") + QString::fromStdString(kiln::describeQuantization(*q));
       }
       item(cmd, tr("binding %1").arg(i),
            tr("%1 buffer %2 [%3, +%4) %5").arg(b.write ? tr("writes") : tr("reads")).arg(b.buffer).arg(b.offset)

@@ -788,6 +788,17 @@ static int runInspect() {
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
   if (planned)
     llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs);
+  // Scale and zero point of each quantized input and output.
+  if (planned || description) {
+    auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
+      for (size_t i = 0; i < list.size(); ++i)
+        if (const kiln::TensorQuantization *q = kiln::findQuantization(p, list[i].name))
+          llvm::outs() << llvm::left_justify(std::string(kind) + " " + std::to_string(i), 10)
+                       << "'" << list[i].name << "' quantization: " << kiln::describeQuantization(*q) << "\n";
+    };
+    quantRows("input", planned ? planned->inputs : description->inputs);
+    quantRows("output", planned ? planned->outputs : description->outputs);
+  }
   // The model's own dynamic dimensions (what --fix-shape sized above).
   if (modelInputs && llvm::any_of(*modelInputs, [](const kiln::ModelInput &in) { return in.isDynamic(); }))
     llvm::outs() << kiln::formatModelInputs(*modelInputs);
@@ -806,6 +817,9 @@ static int runInspect() {
     if (kiln::entryPointOf(d) != d.name)
       llvm::outs() << " (the code of " << kiln::entryPointOf(d) << ")";
     llvm::outs() << "\n";
+    if (const kiln::TensorQuantization *q = kiln::findQuantization(p, d.outputTensor))
+      llvm::outs() << "  " << std::string(20, ' ') << " output '" << d.outputTensor << "' "
+                   << kiln::describeQuantization(*q) << "\n";
   }
   for (const kiln::OutputBinding &o : p.outputs)
     llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes

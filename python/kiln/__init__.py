@@ -108,7 +108,9 @@ _RECIPE_DOC = """
     meaning, and the same parser checks it; None or absent = the default):
       target: str         device target: "host" (default), "x86_64-linux-gnu",
                           "aarch64-linux-gnu", "riscv64-linux-gnu",
-                          "thumbv7em-none-eabihf" (C module only)   --target
+                          "thumbv7em-none-eabihf" (C module only),
+                          "thumbv6m-none-eabi" (C module, integer models only)
+                                                                    --target
       cpu: str            LLVM CPU: "generic" (default, portable), "x86-64-v3"
                           (AVX2), "x86-64-v4" (AVX-512), "host"     --target-cpu
       features: str       LLVM features "+avx2,+fma" or "host"  --target-cpu-features

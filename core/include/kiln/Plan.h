@@ -98,6 +98,14 @@ struct Dispatch {
   std::vector<int64_t> aliasedBindings;
   /// The kernel's strategy and register tile.
   KernelStrategy kernel;
+  /// The source model's tensor the dispatch completes: the output tensor of
+  /// the operator whose location the dispatch's call in @main carries (its
+  /// last fused operator; the importers name each operator's first output
+  /// tensor in its location). Of the dispatches one operator is split into
+  /// (a SOFTMAX's maximum, exponentials, sum and quotient) only the last
+  /// carries it. Empty when no location names one (the earlier parts of a
+  /// split operator, plans of TOSA .mlir files, plans built by hand).
+  std::string outputTensor;
 };
 
 /// The entry point that runs `d`: `d.entryPoint`, or `d.name` where that is
@@ -188,6 +196,36 @@ struct OutputBinding {
   std::vector<int64_t> writers;
 };
 
+/// The affine quantization of one integer tensor of the source model, as
+/// the TensorFlow Lite schema (v3, QuantizationParameters) records it:
+/// real = scale * (q - zero_point), with one scale and zero point for the
+/// whole tensor or one per index of a channel dimension.
+struct TensorQuantization {
+  /// The tensor's name in the source model, as the plan names tensors
+  /// elsewhere (OutputBinding::name, Dispatch::outputTensor, the signature).
+  std::string tensor;
+  /// Real units per integer step: one (per tensor) or one per channel,
+  /// float32 as the file stores them; each positive and finite.
+  std::vector<float> scales;
+  /// The integer that stands for real 0, one per scale, as the file stores
+  /// it: in [-128, 127] for "i8", [0, 255] for "u8".
+  std::vector<int64_t> zeroPoints;
+  /// The channel dimension of a per-channel quantization (TFLite's
+  /// quantized_dimension); -1 for a per-tensor one.
+  int64_t dimension = -1;
+  /// The stored integer type: "i8" or "u8" (a uint8 tensor is computed as
+  /// int8 inside, zero point - 128, and keeps its uint8 storage at the
+  /// model's boundary).
+  std::string storage;
+
+  bool perChannel() const { return scales.size() > 1; }
+};
+
+/// How every tool writes a quantization: "scale 0.00390625 zero point -128"
+/// (per tensor; %g, 6 significant digits) or "per-channel: 8 scales, min
+/// 0.0012 max 0.0201, dimension 3".
+std::string describeQuantization(const TensorQuantization &quant);
+
 /// Everything `kiln inspect` reports about one compilation.
 struct CompilationPlan {
   std::string source;
@@ -196,11 +234,22 @@ struct CompilationPlan {
   MemoryPlan memory;
   /// One entry per model output, in signature order (slot K = output K).
   std::vector<OutputBinding> outputs;
+  /// The quantization of each quantized tensor the model computes or takes
+  /// (its inputs and every operator's output; not its weights), sorted by
+  /// tensor name; empty for a float model. From the importer's
+  /// `kiln.quantization` module attribute (TFLite models).
+  std::vector<TensorQuantization> quantization;
 };
+
+/// The quantization of tensor `tensor` in `plan`, or null if it has none
+/// (a float tensor, a name the plan does not know, an empty name).
+const TensorQuantization *findQuantization(const CompilationPlan &plan,
+                                           const std::string &tensor);
 
 /// The plan as the JSON document `kiln inspect --json` prints:
 /// {source, dispatches: [...], schedule: {waves, commands: [...]},
-///  memory: {arena_bytes, lower_bound_bytes, planner, buffers: [...]}}.
+///  memory: {arena_bytes, lower_bound_bytes, planner, buffers: [...]},
+///  quantization: [{tensor, scales, zero_points, dimension, storage}]}.
 std::string planToJson(const CompilationPlan &plan, bool pretty = true);
 
 /// Parses planToJson's output (e.g. an artifact's reflection data).

@@ -142,9 +142,10 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
 /// Reads the I/O signature of an artifact without running it.
 llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
 
-/// Deterministic inputs for `infos`: float32 uniform in [-1, 1) from a
-/// 64-bit LCG seeded with `seed` (Knuth's MMIX constants), integers 0, bools
-/// false. The same seed gives the same bytes on every host. Empty when an
+/// Deterministic inputs for `infos`: float32 uniform in [-1, 1) and int8 /
+/// uint8 bytes uniform over their whole range (the top 24 / 8 bits of each
+/// step) from one 64-bit LCG seeded with `seed` (Knuth's MMIX constants),
+/// other integers 0, bools false. The same seed gives the same bytes on every host. Empty when an
 /// input cannot be allocated (RunOptions::randomInputs reports the bytes).
 std::vector<NpyArray> randomInputs(const std::vector<IOInfo> &infos, uint64_t seed = 1);
 

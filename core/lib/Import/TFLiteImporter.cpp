@@ -896,11 +896,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
                   firstError);
   }
   // Each quantized tensor's scales and zero points, for the plan.
-  (*module)->setAttr(kQuantizationAttr,
-                     quantizationAttribute(
-                         &context, quant,
-                         [&](int i) { return tensorName(tensor(i), i); },
-                         [&](int i) { return !constantData(i).empty(); }));
+  setQuantizationAttribute(
+      *module, quant, [&](int i) { return tensorName(tensor(i), i); },
+      [&](int i) { return !constantData(i).empty(); });
   return std::move(module);
 }
 

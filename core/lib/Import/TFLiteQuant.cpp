@@ -5,6 +5,10 @@
 //===----------------------------------------------------------------------===//
 #include "TFLiteQuant.h"
 
+#include "kiln/Plan.h"
+
+#include "mlir/IR/Builders.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -58,18 +62,43 @@ std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
 }
 
 std::string describeQuant(const TensorQuant &quant) {
-  char text[160];
-  int32_t shift = quant.fromUint8 ? 128 : 0;
-  if (!quant.perChannel()) {
-    std::snprintf(text, sizeof(text), "scale %g zero point %d", quant.scale(),
-                  quant.zeroPoint() + shift);
-    return text;
+  TensorQuantization q;
+  q.scales = quant.scales;
+  for (int32_t zp : quant.zeroPoints)
+    q.zeroPoints.push_back(quant.fromUint8 ? zp + 128 : zp);
+  q.dimension = quant.perChannel() ? quant.dimension : -1;
+  q.storage = quant.fromUint8 ? "u8" : "i8";
+  return describeQuantization(q);
+}
+
+void setQuantizationAttribute(mlir::Operation *module,
+                              const std::vector<std::optional<TensorQuant>> &quant,
+                              llvm::function_ref<std::string(int)> nameOf,
+                              llvm::function_ref<bool(int)> isConstant) {
+  mlir::MLIRContext *context = module->getContext();
+  mlir::Builder b(context);
+  mlir::NamedAttrList entries;
+  for (size_t i = 0; i < quant.size(); ++i) {
+    if (!quant[i])
+      continue;
+    const TensorQuant &q = *quant[i];
+    std::string name = nameOf(static_cast<int>(i));
+    if (entries.get(name))
+      continue;
+    llvm::SmallVector<int64_t> zeroPoints;
+    for (int32_t zp : q.zeroPoints)
+      zeroPoints.push_back(q.fromUint8 ? zp + 128 : zp);
+    mlir::NamedAttribute fields[] = {
+        b.getNamedAttr("scales", b.getF32ArrayAttr(q.scales)),
+        b.getNamedAttr("zero_points", b.getI64ArrayAttr(zeroPoints)),
+        b.getNamedAttr("dimension",
+                       b.getI64IntegerAttr(q.perChannel() ? q.dimension : -1)),
+        b.getNamedAttr("storage", b.getStringAttr(q.fromUint8 ? "u8" : "i8")),
+        b.getNamedAttr("constant", b.getBoolAttr(isConstant(static_cast<int>(i))))};
+    entries.append(name, b.getDictionaryAttr(fields));
   }
-  auto [lo, hi] = std::minmax_element(quant.scales.begin(), quant.scales.end());
-  std::snprintf(text, sizeof(text),
-                "per-channel (%zu scales %g..%g, dimension %d)",
-                quant.scales.size(), *lo, *hi, quant.dimension);
-  return text;
+  if (!entries.empty())
+    module->setAttr(kQuantizationAttr, entries.getDictionary(context));
 }
 
 } // namespace kiln::tfl

@@ -16,7 +16,11 @@
 #ifndef KILN_CORE_IMPORT_TFLITEQUANT_H
 #define KILN_CORE_IMPORT_TFLITEQUANT_H
 
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,9 +71,28 @@ QuantizedMultiplier quantizeMultiplier(double real);
 std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
                                                      const TensorQuant &output);
 
-/// "scale 0.0039 zero point -128" or "per-channel (8 scales 0.001..0.02,
-/// dimension 3)": how errors and the inspector describe a quantization.
+/// "scale 0.0039 zero point -128" or "per-channel: 8 scales, min 0.001 max
+/// 0.02, dimension 3": kiln::describeQuantization (kiln/Plan.h) of the
+/// tensor as the file stores it, so errors and the inspector read alike.
 std::string describeQuant(const TensorQuant &quant);
+
+/// Name of the module attribute that carries the model's quantization from
+/// the importer to the plan builder (BuildPlan.cpp), which turns it into
+/// CompilationPlan::quantization.
+inline constexpr const char kQuantizationAttr[] = "kiln.quantization";
+
+/// Sets `kiln.quantization` on `module` when any tensor is quantized (a
+/// float model's module gets no attribute): a dictionary holding, for every
+/// tensor with a checked quantization (`quant[i]` set), keyed by `nameOf(i)`
+/// (the first of equal names wins), {scales: array of f32, zero_points:
+/// array of i64 as the file stores them (a uint8 tensor's in [0, 255]),
+/// dimension: i64 (the quantized_dimension of a per-channel tensor, -1 per
+/// tensor), storage: "i8" or "u8", constant: bool (`isConstant(i)`: weights
+/// and biases)}.
+void setQuantizationAttribute(mlir::Operation *module,
+                              const std::vector<std::optional<TensorQuant>> &quant,
+                              llvm::function_ref<std::string(int)> nameOf,
+                              llvm::function_ref<bool(int)> isConstant);
 
 } // namespace kiln::tfl
 

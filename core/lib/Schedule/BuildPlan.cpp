@@ -163,6 +163,68 @@ std::vector<int64_t> i64Array(Operation *op, StringRef name) {
   return out;
 }
 
+/// The source tensor `loc` names: the child of its (last) operator NameLoc
+/// "CONV_2D#12", which the importers set to the operator's first output
+/// tensor (TFLiteImporter.cpp opLocation). Empty if none.
+std::string outputTensorOf(Location loc) {
+  std::string tensor;
+  if (auto name = loc.dyn_cast<NameLoc>()) {
+    auto child = name.getChildLoc().dyn_cast<NameLoc>();
+    if (name.getName().getValue().contains('#') && child &&
+        !child.getName().getValue().contains('#'))
+      return child.getName().str();
+    return outputTensorOf(name.getChildLoc());
+  }
+  if (auto fused = loc.dyn_cast<FusedLoc>())
+    for (Location l : fused.getLocations())
+      if (std::string t = outputTensorOf(l); !t.empty())
+        tensor = t;
+  return tensor;
+}
+
+/// CompilationPlan::quantization from the importer's `kiln.quantization`
+/// module attribute (TFLiteQuant.h: setQuantizationAttribute), weights left
+/// out. A TOSA .mlir file may carry one too (`kiln compile --emit=tosa`
+/// writes it); an entry of another form is an error naming it.
+llvm::Expected<std::vector<TensorQuantization>> readQuantization(ModuleOp module) {
+  std::vector<TensorQuantization> out;
+  auto dict = module->getAttrOfType<DictionaryAttr>("kiln.quantization");
+  if (!dict)
+    return out;
+  for (NamedAttribute entry : dict) {
+    auto fields = entry.getValue().dyn_cast<DictionaryAttr>();
+    auto scales = fields ? fields.getAs<ArrayAttr>("scales") : ArrayAttr();
+    auto zeroPoints = fields ? fields.getAs<ArrayAttr>("zero_points") : ArrayAttr();
+    auto dimension = fields ? fields.getAs<IntegerAttr>("dimension") : IntegerAttr();
+    auto storage = fields ? fields.getAs<StringAttr>("storage") : StringAttr();
+    auto constant = fields ? fields.getAs<BoolAttr>("constant") : BoolAttr();
+    TensorQuantization q;
+    bool ok = scales && zeroPoints && dimension && storage && constant &&
+              scales.size() == zeroPoints.size() && !scales.empty();
+    for (size_t i = 0; ok && i < scales.size(); ++i) {
+      auto scale = scales[i].dyn_cast<FloatAttr>();
+      auto zeroPoint = zeroPoints[i].dyn_cast<IntegerAttr>();
+      ok = scale && zeroPoint;
+      if (ok) {
+        q.scales.push_back(static_cast<float>(scale.getValueAsDouble()));
+        q.zeroPoints.push_back(zeroPoint.getInt());
+      }
+    }
+    if (!ok)
+      return makeError("kiln.quantization entry '" + entry.getName().getValue() +
+                       "' is malformed; expected {scales = [f32, ...], zero_points = "
+                       "[i64, ...] (as many), dimension = i64, storage = \"i8\" or "
+                       "\"u8\", constant = bool}");
+    if (constant.getValue())
+      continue;
+    q.tensor = entry.getName().str();
+    q.dimension = dimension.getInt();
+    q.storage = storage.str();
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
 } // namespace
 
 /// Output binding: slot K is the Output buffer of index K, written by the
@@ -185,6 +247,26 @@ static void bindOutputs(CompilationPlan &plan,
           binding.writers.push_back(cmd.index);
     plan.outputs.push_back(std::move(binding));
   }
+}
+
+/// Leaves Dispatch::outputTensor on the dispatch that completes the tensor:
+/// of the dispatches an operator was split into (a SOFTMAX: maximum,
+/// exponentials, sum, quotient), the last in plan order keeps the name. A
+/// dispatch writing model output K whose location named no tensor (a uint8
+/// output's sign flip carries the file's location) takes output K's name.
+static void nameOutputTensors(CompilationPlan &plan) {
+  std::set<std::string> seen;
+  for (auto d = plan.dispatches.rbegin(); d != plan.dispatches.rend(); ++d)
+    if (!d->outputTensor.empty() && !seen.insert(d->outputTensor).second)
+      d->outputTensor.clear();
+  for (const OutputBinding &o : plan.outputs)
+    for (int64_t writer : o.writers) {
+      const Command &cmd = plan.schedule.commands[writer];
+      for (Dispatch &d : plan.dispatches)
+        if (cmd.kind == CommandKind::Dispatch && d.id == cmd.dispatch &&
+            d.outputTensor.empty() && !seen.count(o.name))
+          d.outputTensor = o.name;
+    }
 }
 
 llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
@@ -308,6 +390,7 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
           d.loopKinds.push_back(k.cast<StringAttr>().str());
       if (auto flops = callee->getAttrOfType<IntegerAttr>("kiln.flops"))
         d.flops = flops.getInt();
+      d.outputTensor = outputTensorOf(call.getLoc());
       inplaceInputs[id] = i64Array(callee, "kiln.inplace_inputs");
       for (const BindingRef &b : cmd.bindings)
         (b.write ? d.bytesWritten : d.bytesRead) += b.length;
@@ -517,6 +600,11 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
   for (auto &[id, d] : dispatchInfo)
     plan.dispatches.push_back(d);
   bindOutputs(plan, outputNames);
+  nameOutputTensors(plan);
+  auto quantization = readQuantization(module);
+  if (!quantization)
+    return quantization.takeError();
+  plan.quantization = std::move(*quantization);
   return plan;
 }
 

@@ -1,6 +1,7 @@
 //===- PlanExport.cpp - Dispatch graph (DOT) and schedule (CSV) -----------===//
 #include "kiln/Plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -171,6 +172,31 @@ std::string describeKernel(const KernelStrategy &kernel) {
   char rate[32];
   std::snprintf(rate, sizeof rate, "%.3g", kernel.flopsPerCycle);
   return text + ", " + rate + " FLOP/cycle";
+}
+
+std::string describeQuantization(const TensorQuantization &quant) {
+  char text[160];
+  if (quant.scales.empty())
+    return "no scale";
+  if (!quant.perChannel()) {
+    std::snprintf(text, sizeof(text), "scale %g zero point %lld", quant.scales.front(),
+                  quant.zeroPoints.empty() ? 0LL : (long long)quant.zeroPoints.front());
+    return text;
+  }
+  auto [lo, hi] = std::minmax_element(quant.scales.begin(), quant.scales.end());
+  std::snprintf(text, sizeof(text), "per-channel: %zu scales, min %g max %g, dimension %lld",
+                quant.scales.size(), *lo, *hi, (long long)quant.dimension);
+  return text;
+}
+
+const TensorQuantization *findQuantization(const CompilationPlan &plan,
+                                           const std::string &tensor) {
+  if (tensor.empty())
+    return nullptr;
+  for (const TensorQuantization &q : plan.quantization)
+    if (q.tensor == tensor)
+      return &q;
+  return nullptr;
 }
 
 std::string sourceOpText(const SourceOp &op) {

@@ -38,6 +38,7 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
         {"bytes_read", d.bytesRead},
         {"bytes_written", d.bytesWritten},
         {"aliased_bindings", ints(d.aliasedBindings)},
+        {"output_tensor", d.outputTensor},
         {"kernel", json::Object{{"strategy", d.kernel.kind},
                                 {"register_tile", json::Array{d.kernel.tileRows,
                                                               d.kernel.tileVectors,
@@ -82,8 +83,20 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
                                    {"buffer", o.buffer},
                                    {"bytes", o.bytes},
                                    {"writers", ints(o.writers)}});
+  json::Array quantization;
+  for (const TensorQuantization &q : plan.quantization) {
+    json::Array scales;
+    for (float s : q.scales)
+      scales.push_back(static_cast<double>(s)); // exact: float -> double
+    quantization.push_back(json::Object{{"tensor", q.tensor},
+                                        {"scales", std::move(scales)},
+                                        {"zero_points", ints(q.zeroPoints)},
+                                        {"dimension", q.dimension},
+                                        {"storage", q.storage}});
+  }
   json::Object root{
       {"source", plan.source},
+      {"quantization", std::move(quantization)},
       {"outputs", std::move(outputs)},
       {"dispatches", std::move(dispatches)},
       {"schedule", json::Object{{"waves", plan.schedule.waves},
@@ -166,6 +179,7 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
       d.bytesRead = getInt(*o, "bytes_read", 0);
       d.bytesWritten = getInt(*o, "bytes_written", 0);
       d.aliasedBindings = getInts(*o, "aliased_bindings");
+      d.outputTensor = getString(*o, "output_tensor");
       // Artifacts written before kernels had strategies read as "loops".
       if (const json::Object *k = o->getObject("kernel")) {
         d.kernel.kind = getString(*k, "strategy");
@@ -188,6 +202,21 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
         plan.outputs.push_back({getInt(*o, "slot", 0), getString(*o, "name"),
                                 getInt(*o, "buffer"), getInt(*o, "bytes", 0),
                                 getInts(*o, "writers")});
+  // Absent in artifacts from before integer models: a float plan.
+  if (const json::Array *qs = root->getArray("quantization"))
+    for (const json::Value &v : *qs)
+      if (const json::Object *o = v.getAsObject()) {
+        TensorQuantization q;
+        q.tensor = getString(*o, "tensor");
+        if (const json::Array *scales = o->getArray("scales"))
+          for (const json::Value &s : *scales)
+            if (auto f = s.getAsNumber())
+              q.scales.push_back(static_cast<float>(*f));
+        q.zeroPoints = getInts(*o, "zero_points");
+        q.dimension = getInt(*o, "dimension");
+        q.storage = getString(*o, "storage");
+        plan.quantization.push_back(std::move(q));
+      }
   if (const json::Object *s = root->getObject("schedule")) {
     plan.schedule.waves = getInt(*s, "waves", 0);
     if (const json::Array *cs = s->getArray("commands"))

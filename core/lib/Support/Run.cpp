@@ -243,6 +243,13 @@ tryRandomInputs(const std::vector<IOInfo> &infos, uint64_t seed) {
         // Top 24 bits -> [0, 1) -> [-1, 1).
         f[i] = static_cast<float>((state >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;
       }
+    } else if (a.dtype == "|i1" || a.dtype == "|u1") {
+      // Quantized inputs over their whole range: the top 8 bits, as the
+      // byte's two's complement (int8, -128..127) or unsigned (0..255).
+      for (int64_t i = 0; i < a.numElements(); ++i) {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        a.data[i] = static_cast<uint8_t>(state >> 56);
+      }
     }
     inputs.push_back(std::move(a));
   }
