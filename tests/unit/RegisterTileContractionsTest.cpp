@@ -10,6 +10,11 @@
 #include "PassTestSupport.h"
 #include "Transforms/Passes.h"
 
+#include "kiln/Compiler.h"
+#include "kiln/Npy.h"
+#include "kiln/Plan.h"
+#include "kiln/Run.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -20,6 +25,9 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
 
 using namespace mlir;
 
@@ -370,6 +378,290 @@ func.func @c(%a: memref<4xf32>, %b: memref<4xf32>) {
   kiln::KernelStrategy loops = kiln::kernelStrategyOf(*other->getOps<func::FuncOp>().begin(), kAVX2);
   EXPECT_EQ(loops.kind, "loops");
   EXPECT_EQ(kiln::describeKernel(loops), "loops");
+}
+
+//===----------------------------------------------------------------------===//
+// int8: i8 x i8 products accumulated in i32 vectors
+//===----------------------------------------------------------------------===//
+
+/// kMatmul with i8 operands and an i32 accumulator.
+std::string int8Matmul() {
+  std::string source = kMatmul;
+  using Edit = std::pair<std::string, std::string>;
+  for (auto [from, to] : {Edit{"?x24xf32, strided", "?x24xi8, strided"},
+                          Edit{"memref<24x24xf32>", "memref<24x24xi8>"},
+                          Edit{"%c: memref<?x24xf32>", "%c: memref<?x24xi32>"},
+                          Edit{"outs(%c : memref<?x24xf32>)", "outs(%c : memref<?x24xi32>)"}})
+    for (size_t at; (at = source.find(from)) != std::string::npos;)
+      source.replace(at, from.size(), to);
+  return source;
+}
+
+/// Number of arith.muli on vectors whose operands are both arith.extsi of
+/// i8 vectors to `lanes` x i32, and of those that are not.
+std::pair<int, int> widenedProducts(ModuleOp module, int64_t lanes) {
+  int widened = 0, other = 0;
+  auto isWidenedI8 = [&](Value v) {
+    auto ext = v.getDefiningOp<arith::ExtSIOp>();
+    if (!ext)
+      return false;
+    auto from = ext.getIn().getType().dyn_cast<VectorType>();
+    auto to = ext.getType().dyn_cast<VectorType>();
+    return from && to && from.getElementType().isInteger(8) &&
+           to.getElementType().isInteger(32) && to.getNumElements() == lanes;
+  };
+  module.walk([&](arith::MulIOp mul) {
+    if (!mul.getType().isa<VectorType>())
+      return;
+    (isWidenedI8(mul.getLhs()) && isWidenedI8(mul.getRhs()) ? widened : other)++;
+  });
+  return {widened, other};
+}
+
+TEST(RegisterTileContractions, Int8MatmulAccumulatesInI32Vectors) {
+  MLIRContext context;
+  std::string source = int8Matmul();
+  OwningOpRef<ModuleOp> module = parse(context, source.c_str());
+  ASSERT_TRUE(module) << source;
+  linalg::LinalgOp op;
+  module->walk([&](linalg::LinalgOp l) { op = l; });
+  std::string why;
+  std::optional<kiln::RegisterTile> tile = kiln::registerTileFor(op, kAVX2, &why);
+  ASSERT_TRUE(tile.has_value()) << why;
+  // The f32 tile for 24 columns: 4 rows of 3 x 8 i32 lanes.
+  EXPECT_EQ(tile->rows, 4);
+  EXPECT_EQ(tile->vectors, 3);
+  EXPECT_EQ(tile->lanes, 8);
+  ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+  EXPECT_EQ(countOps<linalg::LinalgOp>(*module), 0) << str(*module);
+  // Accumulators: 12 + 6 + 3 vector<8xi32> carried by the reduction loops.
+  std::vector<size_t> carried;
+  module->walk([&](scf::ForOp loop) {
+    if (loop.getNumIterOperands() == 0)
+      return;
+    carried.push_back(loop.getNumIterOperands());
+    for (Value v : loop.getInitArgs())
+      EXPECT_EQ(str(v.getType()), "vector<8xi32>");
+  });
+  std::sort(carried.begin(), carried.end());
+  EXPECT_EQ(carried, (std::vector<size_t>{3, 6, 12})) << str(*module);
+  // One multiply-add per accumulator and step: muli of two sign-extended
+  // i8 vectors, then addi; no float arithmetic.
+  auto [widened, other] = widenedProducts(*module, 8);
+  EXPECT_EQ(widened, 21) << str(*module);
+  EXPECT_EQ(other, 0);
+  int vectorAdds = 0, floatOps = 0;
+  module->walk([&](arith::AddIOp add) {
+    if (add.getType().isa<VectorType>() && add.getLhs().getDefiningOp<arith::MulIOp>())
+      ++vectorAdds;
+  });
+  module->walk([&](Operation *o) { floatOps += isa<arith::MulFOp, arith::AddFOp>(o); });
+  EXPECT_EQ(vectorAdds, 21);
+  EXPECT_EQ(floatOps, 0);
+  // Weights are loaded as i8 vectors (3 per step and block), accumulators
+  // as i32 vectors (21).
+  int i8Loads = 0, i32Loads = 0;
+  module->walk([&](vector::LoadOp load) {
+    Type e = load.getVectorType().getElementType();
+    i8Loads += e.isInteger(8);
+    i32Loads += e.isInteger(32);
+  });
+  EXPECT_EQ(i8Loads, 3 * 3);
+  EXPECT_EQ(i32Loads, 21);
+}
+
+TEST(RegisterTileContractions, Int8NeedsI8OperandsAndAnI32Accumulator) {
+  // i8 x i8 -> i8 (no wide accumulator), f32 activations with i8 weights
+  // and i8 activations with f32 weights: all left to the loop path.
+  const char *cases[][3] = {{"i8", "i8", "i8"},  {"f32", "i8", "f32"}, {"i8", "f32", "i32"},
+                            {"i8", "i8", "f32"}, {"i32", "i8", "i32"}, {"i8", "i8", "i64"}};
+  for (auto &c : cases) {
+    std::string a = c[0], b = c[1], out = c[2];
+    SCOPED_TRACE(a + " x " + b + " -> " + out);
+    std::string source =
+        "func.func @mm(%a: memref<4x24x" + a + ">, %b: memref<24x24x" + b + ">, %c: memref<4x24x" +
+        out + ">) {\n  linalg.matmul ins(%a, %b : memref<4x24x" + a + ">, memref<24x24x" + b +
+        ">) outs(%c : memref<4x24x" + out + ">)\n  return\n}\n";
+    MLIRContext context;
+    OwningOpRef<ModuleOp> module = parse(context, source.c_str());
+    ASSERT_TRUE(module) << source;
+    linalg::LinalgOp op;
+    module->walk([&](linalg::LinalgOp l) { op = l; });
+    std::string why;
+    EXPECT_FALSE(kiln::registerTileFor(op, kAVX2, &why).has_value());
+    EXPECT_EQ(why, "needs f32 operands (or i8 operands with an i32 accumulator) whose "
+                   "innermost dimension has unit stride");
+    ASSERT_TRUE(succeeded(runPass(context, *module, kAVX2)));
+    EXPECT_EQ(countOps<linalg::MatmulOp>(*module), 1);
+  }
+}
+
+TEST(RegisterTileContractions, Int8DepthwiseWidensBothOperands) {
+  const char *source = R"mlir(
+func.func @dw(%in: memref<1x6x10x16xi8>, %w: memref<3x3x16x1xi8>, %out: memref<1x4x8x16x1xi32>) {
+  linalg.depthwise_conv_2d_nhwc_hwcm {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%in, %w : memref<1x6x10x16xi8>, memref<3x3x16x1xi8>) outs(%out : memref<1x4x8x16x1xi32>)
+  return
+}
+)mlir";
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parseAndTile(context, source);
+  ASSERT_TRUE(module);
+  EXPECT_EQ(countOps<linalg::LinalgOp>(*module), 0) << str(*module);
+  // As the f32 kernel: (4 + 2 + 1) pixels x 2 channel vectors, 9 taps
+  // unrolled; each product of two sign-extended i8 vectors, stored as i32.
+  auto [widened, other] = widenedProducts(*module, 8);
+  EXPECT_EQ(widened, 9 * 2 * 7) << str(*module);
+  EXPECT_EQ(other, 0);
+  int stores = 0;
+  module->walk([&](vector::StoreOp store) {
+    ++stores;
+    EXPECT_EQ(str(store.getVectorType()), "vector<8xi32>");
+  });
+  EXPECT_EQ(stores, 14);
+}
+
+/// Deterministic int8 values over the whole range (-128 and 127 included):
+/// element i is ((i * step + offset) mod 256) - 128.
+std::vector<int> int8Values(int count, int step, int offset) {
+  std::vector<int> v(count);
+  for (int i = 0; i < count; ++i)
+    v[i] = (i * step + offset) % 256 - 128;
+  return v;
+}
+
+std::string joinInts(const std::vector<int> &values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(values[i]);
+  return s;
+}
+
+/// The CPUs the end-to-end cases compile for: generic x86-64 (SSE, 4
+/// lanes) and, where the host runs it, x86-64-v3 (AVX2, 8 lanes).
+std::vector<std::string> hostCpus() {
+  std::vector<std::string> cpus = {"generic"};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    cpus.push_back("x86-64-v3");
+#endif
+  return cpus;
+}
+
+/// Compiles the TOSA model `text` for `cpu`, checks its one dispatch has
+/// kernel `kind`, runs it on the int8 input `x` and returns its one i32
+/// output (empty, with a test failure, on any error).
+std::vector<int32_t> runInt8Model(const std::string &text, const std::string &cpu,
+                                  const std::string &kind, std::vector<int64_t> shape,
+                                  const std::vector<int> &x) {
+  std::string path = ::testing::TempDir() + "kiln_register_tile_int8.mlir";
+  std::ofstream(path) << text;
+  kiln::CompileOptions options;
+  options.target.cpu = cpu;
+  auto compiled = kiln::compile(path, options);
+  if (!compiled) {
+    ADD_FAILURE() << llvm::toString(compiled.takeError());
+    return {};
+  }
+  std::vector<std::string> kinds;
+  for (const kiln::Dispatch &d : compiled->plan->dispatches)
+    kinds.push_back(d.kernel.kind);
+  EXPECT_EQ(kinds, std::vector<std::string>{kind});
+  kiln::NpyArray input;
+  input.dtype = "|i1";
+  input.shape = std::move(shape);
+  for (int v : x)
+    input.data.push_back(static_cast<uint8_t>(static_cast<int8_t>(v)));
+  auto result = kiln::runArtifact(compiled->artifact, {input});
+  if (!result) {
+    ADD_FAILURE() << llvm::toString(result.takeError());
+    return {};
+  }
+  if (result->outputValues.size() != 1 || result->outputValues[0].dtype != "<i4") {
+    ADD_FAILURE() << "expected one i32 output";
+    return {};
+  }
+  const kiln::NpyArray &out = result->outputValues[0];
+  std::vector<int32_t> values(out.numElements());
+  std::memcpy(values.data(), out.data.data(), values.size() * sizeof(int32_t));
+  return values;
+}
+
+TEST(RegisterTileContractions, Int8FullyConnectedRunsEndToEnd) {
+  // FULLY_CONNECTED 7x5 int8 -> 15 i32 columns (zero points 0): 15 columns
+  // are 8 + 4 + 3 at 4 lanes and 8 + 7 at 8 lanes, so the last vector is
+  // masked on both; 7 rows need remainder row tiles. Row 0 of x is all
+  // -128, row 1 all 127.
+  const int M = 7, K = 5, N = 15;
+  std::vector<int> x = int8Values(M * K, 37, 11), w = int8Values(N * K, 53, 7);
+  for (int k = 0; k < K; ++k) {
+    x[k] = -128;
+    x[K + k] = 127;
+  }
+  std::vector<int> bias(N);
+  for (int n = 0; n < N; ++n)
+    bias[n] = 1000 * n - 7000;
+  std::string model =
+      "func.func @main(%x: tensor<7x5xi8> {kiln.name = \"x\"}) -> (tensor<7x15xi32> {kiln.name = \"y\"}) {\n"
+      "  %w = \"tosa.const\"() {value = dense<[" + joinInts(w) + "]> : tensor<75xi8>} : () -> tensor<75xi8>\n"
+      "  %w2 = \"tosa.reshape\"(%w) {new_shape = array<i64: 15, 5>} : (tensor<75xi8>) -> tensor<15x5xi8>\n"
+      "  %b = \"tosa.const\"() {value = dense<[" + joinInts(bias) + "]> : tensor<15xi32>} : () -> tensor<15xi32>\n"
+      "  %y = \"tosa.fully_connected\"(%x, %w2, %b) {quantization_info = #tosa.conv_quant<input_zp = 0, weight_zp = 0>}"
+      " : (tensor<7x5xi8>, tensor<15x5xi8>, tensor<15xi32>) -> tensor<7x15xi32>\n"
+      "  return %y : tensor<7x15xi32>\n}\n";
+  // Hand-computed: w[0, :] = -121, -68, -15, 38, 91 (sum -75), so
+  // y[0, 0] = -128 x -75 - 7000 = 2600 and y[1, 0] = 127 x -75 - 7000 = -16525.
+  for (const std::string &cpu : hostCpus()) {
+    SCOPED_TRACE(cpu);
+    std::vector<int32_t> got = runInt8Model(model, cpu, "gemm", {M, K}, x);
+    ASSERT_EQ(got.size(), size_t(M * N));
+    EXPECT_EQ(got[0], 2600);
+    EXPECT_EQ(got[N], -16525);
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) {
+        int64_t want = bias[n];
+        for (int k = 0; k < K; ++k)
+          want += int64_t(x[m * K + k]) * w[n * K + k];
+        EXPECT_EQ(got[m * N + n], want) << "at " << m << ", " << n;
+      }
+  }
+}
+
+TEST(RegisterTileContractions, Int8DepthwiseRunsEndToEnd) {
+  // DEPTHWISE_CONV_2D 3x3, SAME padding (zero points 0, so the padding is
+  // 0), 1x5x6x15 int8 -> i32: 15 channels end in a masked vector at 4 and
+  // 8 lanes; 30 pixels need remainder pixel blocks.
+  const int H = 5, W = 6, C = 15;
+  std::vector<int> x = int8Values(H * W * C, 37, 11), w = int8Values(3 * 3 * C, 53, 7);
+  std::vector<int> bias(C);
+  for (int c = 0; c < C; ++c)
+    bias[c] = 300 * c - 2000;
+  std::string model =
+      "func.func @main(%x: tensor<1x5x6x15xi8> {kiln.name = \"x\"}) -> (tensor<1x5x6x15xi32> {kiln.name = \"y\"}) {\n"
+      "  %w = \"tosa.const\"() {value = dense<[" + joinInts(w) + "]> : tensor<135xi8>} : () -> tensor<135xi8>\n"
+      "  %w4 = \"tosa.reshape\"(%w) {new_shape = array<i64: 3, 3, 15, 1>} : (tensor<135xi8>) -> tensor<3x3x15x1xi8>\n"
+      "  %b = \"tosa.const\"() {value = dense<[" + joinInts(bias) + "]> : tensor<15xi32>} : () -> tensor<15xi32>\n"
+      "  %y = \"tosa.depthwise_conv2d\"(%x, %w4, %b) {pad = array<i64: 1, 1, 1, 1>, stride = array<i64: 1, 1>,"
+      " dilation = array<i64: 1, 1>, quantization_info = #tosa.conv_quant<input_zp = 0, weight_zp = 0>}"
+      " : (tensor<1x5x6x15xi8>, tensor<3x3x15x1xi8>, tensor<15xi32>) -> tensor<1x5x6x15xi32>\n"
+      "  return %y : tensor<1x5x6x15xi32>\n}\n";
+  for (const std::string &cpu : hostCpus()) {
+    SCOPED_TRACE(cpu);
+    std::vector<int32_t> got = runInt8Model(model, cpu, "depthwise", {1, H, W, C}, x);
+    ASSERT_EQ(got.size(), size_t(H * W * C));
+    for (int oh = 0; oh < H; ++oh)
+      for (int ow = 0; ow < W; ++ow)
+        for (int c = 0; c < C; ++c) {
+          int64_t want = bias[c];
+          for (int kh = 0; kh < 3; ++kh)
+            for (int kw = 0; kw < 3; ++kw) {
+              int ih = oh + kh - 1, iw = ow + kw - 1;
+              if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                want += int64_t(x[(ih * W + iw) * C + c]) * w[(kh * 3 + kw) * C + c];
+            }
+          EXPECT_EQ(got[(oh * W + ow) * C + c], want) << "at " << oh << ", " << ow << ", " << c;
+        }
+  }
 }
 
 } // namespace

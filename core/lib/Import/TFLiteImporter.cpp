@@ -448,7 +448,7 @@ llvm::Error ModelImporter::checkQuantization(int index) {
     tq.scales.push_back(s);
   }
   size_t zpCount = q->zero_point() ? q->zero_point()->size() : 0;
-  if (zpCount != 0 && zpCount != tq.scales.size())
+  if (zpCount != tq.scales.size())
     return fail(what + " has " + std::to_string(tq.scales.size()) +
                 " scales but " + std::to_string(zpCount) +
                 " zero points; the counts must match");
@@ -462,6 +462,14 @@ llvm::Error ModelImporter::checkQuantization(int index) {
                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
     tq.zeroPoints.push_back(static_cast<int32_t>(tq.fromUint8 ? zp - 128 : zp));
   }
+  if (tq.scales.size() > 1 && constantData(index).empty())
+    return fail(what + " is an activation with " + std::to_string(tq.scales.size()) +
+                " per-channel scales; TFLite quantizes activations per tensor "
+                "(per-channel scales are for int8 weights)");
+  if (tq.scales.size() > 1 && tq.fromUint8)
+    return fail(what + " has " + std::to_string(tq.scales.size()) +
+                " per-channel scales; per-channel quantization is for INT8 "
+                "weights only (UINT8 tensors take one scale)");
   if (tq.scales.size() > 1) {
     // Per-channel: one scale per index of quantized_dimension. (A single
     // scale with any quantized_dimension is per-tensor, as TensorFlow Lite
@@ -496,6 +504,7 @@ llvm::Error ModelImporter::checkOperatorTypes() {
         effectiveCode(model->operator_codes()->Get(op->opcode_index()));
     std::string types;
     bool int16 = false, floatActivation = false, int8Weight = false;
+    bool signedInt8 = false, unsignedInt8 = false;
     int sparse = -1;
     auto scan = [&](const flatbuffers::Vector<int32_t> *list, bool inputs) {
       if (!list)
@@ -507,6 +516,8 @@ llvm::Error ModelImporter::checkOperatorTypes() {
         schema::TensorType type = t->type();
         types += (types.empty() || types.back() == ' ' ? "" : ", ") + typeName(type);
         int16 |= type == schema::TensorType::INT16;
+        signedInt8 |= type == schema::TensorType::INT8;
+        unsignedInt8 |= type == schema::TensorType::UINT8;
         if (t->sparsity() && sparse < 0)
           sparse = i;
         bool constant = !constantData(i).empty();
@@ -530,6 +541,9 @@ llvm::Error ModelImporter::checkOperatorTypes() {
       return fail(where + " computes on INT16 tensors: 16-bit activations "
                   "(16x8 quantization) are not supported; Kiln compiles "
                   "float32, int8 and uint8 models");
+    if (signedInt8 && unsignedInt8 && code != BuiltinOperator::QUANTIZE)
+      return fail(where + " mixes INT8 and UINT8 tensors; TFLite's kernels take "
+                  "one of them per operator (QUANTIZE converts between them)");
     if (floatActivation && int8Weight && code != BuiltinOperator::DEQUANTIZE)
       return fail(where + " is a hybrid operator (float32 activations with "
                   "int8 weights): not supported; quantize the model fully "

@@ -33,6 +33,7 @@
 #include "mlir/IR/Matchers.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -102,6 +103,13 @@ FailureOr<const TensorQuant *> outQuant(OpContext &ctx) {
                   "point); mixed float/int8 operators are not supported");
 }
 
+/// `value` as printf's %g writes it.
+std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
 /// tosa.rescale of `value` (i8 or i32) to `element` (i8 or i32): subtracts
 /// `inZp`, multiplies by each real scale as TFLite does (quantizeMultiplier,
 /// MultiplyByQuantizedMultiplier's rounding), adds `outZp` and saturates.
@@ -115,7 +123,7 @@ FailureOr<Value> rescale(OpContext &ctx, Value value, Type element, int32_t inZp
     // shift. TOSA allows shifts 2..62.
     int shift = m.multiplier == 0 ? 31 : 31 - m.shift;
     if (shift < 2)
-      return ctx.fail("an effective quantization scale of " + std::to_string(s) +
+      return ctx.fail("an effective quantization scale of " + shortNumber(s) +
                       " (input scale x weight scale / output scale) is too "
                       "large; TFLite's fixed-point multipliers reach 2^29");
     if (shift > 62) {
@@ -443,25 +451,30 @@ FailureOr<PoolWindow> poolWindow(OpContext &ctx, const schema::Pool2DOptions &op
   return w;
 }
 
-/// Pools compute on raw int8 values: TFLite requires the output's scale and
-/// zero point to be the input's.
-LogicalResult checkSameQuant(OpContext &ctx) {
+/// Pools compute on the raw int8 values, as TFLite 2.9's int8 kernels do
+/// (an output quantized differently from the input is read with its own
+/// scale, not requantized); both must be int8-quantized.
+LogicalResult checkPoolQuant(OpContext &ctx) {
   auto in = inQuant(ctx, 0), out = outQuant(ctx);
   if (failed(in) || failed(out))
     return failure();
-  if ((*in)->scales != (*out)->scales || (*in)->zeroPoints != (*out)->zeroPoints)
-    return ctx.fail("the output's quantization (" + describeQuant(**out) +
-                    ") differs from the input's (" + describeQuant(**in) +
-                    "); TFLite's int8 kernel requires them equal");
   return success();
 }
 
-LogicalResult convertMaxPool(OpContext &ctx) {
+/// A pool's options, input, shape and window, checked.
+struct PoolOperands {
+  const schema::Pool2DOptions *opts;
+  Value input;
+  std::vector<int64_t> inShape;
+  PoolWindow window;
+};
+
+FailureOr<PoolOperands> poolOperands(OpContext &ctx) {
   const auto *opts = ctx.options<schema::Pool2DOptions>();
   if (!opts)
     return ctx.fail("missing Pool2DOptions");
   auto input = ctx.input(0);
-  if (failed(input) || failed(checkSameQuant(ctx)))
+  if (failed(input) || failed(checkPoolQuant(ctx)))
     return failure();
   auto inShape = ctx.inputShape(0);
   if (inShape.size() != 4)
@@ -469,6 +482,16 @@ LogicalResult convertMaxPool(OpContext &ctx) {
   auto w = poolWindow(ctx, *opts, inShape);
   if (failed(w))
     return failure();
+  return PoolOperands{opts, *input, inShape, *w};
+}
+
+LogicalResult convertMaxPool(OpContext &ctx) {
+  auto p = poolOperands(ctx);
+  if (failed(p))
+    return failure();
+  const auto *opts = p->opts;
+  const PoolWindow *w = &p->window;
+  Value *input = &p->input;
   auto b = ctx.builder();
   Value pool = ctx.create<tosa::MaxPool2dOp>(
       tensorOf(ctx.outputShape(0), i8Type(ctx)), *input,
@@ -487,18 +510,13 @@ LogicalResult convertMaxPool(OpContext &ctx) {
 /// sums are a depthwise convolution with weights 1 (padding contributes 0);
 /// the per-position counts are a constant.
 LogicalResult convertAvgPool(OpContext &ctx) {
-  const auto *opts = ctx.options<schema::Pool2DOptions>();
-  if (!opts)
-    return ctx.fail("missing Pool2DOptions");
-  auto input = ctx.input(0);
-  if (failed(input) || failed(checkSameQuant(ctx)))
+  auto p = poolOperands(ctx);
+  if (failed(p))
     return failure();
-  auto inShape = ctx.inputShape(0);
-  if (inShape.size() != 4)
-    return ctx.fail("expects a 4-D NHWC input");
-  auto w = poolWindow(ctx, *opts, inShape);
-  if (failed(w))
-    return failure();
+  const auto *opts = p->opts;
+  const PoolWindow *w = &p->window;
+  Value *input = &p->input;
+  const std::vector<int64_t> &inShape = p->inShape;
   int64_t channels = inShape[3];
   std::vector<int64_t> outShape = ctx.outputShape(0);
   int64_t oh = outShape[1], ow = outShape[2];

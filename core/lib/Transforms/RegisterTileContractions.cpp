@@ -347,7 +347,7 @@ bool isScalarKernelType(Type t) { return t.isF32() || t.isSignlessInteger(); }
 /// True if `value` is an f32, i8 or i32 memref (the element types the
 /// kernels compute in: f32, and int8 products accumulated in i32) with a
 /// strided layout whose innermost stride is 1 (what vector.load needs).
-bool isUnitStrideF32(Value value) {
+bool isUnitStrideKernelMemref(Value value) {
   auto type = value.getType().dyn_cast<MemRefType>();
   if (!type || type.getRank() == 0)
     return false;
@@ -398,10 +398,12 @@ static Operation *tileTemporaryOf(Value v) {
 /// trailing unit dimension the kernel drops if `dropUnit`). Conditions: `c` is a stack temporary (tileTemporaryOf) used only by one linalg.fill before
 /// the contraction, the contraction and one linalg.generic after it, with
 /// only memory-effect-free ops in between; the generic is all-parallel,
-/// writes one unit-stride f32 output with the identity map and reads `c`
-/// with the identity map; its other inputs are unit-stride f32 memrefs read
-/// with the identity map or along the column dimension only (a bias); its
-/// body is arith ops on f32/i1 scalars that do not read the output.
+/// writes one unit-stride output (f32, or int8 after a requantization) with
+/// the identity map and reads `c` with the identity map; its other inputs
+/// are unit-stride memrefs read with the identity map or along the column
+/// dimension only (a bias, per-channel multipliers and shifts); its body is
+/// arith ops on f32 or signless integer scalars that do not read the
+/// output.
 std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool dropUnit) {
   Operation *alloca = tileTemporaryOf(c);
   if (!alloca)
@@ -463,7 +465,7 @@ std::optional<Epilogue> matchEpilogue(Operation *contraction, Value c, bool drop
     auto type = in->get().getType().dyn_cast<MemRefType>();
     bool bias = map.getNumResults() == 1 && map.getResult(0).isa<AffineDimExpr>() &&
                 map.getResult(0).cast<AffineDimExpr>().getPosition() == cRank - 1 &&
-                type && type.getRank() == 1 && isUnitStrideF32(in->get());
+                type && type.getRank() == 1 && isUnitStrideKernelMemref(in->get());
     if (!bias)
       return std::nullopt;
   }
@@ -589,11 +591,16 @@ std::optional<RegisterTile> registerTileFor(Operation *op, const KernelTarget &t
   bool f32 = inElement.isF32() && wElement.isF32() && outElement.isF32();
   bool int8 = inElement.isSignlessInteger(8) && wElement.isSignlessInteger(8) &&
               outElement.isSignlessInteger(32);
-  if (!(f32 || int8) || !isUnitStrideF32(w) || !isUnitStrideF32(out))
+  // int8 register tiles need SIMD lanes: on a scalar target (Cortex-M) the
+  // tile's unrolled integer accumulators outnumber the registers and only
+  // add code, so the loop kernel stays.
+  if (int8 && target.vectorLanes < 4)
+    return fail("int8 register tiles need at least 4 vector lanes");
+  if (!(f32 || int8) || !isUnitStrideKernelMemref(w) || !isUnitStrideKernelMemref(out))
     return fail("needs f32 operands (or i8 operands with an i32 accumulator) whose "
                 "innermost dimension has unit stride");
   if (isa<linalg::DepthwiseConv2DNhwcHwcmOp>(op)) {
-    if (!isUnitStrideF32(in))
+    if (!isUnitStrideKernelMemref(in))
       return fail("needs an input with unit-stride channels");
     if (staticDim(w, 3) != 1)
       return fail("channel multiplier is not 1");
@@ -843,7 +850,7 @@ std::optional<PaddedInput> matchPaddedInput(Value in, Operation *consumer) {
       !p.fill->isBeforeInBlock(p.copy) || !p.copy->isBeforeInBlock(consumer))
     return std::nullopt;
   p.source = p.copy.getInputs().front();
-  if (!isUnitStrideF32(p.source) || p.source.getType().cast<MemRefType>().getRank() != 4 ||
+  if (!isUnitStrideKernelMemref(p.source) || p.source.getType().cast<MemRefType>().getRank() != 4 ||
       interior.getType().getRank() != 4)
     return std::nullopt;
   SmallVector<OpFoldResult> offsets = interior.getMixedOffsets(),
