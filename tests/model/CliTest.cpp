@@ -184,6 +184,13 @@ TEST(Cli, BadModelFiles) {
                    {"tensor 'input' (index 0, INT8)", "no quantization scale", "affine quantization"});
   expectCleanError("compile " + bad("sparse_weights.tflite"),
                    {"operator #0 (FULLY_CONNECTED", "sparse tensor 'sparse_weights'", "not supported"});
+  expectCleanError("compile " + bad("per_channel_activation.tflite"),
+                   {"tensor 'input'", "per-channel scales", "activations per tensor"});
+  expectCleanError("compile " + bad("mixed_int8_uint8.tflite"), {"operator #0 (ADD", "mixes INT8 and UINT8"});
+  expectCleanError("compile " + bad("uint8_per_channel_weights.tflite"),
+                   {"tensor 'conv_weights'", "per-channel quantization is for INT8"});
+  expectCleanError("compile " + bad("int8_without_zero_point.tflite"),
+                   {"tensor 'input'", "1 scales but 0 zero points"});
   expectCleanError("compile " + bad("two_subgraphs.tflite"), {"2 subgraphs"});
   expectCleanError("compile " + bad("dynamic_batch.tflite"),
                    {"dynamic dimension 0", "[-1,8]", "--fix-shape="});
@@ -319,7 +326,7 @@ void expectOneErrorLineOrSuccess(const std::string &file, bool mustFail) {
 
 TEST(Cli, EveryBadFileGivesOneErrorLineAndNoSignal) {
   std::vector<std::string> files = filesUnder("bad");
-  ASSERT_GE(files.size(), 36u); // 25 models, 11 artifacts (tests/data/bad/README.md)
+  ASSERT_GE(files.size(), 40u); // 29 models, 11 artifacts (tests/data/bad/README.md)
   // above_2gib.tflite is refused for 32-bit targets only: on this host it
   // compiles (and `kiln run` without --input fails cleanly);
   // int8_quantized.tflite compiles (Cli.Int8QuantizedModelRunsAsTfliteComputes).

@@ -1106,6 +1106,16 @@ function quantizationErrorModels() {
     operators: [{ op: 'FULLY_CONNECTED', version: 8, inputs: [0, 1, -1], outputs: [2], options: { fused_activation_function: 'NONE' } }],
     inputs: [0], outputs: [2], description: 'kiln bad model: sparse FULLY_CONNECTED weights',
   };
+  // int8 ADD (version 2) of an INT8 and a UINT8 [1,8] input to an INT8 output.
+  const mixedAdd = {
+    tensors: [
+      { name: 'a', shape: [1, 8], dtype: 'int8', ...q([0.05], [-2]) },
+      { name: 'b', shape: [1, 8], dtype: 'uint8', ...q([0.05], [128]) },
+      { name: 'sum', shape: [1, 8], dtype: 'int8', ...q([0.1], [0]) },
+    ],
+    operators: [{ op: 'ADD', version: 2, inputs: [0, 1], outputs: [2], options: { fused_activation_function: 'NONE' } }],
+    inputs: [0, 1], outputs: [2], description: 'kiln bad model: ADD of an INT8 and a UINT8 tensor',
+  };
   return {
     // 16x8: int16 activations (scale 1/4096, zero point 0), int8 weights, int64 bias.
     'int16_activations.tflite': int8Fc('kiln bad model: 16x8 FULLY_CONNECTED (int16 activations)', {
@@ -1131,6 +1141,28 @@ function quantizationErrorModels() {
     'per_channel_scale_count.tflite': buildTfliteModel(conv),
     'int8_without_quantization.tflite': int8Fc('kiln bad model: int8 input without quantization', { 0: { quantization: undefined } }),
     'sparse_weights.tflite': buildTfliteModel(sparse),
+    // Input [2,8] (output [2,4]) with one scale and zero point per row.
+    'per_channel_activation.tflite': int8Fc('kiln bad model: int8 input with 2 per-channel scales', {
+      0: { shape: [2, 8], ...q([0.05, 0.06], [-2, 1], { quantizedDimension: 0 }) },
+      3: { shape: [2, 4] },
+    }),
+    'mixed_int8_uint8.tflite': buildTfliteModel(mixedAdd),
+    // The per-channel CONV_2D above in uint8, with 4 weight scales for 4 channels.
+    'uint8_per_channel_weights.tflite': buildTfliteModel({
+      ...conv,
+      tensors: [
+        { ...conv.tensors[0], dtype: 'uint8', ...q([0.05], [126]) },
+        { ...conv.tensors[1], dtype: 'uint8', data: Uint8Array.from(weights.subarray(0, 8), (v) => v + 128),
+          ...q([0.02, 0.03, 0.04, 0.05], [128, 128, 128, 128], { quantizedDimension: 0 }) },
+        conv.tensors[2],
+        { ...conv.tensors[3], dtype: 'uint8', ...q([0.1], [131]) },
+      ],
+      operators: [{ ...conv.operators[0], version: 1 }],
+      description: 'kiln bad model: uint8 CONV_2D with per-channel weight scales',
+    }),
+    'int8_without_zero_point.tflite': int8Fc('kiln bad model: int8 input with a scale but no zero points', {
+      0: { quantization: { scale: [0.05] } },
+    }),
   };
 }
 
@@ -1144,6 +1176,10 @@ const QUANTIZATION_ERROR_WHAT = {
   'per_channel_scale_count.tflite': 'int8 1x1 CONV_2D (version 3) of [1,3,3,2] to 4 channels whose weights \'conv_weights\' [4,1,1,2] carry 3 per-channel scales on quantized_dimension 0.',
   'int8_without_quantization.tflite': 'int8_quantized.tflite whose int8 input \'input\' has no quantization parameters.',
   'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values).',
+  'per_channel_activation.tflite': 'int8_quantized.tflite on a [2,8] input (output [2,4]) whose int8 input \'input\' carries 2 scales (0.05, 0.06) and 2 zero points (-2, 1) on quantized_dimension 0: activations are quantized per tensor.',
+  'mixed_int8_uint8.tflite': 'ADD (version 2) of int8 \'a\' [1,8] (scale 0.05, zero point -2) and uint8 \'b\' [1,8] (scale 0.05, zero point 128) to int8 \'sum\' (scale 0.1): one operator mixing INT8 and UINT8.',
+  'uint8_per_channel_weights.tflite': 'per_channel_scale_count.tflite in uint8 (CONV_2D version 1; input zero point 126, output zero point 131) whose uint8 weights \'conv_weights\' [4,1,1,2] carry 4 per-channel scales (zero points 128) on quantized_dimension 0: per-channel scales are for int8 weights only.',
+  'int8_without_zero_point.tflite': 'int8_quantized.tflite whose int8 input \'input\' has scale 0.05 but no zero_point vector (1 scale, 0 zero points).',
 };
 
 async function writeBadModels() {
