@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -233,6 +234,74 @@ TEST(OutlineDispatchesFused, OneDispatchForTheWholeLayer) {
   EXPECT_EQ(destinationOf(ret.getOperand(0)), d0.getArgument(2));
   EXPECT_EQ(sources(d0), (std::vector<std::string>{"FULLY_CONNECTED#1",
                                                    "ADD#2", "RELU#3"}));
+}
+
+// Integer contractions the named-op interfaces miss: linalg.quantized_matmul
+// (zero points as operands) and an i8 x i8 -> i32 linalg.generic; then an
+// integer elementwise requantization (i32 -> i8 by a shift), which is not
+// counted.
+const char *kIntegerContractions = R"mlir(
+#xk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(m, n) -> (m, n)>
+func.func @main(%x: tensor<4x8xi8>, %w: tensor<8x2xi8>, %y: tensor<3x5xi8>,
+                %v: tensor<5x6xi8>) -> (tensor<4x2xi32>, tensor<3x6xi32>, tensor<3x6xi8>) {
+  %zx = arith.constant -3 : i32
+  %zw = arith.constant 5 : i32
+  %zero = arith.constant 0 : i32
+  %shift = arith.constant 7 : i32
+  %e0 = tensor.empty() : tensor<4x2xi32>
+  %f0 = linalg.fill ins(%zero : i32) outs(%e0 : tensor<4x2xi32>) -> tensor<4x2xi32>
+  %q = linalg.quantized_matmul ins(%x, %w, %zx, %zw : tensor<4x8xi8>, tensor<8x2xi8>, i32, i32)
+      outs(%f0 : tensor<4x2xi32>) -> tensor<4x2xi32> loc("FULLY_CONNECTED#0")
+  %e1 = tensor.empty() : tensor<3x6xi32>
+  %f1 = linalg.fill ins(%zero : i32) outs(%e1 : tensor<3x6xi32>) -> tensor<3x6xi32>
+  %g = linalg.generic {indexing_maps = [#xk, #kn, #mn],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %v : tensor<3x5xi8>, tensor<5x6xi8>) outs(%f1 : tensor<3x6xi32>) {
+  ^bb0(%a: i8, %b: i8, %acc: i32):
+    %ae = arith.extsi %a : i8 to i32
+    %be = arith.extsi %b : i8 to i32
+    %p = arith.muli %ae, %be : i32
+    %s = arith.addi %acc, %p : i32
+    linalg.yield %s : i32
+  } -> tensor<3x6xi32> loc("BATCH_MATMUL#1")
+  %e2 = tensor.empty() : tensor<3x6xi8>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<3x6xi32>) outs(%e2 : tensor<3x6xi8>) {
+  ^bb0(%in: i32, %out: i8):
+    %sh = arith.shrsi %in, %shift : i32
+    %t = arith.trunci %sh : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<3x6xi8> loc("QUANTIZE#2")
+  return %q, %g, %r : tensor<4x2xi32>, tensor<3x6xi32>, tensor<3x6xi8>
+}
+)mlir";
+
+/// kiln.flops of the dispatch whose sources include `source`.
+int64_t flopsOf(ModuleOp module, const std::string &source) {
+  int64_t flops = -1;
+  module.walk([&](func::FuncOp fn) {
+    std::vector<std::string> s = sources(fn);
+    if (std::find(s.begin(), s.end(), source) != s.end())
+      flops = fn->getAttrOfType<IntegerAttr>("kiln.flops").getInt();
+  });
+  return flops;
+}
+
+TEST(OutlineDispatchesFlops, IntegerMultiplyAddsCountTwoEach) {
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kIntegerContractions);
+  ASSERT_TRUE(module);
+  kiln::DispatchOptions options;
+  options.fusion = false;
+  ASSERT_TRUE(succeeded(runOutline(context, *module, options)));
+  // 2 x M x N x K.
+  EXPECT_EQ(flopsOf(*module, "FULLY_CONNECTED#0"), 2 * 4 * 2 * 8);
+  EXPECT_EQ(flopsOf(*module, "BATCH_MATMUL#1"), 2 * 3 * 6 * 5);
+  // Integer elementwise arithmetic is not counted.
+  EXPECT_EQ(flopsOf(*module, "QUANTIZE#2"), 0);
 }
 
 } // namespace

@@ -184,6 +184,72 @@ TEST(TileAndDistribute, MicrocontrollerBudgetGivesSmallDividingTiles) {
             (std::vector<int64_t>{512, 0}));
 }
 
+// An int8 1x1 convolution as a GEMM (person_detect's CONV_2D #2: 2304
+// pixels x 8 -> 16 channels): i8 x i8 products accumulated in an i32 tile,
+// then requantized to the i8 output by the fused consumer.
+const char *kInt8Gemm = R"mlir(
+#xk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%x: tensor<2304x8xi8>) -> tensor<2304x16xi8> {
+  %w = arith.constant dense<3> : tensor<8x16xi8>
+  %zero = arith.constant 0 : i32
+  %shift = arith.constant 6 : i32
+  %e = tensor.empty() : tensor<2304x16xi32>
+  %f = linalg.fill ins(%zero : i32) outs(%e : tensor<2304x16xi32>) -> tensor<2304x16xi32>
+  %acc = linalg.matmul ins(%x, %w : tensor<2304x8xi8>, tensor<8x16xi8>)
+      outs(%f : tensor<2304x16xi32>) -> tensor<2304x16xi32> loc("CONV_2D#0")
+  %o = tensor.empty() : tensor<2304x16xi8>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%acc : tensor<2304x16xi32>) outs(%o : tensor<2304x16xi8>) {
+  ^bb0(%in: i32, %out: i8):
+    %s = arith.shrsi %in, %shift : i32
+    %t = arith.trunci %s : i32 to i8
+    linalg.yield %t : i8
+  } -> tensor<2304x16xi8> loc("CONV_2D#0")
+  return %r : tensor<2304x16xi8>
+}
+)mlir";
+
+TEST(TileAndDistribute, BudgetCountsTheTilesI32Accumulators) {
+  // The tile keeps 4-byte accumulators per 1-byte output element, so the
+  // Cortex-M's 4 KiB budget is 1 KiB of output: one row is 16 bytes,
+  // floor(1024 / 16) = 64 rows (divides 2304: 36 workgroups), whose i32
+  // accumulators are 64 * 16 * 4 = 4096 bytes. (Counting the i8 output
+  // alone gave 256 rows and a 16 KiB accumulator tile on the stack.)
+  {
+    MLIRContext context;
+    OwningOpRef<ModuleOp> module = parse(context, kInt8Gemm);
+    ASSERT_TRUE(module);
+    kiln::DispatchOptions options;
+    options.workgroupBytes = kiln::kMicrocontrollerWorkgroupBytes;
+    options.dividingTiles = true;
+    options.vectorBytes = 4;
+    ASSERT_TRUE(succeeded(runTile(context, *module, options)));
+    auto fn = module->lookupSymbol<func::FuncOp>("main_dispatch_0");
+    ASSERT_TRUE(fn);
+    EXPECT_EQ(ints(fn, "kiln.tile_sizes"), (std::vector<int64_t>{64, 0}));
+    EXPECT_EQ(ints(fn, "kiln.workgroup_count"), (std::vector<int64_t>{36, 1, 1}));
+    int64_t accumulatorBytes = 0;
+    fn.walk([&](linalg::MatmulOp mm) {
+      auto t = mm->getResult(0).getType().cast<RankedTensorType>();
+      accumulatorBytes = t.getNumElements() * t.getElementTypeBitWidth() / 8;
+    });
+    EXPECT_EQ(accumulatorBytes, 4096);
+  }
+  // Application cores: 64 KiB of accumulators is 16 KiB of output, but the
+  // parallelism floor (8 workgroups of at least 4 KiB of output) binds
+  // first and stays in output bytes: 36864 / 8 = 4608 bytes, 288 rows,
+  // 8 workgroups, as before the accumulators were counted.
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module = parse(context, kInt8Gemm);
+  ASSERT_TRUE(succeeded(runTile(context, *module, kiln::DispatchOptions())));
+  auto fn = module->lookupSymbol<func::FuncOp>("main_dispatch_0");
+  EXPECT_EQ(ints(fn, "kiln.tile_sizes"), (std::vector<int64_t>{288, 0}));
+  EXPECT_EQ(ints(fn, "kiln.workgroup_count"), (std::vector<int64_t>{8, 1, 1}));
+}
+
 TEST(TileAndDistribute, ExplicitNonDividingTileSizesAreRecorded) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module = parse(context, kRelu);

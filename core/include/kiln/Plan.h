@@ -33,7 +33,8 @@ struct KernelStrategy {
   /// nest LLVM's vectorizer handles: pooling, elementwise, reductions,
   /// data movement, and ops the register-tiled kernels do not take).
   std::string kind = "loops";
-  /// Register tile: tileRows x tileVectors vectors of `lanes` f32 each,
+  /// Register tile: tileRows x tileVectors vectors of `lanes` f32 (or, for
+  /// int8 products, i32 accumulators) each,
   /// held in registers for the whole reduction (all 0 for "loops").
   int64_t tileRows = 0;
   int64_t tileVectors = 0;
@@ -87,7 +88,11 @@ struct Dispatch {
   std::vector<std::string> loopKinds;
   /// Loop extents of the tiled op (same length).
   std::vector<int64_t> loopRanges;
-  /// Estimated work: floating-point operations (a multiply-add counts 2).
+  /// Estimated work, "FLOPs": 2 per multiply-accumulate of a contraction,
+  /// convolution or pooling of any element type (an int8 product counts as
+  /// an f32 one), plus one per float op of other bodies; integer
+  /// elementwise arithmetic is not counted (docs/design.md, "Operation
+  /// counts").
   int64_t flops = 0;
   /// Bytes of all bindings read / written once each.
   int64_t bytesRead = 0;
@@ -199,7 +204,12 @@ struct OutputBinding {
 /// The affine quantization of one integer tensor of the source model, as
 /// the TensorFlow Lite schema (v3, QuantizationParameters) records it:
 /// real = scale * (q - zero_point), with one scale and zero point for the
-/// whole tensor or one per index of a channel dimension.
+/// whole tensor or one per index of a channel dimension. An activation (a
+/// model input or an operator's output) or a weights tensor (an 8-bit
+/// constant operand: a CONV_2D or DEPTHWISE_CONV_2D filter, FULLY_CONNECTED
+/// weights; `readers` not empty). Of per-channel weights the plan keeps a
+/// summary (`channels` set): the full lists would more than double an
+/// artifact's reflection section (person_detect: 2738 weight scales).
 struct TensorQuantization {
   /// The tensor's name in the source model, as the plan names tensors
   /// elsewhere (OutputBinding::name, Dispatch::outputTensor, the signature).
@@ -217,13 +227,27 @@ struct TensorQuantization {
   /// int8 inside, zero point - 128, and keeps its uint8 storage at the
   /// model's boundary).
   std::string storage;
+  /// Weights only: the source operators that read the tensor as a constant
+  /// operand, as SourceOp::sourceIndex (TFLite operator indices), ascending.
+  /// Empty for an activation.
+  std::vector<int64_t> readers;
+  /// Per-channel weights only: the number of channels (scales) in the file;
+  /// `scales` then holds just the smallest and the largest of them and
+  /// `zeroPoints` their channels' zero points (TFLite int8 weights: 0). 0
+  /// where `scales` is the whole list.
+  int64_t channels = 0;
 
-  bool perChannel() const { return scales.size() > 1; }
+  bool perChannel() const { return channels > 0 || scales.size() > 1; }
+  bool isWeights() const { return !readers.empty(); }
+  /// The number of scales in the file: `channels`, else scales.size().
+  int64_t scaleCount() const {
+    return channels > 0 ? channels : static_cast<int64_t>(scales.size());
+  }
 };
 
 /// How every tool writes a quantization: "scale 0.00390625 zero point -128"
 /// (per tensor; %g, 6 significant digits) or "per-channel: 8 scales, min
-/// 0.0012 max 0.0201, dimension 3".
+/// 0.0012 max 0.0201, dimension 3" (scaleCount() scales).
 std::string describeQuantization(const TensorQuantization &quant);
 
 /// Everything `kiln inspect` reports about one compilation.
@@ -235,7 +259,8 @@ struct CompilationPlan {
   /// One entry per model output, in signature order (slot K = output K).
   std::vector<OutputBinding> outputs;
   /// The quantization of each quantized tensor the model computes or takes
-  /// (its inputs and every operator's output; not its weights), sorted by
+  /// (its inputs and every operator's output) and of its 8-bit weights
+  /// (TensorQuantization::readers; int32 biases are left out), sorted by
   /// tensor name; empty for a float model. From the importer's
   /// `kiln.quantization` module attribute (TFLite models).
   std::vector<TensorQuantization> quantization;
@@ -246,10 +271,17 @@ struct CompilationPlan {
 const TensorQuantization *findQuantization(const CompilationPlan &plan,
                                            const std::string &tensor);
 
+/// The weights whose readers include one of `d`'s source operators
+/// (SourceOp::sourceIndex), in plan order; empty for a float plan.
+std::vector<const TensorQuantization *> weightsOf(const CompilationPlan &plan,
+                                                  const Dispatch &d);
+
 /// The plan as the JSON document `kiln inspect --json` prints:
 /// {source, dispatches: [...], schedule: {waves, commands: [...]},
 ///  memory: {arena_bytes, lower_bound_bytes, planner, buffers: [...]},
-///  quantization: [{tensor, scales, zero_points, dimension, storage}]}.
+///  quantization: [{tensor, scales, zero_points, dimension, storage,
+///  and for weights readers: [operator index, ...], for per-channel weights
+///  channels}]}.
 std::string planToJson(const CompilationPlan &plan, bool pretty = true);
 
 /// Parses planToJson's output (e.g. an artifact's reflection data).

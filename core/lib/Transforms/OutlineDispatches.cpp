@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/CastInterfaces.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -71,9 +72,45 @@ OpOperand *findEmptyDestination(Value result) {
   return nullptr;
 }
 
-/// Floating-point operations of one linalg op: 2 per multiply-accumulate
-/// for contractions and convolutions, else one per float op in the body,
-/// times the iteration count.
+/// `v` with value-preserving casts (extsi, extf, trunci, ...) looked through.
+Value throughCasts(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isa<CastOpInterface>(def) || def->getNumOperands() != 1)
+      break;
+    v = def->getOperand(0);
+  }
+  return v;
+}
+
+/// Whether `op` is an integer multiply-accumulation: it has a reduction loop
+/// and its body yields an integer sum with a product among its terms, casts
+/// looked through. This covers what the interfaces below miss: the
+/// quantized named ops (linalg.quantized_matmul, quantized_batch_matmul:
+/// zero points subtracted before the product, four inputs) and integer
+/// contractions written as linalg.generic (an i8 x i8 -> i32 body extends
+/// before it multiplies). Float generics keep their per-op count.
+bool multiplyAccumulatesIntegers(linalg::LinalgOp op) {
+  if (op.getNumReductionLoops() == 0 || op->getNumRegions() != 1 ||
+      op->getRegion(0).empty())
+    return false;
+  for (Value yielded : op.getBlock()->getTerminator()->getOperands()) {
+    Operation *sum = throughCasts(yielded).getDefiningOp();
+    if (!sum || !isa<arith::AddIOp>(sum))
+      continue;
+    for (Value term : sum->getOperands())
+      if (Operation *product = throughCasts(term).getDefiningOp();
+          product && isa<arith::MulIOp>(product))
+        return true;
+  }
+  return false;
+}
+
+/// Arithmetic operations of one linalg op (the plan's `flops`; docs/design.md,
+/// "Operation counts"): 2 per multiply-accumulate for contractions,
+/// convolutions and pooling, whatever the element type (an i8 x i8 -> i32
+/// product and its accumulation count 2, as an f32 FMA does), else one per
+/// floating-point op in the body (integer elementwise arithmetic such as a
+/// requantization is not counted), times the iteration count.
 int64_t estimateFlops(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   if (!linalgOp || isa<linalg::FillOp, linalg::CopyOp>(op))
@@ -82,7 +119,8 @@ int64_t estimateFlops(Operation *op) {
   for (int64_t r : linalgOp.getStaticLoopRanges())
     iterations *= std::max<int64_t>(r, 1);
   if (linalg::isaContractionOpInterface(linalgOp) ||
-      isa<linalg::ConvolutionOpInterface>(op))
+      isa<linalg::ConvolutionOpInterface>(op) ||
+      multiplyAccumulatesIntegers(linalgOp))
     return 2 * iterations;
   int64_t perIteration = 0;
   op->getRegion(0).walk([&](Operation *inner) {

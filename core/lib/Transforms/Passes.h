@@ -144,7 +144,8 @@ struct DispatchOptions {
   /// Workgroup tile sizes per dispatch id, one per loop of the dispatch's
   /// tiled op (0 = not tiled).
   std::map<int64_t, std::vector<int64_t>> tileSizes;
-  /// Bytes of output one workgroup should produce (the tiling heuristic's
+  /// Bytes of its widest tile (the output, or wider intermediates such as
+  /// i32 accumulators) one workgroup should keep (the tiling heuristic's
   /// budget; about half a typical 512 KiB-1 MiB L2; the target's
   /// KernelTarget::workgroupBytes).
   int64_t workgroupBytes = 64 * 1024;
@@ -255,9 +256,11 @@ std::unique_ptr<mlir::Pass> createOutlineDispatchesPass();
 ///
 /// Tile-size heuristic (documented in docs/design.md): over the tiled op's
 /// parallel loops, innermost first, keep whole dimensions while the output
-/// tile stays within the budget (options.workgroupBytes, lowered to output
-/// bytes / 8 but not below 4 KiB, so a dispatch has at least 8 workgroups
-/// for the runtime's threads); tile the first dimension that does not fit
+/// tile stays within the budget (options.workgroupBytes, divided by the
+/// ratio of the widest intermediate element to the output's, e.g. 4 for an
+/// int8 convolution's i32 accumulators; then lowered to output bytes / 8
+/// but not below 4 KiB, so a dispatch has at least 8 workgroups for the
+/// runtime's threads); tile the first dimension that does not fit
 /// to floor(budget / inner bytes) (a multiple of the target's vector width
 /// when it is the innermost dimension, else evened out to equal tiles in a
 /// count that is a multiple of 4 when above 2); outer dimensions get 1
@@ -288,8 +291,8 @@ struct KernelTarget {
   /// Whether a multiply-add is one instruction (FMA); without it (SSE2,
   /// AVX without FMA3) it issues as a multiply and an add.
   bool fma = true;
-  /// Bytes of output one workgroup should produce (the tiling heuristic's
-  /// budget, DispatchOptions::workgroupBytes): 64 KiB where an L2 cache
+  /// Bytes of its widest tile one workgroup should keep (the tiling
+  /// heuristic's budget, DispatchOptions::workgroupBytes): 64 KiB where an L2 cache
   /// keeps a tile and its inputs resident (application cores); 4 KiB on
   /// M-profile Arm (Cortex-M: thumbv6m, thumbv7m, thumbv7em, thumbv8m),
   /// which has no cache worth the name, runs one thread, and keeps tile
@@ -327,7 +330,9 @@ RegisterTile chooseRegisterTile(int64_t columns, const KernelTarget &target);
 RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target);
 
 /// kiln-register-tile-contractions (on func.func, buffers): rewrites f32
-/// linalg.matmul, linalg.batch_matmul, linalg.conv_2d_nhwc_hwcf (an
+/// (and, on targets with at least 4 vector lanes, int8: i8 operands
+/// sign-extended into i32 vector accumulators, the requantizing epilogue
+/// applied on the vectors before the store) linalg.matmul, linalg.batch_matmul, linalg.conv_2d_nhwc_hwcf (an
 /// implicit GEMM over the input window, no im2col copy) and
 /// linalg.depthwise_conv_2d_nhwc_hwcm with multiplier 1 into scf loops over
 /// register tiles (chooseRegisterTile): the tile's accumulators are vector
@@ -339,7 +344,8 @@ RegisterTile chooseDepthwiseTile(int64_t channels, const KernelTarget &target);
 /// kiln-pack-weights packed (a marked unrealized cast) are read from their
 /// panels (PanelLayout); the pass fails if a marked cast is left in use.
 /// Ops it cannot handle (dynamic column count, non-unit-stride columns,
-/// other element types) are left to kiln-interchange-for-vectorization.
+/// other element types, int8 on scalar targets) are left to
+/// kiln-interchange-for-vectorization.
 ///
 /// Before: linalg.matmul ins(%a, %b : memref<?x24xf32>, memref<24x24xf32>)
 ///                       outs(%c : memref<?x24xf32>)

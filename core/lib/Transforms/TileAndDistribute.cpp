@@ -40,8 +40,39 @@ int64_t largestDivisorAtMost(int64_t size, int64_t limit) {
   return 1;
 }
 
+/// Bytes of one element of `type` (at least 1; 8 for index).
+int64_t elementBytesOf(ShapedType type) {
+  Type element = type.getElementType();
+  if (!element.isIntOrFloat())
+    return 8;
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+}
+
+/// Bytes per element of the widest tensor a workgroup of `op`'s dispatch
+/// keeps per output element: the output and the dispatch's intermediate
+/// values (results of its linalg ops and tensor.empty), which become
+/// tile-sized stack temporaries. An int8 convolution's tile keeps i32
+/// accumulators, 4 bytes per output element, not the output's 1.
+int64_t widestTileElementBytes(linalg::LinalgOp op, RankedTensorType output) {
+  int64_t widest = elementBytesOf(output);
+  auto fn = op->getParentOfType<func::FuncOp>();
+  if (!fn)
+    return widest;
+  fn.walk([&](Operation *inner) {
+    if (!isa<linalg::LinalgOp, tensor::EmptyOp>(inner))
+      return;
+    for (Type t : inner->getResultTypes())
+      if (auto shaped = t.dyn_cast<RankedTensorType>())
+        widest = std::max(widest, elementBytesOf(shaped));
+  });
+  return widest;
+}
+
 /// Heuristic workgroup tile sizes for `op` (see Passes.h): one entry per
 /// loop, 0 = whole loop; `dividingTiles`: outer tiles divide their loop.
+/// `budget` bounds the tile's widest temporary (widestTileElementBytes),
+/// so it is lowered to output bytes by the ratio of the widest element to
+/// the output's; the parallelism floor stays in output bytes.
 SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
                                      int64_t vectorBytes, bool dividingTiles) {
   SmallVector<int64_t> sizes(op.getNumLoops(), 0);
@@ -49,8 +80,9 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
     return sizes;
   auto type = op->getResult(0).getType().cast<RankedTensorType>();
   AffineMap map = op.getIndexingMapMatchingResult(op->getResult(0));
-  int64_t elementBytes =
-      std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+  int64_t elementBytes = elementBytesOf(type);
+  int64_t widening = std::max<int64_t>(1, widestTileElementBytes(op, type) / elementBytes);
+  budget = std::max<int64_t>(elementBytes, budget / widening);
   // A fused tensor.pad becomes a temporary (on the kernel's stack) holding
   // the padded input window of the tile. Shrink the budget by how much
   // larger the padded input is than the output, so that temporary stays
@@ -68,8 +100,7 @@ SmallVector<int64_t> defaultTileSizes(linalg::LinalgOp op, int64_t budget,
         RankedTensorType padType = pad.getResultType();
         if (padType.hasStaticShape())
           largestPad = std::max<int64_t>(
-              largestPad, padType.getNumElements() *
-                              std::max<int64_t>(1, padType.getElementTypeBitWidth() / 8));
+              largestPad, padType.getNumElements() * elementBytesOf(padType));
       });
     if (largestPad > outputBytes && outputBytes > 0)
       budget = std::max<int64_t>(
