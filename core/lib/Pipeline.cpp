@@ -304,40 +304,6 @@ void buildBufferizationPipeline(PassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-namespace {
-
-/// Moves every static-size memref.alloca whose allocation scope is the
-/// function to the start of the function's entry block. After the SCF ->
-/// CF lowering an alloca placed after a loop (a tile's i32 accumulators
-/// after the padded window's copy loop) would sit in a later basic block,
-/// and LLVM treats an alloca outside the entry block as a stack object of
-/// run-time size: it records no frame for the kernel in .stack_sizes (the
-/// manifest's "dynamic_stack"). Static allocas have no operands, so moving
-/// them keeps every use dominated; the allocation happens once per call
-/// instead of once per pass over its block, which is what the frame holds
-/// anyway.
-struct HoistStaticAllocasPass
-    : public PassWrapper<HoistStaticAllocasPass, OperationPass<func::FuncOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(HoistStaticAllocasPass)
-  StringRef getArgument() const final { return "kiln-hoist-static-allocas"; }
-  void runOnOperation() override {
-    func::FuncOp fn = getOperation();
-    if (fn.isExternal())
-      return;
-    Block &entry = fn.getBody().front();
-    SmallVector<memref::AllocaOp> allocas;
-    fn.walk([&](memref::AllocaOp alloca) {
-      if (alloca->getNumOperands() == 0 && alloca.getType().hasStaticShape() &&
-          alloca->getParentWithTrait<OpTrait::AutomaticAllocationScope>() == fn)
-        allocas.push_back(alloca);
-    });
-    // Reverse walk order, each to the front: the entry keeps their order.
-    for (memref::AllocaOp alloca : llvm::reverse(allocas))
-      alloca->moveBefore(&entry, entry.begin());
-  }
-};
-
-} // namespace
 
 void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) {
   MLIRContext *context = pm.getContext();
@@ -357,8 +323,8 @@ void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) 
   // Scalar loops; LLVM's loop vectorizer and unroller take it from there.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Static stack temporaries into the entry block, so LLVM sees a static
-  // frame (HoistStaticAllocasPass).
-  pm.addNestedPass<func::FuncOp>(std::make_unique<HoistStaticAllocasPass>());
+  // frame (kiln-hoist-static-allocas).
+  pm.addNestedPass<func::FuncOp>(createHoistStaticAllocasPass());
   pm.addPass(createConvertSCFToCFPass());
   // Subviews -> explicit base/offset/strides arithmetic.
   pm.addPass(memref::createExpandStridedMetadataPass());

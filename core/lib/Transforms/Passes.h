@@ -159,6 +159,26 @@ struct DispatchOptions {
 /// Attribute on ops of @main naming their dispatch region (i64 id).
 inline constexpr const char *kDispatchAttrName = "kiln.dispatch";
 
+/// kiln-hoist-static-allocas (on func.func, buffers, after dispatch
+/// outlining):
+/// moves every static-size memref.alloca whose allocation scope is the
+/// function to the start of the function's entry block. After the SCF ->
+/// CF lowering an alloca placed after a loop (a tile's i32 accumulators
+/// after the padded window's copy loop) would sit in a later basic block,
+/// and LLVM treats an alloca outside the entry block as a stack object of
+/// run-time size: it records no frame for the kernel in .stack_sizes (the
+/// manifest's "dynamic_stack"). Static allocas have no operands, so moving
+/// them keeps every use dominated; the allocation happens once per call
+/// instead of once per pass over its block, which is what the frame holds
+/// anyway.
+///
+/// Before: func.func @main_dispatch_1(...) { scf.for ... { copy };
+///           %acc = memref.alloca() : memref<8x32xi32> ... }
+/// After:  func.func @main_dispatch_1(...) {
+///           %acc = memref.alloca() : memref<8x32xi32>
+///           scf.for ... { copy } ... }
+std::unique_ptr<mlir::Pass> createHoistStaticAllocasPass();
+
 /// kiln-drop-zero-points (on func.func, linalg on tensors, right after
 /// tosa-to-linalg): the quantized named ops MLIR lowers int8 TOSA
 /// convolutions, fully connected layers and matmuls to become the plain
