@@ -206,6 +206,13 @@ void InspectorView::showDispatch(int64_t id) {
     item(quant, tr("tensor"), QString::fromStdString(q->tensor));
     item(quant, tr("storage"), QString::fromStdString(q->storage));
   }
+  // The quantization of the weights its operators read (per channel: count,
+  // min and max scale).
+  for (const kiln::TensorQuantization *w : kiln::weightsOf(plan, *d)) {
+    auto *weights = item(nullptr, tr("Weights quantization"), QString::fromStdString(kiln::describeQuantization(*w)));
+    item(weights, tr("tensor"), QString::fromStdString(w->tensor));
+    item(weights, tr("storage"), QString::fromStdString(w->storage));
+  }
   for (const kiln::Command &c : plan.schedule.commands) {
     if (c.kind != kiln::CommandKind::Dispatch || c.dispatch != id)
       continue;

@@ -820,6 +820,9 @@ static int runInspect() {
     if (const kiln::TensorQuantization *q = kiln::findQuantization(p, d.outputTensor))
       llvm::outs() << "  " << std::string(20, ' ') << " output '" << d.outputTensor << "' "
                    << kiln::describeQuantization(*q) << "\n";
+    for (const kiln::TensorQuantization *w : kiln::weightsOf(p, d))
+      llvm::outs() << "  " << std::string(20, ' ') << " weights '" << w->tensor << "' "
+                   << kiln::describeQuantization(*w) << "\n";
   }
   for (const kiln::OutputBinding &o : p.outputs)
     llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes

@@ -5,7 +5,10 @@
 //   - the inspector shows the scale and zero point of the selected
 //     dispatch's output tensor (the softmax writing the model output: scale
 //     1/256 = 0.00390625, zero point -128, as the file records it; `flatc
-//     --json` of the model prints 0.003906 and -128);
+//     --json` of the model prints 0.003906 and -128), and the per-channel
+//     scales of its weights (CONV_2D #2: 16 scales, flatc prints 0.006953 to
+//     0.016528, dimension 0; QuantizationInspectTest checks them bit for bit
+//     against the file);
 //   - graph edges and the memory plan count int8 bytes at 1 byte each (the
 //     96x96x1 input is 9216 bytes);
 //   - Compare runs on the integer build (default vs stripped).
@@ -95,6 +98,20 @@ private slots:
     QTRY_COMPARE(w->inspectorView()->dispatch(), first.id);
     text = inspectorText();
     QVERIFY2(text.contains("Output quantization scale 0.0235294 zero point -128"), qPrintable(text));
+
+    // CONV_2D #2 (1x1, 8 -> 16 channels): its filter's per-channel scales.
+    const kiln::Dispatch *conv = nullptr;
+    for (const kiln::Dispatch &d : plan.dispatches)
+      if (d.ops.size() == 1 && d.ops[0].sourceIndex == 2)
+        conv = &d;
+    QVERIFY(conv);
+    w->selectionModel()->setCurrentIndex(w->dispatchModel()->index(w->dispatchModel()->rowOfDispatch(conv->id), 0),
+                                         QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    QTRY_COMPARE(w->inspectorView()->dispatch(), conv->id);
+    text = inspectorText();
+    QVERIFY2(text.contains("Weights quantization per-channel: 16 scales, min 0.00695287 max 0.0165275, dimension 0"),
+             qPrintable(text));
+    QVERIFY2(text.contains("tensor MobilenetV1/Conv2d_1_pointwise/weights/read"), qPrintable(text));
 
     if (qEnvironmentVariableIsSet("KILN_SCREENSHOT_DIR")) {
       w->selectionModel()->setCurrentIndex(w->dispatchModel()->index(row, 0),

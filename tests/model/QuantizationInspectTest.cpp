@@ -14,16 +14,26 @@
 // -128. tests/data/ops_int8/add_uint8 stores uint8 zero points 128, 100 and
 // 125 with scales 0.02, 0.05 and 0.06 (make_int8_cases.mjs).
 //
+// Weights: the per-channel scales of CONV_2D #2's filter are read from the
+// .tflite here with the schema's flatbuffers code (not Kiln's importer), and
+// the plan must report their count (the filter's output channels), min and
+// max bit for bit. `flatc --json` of the file agrees: 16 scales, 0.006953 to
+// 0.016528, quantized_dimension 0, zero points 0.
+//
 //===----------------------------------------------------------------------===//
 #include "TestSupport.h"
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
 
+#include "tflite_generated.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <iterator>
 
 using namespace kiln::test;
 
@@ -43,6 +53,51 @@ size_t countOf(const std::string &text, const std::string &needle) {
   return n;
 }
 
+/// A weights tensor as the file stores it: name, scale count, min and max
+/// scale, quantized_dimension, and the shape's first dimension (a CONV_2D
+/// filter is OHWI: its output channels).
+struct FileWeights {
+  std::string name;
+  size_t scales = 0;
+  float min = 0, max = 0;
+  int64_t dimension = -1;
+  int64_t outputChannels = 0;
+};
+
+/// Input 1 (the filter) of operator `index` of person_detect.tflite, read
+/// with flatbuffers; `opName` receives the operator's builtin code name.
+FileWeights weightsInFile(unsigned index, std::string &opName) {
+  std::ifstream in(personDetect(), std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const kiln::tflite::Model *model = kiln::tflite::GetModel(bytes.data());
+  const kiln::tflite::SubGraph *graph = model->subgraphs()->Get(0);
+  const kiln::tflite::Operator *op = graph->operators()->Get(index);
+  const kiln::tflite::OperatorCode *code = model->operator_codes()->Get(op->opcode_index());
+  opName = kiln::tflite::EnumNameBuiltinOperator(
+      std::max(code->builtin_code(),
+               static_cast<kiln::tflite::BuiltinOperator>(code->deprecated_builtin_code())));
+  const kiln::tflite::Tensor *t = graph->tensors()->Get(op->inputs()->Get(1));
+  const auto *scales = t->quantization()->scale();
+  FileWeights w;
+  w.name = t->name()->str();
+  w.scales = scales->size();
+  w.min = *std::min_element(scales->begin(), scales->end());
+  w.max = *std::max_element(scales->begin(), scales->end());
+  w.dimension = t->quantization()->quantized_dimension();
+  w.outputChannels = t->shape()->Get(0);
+  return w;
+}
+
+/// CONV_2D #2's weights line, formatted here from the file's values.
+std::string conv2WeightsLine() {
+  std::string op;
+  FileWeights w = weightsInFile(2, op);
+  char text[200];
+  std::snprintf(text, sizeof text, " weights '%s' per-channel: %zu scales, min %g max %g, dimension %lld\n",
+                w.name.c_str(), w.scales, w.min, w.max, (long long)w.dimension);
+  return text;
+}
+
 /// The lines `kiln inspect` prints for person_detect, from the model or an
 /// artifact compiled from it.
 void expectPersonDetectLines(const std::string &out) {
@@ -57,6 +112,15 @@ void expectPersonDetectLines(const std::string &out) {
       << out;
   // One dispatch completes the output (the softmax's last), once.
   EXPECT_EQ(countOf(out, " output '" + kOutput + "' scale 0.00390625 zero point -128\n"), 1u) << out;
+  // Under CONV_2D #2's dispatch, right after its output line.
+  size_t conv = out.find("  CONV_2D #2\n");
+  ASSERT_NE(conv, std::string::npos) << out;
+  size_t next = out.find("main_dispatch", conv);
+  EXPECT_NE(out.substr(conv, next - conv).find(conv2WeightsLine()), std::string::npos)
+      << conv2WeightsLine() << out;
+  // Every CONV_2D and DEPTHWISE_CONV_2D filter of the file (28; the
+  // AVERAGE_POOL_2D, RESHAPE and SOFTMAX read none).
+  EXPECT_EQ(countOf(out, " weights '"), 28u) << out;
 }
 
 } // namespace
@@ -86,9 +150,15 @@ TEST(QuantizationInspect, JsonListsEachActivationTensor) {
   const llvm::json::Array *quant = parsed->getAsObject()->getArray("quantization");
   ASSERT_TRUE(quant);
   bool input = false, output = false;
+  size_t activations = 0, weights = 0;
   for (const llvm::json::Value &v : *quant) {
     const llvm::json::Object &o = *v.getAsObject();
     EXPECT_EQ(*o.getString("storage"), "i8");
+    if (o.getArray("readers")) { // weights: checked in WeightsPerChannel
+      ++weights;
+      continue;
+    }
+    ++activations;
     EXPECT_EQ(*o.getInteger("dimension"), -1); // activations: per tensor
     const llvm::json::Array &scales = *o.getArray("scales");
     ASSERT_EQ(scales.size(), 1u);
@@ -105,9 +175,36 @@ TEST(QuantizationInspect, JsonListsEachActivationTensor) {
   }
   EXPECT_TRUE(input && output);
   // One entry per activation: the input and the outputs of the 31
-  // operators (flatc: 89 tensors, the other 57 weights and biases, which
-  // are not listed).
-  EXPECT_EQ(quant->size(), 32u);
+  // operators; one per 8-bit weights tensor (flatc: 89 tensors, the other
+  // 57 are 28 int8 filters and 29 int32 biases, which are not listed).
+  EXPECT_EQ(activations, 32u);
+  EXPECT_EQ(weights, 28u);
+}
+
+TEST(QuantizationInspect, WeightsPerChannel) {
+  std::string op;
+  FileWeights file = weightsInFile(2, op);
+  ASSERT_EQ(op, "CONV_2D");
+  auto planned = kiln::planModel(personDetect(), {});
+  ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());
+  const kiln::TensorQuantization *w = kiln::findQuantization(**planned, file.name);
+  ASSERT_TRUE(w) << file.name;
+  EXPECT_TRUE(w->isWeights());
+  EXPECT_EQ(w->readers, std::vector<int64_t>{2});
+  // One scale per output channel, summarized as count, min and max.
+  EXPECT_EQ(file.scales, static_cast<size_t>(file.outputChannels));
+  EXPECT_EQ(w->channels, file.outputChannels);
+  EXPECT_EQ(w->scaleCount(), file.outputChannels);
+  EXPECT_EQ(w->scales, (std::vector<float>{file.min, file.max}));
+  EXPECT_EQ(w->zeroPoints, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(w->dimension, file.dimension);
+  // The dispatch of CONV_2D #2 lists it, and only it.
+  for (const kiln::Dispatch &d : (*planned)->dispatches)
+    if (d.ops.size() == 1 && d.ops[0].sourceIndex == 2) {
+      std::vector<const kiln::TensorQuantization *> list = kiln::weightsOf(**planned, d);
+      ASSERT_EQ(list.size(), 1u);
+      EXPECT_EQ(list[0], w);
+    }
 }
 
 TEST(QuantizationInspect, Uint8ZeroPointsAsTheFileStoresThem) {
@@ -149,7 +246,12 @@ TEST(QuantizationInspect, PlanJsonRoundTripKeepsQuantization) {
     EXPECT_EQ(a.zeroPoints, b.zeroPoints);
     EXPECT_EQ(a.dimension, b.dimension);
     EXPECT_EQ(a.storage, b.storage);
+    EXPECT_EQ(a.readers, b.readers);
+    EXPECT_EQ(a.channels, b.channels);
   }
+  EXPECT_EQ(std::count_if(back.quantization.begin(), back.quantization.end(),
+                          [](const kiln::TensorQuantization &q) { return q.channels > 0; }),
+            28);
   ASSERT_EQ(back.dispatches.size(), plan.dispatches.size());
   for (size_t i = 0; i < plan.dispatches.size(); ++i)
     EXPECT_EQ(back.dispatches[i].outputTensor, plan.dispatches[i].outputTensor);
@@ -197,12 +299,19 @@ TEST(QuantizationInspect, TosaMlirAttributeIsCheckedNotTrusted) {
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("input 0   'x' quantization: scale 0.25 zero point 3\n"), std::string::npos)
       << r.output;
-  // Integer scales, and a zero point missing.
+  // Integer scales, a zero point missing, readers that are not indices.
   for (const char *entry : {"{scales = [1], zero_points = [0], dimension = -1, storage = \"i8\", constant = false}",
-                            "{scales = [1.0 : f32], zero_points = [], dimension = -1, storage = \"i8\", constant = false}"}) {
+                            "{scales = [1.0 : f32], zero_points = [], dimension = -1, storage = \"i8\", constant = false}",
+                            "{scales = [1.0 : f32], zero_points = [0], dimension = -1, storage = \"i8\", constant = true, "
+                            "readers = [\"conv\"]}"}) {
     std::string bad = write("bad.mlir", entry);
     EXPECT_TRUE(kilnFailsCleanly("inspect " + shellQuote(bad),
                                  {"kiln.quantization entry 'x' is malformed", "scales = [f32, ...]"}))
         << entry;
   }
+  // Readers on an activation.
+  std::string bad = write("bad.mlir", "{scales = [1.0 : f32], zero_points = [0], dimension = -1, "
+                                      "storage = \"i8\", constant = false, readers = [0]}");
+  EXPECT_TRUE(kilnFailsCleanly("inspect " + shellQuote(bad),
+                               {"kiln.quantization entry 'x' has readers but is not constant"}));
 }

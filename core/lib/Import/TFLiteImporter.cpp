@@ -909,10 +909,23 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
       return fail("internal error: the imported TOSA does not verify: " +
                   firstError);
   }
-  // Each quantized tensor's scales and zero points, for the plan.
+  // Each quantized tensor's scales and zero points, for the plan; 8-bit
+  // constants (weights) with the indices of the operators that read them.
   setQuantizationAttribute(
       *module, quant, [&](int i) { return tensorName(tensor(i), i); },
-      [&](int i) { return !constantData(i).empty(); });
+      [&](int i) { return !constantData(i).empty(); },
+      [&](int i) {
+        std::vector<int64_t> readers;
+        schema::TensorType type = tensor(i)->type();
+        if (constantData(i).empty() || !graph->operators() ||
+            (type != schema::TensorType::INT8 && type != schema::TensorType::UINT8))
+          return readers;
+        for (unsigned index = 0; index < graph->operators()->size(); ++index)
+          if (const schema::Operator *op = graph->operators()->Get(index);
+              op->inputs() && llvm::is_contained(*op->inputs(), i))
+            readers.push_back(index);
+        return readers;
+      });
   return std::move(module);
 }
 

@@ -74,7 +74,8 @@ std::string describeQuant(const TensorQuant &quant) {
 void setQuantizationAttribute(mlir::Operation *module,
                               const std::vector<std::optional<TensorQuant>> &quant,
                               llvm::function_ref<std::string(int)> nameOf,
-                              llvm::function_ref<bool(int)> isConstant) {
+                              llvm::function_ref<bool(int)> isConstant,
+                              llvm::function_ref<std::vector<int64_t>(int)> readersOf) {
   mlir::MLIRContext *context = module->getContext();
   mlir::Builder b(context);
   mlir::NamedAttrList entries;
@@ -88,14 +89,15 @@ void setQuantizationAttribute(mlir::Operation *module,
     llvm::SmallVector<int64_t> zeroPoints;
     for (int32_t zp : q.zeroPoints)
       zeroPoints.push_back(q.fromUint8 ? zp + 128 : zp);
-    mlir::NamedAttribute fields[] = {
-        b.getNamedAttr("scales", b.getF32ArrayAttr(q.scales)),
-        b.getNamedAttr("zero_points", b.getI64ArrayAttr(zeroPoints)),
-        b.getNamedAttr("dimension",
-                       b.getI64IntegerAttr(q.perChannel() ? q.dimension : -1)),
-        b.getNamedAttr("storage", b.getStringAttr(q.fromUint8 ? "u8" : "i8")),
-        b.getNamedAttr("constant", b.getBoolAttr(isConstant(static_cast<int>(i))))};
-    entries.append(name, b.getDictionaryAttr(fields));
+    mlir::NamedAttrList fields;
+    fields.append("scales", b.getF32ArrayAttr(q.scales));
+    fields.append("zero_points", b.getI64ArrayAttr(zeroPoints));
+    fields.append("dimension", b.getI64IntegerAttr(q.perChannel() ? q.dimension : -1));
+    fields.append("storage", b.getStringAttr(q.fromUint8 ? "u8" : "i8"));
+    fields.append("constant", b.getBoolAttr(isConstant(static_cast<int>(i))));
+    if (std::vector<int64_t> readers = readersOf(static_cast<int>(i)); !readers.empty())
+      fields.append("readers", b.getI64ArrayAttr(readers));
+    entries.append(name, fields.getDictionary(context));
   }
   if (!entries.empty())
     module->setAttr(kQuantizationAttr, entries.getDictionary(context));

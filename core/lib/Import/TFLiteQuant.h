@@ -88,11 +88,14 @@ inline constexpr const char kQuantizationAttr[] = "kiln.quantization";
 /// array of i64 as the file stores them (a uint8 tensor's in [0, 255]),
 /// dimension: i64 (the quantized_dimension of a per-channel tensor, -1 per
 /// tensor), storage: "i8" or "u8", constant: bool (`isConstant(i)`: weights
-/// and biases)}.
+/// and biases), readers: array of i64 (`readersOf(i)`: the operator indices
+/// that read the tensor as weights, in file order; present only when not
+/// empty, so int32 biases and activations have none)}.
 void setQuantizationAttribute(mlir::Operation *module,
                               const std::vector<std::optional<TensorQuant>> &quant,
                               llvm::function_ref<std::string(int)> nameOf,
-                              llvm::function_ref<bool(int)> isConstant);
+                              llvm::function_ref<bool(int)> isConstant,
+                              llvm::function_ref<std::vector<int64_t>(int)> readersOf);
 
 } // namespace kiln::tfl
 

@@ -182,10 +182,42 @@ std::string outputTensorOf(Location loc) {
   return tensor;
 }
 
+/// Per-channel weights as the plan keeps them (TensorQuantization::channels):
+/// the channel count, the smallest and the largest scale with their zero
+/// points.
+void summarizeWeights(TensorQuantization &q) {
+  if (!q.isWeights() || q.scales.size() <= 1)
+    return;
+  auto [lo, hi] = std::minmax_element(q.scales.begin(), q.scales.end());
+  size_t loAt = lo - q.scales.begin(), hiAt = hi - q.scales.begin();
+  q.channels = static_cast<int64_t>(q.scales.size());
+  q.scales = {*lo, *hi};
+  q.zeroPoints = {q.zeroPoints[loAt], q.zeroPoints[hiAt]};
+}
+
+/// The `readers` field of a `kiln.quantization` entry: absent (no readers),
+/// or an array of operator indices (false if it is anything else).
+bool readReaders(DictionaryAttr fields, std::vector<int64_t> &readers) {
+  Attribute attr = fields.get("readers");
+  if (!attr)
+    return true;
+  auto array = attr.dyn_cast<ArrayAttr>();
+  if (!array)
+    return false;
+  for (Attribute a : array) {
+    auto index = a.dyn_cast<IntegerAttr>();
+    if (!index || index.getInt() < 0)
+      return false;
+    readers.push_back(index.getInt());
+  }
+  return true;
+}
+
 /// CompilationPlan::quantization from the importer's `kiln.quantization`
-/// module attribute (TFLiteQuant.h: setQuantizationAttribute), weights left
-/// out. A TOSA .mlir file may carry one too (`kiln compile --emit=tosa`
-/// writes it); an entry of another form is an error naming it.
+/// module attribute (TFLiteQuant.h: setQuantizationAttribute): activations
+/// and weights (constants with readers; other constants, int32 biases, are
+/// left out). A TOSA .mlir file may carry one too (`kiln compile
+/// --emit=tosa` writes it); an entry of another form is an error naming it.
 llvm::Expected<std::vector<TensorQuantization>> readQuantization(ModuleOp module) {
   std::vector<TensorQuantization> out;
   auto dict = module->getAttrOfType<DictionaryAttr>("kiln.quantization");
@@ -200,7 +232,8 @@ llvm::Expected<std::vector<TensorQuantization>> readQuantization(ModuleOp module
     auto constant = fields ? fields.getAs<BoolAttr>("constant") : BoolAttr();
     TensorQuantization q;
     bool ok = scales && zeroPoints && dimension && storage && constant &&
-              scales.size() == zeroPoints.size() && !scales.empty();
+              scales.size() == zeroPoints.size() && !scales.empty() &&
+              readReaders(fields, q.readers);
     for (size_t i = 0; ok && i < scales.size(); ++i) {
       auto scale = scales[i].dyn_cast<FloatAttr>();
       auto zeroPoint = zeroPoints[i].dyn_cast<IntegerAttr>();
@@ -214,12 +247,16 @@ llvm::Expected<std::vector<TensorQuantization>> readQuantization(ModuleOp module
       return makeError("kiln.quantization entry '" + entry.getName().getValue() +
                        "' is malformed; expected {scales = [f32, ...], zero_points = "
                        "[i64, ...] (as many), dimension = i64, storage = \"i8\" or "
-                       "\"u8\", constant = bool}");
-    if (constant.getValue())
+                       "\"u8\", constant = bool, readers = [i64, ...] (optional)}");
+    if (!constant.getValue() && q.isWeights())
+      return makeError("kiln.quantization entry '" + entry.getName().getValue() +
+                       "' has readers but is not constant; only weights have readers");
+    if (constant.getValue() && !q.isWeights())
       continue;
     q.tensor = entry.getName().str();
     q.dimension = dimension.getInt();
     q.storage = storage.str();
+    summarizeWeights(q);
     out.push_back(std::move(q));
   }
   return out;

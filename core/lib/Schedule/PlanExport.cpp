@@ -184,9 +184,22 @@ std::string describeQuantization(const TensorQuantization &quant) {
     return text;
   }
   auto [lo, hi] = std::minmax_element(quant.scales.begin(), quant.scales.end());
-  std::snprintf(text, sizeof(text), "per-channel: %zu scales, min %g max %g, dimension %lld",
-                quant.scales.size(), *lo, *hi, (long long)quant.dimension);
+  std::snprintf(text, sizeof(text), "per-channel: %lld scales, min %g max %g, dimension %lld",
+                (long long)quant.scaleCount(), *lo, *hi, (long long)quant.dimension);
   return text;
+}
+
+std::vector<const TensorQuantization *> weightsOf(const CompilationPlan &plan,
+                                                  const Dispatch &d) {
+  std::vector<const TensorQuantization *> weights;
+  for (const TensorQuantization &q : plan.quantization)
+    for (const SourceOp &op : d.ops)
+      if (op.sourceIndex >= 0 &&
+          std::find(q.readers.begin(), q.readers.end(), op.sourceIndex) != q.readers.end()) {
+        weights.push_back(&q);
+        break;
+      }
+  return weights;
 }
 
 const TensorQuantization *findQuantization(const CompilationPlan &plan,

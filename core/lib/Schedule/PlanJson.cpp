@@ -88,11 +88,17 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
     json::Array scales;
     for (float s : q.scales)
       scales.push_back(static_cast<double>(s)); // exact: float -> double
-    quantization.push_back(json::Object{{"tensor", q.tensor},
-                                        {"scales", std::move(scales)},
-                                        {"zero_points", ints(q.zeroPoints)},
-                                        {"dimension", q.dimension},
-                                        {"storage", q.storage}});
+    json::Object entry{{"tensor", q.tensor},
+                       {"scales", std::move(scales)},
+                       {"zero_points", ints(q.zeroPoints)},
+                       {"dimension", q.dimension},
+                       {"storage", q.storage}};
+    // Weights only, to keep activations' entries (and old readers) as they were.
+    if (q.isWeights())
+      entry["readers"] = ints(q.readers);
+    if (q.channels > 0)
+      entry["channels"] = q.channels;
+    quantization.push_back(std::move(entry));
   }
   json::Object root{
       {"source", plan.source},
@@ -215,6 +221,8 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
         q.zeroPoints = getInts(*o, "zero_points");
         q.dimension = getInt(*o, "dimension");
         q.storage = getString(*o, "storage");
+        q.readers = getInts(*o, "readers");
+        q.channels = getInt(*o, "channels", 0);
         plan.quantization.push_back(std::move(q));
       }
   if (const json::Object *s = root->getObject("schedule")) {
