@@ -52,7 +52,8 @@ inline kiln::CompileOptions modelOptions(const QString &name) {
 
 /// tests/data/bad/*.tflite.
 inline QStringList badModels() {
-  return {"custom_op", "dynamic_batch", "garbled", "int8_quantized", "not_tflite", "truncated", "two_subgraphs",
+  return {"custom_op", "dynamic_batch", "garbled", "int16_activations", "per_channel_scale_count", "not_tflite",
+          "truncated", "two_subgraphs",
           "unsupported_op"};
 }
 inline QString badModelPath(const QString &name) { return QStringLiteral(KILN_TEST_DATA_DIR "/bad/") + name + ".tflite"; }
