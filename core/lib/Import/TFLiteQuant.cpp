@@ -40,7 +40,7 @@ std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
   const float scale = output.scale();
   const int32_t zeroPoint = output.zeroPoint();
   auto quantize = [&](float f) {
-    return zeroPoint + static_cast<int32_t>(std::round(f / scale));
+    return zeroPoint + saturatingCast(std::round(f / scale));
   };
   int32_t lo = -128, hi = 127;
   switch (activation) {

@@ -71,6 +71,16 @@ QuantizedMultiplier quantizeMultiplier(double real);
 std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
                                                      const TensorQuant &output);
 
+/// `value` (a float TFLite converts with static_cast<int32_t>) as int32,
+/// saturated to [-2^24, 2^24] first: the values Kiln converts this way only
+/// matter within the int8/uint8 range, and C++ leaves the conversion of an
+/// out-of-range float undefined (a scale near 0 gives one).
+inline int32_t saturatingCast(float value) {
+  if (!(value >= -16777216.0f)) // also NaN
+    return value != value ? 0 : -16777216;
+  return value > 16777216.0f ? 16777216 : static_cast<int32_t>(value);
+}
+
 /// "scale 0.0039 zero point -128" or "per-channel: 8 scales, min 0.001 max
 /// 0.02, dimension 3": kiln::describeQuantization (kiln/Plan.h) of the
 /// tensor as the file stores it, so errors and the inspector read alike.

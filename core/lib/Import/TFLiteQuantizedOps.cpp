@@ -67,6 +67,11 @@ int32_t roundingDivideByPOT(int32_t x, int exponent) {
 
 /// TFLite's MultiplyByQuantizedMultiplier (quantization_util / common.h).
 int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m) {
+  // A multiplier of 2^31 or more (absurd scales) saturates instead of
+  // shifting past the word (undefined in C++ and in TFLite alike).
+  if (m.shift > 30)
+    return x > 0 ? std::numeric_limits<int32_t>::max()
+                 : (x < 0 ? std::numeric_limits<int32_t>::min() : 0);
   int left = m.shift > 0 ? m.shift : 0, right = m.shift > 0 ? 0 : -m.shift;
   return roundingDivideByPOT(
       roundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << left),
@@ -660,10 +665,9 @@ LogicalResult convertRelu(OpContext &ctx, float lo, float hi) {
   const TensorQuant &i = **in, &o = **out;
   // in_scale / out_scale in float, then widened (activations.cc ReluPrepare).
   QuantizedMultiplier m = quantizeMultiplier(static_cast<double>(i.scale() / o.scale()));
-  int32_t qlo = std::max(-128, o.zeroPoint() + static_cast<int32_t>(std::round(lo / o.scale())));
+  int32_t qlo = std::max(-128, o.zeroPoint() + saturatingCast(std::round(lo / o.scale())));
   int32_t qhi = std::isinf(hi) ? 127
-                               : std::min(127, o.zeroPoint() + static_cast<int32_t>(
-                                                                   std::round(hi / o.scale())));
+                               : std::min(127, o.zeroPoint() + saturatingCast(std::round(hi / o.scale())));
   return convertByTable(ctx, [&](int32_t q) {
     int32_t v = o.zeroPoint() + multiplyByQuantizedMultiplier(q - i.zeroPoint(), m);
     return std::clamp(v, qlo, qhi);
@@ -688,7 +692,7 @@ LogicalResult convertFloatTable(OpContext &ctx, float (*f)(float)) {
   return convertByTable(ctx, [&](int32_t q) {
     float dequantized = i.scale() * static_cast<float>(q - i.zeroPoint());
     float rescaled = std::round(f(dequantized) * inverseScale);
-    return static_cast<int32_t>(rescaled + static_cast<float>(o.zeroPoint()));
+    return saturatingCast(rescaled + static_cast<float>(o.zeroPoint()));
   });
 }
 
@@ -1028,7 +1032,7 @@ LogicalResult convertConcatenation(OpContext &ctx) {
     const float bias = -static_cast<float>(i.zeroPoint() + 128) * scale;
     inputs.push_back(lookupTable(ctx, *v, [&](int32_t q8) {
       float value = static_cast<float>(q8 + 128) * scale + bias;
-      int32_t u = static_cast<int32_t>(std::round(value)) + o.zeroPoint() + 128;
+      int32_t u = saturatingCast(std::round(value)) + o.zeroPoint() + 128;
       return std::clamp(u, 0, 255) - 128;
     }));
   }
