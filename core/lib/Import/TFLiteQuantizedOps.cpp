@@ -329,6 +329,32 @@ Value padSpatial(OpContext &ctx, Value input, llvm::ArrayRef<int64_t> pad, int32
 
 // --- Products ---------------------------------------------------------------
 
+/// A CONV_2D or DEPTHWISE_CONV_2D (`ConvOp`) on int8: the input zero point
+/// folded into the bias where the weights allow (then the input is padded
+/// with it explicitly), the TOSA convolution accumulating in i32 over
+/// `weight` (the filter in the op's layout; `filter` is the file's
+/// constant, `channels` output channels, channel-first or -last), then the
+/// requantization and fused activation. uint8 products' multipliers use the
+/// float product of the scales, as TFLite's uint8 path does.
+template <typename ConvOp>
+LogicalResult convolve(OpContext &ctx, const ProductQuant &q, Value input, Value filter,
+                       Value weight, Value bias, const Window &window, int64_t channels,
+                       bool channelFirst, schema::ActivationFunctionType act) {
+  auto folded = foldInputZeroPoint(ctx, filter, bias, q, channels, channelFirst);
+  if (failed(folded))
+    return failure();
+  auto pad = window.pad;
+  if (folded->folded) {
+    input = padSpatial(ctx, input, window.pad.asArrayRef(), q.in->zeroPoint());
+    pad = ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0});
+  }
+  Value acc = ctx.create<ConvOp>(tensorOf(ctx.outputShape(0), i32Type(ctx)), input, weight,
+                                 folded->bias, pad, window.stride, window.dilation,
+                                 folded->quantization);
+  return finishProduct(ctx, acc, productScales(*q.in, *q.weight, *q.out, q.in->fromUint8),
+                       *q.out, act);
+}
+
 LogicalResult convertConv2D(OpContext &ctx) {
   const auto *opts = ctx.options<schema::Conv2DOptions>();
   if (!opts)
@@ -345,22 +371,8 @@ LogicalResult convertConv2D(OpContext &ctx) {
   auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
   if (failed(bias) || failed(window))
     return failure();
-  std::vector<int64_t> outShape = ctx.outputShape(0);
-  auto folded = foldInputZeroPoint(ctx, *filter, *bias, *q, fShape[0], true);
-  if (failed(folded))
-    return failure();
-  Value in = *input;
-  auto pad = window->pad;
-  if (folded->folded) {
-    in = padSpatial(ctx, in, window->pad.asArrayRef(), q->in->zeroPoint());
-    pad = ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0});
-  }
-  Value acc = ctx.create<tosa::Conv2DOp>(
-      tensorOf(outShape, i32Type(ctx)), in, *filter, folded->bias, pad,
-      window->stride, window->dilation, folded->quantization);
-  bool floatProduct = q->in->fromUint8;
-  return finishProduct(ctx, acc, productScales(*q->in, *q->weight, *q->out, floatProduct),
-                       *q->out, opts->fused_activation_function());
+  return convolve<tosa::Conv2DOp>(ctx, *q, *input, *filter, *filter, *bias, *window,
+                                  fShape[0], true, opts->fused_activation_function());
 }
 
 LogicalResult convertDepthwiseConv2D(OpContext &ctx) {
@@ -381,21 +393,9 @@ LogicalResult convertDepthwiseConv2D(OpContext &ctx) {
   auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
   if (failed(bias) || failed(window))
     return failure();
-  auto folded = foldInputZeroPoint(ctx, *filter, *bias, *q, fShape[3], false);
-  if (failed(folded))
-    return failure();
-  Value in = *input;
-  auto pad = window->pad;
-  if (folded->folded) {
-    in = padSpatial(ctx, in, window->pad.asArrayRef(), q->in->zeroPoint());
-    pad = ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0});
-  }
-  Value acc = ctx.create<tosa::DepthwiseConv2DOp>(
-      tensorOf(ctx.outputShape(0), i32Type(ctx)), in, weight, folded->bias, pad,
-      window->stride, window->dilation, folded->quantization);
-  bool floatProduct = q->in->fromUint8;
-  return finishProduct(ctx, acc, productScales(*q->in, *q->weight, *q->out, floatProduct),
-                       *q->out, opts->fused_activation_function());
+  return convolve<tosa::DepthwiseConv2DOp>(ctx, *q, *input, *filter, weight, *bias,
+                                           *window, fShape[3], false,
+                                           opts->fused_activation_function());
 }
 
 LogicalResult convertFullyConnected(OpContext &ctx) {
