@@ -39,7 +39,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mulberry32 } from './prng.mjs';
+import { fnv1a, mulberry32 } from './prng.mjs';
 import { readNpy, writeNpy } from './npy.mjs';
 import { evaluateInt8 } from './int8_eval.mjs';
 import { buildTfliteModel } from './tflite_builder.mjs';
@@ -53,15 +53,6 @@ const OUT_DIR = path.join(repo, 'tests/data/ops_int8');
 const SEED = 1;
 
 const numel = (s) => s.reduce((a, b) => a * b, 1);
-
-function fnv1a(str) {
-  let h = 0x811c9dc5;
-  for (const c of Buffer.from(str, 'utf8')) {
-    h ^= c;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
 
 // Integers uniform in [lo, hi] from the stream of `key` (string) or seed.
 function randInts(seedOrKey, n, lo, hi, Ctor) {

@@ -48,7 +48,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mulberry32, fillInput } from './prng.mjs';
+import { fnv1a, mulberry32, fillInput } from './prng.mjs';
 import { readNpy, writeNpy } from './npy.mjs';
 import { AGREEMENT_TOLERANCE, compareValues, evaluateModel } from './op_eval.mjs';
 import { buildTfliteModel, toFloat16Bits } from './tflite_builder.mjs';
@@ -65,15 +65,6 @@ const SEED = 1;
 // ---------------------------------------------------------------- helpers
 
 const numel = (s) => s.reduce((a, b) => a * b, 1);
-
-function fnv1a(str) {
-  let h = 0x811c9dc5;
-  for (const c of Buffer.from(str, 'utf8')) {
-    h ^= c;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
 
 function randFloats(key, n, lo = -1, hi = 1) {
   const u = mulberry32(fnv1a(key));

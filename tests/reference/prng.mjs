@@ -27,6 +27,18 @@ export function mulberry32(seed) {
   };
 }
 
+// FNV-1a (32-bit) of a string's UTF-8 bytes: the seed a generator script
+// derives from a case name, so each case's data stays the same when cases
+// are added or reordered.
+export function fnv1a(str) {
+  let h = 0x811c9dc5;
+  for (const c of Buffer.from(str, 'utf8')) {
+    h ^= c;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
 // Fill typed array `arr` (any TFLite dtype view) for input `index` with `seed`.
 export function fillInput(arr, seed, index, dtype = 'float32') {
   const u = mulberry32((seed + index) >>> 0);
