@@ -390,13 +390,6 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
   return builder.create<tosa::ConstOp>(loc, attr.getType(), attr).getResult();
 }
 
-/// `value` as printf's %g writes it ("0.1", "-1e-09", "nan").
-static std::string shortFloat(float value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", static_cast<double>(value));
-  return text;
-}
-
 /// "INT8" for a TFLite element type.
 static std::string typeName(schema::TensorType type) {
   const char *name = schema::EnumNameTensorType(type);
@@ -441,7 +434,7 @@ llvm::Error ModelImporter::checkQuantization(int index) {
   for (size_t c = 0; c < q->scale()->size(); ++c) {
     float s = q->scale()->Get(c);
     if (!(s > 0.0f) || !std::isfinite(s))
-      return fail(what + " has quantization scale " + shortFloat(s) +
+      return fail(what + " has quantization scale " + shortNumber(s) +
                   (q->scale()->size() > 1 ? " at channel " + std::to_string(c)
                                           : std::string()) +
                   "; scales must be positive and finite");

@@ -61,6 +61,12 @@ std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
   return {lo, hi};
 }
 
+std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
 std::string describeQuant(const TensorQuant &quant) {
   TensorQuantization q;
   q.scales = quant.scales;

@@ -81,6 +81,10 @@ inline int32_t saturatingCast(float value) {
   return value > 16777216.0f ? 16777216 : static_cast<int32_t>(value);
 }
 
+/// `value` as printf's %g writes it ("0.1", "-1e-09", "nan"): how error
+/// messages print scales and multipliers.
+std::string shortNumber(double value);
+
 /// "scale 0.0039 zero point -128" or "per-channel: 8 scales, min 0.001 max
 /// 0.02, dimension 3": kiln::describeQuantization (kiln/Plan.h) of the
 /// tensor as the file stores it, so errors and the inspector read alike.

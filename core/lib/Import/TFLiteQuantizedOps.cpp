@@ -108,13 +108,6 @@ FailureOr<const TensorQuant *> outQuant(OpContext &ctx) {
                   "point); mixed float/int8 operators are not supported");
 }
 
-/// `value` as printf's %g writes it.
-std::string shortNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
 /// tosa.rescale of `value` (i8 or i32) to `element` (i8 or i32): subtracts
 /// `inZp`, multiplies by each real scale as TFLite does (quantizeMultiplier,
 /// MultiplyByQuantizedMultiplier's rounding), adds `outZp` and saturates.
