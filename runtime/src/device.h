@@ -15,14 +15,19 @@ inline uint64_t nowNs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-/// Appends an event to `trace` (thread-safe; counts drops past capacity).
+/// Appends an event to `trace` (thread-safe). `count` only ever counts
+/// stored events (it never passes `capacity`); an event past capacity is
+/// counted in `dropped` instead, so a reader may loop to `count`.
 inline void recordEvent(kiln_trace_t *trace, uint32_t command, uint32_t workgroup,
                         uint32_t thread, uint64_t start, uint64_t end) {
-  size_t slot = __atomic_fetch_add(&trace->count, 1, __ATOMIC_RELAXED);
-  if (slot >= trace->capacity) {
-    __atomic_fetch_add(&trace->dropped, 1, __ATOMIC_RELAXED);
-    return;
-  }
+  size_t slot = __atomic_load_n(&trace->count, __ATOMIC_RELAXED);
+  do {
+    if (slot >= trace->capacity) {
+      __atomic_fetch_add(&trace->dropped, 1, __ATOMIC_RELAXED);
+      return;
+    }
+  } while (!__atomic_compare_exchange_n(&trace->count, &slot, slot + 1, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED));
   trace->events[slot] = {command, workgroup, thread, start, end};
 }
 

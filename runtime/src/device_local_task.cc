@@ -20,6 +20,11 @@ struct Pool {
   size_t started = 0;
   pthread_mutex_t mutex;
   pthread_cond_t wake;
+  /// Held by the caller of executeWave for its whole wave: the wave state
+  /// below (dispatches, prefix, claims, doneShares, generation) describes
+  /// one wave, so callers on other threads (other modules sharing the
+  /// device) wait here until it completes.
+  pthread_mutex_t submit;
   // Current wave, published by a release increment of `generation`.
   const kiln_dispatch_t *dispatches = nullptr;
   size_t dispatchCount = 0;
@@ -147,13 +152,9 @@ void *workerMain(void *raw) {
   }
 }
 
-kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t count,
-                          kiln_trace_t *trace) {
-  Pool *pool = static_cast<Pool *>(self);
-  if (count + 1 > pool->prefixCapacity)
-    return makeStatus(KILN_RESOURCE_EXHAUSTED,
-                      "local-task: wave of %zu dispatches exceeds the %zu it was created for",
-                      count, pool->prefixCapacity - 1);
+/// Runs one wave with the pool; the caller holds pool->submit.
+void runWave(Pool *pool, const kiln_dispatch_t *dispatches, size_t count,
+             kiln_trace_t *trace) {
   uint64_t waveStart = trace ? nowNs() : 0;
   pool->prefix[0] = 0;
   for (size_t i = 0; i < count; ++i)
@@ -164,7 +165,7 @@ kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t 
   pool->trace = trace;
   size_t helpers = pool->started;
   if (pool->totalItems > 1 && helpers > 0) {
-    const uint64_t generation = pool->generation + 1; // only this thread writes it
+    const uint64_t generation = pool->generation + 1; // only the submit holder writes it
     const uint64_t stealAt = nowNs() + kStealAfterNs;
     for (size_t t = 1; t <= helpers; ++t)
       __atomic_store_n(&pool->claims[t], generation << 1, __ATOMIC_RELAXED);
@@ -215,6 +216,18 @@ kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t 
     for (size_t i = 0; i < count; ++i)
       recordEvent(trace, dispatches[i].command, UINT32_MAX, 0, waveStart, end);
   }
+}
+
+kiln_status_t executeWave(void *self, const kiln_dispatch_t *dispatches, size_t count,
+                          kiln_trace_t *trace) {
+  Pool *pool = static_cast<Pool *>(self);
+  if (count + 1 > pool->prefixCapacity)
+    return makeStatus(KILN_RESOURCE_EXHAUSTED,
+                      "local-task: wave of %zu dispatches exceeds the %zu it was created for",
+                      count, pool->prefixCapacity - 1);
+  pthread_mutex_lock(&pool->submit);
+  runWave(pool, dispatches, count, trace);
+  pthread_mutex_unlock(&pool->submit);
   return kiln_status_ok();
 }
 
@@ -229,6 +242,7 @@ void releasePool(void *self) {
   for (size_t i = 0; i < pool->started; ++i)
     pthread_join(pool->workers[i], nullptr);
   pthread_mutex_destroy(&pool->mutex);
+  pthread_mutex_destroy(&pool->submit);
   pthread_cond_destroy(&pool->wake);
   free(pool->workers);
   free(pool->claims);
@@ -253,6 +267,7 @@ extern "C" kiln_status_t kiln_device_create_local_task(size_t threads, kiln_devi
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "out of memory creating local-task");
   pool->threads = threads;
   pthread_mutex_init(&pool->mutex, nullptr);
+  pthread_mutex_init(&pool->submit, nullptr);
   pthread_cond_init(&pool->wake, nullptr);
   pool->prefixCapacity = kMaxWaveDispatches + 1;
   pool->prefix = static_cast<uint32_t *>(calloc(pool->prefixCapacity, sizeof(uint32_t)));
