@@ -1,5 +1,6 @@
 //===- Import.cpp - Pick an importer for a model file ---------------------===//
 #include "Import.h"
+#include "TosaContract.h"
 
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
@@ -70,13 +71,21 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
         return std::move(err);
     auto module = isONNX ? importONNX(context, bytes, name, directory, fixes)
                          : importTFLite(context, bytes, name, fixes);
-    if (module && !warnings.empty())
+    if (!module)
+      return module.takeError();
+    if (llvm::Error err = checkTosaContract(**module, name, /*imported=*/true))
+      return std::move(err);
+    if (!warnings.empty())
       addWarnings(**module, warnings);
     return module;
   }
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc")) {
     auto module = importTosaMLIR(context, data, name);
-    if (module && !fixes.empty())
+    if (!module)
+      return module.takeError();
+    if (llvm::Error err = checkTosaContract(**module, name, /*imported=*/false))
+      return std::move(err);
+    if (!fixes.empty())
       (**module)->setAttr(
           "kiln.warnings",
           Builder(&context).getStrArrayAttr({"--fix-shape changes nothing: a TOSA .mlir "

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "WindowShape.h"
 
 #include <array>
 #include <cmath>
@@ -219,6 +220,9 @@ struct Window {
   std::array<int64_t, 2> in{1, 1}, out{1, 1};
   /// Part of padEnd added by ceil_mode so the last window fits (pools).
   std::array<int64_t, 2> overhang{0, 0};
+  /// Input elements past the last window, sliced off the input's end
+  /// before the op (fitWindow); `in` is the size before the slice.
+  std::array<int64_t, 2> crop{0, 0};
 
   int64_t extent(int d) const { return (kernel[d] - 1) * dilation[d] + 1; }
   DenseI64ArrayAttr tosaPad(OpBuilder &b) const {
@@ -285,7 +289,9 @@ FailureOr<Window> readWindow(NodeContext &ctx, llvm::ArrayRef<int64_t> inShape,
 
 /// Padding and output size of a convolution or pool (ONNX auto_pad: NOTSET
 /// reads `pads`; SAME_UPPER / SAME_LOWER pad to out = ceil(in / stride), the
-/// odd element at the end / the beginning; VALID pads nothing). With
+/// odd element at the end / the beginning; VALID pads nothing), fitted to
+/// TOSA's exact tiling by fitWindow (WindowShape.h): input past the last
+/// window leaves the end pad, then the input (Window::crop). With
 /// `ceilMode` the output size rounds up and the last window's overhang is
 /// added to the end padding (pools only).
 LogicalResult forwardPadding(NodeContext &ctx, Window &w, bool ceilMode) {
@@ -305,17 +311,40 @@ LogicalResult forwardPadding(NodeContext &ctx, Window &w, bool ceilMode) {
   if (autoPad == "NOTSET" && failed(readPerDim(ctx, "pads", spatial, w.padBegin, &w.padEnd, 0)))
     return failure();
   for (int d = 0; d < 2; ++d) {
-    int64_t span = w.in[d] + w.padBegin[d] + w.padEnd[d] - w.extent(d);
-    if (span < 0)
-      return ctx.fail("the padded input size " + llvm::Twine(span + w.extent(d)) +
+    WindowAxis axis{w.in[d], w.kernel[d], w.stride[d], w.dilation[d], w.padBegin[d],
+                    w.padEnd[d]};
+    if (axis.span() < 0)
+      return ctx.fail("the padded input size " + llvm::Twine(axis.span() + w.extent(d)) +
                       " is smaller than the window extent " + llvm::Twine(w.extent(d)) +
                       " (kernel " + llvm::Twine(w.kernel[d]) + ", dilation " +
                       llvm::Twine(w.dilation[d]) + "): there is no output");
-    w.out[d] = (ceilMode ? (span + w.stride[d] - 1) / w.stride[d] : span / w.stride[d]) + 1;
-    w.overhang[d] = (w.out[d] - 1) * w.stride[d] - span;
-    w.padEnd[d] += w.overhang[d];
+    TosaWindowAxis t =
+        fitWindow(axis, ceilMode ? WindowRounding::Ceil : WindowRounding::Floor);
+    if (!tilesExactly(axis, t))
+      return ctx.fail("with pads " + llvm::Twine(w.padBegin[d]) + " and " +
+                      llvm::Twine(w.padEnd[d]) + ", stride " + llvm::Twine(w.stride[d]) +
+                      " and window extent " + llvm::Twine(w.extent(d)) +
+                      " no window reads the input (size " + llvm::Twine(w.in[d]) + ")");
+    w.out[d] = t.out;
+    w.padEnd[d] = t.padEnd;
+    w.overhang[d] = t.overhang;
+    w.crop[d] = t.crop;
   }
   return success();
+}
+
+/// Slices Window::crop off the end of the lifted NCHW input `x` (axes 2, 3)
+/// and makes `w.in` the sliced size: then the windows tile it exactly.
+Value cropToWindows(NodeContext &ctx, Value x, Window &w) {
+  if (w.crop[0] == 0 && w.crop[1] == 0)
+    return x;
+  std::vector<int64_t> s = shapeOf(x);
+  for (int d = 0; d < 2; ++d) {
+    s[2 + d] -= w.crop[d];
+    w.in[d] -= w.crop[d];
+    w.crop[d] = 0;
+  }
+  return slice(ctx, x, {0, 0, 0, 0}, s);
 }
 
 /// [N, C, W] -> [N, C, 1, W]; rank 4 unchanged.
@@ -446,8 +475,8 @@ LogicalResult convertConv(NodeContext &ctx) {
   FailureOr<Window> win = readWindow(ctx, xs, kernel);
   if (failed(win) || failed(forwardPadding(ctx, *win, false)))
     return failure();
+  op.input = ctx.transposeToChannelsLast(cropToWindows(ctx, lift2D(ctx, *x), *win));
   op.window = *win;
-  op.input = ctx.transposeToChannelsLast(lift2D(ctx, *x));
   Value y;
   if (op.group == 1)
     y = conv2d(ctx, op.input, op.weight, op.bias, op.window);
@@ -786,10 +815,38 @@ LogicalResult convertBatchNorm(NodeContext &ctx) {
 
 // --- Pools ---------------------------------------------------------------------
 
-/// MaxPool with dilations > 1 (no TOSA op has them): the maximum over the
-/// kernel taps of strided views of the -inf padded NCHW input; view (ky, kx)
-/// starts at (ky*dh, kx*dw) and takes every stride-th element, by slicing
-/// out*stride elements and keeping index 0 of each [out, stride] group.
+/// The maximum over `kernel` taps `dilation` apart along axis `axis` (2 or
+/// 3) of the NCHW `x`, every `stride`-th window, `out` windows: tap k is the
+/// slice starting at k * dilation that takes every stride-th element (out *
+/// stride elements viewed as [out, stride], index 0 kept).
+Value dilatedMax1D(NodeContext &ctx, Value x, int axis, int64_t kernel, int64_t dilation,
+                   int64_t stride, int64_t out) {
+  std::vector<int64_t> s = shapeOf(x);
+  std::vector<int64_t> start(4, 0), size = s, result = s;
+  size[axis] = out * stride;
+  result[axis] = out;
+  // [before, out, stride, after] view of the slice along `axis`.
+  int64_t before = 1, after = 1;
+  for (int d = 0; d < axis; ++d)
+    before *= s[d];
+  for (int d = axis + 1; d < 4; ++d)
+    after *= s[d];
+  Value max;
+  for (int64_t k = 0; k < kernel; ++k) {
+    start[axis] = k * dilation;
+    Value v = ctx.reshape(slice(ctx, x, start, size), {before, out, stride, after});
+    v = ctx.reshape(slice(ctx, v, {0, 0, 0, 0}, {before, out, 1, after}), result);
+    max = max ? ctx.create<tosa::MaximumOp>(ctx.f32Type(result), max, v) : v;
+  }
+  return max;
+}
+
+/// MaxPool with dilations > 1 (no TOSA op has them): the -inf padded NCHW
+/// input, then the maximum is taken along W and then along H (a max pool
+/// is separable: max over the window = max over rows of the max over
+/// columns), so a KH x KW window costs KH + KW strided views, not KH * KW
+/// (pytorch-converted/test_MaxPool2d_stride_padding_dilation's 60 x 80
+/// window once became 4800 ops).
 Value dilatedMaxPool(NodeContext &ctx, Value x, const Window &w) {
   std::vector<int64_t> s = shapeOf(x);
   std::vector<int64_t> padded = s;
@@ -805,17 +862,8 @@ Value dilatedMaxPool(NodeContext &ctx, Value x, const Window &w) {
   Value lowest = ctx.constF32({}, {-std::numeric_limits<float>::infinity()});
   x = ctx.create<tosa::PadOp>(ctx.f32Type(padded), x, ctx.constI32({4, 2}, pads), lowest,
                               nullptr);
-  int64_t n = s[0], c = s[1], oh = w.out[0], ow = w.out[1], sh = w.stride[0], sw = w.stride[1];
-  Value result;
-  for (int64_t ky = 0; ky < w.kernel[0]; ++ky)
-    for (int64_t kx = 0; kx < w.kernel[1]; ++kx) {
-      Value v = slice(ctx, x, {0, 0, ky * w.dilation[0], kx * w.dilation[1]},
-                      {n, c, oh * sh, ow * sw});
-      v = ctx.reshape(v, {n * c, oh, sh, ow, sw});
-      v = ctx.reshape(slice(ctx, v, {0, 0, 0, 0, 0}, {n * c, oh, 1, ow, 1}), {n, c, oh, ow});
-      result = result ? ctx.create<tosa::MaximumOp>(ctx.f32Type({n, c, oh, ow}), result, v) : v;
-    }
-  return result;
+  Value columns = dilatedMax1D(ctx, x, 3, w.kernel[1], w.dilation[1], w.stride[1], w.out[1]);
+  return dilatedMax1D(ctx, columns, 2, w.kernel[0], w.dilation[0], w.stride[0], w.out[0]);
 }
 
 /// MaxPool (opsets 1, 8, 10, 11, 12) and AveragePool (opsets 1, 7, 10, 11):
@@ -841,7 +889,7 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
     return failure();
   Window w = *win;
-  Value in = lift2D(ctx, *x);
+  Value in = cropToWindows(ctx, lift2D(ctx, *x), w);
   if (w.dilation[0] != 1 || w.dilation[1] != 1) {
     if (!isMax)
       return ctx.fail("dilations are not supported for AveragePool");

@@ -40,7 +40,7 @@ LogicalResult convertConv2D(OpContext &ctx) {
   auto bias = biasOrZeros(ctx, 2, fShape[0]);
   if (failed(bias))
     return failure();
-  auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
+  auto window = windowOf(ctx, *opts, *input, fShape[1], fShape[2]);
   if (failed(window))
     return failure();
   Value conv = ctx.create<tosa::Conv2DOp>(
@@ -74,7 +74,7 @@ LogicalResult convertDepthwiseConv2D(OpContext &ctx) {
   auto bias = biasOrZeros(ctx, 2, fShape[3]);
   if (failed(bias))
     return failure();
-  auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
+  auto window = windowOf(ctx, *opts, *input, fShape[1], fShape[2]);
   if (failed(window))
     return failure();
   Value conv = ctx.create<tosa::DepthwiseConv2DOp>(
@@ -345,7 +345,14 @@ FailureOr<Value> buildBatchMatMul(OpContext &ctx, Type accumulator,
     product = ctx.create<tosa::MatMulOp>(
         RankedTensorType::get({batch, m, n}, accumulator), *lhs, *rhs, quantization);
   }
-  return product;
+  // The rank-3 product in the result's own shape, broadcast batch
+  // dimensions included: [batch * m, n] rows carry no rank, and a
+  // declared shape with open dimensions (a model with dynamic inputs,
+  // fixed by --fix-shape) is resolved against this shape, not guessed
+  // from the element count.
+  llvm::SmallVector<int64_t> outShape(bo);
+  outShape.append({m, n});
+  return ctx.reshape(product, outShape);
 }
 
 namespace {
@@ -364,11 +371,11 @@ LogicalResult convertPool(OpContext &ctx, bool isMax) {
   int64_t sh = opts->stride_h(), sw = opts->stride_w();
   if (kh <= 0 || kw <= 0 || sh <= 0 || sw <= 0)
     return ctx.fail("filter sizes and strides must be positive");
-  if (failed(checkWindowFits(ctx, opts->padding(), inShape, kh, kw, 1, 1)))
+  auto fitted = fitPadding(ctx, opts->padding(), *input, kh, kw, sh, sw, 1, 1);
+  if (failed(fitted))
     return failure();
-  int64_t top, bottom, left, right;
-  computePadding(opts->padding(), inShape[1], kh, sh, 1, top, bottom);
-  computePadding(opts->padding(), inShape[2], kw, sw, 1, left, right);
+  int64_t top = fitted->top, bottom = fitted->bottom, left = fitted->left,
+          right = fitted->right;
   auto b = ctx.builder();
   auto type = ctx.f32Type(ctx.outputShape(0));
   Value pool;

@@ -361,7 +361,7 @@ LogicalResult convertConv2D(OpContext &ctx) {
     return ctx.fail("expects a 4-D NHWC input and a 4-D OHWI filter of the "
                     "same input channels (grouped convolution is not supported)");
   auto bias = biasOrZeros(ctx, 2, fShape[0]);
-  auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
+  auto window = windowOf(ctx, *opts, *input, fShape[1], fShape[2]);
   if (failed(bias) || failed(window))
     return failure();
   return convolve<tosa::Conv2DOp>(ctx, *q, *input, *filter, *filter, *bias, *window,
@@ -383,7 +383,7 @@ LogicalResult convertDepthwiseConv2D(OpContext &ctx) {
   int64_t channels = inShape[3], multiplier = fShape[3] / channels;
   Value weight = ctx.reshape(*filter, {fShape[1], fShape[2], channels, multiplier});
   auto bias = biasOrZeros(ctx, 2, fShape[3]);
-  auto window = windowOf(ctx, *opts, inShape, fShape[1], fShape[2]);
+  auto window = windowOf(ctx, *opts, *input, fShape[1], fShape[2]);
   if (failed(bias) || failed(window))
     return failure();
   return convolve<tosa::DepthwiseConv2DOp>(ctx, *q, *input, *filter, weight, *bias,
@@ -436,16 +436,21 @@ struct PoolWindow {
   int64_t kh, kw, sh, sw, top, bottom, left, right;
 };
 
+/// The pool's window fitted to TOSA (fitPadding: `input` may become a
+/// slice of itself).
 FailureOr<PoolWindow> poolWindow(OpContext &ctx, const schema::Pool2DOptions &opts,
-                                 llvm::ArrayRef<int64_t> inShape) {
+                                 Value &input) {
   PoolWindow w{opts.filter_height(), opts.filter_width(), opts.stride_h(),
                opts.stride_w(), 0, 0, 0, 0};
   if (w.kh <= 0 || w.kw <= 0 || w.sh <= 0 || w.sw <= 0)
     return ctx.fail("filter sizes and strides must be positive");
-  if (failed(checkWindowFits(ctx, opts.padding(), inShape, w.kh, w.kw, 1, 1)))
+  auto fitted = fitPadding(ctx, opts.padding(), input, w.kh, w.kw, w.sh, w.sw, 1, 1);
+  if (failed(fitted))
     return failure();
-  computePadding(opts.padding(), inShape[1], w.kh, w.sh, 1, w.top, w.bottom);
-  computePadding(opts.padding(), inShape[2], w.kw, w.sw, 1, w.left, w.right);
+  w.top = fitted->top;
+  w.bottom = fitted->bottom;
+  w.left = fitted->left;
+  w.right = fitted->right;
   return w;
 }
 
@@ -477,10 +482,10 @@ FailureOr<PoolOperands> poolOperands(OpContext &ctx) {
   auto inShape = ctx.inputShape(0);
   if (inShape.size() != 4)
     return ctx.fail("expects a 4-D NHWC input");
-  auto w = poolWindow(ctx, *opts, inShape);
+  auto w = poolWindow(ctx, *opts, *input);
   if (failed(w))
     return failure();
-  return PoolOperands{opts, *input, inShape, *w};
+  return PoolOperands{opts, *input, shapeOf(*input), *w};
 }
 
 LogicalResult convertMaxPool(OpContext &ctx) {
@@ -1083,6 +1088,12 @@ LogicalResult convertMean(OpContext &ctx) {
   }
   if (n <= 0)
     return ctx.fail("MEAN over zero elements");
+  // The result's own shape (keep_dims or not): setOutput checks it against
+  // the shape the model declares, never a reshape to the declared one.
+  llvm::SmallVector<int64_t> resultShape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (keepDims || !llvm::is_contained(axes, d))
+      resultShape.push_back(kept[d]);
   auto i32 = tensorOf(kept, i32Type(ctx));
   llvm::SmallVector<int64_t> ones(rank, 1);
   Value result;
@@ -1127,11 +1138,11 @@ LogicalResult convertMean(OpContext &ctx) {
                                {1, static_cast<int64_t>(table.size()), 1});
     Value gathered = ctx.create<tosa::GatherOp>(tensorOf({1, total, 1}, i8Type(ctx)), values,
                                                 ctx.reshape(index, {1, total}));
-    return ctx.setOutput(0, ctx.reshape(gathered, ctx.outputShape(0)));
+    return ctx.setOutput(0, ctx.reshape(gathered, resultShape));
   }
   Value clamped = clampInt(ctx, result, -128, 127);
   Value narrow = ctx.create<tosa::CastOp>(tensorOf(kept, i8Type(ctx)), clamped);
-  return ctx.setOutput(0, ctx.reshape(narrow, ctx.outputShape(0)));
+  return ctx.setOutput(0, ctx.reshape(narrow, resultShape));
 }
 
 /// BATCH_MATMUL on int8 (TFLite batch_matmul.cc): sum((x - zx) * (y - zy))

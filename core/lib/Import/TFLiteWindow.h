@@ -8,6 +8,9 @@
 #define KILN_CORE_IMPORT_TFLITEWINDOW_H
 
 #include "TFLiteConverter.h"
+#include "WindowShape.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 
 namespace kiln::tfl {
 
@@ -49,6 +52,48 @@ inline mlir::LogicalResult checkWindowFits(OpContext &ctx, schema::Padding paddi
   return mlir::success();
 }
 
+/// Explicit TOSA padding of a TFLite window on an NHWC input, fitted to
+/// TOSA's exact tiling (fitWindow, WindowShape.h): the input rows and
+/// columns past the last window leave the end padding, then the input.
+struct FittedPadding {
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+/// TFLite's SAME/VALID padding of a KH x KW window (strides sh, sw;
+/// dilations dh, dw) on the NHWC `input`, fitted to TOSA: `input` is
+/// replaced by its slice when rows or columns past the last window remain
+/// (e.g. a 1x1 stride-2 SAME convolution on an even size, or VALID stride 2
+/// on an odd one). Fails (naming the dimension) when no window fits.
+inline mlir::FailureOr<FittedPadding> fitPadding(OpContext &ctx, schema::Padding padding,
+                                                 mlir::Value &input, int64_t kh, int64_t kw,
+                                                 int64_t sh, int64_t sw, int64_t dh,
+                                                 int64_t dw) {
+  auto shape = input.getType().cast<mlir::RankedTensorType>().getShape();
+  if (shape.size() != 4)
+    return ctx.fail("expects a 4-D NHWC input");
+  if (failed(checkWindowFits(ctx, padding, shape, kh, kw, dh, dw)))
+    return mlir::failure();
+  WindowAxis axes[2] = {{shape[1], kh, sh, dh, 0, 0}, {shape[2], kw, sw, dw, 0, 0}};
+  TosaWindowAxis fitted[2];
+  for (int d = 0; d < 2; ++d) {
+    WindowAxis &a = axes[d];
+    computePadding(padding, a.in, a.kernel, a.stride, a.dilation, a.padBegin, a.padEnd);
+    fitted[d] = fitWindow(a, WindowRounding::Floor);
+  }
+  if (fitted[0].crop || fitted[1].crop) {
+    llvm::SmallVector<int64_t> size(shape);
+    size[1] -= fitted[0].crop;
+    size[2] -= fitted[1].crop;
+    auto type = input.getType().cast<mlir::RankedTensorType>();
+    input = ctx.create<mlir::tosa::SliceOp>(
+        mlir::RankedTensorType::get(size, type.getElementType()), input,
+        ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0}),
+        ctx.builder().getDenseI64ArrayAttr(size));
+  }
+  return FittedPadding{fitted[0].padBegin, fitted[0].padEnd, fitted[1].padBegin,
+                       fitted[1].padEnd};
+}
+
 /// TOSA pad/stride/dilation attributes of a 2-D windowed op on an NHWC
 /// input with a KH x KW window.
 struct Window {
@@ -56,22 +101,20 @@ struct Window {
 };
 
 /// Reads strides, dilations and SAME/VALID padding from Conv2DOptions or
-/// DepthwiseConv2DOptions.
+/// DepthwiseConv2DOptions and fits them to TOSA (fitPadding; `input` may
+/// become a slice of itself).
 template <typename Options>
-mlir::FailureOr<Window> windowOf(OpContext &ctx, const Options &opts,
-                           llvm::ArrayRef<int64_t> inShape, int64_t kh,
-                           int64_t kw) {
+mlir::FailureOr<Window> windowOf(OpContext &ctx, const Options &opts, mlir::Value &input,
+                                 int64_t kh, int64_t kw) {
   int64_t sh = opts.stride_h(), sw = opts.stride_w();
   int64_t dh = opts.dilation_h_factor(), dw = opts.dilation_w_factor();
   if (sh <= 0 || sw <= 0 || dh <= 0 || dw <= 0)
     return ctx.fail("strides and dilations must be positive");
-  if (failed(checkWindowFits(ctx, opts.padding(), inShape, kh, kw, dh, dw)))
+  auto pad = fitPadding(ctx, opts.padding(), input, kh, kw, sh, sw, dh, dw);
+  if (failed(pad))
     return mlir::failure();
-  int64_t top, bottom, left, right;
-  computePadding(opts.padding(), inShape[1], kh, sh, dh, top, bottom);
-  computePadding(opts.padding(), inShape[2], kw, sw, dw, left, right);
   auto b = ctx.builder();
-  return Window{b.getDenseI64ArrayAttr({top, bottom, left, right}),
+  return Window{b.getDenseI64ArrayAttr({pad->top, pad->bottom, pad->left, pad->right}),
                 b.getDenseI64ArrayAttr({sh, sw}),
                 b.getDenseI64ArrayAttr({dh, dw})};
 }

@@ -1,0 +1,40 @@
+//===- WindowShape.cpp - Window arithmetic of convolutions and pools ------===//
+#include "WindowShape.h"
+
+#include <algorithm>
+
+namespace kiln {
+
+TosaWindowAxis fitWindow(const WindowAxis &axis, WindowRounding rounding) {
+  const int64_t span = axis.span();
+  TosaWindowAxis t;
+  t.padBegin = axis.padBegin;
+  t.padEnd = axis.padEnd;
+  int64_t steps = span / axis.stride;
+  if (rounding == WindowRounding::Ceil) {
+    steps = (span + axis.stride - 1) / axis.stride;
+    // The last window starts inside the input or its begin padding.
+    if (steps > 0 && steps * axis.stride >= axis.in + axis.padBegin)
+      --steps;
+  }
+  t.out = steps + 1;
+  // Elements past the last window (< 0) or missing for it (> 0).
+  const int64_t overhang = steps * axis.stride - span;
+  if (overhang >= 0) {
+    t.padEnd += overhang;
+    t.overhang = overhang;
+    return t;
+  }
+  const int64_t unread = -overhang;
+  const int64_t fromPad = std::min(unread, t.padEnd);
+  t.padEnd -= fromPad;
+  t.crop = unread - fromPad;
+  return t;
+}
+
+bool tilesExactly(const WindowAxis &axis, const TosaWindowAxis &t) {
+  return t.padBegin >= 0 && t.padEnd >= 0 && t.crop >= 0 && t.crop < axis.in && t.out >= 1 &&
+         (axis.in - t.crop) + t.padBegin + t.padEnd - axis.extent() == (t.out - 1) * axis.stride;
+}
+
+} // namespace kiln
