@@ -203,6 +203,13 @@ static cl::list<std::string> noFusion("no-fusion",
                                   cl::desc("Turn fusion off for one dispatch id"),
                                   cl::value_desc("id"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                                   cl::sub(inspectCmd), cl::cat(kilnCategory));
+static cl::opt<bool> checkBounds("check-bounds",
+                                 cl::desc("Bounds-checked kernels: every load and store checks "
+                                          "its binding's extent; a refused access fails the run "
+                                          "with KILN_OUT_OF_RANGE naming the dispatch (slow; "
+                                          ".kiln only)"),
+                                 cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
+                                 cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::list<std::string> fixShapes("fix-shape",
                                        cl::desc("Give a dynamic input a static shape: "
                                                 "INPUT=DIMS (name or index), e.g. 0=1x76x32x1"),
@@ -307,6 +314,7 @@ static std::vector<std::pair<std::string, std::string>> recipeFlags() {
   boolean("fusion", fusion);
   list("no-fusion", noFusion);
   list("fix-shape", fixShapes);
+  boolean("check-bounds", checkBounds);
   return flags;
 }
 
@@ -432,20 +440,24 @@ static int projectFlagsError(const std::string &project) {
               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
 }
 
-/// Writes the --dump-dispatch-graph / --dump-schedule files of `plan`.
-static llvm::Error writeDumps(const kiln::CompilationPlan &plan, const std::string &dot,
-                              const std::string &csv) {
-  if (!dot.empty()) {
-    std::string text = kiln::planToDot(plan);
-    if (llvm::Error err = kiln::writeFileAtomically(dot, text))
-      return err;
-  }
-  if (!csv.empty()) {
-    std::string text = kiln::planToCsv(plan);
-    if (llvm::Error err = kiln::writeFileAtomically(csv, text))
-      return err;
-  }
-  return llvm::Error::success();
+/// The --dump-dispatch-graph / --dump-schedule files of `plan` (texts kept
+/// in `texts`), written in one group with the build's own files: on any
+/// failure none of them is.
+static std::vector<kiln::OutputFile> dumpFiles(const kiln::CompilationPlan &plan,
+                                               const std::string &dot, const std::string &csv,
+                                               std::vector<std::string> &texts) {
+  texts.reserve(2);
+  std::vector<kiln::OutputFile> files;
+  auto add = [&](const std::string &path, std::string text) {
+    texts.push_back(std::move(text));
+    const std::string *kept = &texts.back();
+    files.push_back({path, [kept](llvm::raw_ostream &os) { os << *kept; }});
+  };
+  if (!dot.empty())
+    add(dot, kiln::planToDot(plan));
+  if (!csv.empty())
+    add(csv, kiln::planToCsv(plan));
+  return files;
 }
 
 static int runCompile() {
@@ -500,9 +512,9 @@ static int runCompile() {
     printWarnings(result->warnings);
     kiln::ExportBundle bundle;
     bundle.files = result->files;
-    if (llvm::Error err = kiln::writeExportBundle(bundle, output))
-      return fail(std::move(err));
-    if (llvm::Error err = writeDumps(*result->plan, dot, csv))
+    std::vector<std::string> texts;
+    if (llvm::Error err = kiln::writeExportBundle(bundle, output,
+                                                  dumpFiles(*result->plan, dot, csv, texts)))
       return fail(std::move(err));
     llvm::outs() << "wrote " << output << "/{";
     for (size_t i = 0; i < result->files.size(); ++i)
@@ -522,9 +534,14 @@ static int runCompile() {
   if (!result)
     return fail(result.takeError());
   printWarnings(result->warnings);
-  if (llvm::Error err = kiln::writeFileAtomically(out, result->artifact))
-    return fail(std::move(err));
-  if (llvm::Error err = writeDumps(*result->plan, dot, csv))
+  std::vector<std::string> texts;
+  std::vector<kiln::OutputFile> files = dumpFiles(*result->plan, dot, csv, texts);
+  const std::vector<uint8_t> &artifact = result->artifact;
+  files.insert(files.begin(), {out, [&artifact](llvm::raw_ostream &os) {
+                                 os.write(reinterpret_cast<const char *>(artifact.data()),
+                                          artifact.size());
+                               }});
+  if (llvm::Error err = kiln::writeFilesAtomically(files))
     return fail(std::move(err));
   llvm::outs() << "wrote " << out << " (" << result->artifact.size() << " bytes, "
                << counted(result->plan->dispatches.size(), "dispatch", "dispatches") << ", "
@@ -758,7 +775,8 @@ static int runInspect() {
                        : llvm::Expected<std::shared_ptr<const kiln::CompilationPlan>>(planned->plan);
   if (!plan)
     return fail(plan.takeError());
-  if (llvm::Error err = writeDumps(**plan, dot, csv))
+  std::vector<std::string> dumpTexts;
+  if (llvm::Error err = kiln::writeFilesAtomically(dumpFiles(**plan, dot, csv, dumpTexts)))
     return fail(std::move(err));
   const kiln::CompilationPlan &p = **plan;
   if (asJson) {
@@ -1232,7 +1250,13 @@ int main(int argc, char **argv) {
   // alloca not supported") reports a fatal error: one error line and exit
   // status 1, not an abort. No output file exists yet at that point.
   llvm::install_fatal_error_handler([](void *, const char *reason, bool) {
-    llvm::errs() << "kiln: error: LLVM cannot compile this build: " << reason << "\n";
+    // Every file stream's error is checked where it is written
+    // (kiln/AtomicWrite.h); an I/O failure here is LLVM's own.
+    llvm::StringRef why(reason);
+    llvm::errs() << "kiln: error: "
+                 << (why.contains("IO failure") ? "cannot write an output: "
+                                                : "LLVM cannot compile this build: ")
+                 << reason << "\n";
     llvm::errs().flush();
     std::_Exit(1);
   });

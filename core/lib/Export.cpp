@@ -506,7 +506,8 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   return bundle;
 }
 
-llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir) {
+llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
+                              const std::vector<OutputFile> &extra) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError(dir + ": cannot create the folder: " + ec.message());
   // A name taken by a folder or special file would fail (or bypass) the
@@ -523,6 +524,7 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
                        os.write(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size());
                      }});
   }
+  files.insert(files.end(), extra.begin(), extra.end());
   return writeFilesAtomically(files);
 }
 

@@ -2,10 +2,13 @@
 //
 // Every file Kiln writes (artifacts, C modules, export bundles, projects,
 // .npy outputs, traces and dumps) goes through writeFilesAtomically: each
-// file is written to a temporary file beside it and renamed over it
-// (llvm::writeToOutput), so a failed write (disk full, a crash) never
-// leaves a truncated file, and a group of files is renamed into place only
-// after every one of them was written in full.
+// file is written to a temporary file beside it (llvm::sys::fs::TempFile,
+// "NAME.tmp-XXXXXX", removed on failure and on a fatal signal) and renamed
+// over it, so a failed write (disk full, a crash) never leaves a truncated
+// file, and a group of files is renamed into place only after every one of
+// them was written in full. Every stream's error is checked and cleared
+// here: none reaches LLVM's fatal "IO failure on output stream", which
+// would end a process that uses Kiln as a library.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_ATOMICWRITE_H

@@ -30,6 +30,8 @@
 
 #include <cstdint>
 #include <map>
+#include "kiln/AtomicWrite.h"
+
 #include <string>
 #include <vector>
 
@@ -191,7 +193,10 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 /// file is refused before anything is written. Files of `dir` that the
 /// bundle does not name are left alone. Errors name the folder or file and
 /// the system's reason.
-llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir);
+/// `extra` files (a CLI's --dump-* files) join the same all-or-nothing
+/// group.
+llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
+                              const std::vector<OutputFile> &extra = {});
 
 /// The names of the files buildExportBundle() puts in the bundle of
 /// `request`, in writing order, known before compiling: NAME.kiln for an

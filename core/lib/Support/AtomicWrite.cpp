@@ -7,71 +7,113 @@ namespace kiln {
 
 namespace {
 
-/// Writes files[i..] in nested llvm::writeToOutput calls: file i's
-/// temporary is renamed only after files i+1.. are all written and renamed,
-/// and only if they succeeded. `failure` gets the first failure's message.
-llvm::Error writeFrom(const std::vector<OutputFile> &files, size_t i, std::string &failure) {
-  if (i == files.size())
-    return llvm::Error::success();
-  const OutputFile &file = files[i];
-  auto fail = [&](const std::string &reason) {
-    if (failure.empty())
-      failure = file.path + ": cannot write: " + reason;
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), failure);
-  };
-  // Writes this file's bytes, checks them out (a full disk shows at the
-  // flush) and goes on with the next file.
-  auto writeThenRest = [&](llvm::raw_ostream &os) -> llvm::Error {
-    file.write(os);
-    os.flush();
-    if (os.get_kind() == llvm::raw_ostream::OStreamKind::OK_FDStream) {
-      auto &fd = static_cast<llvm::raw_fd_ostream &>(os);
-      if (fd.has_error()) {
-        std::error_code ec = fd.error();
-        fd.clear_error(); // reported here, not as a fatal error later
-        return fail(ec.message());
-      }
-    }
-    return writeFrom(files, i + 1, failure);
-  };
+llvm::Error makeError(const std::string &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The system's reason inside an error from llvm::sys::fs (a FileError or
+/// an error code), for "PATH: cannot write: REASON".
+std::string reasonOf(llvm::Error err) {
+  std::string reason;
+  llvm::handleAllErrors(std::move(err), [&](const llvm::ErrorInfoBase &e) {
+    std::error_code ec = e.convertToErrorCode();
+    if (reason.empty())
+      reason = ec != llvm::inconvertibleErrorCode() ? ec.message() : e.message();
+  });
+  return reason;
+}
+
+/// Writes `file` into `os` and flushes it; the stream's error (a full
+/// disk shows at a write or the flush) is taken out of the stream, so it
+/// is reported here and never as LLVM's fatal "IO failure on output
+/// stream" when the stream is destroyed. "" when all bytes were written.
+std::string writeChecked(const OutputFile &file, llvm::raw_fd_ostream &os) {
+  file.write(os);
+  os.flush();
+  if (!os.has_error())
+    return "";
+  std::error_code ec = os.error();
+  os.clear_error();
+  return ec.message();
+}
+
+/// A file that is not renamed into place: standard output ("-") or an
+/// existing path that is not a regular file (/dev/stdout, /dev/full, a
+/// FIFO).
+bool writtenDirectly(const std::string &path) {
+  if (path == "-")
+    return true;
   llvm::sys::fs::file_status status;
-  const bool special = !llvm::sys::fs::status(file.path, status) &&
-                       status.type() != llvm::sys::fs::file_type::regular_file &&
-                       status.type() != llvm::sys::fs::file_type::directory_file;
-  if (special) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(file.path, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return fail(ec.message());
-    return writeThenRest(os);
+  return !llvm::sys::fs::status(path, status) &&
+         status.type() != llvm::sys::fs::file_type::regular_file &&
+         status.type() != llvm::sys::fs::file_type::directory_file;
+}
+
+llvm::Error writeDirectly(const OutputFile &file) {
+  if (file.path == "-") {
+    std::string why = writeChecked(file, llvm::outs());
+    return why.empty() ? llvm::Error::success()
+                       : makeError("standard output: cannot write: " + why);
   }
-  if (llvm::Error err = llvm::writeToOutput(file.path, writeThenRest)) {
-    // The system's reason (writeToOutput wraps it in a FileError).
-    std::string reason;
-    llvm::handleAllErrors(std::move(err), [&](const llvm::ErrorInfoBase &e) {
-      std::error_code ec = e.convertToErrorCode();
-      if (reason.empty())
-        reason = ec != llvm::inconvertibleErrorCode() ? ec.message() : e.message();
-    });
-    return fail(reason);
+  std::error_code ec;
+  llvm::raw_fd_ostream os(file.path, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return makeError(file.path + ": cannot write: " + ec.message());
+  std::string why = writeChecked(file, os);
+  if (why.empty()) {
+    os.close();
+    if (os.has_error()) {
+      why = os.error().message();
+      os.clear_error();
+    }
   }
-  // writeToOutput creates its temporary with mode 0777 less the umask;
-  // a plain open gives 0666 less the umask.
-  if (file.path != "-")
-    if (auto perms = llvm::sys::fs::getPermissions(file.path))
-      (void)llvm::sys::fs::setPermissions(file.path, *perms & ~llvm::sys::fs::all_exe);
-  return llvm::Error::success();
+  return why.empty() ? llvm::Error::success() : makeError(file.path + ": cannot write: " + why);
 }
 
 } // namespace
 
 llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files) {
+  // Phase 1: every regular file into its temporary beside it
+  // ("NAME.tmp-XXXXXX", mode 0666 less the umask), checked.
+  std::vector<llvm::sys::fs::TempFile> temps;
+  std::vector<const OutputFile *> renamed;
   std::string failure;
-  if (llvm::Error err = writeFrom(files, 0, failure)) {
-    llvm::consumeError(std::move(err)); // `failure` names the file and the reason
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), failure);
+  for (const OutputFile &file : files) {
+    if (writtenDirectly(file.path))
+      continue;
+    auto temp = llvm::sys::fs::TempFile::create(
+        file.path + ".tmp-%%%%%%", llvm::sys::fs::all_read | llvm::sys::fs::all_write);
+    if (!temp) {
+      failure = file.path + ": cannot write: " + reasonOf(temp.takeError());
+      break;
+    }
+    temps.push_back(std::move(*temp));
+    renamed.push_back(&file);
+    llvm::raw_fd_ostream os(temps.back().FD, /*shouldClose=*/false);
+    if (std::string why = writeChecked(file, os); !why.empty()) {
+      failure = file.path + ": cannot write: " + why;
+      break;
+    }
   }
-  return llvm::Error::success();
+  // Phase 2: the special files, then the renames, only if all succeeded.
+  for (size_t i = 0; failure.empty() && i < files.size(); ++i)
+    if (writtenDirectly(files[i].path))
+      if (llvm::Error err = writeDirectly(files[i]))
+        failure = llvm::toString(std::move(err));
+  if (!failure.empty()) {
+    for (llvm::sys::fs::TempFile &t : temps)
+      llvm::consumeError(t.discard());
+    return makeError(failure);
+  }
+  for (size_t i = 0; i < temps.size(); ++i)
+    if (llvm::Error err = temps[i].keep(renamed[i]->path)) {
+      if (failure.empty())
+        failure = renamed[i]->path + ": cannot write: " + reasonOf(std::move(err));
+      for (size_t j = i + 1; j < temps.size(); ++j)
+        llvm::consumeError(temps[j].discard());
+      break;
+    }
+  return failure.empty() ? llvm::Error::success() : makeError(failure);
 }
 
 llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes) {

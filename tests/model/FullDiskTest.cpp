@@ -1,0 +1,131 @@
+//===- FullDiskTest.cpp - Writes that never lose data ---------------------===//
+//
+// Every file `kiln` writes goes through the one atomic writer
+// (kiln/AtomicWrite.h). On /dev/full (always "no space left") and on a
+// 256 KiB tmpfs filled to the last byte: one error line naming the file and
+// the OS's reason, exit status 1, the previous file intact, no temporary
+// left, and no LLVM fatal error ("IO failure on output stream"). A failing
+// --dump-* file stops the artifact from being written too.
+//
+// The tmpfs cases mount a file system, which needs root: run as another
+// user they are skipped with that reason (README, "Tests"); the /dev/full
+// cases always run.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <unistd.h>
+
+using namespace kiln::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string model() {
+  return std::string(KILN_TEST_DATA_DIR) + "/ops/conv_2d_tile_edges/model.tflite";
+}
+
+/// The model's one input, [1,9,7,5] f32, as a --input flag.
+std::string input() { return "--input=1x9x7x5xf32=0.5"; }
+
+std::string readAll(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::set<std::string> namesIn(const std::string &dir) {
+  std::set<std::string> names;
+  for (const auto &entry : fs::directory_iterator(dir))
+    names.insert(entry.path().filename().string());
+  return names;
+}
+
+TEST(FullDisk, DevFullIsOneErrorNamingTheFile) {
+  TempDir tmp;
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(model()) + " -o /dev/full",
+                               {"/dev/full: cannot write: No space left on device"}));
+  EXPECT_TRUE(kilnFailsCleanly("run " + shellQuote(model()) + " " + input() + " --output=@/dev/full",
+                               {"/dev/full: cannot write: No space left on device"}));
+  // Standard output on /dev/full (stderr kept apart to be read).
+  std::string err = tmp.file("stderr.txt");
+  CommandResult r = runCommand(kilnBinary() + " inspect " + shellQuote(model()) +
+                               " > /dev/full 2> " + shellQuote(err));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  std::string said = readAll(err);
+  EXPECT_EQ(said, "kiln: error: cannot write to standard output: No space left on device\n");
+  fs::remove(err);
+  // A dump that cannot be written: exit 1, and the artifact is not written.
+  std::string out = tmp.file("x.kiln");
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(model()) + " -o " + shellQuote(out) +
+                                   " --dump-schedule=/dev/full",
+                               {"/dev/full: cannot write: No space left on device"}));
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(namesIn(tmp.path()).empty());
+}
+
+/// A 256 KiB tmpfs mounted on a fresh folder for the test's life (root only).
+class SmallDisk {
+public:
+  SmallDisk() {
+    if (geteuid() != 0)
+      return;
+    CommandResult r = runCommand("mount -t tmpfs -o size=256k kiln-full-disk-test " +
+                                 shellQuote(dir.path()) + " 2>&1");
+    mounted = r.exitCode == 0;
+    why = r.output;
+  }
+  ~SmallDisk() {
+    if (mounted)
+      runCommand("umount " + shellQuote(dir.path()));
+  }
+  /// Fills what is left with one file, `filler`.
+  void fill() {
+    runCommand("dd if=/dev/zero of=" + shellQuote(dir.file("filler")) +
+               " bs=4k count=1000 2>/dev/null");
+  }
+  TempDir dir;
+  bool mounted = false;
+  std::string why = "not running as root (mounting a tmpfs needs it)";
+};
+
+TEST(FullDisk, FullFileSystemKeepsThePreviousArtifact) {
+  SmallDisk disk;
+  if (!disk.mounted)
+    GTEST_SKIP() << "no small tmpfs: " << disk.why;
+  std::string out = disk.dir.file("x.kiln");
+  CommandResult first = runCommand(kilnBinary() + " compile " + shellQuote(model()) + " -o " +
+                                   shellQuote(out));
+  ASSERT_EQ(first.exitCode, 0) << first.output;
+  const std::string good = readAll(out);
+  ASSERT_FALSE(good.empty());
+  disk.fill();
+  // A stripped build has other bytes: it must not replace the good one.
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(model()) + " --profile=stripped -o " +
+                                   shellQuote(out),
+                               {out + ": cannot write: No space left on device"}));
+  EXPECT_EQ(readAll(out), good);
+  EXPECT_EQ(namesIn(disk.dir.path()), (std::set<std::string>{"filler", "x.kiln"}));
+  // A bundle: nothing of it lands, no temporary stays, no empty report.md.
+  std::string bundle = disk.dir.file("bundle");
+  CommandResult exported = runCommand(kilnBinary() + " export " + shellQuote(model()) +
+                                      " -o " + shellQuote(bundle));
+  EXPECT_EQ(exported.exitCode, 1) << exported.output;
+  EXPECT_NE(exported.output.find("No space left on device"), std::string::npos)
+      << exported.output;
+  EXPECT_EQ(exported.output.find("LLVM"), std::string::npos) << exported.output;
+  if (fs::exists(bundle))
+    EXPECT_TRUE(namesIn(bundle).empty()) << "files left in the bundle folder";
+  // An .npy output.
+  std::string npy = disk.dir.file("y.npy");
+  EXPECT_TRUE(kilnFailsCleanly("run " + shellQuote(out) + " " + input() + " --output=@" + shellQuote(npy),
+                               {npy + ": cannot write: No space left on device"}));
+  EXPECT_FALSE(fs::exists(npy));
+}
+
+} // namespace
