@@ -1,5 +1,6 @@
 //===- HostCodegen.cpp - LLVM IR, object code and linking -----------------===//
 #include "HostCodegen.h"
+#include "BoundsChecks.h"
 
 #include "Transforms/Passes.h"
 
@@ -305,6 +306,11 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
                        llvm::Twine(kernelFn->arg_size()) + " arguments, " +
                        llvm::Twine(abi.numBindings) +
                        " bindings + 3 workgroup ids planned");
+    if (!abi.bindingBytes.empty()) {
+      auto checked = instrumentBoundsChecks(*llvmModule, *kernelFn, abi.bindingBytes, abi.label);
+      if (!checked)
+        return checked.takeError();
+    }
     kernelFn->setName(abi.name + ".impl");
     kernelFn->setLinkage(llvm::GlobalValue::InternalLinkage);
     kernelFn->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -487,9 +493,12 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
       continue;
     // Allow reassociation and FMA contraction of float math so LLVM can
     // vectorize the reductions of convolutions and matmuls; results move by
-    // rounding only (checked against TFLite in the tests).
+    // rounding only (checked against TFLite in the tests). Arithmetic only:
+    // on compares and selects (kiln-propagate-nan's max/min) the flags let
+    // InstCombine fold a NaN test away.
     for (llvm::Instruction &inst : llvm::instructions(fn))
-      if (llvm::isa<llvm::FPMathOperator>(inst)) {
+      if (llvm::isa<llvm::FPMathOperator>(inst) &&
+          !llvm::isa<llvm::FCmpInst, llvm::SelectInst>(inst)) {
         inst.setHasAllowReassoc(true);
         inst.setHasAllowContract(true);
       }
@@ -594,6 +603,12 @@ runLinker(llvm::ArrayRef<std::string> objects, llvm::ArrayRef<const char *> flag
     if (ec)
       return makeError("cannot write " + objPaths[i] + ": " + ec.message());
     os.write(objects[i].data(), objects[i].size());
+    os.close();
+    if (os.has_error()) { // a full temporary folder: reported, never fatal
+      std::error_code writeError = os.error();
+      os.clear_error();
+      return makeError("cannot write " + objPaths[i] + ": " + writeError.message());
+    }
   }
   llvm::SmallString<128> outPath;
   if (std::error_code ec =

@@ -668,12 +668,16 @@ LogicalResult convertCeil(NodeContext &ctx) {
   return convertSimple<tosa::CeilOp>(ctx, [](float x) { return std::ceil(x); });
 }
 
-/// Sqrt (6, 13): sqrt(x), x < 0 -> NaN. TOSA 0.60 has no sqrt: tosa.pow(x,
-/// 0.5) as the TFLite importer does (math.powf; exact at 0 and +inf).
+/// Sqrt (6, 13): sqrt(x), x < 0 -> NaN. TOSA 0.60 has no sqrt: 1 / rsqrt(x)
+/// as the TFLite importer does.
 LogicalResult convertSqrt(NodeContext &ctx) {
   return convertUnaryFloat(
       ctx, [](float x) { return std::sqrt(x); },
-      [](NodeContext &c, Value x) { return binary<tosa::PowOp>(c, x, scalarLike(c, 0.5, x)); });
+      [](NodeContext &c, Value x) {
+        // 1 / rsqrt(x): IEEE's -0 -> -0 and -inf -> NaN, which powf(x, 0.5)
+        // gets wrong (+0, +inf); within 2 ulp.
+        return unary<tosa::ReciprocalOp>(c, unary<tosa::RsqrtOp>(c, x));
+      });
 }
 
 /// Neg (6, 13): -x; float32, int32, int64 (int wraps) -> tosa.negate.

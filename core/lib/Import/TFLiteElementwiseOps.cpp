@@ -159,22 +159,32 @@ LogicalResult convertDiv(OpContext &ctx) {
                 activationOf<schema::DivOptions>(ctx));
 }
 
-/// MAXIMUM: max(a, b), broadcast -> tosa.maximum.
+/// TFLite's MAXIMUM / MINIMUM element function (maximum_minimum.cc:
+/// `el1 > el2 ? el1 : el2`, `el1 < el2 ? el1 : el2`): a NaN `b` wins, a NaN
+/// `a` loses (TFLite's own semantics, unlike IEEE maximum and ONNX Max,
+/// which return NaN for either): tosa.select of tosa.greater.
+Value tfliteSelectMax(OpContext &ctx, Value l, Value r, bool isMax) {
+  RankedTensorType type = broadcastType(ctx, l, r);
+  auto mask = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
+  Value pick = isMax ? ctx.create<tosa::GreaterOp>(mask, l, r)
+                     : ctx.create<tosa::GreaterOp>(mask, r, l);
+  return ctx.create<tosa::SelectOp>(type, pick, l, r);
+}
+
+/// MAXIMUM: a > b ? a : b, broadcast.
 LogicalResult convertMaximum(OpContext &ctx) {
   Value l, r;
   if (failed(floatBinaryOperands(ctx, l, r)))
     return failure();
-  return ctx.setOutput(
-      0, ctx.create<tosa::MaximumOp>(broadcastType(ctx, l, r), l, r));
+  return ctx.setOutput(0, tfliteSelectMax(ctx, l, r, true));
 }
 
-/// MINIMUM: min(a, b), broadcast -> tosa.minimum.
+/// MINIMUM: a < b ? a : b, broadcast.
 LogicalResult convertMinimum(OpContext &ctx) {
   Value l, r;
   if (failed(floatBinaryOperands(ctx, l, r)))
     return failure();
-  return ctx.setOutput(
-      0, ctx.create<tosa::MinimumOp>(broadcastType(ctx, l, r), l, r));
+  return ctx.setOutput(0, tfliteSelectMax(ctx, l, r, false));
 }
 
 /// SQUARED_DIFFERENCE: (a - b)^2, broadcast -> d = tosa.sub, tosa.mul(d, d).
@@ -280,17 +290,17 @@ LogicalResult convertHardSwish(OpContext &ctx) {
   return ctx.setOutput(0, mul(ctx, product, ctx.scalarF32(1.0f / 6.0f, rank)));
 }
 
-/// SQRT: sqrt(x) -> tosa.pow(x, 0.5) (math.powf: TOSA 0.60 has no sqrt).
-/// LLVM turns powf(x, 0.5) into fabs(sqrt(x)) (+inf for -inf), and libm's
-/// powf is within an ulp anyway: 0 -> 0, +inf -> +inf, x < 0 -> NaN; only
-/// -0 -> +0 and -inf -> +inf differ from sqrt (-0, NaN).
+/// SQRT: sqrt(x) = 1 / rsqrt(x) (TOSA 0.60 has no sqrt): tosa.reciprocal
+/// of tosa.rsqrt, within 2 ulp, with IEEE's special values: -0 -> -0
+/// (rsqrt -inf), +inf -> +inf, x < 0 and -inf -> NaN. (powf(x, 0.5), the
+/// old lowering, gives +inf for -inf and +0 for -0.)
 LogicalResult convertSqrt(OpContext &ctx) {
   auto x = unaryOperand(ctx);
   if (failed(x))
     return failure();
   auto type = x->getType().cast<RankedTensorType>();
-  return ctx.setOutput(0, ctx.create<tosa::PowOp>(
-                              type, *x, ctx.scalarF32(0.5f, type.getRank())));
+  Value inverse = ctx.create<tosa::RsqrtOp>(type, *x);
+  return ctx.setOutput(0, ctx.create<tosa::ReciprocalOp>(type, inverse));
 }
 
 /// TANH: tanh(x) -> tosa.tanh.

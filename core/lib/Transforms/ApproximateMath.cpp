@@ -49,6 +49,32 @@ bool inShortInnermostLoop(Operation *op, int64_t vectorLanes) {
   return !ShapedType::isDynamic(extent) && extent < vectorLanes;
 }
 
+/// A float constant of `type` (f32 or a vector of f32).
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto vector = type.dyn_cast<VectorType>())
+    return b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(vector, b.getFloatAttr(vector.getElementType(), value)));
+  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, value));
+}
+
+/// tanh(x) -> select(|x| >= 9, copysign(1, x), tanh(x)): float tanh is
+/// exactly +-1 from |x| = 9.01 on, but MLIR's approximation clamps its
+/// input to +-7.9 and gives 0.99999976 there, also for +-inf. NaN fails
+/// the compare and goes through the approximation (NaN in, NaN out).
+void saturateTanh(math::TanhOp op) {
+  OpBuilder b(op->getContext());
+  b.setInsertionPointAfter(op);
+  Location loc = op.getLoc();
+  Value x = op.getOperand(), approx = op.getResult();
+  Type type = x.getType();
+  Value magnitude = b.create<math::AbsFOp>(loc, x);
+  Value large = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGE, magnitude,
+                                        floatConstant(b, loc, type, 9.0));
+  Value one = b.create<math::CopySignOp>(loc, floatConstant(b, loc, type, 1.0), x);
+  Value result = b.create<arith::SelectOp>(loc, large, one, approx);
+  approx.replaceAllUsesExcept(result, result.getDefiningOp());
+}
+
 struct ApproximateMathPass
     : public PassWrapper<ApproximateMathPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
@@ -76,6 +102,9 @@ struct ApproximateMathPass
     });
     if (ops.empty())
       return;
+    for (Operation *op : ops)
+      if (auto tanh = dyn_cast<math::TanhOp>(op))
+        saturateTanh(tanh);
     RewritePatternSet patterns(&getContext());
     populateApproximateMathPatterns(patterns);
     if (failed(applyOpPatternsAndFold(ops, std::move(patterns),
