@@ -561,9 +561,59 @@ void guardLayerNormalization(::onnx::InferenceContext &ctx) {
         "[ShapeInferenceError] axis ", axis, " is outside the rank-", rank, " input"));
 }
 
+/// Windowed operators (Conv, ConvTranspose, ConvInteger, QLinearConv and
+/// the pools): 1.12's convPoolShapeInference and convTransposeShapeInference
+/// index the weight's dimensions and the INTS attributes by the input's
+/// spatial rank unchecked (a rank-2 ConvTranspose weight under a rank-4 X is
+/// a SEGV, onnx_import fuzzer). Required here: an input of rank 3 or more,
+/// a weight of the input's rank, kernel_shape / strides / dilations /
+/// output_padding with one value per spatial dimension, pads with two, and
+/// output_shape with one per spatial dimension (or per dimension).
+void guardWindowOp(::onnx::InferenceContext &ctx, int weightInput) {
+  if (ctx.getNumInputs() < 1 || !::onnx::hasInputShape(ctx, 0))
+    return;
+  const int64_t rank = ctx.getInputType(0)->tensor_type().shape().dim_size();
+  if (rank < 3)
+    throw ::onnx::InferenceError(::onnx::MakeString(
+        "[ShapeInferenceError] input 0 has rank ", rank, "; windowed operators take rank 3 or more"));
+  const int64_t spatial = rank - 2;
+  if (weightInput >= 0 && int64_t(ctx.getNumInputs()) > weightInput &&
+      ::onnx::hasInputShape(ctx, weightInput)) {
+    int64_t weightRank = ctx.getInputType(weightInput)->tensor_type().shape().dim_size();
+    if (weightRank != rank)
+      throw ::onnx::InferenceError(::onnx::MakeString(
+          "[ShapeInferenceError] the weight (input ", weightInput, ") has rank ", weightRank,
+          "; the rank-", rank, " input needs a weight of rank ", rank));
+  }
+  auto expect = [&](const char *name, std::initializer_list<int64_t> sizes) {
+    const auto *attr = ctx.getAttribute(name);
+    if (!attr)
+      return;
+    int64_t n = attr->ints_size();
+    for (int64_t want : sizes)
+      if (n == want)
+        return;
+    throw ::onnx::InferenceError(::onnx::MakeString(
+        "[ShapeInferenceError] attribute ", name, " has ", n, " values; the ", spatial,
+        "-D input needs ", *sizes.begin()));
+  };
+  expect("kernel_shape", {spatial});
+  expect("strides", {spatial});
+  expect("dilations", {spatial});
+  expect("output_padding", {spatial});
+  expect("pads", {2 * spatial});
+  expect("output_shape", {spatial, rank});
+}
+
 InferenceGuard inferenceGuard(const std::string &opType) {
   if (opType == "LayerNormalization")
     return guardLayerNormalization;
+  if (opType == "Conv" || opType == "ConvTranspose" || opType == "ConvInteger")
+    return [](::onnx::InferenceContext &ctx) { guardWindowOp(ctx, 1); };
+  if (opType == "QLinearConv")
+    return [](::onnx::InferenceContext &ctx) { guardWindowOp(ctx, 3); };
+  if (opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool")
+    return [](::onnx::InferenceContext &ctx) { guardWindowOp(ctx, -1); };
   return nullptr;
 }
 
