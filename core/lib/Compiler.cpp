@@ -438,6 +438,11 @@ static llvm::Error compileImpl(const std::string &path,
                        "shared object; use --output-format=c-module");
     if (std::string why = cModule ? moduleNameProblem(moduleName) : ""; !why.empty())
       return makeError("--module-name='" + quoteInput(moduleName) + "' " + why);
+    // The report record holds a pointer; the runtime reads it after each wave.
+    if (options.checkBounds && (cModule || !(*tm)->getTargetTriple().isArch64Bit()))
+      return makeError("--check-bounds builds a .kiln artifact for a 64-bit hosted target "
+                       "(the runtime reports a refused access); not " +
+                       std::string(cModule ? "a C module" : "this 32-bit target"));
   }
   // A target without an FPU (thumbv6m) takes integer models only.
   if (llvm::Error err = checkIntegerOnlyTarget(*c.module, **tm, c.source))
@@ -532,15 +537,27 @@ static llvm::Error compileImpl(const std::string &path,
     if (!fn->hasAttr("kiln.dispatch_id"))
       continue;
     unsigned bindings = 0;
+    std::vector<uint64_t> bytes;
     for (Type t : fn.getArgumentTypes())
-      if (t.isa<MemRefType>())
+      if (auto memref = t.dyn_cast<MemRefType>()) {
         ++bindings;
+        unsigned bits = memref.getElementTypeBitWidth();
+        bytes.push_back(uint64_t(memref.getNumElements()) * ((bits + 7) / 8));
+      }
     entryOf[fn.getSymName().str()] = kernels.size();
     kernels.push_back({fn.getSymName().str(), bindings});
+    if (options.checkBounds)
+      kernels.back().bindingBytes = std::move(bytes);
   }
   for (const Dispatch &d : plan->dispatches)
-    if (entryPointOf(d) == d.name && entryOf.count(d.name))
-      kernels[entryOf[d.name]].aliasedBindings = d.aliasedBindings;
+    if (entryPointOf(d) == d.name && entryOf.count(d.name)) {
+      KernelABI &k = kernels[entryOf[d.name]];
+      k.aliasedBindings = d.aliasedBindings;
+      std::string ops;
+      for (const SourceOp &op : d.ops)
+        ops += (ops.empty() ? "" : ", ") + sourceOpText(op);
+      k.label = d.name + (ops.empty() ? "" : " (" + ops + ")");
+    }
   if (llvm::Error err = phase(CompilePhase::LowerToLLVM))
     return err;
   if (llvm::Error err = c.run("lowering to LLVM", [&](PassManager &pm) {

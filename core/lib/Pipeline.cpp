@@ -77,10 +77,15 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   // Rewrites tosa.transpose_conv2d into tosa.conv2d on a padded/reversed
   // input and fully_connected/depthwise special cases the lowerings expect.
   fn.addPass(tosa::createTosaOptionalDecompositions());
+  // Padded average pools with divisors that MLIR 16's lowering gets wrong
+  // at strides above 1: a zero pad and a constant factor instead.
+  fn.addPass(createExactAvgPoolDivisorsPass());
   // Named ops first (conv, matmul, pooling) so tosa-to-linalg does not
   // claim them; then elementwise and reductions as linalg.generic.
   fn.addPass(tosa::createTosaToLinalgNamed());
   fn.addPass(tosa::createTosaToLinalg());
+  // Max reductions and max pools from -inf, not the lowest finite float.
+  fn.addPass(createMaxIdentityNegInfPass());
   // tosa.const -> arith; tosa.apply_scale (from tosa.rescale) -> 64-bit
   // arith with TOSA's double rounding; slices, pads, reshapes -> tensor.
   fn.addPass(tosa::createTosaToArith(/*includeApplyRescale=*/true,
@@ -293,6 +298,9 @@ void buildBufferizationPipeline(PassManager &pm) {
     return success();
   };
   pm.addPass(bufferization::createOneShotBufferizePass(options));
+  // The globals it creates, in an order (and under names) fixed by the
+  // module rather than by the bufferizer's pointer-keyed maps.
+  pm.addPass(createOrderGlobalsPass());
   // Dispatches write their results into their output arguments: drop the
   // returned (equivalent) buffers. @main's results become out-parameters.
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
@@ -320,6 +328,8 @@ void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) 
   // exp and tanh as polynomial arithmetic, which LLVM vectorizes; left to
   // the lowering below, each lane would call libm.
   pm.addNestedPass<func::FuncOp>(createApproximateMathPass(target));
+  // max/min that return NaN for a NaN (MLIR 16 lowers them to maxnum).
+  pm.addNestedPass<func::FuncOp>(createPropagateNaNPass());
   // Scalar loops; LLVM's loop vectorizer and unroller take it from there.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   // Static stack temporaries into the entry block, so LLVM sees a static

@@ -28,7 +28,8 @@ const std::vector<std::string> &recipeKeys() {
   static const std::vector<std::string> keys = {
       "target",        "target-cpu", "target-cpu-features", "profile",
       "debug-symbols", "reflection", "output-format",       "module-name",
-      "tile",          "fusion",     "no-fusion",           "fix-shape"};
+      "tile",          "fusion",     "no-fusion",           "fix-shape",
+      "check-bounds"};
   return keys;
 }
 
@@ -36,7 +37,8 @@ const std::vector<std::string> &recipeJsonKeys() {
   static const std::vector<std::string> keys = {
       "target",        "target_cpu", "target_cpu_features", "profile",
       "debug_symbols", "reflection", "output_format",       "module_name",
-      "tiles",         "fusion",     "no_fusion",           "fixed_shapes"};
+      "tiles",         "fusion",     "no_fusion",           "fixed_shapes",
+      "check_bounds"};
   return keys;
 }
 
@@ -213,12 +215,15 @@ static llvm::Error setScalar(BuildRecipe &recipe, llvm::StringRef key, llvm::Str
     if (llvm::Error err = check(profileReason(value)))
       return err;
     recipe.profile = value.str();
-  } else if (key == "debug-symbols" || key == "reflection" || key == "fusion") {
+  } else if (key == "debug-symbols" || key == "reflection" || key == "fusion" ||
+             key == "check-bounds") {
     std::optional<bool> on = parseBool(value);
     if (!on)
       return check(quoted(value) + " is not true or false");
     if (key == "fusion")
       recipe.fusion = *on;
+    else if (key == "check-bounds")
+      recipe.checkBounds = *on;
     else
       (key == "reflection" ? recipe.reflection : recipe.debugSymbols) = *on;
   } else if (key == "output-format") {
@@ -277,6 +282,9 @@ llvm::Error validateRecipe(const BuildRecipe &recipe) {
             check("fix-shape=" + quoted(input + "=" + joined(shape, "x")) + ": ", why))
       return err;
   }
+  if (recipe.checkBounds && recipe.format == OutputFormat::CModule)
+    return makeError("--check-bounds builds a .kiln artifact (the runtime reports a "
+                     "refused access); C modules are not supported");
   if (recipe.format == OutputFormat::Artifact && recipeIsBareMetal(recipe))
     return makeError("--target=" + recipe.target +
                      " is bare metal: nothing there loads a .kiln artifact's shared object; "
@@ -301,6 +309,7 @@ llvm::Expected<CompileOptions> recipeCompileOptions(const BuildRecipe &recipe) {
   options.format = recipe.format;
   options.moduleName = recipe.moduleName;
   options.fusion = recipe.fusion;
+  options.checkBounds = recipe.checkBounds;
   options.noFusion = recipe.noFusion;
   for (const auto &[id, sizes] : recipe.tiles)
     options.tileSizes.push_back({id, sizes});
@@ -369,6 +378,8 @@ llvm::json::Object recipeToJson(const BuildRecipe &recipe) {
   }
   if (!recipe.fusion)
     json["fusion"] = false;
+  if (recipe.checkBounds)
+    json["check_bounds"] = true;
   if (!recipe.noFusion.empty())
     json["no_fusion"] = llvm::json::Array(recipe.noFusion);
   if (!recipe.fixedShapes.empty()) {
@@ -500,12 +511,13 @@ llvm::Expected<bool> JsonReader::read(llvm::StringRef key, const llvm::json::Val
                         : recipe.moduleName) = text;
     return true;
   }
-  if (key == "debug_symbols" || key == "reflection" || key == "fusion") {
+  if (key == "debug_symbols" || key == "reflection" || key == "fusion" ||
+      key == "check_bounds") {
     std::optional<bool> on = value.getAsBoolean();
-    if (key == "fusion") {
+    if (key == "fusion" || key == "check_bounds") {
       if (!on)
         return fail(key, " must be true or false");
-      recipe.fusion = *on;
+      (key == "fusion" ? recipe.fusion : recipe.checkBounds) = *on;
     } else {
       if (!on && !value.getAsNull())
         return fail(key, " must be true, false or null (the profile decides)");
@@ -603,6 +615,8 @@ std::vector<std::string> recipeCommandLine(const BuildRecipe &recipe) {
     add("tile", std::to_string(id) + "=" + joined(sizes, ","));
   if (!recipe.fusion)
     add("fusion", "false");
+  if (recipe.checkBounds)
+    add("check-bounds", "true");
   for (int64_t id : recipe.noFusion)
     add("no-fusion", std::to_string(id));
   for (const auto &[input, shape] : recipe.fixedShapes)

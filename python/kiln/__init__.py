@@ -99,9 +99,10 @@ _RECIPE_KEYS = {
     "fusion": "fusion",
     "no_fusion": "no-fusion",
     "fix_shapes": "fix-shape",
+    "check_bounds": "check-bounds",
 }
 _STRING_KEYS = {"target", "cpu", "features", "profile", "output_format", "module_name"}
-_BOOL_KEYS = {"debug_symbols", "reflection", "fusion"}
+_BOOL_KEYS = {"debug_symbols", "reflection", "fusion", "check_bounds"}
 
 _RECIPE_DOC = """
     Build settings (keywords; each is the kiln command line's flag of the same
@@ -126,6 +127,9 @@ _RECIPE_DOC = """
       fix_shapes: {input: (d0, d1, ...)}   the whole static shape of an input
                           with dynamic dimensions, by name or index
                           ({"input_1": (1, 76, 32, 1)} or {0: ...})  --fix-shape
+      check_bounds: bool  bounds-checked kernels: a refused access makes run()
+                          raise KILN_OUT_OF_RANGE naming the dispatch (slow;
+                          .kiln artifacts only)                     --check-bounds
       project: path       a .kilnproj file (the workbench's saved settings and
                           model) instead of a model and settings   --project
 """

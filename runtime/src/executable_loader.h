@@ -3,6 +3,7 @@
 #ifndef KILN_RUNTIME_EXECUTABLE_LOADER_H
 #define KILN_RUNTIME_EXECUTABLE_LOADER_H
 
+#include "bounds_report.h"
 #include "kiln/runtime.h"
 
 #include <stddef.h>
@@ -26,6 +27,9 @@ struct LoadedLibrary {
   /// load while this one is loaded. Valid only while `handle` is set (the
   /// module's tables are zero-filled).
   int fd = -1;
+  /// The executable's `__kiln_bounds_report` when it was built with
+  /// --check-bounds (bounds_report.h), else NULL.
+  BoundsReport *bounds = nullptr;
 };
 
 /// Loads the position-independent ELF shared object `code[0, size)`.

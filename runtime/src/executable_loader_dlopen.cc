@@ -54,6 +54,8 @@ kiln_status_t loadLibrary(const void *code, size_t size, LoadedLibrary *out) {
   out->handle = handle;
   out->libm = libm;
   out->fd = fd;
+  // Present only in --check-bounds builds (core/lib/Codegen/BoundsChecks.cpp).
+  out->bounds = static_cast<BoundsReport *>(dlsym(handle, "__kiln_bounds_report"));
   return kiln_status_ok();
 }
 

@@ -61,6 +61,25 @@ struct kiln_module_t {
   kiln_dispatch_t *wave_scratch = nullptr;
 };
 
+/// KILN_OUT_OF_RANGE for the first access a --check-bounds kernel of
+/// `module` refused since the last call (the kernel's workgroup stopped
+/// there), the record cleared for the next wave; KILN_OK otherwise.
+static kiln_status_t takeBoundsViolation(kiln_module_t *module) {
+  for (size_t i = 0; i < module->library_count; ++i) {
+    kiln::runtime::BoundsReport *r = module->libraries[i].bounds;
+    if (!r || !__atomic_load_n(&r->violated, __ATOMIC_ACQUIRE))
+      continue;
+    kiln_status_t s = makeStatus(
+        KILN_OUT_OF_RANGE, "KILN_OUT_OF_RANGE: %s %s binding %u at byte %lld of %llu (%u bytes)",
+        r->label ? r->label : "a dispatch", r->is_store ? "wrote" : "read", r->binding,
+        static_cast<long long>(r->offset), static_cast<unsigned long long>(r->extent),
+        r->access_bytes);
+    __atomic_store_n(&r->violated, 0, __ATOMIC_RELEASE);
+    return s;
+  }
+  return kiln_status_ok();
+}
+
 extern "C" {
 
 kiln_status_t kiln_status_ok(void) {
@@ -125,6 +144,8 @@ const char *kiln_status_code_name(kiln_status_code_t code) {
     return "KILN_INTERNAL";
   case KILN_UNIMPLEMENTED:
     return "KILN_UNIMPLEMENTED";
+  case KILN_OUT_OF_RANGE:
+    return "KILN_OUT_OF_RANGE";
   }
   return "unknown";
 }
@@ -451,6 +472,8 @@ extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_in
     if (wave_count)
       s = device->execute_wave(device->self, module->wave_scratch, wave_count, inv->trace);
     wave_count = 0;
+    if (s.code == KILN_OK)
+      s = takeBoundsViolation(module);
     return s;
   };
   for (size_t c = 0; c < module->command_count; ++c) {

@@ -164,6 +164,30 @@ TEST(ShapeFix, ImageWithTwoDynamicSpatialDimensions) {
   }
 }
 
+// A rank-4 by rank-2 BATCH_MATMUL under two open dimensions: the product
+// keeps its batch and row dimensions apart ([2,1,5,3], as TFLite computes;
+// it once came out as [1,10,3], which the open shape could not resolve).
+TEST(ShapeFix, BatchMatMulKeepsBroadcastBatchDimensions) {
+  TempDir tmp;
+  std::string model = tmp.file("frames.tflite"), out = tmp.file("mel.npy");
+  ASSERT_TRUE(writeFramesModel(model));
+  std::string in = writeRamp(tmp, "frames.npy", {2, 1, 5, 4});
+  CommandResult r = runCommand(kilnBinary() + " run " + shellQuote(model) +
+                               " --fix-shape=frames=2x1x5x4 --input=@" + shellQuote(in) +
+                               " --output=@" + shellQuote(out));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  kiln::NpyArray mel = loadNpy(out);
+  ASSERT_EQ(mel.shape, (std::vector<int64_t>{2, 1, 5, 3}));
+  // mel[b,0,f,n] = sum_k x[b,0,f,k] * (k + 1) * (n + 1), x flat k % 10 / 10.
+  for (int row = 0; row < 10; ++row)
+    for (int n = 0; n < 3; ++n) {
+      double want = 0;
+      for (int k = 0; k < 4; ++k)
+        want += static_cast<double>((row * 4 + k) % 10) * 0.1 * (k + 1) * (n + 1);
+      EXPECT_NEAR(floats(mel)[row * 3 + n], want, 1e-5 * (1 + want)) << row << "," << n;
+    }
+}
+
 // The suggestion of the "dynamic dimension" error compiles: the recorded
 // shape (1 for each dynamic dimension) where it does, else the first size
 // the model mentions that works (audio: 1x1 fails at the RESHAPE to

@@ -202,9 +202,14 @@ def exit_problem(rc):
     return f'exit status {rc}'
 
 
+# Extra `kiln compile` flags (--compile-flag, e.g. --check-bounds).
+COMPILE_FLAGS = []
+
+
 def compile_case(kiln, model, artifact, timeout):
     """(status, reason) after kiln compile, or None when it built the artifact."""
-    p = subprocess.run([kiln, 'compile', model, '-o', artifact], capture_output=True,
+    p = subprocess.run([kiln, 'compile', model, '-o', artifact] + COMPILE_FLAGS,
+                       capture_output=True,
                        text=True, errors='replace', timeout=timeout)
     lines = [l for l in p.stderr.splitlines() if l.strip()]
     if p.returncode == 0:
@@ -483,9 +488,13 @@ def main():
     ap.add_argument('--no-freeze', action='store_true',
                     help='feed shape inputs (SHAPE_INPUTS) at run time as the cases do')
     ap.add_argument('-v', action='store_true', help='print every case, not only the bad ones')
+    ap.add_argument('--compile-flag', action='append', default=[],
+                    help='an extra kiln compile flag (repeatable), e.g. --compile-flag=--check-bounds')
     a = ap.parse_args()
-    if a.write_docs and a.filter:
-        sys.exit('run_node_tests.py: --write-docs writes the table of every case; drop --filter')
+    COMPILE_FLAGS.extend(a.compile_flag)  # the workers are forked after this
+    if a.write_docs and (a.filter or a.compile_flag):
+        sys.exit('run_node_tests.py: --write-docs writes the table of every case; drop --filter '
+                 'and --compile-flag')
     cases = sorted(c for c in os.listdir(a.data_dir)
                    if c.startswith('test_') and re.search(a.filter, c))
     meta = {'kiln': kiln_version(a.kiln), 'onnx': onnx.__version__, 'filter': a.filter,

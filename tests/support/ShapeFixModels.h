@@ -18,6 +18,11 @@
 //   imageModel()  input 'image' [1,-1,-1,1]:
 //                   #0 CONV_2D 3x3 VALID stride 1, two filters (all 1, all
 //                      0.5), bias [0.5,-1] -> 'conv' [1,-1,-1,2]
+//   framesModel() input 'frames' [-1,1,-1,4] (batch, 1, frames, bins):
+//                   #0 BATCH_MATMUL by the constant [4,3] weights
+//                      w[k][n] = (k + 1) * (n + 1) -> 'mel' [-1,1,-1,3]
+//                      (a rank-4 by rank-2 product, as openWakeWord's
+//                      melspectrogram has)
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_TESTS_SHAPEFIXMODELS_H
@@ -185,6 +190,22 @@ inline bool writeImageModel(const std::string &path) {
   options.stride_h = options.stride_w = 1;
   m.op(tflite::BuiltinOperator::CONV_2D, {image, filter, bias}, {conv}, options);
   m.io({image}, {conv});
+  return m.write(path);
+}
+
+/// Frames [-1,1,-1,4] times a constant [4,3] (BATCH_MATMUL, rank 4 by 2).
+inline bool writeFramesModel(const std::string &path) {
+  TinyTflite m;
+  int frames = m.tensor("frames", {1, 1, 1, 4}, {-1, 1, -1, 4});
+  std::vector<float> w(12);
+  for (int k = 0; k < 4; ++k)
+    for (int n = 0; n < 3; ++n)
+      w[k * 3 + n] = static_cast<float>((k + 1) * (n + 1));
+  int weights = m.constF32("weights", {4, 3}, w);
+  int mel = m.tensor("mel", {1, 1, 1, 3}, {-1, 1, -1, 3});
+  m.op(tflite::BuiltinOperator::BATCH_MATMUL, {frames, weights}, {mel},
+       tflite::BatchMatMulOptionsT());
+  m.io({frames}, {mel});
   return m.write(path);
 }
 

@@ -154,6 +154,14 @@ struct CompileOptions {
   /// executable; false strips it (`--debug-symbols=false`). Entry points
   /// stay exported either way.
   bool debugSymbols = true;
+  /// `--check-bounds`: every load, store and memory intrinsic of every
+  /// kernel checks its address against its binding's extent (bytes); a
+  /// refused access stops the workgroup and the runtime's invoke returns
+  /// KILN_OUT_OF_RANGE naming the dispatch, binding, offset and extent
+  /// (core/lib/Codegen/BoundsChecks.h). For finding kernel bugs: kernels
+  /// run several times slower (README, "Bounds-checked kernels"). .kiln
+  /// artifacts on 64-bit hosted targets only.
+  bool checkBounds = false;
   /// Embed the reflection section (the full plan as JSON, source operator
   /// names) so tools can inspect the artifact (`--reflection=false` drops
   /// it).

@@ -23,6 +23,7 @@
 //   fusion               true | false                          ("fusion")
 //   no-fusion            ID (repeatable)                       ("no_fusion": [ID, ...])
 //   fix-shape            INPUT=D0xD1x... (repeatable)          ("fixed_shapes": {"INPUT": [D0, ...]})
+//   check-bounds         true | false (.kiln artifacts only)   ("check_bounds")
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RECIPE_H
@@ -66,6 +67,8 @@ struct BuildRecipe {
   std::vector<int64_t> noFusion;
   /// Input (name, or index as decimal text) -> full static shape.
   std::map<std::string, std::vector<int64_t>> fixedShapes;
+  /// Bounds-checked kernels (CompileOptions::checkBounds).
+  bool checkBounds = false;
 
   bool operator==(const BuildRecipe &other) const = default;
 };

@@ -51,6 +51,10 @@ struct KernelABI {
   /// Binding positions that may share memory (in-place outputs); all other
   /// bindings are marked noalias.
   std::vector<int64_t> aliasedBindings;
+  /// --check-bounds: each binding's extent (bytes, from its memref type)
+  /// and the dispatch's label for the report; empty: no checks.
+  std::vector<uint64_t> bindingBytes;
+  std::string label;
 };
 
 /// The x86-64 features beyond the baseline (SSE2) that the runtime can

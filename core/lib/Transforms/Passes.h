@@ -179,6 +179,84 @@ inline constexpr const char *kDispatchAttrName = "kiln.dispatch";
 ///           scf.for ... { copy } ... }
 std::unique_ptr<mlir::Pass> createHoistStaticAllocasPass();
 
+/// kiln-max-identity-neg-inf (on func.func, linalg on tensors, right after
+/// tosa-to-linalg): the max reductions, max pools and their padding that
+/// MLIR 16 starts from the lowest finite float (-3.4028235e38, its
+/// identity of max) start from -inf: the maximum of an all -inf window or
+/// row is -inf, as TFLite, ONNX and IEEE compute it, not -FLT_MAX. A fill
+/// is changed only where it is the accumulator of a linalg op combining
+/// with arith.maxf (and has no other use); a pad only where it feeds one.
+///
+/// Before: %f = linalg.fill ins(%cst_lowest) outs(%e) ; linalg.pooling_nhwc_max
+///           ins(tensor.pad %x low .. high .. { yield %cst_lowest }) outs(%f)
+/// After:  the same with %cst_ninf = arith.constant 0xFF800000 : f32
+std::unique_ptr<mlir::Pass> createMaxIdentityNegInfPass();
+
+/// kiln-propagate-nan (on func.func, loops or linalg on buffers, before the
+/// lowering to LLVM): arith.maxf and arith.minf (from tosa.maximum/minimum,
+/// tosa.clamp, ReLU, max pools, reduce_max, softmax's max, the exp/tanh
+/// approximations' input clamps and the register tiles' epilogues) return
+/// NaN when either operand is NaN, as their MLIR definition, IEEE 754-2019
+/// maximum/minimum, ONNX (numpy) and TFLite's reference RELU/RELU6 say:
+/// the op stays (it lowers to llvm.maxnum / llvm.minnum, which return the
+/// other operand) and a select returns the NaN. ReLU(NaN) was 0 and a NaN
+/// reaching a sigmoid through a clamp came out as 1.0. A constant bound
+/// (no NaN) needs no NaN test of its own.
+///
+/// Before: %m = arith.maxf %x, %y : vector<8xf32>
+/// After:  %e = arith.maxf %x, %y
+///         %u = arith.cmpf uno, %x, %y       // either is NaN
+///         %n = arith.addf %x, %y            // NaN then
+///         %m = arith.select %u, %n, %e
+/// and arith.maxf %x, 0.0 -> select(cmpf uno %x, %x; %x; maxf %x, 0.0).
+void populatePropagateNaNPatterns(mlir::RewritePatternSet &patterns);
+std::unique_ptr<mlir::Pass> createPropagateNaNPass();
+
+/// kiln-order-globals (on the module, right after one-shot bufferization):
+/// every memref.global is renamed "__constant_<k>_<shape>" and moved to the
+/// top of the module in the order of its first memref.get_global (the
+/// module's own op order), so builds of one model are byte-identical.
+/// MLIR 16's module bufferization visits functions in the iteration order
+/// of a DenseMap keyed by FuncOp pointers (getFuncOpsOrderedByCalls), so
+/// the globals it creates came out in a different order, and two constants
+/// of one type with different values under swapped names, from one
+/// process to the next (two `kiln export` runs of BlazeFace's ONNX model
+/// differed in 8 bytes of code offsets).
+///
+/// Before: memref.global @__constant_1x8xf32_0 = dense<2.0> ...
+///         memref.global @__constant_1x8xf32 = dense<1.0> ...
+///         func @main_dispatch_0 { memref.get_global @__constant_1x8xf32 }
+///         func @main_dispatch_1 { memref.get_global @__constant_1x8xf32_0 }
+/// After:  memref.global @__constant_0_1x8xf32 = dense<1.0> ...
+///         memref.global @__constant_1_1x8xf32 = dense<2.0> ...
+///         (uses renamed alike)
+std::unique_ptr<mlir::Pass> createOrderGlobalsPass();
+
+/// kiln-exact-avg-pool-divisors (on func.func, TOSA, right before
+/// tosa-to-linalg-named): a padded f32 tosa.avg_pool2d becomes a zero pad,
+/// an unpadded avg_pool2d (which divides every window by KH * KW) and a
+/// multiply by the constant KH * KW / count, count being the window's
+/// elements inside the input (avgPoolWindowCount). MLIR 16's lowering
+/// counts the padding a window covers from the output index, not from the
+/// index times the stride, so with stride > 1 and a pad of 2 or more at an
+/// end (ONNX ceil_mode with explicit pads, a 5x5 stride-2 SAME pool) it
+/// divides some windows by too few elements (for kernel 3, stride 2, pads
+/// 1 + 1 overhang on 8: 2 3 3 2 1 instead of 2 3 3 3 1). Unpadded and
+/// integer pools are left alone.
+///
+/// Before: %y = tosa.avg_pool2d %x {kernel = [1, 3], stride = [1, 2],
+///            pad = [0, 0, 1, 2]} : (tensor<1x1x8x1xf32>) -> tensor<1x1x5x1xf32>
+/// After:  %p = tosa.pad %x, [[0,0],[0,0],[1,2],[0,0]] : -> tensor<1x1x11x1xf32>
+///         %m = tosa.avg_pool2d %p {kernel = [1, 3], stride = [1, 2], pad = [0,0,0,0]}
+///         %y = tosa.mul %m, dense<[1.5, 1, 1, 1, 3]> : tensor<1x1x5x1xf32>
+void populateExactAvgPoolDivisorsPatterns(mlir::RewritePatternSet &patterns);
+std::unique_ptr<mlir::Pass> createExactAvgPoolDivisorsPass();
+
+/// Elements of window `o` (stride, padBegin, kernel) inside an input of
+/// `in` elements along one axis: TOSA AVG_POOL2D's divisor factor for it.
+int64_t avgPoolWindowCount(int64_t o, int64_t stride, int64_t padBegin, int64_t kernel,
+                           int64_t in);
+
 /// kiln-drop-zero-points (on func.func, linalg on tensors, right after
 /// tosa-to-linalg): the quantized named ops MLIR lowers int8 TOSA
 /// convolutions, fully connected layers and matmuls to become the plain
@@ -488,7 +566,10 @@ void populateInterchangeForVectorizationPatterns(mlir::RewritePatternSet &patter
 /// (LLVM fuses them again where the CPU has FMA, never a libm fmaf call).
 /// Measured against double precision over the float range: exp within
 /// 1.9e-6 relative (5.7e-6 without FMA), tanh 3.1e-7; overflow to inf,
-/// -inf to 0, NaN kept; results below 1.2e-38 flush to 0. math.log stays
+/// -inf to 0, NaN kept (with kiln-propagate-nan, which makes the input
+/// clamps keep it); results below 1.2e-38 flush to 0. tanh is exactly +-1
+/// for |x| >= 9 (a select: the approximation alone stops at 0.99999976,
+/// also for +-inf). math.log stays
 /// libm: its approximation reads a denormal input as 1.2e-38. Without FMA
 /// (`target.fma` false: SSE2, SSE4) an op in a linalg op whose innermost
 /// loop is shorter than the vector width (it stays scalar) keeps libm too:

@@ -36,7 +36,9 @@
  * or `cc prog.c $(pkg-config --cflags --libs kiln-runtime)` (kiln-runtime.pc,
  * installed by the Debian package). examples/c/ is a complete program.
  *
- * Thread safety: a module may be invoked from one thread at a time.
+ * Thread safety: a module may be invoked from one thread at a time; any
+ * number of modules may be invoked from their own threads at once, also
+ * on one shared device (see kiln_device_t).
  *===----------------------------------------------------------------------===*/
 #ifndef KILN_RUNTIME_H
 #define KILN_RUNTIME_H
@@ -62,6 +64,10 @@ typedef enum kiln_status_code_e {
   KILN_RESOURCE_EXHAUSTED = 4, /* arena or memory too small */
   KILN_INTERNAL = 5,           /* executable failed to load or run */
   KILN_UNIMPLEMENTED = 6,      /* feature not in this runtime build */
+  KILN_OUT_OF_RANGE = 7,       /* a --check-bounds kernel refused an access
+                                  outside its binding: "main_dispatch_4
+                                  (MaxPool #2) read binding 0 at byte 9216
+                                  of 8192 (16 bytes)" */
 } kiln_status_code_t;
 
 /* A status: code plus a NUL-terminated message ("" when KILN_OK). */
@@ -259,8 +265,11 @@ typedef struct kiln_trace_event_t {
   uint64_t end_ns;
 } kiln_trace_event_t;
 
-/* Caller-owned trace buffer. Events past `capacity` are counted in
- * `dropped` and not stored. */
+/* Caller-owned trace buffer. The runtime stores events in
+ * events[0, count) and never lets `count` pass `capacity`; each event that
+ * found the buffer full is counted in `dropped` instead (so count + dropped
+ * is every event of the run). The caller sets count and dropped to 0 before
+ * an invocation; several invocations may append to one buffer. */
 typedef struct kiln_trace_t {
   kiln_trace_event_t *events;
   size_t capacity;
@@ -271,7 +280,16 @@ typedef struct kiln_trace_t {
 /* A device: a table of function pointers plus its state, so users can plug
  * in their own. `execute_wave` runs every workgroup of every dispatch given
  * (they are independent) and returns when all have completed; `trace` may
- * be NULL. */
+ * be NULL.
+ *
+ * Sharing: one device may serve any number of modules invoked from any
+ * number of threads at once. Kiln's devices are safe for it: local-sync
+ * keeps no state, and local-task runs one wave at a time, a caller that
+ * finds the pool busy waiting (on a mutex, not spinning) until the wave
+ * before it completes, so every invocation gives the bytes local-sync
+ * gives and returns. Waves of different modules interleave; a module's own
+ * waves stay in order. A user-supplied device must give the same
+ * guarantee, or be used by one invocation at a time. */
 typedef struct kiln_device_t {
   const char *name;
   void *self;
@@ -323,7 +341,10 @@ typedef struct kiln_invocation_t {
  * a missing buffer or a size that differs from the signature: the message
  * names the buffer and both sizes), KILN_RESOURCE_EXHAUSTED (arena too small:
  * "arena needs 41216 bytes, 32768 given"), and any status the device's
- * execute_wave returns (local-sync: none; local-task: see above). Buffers
+ * execute_wave returns (local-sync: none; local-task: see above), and for
+ * an artifact built with --check-bounds KILN_OUT_OF_RANGE when a kernel
+ * refused an access outside its binding (the message names the dispatch,
+ * binding, byte offset and extent; outputs are then incomplete). Buffers
  * are not checked for alignment (see "Alignment" at the top). */
 kiln_status_t kiln_module_invoke(kiln_module_t *module,
                                  const kiln_invocation_t *invocation);
