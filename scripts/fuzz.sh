@@ -14,6 +14,9 @@
 # build's kiln). Findings: $FUZZ_BUILD_DIR/fuzz/findings/TARGET/crash-*;
 # logs: $FUZZ_BUILD_DIR/fuzz/logs/TARGET.log. Exit status 1 when any target
 # found something, after running the others. FUZZ_SKIP_BUILD=1: no build.
+# FUZZ_FRESH_CORPUS=1: empty each target's corpus first (start from the
+# seeds alone, as CI's run on a new clone does; figures reported for long
+# runs come from such runs too, not only from a grown corpus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -121,6 +124,9 @@ mkdir -p "$FUZZ/logs"
 failed=()
 for t in "${selected[@]}"; do
   gather_seeds "$t"
+  if [ "${FUZZ_FRESH_CORPUS:-0}" = 1 ]; then
+    rm -rf "$FUZZ/corpus/$t"
+  fi
   mkdir -p "$FUZZ/corpus/$t" "$FUZZ/findings/$t"
   log=$FUZZ/logs/$t.log
   echo "== $t: ${SECONDS_EACH}s, corpus $FUZZ/corpus/$t, log $log"

@@ -54,8 +54,8 @@ TEST(FullDisk, DevFullIsOneErrorNamingTheFile) {
                                {"/dev/full: cannot write: No space left on device"}));
   // Standard output on /dev/full (stderr kept apart to be read).
   std::string err = tmp.file("stderr.txt");
-  CommandResult r = runCommand(kilnBinary() + " inspect " + shellQuote(model()) +
-                               " > /dev/full 2> " + shellQuote(err));
+  CommandResult r = runCommand("(" + kilnBinary() + " inspect " + shellQuote(model()) +
+                               " > /dev/full 2> " + shellQuote(err) + ")");
   EXPECT_EQ(r.exitCode, 1) << r.output;
   std::string said = readAll(err);
   EXPECT_EQ(said, "kiln: error: cannot write to standard output: No space left on device\n");

@@ -207,7 +207,8 @@ TEST(SpecialValuePasses, CompiledMaxMinClampAndReductionsKeepNaNAndInfinity) {
   ASSERT_EQ(maxed.size(), 8u);
   EXPECT_TRUE(std::isnan(maxed[0])); // max(NaN, 0.5)
   EXPECT_TRUE(std::isnan(maxed[7])); // max(0.5, NaN)
-  EXPECT_EQ(maxed[2], inf);          // max(-inf, inf)
+  EXPECT_EQ(maxed[1], inf);          // max(1, inf)
+  EXPECT_EQ(maxed[2], -1.0f);        // max(-inf, -1)
 }
 
 } // namespace

@@ -493,12 +493,19 @@ void optimizeModule(llvm::Module &module, llvm::TargetMachine &tm,
       continue;
     // Allow reassociation and FMA contraction of float math so LLVM can
     // vectorize the reductions of convolutions and matmuls; results move by
-    // rounding only (checked against TFLite in the tests). Arithmetic only:
-    // on compares and selects (kiln-propagate-nan's max/min) the flags let
-    // InstCombine fold a NaN test away.
+    // rounding only (checked against TFLite in the tests). Arithmetic
+    // only (fadd, fsub, fmul, fdiv, fneg, fma): on compares, selects and
+    // maxnum/minnum (kiln-propagate-nan's max/min) the flags let LLVM drop
+    // a NaN (a max reduction's NaN element became -inf).
+    auto arithmetic = [](llvm::Instruction &inst) {
+      if (llvm::isa<llvm::BinaryOperator, llvm::UnaryOperator>(inst))
+        return true;
+      auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&inst);
+      return call && (call->getIntrinsicID() == llvm::Intrinsic::fma ||
+                      call->getIntrinsicID() == llvm::Intrinsic::fmuladd);
+    };
     for (llvm::Instruction &inst : llvm::instructions(fn))
-      if (llvm::isa<llvm::FPMathOperator>(inst) &&
-          !llvm::isa<llvm::FCmpInst, llvm::SelectInst>(inst)) {
+      if (llvm::isa<llvm::FPMathOperator>(inst) && arithmetic(inst)) {
         inst.setHasAllowReassoc(true);
         inst.setHasAllowContract(true);
       }

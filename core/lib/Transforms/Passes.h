@@ -545,9 +545,10 @@ std::unique_ptr<mlir::Pass> createPackWeightsPass(const KernelTarget &target,
 /// at least `minContiguousReduction` elements keeps that loop innermost,
 /// which LLVM vectorizes as a unit-stride reduction (loads, vaddps/vmaxps,
 /// one horizontal step per row) instead of gathering the rows into
-/// vectors. A max/min combiner becomes max nnan nsz(isnan(x) ? -inf : x,
-/// acc) (same results, NaNs included, the accumulator starting from its
-/// non-NaN fill), the form LLVM 16 vectorizes. Below 8 channels the rows
+/// vectors. Max/min reductions are no exception: LLVM 16 vectorizes such a
+/// recurrence only with `nnan`, which the NaN-returning max/min
+/// (kiln-propagate-nan) cannot claim, so their rows go in vectors. Below 8
+/// channels the rows
 /// in vectors were as fast or faster (softmax over 4096 rows, AVX2: 2
 /// channels 18 us against 26 us, 4 equal, 8 28 against 22, 24 175 against
 /// 64; SSE2 and AVX-512 alike), hence the default of 8.
