@@ -80,6 +80,9 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   // Padded average pools with divisors that MLIR 16's lowering gets wrong
   // at strides above 1: a zero pad and a constant factor instead.
   fn.addPass(createExactAvgPoolDivisorsPass());
+  // Max/min reductions return NaN for a row with a NaN even where their
+  // loop is vectorized ignoring NaNs.
+  fn.addPass(createReductionNaNFlagsPass());
   // Named ops first (conv, matmul, pooling) so tosa-to-linalg does not
   // claim them; then elementwise and reductions as linalg.generic.
   fn.addPass(tosa::createTosaToLinalgNamed());

@@ -29,7 +29,7 @@ MODELS = {
     "ppocr_det.onnx": (CACHE / "ppocr_det.onnx", ["--fix-shape=0=1x3x96x96"], False),
     "person_detect": (INT8 / "person_detect.tflite", [], True),
     "micro_speech": (INT8 / "micro_speech_quantized.tflite", [], True),
-    "hello_world": (INT8 / "hello_world_int8.tflite", [], True),
+    "hello_world": (INT8 / "hello_world_int8.tflite", ["--fix-shape=0=1x1"], True),
 }
 # target -> extra flags (.kiln on the Linux targets, C modules on Cortex-M)
 TARGETS = {

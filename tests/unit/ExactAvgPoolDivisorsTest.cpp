@@ -1,8 +1,9 @@
 //===- ExactAvgPoolDivisorsTest.cpp - kiln-exact-avg-pool-divisors --------===//
 //
-// On IR: a padded f32 avg_pool2d becomes pad + unpadded avg_pool2d + mul
-// by KH*KW/count (the counts checked against a direct count here); an
-// unpadded one is left alone. End to end: the 1-D pool (kernel 3,
+// On IR: a f32 avg_pool2d MLIR 16 divides wrongly (stride 2, pad 2)
+// becomes pad + unpadded avg_pool2d + mul by KH*KW/count (the counts
+// checked against a direct count here); pools it divides right are left
+// alone. End to end: the 1-D pool (kernel 3,
 // stride 2, pads 1 and 1 + ceil overhang on 8 elements: divisors 2 3 3 3 1)
 // and a 5x5 stride-2 pool with pads 2 (the SAME padding of TFLite on 9x9)
 // compiled and run, against averages computed here.
@@ -69,15 +70,20 @@ TEST(ExactAvgPoolDivisors, PaddedPoolGetsTheExactFactor) {
   EXPECT_EQ(i, 5);
 }
 
-TEST(ExactAvgPoolDivisors, UnpaddedPoolIsLeftAlone) {
-  MLIRContext context;
-  auto module = kiln::test::parse(context, poolModule(4, 4, 2, 2, 2, 2, "0, 0, 0, 0", 2, 2).c_str());
-  ASSERT_TRUE(module);
-  std::string before = kiln::test::str(*module);
-  PassManager pm(&context);
-  pm.addNestedPass<func::FuncOp>(kiln::createExactAvgPoolDivisorsPass());
-  ASSERT_TRUE(succeeded(pm.run(*module)));
-  EXPECT_EQ(kiln::test::str(*module), before);
+TEST(ExactAvgPoolDivisors, PoolsTheLoweringDividesRightAreLeftAlone) {
+  // Unpadded; stride 1 with pads of 1 and 2; stride 2 with pads of 1.
+  for (std::string source : {poolModule(4, 4, 2, 2, 2, 2, "0, 0, 0, 0", 2, 2),
+                             poolModule(6, 6, 3, 3, 1, 1, "1, 2, 1, 2", 7, 7),
+                             poolModule(7, 7, 3, 3, 2, 2, "1, 1, 1, 1", 4, 4)}) {
+    MLIRContext context;
+    auto module = kiln::test::parse(context, source.c_str());
+    ASSERT_TRUE(module) << source;
+    std::string before = kiln::test::str(*module);
+    PassManager pm(&context);
+    pm.addNestedPass<func::FuncOp>(kiln::createExactAvgPoolDivisorsPass());
+    ASSERT_TRUE(succeeded(pm.run(*module)));
+    EXPECT_EQ(kiln::test::str(*module), before);
+  }
 }
 
 /// Compiles `source`, runs it on x[i] = i (as floats) and returns y.

@@ -198,27 +198,9 @@ func.func @rowmax(%x: memref<64x24xf32>, %m: memref<64xf32>) {
 }
 )mlir";
 
-// The same shape summed (a MEAN over channels): loops (c, r),
-// out[r] = out[r] + x[r, c].
-const char *kRowSumRowsInner = R"mlir(
-func.func @rowsum(%x: memref<64x24xf32>, %m: memref<64xf32>) {
-  %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%m : memref<64xf32>)
-  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
-                                   affine_map<(d0, d1) -> (d1)>],
-                  iterator_types = ["reduction", "parallel"]}
-      ins(%x : memref<64x24xf32>) outs(%m : memref<64xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = arith.addf %in, %out : f32
-    linalg.yield %r : f32
-  }
-  return
-}
-)mlir";
-
 TEST(InterchangeForVectorization, ReductionOverContiguousChannelsGoesInnermost) {
   MLIRContext context;
-  OwningOpRef<ModuleOp> module = parse(context, kRowSumRowsInner);
+  OwningOpRef<ModuleOp> module = parse(context, kRowMaxRowsInner);
   ASSERT_TRUE(module);
   // At or above the threshold: (c, r) -> (r, c), the channels innermost,
   // so the innermost loop is a unit-stride reduction.
@@ -230,26 +212,26 @@ TEST(InterchangeForVectorization, ReductionOverContiguousChannelsGoesInnermost) 
   MLIRContext *ctx = &context;
   EXPECT_EQ(maps[0], dims(ctx, 2, {0, 1})) << str(maps[0]); // x[r, c]
   EXPECT_EQ(maps[1], dims(ctx, 2, {0})) << str(maps[1]);    // m[r]
-}
-
-// A maximum is no exception: LLVM 16 vectorizes a max recurrence only
-// with `nnan`, which a max that returns NaN for a NaN cannot claim, so
-// the rows stay innermost (in vectors) and the combiner is untouched.
-TEST(InterchangeForVectorization, MaxReductionKeepsRowsInVectors) {
-  MLIRContext context;
-  OwningOpRef<ModuleOp> module = parse(context, kRowMaxRowsInner);
-  ASSERT_TRUE(module);
-  ASSERT_TRUE(succeeded(runInterchange(context, *module, /*minContiguousReduction=*/8)));
-  linalg::GenericOp generic = onlyGeneric(*module);
-  ASSERT_TRUE(generic);
-  EXPECT_EQ(iterators(generic), (std::vector<utils::IteratorType>{R, P}));
-  auto yield = cast<linalg::YieldOp>(generic.getRegion().front().getTerminator());
+  // The combiner is the form LLVM 16 vectorizes, with the same results:
+  // max nnan nsz(isnan(x) ? -inf : x, acc).
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
   auto max = yield.getOperand(0).getDefiningOp<arith::MaxFOp>();
   ASSERT_TRUE(max) << str(generic);
-  EXPECT_FALSE(bitEnumContainsAny(max.getFastmath(), arith::FastMathFlags::nnan)) << str(max);
-  int selects = 0;
-  generic.walk([&](arith::SelectOp) { ++selects; });
-  EXPECT_EQ(selects, 0);
+  EXPECT_TRUE(bitEnumContainsAll(max.getFastmath(),
+                                 arith::FastMathFlags::nnan | arith::FastMathFlags::nsz))
+      << str(max);
+  auto select = max.getLhs().getDefiningOp<arith::SelectOp>();
+  ASSERT_TRUE(select) << str(generic);
+  EXPECT_EQ(max.getRhs(), body.getArgument(1)); // the accumulator
+  auto isNaN = select.getCondition().getDefiningOp<arith::CmpFOp>();
+  ASSERT_TRUE(isNaN);
+  EXPECT_EQ(isNaN.getPredicate(), arith::CmpFPredicate::UNO);
+  EXPECT_EQ(isNaN.getLhs(), body.getArgument(0));
+  EXPECT_EQ(select.getFalseValue(), body.getArgument(0));
+  FloatAttr neutral;
+  ASSERT_TRUE(matchPattern(select.getTrueValue(), m_Constant(&neutral)));
+  EXPECT_TRUE(neutral.getValue().isInfinity() && neutral.getValue().isNegative());
 }
 
 // The same maximum into a buffer nothing filled: it may hold a NaN, so
@@ -283,8 +265,8 @@ TEST(InterchangeForVectorization, MaxIntoUnfilledOutputKeepsRowsInnermost) {
 }
 
 // A 1x1000 softmax's maximum, on tensors: one row, so every output
-// dimension has size 1; the channel loop is innermost already and nothing
-// changes (its combiner keeps returning NaN for a NaN).
+// dimension has size 1; the channel loop is innermost already and only the
+// combiner changes.
 const char *kMaxOfOneRow = R"mlir(
 func.func @rowmax(%x: tensor<1x1000xf32>, %init: tensor<1xf32>) -> tensor<1xf32> {
   %lowest = arith.constant -3.40282347E+38 : f32
@@ -301,13 +283,21 @@ func.func @rowmax(%x: tensor<1x1000xf32>, %init: tensor<1xf32>) -> tensor<1xf32>
 }
 )mlir";
 
-TEST(InterchangeForVectorization, MaxOfOneRowIsLeftAlone) {
+TEST(InterchangeForVectorization, MaxOfOneRowGetsVectorizableCombiner) {
   MLIRContext context;
   OwningOpRef<ModuleOp> module = parse(context, kMaxOfOneRow);
   ASSERT_TRUE(module);
-  std::string before = str(*module);
   ASSERT_TRUE(succeeded(runInterchange(context, *module)));
-  EXPECT_EQ(str(*module), before);
+  linalg::GenericOp generic = onlyGeneric(*module);
+  ASSERT_TRUE(generic);
+  EXPECT_EQ(iterators(generic), (std::vector<utils::IteratorType>{P, R}));
+  auto yield = cast<linalg::YieldOp>(generic.getRegion().front().getTerminator());
+  auto max = yield.getOperand(0).getDefiningOp<arith::MaxFOp>();
+  ASSERT_TRUE(max) << str(generic);
+  EXPECT_TRUE(bitEnumContainsAll(max.getFastmath(),
+                                 arith::FastMathFlags::nnan | arith::FastMathFlags::nsz))
+      << str(max);
+  EXPECT_TRUE(max.getLhs().getDefiningOp<arith::SelectOp>()) << str(generic);
 }
 
 TEST(InterchangeForVectorization, ShortChannelReductionKeepsRowsInnermost) {

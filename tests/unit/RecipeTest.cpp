@@ -165,11 +165,13 @@ TEST(Recipe, EveryKeyHasItsJsonKey) {
   const std::vector<std::string> keys = {"target",        "target-cpu",    "target-cpu-features",
                                          "profile",       "debug-symbols", "reflection",
                                          "output-format", "module-name",   "tile",
-                                         "fusion",        "no-fusion",     "fix-shape"};
+                                         "fusion",        "no-fusion",     "fix-shape",
+                                         "check-bounds"};
   const std::vector<std::string> json = {"target",        "target_cpu",    "target_cpu_features",
                                          "profile",       "debug_symbols", "reflection",
                                          "output_format", "module_name",   "tiles",
-                                         "fusion",        "no_fusion",     "fixed_shapes"};
+                                         "fusion",        "no_fusion",     "fixed_shapes",
+                                         "check_bounds"};
   EXPECT_EQ(kiln::recipeKeys(), keys);
   EXPECT_EQ(kiln::recipeJsonKeys(), json);
 }

@@ -1,5 +1,7 @@
-//===- SpecialValuePassesTest.cpp - kiln-propagate-nan, kiln-max-identity- -===//
-//                                   neg-inf, kiln-order-globals
+//===- SpecialValuePassesTest.cpp - NaN, -inf and globals passes ----------===//
+//
+// kiln-propagate-nan, kiln-reduction-nan-flags, kiln-max-identity-neg-inf
+// and kiln-order-globals.
 //
 // On IR: each pass's rewrite (what Passes.h promises) and what it leaves
 // alone. End to end: max, min, clamp and a max reduction over a row with a
@@ -20,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
@@ -117,6 +120,36 @@ TEST(MaxIdentityNegInf, MaxReductionStartsFromNegativeInfinity) {
   EXPECT_EQ(value(fills[0]), -std::numeric_limits<double>::infinity()) << str(*module);
   // A sum's accumulator is not a max identity: left alone.
   EXPECT_EQ(value(fills[1]), double(-std::numeric_limits<float>::max())) << str(*module);
+}
+
+TEST(ReductionNaNFlags, MaxReductionGetsANaNFlagSoftmaxMaxDoesNot) {
+  MLIRContext context;
+  auto module = parse(context, R"mlir(
+    func.func @max(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+      %m = "tosa.reduce_max"(%x) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+      return %m : tensor<4x1xf32>
+    }
+    func.func @softmax_max(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+      %m = "tosa.reduce_max"(%x) {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+      %d = "tosa.sub"(%x, %m) : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+      return %d : tensor<4x8xf32>
+    })mlir");
+  ASSERT_TRUE(module);
+  runPass(context, *module, kiln::createReductionNaNFlagsPass);
+  auto count = [&](const char *fn, StringRef name) {
+    int n = 0;
+    module->lookupSymbol<func::FuncOp>(fn).walk([&](Operation *op) {
+      n += op->getName().getStringRef() == name;
+    });
+    return n;
+  };
+  EXPECT_EQ(count("max", "tosa.reduce_min"), 1) << str(*module);
+  EXPECT_EQ(count("max", "tosa.select"), 1);
+  auto ret = cast<func::ReturnOp>(
+      module->lookupSymbol<func::FuncOp>("max").getBody().front().getTerminator());
+  EXPECT_TRUE(ret.getOperand(0).getDefiningOp<tosa::SelectOp>()) << str(*module);
+  EXPECT_EQ(count("softmax_max", "tosa.reduce_min"), 0);
+  EXPECT_EQ(count("softmax_max", "tosa.select"), 0);
 }
 
 TEST(OrderGlobals, GlobalsAreNamedAndPlacedByFirstUse) {

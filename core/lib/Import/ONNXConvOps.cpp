@@ -220,9 +220,6 @@ struct Window {
   std::array<int64_t, 2> in{1, 1}, out{1, 1};
   /// Part of padEnd added by ceil_mode so the last window fits (pools).
   std::array<int64_t, 2> overhang{0, 0};
-  /// Input elements past the last window, sliced off the input's end
-  /// before the op (fitWindow); `in` is the size before the slice.
-  std::array<int64_t, 2> crop{0, 0};
 
   int64_t extent(int d) const { return (kernel[d] - 1) * dilation[d] + 1; }
   DenseI64ArrayAttr tosaPad(OpBuilder &b) const {
@@ -290,8 +287,8 @@ FailureOr<Window> readWindow(NodeContext &ctx, llvm::ArrayRef<int64_t> inShape,
 /// Padding and output size of a convolution or pool (ONNX auto_pad: NOTSET
 /// reads `pads`; SAME_UPPER / SAME_LOWER pad to out = ceil(in / stride), the
 /// odd element at the end / the beginning; VALID pads nothing), fitted to
-/// TOSA's exact tiling by fitWindow (WindowShape.h): input past the last
-/// window leaves the end pad, then the input (Window::crop). With
+/// TOSA by fitWindow (WindowShape.h): input past the last window leaves the
+/// end pad; the rest stays unread with an end pad of 0. With
 /// `ceilMode` the output size rounds up and the last window's overhang is
 /// added to the end padding (pools only).
 LogicalResult forwardPadding(NodeContext &ctx, Window &w, bool ceilMode) {
@@ -320,7 +317,7 @@ LogicalResult forwardPadding(NodeContext &ctx, Window &w, bool ceilMode) {
                       llvm::Twine(w.dilation[d]) + "): there is no output");
     TosaWindowAxis t =
         fitWindow(axis, ceilMode ? WindowRounding::Ceil : WindowRounding::Floor);
-    if (!tilesExactly(axis, t))
+    if (!fitsWindows(axis, t))
       return ctx.fail("with pads " + llvm::Twine(w.padBegin[d]) + " and " +
                       llvm::Twine(w.padEnd[d]) + ", stride " + llvm::Twine(w.stride[d]) +
                       " and window extent " + llvm::Twine(w.extent(d)) +
@@ -328,23 +325,8 @@ LogicalResult forwardPadding(NodeContext &ctx, Window &w, bool ceilMode) {
     w.out[d] = t.out;
     w.padEnd[d] = t.padEnd;
     w.overhang[d] = t.overhang;
-    w.crop[d] = t.crop;
   }
   return success();
-}
-
-/// Slices Window::crop off the end of the lifted NCHW input `x` (axes 2, 3)
-/// and makes `w.in` the sliced size: then the windows tile it exactly.
-Value cropToWindows(NodeContext &ctx, Value x, Window &w) {
-  if (w.crop[0] == 0 && w.crop[1] == 0)
-    return x;
-  std::vector<int64_t> s = shapeOf(x);
-  for (int d = 0; d < 2; ++d) {
-    s[2 + d] -= w.crop[d];
-    w.in[d] -= w.crop[d];
-    w.crop[d] = 0;
-  }
-  return slice(ctx, x, {0, 0, 0, 0}, s);
 }
 
 /// [N, C, W] -> [N, C, 1, W]; rank 4 unchanged.
@@ -475,8 +457,8 @@ LogicalResult convertConv(NodeContext &ctx) {
   FailureOr<Window> win = readWindow(ctx, xs, kernel);
   if (failed(win) || failed(forwardPadding(ctx, *win, false)))
     return failure();
-  op.input = ctx.transposeToChannelsLast(cropToWindows(ctx, lift2D(ctx, *x), *win));
   op.window = *win;
+  op.input = ctx.transposeToChannelsLast(lift2D(ctx, *x));
   Value y;
   if (op.group == 1)
     y = conv2d(ctx, op.input, op.weight, op.bias, op.window);
@@ -889,7 +871,7 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
     return failure();
   Window w = *win;
-  Value in = cropToWindows(ctx, lift2D(ctx, *x), w);
+  Value in = lift2D(ctx, *x);
   if (w.dilation[0] != 1 || w.dilation[1] != 1) {
     if (!isMax)
       return ctx.fail("dilations are not supported for AveragePool");

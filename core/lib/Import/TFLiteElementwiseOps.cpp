@@ -159,32 +159,25 @@ LogicalResult convertDiv(OpContext &ctx) {
                 activationOf<schema::DivOptions>(ctx));
 }
 
-/// TFLite's MAXIMUM / MINIMUM element function (maximum_minimum.cc:
-/// `el1 > el2 ? el1 : el2`, `el1 < el2 ? el1 : el2`): a NaN `b` wins, a NaN
-/// `a` loses (TFLite's own semantics, unlike IEEE maximum and ONNX Max,
-/// which return NaN for either): tosa.select of tosa.greater.
-Value tfliteSelectMax(OpContext &ctx, Value l, Value r, bool isMax) {
-  RankedTensorType type = broadcastType(ctx, l, r);
-  auto mask = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
-  Value pick = isMax ? ctx.create<tosa::GreaterOp>(mask, l, r)
-                     : ctx.create<tosa::GreaterOp>(mask, r, l);
-  return ctx.create<tosa::SelectOp>(type, pick, l, r);
-}
-
-/// MAXIMUM: a > b ? a : b, broadcast.
+/// MAXIMUM: max(a, b), broadcast -> tosa.maximum. A NaN operand gives NaN
+/// (kiln-propagate-nan), as IEEE's maximum and ONNX's Max; TFLite's own
+/// kernel computes `a > b ? a : b` (a NaN `a` loses, a NaN `b` wins), which
+/// Kiln does not follow yet (README, "Special values").
 LogicalResult convertMaximum(OpContext &ctx) {
   Value l, r;
   if (failed(floatBinaryOperands(ctx, l, r)))
     return failure();
-  return ctx.setOutput(0, tfliteSelectMax(ctx, l, r, true));
+  return ctx.setOutput(
+      0, ctx.create<tosa::MaximumOp>(broadcastType(ctx, l, r), l, r));
 }
 
-/// MINIMUM: a < b ? a : b, broadcast.
+/// MINIMUM: min(a, b), broadcast -> tosa.minimum (NaN as for MAXIMUM).
 LogicalResult convertMinimum(OpContext &ctx) {
   Value l, r;
   if (failed(floatBinaryOperands(ctx, l, r)))
     return failure();
-  return ctx.setOutput(0, tfliteSelectMax(ctx, l, r, false));
+  return ctx.setOutput(
+      0, ctx.create<tosa::MinimumOp>(broadcastType(ctx, l, r), l, r));
 }
 
 /// SQUARED_DIFFERENCE: (a - b)^2, broadcast -> d = tosa.sub, tosa.mul(d, d).

@@ -52,18 +52,17 @@ inline mlir::LogicalResult checkWindowFits(OpContext &ctx, schema::Padding paddi
   return mlir::success();
 }
 
-/// Explicit TOSA padding of a TFLite window on an NHWC input, fitted to
-/// TOSA's exact tiling (fitWindow, WindowShape.h): the input rows and
-/// columns past the last window leave the end padding, then the input.
+/// Explicit TOSA padding of a TFLite window on an NHWC input, fitted by
+/// fitWindow (WindowShape.h): the input rows and columns past the last
+/// window leave the end padding; the rest stays unread.
 struct FittedPadding {
   int64_t top = 0, bottom = 0, left = 0, right = 0;
 };
 
 /// TFLite's SAME/VALID padding of a KH x KW window (strides sh, sw;
-/// dilations dh, dw) on the NHWC `input`, fitted to TOSA: `input` is
-/// replaced by its slice when rows or columns past the last window remain
-/// (e.g. a 1x1 stride-2 SAME convolution on an even size, or VALID stride 2
-/// on an odd one). Fails (naming the dimension) when no window fits.
+/// dilations dh, dw) on the NHWC `input`, fitted to TOSA (a 1x1 stride-2
+/// SAME convolution on an even size keeps its last row unread). Fails
+/// (naming the dimension) when no window fits.
 inline mlir::FailureOr<FittedPadding> fitPadding(OpContext &ctx, schema::Padding padding,
                                                  mlir::Value &input, int64_t kh, int64_t kw,
                                                  int64_t sh, int64_t sw, int64_t dh,
@@ -79,16 +78,6 @@ inline mlir::FailureOr<FittedPadding> fitPadding(OpContext &ctx, schema::Padding
     WindowAxis &a = axes[d];
     computePadding(padding, a.in, a.kernel, a.stride, a.dilation, a.padBegin, a.padEnd);
     fitted[d] = fitWindow(a, WindowRounding::Floor);
-  }
-  if (fitted[0].crop || fitted[1].crop) {
-    llvm::SmallVector<int64_t> size(shape);
-    size[1] -= fitted[0].crop;
-    size[2] -= fitted[1].crop;
-    auto type = input.getType().cast<mlir::RankedTensorType>();
-    input = ctx.create<mlir::tosa::SliceOp>(
-        mlir::RankedTensorType::get(size, type.getElementType()), input,
-        ctx.builder().getDenseI64ArrayAttr({0, 0, 0, 0}),
-        ctx.builder().getDenseI64ArrayAttr(size));
   }
   return FittedPadding{fitted[0].padBegin, fitted[0].padEnd, fitted[1].padBegin,
                        fitted[1].padEnd};

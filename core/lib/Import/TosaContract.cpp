@@ -49,18 +49,25 @@ std::string atLeast(const char *what, llvm::ArrayRef<int64_t> values, int64_t mi
 
 const char *axisName(int d) { return d == 0 ? "height" : "width"; }
 
-/// Exact tiling of one spatial axis: out == (span) / stride + 1 with no
-/// remainder, span = in + padBegin + padEnd - extent (TOSA's idiv_check).
+/// One spatial axis of a windowed op: out == span / stride + 1, span = in
+/// + padBegin + padEnd - extent. TOSA's idiv_check asks for no remainder;
+/// Kiln allows one (input no window reads, WindowShape.h) only where the
+/// end pad is 0: a remainder beside end padding means the importer got
+/// the arithmetic wrong (MLIR 16's avg-pool divisors assume none).
 std::string tiles(int d, int64_t in, int64_t padBegin, int64_t padEnd, int64_t extent,
                   int64_t stride, int64_t out) {
   int64_t span = in + padBegin + padEnd - extent;
   if (span < 0)
     return std::string("window ") + axisName(d) + " " + str(extent) + " > padded input " +
            str(in + padBegin + padEnd);
-  if (span % stride != 0 || span / stride + 1 != out)
+  if (span / stride + 1 != out)
     return std::string("output ") + axisName(d) + " " + str(out) + " != (" + str(in) + " + " +
            str(padBegin) + " + " + str(padEnd) + " - " + str(extent) + ") / " + str(stride) +
-           " + 1 with no remainder (the windows must tile the padded input)";
+           " + 1";
+  if (span % stride != 0 && padEnd != 0)
+    return std::string("end pad ") + str(padEnd) + " beside " + str(span % stride) +
+           " unread input " + (d == 0 ? "rows" : "columns") +
+           " (the end pad must absorb them first)";
   return "";
 }
 

@@ -24,15 +24,16 @@ class Operation;
 namespace kiln {
 
 /// The first condition `op` breaks, as "<attribute or operand> <value>
-/// <relation> <bound>" (e.g. "pad -1 < 0", "output height 4 != 3 = (8 - 1
-/// + 0 + 0 - 2) / 2 + 1 (the windows must tile the padded input)"), or ""
+/// <relation> <bound>" (e.g. "pad -1 < 0", "output height 4 != (8 + 0 + 0
+/// - 3) / 2 + 1"), or ""
 /// when it keeps them all (also for ops the gate does not know).
 ///
 /// Checked (TOSA 0.60 section, operator): 2.3 CONV2D, DEPTHWISE_CONV2D,
 /// TRANSPOSE_CONV2D (pads >= 0, or out_pad > -kernel; stride >= 1;
-/// dilation >= 1; output sizes by the spec's formula with exact division);
-/// 2.3 AVG_POOL2D, MAX_POOL2D (kernel >= 1, stride >= 1, 0 <= pad < kernel,
-/// output sizes exact); 2.8 PAD (paddings >= 0, output = input + pads);
+/// dilation >= 1; output sizes by the spec's formula, a remainder of unread
+/// input allowed only without end padding, Kiln's one relaxation of
+/// idiv_check, WindowShape.h); 2.3 AVG_POOL2D, MAX_POOL2D (kernel >= 1,
+/// stride >= 1, 0 <= pad < kernel, output sizes as for CONV2D); 2.8 PAD (paddings >= 0, output = input + pads);
 /// 2.8 SLICE (start >= 0, size >= 1, start + size <= input); 2.7 REDUCE_*,
 /// ARGMAX, 2.8 CONCAT, REVERSE (axis in [0, rank)); 2.8 TRANSPOSE (perms a
 /// permutation); 2.11 RESCALE (shift in [2, 62], multiplier >= 0, one

@@ -28,13 +28,22 @@ TosaWindowAxis fitWindow(const WindowAxis &axis, WindowRounding rounding) {
   const int64_t unread = -overhang;
   const int64_t fromPad = std::min(unread, t.padEnd);
   t.padEnd -= fromPad;
-  t.crop = unread - fromPad;
+  t.remainder = unread - fromPad;
   return t;
 }
 
-bool tilesExactly(const WindowAxis &axis, const TosaWindowAxis &t) {
-  return t.padBegin >= 0 && t.padEnd >= 0 && t.crop >= 0 && t.crop < axis.in && t.out >= 1 &&
-         (axis.in - t.crop) + t.padBegin + t.padEnd - axis.extent() == (t.out - 1) * axis.stride;
+bool fitsWindows(const WindowAxis &axis, const TosaWindowAxis &t) {
+  const int64_t span = axis.in + t.padBegin + t.padEnd - axis.extent();
+  // Some window overlaps the input: the first one ending inside it (k0)
+  // exists and starts before the input's end.
+  const int64_t k0 =
+      t.padBegin < axis.extent()
+          ? 0
+          : (t.padBegin - axis.extent()) / axis.stride + 1;
+  const bool readsInput = k0 < t.out && k0 * axis.stride - t.padBegin < axis.in;
+  return t.padBegin >= 0 && t.padEnd >= 0 && t.out >= 1 && span >= 0 && readsInput &&
+         span == (t.out - 1) * axis.stride + t.remainder && t.remainder >= 0 &&
+         t.remainder < axis.stride && (t.remainder == 0 || t.padEnd == 0);
 }
 
 } // namespace kiln

@@ -6,14 +6,16 @@
 //
 // A model gives, per spatial axis, the input size, the kernel, stride,
 // dilation and padding; its output size rounds down (or up, in ONNX's
-// ceil_mode). TOSA 0.60 instead requires the windows to tile the padded
-// input exactly (CONV2D, AVG_POOL2D, MAX_POOL2D:
+// ceil_mode). TOSA 0.60 asks the windows to tile the padded input exactly
+// (CONV2D, AVG_POOL2D, MAX_POOL2D:
 //   ERROR_IF(OH != idiv_check(IH - 1 + pad_top + pad_bottom
-//                             - (KH - 1) * dilation_y, stride_y) + 1)
-// with idiv_check failing on a remainder) and every pad to be >= 0. So the
-// leftover input past the last window is dropped: first from the end pad,
-// then, when that is not enough, from the input itself (a slice the caller
-// makes), never as a negative pad (which the kernels read out of bounds).
+//                             - (KH - 1) * dilation_y, stride_y) + 1))
+// and every pad to be >= 0. Input past the last window leaves the end
+// padding first; what the end padding cannot absorb stays in the input,
+// unread, with an end pad of 0 (Kiln's one relaxation of idiv_check, which
+// its lowerings and the contract gate allow: slicing it off would cost a
+// copy dispatch before every such convolution). It never becomes a
+// negative pad, which the kernels read out of bounds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CORE_IMPORT_WINDOWSHAPE_H
@@ -46,15 +48,15 @@ enum class WindowRounding {
   Ceil,
 };
 
-/// The axis as TOSA takes it: the windows tile
-/// [in - crop] padded by padBegin and padEnd exactly:
-///   (in - crop) + padBegin + padEnd - extent == (out - 1) * stride.
+/// The axis as TOSA takes it:
+///   in + padBegin + padEnd - extent == (out - 1) * stride + remainder,
+/// 0 <= remainder < stride, remainder > 0 only with padEnd == 0.
 struct TosaWindowAxis {
   int64_t out = 0;
   /// TOSA pads, both >= 0; padEnd includes `overhang`.
   int64_t padBegin = 0, padEnd = 0;
-  /// Elements to slice off the input's end first (no window reads them).
-  int64_t crop = 0;
+  /// Input elements past the last window (unread; padEnd is 0 then).
+  int64_t remainder = 0;
   /// End padding that ceil rounding added beyond the model's (pools that
   /// count padding, count_include_pad = 1, must not count it).
   int64_t overhang = 0;
@@ -64,9 +66,10 @@ struct TosaWindowAxis {
 /// report "no output" first), stride >= 1, dilation >= 1, pads >= 0.
 TosaWindowAxis fitWindow(const WindowAxis &axis, WindowRounding rounding);
 
-/// True if `t` tiles `axis`'s input exactly with pads >= 0 (the TOSA 0.60
-/// condition above); for tests and assertions.
-bool tilesExactly(const WindowAxis &axis, const TosaWindowAxis &t);
+/// True if `t` holds for `axis` as described above (pads >= 0, the output
+/// size of the floor formula, a remainder only without end padding) and at
+/// least one window reads the input; the contract gate checks the same.
+bool fitsWindows(const WindowAxis &axis, const TosaWindowAxis &t);
 
 } // namespace kiln
 

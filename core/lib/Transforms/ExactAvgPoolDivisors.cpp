@@ -32,8 +32,15 @@ struct ExactAvgPoolDivisor : public OpRewritePattern<tosa::AvgPool2dOp> {
 
   LogicalResult matchAndRewrite(tosa::AvgPool2dOp op, PatternRewriter &rewriter) const override {
     ArrayRef<int64_t> pad = op.getPad(), kernel = op.getKernel(), stride = op.getStride();
-    if (llvm::all_of(pad, [](int64_t p) { return p == 0; }))
-      return rewriter.notifyMatchFailure(op, "no padding: the lowering divides by KH * KW");
+    // MLIR 16 counts the padding window o covers from o instead of
+    // o * stride: right for stride 1, and for pads of at most 1 (window 0
+    // is the only one reaching into a pad of 1 at either end).
+    bool miscounted = false;
+    for (int d = 0; d < 2; ++d)
+      miscounted |= stride[d] > 1 && (pad[2 * d] > 1 || pad[2 * d + 1] > 1);
+    if (!miscounted)
+      return rewriter.notifyMatchFailure(
+          op, "stride 1 or pads of at most 1: MLIR 16's divisors are right");
     auto inType = op.getInput().getType().dyn_cast<RankedTensorType>();
     auto outType = op.getType().dyn_cast<RankedTensorType>();
     if (!inType || !outType || !inType.hasStaticShape() || !outType.hasStaticShape() ||

@@ -259,9 +259,16 @@ struct OutlineDispatchesPass
       fn.setArgAttr(i, bufferization::BufferizationDialect::kWritableAttrName,
                     b.getBoolAttr(i >= inputs.size()));
 
+    // Source operators: those of the computing ops. A constant cloned into
+    // the region carries the location of the first operator that read it
+    // (one model constant shared by many operators), so constants count
+    // only in a region of constants alone.
     llvm::SetVector<StringRef> sources;
+    bool computes = llvm::any_of(
+        ops, [](Operation *op) { return !op->hasTrait<OpTrait::ConstantLike>(); });
     for (Operation *op : ops)
-      collectSources(op->getLoc(), sources);
+      if (!computes || !op->hasTrait<OpTrait::ConstantLike>())
+        collectSources(op->getLoc(), sources);
     llvm::SmallVector<Attribute> sourceAttrs;
     for (StringRef s : sources)
       sourceAttrs.push_back(b.getStringAttr(s));

@@ -179,6 +179,23 @@ inline constexpr const char *kDispatchAttrName = "kiln.dispatch";
 ///           scf.for ... { copy } ... }
 std::unique_ptr<mlir::Pass> createHoistStaticAllocasPass();
 
+/// kiln-reduction-nan-flags (on func.func, TOSA, before tosa-to-linalg):
+/// a f32 tosa.reduce_max / reduce_min returns NaN when its row holds a NaN,
+/// by a second, NaN-free reduction that LLVM vectorizes: the minimum of
+/// equal(x, x) as 1.0 / 0.0 over the same axis, 0 exactly where a NaN was.
+/// The max reduction itself may then be vectorized ignoring NaNs
+/// (kiln-interchange-for-vectorization). A reduction whose every user is
+/// tosa.sub(its input, it) (softmax's and log-softmax's row maximum) is left
+/// alone: there the NaN element's own difference is NaN, and the sum that
+/// follows carries it to the whole row.
+///
+/// Before: %m = tosa.reduce_max %x {axis = 1}
+/// After:  %r = tosa.reduce_max %x {axis = 1}
+///         %f = tosa.cast (tosa.equal %x, %x) : i1 -> f32
+///         %z = tosa.reduce_min %f {axis = 1}
+///         %m = tosa.select (tosa.equal %z, 0.0), NaN, %r
+std::unique_ptr<mlir::Pass> createReductionNaNFlagsPass();
+
 /// kiln-max-identity-neg-inf (on func.func, linalg on tensors, right after
 /// tosa-to-linalg): the max reductions, max pools and their padding that
 /// MLIR 16 starts from the lowest finite float (-3.4028235e38, its
@@ -197,7 +214,8 @@ std::unique_ptr<mlir::Pass> createMaxIdentityNegInfPass();
 /// tosa.clamp, ReLU, max pools, reduce_max, softmax's max, the exp/tanh
 /// approximations' input clamps and the register tiles' epilogues) return
 /// NaN when either operand is NaN, as their MLIR definition, IEEE 754-2019
-/// maximum/minimum, ONNX (numpy) and TFLite's reference RELU/RELU6 say:
+/// maximum/minimum, ONNX (numpy) and TFLite's reference RELU/RELU6 say
+/// (ops marked `nnan`, the vectorizable reduction combiners, excepted):
 /// the op stays (it lowers to llvm.maxnum / llvm.minnum, which return the
 /// other operand) and a select returns the NaN. ReLU(NaN) was 0 and a NaN
 /// reaching a sigmoid through a clamp came out as 1.0. A constant bound
@@ -233,7 +251,9 @@ std::unique_ptr<mlir::Pass> createPropagateNaNPass();
 std::unique_ptr<mlir::Pass> createOrderGlobalsPass();
 
 /// kiln-exact-avg-pool-divisors (on func.func, TOSA, right before
-/// tosa-to-linalg-named): a padded f32 tosa.avg_pool2d becomes a zero pad,
+/// tosa-to-linalg-named): a f32 tosa.avg_pool2d that MLIR 16 would divide
+/// wrongly (stride above 1 and a pad of 2 or more on that axis) becomes a
+/// zero pad,
 /// an unpadded avg_pool2d (which divides every window by KH * KW) and a
 /// multiply by the constant KH * KW / count, count being the window's
 /// elements inside the input (avgPoolWindowCount). MLIR 16's lowering
@@ -241,8 +261,9 @@ std::unique_ptr<mlir::Pass> createOrderGlobalsPass();
 /// index times the stride, so with stride > 1 and a pad of 2 or more at an
 /// end (ONNX ceil_mode with explicit pads, a 5x5 stride-2 SAME pool) it
 /// divides some windows by too few elements (for kernel 3, stride 2, pads
-/// 1 + 1 overhang on 8: 2 3 3 2 1 instead of 2 3 3 3 1). Unpadded and
-/// integer pools are left alone.
+/// 1 + 1 overhang on 8: 2 3 3 2 1 instead of 2 3 3 3 1). Other pools
+/// (stride 1, pads of at most 1: the lowering is right there and keeps its
+/// vectorized channels) and integer pools are left alone.
 ///
 /// Before: %y = tosa.avg_pool2d %x {kernel = [1, 3], stride = [1, 2],
 ///            pad = [0, 0, 1, 2]} : (tensor<1x1x8x1xf32>) -> tensor<1x1x5x1xf32>
@@ -545,9 +566,9 @@ std::unique_ptr<mlir::Pass> createPackWeightsPass(const KernelTarget &target,
 /// at least `minContiguousReduction` elements keeps that loop innermost,
 /// which LLVM vectorizes as a unit-stride reduction (loads, vaddps/vmaxps,
 /// one horizontal step per row) instead of gathering the rows into
-/// vectors. Max/min reductions are no exception: LLVM 16 vectorizes such a
-/// recurrence only with `nnan`, which the NaN-returning max/min
-/// (kiln-propagate-nan) cannot claim, so their rows go in vectors. Below 8
+/// vectors. A max/min combiner becomes max nnan nsz(isnan(x) ? -inf : x,
+/// acc), the form LLVM 16 vectorizes: it ignores a NaN element, so a NaN
+/// must reach the result another way (kiln-reduction-nan-flags). Below 8
 /// channels the rows
 /// in vectors were as fast or faster (softmax over 4096 rows, AVX2: 2
 /// channels 18 us against 26 us, 4 equal, 8 28 against 22, 24 175 against

@@ -74,8 +74,14 @@ struct PropagateNaNPass : public PassWrapper<PropagateNaNPass, OperationPass<fun
   void runOnOperation() override {
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
-      if (isa<arith::MaxFOp, arith::MinFOp>(op))
-        ops.push_back(op);
+      if (!isa<arith::MaxFOp, arith::MinFOp>(op))
+        return;
+      // A combiner that claims `nnan` (kiln-interchange-for-vectorization's,
+      // whose NaN kiln-reduction-nan-flags carries) stays vectorizable.
+      auto flags = op->getAttrOfType<arith::FastMathFlagsAttr>("fastmath");
+      if (flags && bitEnumContainsAll(flags.getValue(), arith::FastMathFlags::nnan))
+        return;
+      ops.push_back(op);
     });
     if (ops.empty())
       return;
