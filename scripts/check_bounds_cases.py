@@ -75,12 +75,16 @@ def compare(kiln, name, model, flags, inputs, tmp):
                    (['--check-bounds'] if checked else []))
         if done.returncode:
             return 'compile%s: %s' % (' --check-bounds' if checked else '', done.stderr.strip())
-        out = os.path.join(tmp, 'out%d.npy' % checked)
-        done = run([kiln, 'run', artifact, '--output=@' + out] + ['--input=@' + i for i in inputs])
+        described = run([kiln, 'inspect', artifact, '--json'])
+        count = len(json.loads(described.stdout)['artifact']['outputs']) \
+            if described.returncode == 0 else 1
+        paths = [os.path.join(tmp, 'out%d_%d.npy' % (checked, k)) for k in range(count)]
+        done = run([kiln, 'run', artifact] + ['--output=@' + p for p in paths] +
+                   ['--input=@' + i for i in inputs])
         if done.returncode:
             return 'run%s: %s' % (' (checked)' if checked else '', done.stderr.strip())
-        outs[checked] = np.load(out)
-    if outs[False].tobytes() != outs[True].tobytes():
+        outs[checked] = b''.join(np.load(p).tobytes() for p in paths)
+    if outs[False] != outs[True]:
         return 'the checked build computes other bytes'
     return ''
 

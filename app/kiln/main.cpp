@@ -534,6 +534,8 @@ static int runCompile() {
   if (!result)
     return fail(result.takeError());
   printWarnings(result->warnings);
+  if (llvm::sys::fs::equivalent(model, out))
+    return fail(out + ": is the model itself; give the artifact another path (-o)");
   std::vector<std::string> texts;
   std::vector<kiln::OutputFile> files = dumpFiles(*result->plan, dot, csv, texts);
   const std::vector<uint8_t> &artifact = result->artifact;

@@ -508,8 +508,15 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
 
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
                               const std::vector<OutputFile> &extra) {
+  const bool existed = llvm::sys::fs::is_directory(dir);
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError(dir + ": cannot create the folder: " + ec.message());
+  // A folder made here and left empty by a failed write is removed again.
+  auto cleanUp = [&](llvm::Error err) {
+    if (!existed)
+      (void)llvm::sys::fs::remove(dir); // only succeeds when empty
+    return err;
+  };
   // A name taken by a folder or special file would fail (or bypass) the
   // renames half way: refuse before writing anything.
   std::vector<OutputFile> files;
@@ -519,13 +526,16 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
     llvm::sys::fs::file_status status;
     if (!llvm::sys::fs::status(path, status) &&
         status.type() != llvm::sys::fs::file_type::regular_file)
-      return makeError(std::string(path) + ": cannot write: it exists and is not a regular file");
+      return cleanUp(
+          makeError(std::string(path) + ": cannot write: it exists and is not a regular file"));
     files.push_back({std::string(path), [&f](llvm::raw_ostream &os) {
                        os.write(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size());
                      }});
   }
   files.insert(files.end(), extra.begin(), extra.end());
-  return writeFilesAtomically(files);
+  if (llvm::Error err = writeFilesAtomically(files))
+    return cleanUp(std::move(err));
+  return llvm::Error::success();
 }
 
 std::vector<std::string> exportFileNames(const ExportRequest &request) {

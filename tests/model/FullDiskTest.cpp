@@ -69,6 +69,28 @@ TEST(FullDisk, DevFullIsOneErrorNamingTheFile) {
   EXPECT_TRUE(namesIn(tmp.path()).empty());
 }
 
+// Outputs that would overwrite each other or the model: refused before
+// anything is written, the model intact.
+TEST(FullDisk, AnOutputNamedTwiceOrTheModelItselfIsRefused) {
+  TempDir tmp;
+  std::string copy = tmp.file("m.tflite");
+  fs::copy_file(model(), copy);
+  const std::string original = readAll(copy);
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(copy) + " -o " + shellQuote(copy),
+                               {"is the model itself"}));
+  EXPECT_EQ(readAll(copy), original);
+  std::string out = tmp.file("x.kiln");
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(copy) + " -o " + shellQuote(out) +
+                                   " --dump-schedule=" + shellQuote(out),
+                               {"named twice among the files to write"}));
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(copy) + " -o " + shellQuote(out) +
+                                   " --dump-schedule=" + shellQuote(tmp.file("d")) +
+                                   " --dump-dispatch-graph=" + shellQuote(tmp.file("d")),
+                               {"named twice among the files to write"}));
+  EXPECT_EQ(namesIn(tmp.path()), (std::set<std::string>{"m.tflite"}));
+}
+
 /// A 256 KiB tmpfs mounted on a fresh folder for the test's life (root only).
 class SmallDisk {
 public:
@@ -119,8 +141,7 @@ TEST(FullDisk, FullFileSystemKeepsThePreviousArtifact) {
   EXPECT_NE(exported.output.find("No space left on device"), std::string::npos)
       << exported.output;
   EXPECT_EQ(exported.output.find("LLVM"), std::string::npos) << exported.output;
-  if (fs::exists(bundle))
-    EXPECT_TRUE(namesIn(bundle).empty()) << "files left in the bundle folder";
+  EXPECT_FALSE(fs::exists(bundle)) << "the failed export left its folder";
   // An .npy output.
   std::string npy = disk.dir.file("y.npy");
   EXPECT_TRUE(kilnFailsCleanly("run " + shellQuote(out) + " " + input() + " --output=@" + shellQuote(npy),

@@ -22,6 +22,9 @@ ceil_mode with explicit pads and count_include_pad = 0 (the divisor of the
 window before the last) and 1, and siblings in 1-D and with channels >= 3
 (with 1-2 channels an out-of-bounds read was often harmless).
 
+Then windows Kiln refuses (REFUSED: pool pads not below the kernel,
+auto_pad with pads): exit status 1 and one error line saying why.
+
 Prints one line per case and 'N passed, M failed'; exit status 1 if any
 failed.
 """
@@ -122,6 +125,19 @@ CASES = [
 ]
 
 
+# Windows Kiln refuses, each with one error line: name, op, input shape,
+# attributes, a phrase of the expected message.
+REFUSED = [
+    ('maxpool_pads_not_below_kernel', 'MaxPool', [1, 1, 6, 6],
+     dict(kernel_shape=[2, 2], pads=[3, 3, 3, 3]), 'is not smaller than the kernel size 2'),
+    ('avgpool_1d_pad_equals_kernel', 'AveragePool', [1, 1, 6],
+     dict(kernel_shape=[2], pads=[0, 2]), 'is not smaller than the kernel size 2'),
+    ('maxpool_auto_pad_with_pads', 'MaxPool', [1, 1, 6, 6],
+     dict(kernel_shape=[2, 2], auto_pad='SAME_UPPER', pads=[1, 1, 1, 1]),
+     'pads is given with auto_pad SAME_UPPER'),
+]
+
+
 def write_case(path, op, xshape, attrs, wshape, yshape, rng):
     inits, inputs = [], ['x']
     w = b = None
@@ -185,6 +201,20 @@ def main():
             print(('PASS ' if not verdict else 'FAIL ') + name + ('' if not verdict else ': ' + verdict))
             passed += not verdict
             failed += bool(verdict)
+        for name, op, xshape, attrs, phrase in REFUSED:
+            if not re.search(args.filter, name):
+                continue
+            model = os.path.join(tmp, name + '.onnx')
+            write_case(model, op, xshape, attrs, None, ['d%d' % i for i in range(len(xshape))], rng)
+            r = subprocess.run([args.kiln, 'compile', model, '-o', os.path.join(tmp, 'r.kiln')],
+                               capture_output=True, text=True, timeout=300)
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            ok = (r.returncode == 1 and len(lines) == 1 and lines[0].startswith('kiln: error:')
+                  and phrase in lines[0] and 'internal error' not in lines[0])
+            print(('PASS ' if ok else 'FAIL ') + name +
+                  ('' if ok else ': exit %d: %s' % (r.returncode, r.stderr.strip())))
+            passed += ok
+            failed += not ok
     print('%d passed, %d failed' % (passed, failed))
     return 1 if failed else 0
 

@@ -73,7 +73,7 @@ def test_two_processes_build_the_same_bytes_for_every_target(tmp_path):
         results = list(pool.map(run, cases))
     differing = [f"{m} for {t}" for m, t, a, b in results if a != b]
     assert not differing, "builds differ: " + ", ".join(differing)
-    assert len(results) == len(cases) >= 60
+    assert len(results) == len(cases) == 53  # 7 float models x 5 targets, 3 int8 x 6
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))

@@ -1,6 +1,7 @@
 //===- TestSupport.cpp - Shared helpers for Kiln's tests ------------------===//
 #include "TestSupport.h"
 
+#include "kiln/Compiler.h"
 #include "kiln/Run.h"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
 
 namespace kiln::test {
@@ -93,6 +95,31 @@ TempDir::~TempDir() {
          << bad << " of " << n << " elements outside " << tolerance
          << "*(1+|ref|); worst at flat index " << worst << ": got " << g[worst] << ", want "
          << w[worst];
+}
+
+std::vector<float> runMlirOnFloats(const std::string &source, const std::vector<int64_t> &shape,
+                                   const std::vector<float> &x) {
+  TempDir tmp;
+  std::string path = tmp.file("model.mlir");
+  std::ofstream(path) << source;
+  auto artifact = compileArtifact(path, CompileOptions());
+  EXPECT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  if (!artifact)
+    return {};
+  NpyArray in;
+  in.shape = shape;
+  in.data.resize(4 * x.size());
+  if (!x.empty())
+    std::memcpy(in.data.data(), x.data(), in.data.size());
+  auto result = runArtifact(*artifact, {in}, RunOptions());
+  EXPECT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  if (!result)
+    return {};
+  const NpyArray &y = result->outputValues.at(0);
+  std::vector<float> out(y.data.size() / 4);
+  if (!out.empty())
+    std::memcpy(out.data(), y.data.data(), y.data.size());
+  return out;
 }
 
 NpyArray loadNpy(const std::string &path) {

@@ -57,6 +57,13 @@ private:
 ::testing::AssertionResult allClose(const NpyArray &got, const NpyArray &want,
                                     double tolerance = 1e-4);
 
+/// Compiles the TOSA `.mlir` text `source` (one f32 input of `shape`
+/// holding `x`) with default options, runs it once on local-sync and
+/// returns its first output's floats; empty, with a test failure, if it
+/// does not compile or run.
+std::vector<float> runMlirOnFloats(const std::string &source, const std::vector<int64_t> &shape,
+                                   const std::vector<float> &x);
+
 /// Reads a .npy file or fails the test.
 NpyArray loadNpy(const std::string &path);
 

@@ -88,28 +88,10 @@ TEST(ExactAvgPoolDivisors, PoolsTheLoweringDividesRightAreLeftAlone) {
 
 /// Compiles `source`, runs it on x[i] = i (as floats) and returns y.
 std::vector<float> run(const std::string &source, int64_t h, int64_t w) {
-  kiln::test::TempDir tmp;
-  std::string path = tmp.file("pool.mlir");
-  std::ofstream(path) << source;
-  auto artifact = kiln::compileArtifact(path, kiln::CompileOptions());
-  EXPECT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  if (!artifact)
-    return {};
-  kiln::NpyArray x;
-  x.shape = {1, h, w, 1};
-  x.data.resize(h * w * 4);
-  for (int64_t i = 0; i < h * w; ++i) {
-    float v = static_cast<float>(i);
-    std::memcpy(x.data.data() + 4 * i, &v, 4);
-  }
-  auto result = kiln::runArtifact(*artifact, {x}, kiln::RunOptions());
-  EXPECT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
-  if (!result)
-    return {};
-  const kiln::NpyArray &y = result->outputValues.at(0);
-  std::vector<float> out(y.data.size() / 4);
-  std::memcpy(out.data(), y.data.data(), y.data.size());
-  return out;
+  std::vector<float> x(h * w);
+  for (int64_t i = 0; i < h * w; ++i)
+    x[i] = static_cast<float>(i);
+  return kiln::test::runMlirOnFloats(source, {1, h, w, 1}, x);
 }
 
 /// The average of the window elements inside the input, computed directly.

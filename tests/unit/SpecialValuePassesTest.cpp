@@ -182,25 +182,7 @@ TEST(OrderGlobals, GlobalsAreNamedAndPlacedByFirstUse) {
 
 /// Runs `source` (one f32 input x [N]) on `x` and returns the output.
 std::vector<float> run(const std::string &source, const std::vector<float> &x) {
-  kiln::test::TempDir tmp;
-  std::string path = tmp.file("m.mlir");
-  std::ofstream(path) << source;
-  auto artifact = kiln::compileArtifact(path, kiln::CompileOptions());
-  EXPECT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  if (!artifact)
-    return {};
-  kiln::NpyArray in;
-  in.shape = {int64_t(x.size())};
-  in.data.resize(4 * x.size());
-  std::memcpy(in.data.data(), x.data(), in.data.size());
-  auto result = kiln::runArtifact(*artifact, {in}, kiln::RunOptions());
-  EXPECT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
-  if (!result)
-    return {};
-  const kiln::NpyArray &y = result->outputValues.at(0);
-  std::vector<float> out(y.data.size() / 4);
-  std::memcpy(out.data(), y.data.data(), y.data.size());
-  return out;
+  return kiln::test::runMlirOnFloats(source, {int64_t(x.size())}, x);
 }
 
 TEST(SpecialValuePasses, CompiledMaxMinClampAndReductionsKeepNaNAndInfinity) {

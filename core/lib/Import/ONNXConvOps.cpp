@@ -305,6 +305,9 @@ LogicalResult forwardPadding(NodeContext &ctx, Window &w, bool ceilMode) {
                       "SAME_UPPER, SAME_LOWER and VALID");
     }
   }
+  if (autoPad != "NOTSET" && ctx.hasAttr("pads"))
+    return ctx.fail("attribute pads is given with auto_pad " + autoPad +
+                    "; ONNX takes one or the other");
   if (autoPad == "NOTSET" && failed(readPerDim(ctx, "pads", spatial, w.padBegin, &w.padEnd, 0)))
     return failure();
   for (int d = 0; d < 2; ++d) {
@@ -877,7 +880,21 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
       return ctx.fail("dilations are not supported for AveragePool");
     return ctx.setOutput(0, unlift(ctx, dilatedMaxPool(ctx, in, w), int64_t(xs.size())));
   }
-  if (!isMax && ctx.attrInt("count_include_pad", 0) != 0) {
+  // A window must hold some input (ONNX Runtime asks pads < kernel too);
+  // with count_include_pad the pads are zeros added first and only the
+  // ceil_mode overhang stays padding.
+  bool padsAreZeros = !isMax && ctx.attrInt("count_include_pad", 0) != 0;
+  for (int d = 0; d < 2; ++d) {
+    int64_t end = padsAreZeros ? w.overhang[d] : w.padEnd[d];
+    int64_t begin = padsAreZeros ? 0 : w.padBegin[d];
+    if (begin >= w.kernel[d] || end >= w.kernel[d])
+      return ctx.fail("a pad of " + llvm::Twine(std::max(begin, end)) +
+                      (padsAreZeros ? " (the ceil_mode overhang)" : "") +
+                      " is not smaller than the kernel size " + llvm::Twine(w.kernel[d]) +
+                      ": a window would hold padding only; Kiln pools with pads smaller "
+                      "than the kernel");
+  }
+  if (padsAreZeros) {
     in = padZeros(ctx, in, {0, 0, w.padBegin[0], w.padBegin[1]},
                   {0, 0, w.padEnd[0] - w.overhang[0], w.padEnd[1] - w.overhang[1]});
     w.padBegin = {0, 0};

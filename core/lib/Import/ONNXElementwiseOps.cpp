@@ -382,7 +382,7 @@ LogicalResult convertRelu(NodeContext &ctx) {
     Value x = o.values[0];
     if (elementOf(x).isF32()) // tosa.maximum keeps +inf (a clamp would give FLT_MAX)
       return binary<tosa::MaximumOp>(c, x, scalarLike(c, 0, x));
-    return clampTo(c, x, 0, std::numeric_limits<float>::max());
+    return clampTo(c, x, 0, std::numeric_limits<float>::infinity());
   };
   return convertElementwise(ctx, op);
 }
@@ -537,7 +537,7 @@ struct ClipBound {
 LogicalResult clipBounds(NodeContext &ctx, ClipBound &lo, ClipBound &hi) {
   if (ctx.opset() < 11) {
     lo = {true, floatElem(ctx.attrFloat("min", std::numeric_limits<float>::lowest())), -1};
-    hi = {true, floatElem(ctx.attrFloat("max", std::numeric_limits<float>::max())), -1};
+    hi = {true, floatElem(ctx.attrFloat("max", std::numeric_limits<float>::infinity())), -1};
     return success();
   }
   for (int slot : {1, 2}) {

@@ -222,7 +222,7 @@ LogicalResult convertRelu(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
-  return ctx.setOutput(0, ctx.clamp(*x, 0.0f, std::numeric_limits<float>::max()));
+  return ctx.setOutput(0, ctx.clamp(*x, 0.0f, std::numeric_limits<float>::infinity()));
 }
 
 /// RELU6: min(max(x, 0), 6) -> tosa.clamp [0, 6].

@@ -1292,7 +1292,7 @@ FailureOr<Value> OpContext::applyActivation(Value value,
   case A::NONE:
     return value;
   case A::RELU:
-    return clamp(value, 0.0f, std::numeric_limits<float>::max());
+    return clamp(value, 0.0f, std::numeric_limits<float>::infinity()); // +inf stays +inf
   case A::RELU_N1_TO_1:
     return clamp(value, -1.0f, 1.0f);
   case A::RELU6:

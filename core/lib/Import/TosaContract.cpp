@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <tuple>
 
 using namespace mlir;
 
@@ -45,6 +46,25 @@ std::string atLeast(const char *what, llvm::ArrayRef<int64_t> values, int64_t mi
     if (v < min)
       return std::string(what) + " " + str(v) + " < " + str(min);
   return "";
+}
+
+/// The first of `checks` (what, its values, their lower bound) broken.
+std::string atLeastEach(
+    std::initializer_list<std::tuple<const char *, llvm::ArrayRef<int64_t>, int64_t>> checks) {
+  for (const auto &[what, values, min] : checks)
+    if (std::string e = atLeast(what, values, min); !e.empty())
+      return e;
+  return "";
+}
+
+/// True if every value has a static rank-4 shape (the windowed ops' form).
+bool staticRank4(std::initializer_list<Value> values) {
+  for (Value v : values) {
+    llvm::ArrayRef<int64_t> s = shapeOf(v);
+    if (s.size() != 4 || !allStatic(s))
+      return false;
+  }
+  return true;
 }
 
 const char *axisName(int d) { return d == 0 ? "height" : "width"; }
@@ -77,17 +97,13 @@ std::string checkConvolution(Operation *op, int kernelDim) {
                           dilation = ints(op, "dilation");
   if (pad.size() != 4 || stride.size() != 2 || dilation.size() != 2)
     return "pad, stride and dilation need 4, 2 and 2 values";
-  if (std::string e = atLeast("pad", pad, 0); !e.empty())
+  if (std::string e = atLeastEach({{"pad", pad, 0}, {"stride", stride, 1}, {"dilation", dilation, 1}});
+      !e.empty())
     return e;
-  if (std::string e = atLeast("stride", stride, 1); !e.empty())
-    return e;
-  if (std::string e = atLeast("dilation", dilation, 1); !e.empty())
-    return e;
+  if (!staticRank4({op->getOperand(0), op->getOperand(1), op->getResult(0)}))
+    return "";
   llvm::ArrayRef<int64_t> in = shapeOf(op->getOperand(0)), w = shapeOf(op->getOperand(1)),
                           out = shapeOf(op->getResult(0));
-  if (in.size() != 4 || w.size() != 4 || out.size() != 4 || !allStatic(in) || !allStatic(w) ||
-      !allStatic(out))
-    return "";
   for (int d = 0; d < 2; ++d) {
     int64_t extent = (w[kernelDim + d] - 1) * dilation[d] + 1;
     if (std::string e = tiles(d, in[1 + d], pad[2 * d], pad[2 * d + 1], extent, stride[d],
@@ -105,11 +121,10 @@ std::string checkTransposeConvolution(Operation *op) {
     return "out_pad and stride need 4 and 2 values";
   if (std::string e = atLeast("stride", stride, 1); !e.empty())
     return e;
+  if (!staticRank4({op->getOperand(0), op->getOperand(1), op->getResult(0)}))
+    return "";
   llvm::ArrayRef<int64_t> in = shapeOf(op->getOperand(0)), w = shapeOf(op->getOperand(1)),
                           out = shapeOf(op->getResult(0));
-  if (in.size() != 4 || w.size() != 4 || out.size() != 4 || !allStatic(in) || !allStatic(w) ||
-      !allStatic(out))
-    return "";
   for (int d = 0; d < 2; ++d) {
     int64_t k = w[1 + d];
     for (int side = 0; side < 2; ++side)
@@ -131,19 +146,16 @@ std::string checkPool(Operation *op) {
                           pad = ints(op, "pad");
   if (kernel.size() != 2 || stride.size() != 2 || pad.size() != 4)
     return "kernel, stride and pad need 2, 2 and 4 values";
-  if (std::string e = atLeast("kernel", kernel, 1); !e.empty())
-    return e;
-  if (std::string e = atLeast("stride", stride, 1); !e.empty())
-    return e;
-  if (std::string e = atLeast("pad", pad, 0); !e.empty())
+  if (std::string e = atLeastEach({{"kernel", kernel, 1}, {"stride", stride, 1}, {"pad", pad, 0}});
+      !e.empty())
     return e;
   for (int i = 0; i < 4; ++i)
     if (pad[i] >= kernel[i / 2])
       return "pad " + str(pad[i]) + " >= kernel " + str(kernel[i / 2]) +
              " (a window would hold padding only)";
-  llvm::ArrayRef<int64_t> in = shapeOf(op->getOperand(0)), out = shapeOf(op->getResult(0));
-  if (in.size() != 4 || out.size() != 4 || !allStatic(in) || !allStatic(out))
+  if (!staticRank4({op->getOperand(0), op->getResult(0)}))
     return "";
+  llvm::ArrayRef<int64_t> in = shapeOf(op->getOperand(0)), out = shapeOf(op->getResult(0));
   for (int d = 0; d < 2; ++d)
     if (std::string e = tiles(d, in[1 + d], pad[2 * d], pad[2 * d + 1], kernel[d], stride[d],
                               out[1 + d]);

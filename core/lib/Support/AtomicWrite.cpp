@@ -73,6 +73,14 @@ llvm::Error writeDirectly(const OutputFile &file) {
 } // namespace
 
 llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files) {
+  // One path twice in a group (an artifact and a dump of the same name)
+  // would keep one of them and lose the other: refused before writing.
+  for (size_t i = 0; i < files.size(); ++i)
+    for (size_t j = i + 1; j < files.size(); ++j)
+      if (files[i].path != "-" &&
+          (files[i].path == files[j].path || llvm::sys::fs::equivalent(files[i].path, files[j].path)))
+        return makeError(files[j].path + ": named twice among the files to write (" +
+                         files[i].path + "); give each output its own path");
   // Phase 1: every regular file into its temporary beside it
   // ("NAME.tmp-XXXXXX", mode 0666 less the umask), checked.
   std::vector<llvm::sys::fs::TempFile> temps;
