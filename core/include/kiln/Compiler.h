@@ -159,7 +159,8 @@ struct CompileOptions {
   /// refused access stops the workgroup and the runtime's invoke returns
   /// KILN_OUT_OF_RANGE naming the dispatch, binding, offset and extent
   /// (core/lib/Codegen/BoundsChecks.h). For finding kernel bugs: kernels
-  /// run several times slower (README, "Bounds-checked kernels"). .kiln
+  /// ran about 2x slower on two real models (README, "Bounds-checked
+  /// kernels"). .kiln
   /// artifacts on 64-bit hosted targets only.
   bool checkBounds = false;
   /// Embed the reflection section (the full plan as JSON, source operator
