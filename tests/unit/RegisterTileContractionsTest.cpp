@@ -554,7 +554,11 @@ std::vector<std::string> hostCpus() {
 std::vector<int32_t> runInt8Model(const std::string &text, const std::string &cpu,
                                   const std::string &kind, std::vector<int64_t> shape,
                                   const std::vector<int> &x) {
-  std::string path = ::testing::TempDir() + "kiln_register_tile_int8.mlir";
+  // One file per test: CTest runs the cases of this file in parallel, and
+  // a shared name let one case compile the other's model.
+  std::string path = ::testing::TempDir() + "kiln_register_tile_" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" + cpu +
+                     ".mlir";
   std::ofstream(path) << text;
   kiln::CompileOptions options;
   options.target.cpu = cpu;
