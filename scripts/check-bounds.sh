@@ -2,6 +2,7 @@
 # The --check-bounds sweep (README, "Bounds-checked kernels"): every
 # operator case of both front ends, the ONNX backend test data (node,
 # pytorch-converted, pytorch-operator), the window and special-value cases
+# of both front ends
 # and the real models, all compiled with bounds-checked kernels; then the
 # overhead on the three named real models. Prints the counts, every
 # KILN_OUT_OF_RANGE and the latency ratios; exit status 1 on any violation.
@@ -17,6 +18,9 @@ status=0
 
 echo "== TFLite operator cases (tests/data/ops, tests/data/ops_int8) and real models"
 $PY scripts/check_bounds_cases.py --kiln "$KILN" || status=1
+
+echo "== TFLite special-value rows (tests/data/special)"
+$PY tests/tflite/special_values.py --kiln "$KILN" -- --check-bounds | tail -1 || status=1
 
 echo "== ONNX window and special-value cases"
 $PY tests/onnx/window_cases.py --kiln "$KILN" -- --check-bounds | tail -1 || status=1

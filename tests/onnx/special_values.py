@@ -5,6 +5,8 @@ definitions (the ONNX reference implementation is NumPy).
 
     tests/onnx/special_values.py [--kiln build/bin/kiln] [--filter REGEX]
         [-- extra kiln flags, e.g. --check-bounds]
+    tests/onnx/special_values.py --write DIR   # the rows, for ONNX Runtime:
+    node tests/reference/ort_special_values.mjs DIR
 
 Each row is one node on a fixed input vector holding every special value;
 the expected output is computed here in float64 from the operator's formula
@@ -178,12 +180,31 @@ def cases():
                [VALUES.reshape(1, 2, 1, 8)], np.max(x.reshape(1, 2, 1, 8), axis=(2, 3), keepdims=True))
 
 
+def write_rows(root, pattern):
+    """Writes every row matching `pattern` under `root`; returns 0."""
+    for name, write, inputs, want in cases():
+        if not re.search(pattern, name):
+            continue
+        folder = os.path.join(root, name)
+        os.makedirs(folder, exist_ok=True)
+        write(os.path.join(folder, 'model.onnx'))
+        for k, v in enumerate(inputs):
+            np.save(os.path.join(folder, 'input_%d.npy' % k), v)
+        np.save(os.path.join(folder, 'expected.npy'), np.asarray(want, np.float64).astype(np.float32))
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--kiln', default=DEFAULT_KILN)
     parser.add_argument('--filter', default='')
+    parser.add_argument('--write', metavar='DIR',
+                        help='write each row as DIR/NAME/{model.onnx, input_K.npy, expected.npy} '
+                             '(for tests/reference/ort_special_values.mjs) and run nothing')
     parser.add_argument('flags', nargs='*', help='extra flags for kiln run')
     args = parser.parse_args()
+    if args.write:
+        return write_rows(args.write, args.filter)
     passed = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for name, write, inputs, want in cases():

@@ -268,8 +268,10 @@ LogicalResult convertLeakyRelu(OpContext &ctx) {
       0, ctx.create<tosa::SelectOp>(type, positive, *x, scaled));
 }
 
-/// HARD_SWISH: x * relu6(x + 3) / 6 -> tosa.mul(tosa.mul(x,
-/// tosa.clamp(tosa.add(x, 3), 0, 6)), 1/6).
+/// HARD_SWISH: x * relu6(x + 3) / 6 -> tosa.mul(x,
+/// tosa.mul(tosa.clamp(tosa.add(x, 3), 0, 6), 1/6)). The gate is scaled
+/// before the product, so x = FLT_MAX gives FLT_MAX (the exact value) and
+/// not x * 6 = inf (tests/data/special/hard_swish).
 LogicalResult convertHardSwish(OpContext &ctx) {
   auto x = unaryOperand(ctx);
   if (failed(x))
@@ -279,8 +281,8 @@ LogicalResult convertHardSwish(OpContext &ctx) {
   Value shifted =
       ctx.create<tosa::AddOp>(type, *x, ctx.scalarF32(3.0f, rank));
   Value gate = ctx.clamp(shifted, 0.0f, 6.0f);
-  Value product = mul(ctx, *x, gate);
-  return ctx.setOutput(0, mul(ctx, product, ctx.scalarF32(1.0f / 6.0f, rank)));
+  Value scaledGate = mul(ctx, gate, ctx.scalarF32(1.0f / 6.0f, rank));
+  return ctx.setOutput(0, mul(ctx, *x, scaledGate));
 }
 
 /// SQRT: sqrt(x) = 1 / rsqrt(x) (TOSA 0.60 has no sqrt): tosa.reciprocal
