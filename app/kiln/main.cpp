@@ -48,6 +48,7 @@
 #include <tuple>
 #include <cmath>
 #include <cstring>
+#include <unistd.h>
 
 namespace cl = llvm::cl;
 
@@ -327,6 +328,14 @@ static bool recipeFlagsGiven() {
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "kiln: error: " << message << "\n";
   return 1;
+}
+
+/// The error for build flags given with an artifact, which is already
+/// built: `verb` is "running", "inspecting" or "validating".
+static int alreadyCompiled(llvm::StringRef path, const char *verb) {
+  return fail(path + " is already compiled; compile options (--fix-shape, --target-*, --tile, "
+                     "--tuning, --fusion, --no-fusion, --check-bounds, --profile, ...) apply when " +
+              llvm::Twine(verb) + " a model");
 }
 
 /// Reports `err` as one line: exit status 2 for a usage error, else 1.
@@ -693,9 +702,7 @@ static int runInspect() {
   std::optional<kiln_artifact_info_t> artifact;
   if (kiln::isArtifact(path, data)) {
     if (compileFlagsGiven)
-      return fail(path + " is already compiled; compile options (--fix-shape, "
-                         "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
-                         "when inspecting a model");
+      return alreadyCompiled(path, "inspecting");
     auto info = kiln::verifyArtifact(data, path);
     if (!info)
       return fail(info.takeError());
@@ -1009,9 +1016,7 @@ static int runRun() {
                                (*buffer)->getBufferSize());
   bool isArtifact = kiln::isArtifact(path, data);
   if (isArtifact && compileFlagsGiven)
-    return fail(path + " is already compiled; compile options (--fix-shape, "
-                       "--target-*, --tile, --tuning, --fusion, --no-fusion) apply "
-                       "when running a model");
+    return alreadyCompiled(path, "running");
   if (isArtifact) {
     // runArtifact passes it through the gate once (kiln_module_load) and,
     // when tracing, reads its plan from there.
@@ -1144,7 +1149,10 @@ static int runValidate() {
     return fail(path + ": cannot read: " + buffer.getError().message());
   llvm::ArrayRef<uint8_t> artifact(
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()), (*buffer)->getBufferSize());
-  if (!kiln::isArtifact(path, artifact)) {
+  const bool isArtifact = kiln::isArtifact(path, artifact);
+  if (isArtifact && recipeFlagsGiven())
+    return alreadyCompiled(path, "validating");
+  if (!isArtifact) {
     auto compiled = kiln::compile(path, *options);
     if (!compiled)
       return fail(compiled.takeError());
@@ -1260,6 +1268,23 @@ int main(int argc, char **argv) {
                                                 : "LLVM cannot compile this build: ")
                  << reason << "\n";
     llvm::errs().flush();
+    std::_Exit(1);
+  });
+  // --help and --version print and exit inside llvm::cl; a standard output
+  // that cannot be written (kiln --help > /dev/full) is reported here, at
+  // exit, before outs() is destroyed (it was constructed first, so it is
+  // destroyed after this handler runs). The parser runs with stderr
+  // captured (kiln::cli::parseArguments), so the message goes to a copy of
+  // the original stderr.
+  llvm::outs();
+  static int originalStderr = dup(STDERR_FILENO);
+  std::atexit([] {
+    llvm::outs().flush();
+    if (!llvm::outs().has_error() || originalStderr < 0)
+      return;
+    llvm::raw_fd_ostream err(originalStderr, /*shouldClose=*/false, /*unbuffered=*/true);
+    err << "kiln: error: cannot write to standard output: " << llvm::outs().error().message()
+        << "\n";
     std::_Exit(1);
   });
   cl::HideUnrelatedOptions(kilnCategory);

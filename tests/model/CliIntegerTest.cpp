@@ -204,6 +204,22 @@ TEST(CliInteger, ValidateNamesAReferenceOfTheWrongType) {
                                {"output_0.npy: 2x3xu8; the model's output 0 'sum' is 2x3xi8"}));
 }
 
+// Build flags with an artifact, which is already built, are refused (they
+// were silently ignored): validate, run and inspect say so in one line.
+TEST(CliInteger, BuildFlagsWithAnArtifactAreRefused) {
+  TempDir tmp;
+  const std::string dir = tmp.file("samples");
+  writeIntegerSample(dir);
+  const std::string artifact = tmp.file("sum.kiln");
+  CommandResult built = runCommand(kilnBinary() + " compile " + int8Model() + " -o " + shellQuote(artifact));
+  ASSERT_EQ(built.exitCode, 0) << built.output;
+  for (const std::string &command : {"validate " + shellQuote(artifact) + " " + dir,
+                                     "run " + shellQuote(artifact), "inspect " + shellQuote(artifact)})
+    for (const char *flag : {" --check-bounds", " --profile=stripped", " --fusion=false"})
+      EXPECT_TRUE(kilnFailsCleanly(command + flag, {"sum.kiln is already compiled; compile options"}))
+          << command << flag;
+}
+
 // A real int8 model end to end: micro_speech_quantized (int8 in, int8
 // SOFTMAX out) against TensorFlow Lite 2.9's outputs in
 // tests/data/models/int8/micro_speech_quantized (make_int8_expected.mjs).

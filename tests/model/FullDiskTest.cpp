@@ -60,6 +60,14 @@ TEST(FullDisk, DevFullIsOneErrorNamingTheFile) {
   std::string said = readAll(err);
   EXPECT_EQ(said, "kiln: error: cannot write to standard output: No space left on device\n");
   fs::remove(err);
+  // --help and --version print and exit inside llvm::cl: the same error.
+  for (const char *flag : {"--help", "--version"}) {
+    r = runCommand("(" + kilnBinary() + " " + flag + " > /dev/full 2> " + shellQuote(err) + ")");
+    EXPECT_EQ(r.exitCode, 1) << flag;
+    EXPECT_EQ(readAll(err), "kiln: error: cannot write to standard output: No space left on device\n")
+        << flag;
+    fs::remove(err);
+  }
   // A dump that cannot be written: exit 1, and the artifact is not written.
   std::string out = tmp.file("x.kiln");
   EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(model()) + " -o " + shellQuote(out) +

@@ -114,4 +114,29 @@ TEST(BoundsChecks, OnlyCheckedBuildsCarryTheReportAndCModulesAreRefused) {
       {"--check-bounds", "C modules are not supported"}));
 }
 
+// kiln inspect says whether the kernels are bounds-checked, from the code
+// itself (its exported report record), so a stripped artifact says it too.
+TEST(BoundsChecks, InspectSaysWhetherKernelsAreChecked) {
+  using kiln::test::shellQuote;
+  kiln::test::TempDir tmp;
+  std::string model = tmp.file("gather.mlir");
+  std::ofstream(model) << kGather;
+  for (const std::string &flags : {"", " --check-bounds", " --check-bounds --profile=stripped"}) {
+    std::string artifact = tmp.file("g.kiln");
+    kiln::test::CommandResult built = kiln::test::runCommand(
+        kiln::test::kilnBinary() + " compile " + shellQuote(model) + flags + " -o " + shellQuote(artifact));
+    ASSERT_EQ(built.exitCode, 0) << built.output;
+    bool checked = !flags.empty();
+    kiln::test::CommandResult json =
+        kiln::test::runCommand(kiln::test::kilnBinary() + " inspect " + shellQuote(artifact) + " --json");
+    ASSERT_EQ(json.exitCode, 0) << json.output;
+    EXPECT_NE(json.output.find(checked ? "\"bounds_checked\": true" : "\"bounds_checked\": false"),
+              std::string::npos)
+        << flags << json.output;
+    kiln::test::CommandResult text =
+        kiln::test::runCommand(kiln::test::kilnBinary() + " inspect " + shellQuote(artifact));
+    EXPECT_EQ(text.output.find("kernels bounds-checked") != std::string::npos, checked) << flags << text.output;
+  }
+}
+
 } // namespace

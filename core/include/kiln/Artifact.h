@@ -167,6 +167,9 @@ struct ArtifactDescription {
   /// (both), "stripped" (neither) or "custom".
   bool reflection = false;
   bool debugSymbols = false;
+  /// Whether the kernels were built with --check-bounds (their code exports
+  /// the bounds report record).
+  bool boundsChecked = false;
   std::string profile;
   SectionSizes sizes;
   int64_t executables = 0, entryPoints = 0, constants = 0;

@@ -9,9 +9,11 @@
 #include "kiln/Artifact.h"
 #include "kiln/Plan.h"
 
+#include "Codegen/BoundsChecks.h"
 #include "kiln_artifact_generated.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Object/ELFObjectFile.h"
 #include "llvm/Object/ObjectFile.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -47,27 +49,43 @@ signatureOf(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDesc>> *list
   return out;
 }
 
-/// Whether the ELF object `code` has a symbol table (.symtab): the default
-/// profile keeps it, the stripped one removes it. Code that is no readable
-/// object (the gate does not parse it; loading does) has none.
-bool hasSymbolTable(const flatbuffers::Vector<uint8_t> *code) {
+/// What the ELF object `code` says of its build: whether it has a symbol
+/// table (.symtab: the default profile keeps it, the stripped one removes
+/// it) and whether it exports the --check-bounds report record
+/// (kBoundsReportSymbol, a dynamic symbol every profile keeps). Code that is
+/// no readable object (the gate does not parse it; loading does) has
+/// neither.
+struct CodeTraits {
+  bool symbolTable = false;
+  bool boundsChecked = false;
+};
+CodeTraits traitsOf(const flatbuffers::Vector<uint8_t> *code) {
+  CodeTraits traits;
   if (!code || code->size() == 0)
-    return false;
+    return traits;
   llvm::MemoryBufferRef ref(
       llvm::StringRef(reinterpret_cast<const char *>(code->data()), code->size()), "code");
   auto object = llvm::object::ObjectFile::createObjectFile(ref);
   if (!object) {
     llvm::consumeError(object.takeError());
-    return false;
+    return traits;
   }
   for (const llvm::object::SectionRef &section : (*object)->sections()) {
     auto name = section.getName();
     if (name && *name == ".symtab")
-      return true;
+      traits.symbolTable = true;
     if (!name)
       llvm::consumeError(name.takeError());
   }
-  return false;
+  if (auto *elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(object->get()))
+    for (const llvm::object::ELFSymbolRef &symbol : elf->getDynamicSymbolIterators()) {
+      auto name = symbol.getName();
+      if (name && *name == kBoundsReportSymbol)
+        traits.boundsChecked = true;
+      if (!name)
+        llvm::consumeError(name.takeError());
+    }
+  return traits;
 }
 
 /// Executables: target, features, code bytes, entry points, symbols.
@@ -85,7 +103,9 @@ void describeExecutables(const fb::Artifact &a, ArtifactDescription &d) {
           features.insert(f->str());
       d.entryPoints += e->entry_points() ? e->entry_points()->size() : 0;
       d.codeBytes += e->code() ? e->code()->size() : 0;
-      anySymbols = anySymbols || hasSymbolTable(e->code());
+      CodeTraits traits = traitsOf(e->code());
+      anySymbols = anySymbols || traits.symbolTable;
+      d.boundsChecked = d.boundsChecked || traits.boundsChecked;
       ++d.executables;
     }
   d.requiredFeatures.assign(features.begin(), features.end());
@@ -197,7 +217,8 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
      << (d.hal.empty() ? std::string() : ", hal " + d.hal) << "\n";
   os << llvm::left_justify("profile", 10) << d.profile << ": reflection "
      << (d.reflection ? "kept" : "stripped") << ", debug symbols "
-     << (d.debugSymbols ? "kept" : "stripped") << "\n";
+     << (d.debugSymbols ? "kept" : "stripped")
+     << (d.boundsChecked ? "; kernels bounds-checked (--check-bounds)" : "") << "\n";
   os << llvm::left_justify("sections", 10);
   if (d.sizes.sections.empty())
     os << "(no size table: format 1.0)";
@@ -265,6 +286,7 @@ llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d) {
       {"profile", d.profile},
       {"reflection", d.reflection},
       {"debug_symbols", d.debugSymbols},
+      {"bounds_checked", d.boundsChecked},
       {"file_bytes", d.sizes.fileBytes},
       {"sections", std::move(sections)},
       {"executables", d.executables},
