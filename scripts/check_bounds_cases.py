@@ -35,10 +35,11 @@ REAL = [  # name, path, fix-shape flags
     ('ppocr_det.onnx', os.path.join(CACHE, 'ppocr_det.onnx'), ['--fix-shape=0=1x3x96x96']),
     ('person_detect', os.path.join(DATA, 'models/int8/person_detect.tflite'), []),
     ('micro_speech', os.path.join(DATA, 'models/int8/micro_speech_quantized.tflite'), []),
-    ('hello_world', os.path.join(DATA, 'models/int8/hello_world_int8.tflite'), []),
+    ('hello_world', os.path.join(DATA, 'models/int8/hello_world_int8.tflite'), ['--fix-shape=0=1x1']),
 ]
-DTYPES = {'float32': np.float32, 'int8': np.int8, 'uint8': np.uint8, 'int32': np.int32,
-          'int64': np.int64, 'bool': np.bool_}
+# kiln inspect --json's element_type names.
+DTYPES = {'f32': np.float32, 'i8': np.int8, 'u8': np.uint8, 'i16': np.int16, 'i32': np.int32,
+          'i64': np.int64, 'i1': np.bool_}
 
 
 def run(cmd):
@@ -53,7 +54,10 @@ def random_inputs(kiln, model, flags, tmp):
     rng = np.random.default_rng(1)
     paths = []
     for k, io in enumerate(json.loads(done.stdout)['signature']['inputs']):
-        dtype = DTYPES.get(io['element_type'], np.float32)
+        dtype = DTYPES.get(io['element_type'])
+        if dtype is None:
+            raise RuntimeError('%s: input %d has element type %s, which this script cannot fill'
+                               % (model, k, io['element_type']))
         if dtype == np.float32:
             value = rng.uniform(-1, 1, io['shape']).astype(np.float32)
         elif dtype == np.bool_:
@@ -120,12 +124,17 @@ def overhead(kiln, rounds, runs):
                 arts[checked] = os.path.join(tmp, '%s%d.kiln' % (name, checked))
                 run([kiln, 'compile', model, '-o', arts[checked]] + flags +
                     (['--check-bounds'] if checked else []))
+            # A model that runs in microseconds gets more runs per round, so
+            # that each round lasts about 50 ms and a median is not timer noise.
+            probe = median_ms(kiln, arts[False], inputs, runs)
+            model_runs = max(runs, min(20000, int(50 / max(probe, 1e-4))))
             times = {False: [], True: []}
             for _ in range(rounds):
                 for checked in (False, True):
-                    times[checked].append(median_ms(kiln, arts[checked], inputs, runs))
+                    times[checked].append(median_ms(kiln, arts[checked], inputs, model_runs))
             plain, checked = np.median(times[False]), np.median(times[True])
-            print('%-18s unchecked %.4f ms, checked %.4f ms: %.2fx' % (name, plain, checked, checked / plain))
+            print('%-18s unchecked %.4f ms, checked %.4f ms: %.2fx (%d rounds of %d runs)'
+                  % (name, plain, checked, checked / plain, rounds, model_runs))
     return 0
 
 

@@ -106,3 +106,34 @@ TEST(WindowShape, EverySmallAxisTilesExactlyAndReadsWhatTheModelReads) {
 }
 
 } // namespace
+
+// Transposed windows: ONNX ConvTranspose's hand-computed case (in 3, kernel
+// 3, stride 2, pads 1/1: out 2 * 2 + 3 - 2 = 5) gives out_pad [-1, -1]; then
+// every small axis (in 1..6, extent 1..5, stride 1..4, pads 0..3, output
+// padding 0..stride-1): TOSA's output-size formula holds and every
+// (input i, tap k) pair lands on the output the model puts it on.
+TEST(WindowShape, TransposedWindowsLandWhereTheModelPutsThem) {
+  kiln::TosaTransposeAxis hand = kiln::fitTransposeWindow({3, 3, 2, 1, 5});
+  EXPECT_EQ(hand.outPadBegin, -1);
+  EXPECT_EQ(hand.outPadEnd, -1);
+  int checked = 0;
+  for (int64_t in = 1; in <= 6; ++in)
+    for (int64_t extent = 1; extent <= 5; ++extent)
+      for (int64_t stride = 1; stride <= 4; ++stride)
+        for (int64_t padBegin = 0; padBegin <= 3; ++padBegin)
+          for (int64_t padEnd = 0; padEnd <= 3; ++padEnd)
+            for (int64_t outputPadding = 0; outputPadding < stride; ++outputPadding) {
+              int64_t out = stride * (in - 1) + outputPadding + extent - padBegin - padEnd;
+              if (out < 1)
+                continue;
+              kiln::TosaTransposeAxis t =
+                  kiln::fitTransposeWindow({in, extent, stride, padBegin, out});
+              ASSERT_EQ((in - 1) * stride + t.outPadBegin + t.outPadEnd + extent, out)
+                  << in << " " << extent << " " << stride << " " << padBegin << " " << padEnd;
+              for (int64_t i = 0; i < in; ++i)
+                for (int64_t k = 0; k < extent; ++k)
+                  ASSERT_EQ(i * stride + t.outPadBegin + k, i * stride - padBegin + k);
+              ++checked;
+            }
+  EXPECT_GT(checked, 1000);
+}

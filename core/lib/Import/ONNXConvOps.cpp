@@ -525,8 +525,7 @@ LogicalResult transposePadding(NodeContext &ctx, Window &w) {
 /// plus B[m]. X [N, C, (H,) W], W [C, M/group, (KH,) KW], B [M] optional.
 /// Dilations are applied by spreading the kernel taps (zeros between them);
 /// groups become one tosa.transpose_conv2d per group, concatenated.
-/// TOSA transpose_conv2d puts input row i at s*i + out_pad_top + k, so
-/// out_pad = [-pad_begin, out - ((in-1)*s + K) + pad_begin, ...].
+/// TOSA's out_pad comes from fitTransposeWindow (WindowShape.h).
 LogicalResult convertConvTranspose(NodeContext &ctx) {
   FailureOr<Value> x = floatInput(ctx, 0);
   if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
@@ -566,8 +565,9 @@ LogicalResult convertConvTranspose(NodeContext &ctx) {
     Operand bias = strided ? zeros(mg) : rows(ctx, op.bias, g * mg, mg);
     llvm::SmallVector<int64_t> pad;
     for (int d = 0; d < 2; ++d) {
-      pad.push_back(-w.padBegin[d]);
-      pad.push_back(w.out[d] - ((w.in[d] - 1) * w.stride[d] + wg.dims[1 + d]) + w.padBegin[d]);
+      TosaTransposeAxis t = fitTransposeWindow(
+          {w.in[d], wg.dims[1 + d], w.stride[d], w.padBegin[d], w.out[d]});
+      pad.append({t.outPadBegin, t.outPadEnd});
     }
     std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], mg};
     parts.push_back(ctx.create<tosa::TransposeConv2DOp>(

@@ -143,10 +143,9 @@ LogicalResult convertFullyConnected(OpContext &ctx) {
 /// that fall outside output_shape are dropped. The fused activation of newer
 /// schemas is applied.
 ///
-/// TOSA: tosa.transpose_conv2d puts input row iy at iy*s + out_pad_top + ky,
-/// so out_pad = [-pad_top, OH - ((IH-1)*s + KH) + pad_top, -pad_left, ...]
-/// (negative pads crop, positive ones extend the output with bias only);
-/// with strides > 1 the bias is a separate tosa.add (see below).
+/// TOSA: out_pad from fitTransposeWindow (WindowShape.h; negative pads
+/// crop, positive ones extend the output with bias only); with strides > 1
+/// the bias is a separate tosa.add (see below).
 LogicalResult convertTransposeConv(OpContext &ctx) {
   const auto *opts = ctx.options<schema::TransposeConvOptions>();
   if (!opts)
@@ -204,8 +203,8 @@ LogicalResult convertTransposeConv(OpContext &ctx) {
   int64_t top, bottom, left, right;
   computePadding(opts->padding(), out[1], fShape[1], sh, 1, top, bottom);
   computePadding(opts->padding(), out[2], fShape[2], sw, 1, left, right);
-  int64_t padBottom = out[1] - ((inShape[1] - 1) * sh + fShape[1]) + top;
-  int64_t padRight = out[2] - ((inShape[2] - 1) * sw + fShape[2]) + left;
+  TosaTransposeAxis rows = fitTransposeWindow({inShape[1], fShape[1], sh, top, out[1]});
+  TosaTransposeAxis cols = fitTransposeWindow({inShape[2], fShape[2], sw, left, out[2]});
   // MLIR 16's strided transpose_conv2d decomposition adds the rank-1 bias to
   // the rank-4 result without reshaping it, which tosa-to-linalg cannot
   // lower: strided convolutions get a zero bias (folded away) and the bias
@@ -217,7 +216,7 @@ LogicalResult convertTransposeConv(OpContext &ctx) {
   auto b = ctx.builder();
   Value conv = ctx.create<tosa::TransposeConv2DOp>(
       ctx.f32Type(out), *input, *filter, convBias,
-      b.getDenseI64ArrayAttr({-top, padBottom, -left, padRight}),
+      b.getDenseI64ArrayAttr({rows.outPadBegin, rows.outPadEnd, cols.outPadBegin, cols.outPadEnd}),
       b.getDenseI64ArrayAttr({sh, sw}), b.getDenseI64ArrayAttr(out), nullptr);
   if (strided && ctx.hasInput(3))
     conv = ctx.create<tosa::AddOp>(ctx.f32Type(out), conv,

@@ -46,4 +46,11 @@ bool fitsWindows(const WindowAxis &axis, const TosaWindowAxis &t) {
          t.remainder < axis.stride && (t.remainder == 0 || t.padEnd == 0);
 }
 
+TosaTransposeAxis fitTransposeWindow(const TransposeWindowAxis &axis) {
+  TosaTransposeAxis t;
+  t.outPadBegin = -axis.padBegin;
+  t.outPadEnd = axis.out - ((axis.in - 1) * axis.stride + axis.extent) + axis.padBegin;
+  return t;
+}
+
 } // namespace kiln

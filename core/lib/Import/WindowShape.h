@@ -1,8 +1,9 @@
 //===- WindowShape.h - Window arithmetic of convolutions and pools -*- C++ -*-===//
 //
 // The one place where an importer's windowed op (TFLite CONV_2D,
-// DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, MAX_POOL_2D; ONNX Conv, MaxPool,
-// AveragePool) becomes the attributes TOSA takes. Plain integers, no MLIR.
+// DEPTHWISE_CONV_2D, TRANSPOSE_CONV, AVERAGE_POOL_2D, MAX_POOL_2D; ONNX
+// Conv, ConvTranspose, MaxPool, AveragePool) becomes the attributes TOSA
+// takes. Plain integers, no MLIR.
 //
 // A model gives, per spatial axis, the input size, the kernel, stride,
 // dilation and padding; its output size rounds down (or up, in ONNX's
@@ -70,6 +71,32 @@ TosaWindowAxis fitWindow(const WindowAxis &axis, WindowRounding rounding);
 /// size of the floor formula, a remainder only without end padding) and at
 /// least one window reads the input; the contract gate checks the same.
 bool fitsWindows(const WindowAxis &axis, const TosaWindowAxis &t);
+
+/// One spatial axis of a transposed convolution (ONNX ConvTranspose, TFLite
+/// TRANSPOSE_CONV), elements: the model scatters input element i to outputs
+/// i * stride - padBegin + k for 0 <= k < extent and keeps outputs 0 .. out-1
+/// (ONNX: out = stride * (in - 1) + output_padding + extent - pads; TFLite:
+/// out is output_shape, padBegin CONV_2D's padding for it).
+struct TransposeWindowAxis {
+  int64_t in = 1, extent = 1, stride = 1;
+  int64_t padBegin = 0;
+  int64_t out = 1;
+};
+
+/// The axis as TOSA 0.60's TRANSPOSE_CONV2D takes it: input element i lands
+/// at i * stride + outPadBegin + k, and
+///   ERROR_IF(OH != (IH - 1) * stride_y + out_pad_top + out_pad_bottom + KH),
+/// so outPadBegin = -padBegin and outPadEnd = out - ((in - 1) * stride +
+/// extent) + padBegin. A negative out_pad crops the output (it must stay
+/// above -extent), a positive one extends it with outputs no input reaches
+/// (bias only).
+struct TosaTransposeAxis {
+  int64_t outPadBegin = 0, outPadEnd = 0;
+};
+
+/// Fits `axis` to TOSA's transpose_conv2d (no preconditions: the contract
+/// gate rejects out_pad <= -extent).
+TosaTransposeAxis fitTransposeWindow(const TransposeWindowAxis &axis);
 
 } // namespace kiln
 
