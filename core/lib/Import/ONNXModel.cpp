@@ -510,6 +510,10 @@ bool upgradeOpset(::onnx::ModelProto &proto, int64_t &opset, std::string &error)
     std::string what = e.what();
     if (size_t nl = what.find('\n'); nl != std::string::npos)
       what.resize(nl);
+    // libonnx's assertions read "file:line: function: Assertion `cond`
+    // failed: reason"; the reason is what a user can act on.
+    if (size_t at = what.find("` failed: "); at != std::string::npos)
+      what = what.substr(at + 10);
     error = "opset " + std::to_string(opset) + " of the default domain: the ONNX version "
             "converter cannot bring it to opset " + std::to_string(kMinOpset) + " (" + what +
             "); Kiln reads opsets " + std::to_string(kMinOpset) + " to " +
@@ -652,6 +656,19 @@ private:
   mutable std::map<const ::onnx::OpSchema *, std::unique_ptr<::onnx::OpSchema>> guarded;
 };
 
+/// libonnx's shape inference through GuardedSchemaRegistry, which first
+/// checks what the unhardened inference functions read. A failure is
+/// ignored: the importer computes every shape itself and names the node
+/// whose shape it cannot determine.
+void inferShapes(::onnx::ModelProto &proto) {
+  try {
+    ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                          /*data_prop=*/true);
+    ::onnx::shape_inference::InferShapes(proto, &GuardedSchemaRegistry::instance(), options);
+  } catch (const std::exception &) {
+  }
+}
+
 /// Sets the fixed inputs' dimensions in the graph's input types (the fixes
 /// are checked by kiln::checkShapeFixes before import).
 void applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shapes) {
@@ -769,17 +786,17 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
       error = "the ONNX checker refuses the model: " + checkerMessage(e.what());
       return std::nullopt;
     }
-    if (model.opset < kMinOpset && (!checkOutputsDefined(proto.graph(), "", {}, error) ||
-                                    !upgradeOpset(proto, model.opset, error)))
-      return std::nullopt;
-    try {
-      ::onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                            /*data_prop=*/true);
-      ::onnx::shape_inference::InferShapes(proto, &GuardedSchemaRegistry::instance(), options);
-    } catch (const std::exception &) {
-      // Shapes inference could not finish; the importer computes every shape
-      // itself and names the node whose shape it cannot determine.
+    if (model.opset < kMinOpset) {
+      if (!checkOutputsDefined(proto.graph(), "", {}, error))
+        return std::nullopt;
+      // The converter's adapters read operand shapes (Add's legacy
+      // broadcast needs both): pytorch-converted test_Softsign's constant
+      // operand has none until inference runs.
+      inferShapes(proto);
+      if (!upgradeOpset(proto, model.opset, error))
+        return std::nullopt;
     }
+    inferShapes(proto);
     if (!convertGraph(proto, directory, model, error))
       return std::nullopt;
     return model;
