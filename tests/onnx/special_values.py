@@ -60,6 +60,14 @@ def softmax(x):
     return e / np.sum(e)
 
 
+def log_sum_exp(x, axis):
+    """log(sum(exp(x))) in float64, shifted by a finite max (no overflow at
+    FLT_MAX); an infinite or NaN max gives the unshifted value."""
+    m = np.max(x, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(m), m, 0)
+    return shift + np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True))
+
+
 # name, op type, inputs (1 or 2), attributes, reference (float64 in, out),
 # output shape ('same' or a shape), input shape
 UNARY = [
@@ -98,6 +106,7 @@ REDUCE = [
     ('reduce_sum', 'ReduceSum', lambda x, a: np.sum(x, axis=a, keepdims=True)),
     ('reduce_mean', 'ReduceMean', lambda x, a: np.mean(x, axis=a, keepdims=True)),
     ('softmax', 'Softmax', lambda x, a: np.apply_along_axis(softmax, a, x)),
+    ('reduce_log_sum_exp', 'ReduceLogSumExp', log_sum_exp),
 ]
 
 
@@ -175,6 +184,14 @@ def cases():
         nodes = [helper.make_node('ReduceMax', ['x'], ['y'], axes=[1], keepdims=1)]
         yield ('reduce_max_all_neg_inf', lambda p, n=nodes: model(p, n, ['x'], [1, 16], [1, 1]),
                [ninf.reshape(1, 16)], np.full((1, 1), -np.inf))
+        # LogSumExp rows whose maximum is infinite: +inf, all -inf, -inf
+        # with finite values, +inf with -inf (inf - inf must not appear).
+        lse = np.array([[np.inf, 1, 2, 3], [-np.inf] * 4, [-np.inf, 0, 1, 2],
+                        [np.inf, -np.inf, 0, 0]], np.float32)
+        nodes = [helper.make_node('ReduceLogSumExp', ['x'], ['y'], axes=[1], keepdims=1)]
+        yield ('reduce_log_sum_exp_infinite_max',
+               lambda p, n=nodes: model(p, n, ['x'], [4, 4], [4, 1]),
+               [lse], log_sum_exp(lse.astype(np.float64), 1))
         nodes = [helper.make_node('GlobalMaxPool', ['x'], ['y'])]
         yield ('global_max_pool', lambda p, n=nodes: model(p, n, ['x'], [1, 2, 1, 8], [1, 2, 1, 1]),
                [VALUES.reshape(1, 2, 1, 8)], np.max(x.reshape(1, 2, 1, 8), axis=(2, 3), keepdims=True))

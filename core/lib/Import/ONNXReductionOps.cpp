@@ -14,6 +14,7 @@
 #include "TosaReduce.h"
 
 #include <array>
+#include <limits>
 
 using namespace mlir;
 
@@ -124,8 +125,16 @@ Value reduceFor(NodeContext &ctx, const std::string &op, Value x,
     return ctx.create<tosa::LogOp>(type(s), s);
   }
   if (op == "ReduceLogSumExp") {
-    // max + log(sum(exp(x - max))): no overflow for large inputs.
+    // shift + log(sum(exp(x - shift))) with shift = max: no overflow for
+    // large inputs. An infinite max shifts by 0 instead (inf - inf would be
+    // NaN): a row holding +inf gives +inf, a row of -inf gives log(0) = -inf.
     Value m = reduceDims(ctx, x, reduced, Reduction::Max);
+    auto mType = m.getType().cast<RankedTensorType>();
+    auto boolType = RankedTensorType::get(mType.getShape(), ctx.builder().getI1Type());
+    Value infinite = ctx.create<tosa::EqualOp>(
+        boolType, ctx.create<tosa::AbsOp>(mType, m),
+        ctx.scalarF32(std::numeric_limits<float>::infinity(), rank));
+    m = ctx.create<tosa::SelectOp>(mType, infinite, ctx.scalarF32(0.0f, rank), m);
     Value e = ctx.create<tosa::ExpOp>(type(x), ctx.create<tosa::SubOp>(type(x), x, m));
     Value s = reduceDims(ctx, e, reduced, Reduction::Sum);
     return ctx.create<tosa::AddOp>(type(s), m, ctx.create<tosa::LogOp>(type(s), s));
