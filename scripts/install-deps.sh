@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build ccache g++ pkg-config dpkg-dev file
-  llvm-16-dev libmlir-16-dev mlir-16-tools lld-16 liblld-16-dev
+  llvm-16-dev llvm-16-tools libmlir-16-dev mlir-16-tools lld-16 liblld-16-dev
   zlib1g-dev libzstd-dev
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev

@@ -68,7 +68,7 @@ void registerKilnDialects(DialectRegistry &registry) {
   registerLLVMDialectTranslation(registry);
 }
 
-void buildTosaToLinalgPipeline(PassManager &pm) {
+void buildTosaToLinalgPipeline(OpPassManager &pm) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   // Moves layout transposes (ONNX's NCHW around every NHWC convolution and
   // pool) until they cancel, and folds BatchNormalization's per-channel
@@ -108,7 +108,7 @@ void buildTosaToLinalgPipeline(PassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
-void buildDispatchPipeline(PassManager &pm, const DispatchOptions &options) {
+void buildDispatchPipeline(OpPassManager &pm, const DispatchOptions &options) {
   // Reshapes between a root and its elementwise consumer would block
   // fusion: fold them into the consumer's iteration space.
   pm.addNestedPass<func::FuncOp>(createCollapseReshapesPass());
@@ -257,7 +257,7 @@ static Value allocateTileTemporary(OpBuilder &b, Location loc, MemRefType type,
   return b.create<memref::ViewOp>(loc, type, raw, zero, dynamicSizes).getResult();
 }
 
-void buildBufferizationPipeline(PassManager &pm) {
+void buildBufferizationPipeline(OpPassManager &pm) {
   // Large constants become @main arguments (bindings) so the artifact
   // carries them in its constants table and kernels read them in place.
   pm.addPass(createOutlineConstantsPass());
@@ -316,8 +316,7 @@ void buildBufferizationPipeline(PassManager &pm) {
 }
 
 
-void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) {
-  MLIRContext *context = pm.getContext();
+void buildDispatchLoweringPipeline(OpPassManager &pm, const KernelTarget &target) {
   // Stack temporaries allocated inside loops would grow the stack per
   // iteration: hoist them to the function entry.
   pm.addNestedPass<func::FuncOp>(bufferization::createBufferLoopHoistingPass());
@@ -350,10 +349,12 @@ void buildDispatchLoweringPipeline(PassManager &pm, const KernelTarget &target) 
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createMemRefToLLVMConversionPass());
-  // Static-shape memrefs cross the ABI as bare element pointers.
-  LowerToLLVMOptions llvmOptions(context);
-  llvmOptions.useBarePtrCallConv = true;
-  pm.addPass(createConvertFuncToLLVMPass(llvmOptions));
+  // Static-shape memrefs cross the ABI as bare element pointers (the
+  // pass's option, so the pipeline needs no context to be built).
+  std::unique_ptr<Pass> funcToLLVM = createConvertFuncToLLVMPass();
+  if (failed(funcToLLVM->initializeOptions("use-bare-ptr-memref-call-conv=1")))
+    llvm::report_fatal_error("convert-func-to-llvm has no use-bare-ptr-memref-call-conv option");
+  pm.addPass(std::move(funcToLLVM));
   pm.addPass(cf::createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }

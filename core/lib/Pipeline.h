@@ -7,8 +7,10 @@
 #ifndef KILN_CORE_PIPELINE_H
 #define KILN_CORE_PIPELINE_H
 
+#include <functional>
+
 namespace mlir {
-class PassManager;
+class OpPassManager;
 class DialectRegistry;
 } // namespace mlir
 
@@ -23,13 +25,13 @@ void registerKilnDialects(mlir::DialectRegistry &registry);
 /// TOSA (one func.func, static shapes) -> linalg on tensors.
 /// Before: tosa.conv2d / tosa.add / ... ; after: linalg named and generic ops
 /// on tensors, tensor.pad/extract_slice/collapse_shape, arith constants.
-void buildTosaToLinalgPipeline(mlir::PassManager &pm);
+void buildTosaToLinalgPipeline(mlir::OpPassManager &pm);
 
 /// linalg on tensors -> dispatch functions on tensors, tiled for workgroups.
 /// Before: @main holds every linalg op. After: @main holds only constants,
 /// views, tensor.empty and func.call @main_dispatch_N; each
 /// @main_dispatch_N is destination-passing, tiled, and takes workgroup ids.
-void buildDispatchPipeline(mlir::PassManager &pm,
+void buildDispatchPipeline(mlir::OpPassManager &pm,
                            const DispatchOptions &options);
 
 /// Tensors -> buffers. After: @main takes (inputs, constants, outputs) as
@@ -37,7 +39,7 @@ void buildDispatchPipeline(mlir::PassManager &pm,
 /// calls; dispatch functions take memrefs and return nothing; tile-local
 /// temporaries are stack allocations (memref.alloca), so kernels never
 /// call malloc.
-void buildBufferizationPipeline(mlir::PassManager &pm);
+void buildBufferizationPipeline(mlir::OpPassManager &pm);
 
 /// Dispatch functions on memrefs -> LLVM dialect with the bare-pointer
 /// calling convention: `llvm.func @main_dispatch_N(%b0: !llvm.ptr<f32>,
@@ -45,7 +47,24 @@ void buildBufferizationPipeline(mlir::PassManager &pm);
 /// content is the plan, see core/lib/Schedule). Matmuls and convolutions
 /// become register-tiled vector kernels for `target`
 /// (kiln-register-tile-contractions).
-void buildDispatchLoweringPipeline(mlir::PassManager &pm, const KernelTarget &target);
+void buildDispatchLoweringPipeline(mlir::OpPassManager &pm, const KernelTarget &target);
+
+/// What registered passes and pipelines take that a command line does not
+/// give: the kernel target and the dispatch options (kiln-opt's flags).
+/// Called when a pipeline is parsed, i.e. after the flags are.
+struct PassDefaults {
+  std::function<KernelTarget()> target;
+  std::function<DispatchOptions()> dispatch;
+  /// Inputs of the model (@main's leading arguments; kiln-pack-weights).
+  std::function<unsigned()> modelInputs;
+};
+
+/// Registers every Kiln pass under its argument (kiln-sink-transposes, ...)
+/// and the four pipelines above as kiln-tosa-to-linalg, kiln-dispatch,
+/// kiln-bufferize and kiln-lower-dispatches, so `kiln-opt` (app/kiln-opt)
+/// runs any of them alone on a file. Passes that need a target or dispatch
+/// options take them from `defaults`. Call once, before parsing flags.
+void registerKilnPasses(PassDefaults defaults);
 
 } // namespace kiln
 
