@@ -1,7 +1,8 @@
 //===- RegisterTileContractions.cpp - Register-tiled vector kernels -------===//
 //
-// See Passes.h for what holds before and after, and KernelStrategy.h for how
-// a dispatch's strategy and register tile are chosen.
+// See Passes.h for what holds before and after and for how a dispatch's
+// register tile is chosen (chooseRegisterTile, registerTileFor), and
+// kiln/Plan.h (KernelStrategy) for what the plan records of it.
 //
 // The kernels follow the structure of the BLIS / MLAS microkernels (Van Zee
 // and van de Geijn, "BLIS: A Framework for Rapidly Instantiating BLAS
