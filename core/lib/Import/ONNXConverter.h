@@ -40,6 +40,7 @@
 
 #include "Import.h"
 #include "ONNXModel.h"
+#include "TosaBuilder.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
 #include "mlir/IR/Builders.h"
@@ -58,7 +59,7 @@ using kiln::shapeString;
 class GraphImporter;
 
 /// One ONNX node being converted.
-class NodeContext {
+class NodeContext : public TosaBuilder {
 public:
   NodeContext(GraphImporter &importer, const Node &node, mlir::Location loc);
 
@@ -66,8 +67,6 @@ public:
   /// The model's default-domain opset (converters pick the semantics of the
   /// operator version in force at this opset).
   int64_t opset() const;
-  mlir::OpBuilder &builder();
-  mlir::Location loc() const { return location; }
   mlir::MLIRContext *context();
 
   // --- Inputs ------------------------------------------------------------
@@ -120,26 +119,14 @@ public:
   /// failure.
   mlir::LogicalResult fail(const llvm::Twine &message);
 
-  // --- Builders shared by converters --------------------------------------
-  mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape);
-  mlir::Value constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
-  mlir::Value constI32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> values);
-  mlir::Value constI64(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> values);
-  /// A tosa.const holding `tensor` (f32 / i32 / i64 / i1 as above).
+  // The TOSA builders (f32Type, constF32/I32/I64, scalarF32, reshape,
+  // transpose, broadcastRank, clamp) come from TosaBuilder.
+  /// A tosa.const holding `tensor` (f32 / i32 / i64 / i1).
   mlir::FailureOr<mlir::Value> constTensor(const Tensor &tensor);
-  /// A rank-`rank` f32 tensor of ones-shape holding `value` (for broadcasts).
-  mlir::Value scalarF32(float value, int64_t rank);
-  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
-  /// tosa.transpose by `perm` (output dim k = input dim perm[k]).
-  mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
   /// Rank-4 NCHW -> NHWC and NHWC -> NCHW (also rank 3 / 5: channels moved
   /// from dim 1 to last and back).
   mlir::Value transposeToChannelsLast(mlir::Value value);
   mlir::Value transposeToChannelsFirst(mlir::Value value);
-  /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting rule).
-  mlir::Value broadcastRank(mlir::Value value, int64_t rank);
-  /// tosa.clamp over f32 with float bounds.
-  mlir::Value clamp(mlir::Value value, float lo, float hi);
 
   /// Builds `OpTy` at this node's location.
   template <typename OpTy, typename... Args>
@@ -151,7 +138,6 @@ public:
 private:
   GraphImporter &importer;
   const Node &onnxNode;
-  mlir::Location location;
 };
 
 /// Converts one node. Returns failure after calling NodeContext::fail.

@@ -308,10 +308,9 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
 // --- NodeContext --------------------------------------------------------------
 
 NodeContext::NodeContext(GraphImporter &importer, const Node &node, Location loc)
-    : importer(importer), onnxNode(node), location(loc) {}
+    : TosaBuilder(importer.builder, loc), importer(importer), onnxNode(node) {}
 
 int64_t NodeContext::opset() const { return importer.model.opset; }
-OpBuilder &NodeContext::builder() { return importer.builder; }
 MLIRContext *NodeContext::context() { return &importer.context; }
 
 bool NodeContext::hasInput(int i) const {
@@ -463,23 +462,6 @@ LogicalResult NodeContext::fail(const llvm::Twine &message) {
   return failure();
 }
 
-RankedTensorType NodeContext::f32Type(llvm::ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, builder().getF32Type());
-}
-
-Value NodeContext::constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values) {
-  auto type = f32Type(shape);
-  return builder().create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
-}
-Value NodeContext::constI32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> values) {
-  auto type = RankedTensorType::get(shape, builder().getI32Type());
-  return builder().create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
-}
-Value NodeContext::constI64(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get(shape, builder().getI64Type());
-  return builder().create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
-}
-
 FailureOr<Value> NodeContext::constTensor(const Tensor &tensor) {
   Type element = importer.elementType(tensor.dataType);
   if (!element)
@@ -500,33 +482,6 @@ FailureOr<Value> NodeContext::constTensor(const Tensor &tensor) {
   return constI32(tensor.dims, v);
 }
 
-Value NodeContext::scalarF32(float value, int64_t rank) {
-  return constF32(llvm::SmallVector<int64_t>(rank, 1), {value});
-}
-
-Value NodeContext::reshape(Value value, llvm::ArrayRef<int64_t> shape) {
-  auto type = value.getType().cast<RankedTensorType>();
-  if (type.getShape() == shape)
-    return value;
-  return create<tosa::ReshapeOp>(RankedTensorType::get(shape, type.getElementType()), value,
-                                 builder().getDenseI64ArrayAttr(shape));
-}
-
-Value NodeContext::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
-  auto type = value.getType().cast<RankedTensorType>();
-  llvm::SmallVector<int64_t> shape;
-  bool identity = true;
-  for (size_t k = 0; k < perm.size(); ++k) {
-    shape.push_back(type.getDimSize(perm[k]));
-    identity &= perm[k] == int32_t(k);
-  }
-  if (identity)
-    return value;
-  Value permValue = constI32({int64_t(perm.size())}, perm);
-  return create<tosa::TransposeOp>(RankedTensorType::get(shape, type.getElementType()), value,
-                                   permValue);
-}
-
 Value NodeContext::transposeToChannelsLast(Value value) {
   int64_t rank = value.getType().cast<RankedTensorType>().getRank();
   llvm::SmallVector<int32_t> perm = {0};
@@ -542,21 +497,6 @@ Value NodeContext::transposeToChannelsFirst(Value value) {
   for (int32_t k = 1; k < rank - 1; ++k)
     perm.push_back(k);
   return transpose(value, perm);
-}
-
-Value NodeContext::broadcastRank(Value value, int64_t rank) {
-  auto type = value.getType().cast<RankedTensorType>();
-  if (type.getRank() >= rank)
-    return value;
-  llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
-  shape.append(type.getShape().begin(), type.getShape().end());
-  return reshape(value, shape);
-}
-
-Value NodeContext::clamp(Value value, float lo, float hi) {
-  return create<tosa::ClampOp>(value.getType(), value, builder().getI64IntegerAttr(0),
-                               builder().getI64IntegerAttr(0), builder().getF32FloatAttr(lo),
-                               builder().getF32FloatAttr(hi));
 }
 
 // --- Entry points -----------------------------------------------------------

@@ -22,6 +22,7 @@
 #define KILN_CORE_IMPORT_TFLITECONVERTER_H
 
 #include "TFLiteQuant.h"
+#include "TosaBuilder.h"
 #include "tflite_generated.h"
 
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -45,13 +46,11 @@ using schema::BuiltinOperator;
 class ModelImporter;
 
 /// One TFLite operator being converted.
-class OpContext {
+class OpContext : public TosaBuilder {
 public:
   OpContext(ModelImporter &importer, const schema::Operator *op, int index,
             BuiltinOperator code);
 
-  mlir::OpBuilder &builder();
-  mlir::Location loc() const { return location; }
   mlir::MLIRContext *context();
   int index() const { return opIndex; }
   BuiltinOperator code() const { return opCode; }
@@ -118,27 +117,12 @@ public:
   /// Records an error "operator #N (NAME): <message>" and returns failure.
   mlir::LogicalResult fail(const llvm::Twine &message);
 
-  // --- Builders shared by converters -------------------------------------
-  /// f32 tensor type of `shape`.
-  mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape);
-  mlir::Value constF32(llvm::ArrayRef<int64_t> shape,
-                       llvm::ArrayRef<float> values);
-  mlir::Value constI32(llvm::ArrayRef<int64_t> shape,
-                       llvm::ArrayRef<int32_t> values);
-  mlir::Value constI64(llvm::ArrayRef<int64_t> shape,
-                       llvm::ArrayRef<int64_t> values);
-  /// A rank-`rank` f32 tensor of ones-shape holding `value` (for broadcasts).
-  mlir::Value scalarF32(float value, int64_t rank);
-  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
-  mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
-  /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting rule).
-  mlir::Value broadcastRank(mlir::Value value, int64_t rank);
+  // The TOSA builders (f32Type, constF32/I32/I64, scalarF32, reshape,
+  // transpose, broadcastRank, clamp) come from TosaBuilder.
   /// Applies a fused activation as TFLite's float kernels do (a clamp range;
   /// TANH applies nothing there); fails for SIGN_BIT.
   mlir::FailureOr<mlir::Value>
   applyActivation(mlir::Value value, schema::ActivationFunctionType act);
-  /// tosa.clamp over f32 with float bounds.
-  mlir::Value clamp(mlir::Value value, float lo, float hi);
 
   /// Builds `OpTy` with result type `type`; dynamic dimensions of `type`
   /// (open outputShape() dimensions) are filled by the op's TOSA shape
@@ -159,7 +143,6 @@ private:
   const schema::Operator *op;
   int opIndex;
   BuiltinOperator opCode;
-  mlir::Location location;
 };
 
 /// BATCH_MATMUL's product of inputs 0 and 1 (adj_x/adj_y and numpy batch

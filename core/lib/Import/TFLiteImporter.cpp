@@ -945,10 +945,9 @@ static Location opLocation(ModelImporter &importer, const schema::Operator *op,
 
 OpContext::OpContext(ModelImporter &importer, const schema::Operator *op,
                      int index, BuiltinOperator code)
-    : importer(importer), op(op), opIndex(index), opCode(code),
-      location(opLocation(importer, op, index)) {}
+    : TosaBuilder(importer.builder, opLocation(importer, op, index)), importer(importer), op(op),
+      opIndex(index), opCode(code) {}
 
-OpBuilder &OpContext::builder() { return importer.builder; }
 MLIRContext *OpContext::context() { return &importer.context; }
 const char *OpContext::name() const {
   return schema::EnumNameBuiltinOperator(opCode);
@@ -1210,79 +1209,6 @@ LogicalResult OpContext::setOutput(int i, Value value) {
   }
   importer.values[op->outputs()->Get(i)] = value;
   return success();
-}
-
-RankedTensorType OpContext::f32Type(llvm::ArrayRef<int64_t> shape) {
-  return RankedTensorType::get(shape, builder().getF32Type());
-}
-
-Value OpContext::constF32(llvm::ArrayRef<int64_t> shape,
-                          llvm::ArrayRef<float> values) {
-  auto type = f32Type(shape);
-  auto attr = DenseElementsAttr::get(type, values);
-  return builder().create<tosa::ConstOp>(location, type, attr).getResult();
-}
-
-Value OpContext::constI32(llvm::ArrayRef<int64_t> shape,
-                          llvm::ArrayRef<int32_t> values) {
-  auto type = RankedTensorType::get(shape, builder().getI32Type());
-  auto attr = DenseElementsAttr::get(type, values);
-  return builder().create<tosa::ConstOp>(location, type, attr).getResult();
-}
-
-Value OpContext::constI64(llvm::ArrayRef<int64_t> shape,
-                          llvm::ArrayRef<int64_t> values) {
-  auto type = RankedTensorType::get(shape, builder().getI64Type());
-  auto attr = DenseElementsAttr::get(type, values);
-  return builder().create<tosa::ConstOp>(location, type, attr).getResult();
-}
-
-Value OpContext::scalarF32(float value, int64_t rank) {
-  llvm::SmallVector<int64_t> shape(rank, 1);
-  return constF32(shape, {value});
-}
-
-Value OpContext::reshape(Value value, llvm::ArrayRef<int64_t> shape) {
-  auto type = value.getType().cast<RankedTensorType>();
-  if (type.getShape() == shape)
-    return value;
-  auto result = RankedTensorType::get(shape, type.getElementType());
-  return builder()
-      .create<tosa::ReshapeOp>(location, result, value,
-                               builder().getDenseI64ArrayAttr(shape))
-      .getResult();
-}
-
-Value OpContext::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
-  auto type = value.getType().cast<RankedTensorType>();
-  llvm::SmallVector<int64_t> shape;
-  for (int32_t p : perm)
-    shape.push_back(type.getDimSize(p));
-  Value perms = constI32({static_cast<int64_t>(perm.size())}, perm);
-  auto result = RankedTensorType::get(shape, type.getElementType());
-  return builder()
-      .create<tosa::TransposeOp>(location, result, value, perms)
-      .getResult();
-}
-
-Value OpContext::broadcastRank(Value value, int64_t rank) {
-  auto type = value.getType().cast<RankedTensorType>();
-  if (type.getRank() >= rank)
-    return value;
-  llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
-  shape.append(type.getShape().begin(), type.getShape().end());
-  return reshape(value, shape);
-}
-
-Value OpContext::clamp(Value value, float lo, float hi) {
-  auto b = builder();
-  return builder()
-      .create<tosa::ClampOp>(
-          location, value.getType(), value,
-          b.getI64IntegerAttr(static_cast<int64_t>(std::max(lo, -2.1e9f))),
-          b.getI64IntegerAttr(static_cast<int64_t>(std::min(hi, 2.1e9f))),
-          b.getF32FloatAttr(lo), b.getF32FloatAttr(hi))
-      .getResult();
 }
 
 FailureOr<Value> OpContext::applyActivation(Value value,

@@ -1,0 +1,81 @@
+//===- TosaBuilder.cpp - The TOSA builders both importers use -------------===//
+#include "TosaBuilder.h"
+
+#include "mlir/Dialect/Tosa/IR/TosaOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln {
+
+using namespace mlir;
+
+RankedTensorType TosaBuilder::f32Type(llvm::ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, b->getF32Type());
+}
+
+Value TosaBuilder::constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values) {
+  auto type = f32Type(shape);
+  return b->create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
+}
+
+Value TosaBuilder::constI32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> values) {
+  auto type = RankedTensorType::get(shape, b->getI32Type());
+  return b->create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
+}
+
+Value TosaBuilder::constI64(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, b->getI64Type());
+  return b->create<tosa::ConstOp>(location, type, DenseElementsAttr::get(type, values));
+}
+
+Value TosaBuilder::scalarF32(float value, int64_t rank) {
+  return constF32(llvm::SmallVector<int64_t>(rank, 1), {value});
+}
+
+Value TosaBuilder::reshape(Value value, llvm::ArrayRef<int64_t> shape) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getShape() == shape)
+    return value;
+  return b->create<tosa::ReshapeOp>(location, RankedTensorType::get(shape, type.getElementType()),
+                                    value, b->getDenseI64ArrayAttr(shape));
+}
+
+Value TosaBuilder::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
+  auto type = value.getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape;
+  bool identity = true;
+  for (size_t k = 0; k < perm.size(); ++k) {
+    shape.push_back(type.getDimSize(perm[k]));
+    identity &= perm[k] == int32_t(k);
+  }
+  if (identity)
+    return value;
+  Value perms = constI32({int64_t(perm.size())}, perm);
+  return b->create<tosa::TransposeOp>(
+      location, RankedTensorType::get(shape, type.getElementType()), value, perms);
+}
+
+Value TosaBuilder::broadcastRank(Value value, int64_t rank) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (type.getRank() >= rank)
+    return value;
+  llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
+  shape.append(type.getShape().begin(), type.getShape().end());
+  return reshape(value, shape);
+}
+
+Value TosaBuilder::clamp(Value value, float lo, float hi) {
+  // Saturating float -> int32 (NaN bounds do not occur: callers pass
+  // literal or attribute bounds the converters checked).
+  auto saturate = [](float v) {
+    return int64_t(std::clamp(double(v), -2147483648.0, 2147483647.0));
+  };
+  return b->create<tosa::ClampOp>(location, value.getType(), value,
+                                  b->getI64IntegerAttr(saturate(lo)),
+                                  b->getI64IntegerAttr(saturate(hi)), b->getF32FloatAttr(lo),
+                                  b->getF32FloatAttr(hi));
+}
+
+} // namespace kiln

@@ -1,0 +1,62 @@
+//===- TosaBuilder.h - The TOSA builders both importers use ----*- C++ -*-===//
+//
+// Constants, reshapes, transposes, rank broadcasts and clamps as both front
+// ends emit them (TOSA 0.60, MLIR 16's tosa dialect). The TFLite OpContext
+// and the ONNX NodeContext derive from TosaBuilder, so a converter of
+// either front end calls ctx.reshape(...), ctx.clamp(...) alike and the two
+// cannot drift apart. Multi-axis reductions are in TosaReduce.h.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_IMPORT_TOSABUILDER_H
+#define KILN_CORE_IMPORT_TOSABUILDER_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+
+namespace kiln {
+
+/// Builds TOSA ops at one location (the source operator's) with one
+/// OpBuilder; every result has a static shape computed here.
+class TosaBuilder {
+public:
+  TosaBuilder(mlir::OpBuilder &builder, mlir::Location loc) : b(&builder), location(loc) {}
+
+  mlir::OpBuilder &builder() { return *b; }
+  mlir::Location loc() const { return location; }
+
+  /// f32 tensor type of `shape`.
+  mlir::RankedTensorType f32Type(llvm::ArrayRef<int64_t> shape);
+  /// tosa.const of `shape` holding `values` (one value per element, or one
+  /// for a splat).
+  mlir::Value constF32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<float> values);
+  mlir::Value constI32(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int32_t> values);
+  mlir::Value constI64(llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> values);
+  /// A rank-`rank` f32 tensor of shape [1, ..., 1] holding `value` (an
+  /// operand TOSA's elementwise ops broadcast).
+  mlir::Value scalarF32(float value, int64_t rank);
+  /// tosa.reshape of `value` to `shape` (same element count); `value`
+  /// itself when it has that shape already.
+  mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// tosa.transpose: result dimension k is input dimension perm[k]; `value`
+  /// itself for the identity permutation.
+  mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
+  /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting);
+  /// `value` itself when its rank is `rank` or more.
+  mlir::Value broadcastRank(mlir::Value value, int64_t rank);
+  /// tosa.clamp of a float tensor to [lo, hi] (either may be infinite). The
+  /// integer bounds TOSA 0.60 also takes (unused for float inputs) are the
+  /// float bounds saturated to [-2^31, 2^31 - 1], so the op reads the same
+  /// range whatever its element type.
+  mlir::Value clamp(mlir::Value value, float lo, float hi);
+
+protected:
+  mlir::OpBuilder *b;
+  mlir::Location location;
+};
+
+} // namespace kiln
+
+#endif
