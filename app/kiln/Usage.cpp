@@ -95,10 +95,14 @@ llvm::Error checkFlags(const std::vector<std::string> &args, size_t first,
     if (known) {
       llvm::cl::Option *option = found->second;
       const bool needsValue = option->getValueExpectedFlag() == llvm::cl::ValueRequired;
-      // An empty value (--atol=) would parse as 0 or "": refused.
-      if (flag.contains('=') && value.empty() && needsValue)
+      // An empty value (--atol=, -o "", --check-bounds=) would parse as 0,
+      // "" or true: refused.
+      if (flag.contains('=') && value.empty())
         return usageError(spelled(name) + "= needs a value ('kiln help " + command +
                           "' describes it)");
+      if (!flag.contains('=') && needsValue && i + 1 < args.size() && args[i + 1].empty())
+        return usageError(spelled(name) + " needs a value, not an empty argument ('kiln help " +
+                          command + "' describes it)");
       // A single-valued flag given twice: which one was meant?
       if (option->getNumOccurrencesFlag() == llvm::cl::Optional && !isBuiltinFlag(name)) {
         auto [at, fresh] = given.try_emplace(name, arg.str());

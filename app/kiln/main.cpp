@@ -494,6 +494,10 @@ static int runCompile() {
   if (!options)
     return fail(options.takeError());
   if (!emitText.empty()) {
+    for (const auto &[flag, value] : {std::pair{"--dump-dispatch-graph", dot},
+                                      std::pair{"--dump-schedule", csv}})
+      if (!value.empty())
+        warn(llvm::Twine(flag) + " has no effect with --emit (no plan is made); drop one of them");
     // On a terminal, elide big constants; a file gets them all, so it
     // compiles again (`kiln compile --emit=tosa -o m.mlir; kiln compile m.mlir`).
     options->elideConstants = output.empty() || output == "-";
@@ -508,7 +512,7 @@ static int runCompile() {
       llvm::outs() << *text;
       return 0;
     }
-    if (llvm::Error err = kiln::writeFileAtomically(output, *text))
+    if (llvm::Error err = kiln::writeFileAtomically(output, *text, {model}))
       return fail(std::move(err));
     return 0;
   }
@@ -522,8 +526,8 @@ static int runCompile() {
     kiln::ExportBundle bundle;
     bundle.files = result->files;
     std::vector<std::string> texts;
-    if (llvm::Error err = kiln::writeExportBundle(bundle, output,
-                                                  dumpFiles(*result->plan, dot, csv, texts)))
+    if (llvm::Error err = kiln::writeExportBundle(
+            bundle, output, dumpFiles(*result->plan, dot, csv, texts), {model}))
       return fail(std::move(err));
     llvm::outs() << "wrote " << output << "/{";
     for (size_t i = 0; i < result->files.size(); ++i)
@@ -543,8 +547,6 @@ static int runCompile() {
   if (!result)
     return fail(result.takeError());
   printWarnings(result->warnings);
-  if (llvm::sys::fs::equivalent(model, out))
-    return fail(out + ": is the model itself; give the artifact another path (-o)");
   std::vector<std::string> texts;
   std::vector<kiln::OutputFile> files = dumpFiles(*result->plan, dot, csv, texts);
   const std::vector<uint8_t> &artifact = result->artifact;
@@ -552,7 +554,7 @@ static int runCompile() {
                                  os.write(reinterpret_cast<const char *>(artifact.data()),
                                           artifact.size());
                                }});
-  if (llvm::Error err = kiln::writeFilesAtomically(files))
+  if (llvm::Error err = kiln::writeFilesAtomically(files, {model}))
     return fail(std::move(err));
   llvm::outs() << "wrote " << out << " (" << result->artifact.size() << " bytes, "
                << counted(result->plan->dispatches.size(), "dispatch", "dispatches") << ", "
@@ -785,7 +787,7 @@ static int runInspect() {
   if (!plan)
     return fail(plan.takeError());
   std::vector<std::string> dumpTexts;
-  if (llvm::Error err = kiln::writeFilesAtomically(dumpFiles(**plan, dot, csv, dumpTexts)))
+  if (llvm::Error err = kiln::writeFilesAtomically(dumpFiles(**plan, dot, csv, dumpTexts), {path}))
     return fail(std::move(err));
   const kiln::CompilationPlan &p = **plan;
   if (asJson) {
@@ -1000,6 +1002,17 @@ static int runRun() {
     if (!outputPaths.insert(target.str()).second)
       return fail("--output='" + spec + "' is given twice");
   }
+  // No output may overwrite another, the model or artifact, or an input
+  // file: refused before anything runs (the same check as at writing).
+  std::vector<std::string> reads = {pathText};
+  for (const std::string &spec : runInputs)
+    if (size_t at = spec.find('@'); at != std::string::npos)
+      reads.push_back(spec.substr(at + 1));
+  std::vector<std::string> writes(outputPaths.begin(), outputPaths.end());
+  if (!tracePath.empty())
+    writes.push_back(tracePath);
+  if (llvm::Error err = kiln::checkOutputPaths(writes, reads))
+    return fail(std::move(err));
   std::vector<uint8_t> compiledArtifact;
   llvm::ArrayRef<uint8_t> artifact;
   std::shared_ptr<const kiln::CompilationPlan> plan;
@@ -1038,6 +1051,8 @@ static int runRun() {
   if (!outputSpecs.empty() && outputSpecs.size() != result->outputs.size())
     return fail("the model has " + llvm::Twine(result->outputs.size()) + " output(s), " +
                 llvm::Twine(outputSpecs.size()) + " --output given");
+  // The .npy outputs and the trace are written as one group: all or none.
+  std::vector<kiln::OutputFile> files;
   for (size_t i = 0; i < result->outputs.size(); ++i) {
     printSummary(result->outputs[i], result->outputValues[i], i);
     if (i < outputSpecs.size() && outputSpecs[i] == "-") {
@@ -1046,10 +1061,14 @@ static int runRun() {
       llvm::StringRef target(outputSpecs[i]);
       if (!target.consume_front("@"))
         return fail("--output='" + outputSpecs[i] + "': expected @file.npy");
-      if (llvm::Error err = kiln::writeNpyFile(target.str(), result->outputValues[i]))
-        return fail(std::move(err));
+      const kiln::NpyArray &value = result->outputValues[i];
+      files.push_back({target.str(), [&value](llvm::raw_ostream &os) {
+                         std::vector<uint8_t> bytes = kiln::serializeNpy(value);
+                         os.write(reinterpret_cast<const char *>(bytes.data()), bytes.size());
+                       }});
     }
   }
+  std::string traceJson;
   if (runOptions.trace) {
     std::vector<std::string> names;
     if (plan) {
@@ -1060,10 +1079,11 @@ static int runRun() {
         names.push_back(c.kind == kiln::CommandKind::Dispatch ? byId[c.dispatch]
                                                               : kiln::toString(c.kind));
     }
-    std::string json = kiln::traceToChromeJson(result->trace, names);
-    if (llvm::Error err = kiln::writeFileAtomically(tracePath, json))
-      return fail(std::move(err));
+    traceJson = kiln::traceToChromeJson(result->trace, names);
+    files.push_back({tracePath, [&traceJson](llvm::raw_ostream &os) { os << traceJson; }});
   }
+  if (llvm::Error err = kiln::writeFilesAtomically(files, reads))
+    return fail(std::move(err));
   if (runOptions.benchmarkRuns > 0) {
     const kiln::LatencyStats &latency = result->latency;
     llvm::outs() << llvm::format("median: %.4f ms (min %.4f ms, max %.4f ms, %u runs, ",
@@ -1238,7 +1258,7 @@ static int exportRequest(const kiln::ExportRequest &request, const std::string &
   if (!bundle)
     return fail(bundle.takeError());
   printWarnings(bundle->warnings);
-  if (llvm::Error err = kiln::writeExportBundle(*bundle, dir))
+  if (llvm::Error err = kiln::writeExportBundle(*bundle, dir, {}, {request.model}))
     return fail(std::move(err));
   llvm::outs() << "exported " << request.model << " for " << request.recipe.target << " to " << dir
                << ": ";

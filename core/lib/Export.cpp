@@ -507,14 +507,21 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
 }
 
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
-                              const std::vector<OutputFile> &extra) {
-  const bool existed = llvm::sys::fs::is_directory(dir);
+                              const std::vector<OutputFile> &extra,
+                              const std::vector<std::string> &reads) {
+  // A file (or anything else that is not a folder) named as the folder is
+  // the user's: refused, never removed.
+  const bool existed = llvm::sys::fs::exists(dir);
+  if (existed && !llvm::sys::fs::is_directory(dir))
+    return makeError(dir + ": exists and is not a folder; give -o a folder (the export writes " +
+                     std::to_string(bundle.files.size()) + " files into it)");
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError(dir + ": cannot create the folder: " + ec.message());
-  // A folder made here and left empty by a failed write is removed again.
+  // A folder made here and left empty by a failed write is removed again
+  // (remove() deletes only an empty folder).
   auto cleanUp = [&](llvm::Error err) {
-    if (!existed)
-      (void)llvm::sys::fs::remove(dir); // only succeeds when empty
+    if (!existed && llvm::sys::fs::is_directory(dir))
+      (void)llvm::sys::fs::remove(dir);
     return err;
   };
   // A name taken by a folder or special file would fail (or bypass) the
@@ -533,7 +540,7 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
                      }});
   }
   files.insert(files.end(), extra.begin(), extra.end());
-  if (llvm::Error err = writeFilesAtomically(files))
+  if (llvm::Error err = writeFilesAtomically(files, reads))
     return cleanUp(std::move(err));
   return llvm::Error::success();
 }

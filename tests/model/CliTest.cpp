@@ -659,6 +659,13 @@ TEST(Cli, UsageErrorsAreOneLineWithStatus2) {
       {"help frob", "kiln help takes one command name"},
       {"compile " + model + " --target-cpu=", "--target-cpu= needs a value"},
       {"validate " + model + " . --rtol=", "--rtol= needs a value"},
+      // Empty values of boolean flags (llvm::cl would read them as true)
+      // and an empty separate value.
+      {"compile " + model + " --check-bounds=", "--check-bounds= needs a value"},
+      {"compile " + model + " --fusion=", "--fusion= needs a value"},
+      {"inspect " + model + " --json=", "--json= needs a value"},
+      {"compile " + model + " -o ''", "-o needs a value, not an empty argument"},
+      {"inspect " + model + " --dump-schedule ''", "--dump-schedule needs a value"},
       {"compile " + model + " --profile=stripped --profile=default", "--profile is given twice"},
       {"compile " + model + " --fix-shape=0=2x3 --fix-shape=0=1x3", "fixes input '0' twice"},
       {"compile " + model + " -O3", "did you mean -o?"},
@@ -708,6 +715,13 @@ TEST(Cli, FlagsThatDoNotApplyWarnOnce) {
   EXPECT_EQ(warnings(c.output), 1u) << c.output;
   EXPECT_NE(c.output.find("--debug-symbols changes nothing for a C module"), std::string::npos)
       << c.output;
+  // --emit makes no plan: a dump asked with it is said to do nothing.
+  CommandResult emit = runForStderr("compile " + model + " --emit=tosa -o " + tmp.file("e.mlir") +
+                                    " --dump-schedule=" + tmp.file("s.csv"));
+  EXPECT_EQ(emit.exitCode, 0) << emit.output;
+  EXPECT_EQ(warnings(emit.output), 1u) << emit.output;
+  EXPECT_NE(emit.output.find("--dump-schedule has no effect with --emit"), std::string::npos)
+      << emit.output;
   // A dynamic input fixed: no warning.
   CommandResult dyn = runForStderr("compile " + shellQuote(dataFile("bad/dynamic_batch.tflite")) +
                                    " --fix-shape=0=2x8 -o " + tmp.file("d.kiln"));

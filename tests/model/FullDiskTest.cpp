@@ -85,7 +85,7 @@ TEST(FullDisk, AnOutputNamedTwiceOrTheModelItselfIsRefused) {
   fs::copy_file(model(), copy);
   const std::string original = readAll(copy);
   EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(copy) + " -o " + shellQuote(copy),
-                               {"is the model itself"}));
+                               {"is an input of this command"}));
   EXPECT_EQ(readAll(copy), original);
   std::string out = tmp.file("x.kiln");
   EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(copy) + " -o " + shellQuote(out) +
@@ -97,6 +97,71 @@ TEST(FullDisk, AnOutputNamedTwiceOrTheModelItselfIsRefused) {
                                    " --dump-dispatch-graph=" + shellQuote(tmp.file("d")),
                                {"named twice among the files to write"}));
   EXPECT_EQ(namesIn(tmp.path()), (std::set<std::string>{"m.tflite"}));
+}
+
+// Every way an output could overwrite the model, an artifact or input a
+// command reads, or another output (issue 32's new-user pass found each):
+// refused in one line before anything is written, every file intact. Paths
+// are compared resolved ("./x" and "x"), also before the file exists.
+TEST(FullDisk, OutputsNeverOverwriteInputsOrEachOther) {
+  TempDir tmp;
+  const std::string m = tmp.file("m.tflite"), note = tmp.file("note.txt");
+  fs::copy_file(model(), m);
+  std::ofstream(note) << "the user's notes\n";
+  const std::string original = readAll(m);
+  const std::string artifact = tmp.file("m.kiln"), in = tmp.file("in.npy");
+  ASSERT_EQ(runCommand(kilnBinary() + " compile " + shellQuote(m) + " -o " + shellQuote(artifact))
+                .exitCode,
+            0);
+  kiln::NpyArray x; // the model's input, [1,9,7,5] f32 zeros
+  x.shape = {1, 9, 7, 5};
+  x.data.assign(9 * 7 * 5 * 4, 0);
+  ASSERT_FALSE(static_cast<bool>(kiln::writeNpyFile(in, x)));
+  const std::string artifactBytes = readAll(artifact), inBytes = readAll(in);
+  const std::string q = shellQuote(m);
+  struct Case {
+    std::string args, needle;
+  };
+  const std::vector<Case> cases = {
+      {"compile " + q + " -o " + shellQuote(tmp.file("x.kiln")) + " --dump-schedule=" + q,
+       "is an input of this command"},
+      {"inspect " + q + " --dump-dispatch-graph=" + q, "is an input of this command"},
+      {"inspect " + shellQuote(artifact) + " --dump-schedule=" + shellQuote(artifact),
+       "is an input of this command"},
+      {"compile " + q + " --emit=tosa -o " + q, "is an input of this command"},
+      {"compile " + q + " -o " + shellQuote(tmp.file("n.kiln")) + " --dump-schedule=" +
+           shellQuote(tmp.path() + "/./n.kiln"),
+       "named twice among the files to write"},
+      {"run " + shellQuote(artifact) + " --input=@" + shellQuote(in) + " --output=@" +
+           shellQuote(artifact),
+       "is an input of this command"},
+      {"run " + shellQuote(artifact) + " --input=@" + shellQuote(in) + " --output=@" +
+           shellQuote(in),
+       "is an input of this command"},
+      {"run " + shellQuote(artifact) + " --input=@" + shellQuote(in) + " --trace=" + shellQuote(in),
+       "is an input of this command"},
+      {"run " + shellQuote(artifact) + " --input=@" + shellQuote(in) + " --output=@" +
+           shellQuote(tmp.file("o.npy")) + " --trace=" + shellQuote(tmp.file("o.npy")),
+       "named twice among the files to write"},
+      {"export " + q + " -o " + shellQuote(note), "exists and is not a folder"},
+      {"compile " + q + " --output-format=c-module -o " + q, "exists and is not a folder"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_TRUE(kilnFailsCleanly(c.args, {c.needle})) << c.args;
+    EXPECT_EQ(readAll(m), original) << c.args;
+    EXPECT_EQ(readAll(artifact), artifactBytes) << c.args;
+    EXPECT_EQ(readAll(in), inBytes) << c.args;
+    EXPECT_EQ(readAll(note), "the user's notes\n") << c.args;
+  }
+  EXPECT_EQ(namesIn(tmp.path()), (std::set<std::string>{"m.tflite", "m.kiln", "in.npy", "note.txt"}));
+  // kiln run writes its outputs and trace as one group: a trace that cannot
+  // be written leaves the earlier output file as it was.
+  const std::string old = tmp.file("old.npy");
+  std::ofstream(old) << "old";
+  EXPECT_TRUE(kilnFailsCleanly("run " + shellQuote(artifact) + " --input=@" + shellQuote(in) +
+                                   " --output=@" + shellQuote(old) + " --trace=/dev/full",
+                               {"/dev/full: cannot write: No space left on device"}));
+  EXPECT_EQ(readAll(old), "old");
 }
 
 /// A 256 KiB tmpfs mounted on a fresh folder for the test's life (root only).

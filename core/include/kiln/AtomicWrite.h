@@ -38,15 +38,33 @@ struct OutputFile {
 /// temporary is removed and every file stays as it was). A path naming an
 /// existing file that is not a regular file (/dev/stdout, a FIFO) is
 /// written directly; "-" is standard output. New files get mode 0666
-/// less the umask. Errors: one line naming the first file that failed,
-/// "PATH: cannot write: REASON".
-llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files);
+/// less the umask.
+///
+/// `reads` are the files the command reads (its model or artifact, input
+/// .npy files): none of them is ever written. Before anything is written,
+/// a group that names one file twice, or names one of `reads`, is refused;
+/// paths are compared after resolving symbolic links, "." and "..", so
+/// "x", "./x" and "$PWD/x" are one file whether or not it exists yet.
+///
+/// Errors (one line): "PATH: named twice among the files to write (OTHER)",
+/// "PATH: is an input of this command (READ); ...", or, naming the first
+/// file that failed, "PATH: cannot write: REASON".
+llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files,
+                                 const std::vector<std::string> &reads = {});
+
+/// The check writeFilesAtomically makes first, for a command that wants to
+/// refuse its outputs before it computes them: no path in `writes` twice,
+/// none of them one of `reads` (same errors).
+llvm::Error checkOutputPaths(const std::vector<std::string> &writes,
+                             const std::vector<std::string> &reads);
 
 /// writeFilesAtomically of one file holding `bytes`.
-llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes);
+llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
+                                const std::vector<std::string> &reads = {});
 
 /// writeFilesAtomically of one file holding `text`.
-llvm::Error writeFileAtomically(const std::string &path, llvm::StringRef text);
+llvm::Error writeFileAtomically(const std::string &path, llvm::StringRef text,
+                                const std::vector<std::string> &reads = {});
 
 } // namespace kiln
 

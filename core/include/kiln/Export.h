@@ -194,9 +194,12 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 /// bundle does not name are left alone. Errors name the folder or file and
 /// the system's reason.
 /// `extra` files (a CLI's --dump-* files) join the same all-or-nothing
-/// group.
+/// group; `reads` (the model) are never written. A `dir` that exists and
+/// is not a folder is refused and left alone; a folder this call created
+/// is removed again when the write fails.
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
-                              const std::vector<OutputFile> &extra = {});
+                              const std::vector<OutputFile> &extra = {},
+                              const std::vector<std::string> &reads = {});
 
 /// The names of the files buildExportBundle() puts in the bundle of
 /// `request`, in writing order, known before compiling: NAME.kiln for an

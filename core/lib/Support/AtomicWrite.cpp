@@ -1,7 +1,9 @@
 //===- AtomicWrite.cpp - Files written whole or not at all ----------------===//
 #include "kiln/AtomicWrite.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 namespace kiln {
 
@@ -72,15 +74,57 @@ llvm::Error writeDirectly(const OutputFile &file) {
 
 } // namespace
 
-llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files) {
-  // One path twice in a group (an artifact and a dump of the same name)
-  // would keep one of them and lose the other: refused before writing.
-  for (size_t i = 0; i < files.size(); ++i)
-    for (size_t j = i + 1; j < files.size(); ++j)
-      if (files[i].path != "-" &&
-          (files[i].path == files[j].path || llvm::sys::fs::equivalent(files[i].path, files[j].path)))
-        return makeError(files[j].path + ": named twice among the files to write (" +
-                         files[i].path + "); give each output its own path");
+namespace {
+
+/// `path` with its symbolic links and "." / ".." resolved, made absolute;
+/// for a file that does not exist yet, its folder resolved plus its name.
+std::string canonicalPath(const std::string &path) {
+  llvm::SmallString<256> real;
+  if (!llvm::sys::fs::real_path(path, real))
+    return std::string(real);
+  // Not there yet: its folder resolved, then its name.
+  llvm::SmallString<256> absolute(path);
+  llvm::sys::fs::make_absolute(absolute);
+  llvm::SmallString<256> folder(llvm::sys::path::parent_path(absolute));
+  if (llvm::sys::fs::real_path(folder, real))
+    real = folder;
+  llvm::sys::path::append(real, llvm::sys::path::filename(absolute));
+  return std::string(real);
+}
+
+/// Whether two paths name one file (standard output, "-", is no file).
+bool samePath(const std::string &a, const std::string &b) {
+  if (a == "-" || b == "-")
+    return false;
+  return a == b || llvm::sys::fs::equivalent(a, b) || canonicalPath(a) == canonicalPath(b);
+}
+
+} // namespace
+
+llvm::Error checkOutputPaths(const std::vector<std::string> &writes,
+                             const std::vector<std::string> &reads) {
+  for (size_t i = 0; i < writes.size(); ++i) {
+    // One path twice in a group (an artifact and a dump of the same name)
+    // would keep one of them and lose the other.
+    for (size_t j = i + 1; j < writes.size(); ++j)
+      if (samePath(writes[i], writes[j]))
+        return makeError(writes[j] + ": named twice among the files to write (" + writes[i] +
+                         "); give each output its own path");
+    for (const std::string &read : reads)
+      if (samePath(writes[i], read))
+        return makeError(writes[i] + ": is an input of this command (" + read +
+                         "); give the output another path");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files,
+                                 const std::vector<std::string> &reads) {
+  std::vector<std::string> writes;
+  for (const OutputFile &file : files)
+    writes.push_back(file.path);
+  if (llvm::Error err = checkOutputPaths(writes, reads))
+    return err;
   // Phase 1: every regular file into its temporary beside it
   // ("NAME.tmp-XXXXXX", mode 0666 less the umask), checked.
   std::vector<llvm::sys::fs::TempFile> temps;
@@ -124,16 +168,21 @@ llvm::Error writeFilesAtomically(const std::vector<OutputFile> &files) {
   return failure.empty() ? llvm::Error::success() : makeError(failure);
 }
 
-llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes) {
-  return writeFilesAtomically({{path, [&](llvm::raw_ostream &os) {
+llvm::Error writeFileAtomically(const std::string &path, llvm::ArrayRef<uint8_t> bytes,
+                                const std::vector<std::string> &reads) {
+  return writeFilesAtomically({{path,
+                                [&](llvm::raw_ostream &os) {
                                   os.write(reinterpret_cast<const char *>(bytes.data()),
                                            bytes.size());
-                                }}});
+                                }}},
+                              reads);
 }
 
-llvm::Error writeFileAtomically(const std::string &path, llvm::StringRef text) {
+llvm::Error writeFileAtomically(const std::string &path, llvm::StringRef text,
+                                const std::vector<std::string> &reads) {
   return writeFileAtomically(
-      path, llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()));
+      path, llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(text.data()), text.size()),
+      reads);
 }
 
 } // namespace kiln
