@@ -77,6 +77,11 @@ void buildTosaToLinalgPipeline(OpPassManager &pm) {
   // Rewrites tosa.transpose_conv2d into tosa.conv2d on a padded/reversed
   // input and fully_connected/depthwise special cases the lowerings expect.
   fn.addPass(tosa::createTosaOptionalDecompositions());
+  // MLIR 16's 1x1 stride-1 depthwise decomposition multiplies a rank-5
+  // view by a rank-4 weight and adds a rank-1 bias, which tosa-to-linalg
+  // cannot legalize: equal ranks by reshapes (no-op for the importers'
+  // ops, which have equal ranks already).
+  fn.addPass(tosa::createTosaMakeBroadcastablePass());
   // Padded average pools with divisors that MLIR 16's lowering gets wrong
   // at strides above 1: a zero pad and a constant factor instead.
   fn.addPass(createExactAvgPoolDivisorsPass());

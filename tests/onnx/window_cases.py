@@ -65,6 +65,7 @@ def reference(op, x, attrs, w=None, b=None):
     outs = [out_size(x.shape[2 + i], k[i], s[i], d[i], pads[i], pads[spatial + i], ceil)
             for i in range(spatial)]
     channels = w.shape[0] if op == 'Conv' else x.shape[1]
+    group = attrs.get('group', 1)
     y = np.zeros([x.shape[0], channels] + outs)
     for n, c in itertools.product(range(x.shape[0]), range(channels)):
         for o in itertools.product(*[range(v) for v in outs]):
@@ -76,8 +77,10 @@ def reference(op, x, attrs, w=None, b=None):
                 padded = all(-pads[i] <= pos[i] < x.shape[2 + i] + pads[spatial + i]
                              for i in range(spatial))
                 if op == 'Conv':
-                    if inside:
-                        total += float(np.dot(x[(n, slice(None)) + tuple(pos)],
+                    if inside:  # output channel c reads the input channels of its group
+                        cg = x.shape[1] // group
+                        g = c // (channels // group)
+                        total += float(np.dot(x[(n, slice(g * cg, (g + 1) * cg)) + tuple(pos)],
                                               w[(c, slice(None)) + t]))
                 elif inside:
                     taps.append(float(x[(n, c) + tuple(pos)]))
@@ -122,6 +125,11 @@ CASES = [
           count_include_pad=1), None),
     ('maxpool_ceil_s3_on_7', 'MaxPool', [1, 3, 7],
      dict(kernel_shape=[2], strides=[3], ceil_mode=1), None),
+    # Depthwise 1x1 stride 1 (group = channels): MLIR 16's decomposition of
+    # it did not lower ("failed to legalize tosa.mul").
+    ('conv_depthwise_1x1_s1', 'Conv', [1, 3, 7, 7], dict(group=3), [3, 1, 1, 1]),
+    ('conv_depthwise_1x1_1d_pads', 'Conv', [1, 4, 9], dict(group=4, pads=[1, 2]), [4, 1, 1]),
+    ('conv_grouped_3x3', 'Conv', [1, 4, 6, 6], dict(group=2, pads=[1, 1, 1, 1]), [6, 2, 3, 3]),
 ]
 
 

@@ -827,7 +827,10 @@ Value evenPolynomial(NodeContext &c, Value r2, llvm::ArrayRef<double> coef) {
 /// sin(x) = (-1)^k sin(r), cos(x) = (-1)^k cos(r), with the Maclaurin
 /// series of sin to r^11 / cos to r^12 (truncation below 6e-8 on
 /// |r| <= pi/2). Float32, shape of x; large |x| loses accuracy as float32
-/// range reduction does (about 1e-7 |x| / pi).
+/// range reduction does (about 1e-7 |x| / pi: 0.03 at |x| = 1e6; README,
+/// "Special values"), and the result is clamped to [-1, 1], so no |x|
+/// gives a value no sine has (the reduction's r grows without bound past
+/// |x| = 2^16 pi). NaN and +-inf give NaN.
 LogicalResult convertSinCos(NodeContext &ctx, bool cosine) {
   return convertUnaryFloat(
       ctx, [cosine](float x) { return cosine ? std::cos(x) : std::sin(x); },
@@ -840,7 +843,7 @@ LogicalResult convertSinCos(NodeContext &ctx, bool cosine) {
                          : mul(c, a.r,
                                evenPolynomial(c, r2, {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040,
                                                       1.0 / 362880, -1.0 / 39916800}));
-        return select(c, a.odd, unary<tosa::NegateOp>(c, y), y);
+        return clampTo(c, select(c, a.odd, unary<tosa::NegateOp>(c, y), y), -1, 1);
       });
 }
 LogicalResult convertSin(NodeContext &ctx) { return convertSinCos(ctx, false); }

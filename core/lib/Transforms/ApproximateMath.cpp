@@ -75,6 +75,30 @@ void saturateTanh(math::TanhOp op) {
   approx.replaceAllUsesExcept(result, result.getDefiningOp());
 }
 
+/// exp(x) for x < -80 as exp(x + 40) * exp(-40): MLIR's approximation
+/// clamps its result at the smallest normal float (exp(-100) gave
+/// 1.1754944e-38) and is not monotonic near -88, while the true value
+/// there is subnormal or 0; both factors are normal floats and their
+/// product rounds once, so exp(-100) = 3.72e-44, exp(-104) and exp(-inf)
+/// = 0. NaN fails the compare and goes through the approximation.
+void keepExpUnderflow(math::ExpOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value x = op.getOperand();
+  Type type = x.getType();
+  Value small = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x,
+                                        floatConstant(b, loc, type, -80.0));
+  Value shifted = b.create<arith::AddFOp>(loc, x, floatConstant(b, loc, type, 40.0));
+  op->setOperand(0, b.create<arith::SelectOp>(loc, small, shifted, x));
+  b.setInsertionPointAfter(op);
+  Value approx = op.getResult();
+  Value scaled = b.create<arith::MulFOp>(loc, approx,
+                                         floatConstant(b, loc, type, 4.248354255291589e-18));
+  Value result = b.create<arith::SelectOp>(loc, small, scaled, approx);
+  approx.replaceAllUsesExcept(result, llvm::SmallPtrSet<Operation *, 2>{
+                                          scaled.getDefiningOp(), result.getDefiningOp()});
+}
+
 struct ApproximateMathPass
     : public PassWrapper<ApproximateMathPass, OperationPass<func::FuncOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ApproximateMathPass)
@@ -102,9 +126,12 @@ struct ApproximateMathPass
     });
     if (ops.empty())
       return;
-    for (Operation *op : ops)
+    for (Operation *op : ops) {
       if (auto tanh = dyn_cast<math::TanhOp>(op))
         saturateTanh(tanh);
+      if (auto exp = dyn_cast<math::ExpOp>(op))
+        keepExpUnderflow(exp);
+    }
     RewritePatternSet patterns(&getContext());
     populateApproximateMathPatterns(patterns);
     if (failed(applyOpPatternsAndFold(ops, std::move(patterns),

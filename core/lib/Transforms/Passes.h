@@ -200,9 +200,11 @@ std::unique_ptr<mlir::Pass> createReductionNaNFlagsPass();
 /// tosa-to-linalg): the max reductions, max pools and their padding that
 /// MLIR 16 starts from the lowest finite float (-3.4028235e38, its
 /// identity of max) start from -inf: the maximum of an all -inf window or
-/// row is -inf, as TFLite, ONNX and IEEE compute it, not -FLT_MAX. A fill
-/// is changed only where it is the accumulator of a linalg op combining
-/// with arith.maxf (and has no other use); a pad only where it feeds one.
+/// row is -inf, as TFLite, ONNX and IEEE compute it, not -FLT_MAX. Min
+/// reductions likewise start from +inf instead of +FLT_MAX (the minimum of
+/// an all +inf row is +inf). A fill is changed only where it is the
+/// accumulator of a linalg op combining with arith.maxf (arith.minf) and
+/// has no other use; a pad only where it feeds a max pool.
 ///
 /// Before: %f = linalg.fill ins(%cst_lowest) outs(%e) ; linalg.pooling_nhwc_max
 ///           ins(tensor.pad %x low .. high .. { yield %cst_lowest }) outs(%f)
