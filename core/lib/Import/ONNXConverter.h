@@ -110,6 +110,10 @@ public:
   bool hasOutput(int i) const;
   /// Binds output `i` to `value` (a ranked tensor of static shape).
   mlir::LogicalResult setOutput(int i, mlir::Value value);
+  /// Whether libonnx's shape inference is known to infer `inferred` where
+  /// this node computes `computed` (ceil_mode pools; see setOutput).
+  bool inferenceKnownWrong(llvm::ArrayRef<int64_t> inferred,
+                           llvm::ArrayRef<int64_t> computed) const;
   /// Binds output `i` to a constant computed at import (shape arithmetic,
   /// folded Constant/Shape/...): later nodes see it through constant(), and
   /// it becomes a tosa.const only if a non-folding consumer asks input().
