@@ -48,6 +48,13 @@ TEST(Validation, EqualOutputsAndZeroVectors) {
   auto nan = kiln::validateOutputs({floats({NAN}, {1})}, {floats({0}, {1})});
   ASSERT_TRUE(static_cast<bool>(nan));
   EXPECT_EQ((*nan)[0].outsideTolerance, 1);
+  // An infinite rtol allows anything finite, and exact zeros stay within
+  // it (inf x 0 was NaN and counted outside).
+  kiln::Tolerance loose;
+  loose.rtol = INFINITY;
+  auto inf = kiln::validateOutputs({floats({0, 5}, {2})}, {floats({0, 1}, {2})}, {}, loose);
+  ASSERT_TRUE(static_cast<bool>(inf)) << llvm::toString(inf.takeError());
+  EXPECT_EQ((*inf)[0].outsideTolerance, 0);
 }
 
 TEST(Validation, MismatchesAreNamed) {

@@ -601,7 +601,9 @@ static ValidationMetrics floatMetrics(const NpyArray &got, const NpyArray &ref,
     dot += double(g[i]) * double(r[i]);
     gg += double(g[i]) * double(g[i]);
     rr += double(r[i]) * double(r[i]);
-    if (!(std::fabs(d) <= tolerance.atol + tolerance.rtol * std::fabs(double(r[i]))))
+    // A zero reference allows atol alone (rtol = inf times 0 would be NaN).
+    double allowed = tolerance.atol + (r[i] == 0 ? 0.0 : tolerance.rtol * std::fabs(double(r[i])));
+    if (!(std::fabs(d) <= allowed))
       ++m.outsideTolerance;
     if (!(g[i] == r[i]))
       ++m.differing;
