@@ -24,6 +24,7 @@
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
 #include "kiln/Project.h"
+#include "kiln/ReadFile.h"
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
@@ -330,6 +331,19 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// The files a command reads and must never write: the model or artifact
+/// at `path`, its external data (kiln::modelDataFiles), the --tuning and
+/// --project files. Call before compiling (which resets llvm::cl values).
+static std::vector<std::string> filesRead(const std::string &path) {
+  std::vector<std::string> reads = {path};
+  for (std::string data : kiln::modelDataFiles(path))
+    reads.push_back(std::move(data));
+  for (const std::string &flag : {std::string(tuning), std::string(projectFile)})
+    if (!flag.empty())
+      reads.push_back(flag);
+  return reads;
+}
+
 /// The error for build flags given with an artifact, which is already
 /// built: `verb` is "running", "inspecting" or "validating".
 static int alreadyCompiled(llvm::StringRef path, const char *verb) {
@@ -489,6 +503,7 @@ static int runCompile() {
       return fail(loaded.takeError());
     *recipe = loaded->recipe;
   }
+  const std::vector<std::string> reads = filesRead(model);
   warnUnusedSettings(*recipe);
   auto options = compileOptionsOf(*recipe);
   if (!options)
@@ -512,7 +527,7 @@ static int runCompile() {
       llvm::outs() << *text;
       return 0;
     }
-    if (llvm::Error err = kiln::writeFileAtomically(output, *text, {model}))
+    if (llvm::Error err = kiln::writeFileAtomically(output, *text, reads))
       return fail(std::move(err));
     return 0;
   }
@@ -527,7 +542,7 @@ static int runCompile() {
     bundle.files = result->files;
     std::vector<std::string> texts;
     if (llvm::Error err = kiln::writeExportBundle(
-            bundle, output, dumpFiles(*result->plan, dot, csv, texts), {model}))
+            bundle, output, dumpFiles(*result->plan, dot, csv, texts), reads))
       return fail(std::move(err));
     llvm::outs() << "wrote " << output << "/{";
     for (size_t i = 0; i < result->files.size(); ++i)
@@ -554,7 +569,7 @@ static int runCompile() {
                                  os.write(reinterpret_cast<const char *>(artifact.data()),
                                           artifact.size());
                                }});
-  if (llvm::Error err = kiln::writeFilesAtomically(files, {model}))
+  if (llvm::Error err = kiln::writeFilesAtomically(files, reads))
     return fail(std::move(err));
   llvm::outs() << "wrote " << out << " (" << result->artifact.size() << " bytes, "
                << counted(result->plan->dispatches.size(), "dispatch", "dispatches") << ", "
@@ -677,6 +692,104 @@ static int inspectDeviceMemory(const std::string &target, const kiln::CompileOpt
   return 0;
 }
 
+/// `kiln inspect --sizes`: the section table of the artifact, or of the
+/// artifact the model compiles to.
+static int inspectSectionSizes(const std::string &path, const kiln::CompileOptions &options,
+                               std::optional<kiln_artifact_info_t> artifact, bool asJson) {
+  std::vector<uint8_t> compiledBytes;
+  if (!artifact) {
+    auto compiled = kiln::compile(path, options);
+    if (!compiled)
+      return fail(compiled.takeError());
+    printWarnings(compiled->warnings);
+    compiledBytes = std::move(compiled->artifact);
+    auto info = kiln::verifyArtifact(compiledBytes, path);
+    if (!info)
+      return fail(info.takeError());
+    artifact = *info;
+  }
+  auto sizes = kiln::sectionSizesOf(*artifact, path);
+  if (!sizes)
+    return fail(sizes.takeError());
+  llvm::outs() << kiln::formatSectionSizes(*sizes, asJson);
+  return 0;
+}
+
+/// One row per dispatch of `p`: grid, tiles, source operators, kernel,
+/// quantization of its output and weights.
+static void printDispatchRows(const kiln::CompilationPlan &p) {
+  for (const kiln::Dispatch &d : p.dispatches) {
+    std::string ops;
+    for (const kiln::SourceOp &op : d.ops)
+      ops += (ops.empty() ? "" : ", ") + kiln::sourceOpText(op);
+    std::string tileText;
+    for (size_t i = 0; i < d.tileSizes.size(); ++i)
+      tileText += (i ? "," : "") + std::to_string(d.tileSizes[i]);
+    llvm::outs() << llvm::format("  %-20s wg %4lldx%lldx%lld  tiles [%s]  %s\n",
+                                 d.name.c_str(), (long long)d.workgroupCount[0],
+                                 (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
+                                 tileText.c_str(), ops.c_str());
+    llvm::outs() << "  " << std::string(20, ' ') << " kernel " << kiln::describeKernel(d.kernel);
+    if (kiln::entryPointOf(d) != d.name)
+      llvm::outs() << " (the code of " << kiln::entryPointOf(d) << ")";
+    llvm::outs() << "\n";
+    if (const kiln::TensorQuantization *q = kiln::findQuantization(p, d.outputTensor))
+      llvm::outs() << "  " << std::string(20, ' ') << " output '" << d.outputTensor << "' "
+                   << kiln::describeQuantization(*q) << "\n";
+    for (const kiln::TensorQuantization *w : kiln::weightsOf(p, d))
+      llvm::outs() << "  " << std::string(20, ' ') << " weights '" << w->tensor << "' "
+                   << kiln::describeQuantization(*w) << "\n";
+  }
+}
+
+/// The text of `kiln inspect`: what the artifact is (`description`), the
+/// plan's header, the signature and quantization of a planned model,
+/// whether its kernels are bounds-checked, its dynamic inputs, the
+/// dispatches and the outputs.
+static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
+                      const kiln::CompileResult *planned,
+                      const std::optional<kiln::ArtifactDescription> &description,
+                      const std::optional<std::vector<kiln::ModelInput>> &modelInputs,
+                      bool boundsChecked) {
+  if (description)
+    llvm::outs() << llvm::sys::path::filename(path) << "\n"
+                 << kiln::formatArtifactDescription(*description, false) << "plan\n";
+  int64_t flops = 0;
+  for (const kiln::Dispatch &d : p.dispatches)
+    flops += d.flops;
+  llvm::StringRef shown = llvm::sys::path::filename(path);
+  llvm::outs() << shown;
+  if (shown != p.source)
+    llvm::outs() << " (compiled from " << p.source << ")";
+  llvm::outs() << ": " << counted(p.dispatches.size(), "dispatch", "dispatches") << ", "
+               << counted(p.schedule.commands.size(), "command", "commands") << " in "
+               << counted(p.schedule.waves, "wave", "waves") << ", " << flops << " FLOPs\n"
+               << "arena " << p.memory.arenaBytes << " bytes (lower bound "
+               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
+  if (planned)
+    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs);
+  // Scale and zero point of each quantized input and output.
+  if (planned || description) {
+    auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
+      for (size_t i = 0; i < list.size(); ++i)
+        if (const kiln::TensorQuantization *q = kiln::findQuantization(p, list[i].name))
+          llvm::outs() << llvm::left_justify(std::string(kind) + " " + std::to_string(i), 10)
+                       << "'" << list[i].name << "' quantization: " << kiln::describeQuantization(*q) << "\n";
+    };
+    quantRows("input", planned ? planned->inputs : description->inputs);
+    quantRows("output", planned ? planned->outputs : description->outputs);
+  }
+  // The model's own dynamic dimensions (what --fix-shape sized above).
+  if (modelInputs && llvm::any_of(*modelInputs, [](const kiln::ModelInput &in) { return in.isDynamic(); }))
+    llvm::outs() << kiln::formatModelInputs(*modelInputs);
+  if (planned && boundsChecked)
+    llvm::outs() << "kernels   bounds-checked (--check-bounds)\n";
+  printDispatchRows(p);
+  for (const kiln::OutputBinding &o : p.outputs)
+    llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes
+                 << " bytes) <- " << kiln::describeOutputWriters(p, o) << "\n";
+}
+
 static int runInspect() {
   const std::string path = inspectPath;
   if (path.empty())
@@ -686,6 +799,7 @@ static int runInspect() {
   // Copied first: compiling resets llvm::cl options (see runRun).
   const std::string target = targetName.empty() ? std::string(targetTriple) : targetName;
   const bool compileFlagsGiven = recipeFlagsGiven();
+  const std::vector<std::string> reads = filesRead(path);
   auto recipe = recipeOfFlags();
   if (!recipe)
     return fail(recipe.takeError());
@@ -695,9 +809,9 @@ static int runInspect() {
   auto options = compileOptionsOf(*recipe);
   if (!options)
     return fail(options.takeError());
-  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buffer = kiln::readRegularFile(std::string(path), "a .kiln, .tflite, .onnx or .mlir file");
   if (!buffer)
-    return fail(path + ": cannot read: " + buffer.getError().message());
+    return fail(buffer.takeError());
   llvm::ArrayRef<uint8_t> data(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
                                (*buffer)->getBufferSize());
   // An artifact passes the gate once; its sizes and plan come from there.
@@ -737,25 +851,8 @@ static int runInspect() {
       return inspectStripped(path, *d, asJson, dot, csv);
     description = std::move(*d);
   }
-  if (inspectSizes) {
-    std::vector<uint8_t> compiledBytes;
-    if (!artifact) {
-      auto compiled = kiln::compile(path, *options);
-      if (!compiled)
-        return fail(compiled.takeError());
-      printWarnings(compiled->warnings);
-      compiledBytes = std::move(compiled->artifact);
-      auto info = kiln::verifyArtifact(compiledBytes, path);
-      if (!info)
-        return fail(info.takeError());
-      artifact = *info;
-    }
-    auto sizes = kiln::sectionSizesOf(*artifact, path);
-    if (!sizes)
-      return fail(sizes.takeError());
-    llvm::outs() << kiln::formatSectionSizes(*sizes, asJson);
-    return 0;
-  }
+  if (inspectSizes)
+    return inspectSectionSizes(path, *options, artifact, asJson);
   auto budget = memoryBudget();
   if (!budget)
     return fail(budget.takeError());
@@ -787,7 +884,7 @@ static int runInspect() {
   if (!plan)
     return fail(plan.takeError());
   std::vector<std::string> dumpTexts;
-  if (llvm::Error err = kiln::writeFilesAtomically(dumpFiles(**plan, dot, csv, dumpTexts), {path}))
+  if (llvm::Error err = kiln::writeFilesAtomically(dumpFiles(**plan, dot, csv, dumpTexts), reads))
     return fail(std::move(err));
   const kiln::CompilationPlan &p = **plan;
   if (asJson) {
@@ -795,67 +892,15 @@ static int runInspect() {
                            : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path);
     if (!out)
       return fail(out.takeError());
-    if (!description && modelInputs && out->getAsObject())
-      out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
+    if (!description && out->getAsObject()) {
+      if (modelInputs)
+        out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
+      out->getAsObject()->insert({"bounds_checked", options->checkBounds});
+    }
     llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";
     return 0;
   }
-  if (description)
-    llvm::outs() << llvm::sys::path::filename(path) << "\n"
-                 << kiln::formatArtifactDescription(*description, false) << "plan\n";
-  int64_t flops = 0;
-  for (const kiln::Dispatch &d : p.dispatches)
-    flops += d.flops;
-  llvm::StringRef shown = llvm::sys::path::filename(path);
-  llvm::outs() << shown;
-  if (shown != p.source)
-    llvm::outs() << " (compiled from " << p.source << ")";
-  llvm::outs() << ": " << counted(p.dispatches.size(), "dispatch", "dispatches") << ", "
-               << counted(p.schedule.commands.size(), "command", "commands") << " in "
-               << counted(p.schedule.waves, "wave", "waves") << ", " << flops << " FLOPs\n"
-               << "arena " << p.memory.arenaBytes << " bytes (lower bound "
-               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
-  if (planned)
-    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs);
-  // Scale and zero point of each quantized input and output.
-  if (planned || description) {
-    auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
-      for (size_t i = 0; i < list.size(); ++i)
-        if (const kiln::TensorQuantization *q = kiln::findQuantization(p, list[i].name))
-          llvm::outs() << llvm::left_justify(std::string(kind) + " " + std::to_string(i), 10)
-                       << "'" << list[i].name << "' quantization: " << kiln::describeQuantization(*q) << "\n";
-    };
-    quantRows("input", planned ? planned->inputs : description->inputs);
-    quantRows("output", planned ? planned->outputs : description->outputs);
-  }
-  // The model's own dynamic dimensions (what --fix-shape sized above).
-  if (modelInputs && llvm::any_of(*modelInputs, [](const kiln::ModelInput &in) { return in.isDynamic(); }))
-    llvm::outs() << kiln::formatModelInputs(*modelInputs);
-  for (const kiln::Dispatch &d : p.dispatches) {
-    std::string ops;
-    for (const kiln::SourceOp &op : d.ops)
-      ops += (ops.empty() ? "" : ", ") + kiln::sourceOpText(op);
-    std::string tileText;
-    for (size_t i = 0; i < d.tileSizes.size(); ++i)
-      tileText += (i ? "," : "") + std::to_string(d.tileSizes[i]);
-    llvm::outs() << llvm::format("  %-20s wg %4lldx%lldx%lld  tiles [%s]  %s\n",
-                                 d.name.c_str(), (long long)d.workgroupCount[0],
-                                 (long long)d.workgroupCount[1], (long long)d.workgroupCount[2],
-                                 tileText.c_str(), ops.c_str());
-    llvm::outs() << "  " << std::string(20, ' ') << " kernel " << kiln::describeKernel(d.kernel);
-    if (kiln::entryPointOf(d) != d.name)
-      llvm::outs() << " (the code of " << kiln::entryPointOf(d) << ")";
-    llvm::outs() << "\n";
-    if (const kiln::TensorQuantization *q = kiln::findQuantization(p, d.outputTensor))
-      llvm::outs() << "  " << std::string(20, ' ') << " output '" << d.outputTensor << "' "
-                   << kiln::describeQuantization(*q) << "\n";
-    for (const kiln::TensorQuantization *w : kiln::weightsOf(p, d))
-      llvm::outs() << "  " << std::string(20, ' ') << " weights '" << w->tensor << "' "
-                   << kiln::describeQuantization(*w) << "\n";
-  }
-  for (const kiln::OutputBinding &o : p.outputs)
-    llvm::outs() << "  output " << o.slot << " '" << o.name << "' (" << o.bytes
-                 << " bytes) <- " << kiln::describeOutputWriters(p, o) << "\n";
+  printPlan(path, p, planned, description, modelInputs, options->checkBounds);
   if (artifact)
     return 0;
   return inspectDeviceMemory(target, *options, *planned, device, *budget);
@@ -1004,7 +1049,7 @@ static int runRun() {
   }
   // No output may overwrite another, the model or artifact, or an input
   // file: refused before anything runs (the same check as at writing).
-  std::vector<std::string> reads = {pathText};
+  std::vector<std::string> reads = filesRead(pathText);
   for (const std::string &spec : runInputs)
     if (size_t at = spec.find('@'); at != std::string::npos)
       reads.push_back(spec.substr(at + 1));
@@ -1022,9 +1067,9 @@ static int runRun() {
     return fail(path + ": cannot read: " + ec.message());
   if (status.type() != llvm::sys::fs::file_type::regular_file)
     return fail(path + ": not a regular file (expected a .kiln, .tflite, .onnx or .mlir file)");
-  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buffer = kiln::readRegularFile(std::string(path), "a .kiln, .tflite, .onnx or .mlir file");
   if (!buffer)
-    return fail(path + ": cannot read: " + buffer.getError().message());
+    return fail(buffer.takeError());
   llvm::ArrayRef<uint8_t> data(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
                                (*buffer)->getBufferSize());
   bool isArtifact = kiln::isArtifact(path, data);
@@ -1105,9 +1150,9 @@ static int runDiff() {
                  " given");
   std::vector<std::vector<uint8_t>> builds;
   for (const std::string &path : paths) {
-    auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+    auto buffer = kiln::readRegularFile(std::string(path), "a .kiln, .tflite, .onnx or .mlir file");
     if (!buffer)
-      return fail(path + ": cannot read: " + buffer.getError().message());
+      return fail(buffer.takeError());
     llvm::StringRef data = (*buffer)->getBuffer();
     builds.emplace_back(data.begin(), data.end());
   }
@@ -1164,9 +1209,9 @@ static int runValidate() {
   if (!options)
     return fail(options.takeError());
   std::vector<uint8_t> compiledArtifact;
-  auto buffer = llvm::MemoryBuffer::getFile(path, false, false);
+  auto buffer = kiln::readRegularFile(std::string(path), "a .kiln, .tflite, .onnx or .mlir file");
   if (!buffer)
-    return fail(path + ": cannot read: " + buffer.getError().message());
+    return fail(buffer.takeError());
   llvm::ArrayRef<uint8_t> artifact(
       reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()), (*buffer)->getBufferSize());
   const bool isArtifact = kiln::isArtifact(path, artifact);
@@ -1254,11 +1299,12 @@ static int runExport() {
 
 /// Builds and writes the bundle of `request` into `dir`.
 static int exportRequest(const kiln::ExportRequest &request, const std::string &dir) {
+  const std::vector<std::string> exportReads = filesRead(request.model);
   auto bundle = kiln::buildExportBundle(request);
   if (!bundle)
     return fail(bundle.takeError());
   printWarnings(bundle->warnings);
-  if (llvm::Error err = kiln::writeExportBundle(*bundle, dir, {}, {request.model}))
+  if (llvm::Error err = kiln::writeExportBundle(*bundle, dir, {}, exportReads))
     return fail(std::move(err));
   llvm::outs() << "exported " << request.model << " for " << request.recipe.target << " to " << dir
                << ": ";

@@ -1,4 +1,5 @@
 //===- Project.cpp - .kilnproj project files ------------------------------===//
+#include "kiln/ReadFile.h"
 #include "kiln/Project.h"
 #include "kiln/AtomicWrite.h"
 
@@ -26,9 +27,9 @@ std::string projectPathFor(const std::string &modelPath) {
 }
 
 llvm::Expected<Project> loadProject(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = readRegularFile(path, "a .kilnproj project file");
   if (!buffer)
-    return makeError(path + ": cannot read: " + buffer.getError().message());
+    return buffer.takeError();
   return parseProject((*buffer)->getBuffer(), path);
 }
 

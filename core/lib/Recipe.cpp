@@ -8,6 +8,7 @@
 //   validateRecipe (fields)   --tile='3=1,-4': '-4' is not a tile size (...)
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/ReadFile.h"
 #include "kiln/Recipe.h"
 
 #include "Artifact/CModuleWriter.h"
@@ -580,9 +581,9 @@ llvm::Expected<BuildRecipe> parseRecipe(llvm::StringRef text, const std::string 
 }
 
 llvm::Expected<BuildRecipe> loadRecipe(const std::string &path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
+  auto buffer = readRegularFile(path, "a tuning JSON file");
   if (!buffer)
-    return makeError(path + ": cannot read: " + buffer.getError().message());
+    return buffer.takeError();
   return parseRecipe((*buffer)->getBuffer(), path);
 }
 

@@ -154,6 +154,26 @@ TEST(FullDisk, OutputsNeverOverwriteInputsOrEachOther) {
     EXPECT_EQ(readAll(note), "the user's notes\n") << c.args;
   }
   EXPECT_EQ(namesIn(tmp.path()), (std::set<std::string>{"m.tflite", "m.kiln", "in.npy", "note.txt"}));
+  // A --tuning file and an ONNX model's external data are inputs too.
+  const std::string tuningFile = tmp.file("t.json");
+  std::ofstream(tuningFile) << "{}\n";
+  EXPECT_TRUE(kilnFailsCleanly("compile " + q + " --tuning=" + shellQuote(tuningFile) + " -o " +
+                                   shellQuote(tuningFile),
+                               {"is an input of this command"}));
+  EXPECT_EQ(readAll(tuningFile), "{}\n");
+  const std::string onnxDir = tmp.file("ext");
+  fs::create_directory(onnxDir);
+  const std::string data = std::string(KILN_TEST_DATA_DIR) + "/onnx/external/";
+  fs::copy_file(data + "add_weights.onnx", onnxDir + "/add_weights.onnx");
+  fs::copy_file(data + "add_weights.bin", onnxDir + "/add_weights.bin");
+  const std::string weights = readAll(onnxDir + "/add_weights.bin");
+  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(onnxDir + "/add_weights.onnx") + " -o " +
+                                   shellQuote(onnxDir + "/./add_weights.bin"),
+                               {"is an input of this command"}));
+  EXPECT_EQ(readAll(onnxDir + "/add_weights.bin"), weights);
+  // Devices are not read until memory runs out: one line.
+  EXPECT_TRUE(kilnFailsCleanly("compile " + q + " --tuning=/dev/zero", {"not a regular file"}));
+  EXPECT_TRUE(kilnFailsCleanly("inspect /dev/zero", {"not a regular file"}));
   // kiln run writes its outputs and trace as one group: a trace that cannot
   // be written leaves the earlier output file as it was.
   const std::string old = tmp.file("old.npy");

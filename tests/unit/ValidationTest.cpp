@@ -55,6 +55,18 @@ TEST(Validation, EqualOutputsAndZeroVectors) {
   auto inf = kiln::validateOutputs({floats({0, 5}, {2})}, {floats({0, 1}, {2})}, {}, loose);
   ASSERT_TRUE(static_cast<bool>(inf)) << llvm::toString(inf.takeError());
   EXPECT_EQ((*inf)[0].outsideTolerance, 0);
+  // The same infinity and NaN against NaN are no error (inf - inf is NaN).
+  auto special = kiln::validateOutputs({floats({INFINITY, -INFINITY, NAN, 1}, {4})},
+                                       {floats({INFINITY, -INFINITY, NAN, 1}, {4})});
+  ASSERT_TRUE(static_cast<bool>(special));
+  EXPECT_EQ((*special)[0].outsideTolerance, 0);
+  EXPECT_EQ((*special)[0].differing, 0);
+  EXPECT_EQ((*special)[0].maxAbsError, 0.0);
+  EXPECT_EQ((*special)[0].rmse, 0.0);
+  EXPECT_NEAR((*special)[0].cosine, 1.0, 1e-12);
+  auto opposite = kiln::validateOutputs({floats({INFINITY}, {1})}, {floats({-INFINITY}, {1})});
+  ASSERT_TRUE(static_cast<bool>(opposite));
+  EXPECT_EQ((*opposite)[0].outsideTolerance, 1);
 }
 
 TEST(Validation, MismatchesAreNamed) {

@@ -62,6 +62,12 @@ struct ModelInput {
 /// `kiln inspect`), or the reader's own error.
 llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path);
 
+/// The files a model at `path` reads besides itself: an ONNX model's
+/// external-data files (each resolved against the model's folder); none for
+/// TFLite and .mlir models or a file that does not read. Commands never
+/// write over them (writeFilesAtomically's `reads`).
+std::vector<std::string> modelDataFiles(const std::string &path);
+
 /// Checks `fixes` against `inputs` (the one check of --fix-shape, used by
 /// every import): each fix names an input (by name, or index as decimal
 /// text), gives its full rank, sizes above zero, and keeps each static

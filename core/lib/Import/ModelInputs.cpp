@@ -182,6 +182,24 @@ static llvm::Expected<std::vector<ModelInput>> mlirInputs(llvm::StringRef text, 
   return out;
 }
 
+std::vector<std::string> modelDataFiles(const std::string &path) {
+  std::vector<std::string> files;
+  if (!llvm::StringRef(path).ends_with(".onnx") || !llvm::sys::fs::is_regular_file(path))
+    return files;
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return files;
+  llvm::StringRef data = (*buffer)->getBuffer();
+  llvm::StringRef folder = llvm::sys::path::parent_path(path);
+  for (const std::string &location : onnx::externalDataLocations(
+           reinterpret_cast<const uint8_t *>(data.data()), data.size())) {
+    llvm::SmallString<256> file(folder.empty() ? "." : folder);
+    llvm::sys::path::append(file, location);
+    files.push_back(std::string(file));
+  }
+  return files;
+}
+
 llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))

@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -804,6 +805,23 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
     error = std::string("cannot read the ONNX model: ") + e.what();
     return std::nullopt;
   }
+}
+
+std::vector<std::string> externalDataLocations(const uint8_t *data, size_t size) {
+  std::vector<std::string> locations;
+  try {
+    ::onnx::ModelProto proto;
+    if (size > size_t(std::numeric_limits<int>::max()) || !proto.ParseFromArray(data, int(size)))
+      return locations;
+    for (const auto &tensor : proto.graph().initializer())
+      if (tensor.data_location() == ::onnx::TensorProto::EXTERNAL)
+        for (const auto &entry : tensor.external_data())
+          if (entry.key() == "location" &&
+              std::find(locations.begin(), locations.end(), entry.value()) == locations.end())
+            locations.push_back(entry.value());
+  } catch (const std::exception &) {
+  }
+  return locations;
 }
 
 std::optional<Tensor> readTensorProto(const uint8_t *data, size_t size, std::string &error) {

@@ -163,6 +163,11 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
                                    const std::vector<InputShape> &shapes,
                                    std::string &error);
 
+/// The `location` of every initializer whose data lies in an external file
+/// (ONNX external data: paths relative to the model's folder), in graph
+/// order without repeats; empty when `data` does not parse.
+std::vector<std::string> externalDataLocations(const uint8_t *data, size_t size);
+
 /// Reads one serialized TensorProto (the backend tests' input_K.pb and
 /// output_K.pb) into a Tensor. Returns nullopt and sets `error` if the bytes
 /// do not parse or the element type is not a numeric type.

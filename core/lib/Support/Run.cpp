@@ -1,4 +1,5 @@
 //===- Run.cpp - Run artifacts on the host --------------------------------===//
+#include "kiln/ReadFile.h"
 #include "kiln/Run.h"
 #include "kiln/Artifact.h"
 
@@ -62,11 +63,9 @@ static std::string dtypeOf(kiln_element_type_t t) {
 /// dtype already set): its size must be exactly the array's.
 static llvm::Error readRawInput(const std::string &spec, llvm::StringRef file,
                                 NpyArray &array) {
-  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readRegularFile(file.str(), "a file of raw input bytes");
   if (!buffer)
-    return makeError("--input='" + quoteInput(spec) + "': cannot read " + quoteInput(file) +
-                     ": " + buffer.getError().message());
+    return makeError("--input='" + quoteInput(spec) + "': " + llvm::toString(buffer.takeError()));
   uint64_t want = static_cast<uint64_t>(array.numElements()) * npyDtypeSize(array.dtype);
   uint64_t got = (*buffer)->getBufferSize();
   if (got != want)
@@ -595,17 +594,22 @@ static ValidationMetrics floatMetrics(const NpyArray &got, const NpyArray &ref,
   const float *r = reinterpret_cast<const float *>(ref.data.data());
   double sq = 0, dot = 0, gg = 0, rr = 0;
   for (int64_t i = 0; i < m.elements; ++i) {
-    double d = double(g[i]) - double(r[i]);
+    // Equal values, the same infinity and NaN against NaN are no error
+    // (inf - inf would be NaN), as numpy.testing compares them.
+    bool same = g[i] == r[i] || (std::isnan(g[i]) && std::isnan(r[i]));
+    double d = same ? 0.0 : double(g[i]) - double(r[i]);
     m.maxAbsError = std::max(m.maxAbsError, std::fabs(d));
     sq += d * d;
-    dot += double(g[i]) * double(r[i]);
-    gg += double(g[i]) * double(g[i]);
-    rr += double(r[i]) * double(r[i]);
+    if (std::isfinite(g[i]) && std::isfinite(r[i])) { // cosine over the finite pairs
+      dot += double(g[i]) * double(r[i]);
+      gg += double(g[i]) * double(g[i]);
+      rr += double(r[i]) * double(r[i]);
+    }
     // A zero reference allows atol alone (rtol = inf times 0 would be NaN).
     double allowed = tolerance.atol + (r[i] == 0 ? 0.0 : tolerance.rtol * std::fabs(double(r[i])));
-    if (!(std::fabs(d) <= allowed))
+    if (!same && !(std::isfinite(d) && std::fabs(d) <= allowed))
       ++m.outsideTolerance;
-    if (!(g[i] == r[i]))
+    if (!same)
       ++m.differing;
   }
   m.rmse = m.elements ? std::sqrt(sq / double(m.elements)) : 0;
@@ -871,6 +875,14 @@ llvm::Expected<ValidationReport> validateArtifact(llvm::ArrayRef<uint8_t> artifa
   return report;
 }
 
+/// A metric as JSON: the number, or null where it is NaN or infinite
+/// (JSON has no such numbers; llvm::json would write "nan").
+static llvm::json::Value jsonNumber(double v) {
+  if (std::isfinite(v))
+    return v;
+  return nullptr;
+}
+
 /// One output's metrics per element of `metrics`, as `kiln validate --json`
 /// writes them.
 static llvm::json::Array metricsToJson(const std::vector<ValidationMetrics> &metrics) {
@@ -879,9 +891,9 @@ static llvm::json::Array metricsToJson(const std::vector<ValidationMetrics> &met
     outputs.push_back(llvm::json::Object{{"name", m.name},
                                          {"elements", m.elements},
                                          {"integer", m.integer},
-                                         {"max_abs_error", m.maxAbsError},
-                                         {"rmse", m.rmse},
-                                         {"cosine", m.cosine},
+                                         {"max_abs_error", jsonNumber(m.maxAbsError)},
+                                         {"rmse", jsonNumber(m.rmse)},
+                                         {"cosine", jsonNumber(m.cosine)},
                                          {"outside_tolerance", m.outsideTolerance},
                                          {"differing", m.differing}});
   return outputs;
