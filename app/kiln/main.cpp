@@ -892,11 +892,8 @@ static int runInspect() {
                            : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path);
     if (!out)
       return fail(out.takeError());
-    if (!description && out->getAsObject()) {
-      if (modelInputs)
-        out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
-      out->getAsObject()->insert({"bounds_checked", options->checkBounds});
-    }
+    if (!description && modelInputs && out->getAsObject())
+      out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
     llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";
     return 0;
   }
