@@ -13,11 +13,47 @@
 #include "mlir/Pass/PassRegistry.h"
 
 #include <memory>
+#include <vector>
 
 namespace kiln {
 
 using mlir::OpPassManager;
 using mlir::Pass;
+
+namespace {
+/// kiln-interchange-for-vectorization-threshold's option: the pass's
+/// minContiguousReduction (Passes.h), which kiln-interchange-for-vectorization
+/// itself takes at its default of 8.
+struct InterchangeThresholdOptions : mlir::PassPipelineOptions<InterchangeThresholdOptions> {
+  Option<int64_t> minContiguousReduction{
+      *this, "min-contiguous-reduction",
+      llvm::cl::desc("shortest reduction over the inputs' contiguous dimension kept innermost"),
+      llvm::cl::init(8)};
+};
+
+/// The options of kiln-form-dispatch-regions-with and
+/// kiln-tile-and-distribute-with: DispatchOptions beyond kiln-opt's
+/// --kiln-fusion and --kiln-workgroup-bytes (kiln compile --no-fusion,
+/// --tile-sizes, a microcontroller's dividing tiles); the rest come from
+/// the defaults.
+struct DispatchPassOptions : mlir::PassPipelineOptions<DispatchPassOptions> {
+  ListOption<int64_t> noFusion{*this, "no-fusion", llvm::cl::desc("dispatch ids not to fuse into")};
+  Option<int64_t> tileDispatch{*this, "tile-dispatch", llvm::cl::init(0),
+                               llvm::cl::desc("the dispatch id tile-sizes is for")};
+  ListOption<int64_t> tileSizes{*this, "tile-sizes",
+                                llvm::cl::desc("workgroup tile sizes of dispatch tile-dispatch")};
+  Option<bool> dividingTiles{*this, "dividing-tiles", llvm::cl::init(false),
+                             llvm::cl::desc("tiled outer loops get dividing tiles")};
+
+  DispatchOptions apply(DispatchOptions options) const {
+    options.noFusion.insert(noFusion.begin(), noFusion.end());
+    if (!tileSizes.empty())
+      options.tileSizes[tileDispatch] = std::vector<int64_t>(tileSizes.begin(), tileSizes.end());
+    options.dividingTiles = options.dividingTiles || dividingTiles;
+    return options;
+  }
+};
+} // namespace
 
 void registerKilnPasses(PassDefaults defaults) {
   auto shared = std::make_shared<PassDefaults>(std::move(defaults));
@@ -32,8 +68,30 @@ void registerKilnPasses(PassDefaults defaults) {
         &createFuseElementwisePass, &createCollapseReshapesPass, &createOutlineDispatchesPass})
     mlir::registerPass([create] { return create(); });
   mlir::registerPass([] { return createInterchangeForVectorizationPass(); });
+  // The same pass with another threshold, for its lit test:
+  // func.func(kiln-interchange-for-vectorization-threshold{min-contiguous-reduction=32}).
+  mlir::PassPipelineRegistration<InterchangeThresholdOptions>(
+      "kiln-interchange-for-vectorization-threshold",
+      "kiln-interchange-for-vectorization with another min-contiguous-reduction (on func.func)",
+      [](OpPassManager &pm, const InterchangeThresholdOptions &options) {
+        pm.addPass(createInterchangeForVectorizationPass(options.minContiguousReduction));
+      });
   // Passes that take the target or the dispatch options.
   mlir::registerPass([dispatch] { return createFormDispatchRegionsPass(dispatch()); });
+  // The same passes with more DispatchOptions, for their lit tests:
+  // builtin.module(kiln-form-dispatch-regions-with{no-fusion=0}).
+  mlir::PassPipelineRegistration<DispatchPassOptions>(
+      "kiln-form-dispatch-regions-with",
+      "kiln-form-dispatch-regions with no-fusion, tile-sizes, dividing-tiles (on the module)",
+      [dispatch](OpPassManager &pm, const DispatchPassOptions &options) {
+        pm.addPass(createFormDispatchRegionsPass(options.apply(dispatch())));
+      });
+  mlir::PassPipelineRegistration<DispatchPassOptions>(
+      "kiln-tile-and-distribute-with",
+      "kiln-tile-and-distribute with no-fusion, tile-sizes, dividing-tiles (on the module)",
+      [dispatch](OpPassManager &pm, const DispatchPassOptions &options) {
+        pm.addPass(createTileAndDistributePass(options.apply(dispatch())));
+      });
   mlir::registerPass([dispatch] { return createTileAndDistributePass(dispatch()); });
   mlir::registerPass([target] { return createRegisterTileContractionsPass(target()); });
   mlir::registerPass([target] { return createApproximateMathPass(target()); });
