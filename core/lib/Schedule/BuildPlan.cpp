@@ -306,16 +306,36 @@ static void nameOutputTensors(CompilationPlan &plan) {
     }
 }
 
-llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
-                                          size_t numConstants,
-                                          const std::vector<std::string> &outputNames) {
-  func::FuncOp main = mainOf(module);
-  if (!main)
-    return makeError("internal error: no @main to plan");
-  CompilationPlan plan;
-  std::vector<Buffer> &buffers = plan.memory.buffers;
-  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> where; // buffer, offset
+namespace {
 
+/// What the phases of buildPlan share: the plan as it grows, the commands
+/// before wave assignment and what @main's walk learnt about dispatches.
+struct PlanState {
+  CompilationPlan plan;
+  /// Buffer id and byte offset of every buffer-typed value of @main
+  /// (arguments, allocations and views of them).
+  llvm::DenseMap<Value, std::pair<int64_t, int64_t>> where;
+  std::vector<Logical> logical;
+  /// Per dispatch id, what the plan reports of it (plan order).
+  std::map<int64_t, Dispatch> dispatchInfo;
+  /// Per dispatch id: input binding positions that may share the output.
+  std::map<int64_t, std::vector<int64_t>> inplaceInputs;
+  /// Per buffer id, the first and last wave that binds it (-1: none).
+  std::vector<int64_t> firstWave, lastWave;
+};
+
+/// The wave of every logical command (same index) and the wave count.
+struct Waves {
+  std::vector<int64_t> of;
+  int64_t count = 0;
+};
+
+/// One buffer per @main argument, in argument order: `numInputs` inputs,
+/// then `numConstants` constants, then the outputs; each at offset 0 of its
+/// own id in `state.where`. Errors on an argument that is not a memref.
+llvm::Error bindArguments(func::FuncOp main, size_t numInputs, size_t numConstants,
+                          PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
   for (BlockArgument arg : main.getArguments()) {
     auto type = arg.getType().dyn_cast<MemRefType>();
     if (!type)
@@ -335,26 +355,86 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
     }
     buffer.bytes = bytesOf(type);
     buffer.type = typeText(type);
-    where[arg] = {buffer.id, 0};
+    state.where[arg] = {buffer.id, 0};
     buffers.push_back(buffer);
   }
+  return llvm::Error::success();
+}
 
-  std::vector<Logical> logical;
-  std::map<int64_t, Dispatch> dispatchInfo;
-  // Per dispatch id: input binding positions that may share the output.
-  std::map<int64_t, std::vector<int64_t>> inplaceInputs;
-  auto bindingOf = [&](Value v, bool write) -> std::optional<BindingRef> {
-    auto it = where.find(v);
-    if (it == where.end())
-      return std::nullopt;
-    BindingRef ref;
-    ref.buffer = it->second.first;
-    ref.offset = it->second.second;
-    ref.length = bytesOf(v.getType().cast<MemRefType>());
-    ref.write = write;
-    return ref;
-  };
+/// The binding of `v` (a value `state.where` knows): its buffer, byte
+/// offset and length in bytes; none for an unknown value.
+std::optional<BindingRef> bindingOf(const PlanState &state, Value v, bool write) {
+  auto it = state.where.find(v);
+  if (it == state.where.end())
+    return std::nullopt;
+  BindingRef ref;
+  ref.buffer = it->second.first;
+  ref.offset = it->second.second;
+  ref.length = bytesOf(v.getType().cast<MemRefType>());
+  ref.write = write;
+  return ref;
+}
 
+/// What the plan reports of the dispatch `callee` that `call` launches with
+/// the bindings `cmd` (the callee's kiln.* attributes, the call's output
+/// tensor, bytes read and written through the bindings).
+Dispatch dispatchOf(func::FuncOp callee, func::CallOp call, int64_t id, const Logical &cmd) {
+  Dispatch d;
+  d.id = id;
+  d.name = callee.getSymName().str();
+  if (auto sources = callee->getAttrOfType<ArrayAttr>("kiln.sources"))
+    for (Attribute s : sources)
+      d.ops.push_back(parseSource(s.cast<StringAttr>().getValue()));
+  std::vector<int64_t> count = i64Array(callee, "kiln.workgroup_count");
+  for (size_t k = 0; k < 3 && k < count.size(); ++k)
+    d.workgroupCount[k] = count[k];
+  d.tileSizes = i64Array(callee, "kiln.tile_sizes");
+  d.loopRanges = i64Array(callee, "kiln.loop_ranges");
+  if (auto kinds = callee->getAttrOfType<ArrayAttr>("kiln.loop_kinds"))
+    for (Attribute k : kinds)
+      d.loopKinds.push_back(k.cast<StringAttr>().str());
+  if (auto flops = callee->getAttrOfType<IntegerAttr>("kiln.flops"))
+    d.flops = flops.getInt();
+  d.outputTensor = outputTensorOf(call.getLoc());
+  for (const BindingRef &b : cmd.bindings)
+    (b.write ? d.bytesWritten : d.bytesRead) += b.length;
+  return d;
+}
+
+/// The dispatch command of `call` (its memref operands bound in order, the
+/// callee's last kiln.num_outputs written), appended to `state.logical`
+/// with its Dispatch and in-place candidates. Errors on a callee that is
+/// not a dispatch or a binding of an unknown buffer.
+llvm::Error readDispatch(ModuleOp module, func::CallOp call, PlanState &state) {
+  auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+  if (!callee || !callee->hasAttr("kiln.dispatch_id"))
+    return makeError("internal error: @main calls a non-dispatch");
+  int64_t id = callee->getAttrOfType<IntegerAttr>("kiln.dispatch_id").getInt();
+  int64_t outputs = callee->getAttrOfType<IntegerAttr>("kiln.num_outputs").getInt();
+  llvm::SmallVector<Value> buffersUsed;
+  for (Value v : call.getOperands())
+    if (v.getType().isa<MemRefType>())
+      buffersUsed.push_back(v);
+  Logical cmd{CommandKind::Dispatch, id, {}};
+  for (auto [i, v] : llvm::enumerate(buffersUsed)) {
+    bool write = i + outputs >= buffersUsed.size();
+    auto ref = bindingOf(state, v, write);
+    if (!ref)
+      return makeError("internal error: dispatch binds an unknown buffer");
+    cmd.bindings.push_back(*ref);
+  }
+  Dispatch d = dispatchOf(callee, call, id, cmd);
+  state.inplaceInputs[id] = i64Array(callee, "kiln.inplace_inputs");
+  state.dispatchInfo[id] = d;
+  state.logical.push_back(std::move(cmd));
+  return llvm::Error::success();
+}
+
+/// Walks @main's body in order: an allocation becomes a transient buffer,
+/// a view shares its source's place, a copy, fill or dispatch call becomes a
+/// logical command in `state.logical`. Errors on anything else.
+llvm::Error readCommands(ModuleOp module, func::FuncOp main, PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
   for (Operation &op : main.getBody().front()) {
     if (auto alloc = dyn_cast<memref::AllocOp>(&op)) {
       Buffer buffer;
@@ -362,88 +442,57 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
       buffer.kind = BufferKind::Transient;
       buffer.bytes = bytesOf(alloc.getType());
       buffer.type = typeText(alloc.getType());
-      where[alloc.getResult()] = {buffer.id, 0};
+      state.where[alloc.getResult()] = {buffer.id, 0};
       buffers.push_back(buffer);
       continue;
     }
     if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::CastOp>(&op)) {
-      auto it = where.find(op.getOperand(0));
-      if (it == where.end())
+      auto it = state.where.find(op.getOperand(0));
+      if (it == state.where.end())
         return makeError("internal error: view of an unknown buffer in @main");
-      where[op.getResult(0)] = it->second;
+      state.where[op.getResult(0)] = it->second;
       continue;
     }
     if (isa<memref::DeallocOp, arith::ConstantOp, func::ReturnOp>(&op))
       continue;
     Value src, dst;
     if (asCopy(&op, src, dst)) {
-      auto from = bindingOf(src, false), to = bindingOf(dst, true);
+      auto from = bindingOf(state, src, false), to = bindingOf(state, dst, true);
       if (!from || !to)
         return makeError("internal error: copy between unknown buffers");
-      logical.push_back({CommandKind::Copy, -1, {*from, *to}});
+      state.logical.push_back({CommandKind::Copy, -1, {*from, *to}});
       continue;
     }
     if (auto fill = dyn_cast<linalg::FillOp>(&op)) {
-      auto to = fill.hasBufferSemantics() ? bindingOf(fill.getOutputs()[0], true)
-                                          : std::nullopt;
+      auto to =
+          fill.hasBufferSemantics() ? bindingOf(state, fill.getOutputs()[0], true) : std::nullopt;
       auto pattern = fillPatternOf(fill.getInputs()[0]);
       if (!to || !pattern)
         return makeError("internal error: fill in @main is not a 32-bit constant "
                          "into a known buffer");
-      logical.push_back({CommandKind::Fill, -1, {*to}, *pattern});
+      state.logical.push_back({CommandKind::Fill, -1, {*to}, *pattern});
       continue;
     }
     if (auto call = dyn_cast<func::CallOp>(&op)) {
-      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
-      if (!callee || !callee->hasAttr("kiln.dispatch_id"))
-        return makeError("internal error: @main calls a non-dispatch");
-      int64_t id = callee->getAttrOfType<IntegerAttr>("kiln.dispatch_id").getInt();
-      int64_t outputs = callee->getAttrOfType<IntegerAttr>("kiln.num_outputs").getInt();
-      llvm::SmallVector<Value> buffersUsed;
-      for (Value v : call.getOperands())
-        if (v.getType().isa<MemRefType>())
-          buffersUsed.push_back(v);
-      Logical cmd{CommandKind::Dispatch, id, {}};
-      for (auto [i, v] : llvm::enumerate(buffersUsed)) {
-        bool write = i + outputs >= buffersUsed.size();
-        auto ref = bindingOf(v, write);
-        if (!ref)
-          return makeError("internal error: dispatch binds an unknown buffer");
-        cmd.bindings.push_back(*ref);
-      }
-      Dispatch d;
-      d.id = id;
-      d.name = callee.getSymName().str();
-      if (auto sources = callee->getAttrOfType<ArrayAttr>("kiln.sources"))
-        for (Attribute s : sources)
-          d.ops.push_back(parseSource(s.cast<StringAttr>().getValue()));
-      std::vector<int64_t> count = i64Array(callee, "kiln.workgroup_count");
-      for (size_t k = 0; k < 3 && k < count.size(); ++k)
-        d.workgroupCount[k] = count[k];
-      d.tileSizes = i64Array(callee, "kiln.tile_sizes");
-      d.loopRanges = i64Array(callee, "kiln.loop_ranges");
-      if (auto kinds = callee->getAttrOfType<ArrayAttr>("kiln.loop_kinds"))
-        for (Attribute k : kinds)
-          d.loopKinds.push_back(k.cast<StringAttr>().str());
-      if (auto flops = callee->getAttrOfType<IntegerAttr>("kiln.flops"))
-        d.flops = flops.getInt();
-      d.outputTensor = outputTensorOf(call.getLoc());
-      inplaceInputs[id] = i64Array(callee, "kiln.inplace_inputs");
-      for (const BindingRef &b : cmd.bindings)
-        (b.write ? d.bytesWritten : d.bytesRead) += b.length;
-      dispatchInfo[id] = d;
-      logical.push_back(std::move(cmd));
+      if (llvm::Error error = readDispatch(module, call, state))
+        return error;
       continue;
     }
-    return makeError("internal error: unexpected operation '" +
-                     op.getName().getStringRef() + "' in @main");
+    return makeError("internal error: unexpected operation '" + op.getName().getStringRef() +
+                     "' in @main");
   }
+  return llvm::Error::success();
+}
 
-  // Outputs hold their final value only: bufferization may compute an
-  // intermediate in an output's buffer and overwrite it later (a fully
-  // connected layer's result, then the softmax of it, in place). Every use
-  // before the output's final whole write (one that does not read it) moves
-  // to a transient buffer of its own, so each output byte is written once.
+/// Outputs hold their final value only: bufferization may compute an
+/// intermediate in an output's buffer and overwrite it later (a fully
+/// connected layer's result, then the softmax of it, in place). Every use
+/// before the output's final whole write (one that does not read it) moves
+/// to a transient buffer of its own, appended to the buffers, so each
+/// output byte is written once.
+void moveOutputIntermediates(PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
+  std::vector<Logical> &logical = state.logical;
   for (size_t b = 0, n = buffers.size(); b < n; ++b) {
     if (buffers[b].kind != BufferKind::Output)
       continue;
@@ -475,46 +524,49 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
     if (used)
       buffers.push_back(scratch);
   }
+}
 
-  // Versions: bufferization may reuse one allocation for several values
-  // (a dispatch writing a dead buffer in place). A command that writes a
-  // whole transient buffer without reading it starts a new value; each value
-  // becomes its own buffer of the plan, with its own writer, lifetime and
-  // place in the arena.
-  {
-    std::map<int64_t, int64_t> current; // original id -> current version
-    std::map<int64_t, bool> written;    // version -> has a writer
-    for (Logical &cmd : logical) {
-      std::set<int64_t> reads;
-      for (const BindingRef &b : cmd.bindings)
-        if (!b.write)
-          reads.insert(b.buffer);
-      for (BindingRef &b : cmd.bindings) {
-        int64_t original = b.buffer;
-        auto it = current.find(original);
-        int64_t version = it == current.end() ? original : it->second;
-        const Buffer &buf = buffers[original];
-        bool whole = b.offset == 0 && b.length == buf.bytes;
-        if (b.write && buf.kind == BufferKind::Transient && written[version] &&
-            whole && !reads.count(original)) {
-          Buffer fresh = buffers[original];
-          fresh.id = buffers.size();
-          buffers.push_back(fresh);
-          version = fresh.id;
-        }
-        current[original] = version;
-        if (b.write)
-          written[version] = true;
-        b.buffer = version;
+/// Versions: bufferization may reuse one allocation for several values
+/// (a dispatch writing a dead buffer in place). A command that writes a
+/// whole transient buffer without reading it starts a new value; each value
+/// becomes its own buffer of the plan (appended), with its own writer,
+/// lifetime and place in the arena. Rebinds `state.logical` to them.
+void splitVersions(PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
+  std::map<int64_t, int64_t> current; // original id -> current version
+  std::map<int64_t, bool> written;    // version -> has a writer
+  for (Logical &cmd : state.logical) {
+    std::set<int64_t> reads;
+    for (const BindingRef &b : cmd.bindings)
+      if (!b.write)
+        reads.insert(b.buffer);
+    for (BindingRef &b : cmd.bindings) {
+      int64_t original = b.buffer;
+      auto it = current.find(original);
+      int64_t version = it == current.end() ? original : it->second;
+      const Buffer &buf = buffers[original];
+      bool whole = b.offset == 0 && b.length == buf.bytes;
+      if (b.write && buf.kind == BufferKind::Transient && written[version] && whole &&
+          !reads.count(original)) {
+        Buffer fresh = buffers[original];
+        fresh.id = buffers.size();
+        buffers.push_back(fresh);
+        version = fresh.id;
       }
+      current[original] = version;
+      if (b.write)
+        written[version] = true;
+      b.buffer = version;
     }
   }
+}
 
-  // Waves: ASAP over read-after-write (and, for buffers written twice,
-  // write-after-read/write) dependencies.
-  std::vector<int64_t> waveOf(logical.size(), 0);
+/// Waves: ASAP over read-after-write (and, for buffers written twice,
+/// write-after-read/write) dependencies between the logical commands.
+Waves assignWaves(const std::vector<Logical> &logical) {
+  Waves waves;
+  waves.of.assign(logical.size(), 0);
   std::map<int64_t, int64_t> lastWriteWave, lastReadWave;
-  int64_t waves = 0;
   for (size_t c = 0; c < logical.size(); ++c) {
     int64_t wave = 0;
     for (const BindingRef &b : logical[c].bindings) {
@@ -524,21 +576,27 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
         if (auto it = lastReadWave.find(b.buffer); it != lastReadWave.end())
           wave = std::max(wave, it->second + 1);
     }
-    waveOf[c] = wave;
+    waves.of[c] = wave;
     for (const BindingRef &b : logical[c].bindings) {
       int64_t &slot = b.write ? lastWriteWave[b.buffer] : lastReadWave[b.buffer];
       slot = std::max(slot, wave);
     }
-    waves = std::max(waves, wave + 1);
+    waves.count = std::max(waves.count, wave + 1);
   }
+  return waves;
+}
 
-  // Command list: waves in order, a barrier between consecutive waves.
+/// The schedule: the logical commands by wave (stable, so program order
+/// within a wave), a barrier between consecutive waves, each command's
+/// index its position in the list.
+void emitSchedule(const std::vector<Logical> &logical, const Waves &waves, Schedule &schedule) {
+  const std::vector<int64_t> &waveOf = waves.of;
   std::vector<size_t> order(logical.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return waveOf[a] < waveOf[b]; });
-  std::vector<Command> &commands = plan.schedule.commands;
+  std::vector<Command> &commands = schedule.commands;
   for (size_t k = 0; k < order.size(); ++k) {
     size_t c = order[k];
     if (k > 0 && waveOf[c] != waveOf[order[k - 1]]) {
@@ -557,26 +615,38 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
     cmd.index = commands.size();
     commands.push_back(std::move(cmd));
   }
-  plan.schedule.waves = waves;
+  schedule.waves = waves.count;
+}
 
-  // Liveness (commands and waves) of every buffer.
-  std::vector<int64_t> firstWave(buffers.size(), -1), lastWave(buffers.size(), -1);
-  for (const Command &cmd : commands)
+/// Liveness of every buffer: its first and last command (Buffer fields)
+/// and its first and last wave (`state.firstWave`, `state.lastWave`).
+void computeLiveness(PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
+  state.firstWave.assign(buffers.size(), -1);
+  state.lastWave.assign(buffers.size(), -1);
+  for (const Command &cmd : state.plan.schedule.commands)
     for (const BindingRef &b : cmd.bindings) {
       Buffer &buf = buffers[b.buffer];
       if (buf.firstCommand < 0)
         buf.firstCommand = cmd.index;
       buf.lastCommand = cmd.index;
-      if (firstWave[b.buffer] < 0)
-        firstWave[b.buffer] = cmd.wave;
-      lastWave[b.buffer] = std::max(lastWave[b.buffer], cmd.wave);
+      if (state.firstWave[b.buffer] < 0)
+        state.firstWave[b.buffer] = cmd.wave;
+      state.lastWave[b.buffer] = std::max(state.lastWave[b.buffer], cmd.wave);
     }
+}
 
-  // In place: an elementwise dispatch's output takes the memory of an input
-  // of the same size that dies in that dispatch's wave and that no other
-  // command of the wave reads. The output then aliases the input. Both must
-  // be written exactly once (bufferization may reuse one buffer for several
-  // values; such buffers keep their own place).
+/// In place: an elementwise dispatch's output takes the memory of an input
+/// of the same size that dies in that dispatch's wave and that no other
+/// command of the wave reads. The output then aliases the input (its
+/// Buffer::aliasOf, the input's last wave extended to the output's, the
+/// Dispatch's aliasedBindings). Both must be written exactly once
+/// (bufferization may reuse one buffer for several values; such buffers
+/// keep their own place).
+void aliasInPlace(PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
+  const std::vector<Command> &commands = state.plan.schedule.commands;
+  std::vector<int64_t> &lastWave = state.lastWave;
   std::map<int64_t, int> writers;
   for (const Command &cmd : commands)
     for (const BindingRef &b : cmd.bindings)
@@ -587,16 +657,16 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
       continue;
     const BindingRef &out = cmd.bindings.back();
     Buffer &outBuf = buffers[out.buffer];
-    if (outBuf.kind != BufferKind::Transient || outBuf.aliasOf >= 0 ||
-        out.offset != 0 || out.length != outBuf.bytes || writers[out.buffer] != 1)
+    if (outBuf.kind != BufferKind::Transient || outBuf.aliasOf >= 0 || out.offset != 0 ||
+        out.length != outBuf.bytes || writers[out.buffer] != 1)
       continue;
-    for (int64_t position : inplaceInputs[cmd.dispatch]) {
+    for (int64_t position : state.inplaceInputs[cmd.dispatch]) {
       if (position < 0 || position >= static_cast<int64_t>(cmd.bindings.size()) - 1)
         continue;
       const BindingRef &in = cmd.bindings[position];
       Buffer &inBuf = buffers[in.buffer];
-      if (inBuf.kind != BufferKind::Transient || inBuf.aliasOf >= 0 ||
-          in.offset != 0 || inBuf.bytes != outBuf.bytes || writers[in.buffer] != 1 ||
+      if (inBuf.kind != BufferKind::Transient || inBuf.aliasOf >= 0 || in.offset != 0 ||
+          inBuf.bytes != outBuf.bytes || writers[in.buffer] != 1 ||
           lastWave[in.buffer] != cmd.wave || in.buffer == out.buffer)
         continue;
       bool readElsewhere = false;
@@ -608,20 +678,24 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
         continue;
       outBuf.aliasOf = in.buffer;
       lastWave[in.buffer] = std::max(lastWave[in.buffer], lastWave[out.buffer]);
-      dispatchInfo[cmd.dispatch].aliasedBindings = {
+      state.dispatchInfo[cmd.dispatch].aliasedBindings = {
           position, static_cast<int64_t>(cmd.bindings.size()) - 1};
       break;
     }
   }
+}
 
-  // Arena placement of transient buffers (aliases take their target's
-  // place, whose lifetime now covers theirs).
+/// Arena placement of transient buffers over their wave lifetimes
+/// (placeHillClimb): every used, unaliased transient buffer's byte offset,
+/// aliases at their target's offset (whose lifetime now covers theirs), and
+/// the arena's size, lower bound and planner.
+void placeArena(PlanState &state) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
   std::vector<LiveRange> ranges;
   std::vector<int64_t> transientIds;
   for (const Buffer &buf : buffers)
-    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0 &&
-        buf.aliasOf < 0) {
-      ranges.push_back({buf.bytes, firstWave[buf.id], lastWave[buf.id]});
+    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0 && buf.aliasOf < 0) {
+      ranges.push_back({buf.bytes, state.firstWave[buf.id], state.lastWave[buf.id]});
       transientIds.push_back(buf.id);
     }
   Placement placement = placeHillClimb(ranges);
@@ -630,11 +704,33 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
   for (Buffer &buf : buffers)
     if (buf.aliasOf >= 0)
       buf.offset = buffers[buf.aliasOf].offset;
-  plan.memory.arenaBytes = placement.arenaBytes;
-  plan.memory.lowerBoundBytes = arenaLowerBound(ranges);
-  plan.memory.planner = placement.planner.empty() ? "greedy-by-size" : placement.planner;
+  MemoryPlan &memory = state.plan.memory;
+  memory.arenaBytes = placement.arenaBytes;
+  memory.lowerBoundBytes = arenaLowerBound(ranges);
+  memory.planner = placement.planner.empty() ? "greedy-by-size" : placement.planner;
+}
 
-  for (auto &[id, d] : dispatchInfo)
+} // namespace
+
+llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs, size_t numConstants,
+                                          const std::vector<std::string> &outputNames) {
+  func::FuncOp main = mainOf(module);
+  if (!main)
+    return makeError("internal error: no @main to plan");
+  PlanState state;
+  if (llvm::Error error = bindArguments(main, numInputs, numConstants, state))
+    return error;
+  if (llvm::Error error = readCommands(module, main, state))
+    return error;
+  moveOutputIntermediates(state);
+  splitVersions(state);
+  emitSchedule(state.logical, assignWaves(state.logical), state.plan.schedule);
+  computeLiveness(state);
+  aliasInPlace(state);
+  placeArena(state);
+
+  CompilationPlan &plan = state.plan;
+  for (auto &[id, d] : state.dispatchInfo)
     plan.dispatches.push_back(d);
   bindOutputs(plan, outputNames);
   nameOutputTensors(plan);
@@ -642,7 +738,7 @@ llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs,
   if (!quantization)
     return quantization.takeError();
   plan.quantization = std::move(*quantization);
-  return plan;
+  return std::move(plan);
 }
 
 } // namespace kiln
