@@ -1,6 +1,7 @@
 //===- MemoryView.cpp - The arena's buffers over time --------------------===//
 #include "MemoryView.h"
 #include "PlanModels.h"
+#include "PlotTheme.h"
 #include "TimelineView.h"
 
 #include <QItemSelectionModel>
@@ -56,15 +57,7 @@ MemoryView::MemoryView(QWidget *parent) : QWidget(parent), plot_(new QCustomPlot
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   plot_->setMouseTracking(true);
   plot_->setAccessibleName(tr("Buffer aliasing"));
-  QPalette pal = palette();
-  plot_->setBackground(pal.color(QPalette::Base));
-  for (QCPAxis *axis : {plot_->xAxis, plot_->yAxis}) {
-    axis->setBasePen(QPen(pal.color(QPalette::Text)));
-    axis->setTickPen(QPen(pal.color(QPalette::Text)));
-    axis->setSubTickPen(QPen(pal.color(QPalette::Text)));
-    axis->setTickLabelColor(pal.color(QPalette::Text));
-    axis->setLabelColor(pal.color(QPalette::Text));
-  }
+  applyPlotTheme(plot_, palette());
   plot_->xAxis->setLabel(tr("command index"));
   plot_->yAxis->setLabel(tr("arena offset"));
   plot_->yAxis->setTicker(QSharedPointer<ByteTicker>::create());

@@ -1,6 +1,7 @@
 //===- SizesView.cpp - Artifact bytes per section ------------------------===//
 #include "SizesView.h"
 #include "PlanModels.h"
+#include "PlotTheme.h"
 
 #include <QHeaderView>
 #include <QLabel>
@@ -36,15 +37,8 @@ SizesView::SizesView(QWidget *parent)
   layout->addWidget(split, 1);
 
   QPalette pal = palette();
-  plot_->setBackground(pal.color(QPalette::Base));
+  applyPlotTheme(plot_, pal);
   plot_->setAccessibleName(tr("Section sizes chart"));
-  for (QCPAxis *axis : {plot_->xAxis, plot_->yAxis}) {
-    axis->setBasePen(QPen(pal.color(QPalette::Text)));
-    axis->setTickPen(QPen(pal.color(QPalette::Text)));
-    axis->setSubTickPen(QPen(pal.color(QPalette::Text)));
-    axis->setTickLabelColor(pal.color(QPalette::Text));
-    axis->setLabelColor(pal.color(QPalette::Text));
-  }
   plot_->yAxis->setScaleType(QCPAxis::stLogarithmic);
   plot_->yAxis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
   plot_->yAxis->setNumberFormat("eb");

@@ -1,6 +1,7 @@
 //===- TimelineView.cpp - The stream timeline (QCustomPlot) --------------===//
 #include "TimelineView.h"
 #include "PlanModels.h"
+#include "PlotTheme.h"
 
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -33,15 +34,7 @@ TimelineView::TimelineView(QWidget *parent) : QWidget(parent), plot_(new QCustom
   plot_->setMouseTracking(true);
   plot_->setAccessibleName(tr("Stream timeline"));
   plot_->setFocusPolicy(Qt::StrongFocus);
-  QPalette pal = palette();
-  plot_->setBackground(pal.color(QPalette::Base));
-  for (QCPAxis *axis : {plot_->xAxis, plot_->yAxis}) {
-    axis->setBasePen(QPen(pal.color(QPalette::Text)));
-    axis->setTickPen(QPen(pal.color(QPalette::Text)));
-    axis->setSubTickPen(QPen(pal.color(QPalette::Text)));
-    axis->setTickLabelColor(pal.color(QPalette::Text));
-    axis->setLabelColor(pal.color(QPalette::Text));
-  }
+  applyPlotTheme(plot_, palette());
   plot_->xAxis->setLabel(tr("time (\u00b5s)"));
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent *e) {
     QString tip = tooltipAt(e->pos());
