@@ -23,62 +23,85 @@ void set(void *obj, const char *name, const std::string &value) {
   agsafeset(obj, const_cast<char *>(name), const_cast<char *>(value.c_str()), const_cast<char *>(""));
 }
 
-} // namespace
+/// Where each node of the graph is in GraphLayout::nodes: the dispatches
+/// by id, the model inputs and outputs by (alias root) buffer id.
+struct NodeIndex {
+  std::map<int64_t, int> ofDispatch, ofIo;
+};
 
-GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const QFont &font) {
-  GraphLayout out;
-  QFont bold = font;
-  bold.setBold(true);
-  QFontMetricsF fm(font), fmb(bold);
+/// Dispatch `d`'s node: its name, fused operators, workgroups, tile sizes
+/// and FLOPs (collapsed: "12 CONV_2D +2"), and a tooltip with everything.
+GraphNode dispatchNode(const kiln::Dispatch &d, bool collapsed) {
+  GraphNode n;
+  n.kind = GraphNode::Dispatch;
+  n.id = d.id;
+  n.tooltip =
+      QStringLiteral(
+          "%1 (dispatch %2)\n%3\nworkgroups %4, tiles %5\n%6, reads %7, writes %8\nkernel %9")
+          .arg(QString::fromStdString(d.name))
+          .arg(d.id)
+          .arg(opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d), formatFlops(d.flops),
+               formatBytes(d.bytesRead), formatBytes(d.bytesWritten),
+               QString::fromStdString(kiln::describeKernel(d.kernel)));
+  if (collapsed) {
+    QString first =
+        d.ops.empty() ? QStringLiteral("?") : QString::fromStdString(d.ops.front().name);
+    n.title = QStringLiteral("%1 %2%3").arg(d.id).arg(first).arg(
+        d.ops.size() > 1 ? QStringLiteral(" +%1").arg(d.ops.size() - 1) : QString());
+  } else {
+    n.title = QString::fromStdString(d.name);
+    for (const kiln::SourceOp &op : d.ops)
+      n.lines << opText(op);
+    n.lines << QStringLiteral("wg %1  tiles %2").arg(gridText(d), tilesText(d));
+    n.lines << QStringLiteral("%1  %2").arg(formatFlops(d.flops),
+                                            QString::fromStdString(kiln::kernelTileText(d.kernel)));
+  }
+  return n;
+}
 
-  // Nodes: dispatches, then each model input and output (alias roots).
-  std::map<int64_t, int> nodeOfDispatch, nodeOfIo;
+/// The node of model input or output buffer `b`: "input 0" and its type.
+GraphNode ioNode(const kiln::Buffer &b, bool collapsed) {
+  GraphNode n;
+  n.kind = b.kind == kiln::BufferKind::Input ? GraphNode::Input : GraphNode::Output;
+  n.id = b.id;
+  n.title =
+      QStringLiteral("%1 %2").arg(n.kind == GraphNode::Input ? "input" : "output").arg(b.index);
+  if (!collapsed)
+    n.lines << QString::fromStdString(b.type);
+  n.tooltip = QStringLiteral("%1\nbuffer %2, %3, %4")
+                  .arg(n.title)
+                  .arg(b.id)
+                  .arg(QString::fromStdString(b.type), formatBytes(b.bytes));
+  return n;
+}
+
+/// Nodes: dispatches, then each model input and output (alias roots).
+NodeIndex addNodes(const kiln::CompilationPlan &plan, bool collapsed, GraphLayout &out) {
+  NodeIndex index;
   for (const kiln::Dispatch &d : plan.dispatches) {
-    GraphNode n;
-    n.kind = GraphNode::Dispatch;
-    n.id = d.id;
-    n.tooltip = QStringLiteral("%1 (dispatch %2)\n%3\nworkgroups %4, tiles %5\n%6, reads %7, writes %8\nkernel %9")
-                    .arg(QString::fromStdString(d.name)).arg(d.id)
-                    .arg(opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d), formatFlops(d.flops),
-                         formatBytes(d.bytesRead), formatBytes(d.bytesWritten),
-                         QString::fromStdString(kiln::describeKernel(d.kernel)));
-    if (collapsed) {
-      QString first = d.ops.empty() ? QStringLiteral("?") : QString::fromStdString(d.ops.front().name);
-      n.title = QStringLiteral("%1 %2%3").arg(d.id).arg(first)
-                    .arg(d.ops.size() > 1 ? QStringLiteral(" +%1").arg(d.ops.size() - 1) : QString());
-    } else {
-      n.title = QString::fromStdString(d.name);
-      for (const kiln::SourceOp &op : d.ops)
-        n.lines << opText(op);
-      n.lines << QStringLiteral("wg %1  tiles %2").arg(gridText(d), tilesText(d));
-      n.lines << QStringLiteral("%1  %2").arg(formatFlops(d.flops),
-                                             QString::fromStdString(kiln::kernelTileText(d.kernel)));
-    }
-    nodeOfDispatch[d.id] = int(out.nodes.size());
-    out.nodes.push_back(n);
+    index.ofDispatch[d.id] = int(out.nodes.size());
+    out.nodes.push_back(dispatchNode(d, collapsed));
   }
   for (const kiln::Buffer &b : plan.memory.buffers) {
     if ((b.kind != kiln::BufferKind::Input && b.kind != kiln::BufferKind::Output) || b.aliasOf >= 0)
       continue;
-    GraphNode n;
-    n.kind = b.kind == kiln::BufferKind::Input ? GraphNode::Input : GraphNode::Output;
-    n.id = b.id;
-    n.title = QStringLiteral("%1 %2").arg(n.kind == GraphNode::Input ? "input" : "output").arg(b.index);
-    if (!collapsed)
-      n.lines << QString::fromStdString(b.type);
-    n.tooltip = QStringLiteral("%1\nbuffer %2, %3, %4").arg(n.title).arg(b.id)
-                    .arg(QString::fromStdString(b.type), formatBytes(b.bytes));
-    nodeOfIo[b.id] = int(out.nodes.size());
-    out.nodes.push_back(n);
+    index.ofIo[b.id] = int(out.nodes.size());
+    out.nodes.push_back(ioNode(b, collapsed));
   }
+  return index;
+}
 
-  // Edges: per alias group, from each node that writes it to each reader.
+/// Edges: per alias group, from each node that writes it to each reader;
+/// a copy passes its source's writers on to its target. Labelled with the
+/// group's bytes (not in collapsed mode).
+void addEdges(const kiln::CompilationPlan &plan, bool collapsed, const NodeIndex &index,
+              GraphLayout &out) {
   std::map<int64_t, std::set<int>> writers, readers;
   std::vector<std::pair<int64_t, int64_t>> copies; // (source group, target group)
   for (const kiln::Command &c : plan.schedule.commands) {
     if (c.kind == kiln::CommandKind::Dispatch) {
-      auto it = nodeOfDispatch.find(c.dispatch);
-      if (it == nodeOfDispatch.end())
+      auto it = index.ofDispatch.find(c.dispatch);
+      if (it == index.ofDispatch.end())
         continue;
       for (const kiln::BindingRef &b : c.bindings)
         (b.write ? writers : readers)[aliasRoot(plan, b.buffer)].insert(it->second);
@@ -86,7 +109,7 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
       copies.push_back({aliasRoot(plan, c.bindings[0].buffer), aliasRoot(plan, c.bindings[1].buffer)});
     }
   }
-  for (auto &[root, node] : nodeOfIo) {
+  for (auto &[root, node] : index.ofIo) {
     if (out.nodes[node].kind == GraphNode::Input)
       writers[root].insert(node);
     else
@@ -116,17 +139,16 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
         out.edges.push_back(e);
       }
   }
+}
 
-  // Graphviz: fixed-size boxes measured with Qt's font, dot layout.
-  Agraph_t *g = agopen(const_cast<char *>("plan"), Agdirected, nullptr);
-  set(g, "rankdir", "TB");
-  set(g, "nodesep", collapsed ? "0.15" : "0.3");
-  set(g, "ranksep", collapsed ? "0.25" : "0.4");
-  set(g, "splines", "spline");
+/// Each node's box (at the origin) measured with Qt's `font`: the bold
+/// title and the lines under it, padded.
+void sizeNodes(GraphLayout &out, bool collapsed, const QFont &font) {
+  QFont bold = font;
+  bold.setBold(true);
+  QFontMetricsF fm(font), fmb(bold);
   const double pad = collapsed ? 6 : 10;
-  std::vector<Agnode_t *> gvNodes;
-  for (size_t i = 0; i < out.nodes.size(); ++i) {
-    GraphNode &n = out.nodes[i];
+  for (GraphNode &n : out.nodes) {
     double w = fmb.horizontalAdvance(n.title);
     for (const QString &l : n.lines)
       w = std::max(w, fm.horizontalAdvance(l));
@@ -134,30 +156,13 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
     w += 2 * pad;
     h += pad;
     n.rect = QRectF(0, 0, w, h);
-    std::string name = "n" + std::to_string(i);
-    Agnode_t *gn = agnode(g, name.data(), 1);
-    set(gn, "shape", n.kind == GraphNode::Dispatch ? "box" : "ellipse");
-    set(gn, "fixedsize", "true");
-    set(gn, "label", "");
-    set(gn, "width", std::to_string(w / 72.0));
-    set(gn, "height", std::to_string(h / 72.0));
-    gvNodes.push_back(gn);
   }
-  std::vector<Agedge_t *> gvEdges;
-  for (size_t i = 0; i < out.edges.size(); ++i) {
-    std::string name = "e" + std::to_string(i);
-    Agedge_t *ge = agedge(g, gvNodes[out.edges[i].from], gvNodes[out.edges[i].to], name.data(), 1);
-    if (!out.edges[i].label.isEmpty()) {
-      set(ge, "label", out.edges[i].label.toStdString());
-      set(ge, "fontsize", std::to_string(font.pointSizeF() > 0 ? font.pointSizeF() : 9.0));
-    }
-    gvEdges.push_back(ge);
-  }
-  if (gvLayout(context(), g, "dot") != 0) {
-    out.error = QStringLiteral("Graphviz could not lay out the graph");
-    agclose(g);
-    return out;
-  }
+}
+
+/// Reads the dot layout of `g` back into `out`, y pointing down: node
+/// centres, edge splines with their arrow heads, label positions, bounds.
+void readGeometry(Agraph_t *g, const std::vector<Agnode_t *> &gvNodes,
+                  const std::vector<Agedge_t *> &gvEdges, GraphLayout &out) {
   boxf bb = GD_bb(g);
   auto flip = [&](pointf p) { return QPointF(p.x - bb.LL.x, bb.UR.y - p.y); };
   for (size_t i = 0; i < out.nodes.size(); ++i) {
@@ -185,8 +190,57 @@ GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const 
       e.labelPos = flip(l->pos);
   }
   out.bounds = QRectF(0, 0, bb.UR.x - bb.LL.x, bb.UR.y - bb.LL.y);
+}
+
+/// Graphviz: the sized nodes as fixed-size boxes (inputs and outputs as
+/// ellipses) and the edges with their labels, laid out by dot, top to
+/// bottom; out.error says why if dot fails (the geometry is then unset).
+void placeWithDot(GraphLayout &out, bool collapsed, const QFont &font) {
+  Agraph_t *g = agopen(const_cast<char *>("plan"), Agdirected, nullptr);
+  set(g, "rankdir", "TB");
+  set(g, "nodesep", collapsed ? "0.15" : "0.3");
+  set(g, "ranksep", collapsed ? "0.25" : "0.4");
+  set(g, "splines", "spline");
+  std::vector<Agnode_t *> gvNodes;
+  for (size_t i = 0; i < out.nodes.size(); ++i) {
+    const GraphNode &n = out.nodes[i];
+    std::string name = "n" + std::to_string(i);
+    Agnode_t *gn = agnode(g, name.data(), 1);
+    set(gn, "shape", n.kind == GraphNode::Dispatch ? "box" : "ellipse");
+    set(gn, "fixedsize", "true");
+    set(gn, "label", "");
+    set(gn, "width", std::to_string(n.rect.width() / 72.0));
+    set(gn, "height", std::to_string(n.rect.height() / 72.0));
+    gvNodes.push_back(gn);
+  }
+  std::vector<Agedge_t *> gvEdges;
+  for (size_t i = 0; i < out.edges.size(); ++i) {
+    std::string name = "e" + std::to_string(i);
+    Agedge_t *ge = agedge(g, gvNodes[out.edges[i].from], gvNodes[out.edges[i].to], name.data(), 1);
+    if (!out.edges[i].label.isEmpty()) {
+      set(ge, "label", out.edges[i].label.toStdString());
+      set(ge, "fontsize", std::to_string(font.pointSizeF() > 0 ? font.pointSizeF() : 9.0));
+    }
+    gvEdges.push_back(ge);
+  }
+  if (gvLayout(context(), g, "dot") != 0) {
+    out.error = QStringLiteral("Graphviz could not lay out the graph");
+    agclose(g);
+    return;
+  }
+  readGeometry(g, gvNodes, gvEdges, out);
   gvFreeLayout(context(), g);
   agclose(g);
+}
+
+} // namespace
+
+GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const QFont &font) {
+  GraphLayout out;
+  const NodeIndex index = addNodes(plan, collapsed, out);
+  addEdges(plan, collapsed, index, out);
+  sizeNodes(out, collapsed, font);
+  placeWithDot(out, collapsed, font);
   return out;
 }
 
