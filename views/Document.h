@@ -2,7 +2,8 @@
 //
 // Plain data handed from the compile job to every view: the plan, the
 // artifact bytes and their section sizes (default and stripped build), and
-// the trace of a host run once measured. Views only read it.
+// the trace of a host run once measured. Views only read it, through the
+// one interface every view of the opened file implements (DocumentView).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_VIEWS_DOCUMENT_H
@@ -18,6 +19,8 @@
 #include <memory>
 #include <optional>
 #include <vector>
+
+class QItemSelectionModel;
 
 namespace kiln::views {
 
@@ -58,6 +61,26 @@ struct MeasuredRun {
   std::vector<kiln::TraceEvent> events;
   /// Wall time of the timed invocations, ms.
   std::vector<double> timesMs;
+};
+
+/// The interface every view of the opened file implements (graph,
+/// inspector, timeline, memory, sizes), so the window hands each the
+/// document shown and the shared dispatch selection the same way
+/// (MainWindow::setDocument).
+class DocumentView {
+public:
+  virtual ~DocumentView() = default;
+  /// Shows `doc` (not null; clear() for none). The same model's next
+  /// document (its code generated, a re-plan) may carry the plan already
+  /// shown: each view says what it keeps then.
+  virtual void setDocument(std::shared_ptr<const ModelDocument> doc) = 0;
+  /// The shared selection (a QItemSelectionModel over a DispatchListModel,
+  /// one for every view; null: none): the view follows its current row and
+  /// sets it when the user picks a dispatch in the view. Replaces the
+  /// selection set before.
+  virtual void setSelectionModel(QItemSelectionModel *selection) = 0;
+  /// Shows nothing (no document open).
+  virtual void clear() = 0;
 };
 
 } // namespace kiln::views

@@ -104,6 +104,13 @@ void GraphView::setPlan(std::shared_ptr<const kiln::CompilationPlan> plan) {
   readableView();
 }
 
+void GraphView::setDocument(std::shared_ptr<const ModelDocument> doc) {
+  if (doc->plan != plan_)
+    setPlan(doc->plan);
+}
+
+void GraphView::clear() { setPlan(nullptr); }
+
 void GraphView::readableView() {
   QRectF r = scene()->sceneRect();
   if (scene()->items().isEmpty() || r.isEmpty())

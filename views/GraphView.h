@@ -11,6 +11,7 @@
 #ifndef KILN_VIEWS_GRAPHVIEW_H
 #define KILN_VIEWS_GRAPHVIEW_H
 
+#include "Document.h"
 #include "GraphLayout.h"
 
 #include <QGraphicsView>
@@ -30,14 +31,19 @@ namespace kiln::views {
 class DispatchListModel;
 
 /// The graph canvas.
-class GraphView : public QGraphicsView {
+class GraphView : public QGraphicsView, public DocumentView {
   Q_OBJECT
 public:
   explicit GraphView(QWidget *parent = nullptr);
-  /// Shows `plan` (null clears).
+  /// Shows `plan` (null clears): a new layout, the readable view.
   void setPlan(std::shared_ptr<const kiln::CompilationPlan> plan);
+  /// DocumentView: draws `doc`'s plan (setPlan); the plan already drawn
+  /// leaves the graph as it is (zoom, scroll, the selection's highlight).
+  void setDocument(std::shared_ptr<const ModelDocument> doc) override;
   /// The shared selection (a selection model over a DispatchListModel).
-  void setSelectionModel(QItemSelectionModel *selection);
+  void setSelectionModel(QItemSelectionModel *selection) override;
+  /// No graph (setPlan(nullptr)).
+  void clear() override;
   /// Collapsed mode: one-line boxes, no edge labels.
   void setCollapsed(bool collapsed);
   bool isCollapsed() const { return collapsed_; }

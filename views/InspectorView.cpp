@@ -17,7 +17,9 @@
 #include <QTextBlock>
 #include <QTreeWidget>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
+
+#include <algorithm>
+#include <iterator>
 
 namespace kiln::views {
 namespace {
@@ -47,9 +49,9 @@ private:
 } // namespace
 
 InspectorView::InspectorView(QWidget *parent)
-    : QWidget(parent), tree_(new QTreeWidget(this)), stage_(new QComboBox(this)), find_(new QLineEdit(this)),
-      whole_(new QCheckBox(tr("&Whole module"), this)), ir_(new QPlainTextEdit(this)), irStatus_(new QLabel(this)),
-      watcher_(new QFutureWatcher<QString>(this)) {
+    : QWidget(parent), tree_(new QTreeWidget(this)), stage_(new QComboBox(this)),
+      find_(new QLineEdit(this)), whole_(new QCheckBox(tr("&Whole module"), this)),
+      ir_(new QPlainTextEdit(this)), irStatus_(new QLabel(this)) {
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({tr("Property"), tr("Value")});
   tree_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
@@ -116,34 +118,33 @@ InspectorView::InspectorView(QWidget *parent)
       ir_->find(find_->text());
     }
   });
-  connect(watcher_, &QFutureWatcher<QString>::finished, this, [this] {
-    unsigned gen = watcher_->property("generation").toUInt();
-    int stage = watcher_->property("stage").toInt();
-    QString text = watcher_->result();
-    pending_ = -1;
-    if (gen == generation_)
-      cache_[stage] = text;
-    if (gen == generation_ && stage == stage_->currentIndex())
-      showIr();
-    else
-      requestIr(); // the user moved on meanwhile
-  });
 }
 
-InspectorView::~InspectorView() {
-  liveGeneration_->store(~0u); // a running request stops at its next phase
-  watcher_->waitForFinished();
-}
+void InspectorView::setDocument(std::shared_ptr<const ModelDocument> doc) { reset(std::move(doc)); }
 
-void InspectorView::setDocument(std::shared_ptr<const ModelDocument> doc) {
+void InspectorView::clear() { reset(nullptr); }
+
+void InspectorView::reset(std::shared_ptr<const ModelDocument> doc) {
   doc_ = std::move(doc);
   cache_.clear();
   ++generation_;
-  liveGeneration_->store(generation_);
+  emit irObsolete(generation_); // a running request stops at its next phase
   dispatch_ = -1;
   tree_->clear();
   ir_->clear();
   irStatus_->clear();
+}
+
+void InspectorView::setIr(const IrRequest &request, const QString &text) {
+  const int stage =
+      int(std::find(std::begin(kStages), std::end(kStages), request.stage) - std::begin(kStages));
+  pending_ = -1;
+  if (request.generation == generation_)
+    cache_[stage] = text;
+  if (request.generation == generation_ && stage == stage_->currentIndex())
+    showIr();
+  else
+    requestIr(); // the user moved on meanwhile
 }
 
 void InspectorView::setSelectionModel(QItemSelectionModel *selection) {
@@ -261,20 +262,7 @@ void InspectorView::requestIr() {
   if (pending_ >= 0)
     return; // the finished handler asks again
   pending_ = stage;
-  std::string path = doc_->path.toStdString();
-  kiln::CompileOptions options = doc_->options;
-  auto live = liveGeneration_;
-  unsigned mine = generation_;
-  options.onPhase = [live, mine](kiln::CompilePhase) { return live->load() == mine; };
-  kiln::EmitStage es = kStages[stage];
-  watcher_->setProperty("generation", generation_);
-  watcher_->setProperty("stage", stage);
-  watcher_->setFuture(QtConcurrent::run([path, es, options]() -> QString {
-    auto text = kiln::emitStage(path, es, options);
-    if (!text)
-      return QStringLiteral("// error: ") + QString::fromStdString(llvm::toString(text.takeError()));
-    return QString::fromStdString(*text);
-  }));
+  emit irRequested(IrRequest{doc_, kStages[stage], generation_});
 }
 
 QString InspectorView::functionText(const QString &module, const QString &name) {

@@ -94,6 +94,13 @@ void MemoryView::setPlan(std::shared_ptr<const kiln::CompilationPlan> plan) {
   redraw();
 }
 
+void MemoryView::setDocument(std::shared_ptr<const ModelDocument> doc) {
+  if (doc->plan != plan_)
+    setPlan(doc->plan);
+}
+
+void MemoryView::clear() { setPlan(nullptr); }
+
 void MemoryView::setSelectionModel(QItemSelectionModel *selection) {
   selection_ = followDispatchSelection(this, selection_, selection,
                                        [this](int64_t id) { highlight(id); });

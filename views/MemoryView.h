@@ -10,6 +10,8 @@
 #ifndef KILN_VIEWS_MEMORYVIEW_H
 #define KILN_VIEWS_MEMORYVIEW_H
 
+#include "Document.h"
+
 #include "kiln/Plan.h"
 
 #include <QPointer>
@@ -33,12 +35,18 @@ namespace kiln::views {
 bool isPlacedBuffer(const kiln::CompilationPlan &plan, const kiln::Buffer &b);
 
 /// The aliasing panel: a caption and the plot.
-class MemoryView : public QWidget {
+class MemoryView : public QWidget, public DocumentView {
   Q_OBJECT
 public:
   explicit MemoryView(QWidget *parent = nullptr);
+  /// Draws the memory plan of `plan` (null clears).
   void setPlan(std::shared_ptr<const kiln::CompilationPlan> plan);
-  void setSelectionModel(QItemSelectionModel *selection);
+  /// DocumentView: the memory plan of `doc`'s plan (setPlan); the plan
+  /// already drawn is left as it is.
+  void setDocument(std::shared_ptr<const ModelDocument> doc) override;
+  /// No memory plan (setPlan(nullptr)).
+  void clear() override;
+  void setSelectionModel(QItemSelectionModel *selection) override;
 
   /// Buffer ids drawn, one rectangle each, in the order drawn.
   const std::vector<int64_t> &drawnBuffers() const { return buffers_; }

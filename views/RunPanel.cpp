@@ -10,17 +10,13 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QTableWidget>
-#include <QThread>
 #include <QVBoxLayout>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace kiln::views {
-
-static QString errorText(llvm::Error e) { return QString::fromStdString(llvm::toString(std::move(e))); }
 
 RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
   auto *v = new QVBoxLayout(this);
@@ -84,11 +80,8 @@ RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
   });
   connect(runButton_, &QPushButton::clicked, this, [this] { run(); });
   connect(validateButton_, &QPushButton::clicked, this, [this] { validate(folder_->text()); });
-  connect(&watcher_, &QFutureWatcher<RunPanelResult>::finished, this, [this] { finished(validating_); });
   setArtifact({}, QString());
 }
-
-RunPanel::~RunPanel() { watcher_.waitForFinished(); }
 
 void RunPanel::setArtifact(std::vector<uint8_t> artifact, const QString &label) {
   artifact_ = std::move(artifact);
@@ -111,55 +104,6 @@ void RunPanel::setInputFiles(const QStringList &files) {
 
 bool RunPanel::isBusy() const { return busy_; }
 
-static std::vector<kiln::NpyArray> readInputs(const QStringList &files, QString &error) {
-  std::vector<kiln::NpyArray> out;
-  for (const QString &f : files) {
-    auto a = kiln::readNpyFile(f.trimmed().toStdString());
-    if (!a) {
-      error = errorText(a.takeError());
-      return {};
-    }
-    out.push_back(std::move(*a));
-  }
-  return out;
-}
-
-kiln::RunOptions hostRunOptions() {
-  kiln::RunOptions options;
-  options.device = "local-task";
-  options.threads = unsigned(std::max(1, QThread::idealThreadCount()));
-  options.benchmarkRuns = 20;
-  return options;
-}
-
-RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles) {
-  RunPanelResult r;
-  kiln::RunOptions options = hostRunOptions();
-  options.trace = true; // one more run after the timed ones
-  std::vector<kiln::NpyArray> inputs;
-  if (inputFiles.isEmpty()) {
-    options.randomInputs = true; // one load: the artifact passes the gate once
-  } else {
-    inputs = readInputs(inputFiles, r.error);
-    if (!r.error.isEmpty())
-      return r;
-  }
-  auto run = kiln::runArtifact(artifact, inputs, options);
-  if (!run) {
-    r.error = errorText(run.takeError());
-    return r;
-  }
-  r.ok = true;
-  r.outputInfos = run->outputs;
-  r.outputs = std::move(run->outputValues);
-  r.latency = run->latency;
-  r.measured.device = r.latency.device;
-  r.measured.threads = r.latency.threads;
-  r.measured.events = std::move(run->trace);
-  r.measured.timesMs = std::move(run->timesMs);
-  return r;
-}
-
 bool RunPanel::run() {
   if (isBusy() || artifact_.empty())
     return false;
@@ -172,7 +116,7 @@ bool RunPanel::run() {
   message_->setText(tr("Running\u2026"));
   runButton_->setEnabled(false);
   validateButton_->setEnabled(false);
-  watcher_.setFuture(QtConcurrent::run([artifact = artifact_, files] { return runOnHost(artifact, files); }));
+  emit runRequested(artifact_, files);
   emit runStarted();
   return true;
 }
@@ -186,21 +130,7 @@ bool RunPanel::validate(const QString &folder) {
   message_->setText(tr("Validating against %1\u2026").arg(folder));
   runButton_->setEnabled(false);
   validateButton_->setEnabled(false);
-  watcher_.setFuture(QtConcurrent::run([artifact = artifact_, folder]() -> RunPanelResult {
-    RunPanelResult r;
-    // The same folder checks, samples, tolerance and metrics as `kiln
-    // validate DIR`.
-    auto report = kiln::validateArtifact(artifact, folder.toStdString());
-    if (!report) {
-      r.error = errorText(report.takeError());
-      return r;
-    }
-    r.ok = true;
-    r.outputInfos = report->outputs;
-    r.outputs = std::move(report->outputValues);
-    r.metrics = std::move(report->overall);
-    return r;
-  }));
+  emit validateRequested(artifact_, folder);
   return true;
 }
 
@@ -211,8 +141,9 @@ static QString shapeText(const std::vector<int64_t> &shape) {
   return p.join(QStringLiteral("\u00d7"));
 }
 
-void RunPanel::finished(bool validation) {
-  result_ = watcher_.result();
+void RunPanel::showResult(const RunPanelResult &result) {
+  const bool validation = validating_;
+  result_ = result;
   resultArtifact_ = std::move(runningArtifact_);
   runningArtifact_.clear();
   busy_ = false;

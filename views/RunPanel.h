@@ -1,13 +1,13 @@
 //===- RunPanel.h - Run on host and validate against references -*- C++ -*-===//
 //
-// Runs the current artifact on this host (kiln::runArtifact with
-// hostRunOptions(): local-task on every core, 20 timed runs, then one
-// traced run for the timeline) with seeded random inputs
-// (kiln::randomInputs) or .npy files, and shows each output (shape, min,
-// max, mean, first values) and the latency (kiln::latencyText). Validate runs a folder's
-// input_K.npy and compares with its output_K.npy (kiln::validateOutputs):
-// max |error|, RMSE, cosine and elements outside 1e-4 x (1 + |ref|), as
-// `kiln validate` reports them. Work runs on a worker thread.
+// The Run dock: runs the current artifact on this host with seeded random
+// inputs or .npy files, and shows each output (shape, min, max, mean, first
+// values) and the latency (kiln::latencyText). Validate runs a folder's
+// input_K.npy and compares with its output_K.npy: max |error|, RMSE, cosine
+// and elements outside 1e-4 x (1 + |ref|), as `kiln validate` reports them.
+// The panel only asks (runRequested, validateRequested); the workbench's
+// HostRunJob (app/workbench) runs the artifact on a worker thread and
+// answers with showResult.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_VIEWS_RUNPANEL_H
@@ -15,7 +15,6 @@
 
 #include "Document.h"
 
-#include <QFutureWatcher>
 #include <QWidget>
 
 #include <vector>
@@ -28,7 +27,7 @@ class QTableWidget;
 
 namespace kiln::views {
 
-/// What one run or validation produced.
+/// What one run or validation produced (HostRunJob fills it).
 struct RunPanelResult {
   bool ok = false;
   QString error;
@@ -41,33 +40,20 @@ struct RunPanelResult {
   MeasuredRun measured;
 };
 
-/// How the workbench measures on this host, the one setting the Run dock,
-/// Build > Run on Host (Ctrl+R) and Compare share: device local-task with
-/// QThread::idealThreadCount() threads, 20 timed runs, untraced.
-kiln::RunOptions hostRunOptions();
-
-/// Runs `artifact` on this host the one way the workbench does (Build >
-/// Run on Host and the Run panel): kiln::runArtifact with hostRunOptions()
-/// and a trace (taken in one more run after the timed ones, so it costs
-/// the latency nothing), with `inputFiles` (.npy, in signature order) or,
-/// when empty, seeded random inputs (kiln::randomInputs, seed 1). Blocks:
-/// call it on a worker thread. Errors (a file that cannot be read, the
-/// runtime's) go to RunPanelResult::error.
-RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles = {});
-
 class RunPanel : public QWidget {
   Q_OBJECT
 public:
   explicit RunPanel(QWidget *parent = nullptr);
-  ~RunPanel() override;
   /// The artifact to run (empty: nothing to run, buttons disabled);
   /// `label` says which build it is.
   void setArtifact(std::vector<uint8_t> artifact, const QString &label);
   /// Input files in signature order (empty = seeded random inputs).
   void setInputFiles(const QStringList &files);
-  /// Starts a run; false if one is going or there is no artifact.
+  /// Asks for a run (runRequested, then runStarted); false if one is going
+  /// or there is no artifact.
   bool run();
-  /// Starts a validation over `folder`; false if busy or no artifact.
+  /// Asks for a validation over `folder` (validateRequested); false if
+  /// busy or no artifact.
   bool validate(const QString &folder);
   /// True from run() or validate() until runFinished or validateFinished
   /// is emitted.
@@ -83,7 +69,19 @@ public:
   QLabel *messageLabel() const { return message_; }
   QLineEdit *folderEdit() const { return folder_; }
 
+public slots:
+  /// The answer to the last runRequested or validateRequested: shows the
+  /// outputs and the latency or the metrics (an error on the message
+  /// line), then emits runFinished or validateFinished.
+  void showResult(const kiln::views::RunPanelResult &result);
+
 signals:
+  /// Run `artifact` on this host with `inputFiles` (.npy, in signature
+  /// order; empty: seeded random inputs) and answer with showResult.
+  void runRequested(const std::vector<uint8_t> &artifact, const QStringList &inputFiles);
+  /// Validate `artifact` against the references in `folder` (input_K.npy,
+  /// output_K.npy) and answer with showResult.
+  void validateRequested(const std::vector<uint8_t> &artifact, const QString &folder);
   /// A run started (run(): the button, or Build > Run on Host).
   void runStarted();
   void runFinished(bool ok);
@@ -92,8 +90,6 @@ signals:
   void measured(const kiln::views::MeasuredRun &run);
 
 private:
-  void finished(bool validation);
-
   std::vector<uint8_t> artifact_;
   QString label_;
   QComboBox *source_;
@@ -101,7 +97,6 @@ private:
   QPushButton *runButton_, *validateButton_, *browseFiles_, *browseFolder_;
   QLabel *message_, *latency_;
   QTableWidget *outputs_, *metrics_;
-  QFutureWatcher<RunPanelResult> watcher_;
   bool validating_ = false, busy_ = false;
   std::vector<uint8_t> runningArtifact_, resultArtifact_;
   RunPanelResult result_;

@@ -50,6 +50,12 @@ SizesView::SizesView(QWidget *parent)
   plot_->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
 }
 
+void SizesView::setDocument(std::shared_ptr<const ModelDocument> doc) {
+  setSizes(doc->sizes, doc->strippedSizes);
+}
+
+void SizesView::clear() { setSizes(std::nullopt, std::nullopt); }
+
 void SizesView::setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln::SectionSizes> b) {
   model_->setSizes(a, b);
   // Without a stripped build (a .kiln file opened, or the stripped build

@@ -9,6 +9,8 @@
 #ifndef KILN_VIEWS_SIZESVIEW_H
 #define KILN_VIEWS_SIZESVIEW_H
 
+#include "Document.h"
+
 #include "kiln/Artifact.h"
 
 #include <QWidget>
@@ -25,7 +27,7 @@ namespace kiln::views {
 class SectionSizesModel;
 
 /// The sizes panel.
-class SizesView : public QWidget {
+class SizesView : public QWidget, public DocumentView {
   Q_OBJECT
 public:
   explicit SizesView(QWidget *parent = nullptr);
@@ -33,6 +35,13 @@ public:
   /// build, if any (without one, the table hides its Stripped and Delta
   /// columns).
   void setSizes(std::optional<kiln::SectionSizes> a, std::optional<kiln::SectionSizes> b);
+  /// DocumentView: `doc`'s section sizes, default and stripped (setSizes),
+  /// redrawn for every document (the stripped build comes last).
+  void setDocument(std::shared_ptr<const ModelDocument> doc) override;
+  /// Sizes are per artifact, not per dispatch: the selection is not used.
+  void setSelectionModel(QItemSelectionModel *) override {}
+  /// No sizes (setSizes with neither build).
+  void clear() override;
   /// Labels of the bars, left to right (sections, then "overhead").
   QStringList barLabels() const { return labels_; }
   /// Bar heights (bytes) of the default (`stripped` false) or stripped

@@ -67,6 +67,13 @@ void TimelineView::setPlan(std::shared_ptr<const kiln::CompilationPlan> plan) {
   redraw();
 }
 
+void TimelineView::setDocument(std::shared_ptr<const ModelDocument> doc) {
+  if (doc->plan != plan_)
+    setPlan(doc->plan);
+}
+
+void TimelineView::clear() { setPlan(nullptr); }
+
 void TimelineView::setMeasured(const MeasuredRun &run) {
   if (!plan_)
     return;

@@ -28,15 +28,20 @@ class QLabel;
 namespace kiln::views {
 
 /// The timeline panel: a caption and the plot.
-class TimelineView : public QWidget {
+class TimelineView : public QWidget, public DocumentView {
   Q_OBJECT
 public:
   explicit TimelineView(QWidget *parent = nullptr);
   /// Shows the estimated timeline of `plan` (null clears).
   void setPlan(std::shared_ptr<const kiln::CompilationPlan> plan);
+  /// DocumentView: the estimated timeline of `doc`'s plan (setPlan); the
+  /// plan already shown keeps what is drawn (a measured run stays).
+  void setDocument(std::shared_ptr<const ModelDocument> doc) override;
+  /// No timeline (setPlan(nullptr)).
+  void clear() override;
   /// Replaces the estimate with a measured run of the same plan.
   void setMeasured(const MeasuredRun &run);
-  void setSelectionModel(QItemSelectionModel *selection);
+  void setSelectionModel(QItemSelectionModel *selection) override;
 
   /// What is drawn.
   const TimelineData &data() const { return data_; }

@@ -1,4 +1,4 @@
-//===- CompileJob.cpp - Compilations and host runs off the GUI thread ----===//
+//===- CompileJob.cpp - Compilations off the GUI thread ------------------===//
 #include "CompileJob.h"
 
 #include "kiln/ModelInputs.h"

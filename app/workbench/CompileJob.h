@@ -1,11 +1,11 @@
-//===- CompileJob.h - Compilations and host runs off the GUI thread -*- C++ -*-===//
+//===- CompileJob.h - Compilations off the GUI thread ----------*- C++ -*-===//
 //
 // Plans a model (kiln::planModel, about 200 ms), then runs kiln::compile
 // (default and stripped builds), or reads a .kiln artifact, on a worker
 // thread (QtConcurrent), reporting the plan, each build and each pipeline
 // phase to the GUI thread through queued calls; cancel() sets an atomic
-// flag that the next phase boundary honours. (Host runs are the Run dock's:
-// kiln::views::RunPanel.)
+// flag that the next phase boundary honours. (Host runs are HostRunJob's,
+// the inspector's IR is IrJob's.)
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_COMPILEJOB_H

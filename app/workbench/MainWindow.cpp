@@ -1,9 +1,12 @@
 //===- MainWindow.cpp - The workbench window -----------------------------===//
 #include "MainWindow.h"
 
+#include "CompareView.h"
 #include "DiagnosticsView.h"
 #include "GraphView.h"
+#include "HostRunJob.h"
 #include "InspectorView.h"
+#include "IrJob.h"
 #include "MemoryView.h"
 #include "PhaseProgress.h"
 #include "PlanModels.h"
@@ -11,6 +14,7 @@
 #include "RunPanel.h"
 #include "SizesView.h"
 #include "TimelineView.h"
+#include "TuningView.h"
 
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
@@ -79,9 +83,13 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   setWindowTitle(tr("Kiln Workbench"));
   setAcceptDrops(true);
   setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
-  createViews();
+  createModels();
+  createDocks();
+  createStatusBar();
+  connectViews();
+  project_ = new ProjectController(this, {tuning_, compare_, run_, selection_}, this);
+  connectProject();
   createActions();
-  project_ = new ProjectController(this);
   QSettings settings;
   if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
     resize(defaultWindowSize());
@@ -158,53 +166,48 @@ QDockWidget *MainWindow::dockOf(QWidget *view) const {
   return nullptr;
 }
 
-void MainWindow::createViews() {
+void MainWindow::createModels() {
   dispatchModel_ = new DispatchListModel(this);
   commandModel_ = new CommandListModel(this);
   bufferModel_ = new BufferListModel(this);
   selection_ = new QItemSelectionModel(dispatchModel_, this);
+}
 
+QTableView *MainWindow::createTable(QAbstractItemModel *model, const QString &accessibleName) {
+  auto *t = new QTableView(this);
+  t->setModel(model);
+  t->setSelectionBehavior(QAbstractItemView::SelectRows);
+  t->setSelectionMode(QAbstractItemView::SingleSelection);
+  t->setAlternatingRowColors(true);
+  t->verticalHeader()->hide();
+  t->horizontalHeader()->setStretchLastSection(true);
+  t->setAccessibleName(accessibleName);
+  return t;
+}
+
+void MainWindow::createDocks() {
   graph_ = new GraphPanel(this);
-  graph_->view()->setSelectionModel(selection_);
   setCentralWidget(graph_);
-
-  auto table = [this](QAbstractItemModel *model, const QString &name) {
-    auto *t = new QTableView(this);
-    t->setModel(model);
-    t->setSelectionBehavior(QAbstractItemView::SelectRows);
-    t->setSelectionMode(QAbstractItemView::SingleSelection);
-    t->setAlternatingRowColors(true);
-    t->verticalHeader()->hide();
-    t->horizontalHeader()->setStretchLastSection(true);
-    t->setAccessibleName(name);
-    return t;
-  };
-  dispatchTable_ = table(dispatchModel_, tr("Dispatches"));
+  dispatchTable_ = createTable(dispatchModel_, tr("Dispatches"));
   dispatchTable_->setSelectionModel(selection_);
   dispatchTable_->setSortingEnabled(false);
-  // Default layout: the graph in the middle; Dispatches (and Tune) on the
-  // left; the inspector on the right; timeline, memory, the command and
-  // buffer tables, sizes and diagnostics (then Compare and Run) tabbed in a
-  // strip at the bottom.
-  auto *dDock = addDock(dispatchTable_, tr("Dispatches"), QStringLiteral("dispatches"), Qt::LeftDockWidgetArea);
-  dDock->raise();
+  QDockWidget *dispatches = addDock(dispatchTable_, tr("Dispatches"), QStringLiteral("dispatches"),
+                                    Qt::LeftDockWidgetArea);
+  dispatches->raise();
 
   inspector_ = new InspectorView(this);
-  inspector_->setSelectionModel(selection_);
   addDock(inspector_, tr("Inspector"), QStringLiteral("inspector"), Qt::RightDockWidgetArea);
 
   timeline_ = new TimelineView(this);
-  timeline_->setSelectionModel(selection_);
   memory_ = new MemoryView(this);
-  memory_->setSelectionModel(selection_);
   sizes_ = new SizesView(this);
   diagnostics_ = new DiagnosticsView(this);
   auto *tDock = addDock(timeline_, tr("Timeline"), QStringLiteral("timeline"), Qt::BottomDockWidgetArea);
   auto *mDock = addDock(memory_, tr("Memory"), QStringLiteral("memory"), Qt::BottomDockWidgetArea);
-  auto *cDock = addDock(table(commandModel_, tr("Commands")), tr("Commands"), QStringLiteral("commands"),
-                        Qt::BottomDockWidgetArea);
-  auto *bDock = addDock(table(bufferModel_, tr("Buffers")), tr("Buffers"), QStringLiteral("buffers"),
-                        Qt::BottomDockWidgetArea);
+  auto *cDock = addDock(createTable(commandModel_, tr("Commands")), tr("Commands"),
+                        QStringLiteral("commands"), Qt::BottomDockWidgetArea);
+  auto *bDock = addDock(createTable(bufferModel_, tr("Buffers")), tr("Buffers"),
+                        QStringLiteral("buffers"), Qt::BottomDockWidgetArea);
   auto *sDock = addDock(sizes_, tr("Sizes"), QStringLiteral("sizes"), Qt::BottomDockWidgetArea);
   auto *gDock = addDock(diagnostics_, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
   QDockWidget *strip[] = {tDock, mDock, cDock, bDock, sDock, gDock};
@@ -215,6 +218,50 @@ void MainWindow::createViews() {
   // (timeline and friends) spans the graph and the inspector.
   setCorner(Qt::BottomLeftCorner, Qt::LeftDockWidgetArea);
   setCorner(Qt::BottomRightCorner, Qt::BottomDockWidgetArea);
+
+  // Tune, Compare and Run (ProjectController drives them): Tune with the
+  // dispatches (both per dispatch), Compare and Run after Diagnostics.
+  tuning_ = new TuningView(this);
+  compare_ = new CompareView(this);
+  run_ = new RunPanel(this);
+  auto *tuneDock = addDock(tuning_, tr("Tune"), QStringLiteral("tune"), Qt::LeftDockWidgetArea);
+  auto *compareDock =
+      addDock(compare_, tr("Compare"), QStringLiteral("compare"), Qt::BottomDockWidgetArea);
+  auto *runDock = addDock(run_, tr("Run"), QStringLiteral("run"), Qt::BottomDockWidgetArea);
+  tabifyDockWidget(dispatches, tuneDock);
+  tabifyDockWidget(gDock, compareDock);
+  tabifyDockWidget(compareDock, runDock);
+  dispatches->raise();
+  tDock->raise();
+}
+
+void MainWindow::createStatusBar() {
+  summary_ = new ElidedLabel(this);
+  statusBar()->addWidget(summary_, 1);
+  progress_ = new PhaseProgress(this);
+  statusBar()->addPermanentWidget(progress_);
+  cancelButton_ = new QPushButton(tr("Cancel"), this);
+  cancelButton_->setToolTip(tr("Stop the compilation at the next phase (Esc)"));
+  cancelButton_->setEnabled(false);
+  connect(cancelButton_, &QPushButton::clicked, this, &MainWindow::cancelCompile);
+  statusBar()->addPermanentWidget(cancelButton_);
+}
+
+void MainWindow::connectViews() {
+  // Every view of the document follows (and sets) the one selection.
+  documentViews_ = {graph_->view(), timeline_, memory_, sizes_, inspector_};
+  for (DocumentView *v : documentViews_)
+    v->setSelectionModel(selection_);
+
+  // The compiler and the runtime work for the views in jobs.
+  irJob_ = new IrJob(this);
+  irJob_->serve(inspector_);
+  runJob_ = new HostRunJob(this);
+  runJob_->serve(run_);
+  // The window takes the Run dock's measured times (timeline, Diagnostics,
+  // status bar) whichever started the run, Ctrl+R or the dock's button.
+  connect(run_, &RunPanel::runStarted, this, &MainWindow::onRunStarted);
+  connect(run_, &RunPanel::runFinished, this, &MainWindow::onRunFinished);
 
   connect(diagnostics_, &DiagnosticsView::operatorActivated, this, [this](qint64 index) {
     int row = dispatchModel_->rowOfSourceOp(index);
@@ -227,17 +274,32 @@ void MainWindow::createViews() {
   });
   connect(diagnostics_, &DiagnosticsView::shapeFixRequested, this,
           [this](const QString &file, const QString &fix) { applyShapeFix(fix, file); });
+}
 
-  // Status bar: summary, per-phase progress, Cancel.
-  summary_ = new ElidedLabel(this);
-  statusBar()->addWidget(summary_, 1);
-  progress_ = new PhaseProgress(this);
-  statusBar()->addPermanentWidget(progress_);
-  cancelButton_ = new QPushButton(tr("Cancel"), this);
-  cancelButton_->setToolTip(tr("Stop the compilation at the next phase (Esc)"));
-  cancelButton_->setEnabled(false);
-  connect(cancelButton_, &QPushButton::clicked, this, &MainWindow::cancelCompile);
-  statusBar()->addPermanentWidget(cancelButton_);
+void MainWindow::connectProject() {
+  // What the controller asks of the window.
+  connect(project_, &ProjectController::documentReplanned, this,
+          [this](std::shared_ptr<const ModelDocument> doc, const QString &phase) {
+            setDocument(std::move(doc), phase);
+          });
+  connect(project_, &ProjectController::replanRefused, this, [this](const QString &note) {
+    setStatus(summaryText() + note);
+    setStale(true);
+  });
+  connect(project_, &ProjectController::buildRequested, this,
+          [this](const QString &path) { startJob(path, /*planFirst=*/false); });
+  connect(project_, &ProjectController::openRequested, this, &MainWindow::openFile);
+  connect(project_, &ProjectController::dispatchChosen, this, &MainWindow::selectDispatch);
+  connect(project_, &ProjectController::diagnostic, diagnostics_, &DiagnosticsView::add);
+  connect(project_, &ProjectController::diagnosticsRequested, this, &MainWindow::raiseDiagnostics);
+  // What it follows (before anyone else: Tune is current when they look).
+  connect(this, &MainWindow::documentShown, project_, &ProjectController::onDocumentShown);
+  connect(this, &MainWindow::compileFinished, project_, &ProjectController::onCompileFinished);
+}
+
+void MainWindow::raiseDiagnostics() {
+  if (QDockWidget *d = dockOf(diagnostics_))
+    d->raise();
 }
 
 /// `key` first, then the platform's bindings for `standard` (no duplicates).
@@ -285,27 +347,34 @@ void MainWindow::createActions() {
     if (ok && !text.isEmpty() && !applyShapeFix(text))
       QMessageBox::warning(this, tr("Fix input shape"), diagnostics_->lastMessage());
   });
+  build->addSeparator();
+  build->addAction(project_->buildAction());
+  build->addAction(project_->exportAction());
 
-  viewMenu_ = menuBar()->addMenu(tr("&View"));
-  QAction *find = viewMenu_->addAction(tr("&Find Dispatch"), this, [this] {
+  QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(project_->undoAction());
+  edit->addAction(project_->redoAction());
+
+  QMenu *view = menuBar()->addMenu(tr("&View"));
+  QAction *find = view->addAction(tr("&Find Dispatch"), this, [this] {
     graph_->searchBox()->setFocus();
     graph_->searchBox()->selectAll();
   });
   find->setShortcut(QKeySequence::Find);
-  viewMenu_->addAction(tr("Fit &Graph"), graph_->view(), &GraphView::fitToWindow)->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
-  QAction *collapsed = viewMenu_->addAction(tr("&Collapsed Graph"));
+  view->addAction(tr("Fit &Graph"), graph_->view(), &GraphView::fitToWindow)
+      ->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
+  QAction *collapsed = view->addAction(tr("&Collapsed Graph"));
   collapsed->setCheckable(true);
   collapsed->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
   connect(collapsed, &QAction::toggled, graph_->collapsedBox(), &QAbstractButton::setChecked);
   connect(graph_->collapsedBox(), &QAbstractButton::toggled, collapsed, &QAction::setChecked);
-  QAction *full = viewMenu_->addAction(tr("F&ull Screen"), this, [this](bool on) {
-    on ? showFullScreen() : showNormal();
-  });
+  QAction *full = view->addAction(tr("F&ull Screen"), this,
+                                  [this](bool on) { on ? showFullScreen() : showNormal(); });
   full->setCheckable(true);
   full->setShortcuts(withKey(QKeySequence(Qt::Key_F11), QKeySequence::FullScreen));
-  viewMenu_->addSeparator();
+  view->addSeparator();
   for (QDockWidget *d : docks_)
-    viewMenu_->addAction(d->toggleViewAction());
+    view->addAction(d->toggleViewAction());
 
   QMenu *help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Kiln Workbench"), this, [this] {
@@ -339,6 +408,13 @@ void MainWindow::setStale(bool stale) {
 // with the result still queued).
 bool MainWindow::isCompiling() const { return job_ != nullptr; }
 bool MainWindow::isRunning() const { return running_; }
+
+qint64 MainWindow::currentDispatch() const {
+  QModelIndex cur = selection_->currentIndex();
+  return cur.isValid() ? dispatchModel_->dispatchAt(cur.row()) : -1;
+}
+
+QString MainWindow::lastDiagnostic() const { return diagnostics_->lastMessage(); }
 
 void MainWindow::openFile(const QString &path) { startJob(QFileInfo(path).absoluteFilePath(), true); }
 
@@ -437,7 +513,7 @@ void MainWindow::onCompileFinished(CompileJob *job, const QString &path) {
   if (doc_ && doc_ == job->defaultDocument()) {
     // The default build is already shown: add the stripped sizes only.
     doc_ = r.doc;
-    sizes_->setSizes(doc_->sizes, doc_->strippedSizes);
+    sizes_->setDocument(doc_);
     if (doc_->strippedSizes)
       diagnostics_->add(DiagnosticsView::Severity::Note, path,
                         tr("stripped build in %1 ms: %2 bytes (default %3)")
@@ -483,9 +559,7 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
   // dispatch and the graph's zoom and scroll stay.
   bool sameModel = doc && doc_ && doc->path == doc_->path && doc->isArtifact == doc_->isArtifact;
   bool samePlan = sameModel && doc->plan == doc_->plan;
-  qint64 selected = -1;
-  if (QModelIndex cur = selection_->currentIndex(); sameModel && cur.isValid())
-    selected = dispatchModel_->dispatchAt(cur.row());
+  qint64 selected = sameModel ? currentDispatch() : -1;
   GraphView *graph = graph_->view();
   QTransform zoom = graph->transform();
   QPointF centre = graph->mapToScene(graph->viewport()->rect().center());
@@ -501,16 +575,15 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
     commandModel_->setPlan(plan);
     bufferModel_->setPlan(plan);
     dispatchTable_->resizeColumnsToContents();
-    graph->setPlan(plan);
-    timeline_->setPlan(plan);
-    memory_->setPlan(plan);
-    if (sameModel) {
-      graph->setTransform(zoom);
-      graph->centerOn(centre);
-    }
   }
-  sizes_->setSizes(doc_ ? doc_->sizes : std::nullopt, doc_ ? doc_->strippedSizes : std::nullopt);
-  inspector_->setDocument(doc_);
+  // The plan's views redraw only for another plan; sizes and the
+  // inspector follow every document.
+  for (DocumentView *v : documentViews_)
+    doc_ ? v->setDocument(doc_) : v->clear();
+  if (sameModel && !samePlan) {
+    graph->setTransform(zoom);
+    graph->centerOn(centre);
+  }
   if (doc_) {
     setWindowFilePath(doc_->path);
     setWindowTitle(tr("%1 \u2014 Kiln Workbench").arg(QFileInfo(doc_->path).fileName()));
@@ -603,15 +676,14 @@ bool MainWindow::applyShapeFix(const QString &text, const QString &path) {
 }
 
 void MainWindow::runOnHost() {
-  RunPanel *panel = project_->runPanel();
   if (!doc_ || doc_->artifact.empty() || isRunning())
     return;
   // One path: the Run dock's own run, with its inputs, as its button.
-  if (QDockWidget *d = dockOf(panel)) {
+  if (QDockWidget *d = dockOf(run_)) {
     d->show();
     d->raise();
   }
-  panel->run(); // onRunStarted follows
+  run_->run(); // onRunStarted follows
 }
 
 void MainWindow::onRunStarted() {
@@ -622,10 +694,9 @@ void MainWindow::onRunStarted() {
 }
 
 void MainWindow::onRunFinished(bool ok) {
-  RunPanel *panel = project_->runPanel();
-  const RunPanelResult &r = panel->result();
+  const RunPanelResult &r = run_->result();
   // The run measured the document shown unless it changed meanwhile.
-  const bool current = doc_ && panel->resultArtifact() == doc_->artifact;
+  const bool current = doc_ && run_->resultArtifact() == doc_->artifact;
   const QString path = doc_ ? doc_->path : QString();
   const QString latency = QString::fromStdString(kiln::latencyText(r.latency));
   if (!ok) {

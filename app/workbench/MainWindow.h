@@ -12,8 +12,12 @@
 // the graph in the middle with most of the room, Dispatches and Tune tabbed
 // on the left (full height), the inspector on the right, the plots, the
 // command and buffer tables and the panels tabbed in a strip under the
-// graph and the inspector. Dock layout (versioned: an older
-// layout's state is ignored) and recent files persist in QSettings.
+// graph and the inspector; every dock is created in createDocks(). Dock
+// layout (versioned: an older layout's state is ignored) and recent files
+// persist in QSettings. The views get the document through one interface
+// (kiln::views::DocumentView); their background work runs in jobs
+// (CompileJob, IrJob, HostRunJob); ProjectController reads the window
+// through ProjectHost and asks for changes through its signals.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_MAINWINDOW_H
@@ -21,6 +25,7 @@
 
 #include "CompileJob.h"
 #include "Document.h"
+#include "ProjectHost.h"
 #include "ShapesPanel.h"
 
 #include <QMainWindow>
@@ -30,6 +35,7 @@
 #include <memory>
 #include <vector>
 
+class QAbstractItemModel;
 class QAction;
 class QDockWidget;
 class QItemSelectionModel;
@@ -41,6 +47,7 @@ class QTableView;
 namespace kiln::views {
 class BufferListModel;
 class CommandListModel;
+class CompareView;
 class DiagnosticsView;
 class DispatchListModel;
 class GraphPanel;
@@ -48,16 +55,20 @@ class GraphView;
 class InspectorView;
 class MemoryView;
 class PhaseProgress;
+class RunPanel;
 class SizesView;
 class TimelineView;
+class TuningView;
 } // namespace kiln::views
 
 namespace kiln::workbench {
 
+class HostRunJob;
+class IrJob;
 class ProjectController;
 
 /// The workbench's main window.
-class MainWindow : public QMainWindow {
+class MainWindow : public QMainWindow, public ProjectHost {
   Q_OBJECT
 public:
   explicit MainWindow(QWidget *parent = nullptr);
@@ -84,16 +95,22 @@ public:
   bool applyShapeFix(const QString &fix, const QString &path);
   /// The file whose last open failed or was cancelled (empty after a
   /// success), and whether it was cancelled.
-  const QString &lastFailedPath() const { return lastFailed_; }
+  const QString &lastFailedPath() const override { return lastFailed_; }
   /// The inputs whose dynamic dimensions stopped the last failed open or
   /// build, with the sizes the compiler suggests; empty if something else
   /// stopped it (or it succeeded).
-  const std::vector<kiln::views::DynamicInput> &lastUnfixedInputs() const { return lastUnfixed_; }
-  bool lastOpenCancelled() const { return lastCancelled_; }
+  const std::vector<kiln::views::DynamicInput> &lastUnfixedInputs() const override {
+    return lastUnfixed_;
+  }
+  bool lastOpenCancelled() const override { return lastCancelled_; }
+  /// The diagnostics panel's last message.
+  QString lastDiagnostic() const override;
+  /// The dispatch of the shared selection's current row (-1: none).
+  qint64 currentDispatch() const override;
   /// The status bar's text (the summary, with the phase running).
   QString statusText() const;
   /// True from openFile() until compileFinished is emitted.
-  bool isCompiling() const;
+  bool isCompiling() const override;
   /// True while the Run dock runs (runOnHost() or its button), until
   /// runFinished is emitted.
   bool isRunning() const;
@@ -103,7 +120,7 @@ public:
   void setStale(bool stale);
   bool isStale() const { return stale_; }
   /// The document shown (null before the first successful open).
-  std::shared_ptr<const kiln::views::ModelDocument> document() const { return doc_; }
+  std::shared_ptr<const kiln::views::ModelDocument> document() const override { return doc_; }
   /// The last measured run of the document (null if none).
   const kiln::views::MeasuredRun *measuredRun() const { return measured_ ? measured_.get() : nullptr; }
 
@@ -169,8 +186,21 @@ protected:
   void dropEvent(QDropEvent *event) override;
 
 private:
-  friend class ProjectController;
-  void createViews();
+  /// The constructor's phases. The plan's item models and the one shared
+  /// dispatch selection.
+  void createModels();
+  /// Every view and its dock, in the default layout (tab order follows
+  /// creation): the graph in the middle; Dispatches and Tune tabbed on the
+  /// left; the inspector on the right; timeline, memory, commands,
+  /// buffers, sizes, diagnostics, Compare and Run tabbed along the bottom.
+  void createDocks();
+  /// Status bar: summary, per-phase progress, Cancel.
+  void createStatusBar();
+  /// The views' selection and document interface, the inspector's and the
+  /// Run dock's jobs, the diagnostics panel's actions, the Run dock's runs.
+  void connectViews();
+  /// ProjectController's requests of the window, and what it follows of it.
+  void connectProject();
   /// The window size used when no geometry was saved: 85 % of the screen's
   /// available area, at least 1024x700 pixels (the smallest window the
   /// default layout is made for), within the screen where it is larger.
@@ -207,6 +237,10 @@ private:
   /// does not scroll by itself goes in a QScrollArea, so a small dock
   /// scrolls instead of squeezing the view below its minimum size.
   QDockWidget *addDock(QWidget *w, const QString &title, const QString &name, Qt::DockWidgetArea area);
+  /// A read-only table of `model`'s rows (one selected at a time).
+  QTableView *createTable(QAbstractItemModel *model, const QString &accessibleName);
+  /// Brings the diagnostics dock to the front.
+  void raiseDiagnostics();
 
   kiln::views::GraphPanel *graph_ = nullptr;
   kiln::views::TimelineView *timeline_ = nullptr;
@@ -215,6 +249,13 @@ private:
   kiln::views::InspectorView *inspector_ = nullptr;
   kiln::views::DiagnosticsView *diagnostics_ = nullptr;
   kiln::views::PhaseProgress *progress_ = nullptr;
+  kiln::views::TuningView *tuning_ = nullptr;
+  kiln::views::CompareView *compare_ = nullptr;
+  kiln::views::RunPanel *run_ = nullptr;
+  /// The views of the document, in update order (setDocument).
+  std::vector<kiln::views::DocumentView *> documentViews_;
+  IrJob *irJob_ = nullptr;
+  HostRunJob *runJob_ = nullptr;
   kiln::views::DispatchListModel *dispatchModel_ = nullptr;
   kiln::views::CommandListModel *commandModel_ = nullptr;
   kiln::views::BufferListModel *bufferModel_ = nullptr;
@@ -223,7 +264,6 @@ private:
   QPushButton *cancelButton_ = nullptr;
   QLabel *summary_ = nullptr;
   QMenu *recentMenu_ = nullptr;
-  QMenu *viewMenu_ = nullptr;
   QAction *closeAction_ = nullptr, *runAction_ = nullptr, *cancelAction_ = nullptr;
   bool stale_ = false;
   QList<QDockWidget *> docks_;

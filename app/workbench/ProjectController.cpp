@@ -3,8 +3,9 @@
 
 #include "kiln/ModelInputs.h"
 
+#include "CompileJob.h"
 #include "ExportDialog.h"
-#include "MainWindow.h"
+#include "HostRunJob.h"
 
 #include "CompareView.h"
 #include "DiagnosticsView.h"
@@ -19,13 +20,10 @@
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
-#include <QDockWidget>
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QItemSelectionModel>
 #include <QLabel>
-#include <QMenu>
-#include <QMenuBar>
 #include <QTableView>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
@@ -56,49 +54,33 @@ private:
   bool applied_;
 };
 
-ProjectController::ProjectController(MainWindow *window) : QObject(window), window_(window) {
-  undo_ = new QUndoStack(this);
+ProjectController::ProjectController(ProjectHost *host, const ProjectViews &views, QWidget *parent)
+    : QObject(parent), host_(host), dialogParent_(parent), tuning_(views.tuning),
+      compare_(views.compare), run_(views.run) {
   buildTimer_.setSingleShot(true);
   buildTimer_.setInterval(800);
   connect(&buildTimer_, &QTimer::timeout, this, &ProjectController::buildNow);
-
-  // Docks.
-  tuning_ = new TuningView(window);
-  compare_ = new CompareView(window);
-  run_ = new RunPanel(window);
-  QDockWidget *tDock = window->addDock(tuning_, tr("Tune"), QStringLiteral("tune"), Qt::LeftDockWidgetArea);
-  QDockWidget *cDock = window->addDock(compare_, tr("Compare"), QStringLiteral("compare"), Qt::BottomDockWidgetArea);
-  QDockWidget *rDock = window->addDock(run_, tr("Run"), QStringLiteral("run"), Qt::BottomDockWidgetArea);
-  for (QDockWidget *d : window->docks()) {
-    if (d->objectName() == QLatin1String("dispatches")) // both per dispatch, left
-      window->tabifyDockWidget(d, tDock);
-    if (d->objectName() == QLatin1String("diagnostics")) {
-      window->tabifyDockWidget(d, cDock);
-      window->tabifyDockWidget(cDock, rDock);
-    }
-  }
-  for (QDockWidget *d : window->docks())
-    if (d->objectName() == QLatin1String("dispatches") || d->objectName() == QLatin1String("timeline"))
-      d->raise();
   tuning_->setEnabled(false);
+  createActions();
+  connectTuneEdits();
+  connectCompare();
+  connectRun();
+  connectSelection(views.selection);
+  // The re-plan that follows a change writes on Tune's message line: while
+  // the last save failed, "Not saved" stays after its text (and after the
+  // build's: onCompileFinished).
+  connect(this, &ProjectController::replanFinished, this, &ProjectController::reshowNotSaved);
+}
 
-  // Menus: Edit (undo/redo) before View; Build gets Build Now and Export.
+void ProjectController::createActions() {
+  // Edit (undo/redo) and Build's Build Now and Export; the window puts them
+  // in its menus.
+  undo_ = new QUndoStack(this);
   undoAction_ = undo_->createUndoAction(this, tr("&Undo"));
   undoAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::Key_Z)});
   redoAction_ = undo_->createRedoAction(this, tr("&Redo"));
-  redoAction_->setShortcuts({QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
-  auto *edit = new QMenu(tr("&Edit"), window);
-  edit->addAction(undoAction_);
-  edit->addAction(redoAction_);
-  QMenu *buildMenu = nullptr;
-  QAction *viewAction = nullptr;
-  for (QAction *a : window->menuBar()->actions()) {
-    if (a->text() == tr("&Build"))
-      buildMenu = a->menu();
-    if (a->text() == tr("&View"))
-      viewAction = a;
-  }
-  window->menuBar()->insertMenu(viewAction, edit);
+  redoAction_->setShortcuts(
+      {QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_Z), QKeySequence(Qt::CTRL | Qt::Key_Y)});
   buildAction_ = new QAction(tr("&Build Now"), this);
   buildAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
   buildAction_->setToolTip(tr("Generate code for the current settings now"));
@@ -107,18 +89,11 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
   exportAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
   exportAction_->setToolTip(tr("Export a deployment bundle for a device target"));
   connect(exportAction_, &QAction::triggered, this, [this] { openExportDialog(); });
-  if (buildMenu) {
-    buildMenu->addSeparator();
-    buildMenu->addAction(buildAction_);
-    buildMenu->addAction(exportAction_);
-  }
-  if (window->viewMenu_)
-    for (QDockWidget *d : {tDock, cDock, rDock})
-      window->viewMenu_->addAction(d->toggleViewAction());
   exportAction_->setEnabled(false);
   buildAction_->setEnabled(false);
+}
 
-  // Edits from the Tune panel.
+void ProjectController::connectTuneEdits() {
   connect(tuning_->model(), &TuningModel::tilesEdited, this, [this](qint64 id, const std::vector<int64_t> &sizes) {
     kiln::Project p = project_;
     if (sizes.empty())
@@ -185,69 +160,24 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
     p.recipe.fusion = true;
     setProject(p, tr("Reset tile sizes and fusion"));
   });
+}
 
-  // Compare.
+void ProjectController::connectCompare() {
   connect(compare_, &CompareView::defaultVsStrippedRequested, this, &ProjectController::compareDefaultVsStripped);
   connect(compare_, &CompareView::pinRequested, this, &ProjectController::pinCurrent);
   connect(compare_, &CompareView::currentRequested, this, &ProjectController::compareWithCurrent);
+}
 
-  // Run: the window takes the measured times (timeline, Diagnostics,
-  // status bar) whichever started the run, Ctrl+R or the dock's button;
-  // Compare shows this measurement for the same build rather than a second.
-  connect(run_, &RunPanel::runStarted, window, &MainWindow::onRunStarted);
-  connect(run_, &RunPanel::runFinished, window, &MainWindow::onRunFinished);
+void ProjectController::connectRun() {
+  // Compare shows the Run dock's last measurement for the build it measured
+  // rather than measuring it a second time (the window shows it first).
   connect(run_, &RunPanel::runFinished, this, [this](bool ok) {
     if (ok && run_->result().latency.medianMs >= 0)
       measurement_ = {run_->resultArtifact(), run_->result().latency};
   });
+}
 
-  // Every document shown (a re-plan or a finished build) refreshes the
-  // tuning table and the run panel.
-  connect(window, &MainWindow::documentShown, this, [this] {
-    refreshTuning();
-    QModelIndex cur = window_->selectionModel()->currentIndex();
-    selectTuningRow(cur.isValid() ? window_->dispatchModel()->dispatchAt(cur.row()) : -1);
-    auto doc = window_->document();
-    run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
-                      doc ? QFileInfo(doc->path).fileName() : QString());
-  });
-  // A build ended. Only the model being tuned is Tune's business: another
-  // file that failed to open changed nothing but the diagnostics.
-  connect(window, &MainWindow::compileFinished, this, [this](bool ok) {
-    QString bareMetal = std::exchange(replanWhenShown_, QString());
-    if (ok && !bareMetal.isEmpty() && bareMetal == modelPath_ && isBareMetal())
-      replan();
-    auto shown = window_->document();
-    if (ok && shown && shown->path == modelPath_ && !shown->artifact.empty() && !isReplanning() &&
-        !window_->isCompiling())
-      tuning_->showMessage(tr("Built in %1 ms: artifact %2 bytes, %3 dispatches, arena %4.")
-                               .arg(shown->compileMs, 0, 'f', 0).arg(shown->artifact.size())
-                               .arg(shown->plan->dispatches.size()).arg(formatBytes(shown->plan->memory.arenaBytes)),
-                           false);
-    bool ours = !ok && !modelPath_.isEmpty() && window_->lastFailedPath() == modelPath_;
-    // The import's own data says whether dynamic inputs stopped it.
-    const std::vector<DynamicInput> &unfixed = window_->lastUnfixedInputs();
-    bool dynamic = ours && !unfixed.empty();
-    if (ours && !dynamic && !window_->lastOpenCancelled() && !window_->isCompiling())
-      tuning_->showMessage(tr("The build failed: %1 (Undo or Reset Tuning if a setting caused it)")
-                               .arg(window_->diagnostics()->lastMessage()),
-                           true);
-    if (dynamic) {
-      bool known = true;
-      for (const DynamicInput &in : unfixed) {
-        bool found = false;
-        for (const DynamicInput &d : dynamic_)
-          found |= d.index == in.index;
-        known &= found;
-      }
-      if (!known)
-        discoverInputs();
-    }
-    auto doc = window_->document();
-    run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
-                      doc ? QFileInfo(doc->path).fileName() : QString());
-  });
-
+void ProjectController::connectSelection(QItemSelectionModel *selection) {
   // Tune's rows are dispatches: they share the window's dispatch selection.
   connect(tuning_->table()->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex &current) {
@@ -255,14 +185,59 @@ ProjectController::ProjectController(MainWindow *window) : QObject(window), wind
               return;
             qint64 id = tuning_->model()->dispatchAt(current.row());
             if (id >= 0)
-              window_->selectDispatch(id);
+              emit dispatchChosen(id);
           });
-  followDispatchSelection(this, nullptr, window->selectionModel(), [this](int64_t id) { selectTuningRow(id); });
+  followDispatchSelection(this, nullptr, selection, [this](int64_t id) { selectTuningRow(id); });
+}
 
-  // The re-plan and the build that follow a change write on Tune's message
-  // line: while the last save failed, "Not saved" stays after their text.
-  connect(this, &ProjectController::replanFinished, this, &ProjectController::reshowNotSaved);
-  connect(window, &MainWindow::compileFinished, this, &ProjectController::reshowNotSaved);
+void ProjectController::showArtifactToRun() {
+  auto doc = host_->document();
+  run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
+                    doc ? QFileInfo(doc->path).fileName() : QString());
+}
+
+void ProjectController::onDocumentShown() {
+  // Every document shown (a re-plan or a finished build) refreshes the
+  // tuning table and the run panel.
+  refreshTuning();
+  selectTuningRow(host_->currentDispatch());
+  showArtifactToRun();
+}
+
+void ProjectController::onCompileFinished(bool ok) {
+  QString bareMetal = std::exchange(replanWhenShown_, QString());
+  if (ok && !bareMetal.isEmpty() && bareMetal == modelPath_ && isBareMetal())
+    replan();
+  auto shown = host_->document();
+  if (ok && shown && shown->path == modelPath_ && !shown->artifact.empty() && !isReplanning() &&
+      !host_->isCompiling())
+    tuning_->showMessage(tr("Built in %1 ms: artifact %2 bytes, %3 dispatches, arena %4.")
+                             .arg(shown->compileMs, 0, 'f', 0)
+                             .arg(shown->artifact.size())
+                             .arg(shown->plan->dispatches.size())
+                             .arg(formatBytes(shown->plan->memory.arenaBytes)),
+                         false);
+  bool ours = !ok && !modelPath_.isEmpty() && host_->lastFailedPath() == modelPath_;
+  // The import's own data says whether dynamic inputs stopped it.
+  const std::vector<DynamicInput> &unfixed = host_->lastUnfixedInputs();
+  bool dynamic = ours && !unfixed.empty();
+  if (ours && !dynamic && !host_->lastOpenCancelled() && !host_->isCompiling())
+    tuning_->showMessage(tr("The build failed: %1 (Undo or Reset Tuning if a setting caused it)")
+                             .arg(host_->lastDiagnostic()),
+                         true);
+  if (dynamic) {
+    bool known = true;
+    for (const DynamicInput &in : unfixed) {
+      bool found = false;
+      for (const DynamicInput &d : dynamic_)
+        found |= d.index == in.index;
+      known &= found;
+    }
+    if (!known)
+      discoverInputs();
+  }
+  showArtifactToRun();
+  reshowNotSaved(); // after the build's message, as after the re-plan's
 }
 
 void ProjectController::selectTuningRow(int64_t id) {
@@ -285,13 +260,13 @@ ProjectController::~ProjectController() {
 }
 
 void ProjectController::error(const QString &file, const QString &message) {
-  window_->diagnostics()->add(DiagnosticsView::Severity::Error, file, message);
+  emit diagnostic(DiagnosticsView::Severity::Error, file, message, {});
 }
 void ProjectController::note(const QString &file, const QString &message) {
-  window_->diagnostics()->add(DiagnosticsView::Severity::Note, file, message);
+  emit diagnostic(DiagnosticsView::Severity::Note, file, message, {});
 }
 void ProjectController::warn(const QString &file, const QString &message) {
-  window_->diagnostics()->add(DiagnosticsView::Severity::Warning, file, message);
+  emit diagnostic(DiagnosticsView::Severity::Warning, file, message, {});
 }
 
 bool ProjectController::setting(kiln::Project &project, llvm::StringRef key, const std::string &value) {
@@ -304,7 +279,9 @@ bool ProjectController::setting(kiln::Project &project, llvm::StringRef key, con
   return true;
 }
 
-bool ProjectController::isBuildPending() const { return buildTimer_.isActive() || window_->isCompiling(); }
+bool ProjectController::isBuildPending() const {
+  return buildTimer_.isActive() || host_->isCompiling();
+}
 
 kiln::CompileOptions ProjectController::optionsFor(const QString &path, const kiln::CompileOptions &base) {
   QString abs = QFileInfo(path).absoluteFilePath();
@@ -352,7 +329,7 @@ kiln::CompileOptions ProjectController::optionsFor(const QString &path, const ki
 }
 
 void ProjectController::followDocument() {
-  auto doc = window_->document();
+  auto doc = host_->document();
   QString path = doc && !doc->isArtifact ? doc->path : QString();
   if (path == modelPath_)
     return;
@@ -381,7 +358,7 @@ void ProjectController::fixShape(const QString &path, const kiln::ShapeFix &fix)
       return;
     if (p == project_) {
       // Already set (the last build failed for another reason): build again.
-      if (!window_->isCompiling())
+      if (!host_->isCompiling())
         buildNow();
       return;
     }
@@ -394,7 +371,7 @@ void ProjectController::fixShape(const QString &path, const kiln::ShapeFix &fix)
   list.push_back(fix);
   note(path, tr("opening with input shape %1 (saved in %2 once its plan is shown)")
                  .arg(text, QFileInfo(QString::fromStdString(kiln::projectPathFor(path.toStdString()))).fileName()));
-  window_->openFile(path);
+  emit openRequested(path);
 }
 
 void ProjectController::adoptPendingFixes() {
@@ -488,8 +465,7 @@ void ProjectController::switchModel(const QString &path) {
         error(projectPath_, tr("%1; it could not be set aside either (%2), so changes will not be saved over it")
                                 .arg(why, errorText(aside.takeError())));
       }
-      if (QDockWidget *d = window_->dockOf(window_->diagnostics()))
-        d->raise();
+      emit diagnosticsRequested();
     }
   }
   showSettings();
@@ -541,7 +517,7 @@ void ProjectController::applyProject(const kiln::Project &project, bool replanTo
   // changes a moment.
   if (isBareMetal())
     buildNow(); // says why nothing is built
-  else if (window_->isCompiling())
+  else if (host_->isCompiling())
     buildNow();
   else
     buildTimer_.start();
@@ -561,9 +537,8 @@ void ProjectController::autosave() {
   if (why.isEmpty())
     return;
   if (!saveBlocked_ && notSaved_ != before) { // once per new problem, not per change
-    window_->diagnostics()->add(DiagnosticsView::Severity::Warning, projectPath_, why);
-    if (QDockWidget *d = window_->dockOf(window_->diagnostics()))
-      d->raise();
+    emit diagnostic(DiagnosticsView::Severity::Warning, projectPath_, why, {});
+    emit diagnosticsRequested();
   }
   tuning_->showMessage(notSaved_, true);
 }
@@ -616,11 +591,10 @@ void ProjectController::replan() {
         tuning_->showMessage(tr("Re-plan failed: %1 (Undo with Ctrl+Z)").arg(message), true);
         // The settings were refused (rejected input: a warning); the views
         // keep the last build that planned, and the status bar says so.
-        window_->diagnostics()->add(DiagnosticsView::Severity::Warning, modelPath_, message, unfixed);
-        if (window_->document()) {
-          window_->setStatus(window_->summaryText() +
-                             tr("; shown: the last settings that built (the current ones fail, see Diagnostics)"));
-          window_->setStale(true);
+        emit diagnostic(DiagnosticsView::Severity::Warning, modelPath_, message, unfixed);
+        if (host_->document()) {
+          emit replanRefused(
+              tr("; shown: the last settings that built (the current ones fail, see Diagnostics)"));
           run_->setArtifact({}, QString()); // nothing of these settings to run
         }
         buildTimer_.stop();
@@ -631,10 +605,12 @@ void ProjectController::replan() {
       lastReplanMs_ = ms;
       // Code generation follows; the selection and the graph's viewport
       // stay (MainWindow::setDocument).
-      window_->setDocument(makePlannedDocument(modelPath_, result, options, ms),
-                           options.format == kiln::OutputFormat::CModule
-                               ? tr("; re-planned in %1 ms for a bare-metal target (code on Export)").arg(ms, 0, 'f', 0)
-                               : tr("; re-planned in %1 ms; code generation follows\u2026").arg(ms, 0, 'f', 0));
+      emit documentReplanned(
+          makePlannedDocument(modelPath_, result, options, ms),
+          options.format == kiln::OutputFormat::CModule
+              ? tr("; re-planned in %1 ms for a bare-metal target (code on Export)")
+                    .arg(ms, 0, 'f', 0)
+              : tr("; re-planned in %1 ms; code generation follows\u2026").arg(ms, 0, 'f', 0));
       tuning_->showMessage(tr("Re-planned in %1 ms: %2 dispatches, %3 waves, arena %4 (lower bound %5); %6")
                                .arg(ms, 0, 'f', 0).arg(result->dispatches.size()).arg(result->schedule.waves)
                                .arg(formatBytes(result->memory.arenaBytes))
@@ -659,11 +635,11 @@ void ProjectController::buildNow() {
                          false);
     return;
   }
-  window_->startJob(modelPath_, /*planFirst=*/false); // the re-plan has drawn the plan
+  emit buildRequested(modelPath_); // the re-plan has drawn the plan
 }
 
 void ProjectController::refreshTuning() {
-  auto doc = window_->document();
+  auto doc = host_->document();
   if (!doc || doc->path != modelPath_ || doc->isArtifact) {
     tuning_->model()->setPlan(nullptr);
     return;
@@ -673,9 +649,8 @@ void ProjectController::refreshTuning() {
   tuning_->model()->setPlan(doc->plan, recipe.tiles, noFusion, recipe.fusion);
   // The reset dropped Tune's row selection: the window's selection (kept
   // across re-plans and code generation) selects the row again.
-  QModelIndex current = window_->selectionModel()->currentIndex();
-  if (current.isValid())
-    selectTuningRow(window_->dispatchModel()->dispatchAt(current.row()));
+  if (qint64 current = host_->currentDispatch(); current >= 0)
+    selectTuningRow(current);
   else
     tuning_->table()->scrollToTop(); // another model, or nothing selected
 }
@@ -837,18 +812,18 @@ void ProjectController::summarize(std::vector<uint8_t> a, std::vector<uint8_t> b
 void ProjectController::compareDefaultVsStripped() {
   if (modelPath_.isEmpty() || comparing_)
     return;
-  auto doc = window_->document();
+  auto doc = host_->document();
   std::vector<uint8_t> a;
   // The shown build is the default one when the profile says so.
-  if (doc && doc->path == modelPath_ && project_.recipe.profile == "default" && !project_.recipe.debugSymbols &&
-      !project_.recipe.reflection && !window_->isCompiling())
+  if (doc && doc->path == modelPath_ && project_.recipe.profile == "default" &&
+      !project_.recipe.debugSymbols && !project_.recipe.reflection && !host_->isCompiling())
     a = doc->artifact;
   b_.reset();
   summarize(std::move(a), {}, true, tr("default"), tr("stripped"));
 }
 
 void ProjectController::pinCurrent() {
-  auto doc = window_->document();
+  auto doc = host_->document();
   if (!doc || doc->artifact.empty() || comparing_)
     return;
   b_.reset();
@@ -857,7 +832,7 @@ void ProjectController::pinCurrent() {
 }
 
 void ProjectController::compareWithCurrent() {
-  auto doc = window_->document();
+  auto doc = host_->document();
   if (!doc || doc->artifact.empty() || comparing_)
     return;
   summarize({}, doc->artifact, false, QString(),
@@ -871,7 +846,7 @@ ExportDialog *ProjectController::openExportDialog() {
     return nullptr;
   if (exportDialog_)
     exportDialog_->deleteLater();
-  auto *dialog = new ExportDialog(project_, projectPath_, window_);
+  auto *dialog = new ExportDialog(project_, projectPath_, dialogParent_);
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   exportDialog_ = dialog;
   connect(this, &ProjectController::projectChanged, dialog, [this, dialog] { dialog->setWorkingRecipe(project_.recipe); });

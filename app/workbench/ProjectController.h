@@ -14,16 +14,21 @@
 //     (kiln::ExportSettings), never the working recipe: no re-plan;
 //   - a change re-plans on a worker thread (kiln::planModel, latest wins)
 //     and shows the new plan in every view at once; code generation follows
-//     in the background (MainWindow::openFile) shortly after the last
-//     change, or at once with Build;
-//   - owns the Tune, Compare and Run docks and the Export dialog.
+//     in the background (buildRequested) shortly after the last change, or
+//     at once with Build;
+//   - drives the Tune, Compare and Run docks (MainWindow creates them, with
+//     every other dock) and owns the Export dialog.
+// It reads the window through ProjectHost and asks it for changes through
+// its signals (documentReplanned, buildRequested, diagnostic, ...).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_WORKBENCH_PROJECTCONTROLLER_H
 #define KILN_WORKBENCH_PROJECTCONTROLLER_H
 
+#include "DiagnosticsView.h"
 #include "Document.h"
 #include "ExportDialog.h"
+#include "ProjectHost.h"
 #include "ShapesPanel.h"
 
 #include "kiln/Artifact.h"
@@ -39,7 +44,9 @@
 #include <vector>
 
 class QAction;
+class QItemSelectionModel;
 class QUndoStack;
+class QWidget;
 
 namespace kiln::views {
 class CompareView;
@@ -49,12 +56,22 @@ class TuningView;
 
 namespace kiln::workbench {
 
-class MainWindow;
+/// The docks ProjectController drives (the window creates them) and the
+/// shared dispatch selection (over the window's DispatchListModel) that
+/// Tune's rows follow and set.
+struct ProjectViews {
+  kiln::views::TuningView *tuning = nullptr;
+  kiln::views::CompareView *compare = nullptr;
+  kiln::views::RunPanel *run = nullptr;
+  QItemSelectionModel *selection = nullptr;
+};
 
 class ProjectController : public QObject {
   Q_OBJECT
 public:
-  explicit ProjectController(MainWindow *window);
+  /// Drives `views` for the window `host`; `parent` (the window) owns the
+  /// controller and the Export dialog.
+  ProjectController(ProjectHost *host, const ProjectViews &views, QWidget *parent);
   ~ProjectController() override;
 
   /// MainWindow::openFile asks for the options to compile `path` with: the
@@ -66,7 +83,7 @@ public:
   /// does not fix).
   kiln::CompileOptions optionsFor(const QString &path, const kiln::CompileOptions &base);
   /// Makes Tune, the project file and the undo history follow the document
-  /// MainWindow shows (none for a .kiln artifact or no document); called by
+  /// the window shows (none for a .kiln artifact or no document); called by
   /// MainWindow::setDocument before documentShown.
   void followDocument();
   /// Fixes input `fix.input` of the model file `path` (absolute) to
@@ -83,6 +100,8 @@ public:
   QAction *undoAction() const { return undoAction_; }
   QAction *redoAction() const { return redoAction_; }
   QAction *exportAction() const { return exportAction_; }
+  /// Build > Build Now (Ctrl+B): buildNow().
+  QAction *buildAction() const { return buildAction_; }
   kiln::views::TuningView *tuningView() const { return tuning_; }
   kiln::views::CompareView *compareView() const { return compare_; }
   kiln::views::RunPanel *runPanel() const { return run_; }
@@ -120,6 +139,15 @@ public:
   ExportDialog *openExportDialog();
   ExportDialog *exportDialog() const { return exportDialog_; }
 
+public slots:
+  /// The window showed a document (a re-plan or a finished build): Tune's
+  /// table and selection and the Run dock's artifact follow it.
+  void onDocumentShown();
+  /// A compilation ended (`ok`: a new document is shown). Only the model
+  /// being tuned is Tune's business: another file that failed to open
+  /// changed nothing but the diagnostics.
+  void onCompileFinished(bool ok);
+
 signals:
   /// The settings changed (edit, undo, redo or another model's project).
   void projectChanged();
@@ -127,8 +155,42 @@ signals:
   void compareFinished(bool ok);
   void inputsDiscovered();
 
+  // What the controller asks of the window (MainWindow connects them).
+  /// A re-plan of the model being tuned: show `doc` in every view, the
+  /// status bar saying `phase` after its summary.
+  void documentReplanned(std::shared_ptr<const kiln::views::ModelDocument> doc,
+                         const QString &phase);
+  /// The current settings do not plan: the views keep the last build that
+  /// planned, which Run on Host no longer runs; the status bar says
+  /// `note` after the summary.
+  void replanRefused(const QString &note);
+  /// Generate code for the model `path` (absolute) with optionsFor(), its
+  /// plan being shown already.
+  void buildRequested(const QString &path);
+  /// Open the model `path` (absolute; a shape fix for it is waiting).
+  void openRequested(const QString &path);
+  /// The user picked dispatch `id` in Tune: select it in every view.
+  void dispatchChosen(qint64 id);
+  /// A message about `file` for the diagnostics panel (`unfixed`: the
+  /// inputs whose dynamic dimensions stopped a re-plan).
+  void diagnostic(kiln::views::DiagnosticsView::Severity severity, const QString &file,
+                  const QString &message, const std::vector<kiln::views::DynamicInput> &unfixed);
+  /// Bring the diagnostics panel to the front (a project file that cannot
+  /// be read or saved).
+  void diagnosticsRequested();
+
 private:
   friend class SetProjectCommand;
+  /// The constructor's phases: Edit and Build actions; Tune's edits as
+  /// undoable steps; Compare's buttons; the Run dock's measurement kept for
+  /// Compare; Tune's rows sharing `selection`.
+  void createActions();
+  void connectTuneEdits();
+  void connectCompare();
+  void connectRun();
+  void connectSelection(QItemSelectionModel *selection);
+  /// Gives the Run dock the artifact of the document shown (none: empty).
+  void showArtifactToRun();
   /// Sets, saves and shows `project`; re-plans and schedules a build unless
   /// `replanToo` is false (the open in progress already uses it).
   void applyProject(const kiln::Project &project, bool replanToo = true);
@@ -175,7 +237,9 @@ private:
   /// false returned (nothing changes).
   bool setting(kiln::Project &project, llvm::StringRef key, const std::string &value);
 
-  MainWindow *window_;
+  ProjectHost *host_;
+  /// The Export dialog's parent (the window).
+  QWidget *dialogParent_;
   kiln::Project project_;
   QString modelPath_, projectPath_;
   /// Saving is refused for a project that could not be read nor set aside.

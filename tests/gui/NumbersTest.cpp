@@ -8,7 +8,7 @@
 //     threads and runs), labelled with kiln::latencyText; the status bar
 //     does not stay on "Running on the host...";
 //   - a build the Run dock did not measure is measured by Compare with the
-//     Run dock's options (kiln::views::hostRunOptions);
+//     Run dock's options (kiln::workbench::hostRunOptions);
 //   - CompareModel colours a latency difference only outside the measured
 //     spread (hand-made summaries);
 //   - File > Open Recent tells two same-named files apart by their folder;
@@ -22,6 +22,7 @@
 #include "CompareView.h"
 #include "DiagnosticsView.h"
 #include "GraphLayout.h"
+#include "HostRunJob.h"
 #include "InspectorView.h"
 #include "MainWindow.h"
 #include "MemoryView.h"

@@ -1,0 +1,73 @@
+//===- HostRunJob.h - The Run dock's runs, off the GUI thread --*- C++ -*-===//
+//
+// Answers RunPanel::runRequested and validateRequested: runs the artifact on
+// this host (kiln::runArtifact with hostRunOptions(): local-task on every
+// core, 20 timed runs, then one traced run for the timeline) with seeded
+// random inputs (kiln::randomInputs) or .npy files, or validates it against
+// a folder's input_K.npy / output_K.npy (kiln::validateArtifact, as `kiln
+// validate DIR`), on a worker thread (QtConcurrent), and hands the result
+// back (RunPanel::showResult).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_WORKBENCH_HOSTRUNJOB_H
+#define KILN_WORKBENCH_HOSTRUNJOB_H
+
+#include "RunPanel.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QStringList>
+
+#include <vector>
+
+namespace kiln::workbench {
+
+/// How the workbench measures on this host, the one setting the Run dock,
+/// Build > Run on Host (Ctrl+R) and Compare share: device local-task with
+/// QThread::idealThreadCount() threads, 20 timed runs, untraced.
+kiln::RunOptions hostRunOptions();
+
+/// Runs `artifact` on this host the one way the workbench does (Build >
+/// Run on Host and the Run panel): kiln::runArtifact with hostRunOptions()
+/// and a trace (taken in one more run after the timed ones, so it costs
+/// the latency nothing), with `inputFiles` (.npy, in signature order) or,
+/// when empty, seeded random inputs (kiln::randomInputs, seed 1). Blocks:
+/// call it on a worker thread. Errors (a file that cannot be read, the
+/// runtime's) go to RunPanelResult::error.
+kiln::views::RunPanelResult runOnHost(const std::vector<uint8_t> &artifact,
+                                      const QStringList &inputFiles = {});
+
+/// Validates `artifact` against `folder`'s input_K.npy and output_K.npy
+/// with kiln::validateArtifact (the folder checks, samples, tolerance and
+/// metrics of `kiln validate DIR`): outputs and metrics, latency unset.
+/// Blocks: call it on a worker thread. Errors go to RunPanelResult::error.
+kiln::views::RunPanelResult validateOnHost(const std::vector<uint8_t> &artifact,
+                                           const QString &folder);
+
+/// The Run dock's runs and validations, one at a time (the panel is busy
+/// until it has the answer). Destroying it waits for the worker.
+class HostRunJob : public QObject {
+  Q_OBJECT
+public:
+  explicit HostRunJob(QObject *parent = nullptr);
+  ~HostRunJob() override;
+  /// Connects `panel`'s requests to this job and its answers back.
+  void serve(kiln::views::RunPanel *panel);
+  /// runOnHost(artifact, inputFiles) on a worker thread; finished() follows.
+  void run(const std::vector<uint8_t> &artifact, const QStringList &inputFiles);
+  /// validateOnHost(artifact, folder) on a worker thread; finished()
+  /// follows.
+  void validate(const std::vector<uint8_t> &artifact, const QString &folder);
+  bool isRunning() const { return watcher_.isRunning(); }
+
+signals:
+  /// The run or validation is over.
+  void finished(const kiln::views::RunPanelResult &result);
+
+private:
+  QFutureWatcher<kiln::views::RunPanelResult> watcher_;
+};
+
+} // namespace kiln::workbench
+
+#endif
