@@ -1,7 +1,8 @@
 //===- Project.cpp - .kilnproj project files ------------------------------===//
-#include "kiln/ReadFile.h"
 #include "kiln/Project.h"
 #include "kiln/AtomicWrite.h"
+#include "kiln/Error.h"
+#include "kiln/ReadFile.h"
 
 #include "Support/Message.h"
 
@@ -15,10 +16,6 @@
 #include "llvm/Support/raw_ostream.h"
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 std::string projectPathFor(const std::string &modelPath) {
   llvm::SmallString<256> path(modelPath);

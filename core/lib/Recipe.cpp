@@ -8,8 +8,9 @@
 //   validateRecipe (fields)   --tile='3=1,-4': '-4' is not a tile size (...)
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/ReadFile.h"
 #include "kiln/Recipe.h"
+#include "kiln/Error.h"
+#include "kiln/ReadFile.h"
 
 #include "Artifact/CModuleWriter.h"
 #include "Support/Message.h"
@@ -20,10 +21,6 @@
 #include <algorithm>
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 const std::vector<std::string> &recipeKeys() {
   static const std::vector<std::string> keys = {

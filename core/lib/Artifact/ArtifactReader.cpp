@@ -1,5 +1,6 @@
 //===- ArtifactReader.cpp - .kiln files through the runtime's gate -------===//
 #include "kiln/Artifact.h"
+#include "kiln/Error.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -10,10 +11,6 @@
 #include <map>
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 void appendChecksumTrailer(std::vector<uint8_t> &flatbuffer) {
   flatbuffer.resize(flatbuffer.size() + KILN_ARTIFACT_TRAILER_BYTES);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BoundsChecks.h"
+#include "kiln/Error.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/IR/Constants.h"
@@ -22,10 +23,6 @@
 
 namespace kiln {
 namespace {
-
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 /// The binding (argument index below `bindings`) `ptr` points into: through
 /// GEPs, casts, MLIR's memref descriptors (extractvalue of the insertvalue

@@ -6,6 +6,7 @@
 #include "Codegen/IntegerTargets.h"
 
 #include "kiln/Compiler.h"
+#include "kiln/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -22,10 +23,6 @@
 using namespace mlir;
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::make_error<llvm::StringError>(message, llvm::inconvertibleErrorCode());
-}
 
 bool targetHasFloatUnit(const llvm::TargetMachine &tm) {
   const llvm::Triple &triple = tm.getTargetTriple();

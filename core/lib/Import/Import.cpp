@@ -4,6 +4,7 @@
 
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
+#include "kiln/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -17,11 +18,6 @@
 using namespace mlir;
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
-}
 
 /// Adds `warnings` to the module's "kiln.warnings" (which the compiler
 /// reports), each sentence once.

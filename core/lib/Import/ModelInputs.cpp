@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/ModelInputs.h"
+#include "kiln/Error.h"
 
 #include "Import.h"
 #include "ONNXModel.h"
@@ -74,10 +75,6 @@ const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const st
     if (std::to_string(in.index) == nameOrIndex)
       return &in;
   return nullptr;
-}
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
 // --- Readers ------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #include "ONNXConverter.h"
 
 #include "kiln/Compiler.h"
+#include "kiln/Error.h"
 #include "kiln/ModelInputs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,10 +25,6 @@
 using namespace mlir;
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 namespace onnx {
 

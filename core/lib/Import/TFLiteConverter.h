@@ -12,6 +12,8 @@
 //   TFLiteShapeOps.cpp       reshape/squeeze/expand_dims/transpose/concat/
 //                            pad/slice/strided_slice/gather/resize/dequantize
 //   TFLiteReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
+// and their int8 forms in TFLiteQuantized<Family>Ops.cpp (TFLiteQuantizedOps.h).
+// The importer itself: TFLiteModelImporter.h.
 //
 // TFLite semantics follow the TensorFlow Lite builtin operator reference
 // (tensorflow/lite/kernels, schema v3); TOSA semantics follow the TOSA 0.60

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace kiln::tfl {
 
@@ -107,6 +108,63 @@ void setQuantizationAttribute(mlir::Operation *module,
   }
   if (!entries.empty())
     module->setAttr(kQuantizationAttr, entries.getDictionary(context));
+}
+
+/// gemmlowp's SaturatingRoundingDoublingHighMul: (a * b * 2) >> 32, rounded
+/// half up (a nudge of 2^30 before an arithmetic division by 2^31).
+int32_t roundingDoublingHighMul(int32_t a, int32_t b) {
+  if (a == b && a == std::numeric_limits<int32_t>::min())
+    return std::numeric_limits<int32_t>::max();
+  int64_t ab = static_cast<int64_t>(a) * b;
+  int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  return static_cast<int32_t>((ab + nudge) / (1LL << 31));
+}
+
+/// gemmlowp's RoundingDivideByPOT: x / 2^exponent rounded half away from
+/// zero.
+int32_t roundingDivideByPOT(int32_t x, int exponent) {
+  int32_t mask = static_cast<int32_t>((1LL << exponent) - 1);
+  int32_t remainder = x & mask;
+  int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> exponent) + (remainder > threshold ? 1 : 0);
+}
+
+/// TFLite's MultiplyByQuantizedMultiplier (quantization_util / common.h).
+int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m) {
+  // A multiplier of 2^31 or more (absurd scales) saturates instead of
+  // shifting past the word (undefined in C++ and in TFLite alike).
+  if (m.shift > 30)
+    return x > 0 ? std::numeric_limits<int32_t>::max()
+                 : (x < 0 ? std::numeric_limits<int32_t>::min() : 0);
+  int left = m.shift > 0 ? m.shift : 0, right = m.shift > 0 ? 0 : -m.shift;
+  return roundingDivideByPOT(
+      roundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << left), m.multiplier),
+      right);
+}
+
+// gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
+int16_t roundingDoublingHighMul16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min())
+    return std::numeric_limits<int16_t>::max();
+  int32_t ab = static_cast<int32_t>(a) * b;
+  int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return static_cast<int16_t>((ab + nudge) / (1 << 15));
+}
+int16_t doublingHighMul16(int16_t a, int16_t b) {
+  if (a == b && a == std::numeric_limits<int16_t>::min())
+    return std::numeric_limits<int16_t>::max();
+  return static_cast<int16_t>((static_cast<int32_t>(a) * b) / (1 << 15));
+}
+int16_t saturatingLeftShift16(int16_t value, int amount) {
+  int64_t r = static_cast<int64_t>(value) * (1LL << amount);
+  return static_cast<int16_t>(std::clamp<int64_t>(r, -32768, 32767));
+}
+/// TFLite's DownScaleInt32ToInt16Multiplier: rounds a 31-bit multiplier to
+/// 15 bits.
+int16_t downScaleMultiplier(int32_t m) {
+  if (m >= std::numeric_limits<int32_t>::max() - (1 << 15))
+    return std::numeric_limits<int16_t>::max();
+  return static_cast<int16_t>((m + (1 << 15)) >> 16);
 }
 
 } // namespace kiln::tfl

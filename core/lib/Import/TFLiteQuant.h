@@ -71,6 +71,33 @@ QuantizedMultiplier quantizeMultiplier(double real);
 std::pair<int32_t, int32_t> quantizedActivationRange(int activation,
                                                      const TensorQuant &output);
 
+// TFLite's fixed-point primitives (gemmlowp's fixedpoint.h and TFLite's
+// common.h), evaluated at import to fill int8 lookup tables and constants
+// exactly as TFLite's integer kernels compute them.
+
+/// gemmlowp's SaturatingRoundingDoublingHighMul: (a * b * 2) >> 32, rounded
+/// half up; INT32_MIN * INT32_MIN saturates to INT32_MAX.
+int32_t roundingDoublingHighMul(int32_t a, int32_t b);
+
+/// gemmlowp's RoundingDivideByPOT: x / 2^exponent (0 <= exponent <= 31)
+/// rounded half away from zero.
+int32_t roundingDivideByPOT(int32_t x, int exponent);
+
+/// TFLite's MultiplyByQuantizedMultiplier: x * m.multiplier * 2^(m.shift -
+/// 31) with TFLite's rounding; shifts above 30 (absurd scales) saturate.
+int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m);
+
+// gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
+/// (a * b * 2) >> 16 rounded half up, saturating INT16_MIN * INT16_MIN.
+int16_t roundingDoublingHighMul16(int16_t a, int16_t b);
+/// (a * b * 2) >> 16 truncated toward zero, saturating INT16_MIN * INT16_MIN.
+int16_t doublingHighMul16(int16_t a, int16_t b);
+/// value * 2^amount saturated to int16.
+int16_t saturatingLeftShift16(int16_t value, int amount);
+/// TFLite's DownScaleInt32ToInt16Multiplier: rounds a 31-bit multiplier to
+/// 15 bits.
+int16_t downScaleMultiplier(int32_t m);
+
 /// `value` (a float TFLite converts with static_cast<int32_t>) as int32,
 /// saturated to [-2^24, 2^24] first: the values Kiln converts this way only
 /// matter within the int8/uint8 range, and C++ leaves the conversion of an

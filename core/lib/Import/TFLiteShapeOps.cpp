@@ -373,84 +373,109 @@ LogicalResult convertSlice(OpContext &ctx) {
 /// early, split into [count, |stride|] by a reshape and sliced to index 0 of
 /// each stride; the declared output shape then drops shrunk axes and adds new
 /// ones.
-LogicalResult convertStridedSlice(OpContext &ctx) {
-  const auto *opts = ctx.options<schema::StridedSliceOptions>();
-  uint32_t beginMask = opts ? opts->begin_mask() : 0;
-  uint32_t endMask = opts ? opts->end_mask() : 0;
-  uint32_t ellipsisMask = opts ? opts->ellipsis_mask() : 0;
-  uint32_t newAxisMask = opts ? opts->new_axis_mask() : 0;
-  uint32_t shrinkMask = opts ? opts->shrink_axis_mask() : 0;
-  bool offset = opts && opts->offset();
-  auto x = ctx.input(0);
-  if (failed(x))
-    return failure();
+namespace {
+/// STRIDED_SLICE's operands as the file gives them: one entry per
+/// begin/end/strides element (the "sparse spec") and its five bit masks.
+struct SparseSliceSpec {
+  std::vector<int64_t> begin, end, strides;
+  uint32_t beginMask = 0, endMask = 0, ellipsisMask = 0, newAxisMask = 0, shrinkMask = 0;
+  bool offset = false;
+};
+/// One input dimension's entry after the ellipsis and new axes are resolved.
+struct DenseSliceSpec {
+  int64_t begin = 0, end = 0, stride = 1;
+  bool beginMasked = true, endMasked = true, shrink = false;
+};
+/// Per input dimension: `count` elements from `first`, `stride` apart.
+struct SliceSelection {
+  int64_t first, count, stride;
+};
+} // namespace
+
+/// The constant begin/end/strides and the options, checked for length
+/// (equal, at most 32 entries).
+static FailureOr<SparseSliceSpec> readStridedSlice(OpContext &ctx) {
+  SparseSliceSpec spec;
+  if (const auto *opts = ctx.options<schema::StridedSliceOptions>()) {
+    spec.beginMask = opts->begin_mask();
+    spec.endMask = opts->end_mask();
+    spec.ellipsisMask = opts->ellipsis_mask();
+    spec.newAxisMask = opts->new_axis_mask();
+    spec.shrinkMask = opts->shrink_axis_mask();
+    spec.offset = opts->offset();
+  }
   auto begin = ctx.constantInts(1);
   if (failed(begin))
     return failure();
   auto end = ctx.constantInts(2);
   if (failed(end))
     return failure();
-  std::vector<int64_t> strides(begin->size(), 1);
+  spec.begin = *begin;
+  spec.end = *end;
+  spec.strides.assign(begin->size(), 1);
   if (ctx.hasInput(3)) {
     auto s = ctx.constantInts(3);
     if (failed(s))
       return failure();
-    strides = *s;
+    spec.strides = *s;
   }
-  size_t n = begin->size();
-  if (end->size() != n || strides.size() != n)
+  size_t n = spec.begin.size();
+  if (spec.end.size() != n || spec.strides.size() != n)
     return ctx.fail("begin, end and strides must have the same length");
   if (n > 32)
     return ctx.fail("more than 32 slice entries");
-  auto inShape = ctx.inputShape(0);
-  int64_t rank = inShape.size();
-  if (rank < 1 || rank > 6)
-    return ctx.fail("input rank " + llvm::Twine(rank) +
-                    " is not supported (TOSA slices ranks 1 to 6)");
-  uint32_t used = n == 32 ? ~0u : (1u << n) - 1;
-  if (std::popcount(ellipsisMask & used) > 1)
-    return ctx.fail("more than one ellipsis in ellipsis_mask");
+  return spec;
+}
 
-  // Sparse spec (one entry per begin/end/strides element) -> one entry per
-  // input dimension; dimensions no entry addresses take their whole range.
-  struct Spec {
-    int64_t begin = 0, end = 0, stride = 1;
-    bool beginMasked = true, endMasked = true, shrink = false;
-  };
-  std::vector<Spec> dense(rank);
+/// Sparse spec -> one entry per input dimension; dimensions no entry
+/// addresses take their whole range. Errors: two ellipses, more entries
+/// than the input has dimensions.
+static FailureOr<std::vector<DenseSliceSpec>>
+denseSliceSpec(OpContext &ctx, const SparseSliceSpec &sparse, int64_t rank) {
+  size_t n = sparse.begin.size();
+  uint32_t used = n == 32 ? ~0u : (1u << n) - 1;
+  if (std::popcount(sparse.ellipsisMask & used) > 1)
+    return ctx.fail("more than one ellipsis in ellipsis_mask");
+  std::vector<DenseSliceSpec> dense(rank);
   int64_t dim = 0;
   for (size_t i = 0; i < n; ++i) {
     uint32_t bit = 1u << i;
-    if (ellipsisMask & bit) {
+    if (sparse.ellipsisMask & bit) {
       int64_t rest = 0;
       for (size_t j = i + 1; j < n; ++j)
-        if (!(newAxisMask & (1u << j)))
+        if (!(sparse.newAxisMask & (1u << j)))
           ++rest;
       dim = std::max(dim, rank - rest);
       continue;
     }
-    if (newAxisMask & bit)
+    if (sparse.newAxisMask & bit)
       continue; // a size-1 output dimension: the declared shape has it
     if (dim >= rank)
       return ctx.fail("begin/end/strides address more dimensions than the "
                       "input's rank " +
                       llvm::Twine(rank));
-    Spec &spec = dense[dim++];
-    spec.begin = (*begin)[i];
-    spec.end = offset ? (*begin)[i] + (*end)[i] : (*end)[i];
-    spec.stride = strides[i];
-    spec.beginMasked = beginMask & bit;
-    spec.endMasked = endMask & bit;
-    spec.shrink = shrinkMask & bit;
+    DenseSliceSpec &spec = dense[dim++];
+    spec.begin = sparse.begin[i];
+    spec.end = sparse.offset ? sparse.begin[i] + sparse.end[i] : sparse.end[i];
+    spec.stride = sparse.strides[i];
+    spec.beginMasked = sparse.beginMask & bit;
+    spec.endMasked = sparse.endMask & bit;
+    spec.shrink = sparse.shrinkMask & bit;
   }
+  return dense;
+}
 
-  // Per input dimension: `count` elements from `first`, `stride` apart.
-  struct Selection {
-    int64_t first, count, stride;
-  };
-  std::vector<Selection> sel(rank);
+/// The elements each dimension selects: masked bounds take the whole range,
+/// negative indices count from the end and are clamped, a shrunk axis takes
+/// the one element at begin. Errors: stride 0, an empty selection, a shrink
+/// index out of range.
+static FailureOr<std::vector<SliceSelection>>
+sliceSelections(OpContext &ctx, const std::vector<DenseSliceSpec> &dense,
+                llvm::ArrayRef<int64_t> inShape) {
+  int64_t rank = inShape.size();
+  std::vector<SliceSelection> sel(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    const Spec &spec = dense[d];
+    const DenseSliceSpec &spec = dense[d];
     int64_t size = inShape[d], s = spec.stride;
     if (s == 0)
       return ctx.fail("stride 0 along dimension " + llvm::Twine(d));
@@ -481,7 +506,43 @@ LogicalResult convertStridedSlice(OpContext &ctx) {
                       "; empty tensors are not supported");
     sel[d] = {start, count, count == 1 ? 1 : s};
   }
+  return sel;
+}
 
+/// Splits each strided dimension of `v` (padded to whole strides) into
+/// [count, step] and keeps index 0 of every step; runs of unsplit
+/// dimensions are merged to keep the rank low. Error: an intermediate of
+/// rank > 6.
+static FailureOr<Value> keepEveryStep(OpContext &ctx, Value v,
+                                      const std::vector<SliceSelection> &sel,
+                                      llvm::ArrayRef<int64_t> step) {
+  llvm::SmallVector<int64_t> split, keep;
+  auto push = [&](int64_t n, int64_t k) {
+    if (!split.empty() && split.back() == keep.back() && n == k) {
+      split.back() *= n;
+      keep.back() *= k;
+      return;
+    }
+    split.push_back(n);
+    keep.push_back(k);
+  };
+  for (size_t d = 0; d < sel.size(); ++d) {
+    push(sel[d].count, sel[d].count);
+    if (step[d] > 1)
+      push(step[d], 1);
+  }
+  if (split.size() > 6)
+    return ctx.fail("these strides need a rank-" + llvm::Twine(split.size()) +
+                    " intermediate; TOSA slices ranks 1 to 6");
+  v = ctx.reshape(v, split);
+  return slice(ctx, v, llvm::SmallVector<int64_t>(split.size(), 0), keep);
+}
+
+/// TOSA for the selections `sel` of `x` (shape `inShape`).
+static FailureOr<Value> emitSliceSelections(OpContext &ctx, Value x,
+                                            const std::vector<SliceSelection> &sel,
+                                            llvm::ArrayRef<int64_t> inShape) {
+  int64_t rank = inShape.size();
   // 1. The covered range of every dimension. A dimension with step > 1 takes
   //    count * step elements when the input has them (so that step 4 needs no
   //    padding), else just up to its last selected element.
@@ -499,7 +560,7 @@ LogicalResult convertStridedSlice(OpContext &ctx) {
     }
     padAfter[d] = full - size[d];
   }
-  Value v = slice(ctx, *x, start, size);
+  Value v = slice(ctx, x, start, size);
 
   // 2. Negative strides: reverse those dimensions (rank-3 view [outer, D,
   //    inner], as tosa.reverse takes ranks 1 to 4), so every dimension walks
@@ -521,31 +582,34 @@ LogicalResult convertStridedSlice(OpContext &ctx) {
                                 ctx.constI32({rank, 2}, pads));
   }
 
-  // 4. Split each strided dimension into [count, step] and keep index 0 of
-  //    every step; runs of unsplit dimensions are merged to keep the rank low.
-  if (llvm::any_of(step, [](int64_t a) { return a > 1; })) {
-    llvm::SmallVector<int64_t> split, keep;
-    auto push = [&](int64_t n, int64_t k) {
-      if (!split.empty() && split.back() == keep.back() && n == k) {
-        split.back() *= n;
-        keep.back() *= k;
-        return;
-      }
-      split.push_back(n);
-      keep.push_back(k);
-    };
-    for (int64_t d = 0; d < rank; ++d) {
-      push(sel[d].count, sel[d].count);
-      if (step[d] > 1)
-        push(step[d], 1);
-    }
-    if (split.size() > 6)
-      return ctx.fail("these strides need a rank-" + llvm::Twine(split.size()) +
-                      " intermediate; TOSA slices ranks 1 to 6");
-    v = ctx.reshape(v, split);
-    v = slice(ctx, v, llvm::SmallVector<int64_t>(split.size(), 0), keep);
-  }
-  return ctx.setOutput(0, v);
+  // 4. Keep every step-th element of the strided dimensions.
+  if (llvm::any_of(step, [](int64_t a) { return a > 1; }))
+    return keepEveryStep(ctx, v, sel, step);
+  return v;
+}
+
+LogicalResult convertStridedSlice(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto sparse = readStridedSlice(ctx);
+  if (failed(sparse))
+    return failure();
+  auto inShape = ctx.inputShape(0);
+  int64_t rank = inShape.size();
+  if (rank < 1 || rank > 6)
+    return ctx.fail("input rank " + llvm::Twine(rank) +
+                    " is not supported (TOSA slices ranks 1 to 6)");
+  auto dense = denseSliceSpec(ctx, *sparse, rank);
+  if (failed(dense))
+    return failure();
+  auto sel = sliceSelections(ctx, *dense, inShape);
+  if (failed(sel))
+    return failure();
+  auto v = emitSliceSelections(ctx, *x, *sel, inShape);
+  if (failed(v))
+    return failure();
+  return ctx.setOutput(0, *v);
 }
 
 /// GATHER (batch_dims b, axis a >= b): output = params.shape[:a] +

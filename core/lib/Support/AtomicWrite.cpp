@@ -1,5 +1,6 @@
 //===- AtomicWrite.cpp - Files written whole or not at all ----------------===//
 #include "kiln/AtomicWrite.h"
+#include "kiln/Error.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -8,10 +9,6 @@
 namespace kiln {
 
 namespace {
-
-llvm::Error makeError(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// The system's reason inside an error from llvm::sys::fs (a FileError or
 /// an error code), for "PATH: cannot write: REASON".

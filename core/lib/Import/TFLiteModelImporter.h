@@ -1,0 +1,235 @@
+//===- TFLiteModelImporter.h - One TFLite model being imported -*- C++ -*-===//
+//
+// The state of one TFLite import (ModelImporter), shared by the files of
+// the TFLite front end:
+//   TFLiteImporter.cpp       importTFLite, ModelImporter::run and its phases
+//                            (file, signature, operators, results), constants
+//   TFLiteChecks.cpp         the model checks run before any TOSA is built
+//                            (tensors, quantization, operators, shapes) and
+//                            the recorded-shape check after
+//   TFLiteOpContext.cpp      OpContext: what a converter reads and binds
+//   TFLiteDynamicInputs.cpp  the error for dynamic inputs without
+//                            --fix-shape, with sizes that compile
+// Converters never see this class; they use OpContext (TFLiteConverter.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CORE_IMPORT_TFLITEMODELIMPORTER_H
+#define KILN_CORE_IMPORT_TFLITEMODELIMPORTER_H
+
+#include "Import.h"
+#include "TFLiteConverter.h"
+#include "TFLiteQuant.h"
+
+#include "kiln/Error.h"
+#include "kiln/ModelInputs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::tfl {
+
+using mlir::DenseElementsAttr;
+using mlir::Location;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::OpBuilder;
+using mlir::OwningOpRef;
+using mlir::RankedTensorType;
+using mlir::ShapedType;
+using mlir::Type;
+using mlir::Value;
+namespace func = mlir::func;
+namespace tosa = mlir::tosa;
+
+/// The tensor's name, or "tensorN" for an unnamed tensor `index`.
+std::string tensorName(const schema::Tensor *t, int index);
+
+/// IEEE 754 binary16 -> binary32 (exact; subnormals, infinities, NaN kept).
+float halfToFloat(uint16_t h);
+
+/// "ABS, ADD, ..." (sorted names of the operators in `table`).
+std::string operatorList(const ConverterTable &table);
+
+/// Converts one TFLite model into `module`.
+class ModelImporter {
+public:
+  ModelImporter(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+                const std::vector<ShapeFix> &fixes)
+      : context(context), bytes(bytes), filename(filename.str()), fixes(fixes), builder(&context) {}
+
+  llvm::Expected<OwningOpRef<ModuleOp>> run();
+
+  // Used by OpContext.
+  MLIRContext &context;
+  llvm::ArrayRef<uint8_t> bytes;
+  std::string filename;
+  const std::vector<ShapeFix> &fixes;
+  OpBuilder builder;
+  const schema::Model *model = nullptr;
+  const schema::SubGraph *graph = nullptr;
+  std::vector<Value> values;
+  /// Affine quantization of each tensor (int8, uint8 and quantized int32
+  /// tensors), checked by checkQuantization.
+  std::vector<std::optional<TensorQuant>> quant;
+  std::string error;
+
+  const schema::Tensor *tensor(int index) const {
+    if (index < 0 || !graph->tensors() || index >= static_cast<int>(graph->tensors()->size()))
+      return nullptr;
+    return graph->tensors()->Get(index);
+  }
+
+  /// Constant data of tensor `index`, or an empty ref if it has none.
+  llvm::ArrayRef<uint8_t> constantData(int index) const {
+    const schema::Tensor *t = tensor(index);
+    if (!t || t->buffer() == 0 || !model->buffers() || t->buffer() >= model->buffers()->size())
+      return {};
+    const schema::Buffer *b = model->buffers()->Get(t->buffer());
+    if (!b)
+      return {};
+    if (b->data() && b->data()->size())
+      return {b->data()->data(), b->data()->size()};
+    // Models over 2 GB keep data after the flatbuffer (offset/size).
+    if (b->offset() > 1 && b->size() && b->offset() + b->size() <= bytes.size())
+      return bytes.slice(b->offset(), b->size());
+    return {};
+  }
+
+  /// Static shape of tensor `index` as the model records it (`shape`; TFLite
+  /// writes 1 for each dynamic dimension there).
+  std::vector<int64_t> shapeOf(int index) const {
+    std::vector<int64_t> shape;
+    if (const schema::Tensor *t = tensor(index))
+      if (t->shape())
+        shape.assign(t->shape()->begin(), t->shape()->end());
+    return shape;
+  }
+
+  /// The shape an operator must give tensor `index`: the recorded shape,
+  /// except that once --fix-shape gave dynamic input dimensions their sizes,
+  /// every -1 of the tensor's `shape_signature` is left open
+  /// (ShapedType::kDynamic) for shape inference to fill from the operands.
+  std::vector<int64_t> declaredShape(int index) const {
+    std::vector<int64_t> shape = shapeOf(index);
+    const schema::Tensor *t = tensor(index);
+    if (propagating && t && t->shape_signature() && t->shape_signature()->size() == shape.size())
+      for (size_t d = 0; d < shape.size(); ++d)
+        if (t->shape_signature()->Get(d) < 0)
+          shape[d] = ShapedType::kDynamic;
+    return shape;
+  }
+
+  /// Shape of tensor `index` as computed so far: its SSA value's shape once
+  /// an operator (or the signature) bound it, else the recorded shape.
+  std::vector<int64_t> currentShape(int index) const {
+    if (index >= 0 && index < static_cast<int>(values.size()) && values[index])
+      if (auto type = values[index].getType().dyn_cast<RankedTensorType>())
+        return {type.getShape().begin(), type.getShape().end()};
+    return shapeOf(index);
+  }
+
+  /// True once --fix-shape sized a dynamic input dimension: the shapes of
+  /// tensors with -1 in their signature are then inferred operator by
+  /// operator instead of read from the file.
+  bool propagating = false;
+
+  /// A model input with dynamic dimensions that no --fix-shape sizes.
+  struct UnfixedInput {
+    int position;
+    std::string name;
+    std::vector<int64_t> shape, signature;
+  };
+  std::vector<UnfixedInput> unfixed;
+  /// True when run() failed because of `unfixed` alone.
+  bool stoppedAtUnfixed = false;
+
+  Value materializeConstant(int index, Location loc);
+
+  /// The element type Kiln computes a model input/output of TFLite type
+  /// `type` in (uint8 as i8, see TFLiteQuant.h); null if unsupported.
+  Type ioElementType(schema::TensorType type) {
+    switch (type) {
+    case schema::TensorType::FLOAT32:
+      return builder.getF32Type();
+    case schema::TensorType::INT32:
+      return builder.getI32Type();
+    case schema::TensorType::INT8:
+    case schema::TensorType::UINT8:
+      return builder.getIntegerType(8);
+    case schema::TensorType::BOOL:
+      return builder.getI1Type();
+    default:
+      return {};
+    }
+  }
+
+  /// `value` (i8) with bit 7 flipped: uint8 q <-> int8 q - 128.
+  Value flipSignBit(Value value, Location loc) {
+    auto type = value.getType().cast<RankedTensorType>();
+    llvm::SmallVector<int64_t> ones(type.getRank(), 1);
+    auto maskType = RankedTensorType::get(ones, type.getElementType());
+    auto mask = builder.create<tosa::ConstOp>(
+        loc, maskType, DenseElementsAttr::get(maskType, llvm::ArrayRef<int8_t>{int8_t(-128)}));
+    return builder.create<tosa::BitwiseXorOp>(loc, type, value, mask).getResult();
+  }
+
+  static BuiltinOperator effectiveCode(const schema::OperatorCode *code) {
+    int deprecated = code->deprecated_builtin_code();
+    int builtin = static_cast<int>(code->builtin_code());
+    return static_cast<BuiltinOperator>(std::max(deprecated, builtin));
+  }
+
+private:
+  llvm::Error fail(const llvm::Twine &message) { return makeError(filename + ": " + message); }
+  /// The function type @main takes: one tensor type per model input (the
+  /// --fix-shape sizes applied) and output (as recorded).
+  struct Signature {
+    llvm::SmallVector<Type> inputs, outputs;
+  };
+
+  // The phases of run(), in order (TFLiteImporter.cpp).
+  /// Verifies the flatbuffer and selects the one subgraph (`model`, `graph`).
+  llvm::Error readModel();
+  /// The checks of TFLiteChecks.cpp, then one empty SSA slot per tensor.
+  llvm::Error checkModel();
+  /// @main's input and output types; stops at inputs left dynamic (`unfixed`).
+  llvm::Error declareSignature(Signature &signature);
+  /// @main with its argument and result names and element-type attributes,
+  /// the builder inside its entry block and the inputs bound to `values`.
+  func::FuncOp createMain(const Signature &signature, Location loc);
+  /// Each operator through its converter, in the order the model lists them
+  /// (TFLite keeps them in a valid execution order).
+  llvm::Error convertOperators();
+  /// The return of @main and its final type (results as computed).
+  llvm::Error returnOutputs(func::FuncOp func, const Signature &signature, Location loc);
+  /// MLIR's verifier; a failure is a Kiln bug, reported in one line.
+  llvm::Error verifyModule(ModuleOp module);
+  /// The kiln.quantization attribute (TFLiteQuant.h) for the plan.
+  void recordQuantization(ModuleOp module);
+
+  // The checks (TFLiteChecks.cpp).
+  llvm::Error checkTensors();
+  llvm::Error checkQuantization(int index);
+  llvm::Error checkOperators();
+  llvm::Error checkOperatorTypes();
+  llvm::Error checkShapes();
+  llvm::Error checkRecordedShapes(func::FuncOp func);
+  llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
+};
+
+/// The error for the model inputs `failed.unfixed` (dynamic dimensions, no
+/// --fix-shape): an UnfixedInputError whose message suggests sizes that
+/// import (each one tried here) and whose data lists each input with its
+/// suggestion (kiln/ModelInputs.h).
+llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
+                              llvm::StringRef filename, const std::vector<ShapeFix> &fixes,
+                              const ModelImporter &failed);
+
+} // namespace kiln::tfl
+
+#endif

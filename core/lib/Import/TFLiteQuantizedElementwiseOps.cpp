@@ -1,0 +1,333 @@
+//===- TFLiteQuantizedElementwiseOps.cpp - int8 elementwise operators -------===//
+//
+// Unary operators as 256-entry tables filled by running TFLite's own
+// integer arithmetic on every int8 value (exact by construction); ADD,
+// SUB and MUL as TFLite's rescale chains.
+// Semantics: tensorflow/lite/kernels (reference integer kernels); see
+// TFLiteQuantizedOps.h for the shared builders.
+//
+//===----------------------------------------------------------------------===//
+#include "TFLiteQuantizedOps.h"
+#include "TFLiteWindow.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln::tfl {
+namespace {
+using namespace quant;
+
+// --- Unary elementwise: exact lookup tables ----------------------------------
+
+/// Binds output 0 to the table lookup of input 0 through `f` (TFLite's
+/// arithmetic from an int8 input value to the int8 output value).
+LogicalResult convertByTable(OpContext &ctx, const std::function<int32_t(int32_t)> &f) {
+  auto input = ctx.input(0);
+  if (failed(input))
+    return failure();
+  return ctx.setOutput(0, lookupTable(ctx, *input, f));
+}
+
+/// RELU, RELU6, RELU_N1_TO_1 (TFLite's QuantizedReluX): out_zp +
+/// MultiplyByQuantizedMultiplier(x - in_zp, in_scale / out_scale), clamped
+/// to [out_zp + round(lo / out_scale), out_zp + round(hi / out_scale)].
+LogicalResult convertRelu(OpContext &ctx, float lo, float hi) {
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  // in_scale / out_scale in float, then widened (activations.cc ReluPrepare).
+  QuantizedMultiplier m = quantizeMultiplier(static_cast<double>(i.scale() / o.scale()));
+  int32_t qlo = std::max(-128, o.zeroPoint() + saturatingCast(std::round(lo / o.scale())));
+  int32_t qhi = std::isinf(hi)
+                    ? 127
+                    : std::min(127, o.zeroPoint() + saturatingCast(std::round(hi / o.scale())));
+  return convertByTable(ctx, [&](int32_t q) {
+    int32_t v = o.zeroPoint() + multiplyByQuantizedMultiplier(q - i.zeroPoint(), m);
+    return std::clamp(v, qlo, qhi);
+  });
+}
+
+LogicalResult convertRelu0(OpContext &ctx) {
+  return convertRelu(ctx, 0.0f, std::numeric_limits<float>::infinity());
+}
+LogicalResult convertRelu6(OpContext &ctx) { return convertRelu(ctx, 0.0f, 6.0f); }
+LogicalResult convertReluN1To1(OpContext &ctx) { return convertRelu(ctx, -1.0f, 1.0f); }
+
+/// A float function through TFLite's int8 lookup table (activations.cc
+/// PopulateLookupTable): dequantize in float, apply `f`, multiply by
+/// 1 / output scale, round half away from zero, add the zero point.
+LogicalResult convertFloatTable(OpContext &ctx, float (*f)(float)) {
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  const float inverseScale = 1.0f / o.scale();
+  return convertByTable(ctx, [&](int32_t q) {
+    float dequantized = i.scale() * static_cast<float>(q - i.zeroPoint());
+    float rescaled = std::round(f(dequantized) * inverseScale);
+    return saturatingCast(rescaled + static_cast<float>(o.zeroPoint()));
+  });
+}
+
+float logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float hyperbolicTangent(float x) { return std::tanh(x); }
+
+LogicalResult convertLogistic(OpContext &ctx) {
+  auto out = outQuant(ctx);
+  if (failed(out))
+    return failure();
+  if ((*out)->scale() != 1.0f / 256 || (*out)->zeroPoint() != -128)
+    return ctx.fail("the int8 output must have scale 1/256 and zero point -128 "
+                    "(TFLite's requirement), it has " +
+                    describeQuant(**out));
+  return convertFloatTable(ctx, logistic);
+}
+
+LogicalResult convertTanh(OpContext &ctx) {
+  auto out = outQuant(ctx);
+  if (failed(out))
+    return failure();
+  if ((*out)->scale() != 1.0f / 128 || (*out)->zeroPoint() != 0)
+    return ctx.fail("the int8 output must have scale 1/128 and zero point 0 "
+                    "(TFLite's requirement), it has " +
+                    describeQuant(**out));
+  return convertFloatTable(ctx, hyperbolicTangent);
+}
+
+/// QUANTIZE int8/uint8 -> int8 (TFLite's Requantize): out_zp +
+/// MultiplyByQuantizedMultiplier(x - in_zp, in_scale / out_scale in double).
+/// float -> int8 (AffineQuantize): round(x / scale) + zero point, computed
+/// here as x * (1 / scale) in float, which can differ from the division
+/// when x / scale lies within one float ulp of a half-integer.
+LogicalResult convertQuantize(OpContext &ctx) {
+  auto out = outQuant(ctx);
+  auto input = ctx.input(0);
+  if (failed(out) || failed(input))
+    return failure();
+  if (const TensorQuant *in = ctx.inputQuant(0)) {
+    QuantizedMultiplier m =
+        quantizeMultiplier(static_cast<double>(in->scale()) / static_cast<double>((*out)->scale()));
+    int32_t inZp = in->zeroPoint(), outZp = (*out)->zeroPoint();
+    return convertByTable(
+        ctx, [&](int32_t q) { return outZp + multiplyByQuantizedMultiplier(q - inZp, m); });
+  }
+  if (!input->getType().cast<RankedTensorType>().getElementType().isF32())
+    return ctx.fail("QUANTIZE takes a float32 or int8/uint8 input");
+  if ((*out)->perChannel())
+    return ctx.fail("per-channel QUANTIZE is not supported");
+  auto b = ctx.builder();
+  llvm::ArrayRef<int64_t> shape = shapeOf(*input);
+  llvm::SmallVector<int64_t> ones(shape.size(), 1);
+  auto f32 = tensorOf(shape, b.getF32Type());
+  Value p = ctx.create<tosa::MulOp>(f32, *input, ctx.constF32(ones, {1.0f / (*out)->scale()}),
+                                    b.getI32IntegerAttr(0));
+  // round half away from zero: sign(p) * (floor(|p|) + (frac >= 1/2)).
+  Value magnitude = ctx.create<tosa::AbsOp>(f32, p);
+  Value whole = ctx.create<tosa::FloorOp>(f32, magnitude);
+  Value fraction = ctx.create<tosa::SubOp>(f32, magnitude, whole);
+  auto i1 = tensorOf(shape, b.getI1Type());
+  Value up = ctx.create<tosa::GreaterEqualOp>(i1, fraction, ctx.constF32(ones, {0.5f}));
+  Value rounded = ctx.create<tosa::AddOp>(
+      f32, whole,
+      ctx.create<tosa::SelectOp>(f32, up, ctx.constF32(ones, {1.0f}), ctx.constF32(ones, {0.0f})));
+  Value negative = ctx.create<tosa::GreaterOp>(i1, ctx.constF32(ones, {0.0f}), p);
+  Value signedValue = ctx.create<tosa::SelectOp>(
+      f32, negative, ctx.create<tosa::NegateOp>(f32, rounded, nullptr), rounded);
+  // Saturate in float first so the integer cast cannot overflow.
+  Value bounded = ctx.clamp(signedValue, -1.0e6f, 1.0e6f);
+  auto i32 = tensorOf(shape, i32Type(ctx));
+  Value q = ctx.create<tosa::CastOp>(i32, bounded);
+  Value shifted = ctx.create<tosa::AddOp>(i32, q, ctx.constI32(ones, {(*out)->zeroPoint()}));
+  Value clamped = clampInt(ctx, shifted, -128, 127);
+  return ctx.setOutput(0, ctx.create<tosa::CastOp>(tensorOf(shape, i8Type(ctx)), clamped));
+}
+
+/// DEQUANTIZE int8/uint8 -> float: scale * (x - zero point). TFLite
+/// multiplies in double and rounds to float once; the product of a float
+/// scale and a 9-bit integer is exact in double, so one float multiply of
+/// the same operands gives the same float.
+LogicalResult convertDequantize(OpContext &ctx) {
+  auto in = inQuant(ctx, 0);
+  auto input = ctx.input(0);
+  if (failed(in) || failed(input))
+    return failure();
+  if ((*in)->perChannel())
+    return ctx.fail("per-channel DEQUANTIZE of a computed tensor is not supported");
+  auto b = ctx.builder();
+  llvm::ArrayRef<int64_t> shape = shapeOf(*input);
+  llvm::SmallVector<int64_t> ones(shape.size(), 1);
+  auto i32 = tensorOf(shape, i32Type(ctx));
+  auto f32 = tensorOf(shape, b.getF32Type());
+  Value wide = ctx.create<tosa::CastOp>(i32, *input);
+  Value centered = ctx.create<tosa::SubOp>(i32, wide, ctx.constI32(ones, {(*in)->zeroPoint()}));
+  Value real = ctx.create<tosa::CastOp>(f32, centered);
+  return ctx.setOutput(0, ctx.create<tosa::MulOp>(f32, real, ctx.constF32(ones, {(*in)->scale()}),
+                                                  b.getI32IntegerAttr(0)));
+}
+
+// --- Binary elementwise -----------------------------------------------------
+
+/// Both operands as i32 values (x - zero point) * 2^`leftShift` (one rescale
+/// each; 2^leftShift as a multiplier of 2^30 and shift 30 - leftShift is
+/// exact), broadcast to a common rank.
+FailureOr<std::pair<Value, Value>> widenOperands(OpContext &ctx, int leftShift,
+                                                 const TensorQuant &a, const TensorQuant &b) {
+  auto x = ctx.input(0), y = ctx.input(1);
+  if (failed(x) || failed(y))
+    return failure();
+  int64_t rank = std::max(shapeOf(*x).size(), shapeOf(*y).size());
+  auto widen = [&](Value v, const TensorQuant &q) {
+    return rescale(ctx, ctx.broadcastRank(v, rank), i32Type(ctx), q.zeroPoint(), 0,
+                   {std::ldexp(1.0, leftShift)});
+  };
+  auto wx = widen(*x, a), wy = widen(*y, b);
+  if (failed(wx) || failed(wy))
+    return failure();
+  return std::make_pair(*wx, *wy);
+}
+
+/// ADD and SUB (TFLite add.cc / sub.cc, int8): both inputs shifted left 20
+/// bits and rescaled by scale_i / (2 max(scale_1, scale_2)), added or
+/// subtracted, rescaled by 2 max(scale) / (2^20 output scale).
+LogicalResult convertAddSub(OpContext &ctx, bool subtract, schema::ActivationFunctionType act) {
+  auto a = inQuant(ctx, 0), b = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  if ((*a)->perChannel() || (*b)->perChannel())
+    return ctx.fail("per-channel quantized operands are not supported");
+  const int leftShift = 20;
+  double twiceMax = static_cast<double>(2 * std::max((*a)->scale(), (*b)->scale()));
+  auto operands = widenOperands(ctx, leftShift, **a, **b);
+  if (failed(operands))
+    return failure();
+  auto x = rescale(ctx, operands->first, i32Type(ctx), 0, 0,
+                   {static_cast<double>((*a)->scale()) / twiceMax});
+  auto y = rescale(ctx, operands->second, i32Type(ctx), 0, 0,
+                   {static_cast<double>((*b)->scale()) / twiceMax});
+  if (failed(x) || failed(y))
+    return failure();
+  auto type = tensorOf(ctx.outputShape(0), i32Type(ctx));
+  Value sum =
+      subtract ? ctx.create<tosa::SubOp>(type, *x, *y) : ctx.create<tosa::AddOp>(type, *x, *y);
+  double outputScale =
+      twiceMax / static_cast<double>(static_cast<float>(1 << leftShift) * (*out)->scale());
+  return finishProduct(ctx, sum, {outputScale}, **out, act);
+}
+
+LogicalResult convertAdd(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::AddOptions>();
+  return convertAddSub(
+      ctx, false, opts ? opts->fused_activation_function() : schema::ActivationFunctionType::NONE);
+}
+
+LogicalResult convertSub(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::SubOptions>();
+  return convertAddSub(
+      ctx, true, opts ? opts->fused_activation_function() : schema::ActivationFunctionType::NONE);
+}
+
+/// MUL (TFLite mul.cc, int8): (x - zp_x) * (y - zp_y) in int32, rescaled by
+/// scale_x * scale_y / scale_out (computed in float, then widened).
+LogicalResult convertMul(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::MulOptions>();
+  auto a = inQuant(ctx, 0), b = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  if ((*a)->perChannel() || (*b)->perChannel())
+    return ctx.fail("per-channel quantized operands are not supported");
+  auto operands = widenOperands(ctx, 0, **a, **b);
+  if (failed(operands))
+    return failure();
+  Value product =
+      ctx.create<tosa::MulOp>(tensorOf(ctx.outputShape(0), i32Type(ctx)), operands->first,
+                              operands->second, ctx.builder().getI32IntegerAttr(0));
+  float real = (*a)->scale() * (*b)->scale() / (*out)->scale();
+  return finishProduct(ctx, product, {static_cast<double>(real)}, **out,
+                       opts ? opts->fused_activation_function()
+                            : schema::ActivationFunctionType::NONE);
+}
+
+/// LEAKY_RELU (TFLite leaky_relu int8): x - zi >= 0 ? MBQM(x - zi, si / so)
+/// : MBQM(x - zi, si * alpha / so), plus zo; both multipliers computed in
+/// float, then widened.
+LogicalResult convertLeakyRelu(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::LeakyReluOptions>();
+  float alpha = opts ? opts->alpha() : 0.2f;
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  if (alpha < 0.0f)
+    return ctx.fail("a negative alpha is not supported on int8");
+  QuantizedMultiplier identity = quantizeMultiplier(static_cast<double>(i.scale() / o.scale()));
+  QuantizedMultiplier slope =
+      quantizeMultiplier(static_cast<double>(i.scale() * alpha / o.scale()));
+  return convertByTable(ctx, [&](int32_t q) {
+    int32_t v = q - i.zeroPoint();
+    return o.zeroPoint() + multiplyByQuantizedMultiplier(v, v >= 0 ? identity : slope);
+  });
+}
+
+/// HARD_SWISH int8 (TFLite reference_ops::HardSwish, quantized): x on a
+/// 2^7-finer input scale, a "relu-ish" factor in [0, 1] from the input
+/// rescaled so 3.0 is 2^15, their 16-bit fixed-point product, shifted to the
+/// output scale. Evaluated per int8 value into a table.
+LogicalResult convertHardSwish(OpContext &ctx) {
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  const float hiresInputScale = (1.0f / 128.0f) * i.scale();
+  const float reluishScale = 3.0f / 32768.0f;
+  QuantizedMultiplier outM = quantizeMultiplier(static_cast<double>(hiresInputScale / o.scale()));
+  QuantizedMultiplier reluM =
+      quantizeMultiplier(static_cast<double>(hiresInputScale / reluishScale));
+  if (outM.shift > 0)
+    return ctx.fail("the output scale is too small for TFLite's int8 HARD_SWISH "
+                    "(input scale / 128 / output scale must be below 1)");
+  int16_t outMult = downScaleMultiplier(outM.multiplier);
+  int16_t reluMult = downScaleMultiplier(reluM.multiplier);
+  auto divideByPOT16 = [](int16_t x, int exponent) {
+    return static_cast<int16_t>(roundingDivideByPOT(x, exponent));
+  };
+  return convertByTable(ctx, [&](int32_t q) {
+    int16_t value = static_cast<int16_t>(q - i.zeroPoint());
+    int16_t hires = static_cast<int16_t>(value * (1 << 7));
+    int16_t preshift = roundingDoublingHighMul16(hires, outMult);
+    int16_t reluish = hires;
+    if (reluM.shift > 0)
+      reluish = saturatingLeftShift16(reluish, reluM.shift - 1);
+    reluish = roundingDoublingHighMul16(reluish, reluMult);
+    if (reluM.shift > 0)
+      reluish = saturatingLeftShift16(reluish, 1);
+    if (reluM.shift < 0)
+      reluish = divideByPOT16(reluish, -reluM.shift);
+    reluish = static_cast<int16_t>((reluish + (1 << 15)) >> 1);
+    int16_t product = doublingHighMul16(reluish, preshift);
+    int32_t result = divideByPOT16(product, -outM.shift) + o.zeroPoint();
+    return result;
+  });
+}
+
+} // namespace
+
+void registerQuantizedElementwiseOps(ConverterTable &table) {
+  table[BuiltinOperator::RELU] = convertRelu0;
+  table[BuiltinOperator::RELU6] = convertRelu6;
+  table[BuiltinOperator::RELU_N1_TO_1] = convertReluN1To1;
+  table[BuiltinOperator::LOGISTIC] = convertLogistic;
+  table[BuiltinOperator::TANH] = convertTanh;
+  table[BuiltinOperator::QUANTIZE] = convertQuantize;
+  table[BuiltinOperator::DEQUANTIZE] = convertDequantize;
+  table[BuiltinOperator::ADD] = convertAdd;
+  table[BuiltinOperator::SUB] = convertSub;
+  table[BuiltinOperator::MUL] = convertMul;
+  table[BuiltinOperator::LEAKY_RELU] = convertLeakyRelu;
+  table[BuiltinOperator::HARD_SWISH] = convertHardSwish;
+}
+
+} // namespace kiln::tfl
