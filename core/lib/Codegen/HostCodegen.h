@@ -10,7 +10,7 @@
 #ifndef KILN_CORE_CODEGEN_HOSTCODEGEN_H
 #define KILN_CORE_CODEGEN_HOSTCODEGEN_H
 
-#include "kiln/Compiler.h"
+#include "kiln/Options.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

@@ -11,8 +11,8 @@
 #include "Import.h"
 #include "ONNXConverter.h"
 
-#include "kiln/Compiler.h"
 #include "kiln/ModelInputs.h"
+#include "kiln/Options.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"

@@ -9,8 +9,8 @@
 #include "TFLiteConverter.h"
 #include "TFLiteQuant.h"
 
-#include "kiln/Compiler.h"
 #include "kiln/ModelInputs.h"
+#include "kiln/Options.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
