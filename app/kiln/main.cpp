@@ -27,6 +27,7 @@
 #include "kiln/ReadFile.h"
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
+#include "kiln/Targets.h"
 
 #include "Usage.h"
 
@@ -54,6 +55,36 @@
 namespace cl = llvm::cl;
 
 static cl::OptionCategory kilnCategory("kiln options");
+
+/// --target's help: every kiln::kDeviceTargets name, with its note.
+static llvm::StringRef targetHelp() {
+  static const std::string text = [] {
+    std::string s = "Device target: ";
+    for (const kiln::DeviceTarget &t : kiln::kDeviceTargets)
+      s += std::string(&t == kiln::kDeviceTargets ? "" : ", ") + t.name +
+           (*t.helpNote ? std::string(" (") + t.helpNote + ")" : "");
+    return s;
+  }();
+  return text;
+}
+
+/// --target-cpu's help, with the bare-metal targets' default CPUs
+/// ("cortex-m4 for thumbv7em").
+static llvm::StringRef targetCpuHelp() {
+  static const std::string text = [] {
+    std::string s = "LLVM CPU name, or host for this machine's CPU and features (default: "
+                    "generic, or the target's: ";
+    const char *separator = "";
+    for (const kiln::DeviceTarget &t : kiln::kDeviceTargets)
+      if (t.bareMetal) {
+        s += separator + std::string(t.cpu) + " for " +
+             llvm::StringRef(t.name).split('-').first.str();
+        separator = ", ";
+      }
+    return s + ")";
+  }();
+  return text;
+}
 
 static cl::SubCommand compileCmd("compile",
                                  "Compile a model to a .kiln artifact or print "
@@ -222,11 +253,7 @@ static cl::opt<std::string> targetTriple("target-triple",
                                          cl::desc("LLVM target triple (default: host)"),
                                          cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                          cl::cat(kilnCategory));
-static cl::opt<std::string> targetCpu("target-cpu",
-                                      cl::desc("LLVM CPU name, or host for this machine's CPU "
-                                               "and features (default: generic, or the "
-                                               "target's: cortex-m4 for thumbv7em, "
-                                               "cortex-m0plus for thumbv6m)"),
+static cl::opt<std::string> targetCpu("target-cpu", cl::desc(targetCpuHelp()),
                                       cl::init("generic"), cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                                       cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 static cl::opt<std::string> targetFeatures("target-cpu-features",
@@ -242,11 +269,7 @@ static cl::opt<uint64_t> maxBufferBytes(
     cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 
 // target and output (compile, export)
-static cl::opt<std::string> targetName("target",
-                                       cl::desc("Device target: host, x86_64-linux-gnu, "
-                                                "aarch64-linux-gnu, riscv64-linux-gnu, "
-                                                "thumbv7em-none-eabihf (Cortex-M4F), "
-                                                "thumbv6m-none-eabi (Cortex-M0+, integer models)"),
+static cl::opt<std::string> targetName("target", cl::desc(targetHelp()),
                                        cl::value_desc("name"), cl::sub(compileCmd),
                                        cl::sub(runCmd), cl::sub(inspectCmd), cl::sub(exportCmd),
                                        cl::cat(kilnCategory));

@@ -9,8 +9,8 @@
 
 #include "Artifact/ArtifactWriter.h"
 #include "Artifact/CModuleWriter.h"
-#include "Codegen/HostCodegen.h"
 #include "Codegen/IntegerTargets.h"
+#include "Codegen/MachineCode.h"
 #include "Import/Import.h"
 #include "Pipeline.h"
 #include "Support/Message.h"
@@ -230,75 +230,6 @@ const char *toString(CompilePhase phase) {
   case CompilePhase::Artifact: return "artifact";
   }
   return "unknown";
-}
-
-namespace {
-/// The device targets, in knownTargets() order, with their display names.
-struct KnownTarget {
-  const char *name, *displayName;
-};
-constexpr KnownTarget kKnownTargets[] = {
-    {"host", "This computer"},
-    {"x86_64-linux-gnu", "x86-64 Linux"},
-    {"aarch64-linux-gnu", "aarch64 Linux"},
-    {"riscv64-linux-gnu", "RISC-V 64 Linux (RV64GC)"},
-    {"thumbv7em-none-eabihf", "Cortex-M4F bare metal"},
-    {"thumbv6m-none-eabi", "Cortex-M0+ bare metal, integer models"}};
-} // namespace
-
-std::vector<std::string> knownTargets() {
-  std::vector<std::string> names;
-  for (const KnownTarget &t : kKnownTargets)
-    names.push_back(t.name);
-  return names;
-}
-
-std::string targetDisplayName(const std::string &name) {
-  for (const KnownTarget &t : kKnownTargets)
-    if (name == t.name)
-      return t.displayName;
-  return {};
-}
-
-llvm::Error applyTarget(const std::string &name, TargetOptions &target) {
-  const bool keepCpu = !target.cpu.empty() && target.cpu != "generic";
-  std::string cpu = "generic", features, abi, triple;
-  if (name == "host") {
-    triple = "";
-  } else if (name == "x86_64-linux-gnu") {
-    triple = "x86_64-unknown-linux-gnu";
-  } else if (name == "aarch64-linux-gnu") {
-    triple = "aarch64-unknown-linux-gnu";
-    features = "+neon";
-  } else if (name == "riscv64-linux-gnu") {
-    triple = "riscv64-unknown-linux-gnu";
-    cpu = "generic-rv64";
-    features = "+m,+a,+f,+d,+c";
-    abi = "lp64d";
-  } else if (name == "thumbv7em-none-eabihf") {
-    triple = "thumbv7em-none-unknown-eabihf";
-    cpu = "cortex-m4";
-  } else if (name == "thumbv6m-none-eabi") {
-    triple = "thumbv6m-none-unknown-eabi";
-    cpu = "cortex-m0plus";
-  } else {
-    std::string known;
-    for (const std::string &k : knownTargets())
-      known += (known.empty() ? "" : ", ") + k;
-    return makeError("--target='" + quoteInput(name) + "' is not a supported target (" + known + ")");
-  }
-  target.triple = triple;
-  if (!keepCpu)
-    target.cpu = cpu;
-  if (target.features.empty())
-    target.features = features;
-  target.abi = abi;
-  return llvm::Error::success();
-}
-
-bool isBareMetalTriple(const std::string &triple) {
-  llvm::Triple t(llvm::Triple::normalize(triple));
-  return !triple.empty() && t.getOS() == llvm::Triple::UnknownOS;
 }
 
 bool parseOutputFormat(const std::string &text, OutputFormat &out) {

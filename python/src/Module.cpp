@@ -468,6 +468,23 @@ PYBIND11_MODULE(_kiln, m) {
     std::string_view view = viewOf(bytes);
     return kiln_artifact_recognize(view.data(), view.size()) != 0;
   });
+  m.def("targets", [] {
+    py::list rows;
+    for (const DeviceTargetInfo &t : deviceTargets()) {
+      py::dict row;
+      row["name"] = t.name;
+      row["display_name"] = t.displayName;
+      row["triple"] = t.triple;
+      row["cpu"] = t.cpu;
+      row["features"] = t.features;
+      row["abi"] = t.abi;
+      row["bare_metal"] = t.bareMetal;
+      row["integer_only"] = t.integerOnly;
+      row["workgroup_bytes"] = t.workgroupBytes;
+      rows.append(row);
+    }
+    return rows;
+  });
   m.def("version", &version);
   m.def("llvm_version", &llvmVersion);
   m.def("runtime_version", [] { return std::string(kiln_runtime_version()); });

@@ -21,6 +21,7 @@
 
 #include "kiln/Options.h"
 #include "kiln/Run.h"
+#include "kiln/Targets.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -43,37 +44,6 @@ enum class EmitStage {
 /// Parses "tosa", "linalg", "dispatches", "buffers", "llvm-ir" or "asm".
 /// Returns false if unknown.
 bool parseEmitStage(const std::string &text, EmitStage &out);
-
-/// The device targets `--target=` names, with the triple, default CPU,
-/// features and ABI each stands for:
-///   x86_64-linux-gnu       x86_64-unknown-linux-gnu, generic
-///   aarch64-linux-gnu      aarch64-unknown-linux-gnu, generic, +neon
-///   riscv64-linux-gnu      riscv64-unknown-linux-gnu, generic-rv64,
-///                          +m,+a,+f,+d,+c, ABI lp64d (RV64GC, Debian's)
-///   thumbv7em-none-eabihf  Cortex-M4F, hard-float EABI (bare metal: static
-///                          C module only)
-///   thumbv6m-none-eabi     Cortex-M0+ (ARMv6-M, no FPU, no DSP), soft-float
-///                          EABI (bare metal: static C module only; integer
-///                          models only, a float model is one error)
-/// plus "host" (the machine compiling). Returns the names in that order.
-std::vector<std::string> knownTargets();
-
-/// The name people know a knownTargets() entry by, for menus beside the
-/// name itself: "This computer" (host), "x86-64 Linux", "aarch64 Linux",
-/// "RISC-V 64 Linux (RV64GC)", "Cortex-M4F bare metal"
-/// (thumbv7em-none-eabihf), "Cortex-M0+ bare metal, integer models"
-/// (thumbv6m-none-eabi). Empty for a name knownTargets() lacks.
-std::string targetDisplayName(const std::string &name);
-
-/// Sets `target` to the named device target (see knownTargets()); a CPU
-/// other than "generic" already in `target.cpu` is kept. Errors name the
-/// unknown target and list the supported ones.
-llvm::Error applyTarget(const std::string &name, TargetOptions &target);
-
-/// True if `triple` (normalized or not) has no operating system (bare
-/// metal): such targets get the static C module, never a `.kiln` artifact,
-/// since nothing there can load a shared object.
-bool isBareMetalTriple(const std::string &triple);
 
 struct CompilationPlan;
 
