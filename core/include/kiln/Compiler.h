@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "kiln/Options.h"
-#include "kiln/Run.h"
 #include "kiln/Targets.h"
+#include "kiln/TensorTypes.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"

@@ -1,4 +1,8 @@
 //===- Run.cpp - Run artifacts on the host --------------------------------===//
+//
+// kiln_host's driver over the runtime (kiln/Run.h).
+//
+//===----------------------------------------------------------------------===//
 #include "kiln/ReadFile.h"
 #include "kiln/Run.h"
 #include "kiln/Artifact.h"
@@ -560,8 +564,6 @@ benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned run
   return std::make_pair(latencyOf(times[0], timed), latencyOf(times[1], timed));
 }
 
-// Declared in kiln/Artifact.h; here beside benchmarkPair (ArtifactReader.cpp
-// is also built alone into the runtime's ASan tests).
 llvm::Expected<std::pair<BuildSummary, BuildSummary>>
 compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
               const std::string &nameA, const std::string &nameB, unsigned runs,
