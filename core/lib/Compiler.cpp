@@ -6,11 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler.h"
 #include "kiln/Artifact.h"
+#include "kiln/Error.h"
 
 #include "Artifact/ArtifactWriter.h"
 #include "Artifact/CModuleWriter.h"
-#include "Codegen/HostCodegen.h"
 #include "Codegen/IntegerTargets.h"
+#include "Codegen/MachineCode.h"
 #include "Import/Import.h"
 #include "Pipeline.h"
 #include "Support/Message.h"
@@ -67,11 +68,6 @@ bool parseEmitStage(const std::string &text, EmitStage &out) {
   else
     return false;
   return true;
-}
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
 }
 
 namespace {
@@ -232,75 +228,6 @@ const char *toString(CompilePhase phase) {
   return "unknown";
 }
 
-namespace {
-/// The device targets, in knownTargets() order, with their display names.
-struct KnownTarget {
-  const char *name, *displayName;
-};
-constexpr KnownTarget kKnownTargets[] = {
-    {"host", "This computer"},
-    {"x86_64-linux-gnu", "x86-64 Linux"},
-    {"aarch64-linux-gnu", "aarch64 Linux"},
-    {"riscv64-linux-gnu", "RISC-V 64 Linux (RV64GC)"},
-    {"thumbv7em-none-eabihf", "Cortex-M4F bare metal"},
-    {"thumbv6m-none-eabi", "Cortex-M0+ bare metal, integer models"}};
-} // namespace
-
-std::vector<std::string> knownTargets() {
-  std::vector<std::string> names;
-  for (const KnownTarget &t : kKnownTargets)
-    names.push_back(t.name);
-  return names;
-}
-
-std::string targetDisplayName(const std::string &name) {
-  for (const KnownTarget &t : kKnownTargets)
-    if (name == t.name)
-      return t.displayName;
-  return {};
-}
-
-llvm::Error applyTarget(const std::string &name, TargetOptions &target) {
-  const bool keepCpu = !target.cpu.empty() && target.cpu != "generic";
-  std::string cpu = "generic", features, abi, triple;
-  if (name == "host") {
-    triple = "";
-  } else if (name == "x86_64-linux-gnu") {
-    triple = "x86_64-unknown-linux-gnu";
-  } else if (name == "aarch64-linux-gnu") {
-    triple = "aarch64-unknown-linux-gnu";
-    features = "+neon";
-  } else if (name == "riscv64-linux-gnu") {
-    triple = "riscv64-unknown-linux-gnu";
-    cpu = "generic-rv64";
-    features = "+m,+a,+f,+d,+c";
-    abi = "lp64d";
-  } else if (name == "thumbv7em-none-eabihf") {
-    triple = "thumbv7em-none-unknown-eabihf";
-    cpu = "cortex-m4";
-  } else if (name == "thumbv6m-none-eabi") {
-    triple = "thumbv6m-none-unknown-eabi";
-    cpu = "cortex-m0plus";
-  } else {
-    std::string known;
-    for (const std::string &k : knownTargets())
-      known += (known.empty() ? "" : ", ") + k;
-    return makeError("--target='" + quoteInput(name) + "' is not a supported target (" + known + ")");
-  }
-  target.triple = triple;
-  if (!keepCpu)
-    target.cpu = cpu;
-  if (target.features.empty())
-    target.features = features;
-  target.abi = abi;
-  return llvm::Error::success();
-}
-
-bool isBareMetalTriple(const std::string &triple) {
-  llvm::Triple t(llvm::Triple::normalize(triple));
-  return !triple.empty() && t.getOS() == llvm::Triple::UnknownOS;
-}
-
 bool parseOutputFormat(const std::string &text, OutputFormat &out) {
   if (text == "kiln" || text == "artifact")
     out = OutputFormat::Artifact;
@@ -352,187 +279,233 @@ static llvm::Expected<BufferLimit> bufferLimitOf(const CompileOptions &options) 
               "-bit pointers; --max-buffer-bytes=N sets it"};
 }
 
-/// Runs the pipeline up to `stop`. With `emitted`, prints the module (or
-/// LLVM IR / assembly) after `stop`; with `result`, finishes the artifact.
-static llvm::Error compileImpl(const std::string &path,
-                               const CompileOptions &options, EmitStage stop,
-                               std::string *emitted, CompileResult *result,
-                               bool planOnly = false) {
-  // Reports each phase and honours cancellation between phases.
-  auto phase = [&](CompilePhase p) -> llvm::Error {
+namespace {
+
+/// One run of the pipeline (compileImpl): what it was asked for, and what
+/// each phase hands the next.
+struct PipelineRun {
+  PipelineRun(const std::string &path, const CompileOptions &options, EmitStage stop,
+              std::string *emitted, CompileResult *result, bool planOnly)
+      : path(path), options(options), stop(stop), emitted(emitted), result(result),
+        planOnly(planOnly), cModule(options.format == OutputFormat::CModule) {}
+
+  /// Reports phase `p` (CompileOptions::onPhase) and honours cancellation
+  /// between phases.
+  llvm::Error phase(CompilePhase p) const {
     if (options.onPhase && !options.onPhase(p))
       return makeError("compilation cancelled");
     return llvm::Error::success();
-  };
+  }
+
+  /// True when `--emit=` stops after `stage`; the module's text is then in
+  /// *emitted.
+  bool emitsAfter(EmitStage stage) {
+    if (!emitted || stop != stage)
+      return false;
+    *emitted = c.print(options.elideConstants);
+    return true;
+  }
+
+  const std::string &path;
+  const CompileOptions &options;
+  const EmitStage stop;
+  /// With --emit: the text after `stop`; else null.
+  std::string *const emitted;
+  /// The build (and its signature, plan, sizes); null with --emit.
+  CompileResult *const result;
+  /// planOnly(): stop after the plan, no code.
+  const bool planOnly;
+  const bool cModule;
+
   Compilation c;
-  if (llvm::Error err = phase(CompilePhase::Import))
+  BufferLimit limit;
+  ArtifactSpec spec;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  KernelTarget kernelTarget;
+  std::string moduleName;
+  CompilationPlan plan;
+  /// The kernels to compile (one per distinct dispatch), their index by
+  /// entry point name, and their exported names (C modules prefix them).
+  std::vector<KernelABI> kernels;
+  std::map<std::string, uint32_t> entryOf;
+  std::vector<std::string> entryPoints;
+};
+
+} // namespace
+
+/// The model as TOSA, its warnings and I/O signature; every shape
+/// multiplied out once, with overflow checks, against the largest buffer
+/// the target can be asked for (later phases rely on it).
+static llvm::Error importModel(PipelineRun &run) {
+  if (llvm::Error err = run.phase(CompilePhase::Import))
     return err;
-  if (llvm::Error err = c.import(path, options.fixedShapes))
+  Compilation &c = run.c;
+  if (llvm::Error err = c.import(run.path, run.options.fixedShapes))
     return err;
   if (auto warnings = (*c.module)->getAttrOfType<ArrayAttr>("kiln.warnings")) {
-    if (result)
+    if (run.result)
       for (Attribute w : warnings)
-        result->warnings.push_back(w.cast<StringAttr>().str());
+        run.result->warnings.push_back(w.cast<StringAttr>().str());
     (*c.module)->removeAttr("kiln.warnings");
   }
-  // Every shape multiplied out once, with overflow checks, against the
-  // largest buffer the target can be asked for; later phases rely on it.
-  auto limitOrError = bufferLimitOf(options);
+  auto limitOrError = bufferLimitOf(run.options);
   if (!limitOrError)
     return limitOrError.takeError();
-  const BufferLimit limit = *limitOrError;
-  if (llvm::Error err =
-          checkTensorSizes(*c.module, limit.bytes, c.source, limit.source))
+  run.limit = *limitOrError;
+  if (llvm::Error err = checkTensorSizes(*c.module, run.limit.bytes, c.source, run.limit.source))
     return err;
-  ArtifactSpec spec;
-  spec.producer = producerString();
-  spec.source = c.source;
-  collectSignature(*c.module, spec);
-  if (result) {
+  run.spec.producer = producerString();
+  run.spec.source = c.source;
+  collectSignature(*c.module, run.spec);
+  if (CompileResult *result = run.result) {
     auto info = [](const TensorSpec &t) {
       IOInfo io;
       io.name = t.name;
-      io.dtype = dtypeOfElementType(
-          kiln_element_type_name(static_cast<kiln_element_type_t>(t.type)));
+      io.dtype =
+          dtypeOfElementType(kiln_element_type_name(static_cast<kiln_element_type_t>(t.type)));
       io.shape = t.shape;
       io.byteSize = npyDtypeSize(io.dtype);
       for (int64_t d : t.shape)
         io.byteSize *= static_cast<uint64_t>(d); // checkTensorSizes bounded it
       return io;
     };
-    for (const TensorSpec &t : spec.inputs) {
+    for (const TensorSpec &t : run.spec.inputs) {
       result->inputs.push_back(info(t));
       result->inputBytes += static_cast<int64_t>(result->inputs.back().byteSize);
     }
-    for (const TensorSpec &t : spec.outputs) {
+    for (const TensorSpec &t : run.spec.outputs) {
       result->outputs.push_back(info(t));
       result->outputBytes += static_cast<int64_t>(result->outputs.back().byteSize);
     }
   }
-  if (emitted && stop == EmitStage::Tosa) {
-    *emitted = c.print(options.elideConstants);
-    return llvm::Error::success();
-  }
-  if (llvm::Error err = phase(CompilePhase::TosaToLinalg))
+  return llvm::Error::success();
+}
+
+/// TOSA -> linalg on tensors, elementwise fusion.
+static llvm::Error lowerToLinalg(PipelineRun &run) {
+  if (llvm::Error err = run.phase(CompilePhase::TosaToLinalg))
     return err;
-  if (llvm::Error err = c.run("TOSA to linalg", [&](PassManager &pm) {
-        buildTosaToLinalgPipeline(pm);
-      }))
-    return err;
-  if (emitted && stop == EmitStage::Linalg) {
-    *emitted = c.print(options.elideConstants);
-    return llvm::Error::success();
-  }
-  const bool cModule = options.format == OutputFormat::CModule;
+  return run.c.run("TOSA to linalg", [&](PassManager &pm) { buildTosaToLinalgPipeline(pm); });
+}
+
+/// The target machine, and what the target refuses before any work: a
+/// `.kiln` for bare metal, a bad C module name, --check-bounds where the
+/// runtime cannot report, a float model on a target without an FPU.
+static llvm::Error chooseTarget(PipelineRun &run) {
+  const CompileOptions &options = run.options;
   // C modules record each kernel's frame size: firmware must budget stack.
   auto tm = createTargetMachine(options.target, options.optLevel,
-                                /*stackSizes=*/cModule && result && !planOnly);
+                                /*stackSizes=*/run.cModule && run.result && !run.planOnly);
   if (!tm)
     return tm.takeError();
-  const std::string moduleName =
-      options.moduleName.empty() ? moduleNameFromPath(path) : options.moduleName;
-  if (result && !planOnly) {
-    if (!cModule && isBareMetalTriple(options.target.triple))
-      return makeError(c.source + ": target '" + options.target.triple +
+  run.tm = std::move(*tm);
+  run.kernelTarget = kernelTargetOf(*run.tm);
+  run.moduleName = options.moduleName.empty() ? moduleNameFromPath(run.path) : options.moduleName;
+  const std::string &source = run.c.source;
+  if (run.result && !run.planOnly) {
+    if (!run.cModule && isBareMetalTriple(options.target.triple))
+      return makeError(source + ": target '" + options.target.triple +
                        "' is bare metal: nothing there loads a .kiln artifact's "
                        "shared object; use --output-format=c-module");
-    if (std::string why = cModule ? moduleNameProblem(moduleName) : ""; !why.empty())
-      return makeError("--module-name='" + quoteInput(moduleName) + "' " + why);
+    if (std::string why = run.cModule ? moduleNameProblem(run.moduleName) : ""; !why.empty())
+      return makeError("--module-name='" + quoteInput(run.moduleName) + "' " + why);
     // The report record holds a pointer; the runtime reads it after each wave.
-    if (options.checkBounds && (cModule || !(*tm)->getTargetTriple().isArch64Bit()))
+    if (options.checkBounds && (run.cModule || !run.tm->getTargetTriple().isArch64Bit()))
       return makeError("--check-bounds builds a .kiln artifact for a 64-bit hosted target "
                        "(the runtime reports a refused access); not " +
-                       std::string(cModule ? "a C module" : "this 32-bit target"));
+                       std::string(run.cModule ? "a C module" : "this 32-bit target"));
   }
   // A target without an FPU (thumbv6m) takes integer models only.
-  if (llvm::Error err = checkIntegerOnlyTarget(*c.module, **tm, c.source))
+  return checkIntegerOnlyTarget(*run.c.module, *run.tm, source);
+}
+
+/// Dispatch regions, outlining and workgroup tiling for the target.
+static llvm::Error formDispatches(PipelineRun &run) {
+  DispatchOptions dispatchOptions = dispatchOptionsOf(run.options);
+  dispatchOptions.vectorBytes = vectorBytesOf(*run.tm);
+  dispatchOptions.workgroupBytes = run.kernelTarget.workgroupBytes;
+  dispatchOptions.dividingTiles = run.kernelTarget.dividingTiles;
+  if (llvm::Error err = run.phase(CompilePhase::Dispatches))
     return err;
-  DispatchOptions dispatchOptions = dispatchOptionsOf(options);
-  dispatchOptions.vectorBytes = vectorBytesOf(**tm);
-  dispatchOptions.workgroupBytes = kernelTargetOf(**tm).workgroupBytes;
-  dispatchOptions.dividingTiles = kernelTargetOf(**tm).dividingTiles;
-  if (llvm::Error err = phase(CompilePhase::Dispatches))
+  return run.c.run("dispatch formation",
+                   [&](PassManager &pm) { buildDispatchPipeline(pm, dispatchOptions); });
+}
+
+/// One-shot bufferization, then the constant weights packed into the panel
+/// layout the kernels read (before the constants are collected and the
+/// plan sizes their bindings).
+static llvm::Error bufferize(PipelineRun &run) {
+  if (llvm::Error err = run.phase(CompilePhase::Bufferization))
     return err;
-  if (llvm::Error err = c.run("dispatch formation", [&](PassManager &pm) {
-        buildDispatchPipeline(pm, dispatchOptions);
-      }))
+  if (llvm::Error err = run.c.run("bufferization", buildBufferizationPipeline))
     return err;
-  if (emitted && stop == EmitStage::Dispatches) {
-    *emitted = c.print(options.elideConstants);
-    return llvm::Error::success();
-  }
-  if (llvm::Error err = phase(CompilePhase::Bufferization))
-    return err;
-  if (llvm::Error err = c.run("bufferization", buildBufferizationPipeline))
-    return err;
-  // Constant weights into the panel layout the kernels read (before the
-  // constants are collected and the plan sizes their bindings).
-  const KernelTarget kernelTarget = kernelTargetOf(**tm);
-  const unsigned numInputs = spec.inputs.size();
-  if (llvm::Error err = c.run("weight packing", [&](PassManager &pm) {
+  const KernelTarget kernelTarget = run.kernelTarget;
+  const unsigned numInputs = run.spec.inputs.size();
+  if (llvm::Error err = run.c.run("weight packing", [&](PassManager &pm) {
         pm.addPass(createPackWeightsPass(kernelTarget, numInputs));
       }))
     return err;
-  collectConstants(*c.module, spec);
-  coalesceOutputCopies(*c.module);
-  if (emitted && stop == EmitStage::Buffers) {
-    *emitted = c.print(options.elideConstants);
-    return llvm::Error::success();
-  }
-  if (llvm::Error err = phase(CompilePhase::Schedule))
+  collectConstants(*run.c.module, run.spec);
+  coalesceOutputCopies(*run.c.module);
+  return llvm::Error::success();
+}
+
+/// Waves, barriers and the memory plan of the bufferized @main, each
+/// dispatch's kernel strategy, identical kernels merged; the plan checked
+/// (a violated invariant is a Kiln bug, and a loud one beats a wrong
+/// answer) against the runtime's 32-bit workgroup counts and the buffer
+/// limit before anything is burned into an artifact.
+static llvm::Error schedule(PipelineRun &run) {
+  if (llvm::Error err = run.phase(CompilePhase::Schedule))
     return err;
+  Compilation &c = run.c;
   std::vector<std::string> outputNames;
-  for (const TensorSpec &t : spec.outputs)
+  for (const TensorSpec &t : run.spec.outputs)
     outputNames.push_back(t.name);
-  auto plan = buildPlan(*c.module, spec.inputs.size(), spec.constants.size(),
-                        outputNames);
-  if (!plan)
-    return plan.takeError();
-  plan->source = c.source;
+  auto built = buildPlan(*c.module, run.spec.inputs.size(), run.spec.constants.size(), outputNames);
+  if (!built)
+    return built.takeError();
+  CompilationPlan &plan = run.plan = std::move(*built);
+  plan.source = c.source;
   // Each dispatch's kernel strategy, as kiln-register-tile-contractions
   // will lower it for this target.
   for (auto fn : c.module->getOps<func::FuncOp>())
     if (auto id = fn->getAttrOfType<IntegerAttr>("kiln.dispatch_id"))
-      for (Dispatch &d : plan->dispatches)
+      for (Dispatch &d : plan.dispatches)
         if (d.id == id.getInt())
-          d.kernel = kernelStrategyOf(fn, kernelTarget);
+          d.kernel = kernelStrategyOf(fn, run.kernelTarget);
   // Identical kernels (repeated blocks) are compiled once.
-  deduplicateDispatches(*c.module, *plan);
-  // Every plan is checked before anything is burned into an artifact: a
-  // violated invariant is a Kiln bug, and a loud one beats a wrong answer.
-  if (std::vector<std::string> violations = checkPlan(*plan); !violations.empty())
+  deduplicateDispatches(*c.module, plan);
+  if (std::vector<std::string> violations = checkPlan(plan); !violations.empty())
     return makeError("internal error: the plan of " + c.source + " is invalid (" +
-                     std::to_string(violations.size()) + " violations; first: " +
-                     violations.front() + ")");
+                     std::to_string(violations.size()) +
+                     " violations; first: " + violations.front() + ")");
   // The runtime counts a dispatch's workgroups in 32 bits (artifact format).
-  for (const Dispatch &d : plan->dispatches) {
-    std::optional<int64_t> count = tensorBytes(
-        {d.workgroupCount[0], d.workgroupCount[1], d.workgroupCount[2]}, 1);
+  for (const Dispatch &d : plan.dispatches) {
+    std::optional<int64_t> count =
+        tensorBytes({d.workgroupCount[0], d.workgroupCount[1], d.workgroupCount[2]}, 1);
     if (!count || *count > static_cast<int64_t>(UINT32_MAX))
-      return makeError(c.source + ": " + d.name + " would launch " +
-                       std::to_string(d.workgroupCount[0]) + "x" +
-                       std::to_string(d.workgroupCount[1]) + "x" +
-                       std::to_string(d.workgroupCount[2]) +
-                       " workgroups; at most 2^32 - 1 per dispatch (larger tile "
-                       "sizes: --tile=" + std::to_string(d.id) + "=...)");
+      return makeError(
+          c.source + ": " + d.name + " would launch " + std::to_string(d.workgroupCount[0]) + "x" +
+          std::to_string(d.workgroupCount[1]) + "x" + std::to_string(d.workgroupCount[2]) +
+          " workgroups; at most 2^32 - 1 per dispatch (larger tile "
+          "sizes: --tile=" +
+          std::to_string(d.id) + "=...)");
   }
-  if (plan->memory.arenaBytes > limit.bytes)
-    return makeError(c.source + ": the arena needs " +
-                     std::to_string(plan->memory.arenaBytes) + " bytes, above the " +
-                     std::to_string(limit.bytes) + "-byte limit on one buffer (" +
-                     limit.source + ")");
-  if (planOnly) {
-    result->arenaBytes = plan->memory.arenaBytes;
-    result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
-    return llvm::Error::success();
-  }
+  if (plan.memory.arenaBytes > run.limit.bytes)
+    return makeError(c.source + ": the arena needs " + std::to_string(plan.memory.arenaBytes) +
+                     " bytes, above the " + std::to_string(run.limit.bytes) +
+                     "-byte limit on one buffer (" + run.limit.source + ")");
+  return llvm::Error::success();
+}
 
-  // @main is now the plan; only the dispatch functions become code, one
-  // per distinct kernel.
+/// @main is now the plan; only the dispatch functions become code, one per
+/// distinct kernel: their ABI (bindings, aliasing, --check-bounds extents,
+/// labels), then the lowering to the LLVM dialect.
+static llvm::Error lowerKernels(PipelineRun &run) {
+  Compilation &c = run.c;
   c.module->lookupSymbol<func::FuncOp>("main").erase();
-  eraseDeduplicatedDispatches(*c.module, *plan);
-  std::vector<KernelABI> kernels;
-  std::map<std::string, uint32_t> entryOf;
+  eraseDeduplicatedDispatches(*c.module, run.plan);
   for (auto fn : c.module->getOps<func::FuncOp>()) {
     if (!fn->hasAttr("kiln.dispatch_id"))
       continue;
@@ -544,106 +517,101 @@ static llvm::Error compileImpl(const std::string &path,
         unsigned bits = memref.getElementTypeBitWidth();
         bytes.push_back(uint64_t(memref.getNumElements()) * ((bits + 7) / 8));
       }
-    entryOf[fn.getSymName().str()] = kernels.size();
-    kernels.push_back({fn.getSymName().str(), bindings});
-    if (options.checkBounds)
-      kernels.back().bindingBytes = std::move(bytes);
+    run.entryOf[fn.getSymName().str()] = run.kernels.size();
+    run.kernels.push_back({fn.getSymName().str(), bindings});
+    if (run.options.checkBounds)
+      run.kernels.back().bindingBytes = std::move(bytes);
   }
-  for (const Dispatch &d : plan->dispatches)
-    if (entryPointOf(d) == d.name && entryOf.count(d.name)) {
-      KernelABI &k = kernels[entryOf[d.name]];
+  for (const Dispatch &d : run.plan.dispatches)
+    if (entryPointOf(d) == d.name && run.entryOf.count(d.name)) {
+      KernelABI &k = run.kernels[run.entryOf[d.name]];
       k.aliasedBindings = d.aliasedBindings;
       std::string ops;
       for (const SourceOp &op : d.ops)
         ops += (ops.empty() ? "" : ", ") + sourceOpText(op);
       k.label = d.name + (ops.empty() ? "" : " (" + ops + ")");
     }
-  if (llvm::Error err = phase(CompilePhase::LowerToLLVM))
+  if (llvm::Error err = run.phase(CompilePhase::LowerToLLVM))
     return err;
-  if (llvm::Error err = c.run("lowering to LLVM", [&](PassManager &pm) {
-        buildDispatchLoweringPipeline(pm, kernelTarget);
-      }))
-    return err;
+  const KernelTarget kernelTarget = run.kernelTarget;
+  return c.run("lowering to LLVM",
+               [&](PassManager &pm) { buildDispatchLoweringPipeline(pm, kernelTarget); });
+}
 
-  llvm::LLVMContext llvmContext;
-  auto llvmModule = translateToLLVMIR(*c.module, llvmContext, kernels);
-  if (!llvmModule)
-    return llvmModule.takeError();
-  if (llvm::Error err = phase(CompilePhase::Optimize))
-    return err;
-  if (emitted) {
-    optimizeModule(**llvmModule, **tm, options.optLevel);
-    if (stop == EmitStage::LLVMIR) {
-      llvm::raw_string_ostream os(*emitted);
-      (*llvmModule)->print(os, nullptr);
-      return llvm::Error::success();
-    }
-    auto text = emitMachineCode(**llvmModule, **tm, /*asText=*/true);
-    if (!text)
-      return text.takeError();
-    *emitted = std::move(*text);
+/// --emit=llvm-ir or asm: the kernels after LLVM's -O pipeline, as text.
+static llvm::Error emitKernels(PipelineRun &run, llvm::Module &module) {
+  optimizeModule(module, *run.tm, run.options.optLevel);
+  if (run.stop == EmitStage::LLVMIR) {
+    llvm::raw_string_ostream os(*run.emitted);
+    module.print(os, nullptr);
     return llvm::Error::success();
   }
+  auto text = emitMachineCode(module, *run.tm, /*asText=*/true);
+  if (!text)
+    return text.takeError();
+  *run.emitted = std::move(*text);
+  return llvm::Error::success();
+}
+
+/// The kernels as machine code: optimized and compiled in parts, linked
+/// into a shared object (.kiln) or one relocatable object (C module, with
+/// each kernel's stack frame); their sizes into the result.
+static llvm::Expected<std::vector<uint8_t>> generateCode(PipelineRun &run,
+                                                         std::unique_ptr<llvm::Module> module) {
   // C module entry points share the firmware's one namespace: prefixed.
-  std::vector<std::string> entryPoints;
-  for (const KernelABI &k : kernels) {
-    entryPoints.push_back(cModule ? moduleName + "_" + k.name : k.name);
-    if (llvm::Function *fn = (*llvmModule)->getFunction(k.name))
-      fn->setName(entryPoints.back());
+  for (const KernelABI &k : run.kernels) {
+    run.entryPoints.push_back(run.cModule ? run.moduleName + "_" + k.name : k.name);
+    if (llvm::Function *fn = module->getFunction(k.name))
+      fn->setName(run.entryPoints.back());
   }
-  auto objects = compileKernelObjects(std::move(*llvmModule), entryPoints, **tm,
-                                      options.optLevel, kCodegenParts);
+  auto objects = compileKernelObjects(std::move(module), run.entryPoints, *run.tm,
+                                      run.options.optLevel, kCodegenParts);
   if (!objects)
     return objects.takeError();
-  if (llvm::Error err = phase(CompilePhase::Codegen))
-    return err;
-  auto code = cModule ? linkRelocatable(*objects)
-                      : linkSharedObject(*objects, (*tm)->getTargetTriple(),
-                                         !options.debugSymbols);
+  if (llvm::Error err = run.phase(CompilePhase::Codegen))
+    return std::move(err);
+  auto code = run.cModule ? linkRelocatable(*objects)
+                          : linkSharedObject(*objects, run.tm->getTargetTriple(),
+                                             !run.options.debugSymbols);
   if (!code)
     return code.takeError();
+  CompileResult *result = run.result;
   result->codeBytes = loadableBytes(*code);
-  if (cModule) {
+  if (run.cModule) {
     result->stackBytes = largestStackFrame(*code);
     std::map<std::string, int64_t> frames = stackFrameSizes(*code);
     // LLVM records no frame for a function with stack objects of run-time
     // size (a padded input window whose extent depends on the
     // workgroup): -1.
-    for (size_t k = 0; k < kernels.size(); ++k) {
-      auto frame = frames.find(entryPoints[k]);
-      result->stackFrameBytes[kernels[k].name] = frame != frames.end() ? frame->second : -1;
+    for (size_t k = 0; k < run.kernels.size(); ++k) {
+      auto frame = frames.find(run.entryPoints[k]);
+      result->stackFrameBytes[run.kernels[k].name] = frame != frames.end() ? frame->second : -1;
     }
   }
+  return code;
+}
 
-  if (llvm::Error err = phase(CompilePhase::Artifact))
-    return err;
-  ExecutableSpec exe;
-  exe.triple = (*tm)->getTargetTriple().str();
-  exe.cpu = (*tm)->getTargetCPU().str();
-  exe.requiredCpuFeatures = requiredCpuFeatures(**tm);
-  for (const KernelABI &k : kernels)
-    exe.entryPoints.push_back(k.name);
-  exe.code = std::move(*code);
-  spec.executables.push_back(std::move(exe));
-
-  // The command list, with buffers resolved to artifact bindings.
+/// The command list of the artifact: the plan's commands, with buffers
+/// resolved to artifact bindings.
+static void addCommands(PipelineRun &run) {
+  const CompilationPlan &plan = run.plan;
   std::map<int64_t, const Dispatch *> dispatchById;
-  for (const Dispatch &d : plan->dispatches)
+  for (const Dispatch &d : plan.dispatches)
     dispatchById[d.id] = &d;
-  for (const Command &cmd : plan->schedule.commands) {
+  for (const Command &cmd : plan.schedule.commands) {
     CommandSpec out;
     out.kind = static_cast<CommandSpecKind>(cmd.kind);
     out.wave = cmd.wave;
     out.fillPattern = cmd.fillPattern;
     if (cmd.kind == CommandKind::Dispatch) {
       const Dispatch *d = dispatchById.at(cmd.dispatch);
-      out.entryPoint = entryOf.at(entryPointOf(*d));
+      out.entryPoint = run.entryOf.at(entryPointOf(*d));
       out.workgroupCount = {static_cast<uint32_t>(d->workgroupCount[0]),
                             static_cast<uint32_t>(d->workgroupCount[1]),
                             static_cast<uint32_t>(d->workgroupCount[2])};
     }
     for (const BindingRef &b : cmd.bindings) {
-      const Buffer &buf = plan->memory.buffers[b.buffer];
+      const Buffer &buf = plan.memory.buffers[b.buffer];
       BindingSpec bs;
       bs.length = b.length;
       switch (buf.kind) {
@@ -669,46 +637,113 @@ static llvm::Error compileImpl(const std::string &path,
       }
       out.bindings.push_back(bs);
     }
-    spec.commands.push_back(std::move(out));
+    run.spec.commands.push_back(std::move(out));
   }
-  spec.arenaBytes = plan->memory.arenaBytes;
-  spec.lowerBoundBytes = plan->memory.lowerBoundBytes;
-  spec.waves = plan->schedule.waves;
-  {
-    // Memory plan section: one allocation per placed transient buffer,
-    // aliases pointing at their target's allocation.
-    std::map<int64_t, int64_t> allocationOf;
-    for (const Buffer &b : plan->memory.buffers)
-      if (b.kind == BufferKind::Transient && b.firstCommand >= 0) {
-        allocationOf[b.id] = spec.allocations.size();
-        spec.allocations.push_back({static_cast<uint64_t>(b.offset),
-                                    static_cast<uint64_t>(b.bytes), -1});
-      }
-    for (const Buffer &b : plan->memory.buffers)
-      if (b.aliasOf >= 0 && allocationOf.count(b.id) && allocationOf.count(b.aliasOf))
-        spec.allocations[allocationOf[b.id]].aliasOf = allocationOf[b.aliasOf];
-  }
-  if (options.reflection)
-    spec.reflectionJson = planToJson(*plan, /*pretty=*/false);
+}
+
+/// The memory plan section: one allocation per placed transient buffer,
+/// aliases pointing at their target's allocation.
+static void addAllocations(PipelineRun &run) {
+  ArtifactSpec &spec = run.spec;
+  std::map<int64_t, int64_t> allocationOf;
+  for (const Buffer &b : run.plan.memory.buffers)
+    if (b.kind == BufferKind::Transient && b.firstCommand >= 0) {
+      allocationOf[b.id] = spec.allocations.size();
+      spec.allocations.push_back(
+          {static_cast<uint64_t>(b.offset), static_cast<uint64_t>(b.bytes), -1});
+    }
+  for (const Buffer &b : run.plan.memory.buffers)
+    if (b.aliasOf >= 0 && allocationOf.count(b.id) && allocationOf.count(b.aliasOf))
+      spec.allocations[allocationOf[b.id]].aliasOf = allocationOf[b.aliasOf];
+}
+
+/// The executable, command list, memory plan and reflection into the
+/// spec, then the `.kiln` flatbuffer or the C module's files.
+static void writeOutput(PipelineRun &run, std::vector<uint8_t> code) {
+  ArtifactSpec &spec = run.spec;
+  ExecutableSpec exe;
+  exe.triple = run.tm->getTargetTriple().str();
+  exe.cpu = run.tm->getTargetCPU().str();
+  exe.requiredCpuFeatures = requiredCpuFeatures(*run.tm);
+  for (const KernelABI &k : run.kernels)
+    exe.entryPoints.push_back(k.name);
+  exe.code = std::move(code);
+  spec.executables.push_back(std::move(exe));
+  addCommands(run);
+  spec.arenaBytes = run.plan.memory.arenaBytes;
+  spec.lowerBoundBytes = run.plan.memory.lowerBoundBytes;
+  spec.waves = run.plan.schedule.waves;
+  addAllocations(run);
+  if (run.options.reflection)
+    spec.reflectionJson = planToJson(run.plan, /*pretty=*/false);
+  CompileResult *result = run.result;
   result->triple = spec.executables.front().triple;
   result->cpu = spec.executables.front().cpu;
-  result->features = (*tm)->getTargetFeatureString().str();
+  result->features = run.tm->getTargetFeatureString().str();
   result->arenaBytes = static_cast<int64_t>(spec.arenaBytes);
   for (const ConstantSpec &cst : spec.constants)
     result->constantBytes += static_cast<int64_t>(cst.data.size());
-  if (cModule)
+  if (run.cModule)
     result->constantBytes = static_cast<int64_t>(cModuleConstantBytes(spec));
-  if (cModule)
-    result->files = writeCModule(spec, &*plan, moduleName,
-                                 spec.executables.front().code);
+  if (run.cModule)
+    result->files = writeCModule(spec, &run.plan, run.moduleName, spec.executables.front().code);
   else
     result->artifact = writeArtifact(spec);
-  result->plan = std::make_shared<const CompilationPlan>(std::move(*plan));
+  result->plan = std::make_shared<const CompilationPlan>(std::move(run.plan));
+}
+
+/// Runs the pipeline up to `stop`. With `emitted`, prints the module (or
+/// LLVM IR / assembly) after `stop`; with `result`, finishes the artifact
+/// (or, with `planOnly`, stops after the plan).
+static llvm::Error compileImpl(const std::string &path, const CompileOptions &options,
+                               EmitStage stop, std::string *emitted, CompileResult *result,
+                               bool planOnly = false) {
+  PipelineRun run(path, options, stop, emitted, result, planOnly);
+  if (llvm::Error err = importModel(run))
+    return err;
+  if (run.emitsAfter(EmitStage::Tosa))
+    return llvm::Error::success();
+  if (llvm::Error err = lowerToLinalg(run))
+    return err;
+  if (run.emitsAfter(EmitStage::Linalg))
+    return llvm::Error::success();
+  if (llvm::Error err = chooseTarget(run))
+    return err;
+  if (llvm::Error err = formDispatches(run))
+    return err;
+  if (run.emitsAfter(EmitStage::Dispatches))
+    return llvm::Error::success();
+  if (llvm::Error err = bufferize(run))
+    return err;
+  if (run.emitsAfter(EmitStage::Buffers))
+    return llvm::Error::success();
+  if (llvm::Error err = schedule(run))
+    return err;
+  if (planOnly) {
+    result->arenaBytes = run.plan.memory.arenaBytes;
+    result->plan = std::make_shared<const CompilationPlan>(std::move(run.plan));
+    return llvm::Error::success();
+  }
+  if (llvm::Error err = lowerKernels(run))
+    return err;
+  llvm::LLVMContext llvmContext;
+  auto llvmModule = translateToLLVMIR(*run.c.module, llvmContext, run.kernels);
+  if (!llvmModule)
+    return llvmModule.takeError();
+  if (llvm::Error err = run.phase(CompilePhase::Optimize))
+    return err;
+  if (emitted)
+    return emitKernels(run, **llvmModule);
+  auto code = generateCode(run, std::move(*llvmModule));
+  if (!code)
+    return code.takeError();
+  if (llvm::Error err = run.phase(CompilePhase::Artifact))
+    return err;
+  writeOutput(run, std::move(*code));
   return llvm::Error::success();
 }
 
-llvm::Expected<std::string> emitStage(const std::string &path,
-                                      EmitStage stage,
+llvm::Expected<std::string> emitStage(const std::string &path, EmitStage stage,
                                       const CompileOptions &options) {
   std::string text;
   if (llvm::Error err = compileImpl(path, options, stage, &text, nullptr))

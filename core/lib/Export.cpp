@@ -1,4 +1,5 @@
 //===- Export.cpp - Deployment bundles for devices ------------------------===//
+#include "kiln/Error.h"
 #include "kiln/Export.h"
 
 #include "kiln/AtomicWrite.h"
@@ -25,10 +26,6 @@
 #include <optional>
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 static std::string sha256Hex(llvm::ArrayRef<uint8_t> data) {
   std::array<uint8_t, 32> digest = llvm::SHA256::hash(data);

@@ -135,12 +135,8 @@ llvm::Error applyProfile(llvm::StringRef profile, CompileOptions &options) {
 }
 
 bool recipeIsBareMetal(const BuildRecipe &recipe) {
-  TargetOptions target;
-  if (llvm::Error err = applyTarget(recipe.target, target)) {
-    llvm::consumeError(std::move(err));
-    return false;
-  }
-  return isBareMetalTriple(target.triple);
+  const DeviceTarget *target = findDeviceTarget(recipe.target);
+  return target && target->bareMetal;
 }
 
 // --- Text (the command line) -----------------------------------------------

@@ -64,6 +64,7 @@ __all__ = [
     "export",
     "inspect",
     "load",
+    "targets",
     "validate",
     "version",
 ]
@@ -107,11 +108,8 @@ _BOOL_KEYS = {"debug_symbols", "reflection", "fusion", "check_bounds"}
 _RECIPE_DOC = """
     Build settings (keywords; each is the kiln command line's flag of the same
     meaning, and the same parser checks it; None or absent = the default):
-      target: str         device target: "host" (default), "x86_64-linux-gnu",
-                          "aarch64-linux-gnu", "riscv64-linux-gnu",
-                          "thumbv7em-none-eabihf" (C module only),
-                          "thumbv6m-none-eabi" (C module, integer models only)
-                                                                    --target
+      target: str         device target: a kiln.targets() name, "host" (default);
+                          bare-metal ones write C modules only    --target
       cpu: str            LLVM CPU: "generic" (default, portable), "x86-64-v3"
                           (AVX2), "x86-64-v4" (AVX-512), "host"     --target-cpu
       features: str       LLVM features "+avx2,+fma" or "host"  --target-cpu-features
@@ -769,6 +767,17 @@ def load(artifact: Union[PathLike, bytes, Artifact], device: str = "local-sync",
     count outside 1..256 (or other than 1 for local-sync).
     """
     return Module(artifact, device, threads)
+
+
+def targets() -> List[dict]:
+    """The device targets target= names (kiln/Targets.h, the table the kiln
+    command line, the workbench and code generation read), in order: one
+    dict per target with "name" (what target= takes), "display_name",
+    "triple" ("" for host: the machine compiling), the default "cpu",
+    "features" and "abi", "bare_metal" (C modules only), "integer_only"
+    (integer models only) and "workgroup_bytes" (the tile budget; 0 = the
+    hosted default)."""
+    return _kiln.targets()
 
 
 def version() -> str:

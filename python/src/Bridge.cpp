@@ -15,6 +15,7 @@
 #include "kiln/Project.h"
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
+#include "kiln/Targets.h"
 #include "kiln/runtime.h"
 
 #include <mutex>
@@ -264,6 +265,14 @@ Latency benchmark(std::string_view artifact, unsigned runs, const Device &device
 }
 
 bool isArtifactFile(const std::string &path) { return kiln::isArtifactFile(path); }
+
+std::vector<DeviceTargetInfo> deviceTargets() {
+  std::vector<DeviceTargetInfo> rows;
+  for (const DeviceTarget &t : kDeviceTargets)
+    rows.push_back({t.name, t.displayName, t.triple, t.cpu, t.features, t.abi, t.bareMetal,
+                    t.integerOnly, t.workgroupBytes});
+  return rows;
+}
 
 std::string version() { return kiln::version(); }
 std::string llvmVersion() { return kiln::llvmVersion(); }

@@ -142,6 +142,17 @@ Latency benchmark(std::string_view artifact, unsigned runs, const Device &device
 /// by content, the extension as a hint).
 bool isArtifactFile(const std::string &path);
 
+/// One row of kiln::kDeviceTargets (kiln/Targets.h), the table `target=`
+/// names: `name` is what target= takes.
+struct DeviceTargetInfo {
+  std::string name, displayName, triple, cpu, features, abi;
+  bool bareMetal = false, integerOnly = false;
+  int64_t workgroupBytes = 0;
+};
+
+/// kiln::kDeviceTargets, in order.
+std::vector<DeviceTargetInfo> deviceTargets();
+
 /// kiln::version(), kiln::llvmVersion().
 std::string version();
 std::string llvmVersion();

@@ -338,13 +338,12 @@ py::dict compiledToDict(Compiled &&c) {
   return out;
 }
 
-} // namespace
+/// Build settings as (recipe key, value text) pairs (Bridge.h's Settings).
+using Pairs = std::vector<std::pair<std::string, std::string>>;
 
-PYBIND11_MODULE(_kiln, m) {
-  m.doc() = "Private extension module of the kiln package: use `import kiln`.";
-  py::register_exception<Failure>(m, "Error", PyExc_RuntimeError);
-
-  using Pairs = std::vector<std::pair<std::string, std::string>>;
+/// The compiler: compile, inspect a model, export a bundle (Bridge.h's compile,
+/// inspectModelJson, exportBundle), the GIL released while they run.
+void defineBuildFunctions(py::module_ &m) {
   m.def(
       "compile",
       [](const std::string &model, const std::string &project, const Pairs &settings) {
@@ -357,14 +356,6 @@ PYBIND11_MODULE(_kiln, m) {
         return compiledToDict(std::move(compiled));
       },
       py::arg("model"), py::arg("project"), py::arg("settings"));
-  m.def(
-      "inspect_artifact",
-      [](const py::bytes &bytes, const std::string &what) {
-        std::string_view view = viewOf(bytes);
-        py::gil_scoped_release release;
-        return inspectArtifactJson(view, what);
-      },
-      py::arg("artifact"), py::arg("what"));
   m.def(
       "inspect_model",
       [](const std::string &model, const std::string &project, const Pairs &settings) {
@@ -379,6 +370,28 @@ PYBIND11_MODULE(_kiln, m) {
       },
       py::arg("model"), py::arg("project"), py::arg("settings"));
   m.def(
+      "export",
+      [](const std::string &model, const std::string &project, const Pairs &settings,
+         const std::string &outDir, const std::string &ramBudget, const std::string &flashBudget) {
+        Source source = sourceOf(model, project, settingsOf(settings));
+        py::gil_scoped_release release;
+        return exportBundle(source, outDir, ramBudget, flashBudget);
+      },
+      py::arg("model"), py::arg("project"), py::arg("settings"), py::arg("out_dir"),
+      py::arg("ram_budget"), py::arg("flash_budget"));
+}
+
+/// Reading artifacts: inspect, section sizes, diff, recognition.
+void defineArtifactFunctions(py::module_ &m) {
+  m.def(
+      "inspect_artifact",
+      [](const py::bytes &bytes, const std::string &what) {
+        std::string_view view = viewOf(bytes);
+        py::gil_scoped_release release;
+        return inspectArtifactJson(view, what);
+      },
+      py::arg("artifact"), py::arg("what"));
+  m.def(
       "section_sizes",
       [](const py::bytes &bytes, const std::string &what) {
         std::string_view view = viewOf(bytes);
@@ -392,8 +405,8 @@ PYBIND11_MODULE(_kiln, m) {
       py::arg("artifact"), py::arg("what"));
   m.def(
       "diff",
-      [](const py::bytes &a, const py::bytes &b, const std::string &nameA,
-         const std::string &nameB, unsigned runs) {
+      [](const py::bytes &a, const py::bytes &b, const std::string &nameA, const std::string &nameB,
+         unsigned runs) {
         std::string_view viewA = viewOf(a), viewB = viewOf(b);
         std::vector<std::string> warnings;
         std::string json;
@@ -404,6 +417,15 @@ PYBIND11_MODULE(_kiln, m) {
         return py::make_tuple(json, stringList(warnings));
       },
       py::arg("a"), py::arg("b"), py::arg("name_a"), py::arg("name_b"), py::arg("runs"));
+  m.def("is_artifact_file", &isArtifactFile, py::arg("path"));
+  m.def("is_artifact", [](const py::bytes &bytes) {
+    std::string_view view = viewOf(bytes);
+    return kiln_artifact_recognize(view.data(), view.size()) != 0;
+  });
+}
+
+/// Running artifacts on this machine: validate, benchmark (kiln_host).
+void defineRunFunctions(py::module_ &m) {
   m.def(
       "validate",
       [](const py::bytes &artifact, const std::string &what, const std::string &dir,
@@ -414,38 +436,11 @@ PYBIND11_MODULE(_kiln, m) {
         py::gil_scoped_release release;
         return validateJson(view, what, dir, samples, atol, rtol, lsb, d);
       },
-      py::arg("artifact"), py::arg("what"), py::arg("dir"), py::arg("samples"),
-      py::arg("atol"), py::arg("rtol"), py::arg("lsb"), py::arg("device"), py::arg("threads"));
-  m.def(
-      "export",
-      [](const std::string &model, const std::string &project, const Pairs &settings,
-         const std::string &outDir, const std::string &ramBudget,
-         const std::string &flashBudget) {
-        Source source = sourceOf(model, project, settingsOf(settings));
-        py::gil_scoped_release release;
-        return exportBundle(source, outDir, ramBudget, flashBudget);
-      },
-      py::arg("model"), py::arg("project"), py::arg("settings"), py::arg("out_dir"),
-      py::arg("ram_budget"), py::arg("flash_budget"));
-  m.def(
-      "write_files",
-      [](const Pairs &files, const std::string &dir) {
-        py::gil_scoped_release release;
-        writeFiles(files, dir);
-      },
-      py::arg("files"), py::arg("dir"));
-  m.def(
-      "write_file",
-      [](const std::string &path, const py::bytes &bytes) {
-        std::string_view view = viewOf(bytes);
-        py::gil_scoped_release release;
-        writeFile(path, view);
-      },
-      py::arg("path"), py::arg("bytes"));
+      py::arg("artifact"), py::arg("what"), py::arg("dir"), py::arg("samples"), py::arg("atol"),
+      py::arg("rtol"), py::arg("lsb"), py::arg("device"), py::arg("threads"));
   m.def(
       "benchmark",
-      [](const py::bytes &artifact, unsigned runs, const std::string &device,
-         int64_t threads) {
+      [](const py::bytes &artifact, unsigned runs, const std::string &device, int64_t threads) {
         Device d = deviceOf(device, threads);
         std::string_view view = viewOf(artifact);
         Latency latency;
@@ -463,15 +458,53 @@ PYBIND11_MODULE(_kiln, m) {
         return out;
       },
       py::arg("artifact"), py::arg("runs"), py::arg("device"), py::arg("threads"));
-  m.def("is_artifact_file", &isArtifactFile, py::arg("path"));
-  m.def("is_artifact", [](const py::bytes &bytes) {
-    std::string_view view = viewOf(bytes);
-    return kiln_artifact_recognize(view.data(), view.size()) != 0;
+}
+
+/// Writing files whole or not at all (kiln/AtomicWrite.h).
+void defineFileFunctions(py::module_ &m) {
+  m.def(
+      "write_files",
+      [](const Pairs &files, const std::string &dir) {
+        py::gil_scoped_release release;
+        writeFiles(files, dir);
+      },
+      py::arg("files"), py::arg("dir"));
+  m.def(
+      "write_file",
+      [](const std::string &path, const py::bytes &bytes) {
+        std::string_view view = viewOf(bytes);
+        py::gil_scoped_release release;
+        writeFile(path, view);
+      },
+      py::arg("path"), py::arg("bytes"));
+}
+
+/// What this build of Kiln is: the device targets and the versions.
+void defineInfoFunctions(py::module_ &m) {
+  m.def("targets", [] {
+    py::list rows;
+    for (const DeviceTargetInfo &t : deviceTargets()) {
+      py::dict row;
+      row["name"] = t.name;
+      row["display_name"] = t.displayName;
+      row["triple"] = t.triple;
+      row["cpu"] = t.cpu;
+      row["features"] = t.features;
+      row["abi"] = t.abi;
+      row["bare_metal"] = t.bareMetal;
+      row["integer_only"] = t.integerOnly;
+      row["workgroup_bytes"] = t.workgroupBytes;
+      rows.append(row);
+    }
+    return rows;
   });
   m.def("version", &version);
   m.def("llvm_version", &llvmVersion);
   m.def("runtime_version", [] { return std::string(kiln_runtime_version()); });
+}
 
+/// kiln.Module: a loaded artifact, called on NumPy arrays.
+void defineModuleClass(py::module_ &m) {
   py::class_<Module>(m, "Module")
       .def(py::init<const py::bytes &, const std::string &, const std::string &, int64_t>(),
            py::arg("artifact"), py::arg("what"), py::arg("device"), py::arg("threads"))
@@ -494,4 +527,17 @@ PYBIND11_MODULE(_kiln, m) {
                              "The HAL device: 'local-sync' or 'local-task'.")
       .def_property_readonly("threads", &Module::threads,
                              "Threads of the device (1 for local-sync).");
+}
+
+} // namespace
+
+PYBIND11_MODULE(_kiln, m) {
+  m.doc() = "Private extension module of the kiln package: use `import kiln`.";
+  py::register_exception<Failure>(m, "Error", PyExc_RuntimeError);
+  defineBuildFunctions(m);
+  defineArtifactFunctions(m);
+  defineRunFunctions(m);
+  defineFileFunctions(m);
+  defineInfoFunctions(m);
+  defineModuleClass(m);
 }

@@ -1,6 +1,6 @@
 //===- NpyFuzzer.cpp - Fuzz target: the .npy reader -----------------------===//
 //
-// Bytes -> kiln::parseNpy (core/lib/Support/Npy.cpp), what `kiln run
+// Bytes -> kiln::parseNpy (host/lib/Npy.cpp), what `kiln run
 // --input=@x.npy` and the workbench's Run panel read. Invariants: an error
 // is one line; a parsed array holds exactly shape x dtype bytes and survives
 // serializeNpy -> parseNpy unchanged.

@@ -15,6 +15,7 @@
 
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
+#include "kiln/Run.h"
 
 #include "llvm/Support/JSON.h"
 

@@ -78,6 +78,19 @@ def test_version():
     assert cli("--version").stdout.splitlines()[0] == f"kiln {kiln.version()}"
 
 
+def test_targets_are_the_clis():
+    # One table (kiln/Targets.h): kiln.targets() lists what --target takes.
+    targets = kiln.targets()
+    names = [t["name"] for t in targets]
+    assert names[0] == "host" and "thumbv6m-none-eabi" in names
+    help_text = cli("help", "compile").stdout
+    for t in targets:
+        assert t["name"] in help_text
+        assert t["bare_metal"] == ("-none-" in t["name"])
+    m0 = targets[names.index("thumbv6m-none-eabi")]
+    assert m0["integer_only"] and m0["cpu"] == "cortex-m0plus" and m0["workgroup_bytes"] == 4096
+
+
 def test_module_repr_and_threads_default(builds):
     default, _ = builds
     module = kiln.load(default, device="local-task")

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "kiln/Run.h"
+#include "kiln/TensorTypes.h"
 #include "kiln/runtime.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -84,6 +84,20 @@ std::string formatSectionSizes(const SectionSizes &sizes, bool json);
 /// formatSectionSizes, with "a", "b" and "delta" per section).
 std::string formatSectionDiff(const SectionSizes &a, const SectionSizes &b, bool json);
 
+/// Latency of timed runs, milliseconds, and where they ran: plain data
+/// here, measured by kiln_host (kiln/Run.h: latencyOf, benchmarkPair). The
+/// one summary every tool prints (`kiln run --benchmark`, `kiln diff
+/// --benchmark`, the workbench's Run and Compare).
+struct LatencyStats {
+  /// Median (the mean of the middle two for an even count), fastest and
+  /// slowest run; negative when nothing was measured.
+  double medianMs = -1, minMs = -1, maxMs = -1;
+  unsigned runs = 0;
+  /// HAL device and its thread count.
+  std::string device = "local-sync";
+  unsigned threads = 1;
+};
+
 /// What `kiln diff` and the workbench's Compare view put side by side.
 struct BuildSummary {
   /// The file or build it describes ("a.kiln", "default").
@@ -111,17 +125,6 @@ llvm::Expected<BuildSummary> summarizeArtifact(const std::vector<uint8_t> &bytes
 /// verifyArtifact); errors as sectionSizesOf.
 llvm::Expected<BuildSummary> summaryOf(const kiln_artifact_info_t &info,
                                        const std::string &what);
-
-/// The two summaries `kiln diff` compares (summarizeArtifact), with their
-/// latencies measured in alternation (benchmarkPair, `runs` runs each, on
-/// `options`' device and threads) when `runs` > 0. A build this host
-/// cannot run keeps its latency unmeasured and adds "latency not measured:
-/// REASON" to `warnings` (the sizes still compare). Errors:
-/// summarizeArtifact's, naming `nameA` or `nameB`.
-llvm::Expected<std::pair<BuildSummary, BuildSummary>>
-compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
-              const std::string &nameA, const std::string &nameB, unsigned runs,
-              std::vector<std::string> &warnings, const RunOptions &options = {});
 
 /// B - A for sections (as formatSectionDiff) and for the plan: rows
 /// "arena_bytes", "lower_bound_bytes", "dispatch_count", "command_count",

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "kiln/Run.h"
+#include "kiln/Options.h"
+#include "kiln/Targets.h"
+#include "kiln/TensorTypes.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -43,158 +45,7 @@ enum class EmitStage {
 /// Returns false if unknown.
 bool parseEmitStage(const std::string &text, EmitStage &out);
 
-/// Code generation target.
-struct TargetOptions {
-  /// LLVM target triple; empty means the host's (e.g. "x86_64-pc-linux-gnu").
-  std::string triple;
-  /// LLVM CPU name; "generic" is portable. Default x86-64-v2 on x86-64 hosts
-  /// would exclude old CPUs, so the default stays "generic".
-  std::string cpu = "generic";
-  /// LLVM feature string, e.g. "+avx2,+fma"; empty = the CPU's defaults.
-  std::string features;
-  /// Target ABI name where the triple leaves a choice (RISC-V "lp64d");
-  /// empty = LLVM's default for the triple.
-  std::string abi;
-};
-
-/// The device targets `--target=` names, with the triple, default CPU,
-/// features and ABI each stands for:
-///   x86_64-linux-gnu       x86_64-unknown-linux-gnu, generic
-///   aarch64-linux-gnu      aarch64-unknown-linux-gnu, generic, +neon
-///   riscv64-linux-gnu      riscv64-unknown-linux-gnu, generic-rv64,
-///                          +m,+a,+f,+d,+c, ABI lp64d (RV64GC, Debian's)
-///   thumbv7em-none-eabihf  Cortex-M4F, hard-float EABI (bare metal: static
-///                          C module only)
-///   thumbv6m-none-eabi     Cortex-M0+ (ARMv6-M, no FPU, no DSP), soft-float
-///                          EABI (bare metal: static C module only; integer
-///                          models only, a float model is one error)
-/// plus "host" (the machine compiling). Returns the names in that order.
-std::vector<std::string> knownTargets();
-
-/// The name people know a knownTargets() entry by, for menus beside the
-/// name itself: "This computer" (host), "x86-64 Linux", "aarch64 Linux",
-/// "RISC-V 64 Linux (RV64GC)", "Cortex-M4F bare metal"
-/// (thumbv7em-none-eabihf), "Cortex-M0+ bare metal, integer models"
-/// (thumbv6m-none-eabi). Empty for a name knownTargets() lacks.
-std::string targetDisplayName(const std::string &name);
-
-/// Sets `target` to the named device target (see knownTargets()); a CPU
-/// other than "generic" already in `target.cpu` is kept. Errors name the
-/// unknown target and list the supported ones.
-llvm::Error applyTarget(const std::string &name, TargetOptions &target);
-
-/// True if `triple` (normalized or not) has no operating system (bare
-/// metal): such targets get the static C module, never a `.kiln` artifact,
-/// since nothing there can load a shared object.
-bool isBareMetalTriple(const std::string &triple);
-
-/// What `kiln compile` writes (`--output-format=`).
-enum class OutputFormat {
-  /// One `.kiln` flatbuffer replayed by Kiln's runtime.
-  Artifact,
-  /// A static C module: NAME.h, NAME.c (the command list unrolled into
-  /// straight-line calls at fixed arena offsets), NAME_constants.c (the
-  /// weights as one aligned C array) and NAME_kernels.o (the kernels,
-  /// an ELF relocatable object for the target). No runtime needed.
-  CModule,
-};
-
-/// Parses "kiln" (also "artifact") or "c-module". Returns false if unknown.
-bool parseOutputFormat(const std::string &text, OutputFormat &out);
-
-/// "kiln" or "c-module".
-const char *toString(OutputFormat format);
-
-/// A user-fixed shape for a model input whose shape has dynamic dimensions
-/// (TFLite `shape_signature` -1), as given by `--fix-shape=INPUT=1x76x32x1`
-/// (parsed and checked by kiln/Recipe.h's setRecipeOption).
-struct ShapeFix {
-  /// Input name, or its index in signature order as decimal text.
-  std::string input;
-  /// The full static shape, elements per dimension.
-  std::vector<int64_t> shape;
-};
-
-/// The phases of a compilation, in order; reported to
-/// CompileOptions::onPhase as each one starts.
-enum class CompilePhase {
-  Import,        ///< Read the model, build TOSA.
-  TosaToLinalg,  ///< TOSA -> linalg on tensors, elementwise fusion.
-  Dispatches,    ///< Dispatch regions, outlining, workgroup tiling.
-  Bufferization, ///< One-shot bufferization, constants outlined.
-  Schedule,      ///< Waves, barriers, memory plan.
-  LowerToLLVM,   ///< Kernels to the LLVM dialect and LLVM IR.
-  Optimize,      ///< LLVM's -O pipeline and machine code, kernels in parallel.
-  Codegen,       ///< Linking the kernels' objects.
-  Artifact,      ///< Writing the .kiln flatbuffer (or C module).
-};
-/// Number of CompilePhase values.
-constexpr int kNumCompilePhases = 9;
-/// "import", "tosa-to-linalg", "dispatches", "bufferization", "schedule",
-/// "lower-to-llvm", "optimize", "codegen", "artifact".
-const char *toString(CompilePhase phase);
-
-/// Options that shape a compilation. The tools make them from a build
-/// recipe (kiln/Recipe.h, recipeCompileOptions), which holds and checks the
-/// user's settings; the fields below are what the compiler reads.
-struct CompileOptions {
-  /// Progress hook, called on the compiling thread as each phase starts.
-  /// Returning false cancels: the compilation stops at that phase boundary
-  /// and fails with "compilation cancelled". Empty = no reporting.
-  std::function<bool(CompilePhase)> onPhase;
-  TargetOptions target;
-  /// Shapes for inputs with dynamic dimensions.
-  std::vector<ShapeFix> fixedShapes;
-  /// With --emit: elide constants larger than 16 elements in MLIR output
-  /// (for reading on a terminal). Off, the output parses back in.
-  bool elideConstants = true;
-  /// LLVM optimization level for the kernels, 0..3.
-  unsigned optLevel = 3;
-  /// Keep the kernels' symbol table (names of every function) in the
-  /// executable; false strips it (`--debug-symbols=false`). Entry points
-  /// stay exported either way.
-  bool debugSymbols = true;
-  /// `--check-bounds`: every load, store and memory intrinsic of every
-  /// kernel checks its address against its binding's extent (bytes); a
-  /// refused access stops the workgroup and the runtime's invoke returns
-  /// KILN_OUT_OF_RANGE naming the dispatch, binding, offset and extent
-  /// (core/lib/Codegen/BoundsChecks.h). For finding kernel bugs: kernels
-  /// ran about 2x slower on two real models (README, "Bounds-checked
-  /// kernels"). .kiln
-  /// artifacts on 64-bit hosted targets only.
-  bool checkBounds = false;
-  /// Embed the reflection section (the full plan as JSON, source operator
-  /// names) so tools can inspect the artifact (`--reflection=false` drops
-  /// it).
-  bool reflection = true;
-  /// Fuse elementwise consumers and padding into their root's dispatch.
-  bool fusion = true;
-  /// Dispatch ids that get no fusion (ids as numbered with these options).
-  std::vector<int64_t> noFusion;
-  /// Workgroup tile sizes per dispatch id (one per loop of its tiled op,
-  /// 0 = whole loop), overriding the heuristic.
-  std::vector<std::pair<int64_t, std::vector<int64_t>>> tileSizes;
-  /// What compile() produces: a `.kiln` artifact or a static C module.
-  OutputFormat format = OutputFormat::Artifact;
-  /// C identifier prefixing every symbol of a C module; empty = derived
-  /// from the model's file name ("blazeface.tflite" -> "blazeface").
-  std::string moduleName;
-  /// Largest buffer the build may ask the device for, bytes: every tensor
-  /// and the arena (`--max-buffer-bytes=`). 0 = the target's default:
-  /// 2^31 - 1 with 32-bit pointers, 4 GiB with 64-bit ones. A model that
-  /// needs more is refused at compile time, naming the tensor, its shape
-  /// and its byte size.
-  int64_t maxBufferBytes = 0;
-};
-
 struct CompilationPlan;
-
-/// One file of a compilation's output (C module files), named relative to
-/// the output folder.
-struct GeneratedFile {
-  std::string name;
-  std::vector<uint8_t> bytes;
-};
 
 /// A finished compilation: the artifact bytes and every decision made.
 struct CompileResult {

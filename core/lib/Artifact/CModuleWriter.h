@@ -11,7 +11,7 @@
 #define KILN_CORE_ARTIFACT_CMODULEWRITER_H
 
 #include "Artifact/ArtifactWriter.h"
-#include "kiln/Compiler.h"
+#include "kiln/Options.h"
 
 #include <string>
 #include <vector>

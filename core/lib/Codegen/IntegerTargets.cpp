@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "Codegen/IntegerTargets.h"
 
-#include "kiln/Compiler.h"
 #include "kiln/Error.h"
+#include "kiln/Targets.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -40,18 +40,8 @@ bool targetHasFloatUnit(const llvm::TargetMachine &tm) {
 static std::string targetLabel(const llvm::TargetMachine &tm) {
   const std::string triple = tm.getTargetTriple().str();
   const std::string cpu = tm.getTargetCPU().str();
-  for (const std::string &name : knownTargets()) {
-    TargetOptions known;
-    if (name == "host")
-      continue;
-    if (llvm::Error err = applyTarget(name, known)) {
-      llvm::consumeError(std::move(err));
-      continue;
-    }
-    if (llvm::Triple::normalize(known.triple) != triple)
-      continue;
-    return known.cpu == cpu ? name : name + " (cpu " + cpu + ")";
-  }
+  if (const DeviceTarget *known = deviceTargetOfTriple(triple))
+    return known->cpu == cpu ? known->name : std::string(known->name) + " (cpu " + cpu + ")";
   return "target '" + triple + "' (cpu " + cpu + ")";
 }
 

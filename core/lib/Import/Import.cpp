@@ -3,8 +3,8 @@
 #include "TosaContract.h"
 
 #include "kiln/Artifact.h"
-#include "kiln/Compiler.h"
 #include "kiln/Error.h"
+#include "kiln/Options.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"

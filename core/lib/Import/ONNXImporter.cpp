@@ -11,9 +11,9 @@
 #include "Import.h"
 #include "ONNXConverter.h"
 
-#include "kiln/Compiler.h"
 #include "kiln/Error.h"
 #include "kiln/ModelInputs.h"
+#include "kiln/Options.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"

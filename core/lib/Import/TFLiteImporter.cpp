@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "TFLiteModelImporter.h"
 
-#include "kiln/Compiler.h"
+#include "kiln/Options.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"

@@ -22,6 +22,7 @@
 
 #include "kiln/Error.h"
 #include "kiln/ModelInputs.h"
+#include "kiln/Options.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

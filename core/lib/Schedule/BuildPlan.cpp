@@ -1,6 +1,7 @@
 //===- BuildPlan.cpp - Schedule and memory plan from bufferized @main -----===//
 #include "BuildPlan.h"
 
+#include "kiln/Error.h"
 #include "kiln/MemoryPlanner.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,11 +19,6 @@
 using namespace mlir;
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
-}
 
 static int64_t bytesOf(MemRefType type) {
   return type.getNumElements() *

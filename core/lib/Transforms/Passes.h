@@ -1,13 +1,15 @@
 //===- Passes.h - Kiln's own MLIR passes -----------------------*- C++ -*-===//
 //
-// One pass per file in this directory, each with its own test in
-// tests/unit. Internal to core.
+// One pass per file in this directory, each with its own test: its IR cases
+// in core/test/Transforms/<pass>.mlir (lit, run through kiln-opt), what is
+// not IR (compiled runs, C++ APIs) in tests/unit. Internal to core.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CORE_TRANSFORMS_PASSES_H
 #define KILN_CORE_TRANSFORMS_PASSES_H
 
 #include "kiln/Plan.h"
+#include "kiln/Targets.h"
 
 #include <cstdint>
 #include <map>
@@ -396,7 +398,7 @@ std::unique_ptr<mlir::Pass>
 createTileAndDistributePass(const DispatchOptions &options);
 
 /// The register file the kernels are built for (from the target CPU; see
-/// kernelTargetOf in Codegen/HostCodegen.h).
+/// kernelTargetOf in Codegen/MachineCode.h).
 struct KernelTarget {
   /// f32 lanes of one SIMD register: 16 AVX-512, 8 AVX2, 4 SSE/NEON, 1 for
   /// a CPU without SIMD (Cortex-M4F, RV64GC).
@@ -414,7 +416,8 @@ struct KernelTarget {
   bool fma = true;
   /// Bytes of its widest tile one workgroup should keep (the tiling
   /// heuristic's budget, DispatchOptions::workgroupBytes): 64 KiB where an L2 cache
-  /// keeps a tile and its inputs resident (application cores); 4 KiB on
+  /// keeps a tile and its inputs resident (application cores); 4 KiB
+  /// (kiln/Targets.h, kMicrocontrollerWorkgroupBytes) on
   /// M-profile Arm (Cortex-M: thumbv6m, thumbv7m, thumbv7em, thumbv8m),
   /// which has no cache worth the name, runs one thread, and keeps tile
   /// temporaries (a convolution's padded input window) on a stack of a few
@@ -426,9 +429,6 @@ struct KernelTarget {
   /// where flash is scarce and there are no threads to balance.
   bool dividingTiles = false;
 };
-
-/// The workgroup budget of cache-less microcontrollers (KernelTarget).
-inline constexpr int64_t kMicrocontrollerWorkgroupBytes = 4 * 1024;
 
 /// A register tile: `rows` x (`vectors` x `lanes`) output values held in
 /// rows x vectors SIMD registers for a whole reduction.

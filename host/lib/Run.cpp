@@ -1,4 +1,9 @@
 //===- Run.cpp - Run artifacts on the host --------------------------------===//
+//
+// kiln_host's driver over the runtime (kiln/Run.h).
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Error.h"
 #include "kiln/ReadFile.h"
 #include "kiln/Run.h"
 #include "kiln/Artifact.h"
@@ -48,16 +53,9 @@ extern "C" const char *__asan_default_options() { return "allocator_may_return_n
 
 namespace kiln {
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
-}
-
-
 static std::string dtypeOf(kiln_element_type_t t) {
   return dtypeOfElementType(kiln_element_type_name(t));
 }
-
 
 /// Reads `file` as the raw little-endian bytes of `array` (shape and
 /// dtype already set): its size must be exactly the array's.
@@ -560,8 +558,6 @@ benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned run
   return std::make_pair(latencyOf(times[0], timed), latencyOf(times[1], timed));
 }
 
-// Declared in kiln/Artifact.h; here beside benchmarkPair (ArtifactReader.cpp
-// is also built alone into the runtime's ASan tests).
 llvm::Expected<std::pair<BuildSummary, BuildSummary>>
 compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
               const std::string &nameA, const std::string &nameB, unsigned runs,
@@ -583,7 +579,6 @@ compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
   }
   return std::make_pair(std::move(*summaryA), std::move(*summaryB));
 }
-
 
 /// Metrics of one f32 output against its reference (same shape).
 static ValidationMetrics floatMetrics(const NpyArray &got, const NpyArray &ref,

@@ -1,4 +1,5 @@
 //===- Npy.cpp - NumPy .npy files -----------------------------------------===//
+#include "kiln/Error.h"
 #include "kiln/Npy.h"
 #include "kiln/AtomicWrite.h"
 
@@ -14,32 +15,11 @@
 
 namespace kiln {
 
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
-}
-
 int64_t NpyArray::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
   return n;
-}
-
-size_t npyDtypeSize(const std::string &dtype) {
-  if (dtype == "<f4" || dtype == "<i4" || dtype == "<u4")
-    return 4;
-  if (dtype == "<f2" || dtype == "<i2" || dtype == "<u2")
-    return 2;
-  if (dtype == "<i8" || dtype == "<f8" || dtype == "<u8")
-    return 8;
-  if (dtype == "|i1" || dtype == "|u1" || dtype == "|b1")
-    return 1;
-  return 0;
-}
-
-bool isIntegerDtype(const std::string &dtype) {
-  return npyDtypeSize(dtype) != 0 && (dtype[1] == 'i' || dtype[1] == 'u' || dtype[1] == 'b');
 }
 
 int64_t integerElement(const NpyArray &array, int64_t i) {
@@ -52,34 +32,6 @@ int64_t integerElement(const NpyArray &array, int64_t i) {
   if (isSigned && size < 8 && (bits >> (8 * size - 1)) & 1)
     bits |= ~uint64_t(0) << (8 * size); // sign-extend
   return static_cast<int64_t>(bits);
-}
-
-namespace {
-/// (dtype descriptor, element type name) pairs.
-const std::pair<const char *, const char *> kElementTypes[] = {
-    {"<f4", "f32"}, {"<f2", "f16"}, {"<i4", "i32"}, {"<i8", "i64"},
-    {"|i1", "i8"},  {"|u1", "u8"},  {"|b1", "i1"},  {"<f8", "f64"}};
-} // namespace
-
-std::string elementTypeName(const std::string &dtype) {
-  for (const auto &[descr, name] : kElementTypes)
-    if (dtype == descr)
-      return name;
-  return dtype;
-}
-
-std::string dtypeOfElementType(llvm::StringRef name) {
-  for (const auto &[descr, typeName] : kElementTypes)
-    if (name == typeName)
-      return descr;
-  return "";
-}
-
-std::string tensorTypeText(const std::vector<int64_t> &shape, const std::string &dtype) {
-  std::string s;
-  for (int64_t d : shape)
-    s += std::to_string(d) + "x";
-  return s + elementTypeName(dtype);
 }
 
 /// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.

@@ -1,13 +1,16 @@
 //===- kiln/Run.h - Run artifacts on the host ------------------*- C++ -*-===//
 //
 // Host-side driver over the runtime's C API (runtime/include/kiln/runtime.h)
-// shared by `kiln run` and the workbench: load an artifact, check and bind
-// inputs, invoke, time warm runs.
+// shared by `kiln run`, the workbench and the Python package: load an
+// artifact, check and bind inputs, invoke, time warm runs, validate against
+// reference outputs, compare two builds' latency. Part of kiln_host (host/),
+// the library above the compiler and the runtime.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RUN_H
 #define KILN_RUN_H
 
+#include "kiln/Artifact.h"
 #include "kiln/Npy.h"
 
 #include <cstdint>
@@ -22,15 +25,6 @@
 namespace kiln {
 
 struct CompilationPlan;
-
-/// Description of one model input or output, from the artifact.
-struct IOInfo {
-  std::string name;
-  std::string dtype; ///< NumPy descriptor, e.g. "<f4"
-  std::vector<int64_t> shape;
-  /// Bytes (the runtime's byte_size: elements x element size).
-  uint64_t byteSize = 0;
-};
 
 /// How to run: HAL device ("local-sync" or "local-task"), its thread
 /// count, warm timed runs after the first, and whether to trace.
@@ -56,19 +50,6 @@ struct TraceEvent {
   int64_t thread = 0;
   uint64_t startNs = 0;
   uint64_t endNs = 0;
-};
-
-/// Latency of timed runs, milliseconds, and where they ran. The one
-/// summary every tool prints (`kiln run --benchmark`, `kiln diff
-/// --benchmark`, the workbench's Run and Compare).
-struct LatencyStats {
-  /// Median (the mean of the middle two for an even count), fastest and
-  /// slowest run; negative when nothing was measured.
-  double medianMs = -1, minMs = -1, maxMs = -1;
-  unsigned runs = 0;
-  /// HAL device and its thread count.
-  std::string device = "local-sync";
-  unsigned threads = 1;
 };
 
 /// The median of `values`: the middle value, or the mean of the middle two
@@ -164,6 +145,17 @@ llvm::Expected<std::pair<LatencyStats, LatencyStats>>
 benchmarkPair(llvm::ArrayRef<uint8_t> a, llvm::ArrayRef<uint8_t> b, unsigned runs,
               const std::string &nameA, const std::string &nameB,
               const RunOptions &options = {});
+
+/// The two summaries `kiln diff` compares (summarizeArtifact), with their
+/// latencies measured in alternation (benchmarkPair, `runs` runs each, on
+/// `options`' device and threads) when `runs` > 0. A build this host
+/// cannot run keeps its latency unmeasured and adds "latency not measured:
+/// REASON" to `warnings` (the sizes still compare). Errors:
+/// summarizeArtifact's, naming `nameA` or `nameB`.
+llvm::Expected<std::pair<BuildSummary, BuildSummary>>
+compareBuilds(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b,
+              const std::string &nameA, const std::string &nameB, unsigned runs,
+              std::vector<std::string> &warnings, const RunOptions &options = {});
 
 /// How close outputs are to reference outputs, as STM32Cube.AI's validate
 /// reports them, per output: f32 outputs in their values, integer outputs

@@ -1,16 +1,17 @@
-//===- HostCodegen.h - LLVM IR, object code and linking --------*- C++ -*-===//
+//===- MachineCode.h - LLVM IR, object code and linking --------*- C++ -*-===//
 //
 // Turns the LLVM-dialect module produced by buildLinalgToLLVMPipeline into
 // native code: LLVM IR translation, the dispatch ABI wrapper, LLVM's -O
 // pipeline, object/assembly emission through a TargetMachine, and an
-// in-process LLD link into a position-independent ELF shared object.
-// Internal to core.
+// in-process LLD link into a position-independent ELF shared object, for
+// every target LLVM builds (the device targets of kiln/Targets.h and any
+// --target-triple). Internal to core.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_CORE_CODEGEN_HOSTCODEGEN_H
-#define KILN_CORE_CODEGEN_HOSTCODEGEN_H
+#ifndef KILN_CORE_CODEGEN_MACHINECODE_H
+#define KILN_CORE_CODEGEN_MACHINECODE_H
 
-#include "kiln/Compiler.h"
+#include "kiln/Options.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -74,7 +75,9 @@ int64_t vectorBytesOf(const llvm::TargetMachine &tm);
 /// The register file the kernels of `tm` use: x86 AVX-512 16 f32 lanes x
 /// 32 registers, AVX 8 x 16, SSE 4 x 16; AArch64 NEON 4 x 32; targets
 /// without a SIMD unit the kernels use (Cortex-M, RV64GC) 1 lane x 32 FP
-/// registers.
+/// registers. The workgroup budget is the DeviceTarget::workgroupBytes of
+/// `tm`'s triple (kiln/Targets.h); a triple outside the table gets the
+/// microcontroller budget on Arm M-profile, the hosted default elsewhere.
 KernelTarget kernelTargetOf(const llvm::TargetMachine &tm);
 
 /// Translates an LLVM-dialect module to LLVM IR and exports each kernel as

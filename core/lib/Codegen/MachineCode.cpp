@@ -1,8 +1,10 @@
-//===- HostCodegen.cpp - LLVM IR, object code and linking -----------------===//
-#include "HostCodegen.h"
+//===- MachineCode.cpp - LLVM IR, object code and linking -----------------===//
+#include "MachineCode.h"
 #include "BoundsChecks.h"
 
 #include "Transforms/Passes.h"
+#include "kiln/Error.h"
+#include "kiln/Targets.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -50,11 +52,6 @@
 #include <unistd.h>
 
 namespace kiln {
-
-static llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                 message.str());
-}
 
 static void initializeTargetsOnce() {
   static std::once_flag once;
@@ -140,11 +137,16 @@ createTargetMachine(const TargetOptions &options, unsigned optLevel, bool stackS
     else if (hostCpu)
       featureString = featureString.empty() ? host : host + "," + featureString;
   }
-  if (!parsed.isOSBinFormatELF())
+  if (!parsed.isOSBinFormatELF()) {
+    std::string supported;
+    for (const DeviceTarget &t : kDeviceTargets)
+      if (*t.triple)
+        supported += (supported.empty() ? "" : ", ") + std::string(t.name);
     return makeError("target '" + triple +
                      "' does not use ELF objects; Kiln's executables are ELF "
-                     "(supported: x86_64-linux-gnu, aarch64-linux-gnu, "
-                     "riscv64-linux-gnu, thumbv7em-none-eabihf, thumbv6m-none-eabi)");
+                     "(supported: " +
+                     supported + ")");
+  }
   // Reject unknown CPUs and features here: LLVM itself only warns (several
   // times) and may abort later.
   {
@@ -258,8 +260,12 @@ KernelTarget kernelTargetOf(const llvm::TargetMachine &tm) {
     target.fmaPerCycle = 1;
     target.loadsPerCycle = 1;
   }
-  if (triple.isArmMClass()) {
-    target.workgroupBytes = kMicrocontrollerWorkgroupBytes;
+  const DeviceTarget *row = deviceTargetOfTriple(triple.str());
+  const int64_t budget = row                    ? row->workgroupBytes
+                         : triple.isArmMClass() ? kMicrocontrollerWorkgroupBytes
+                                                : 0;
+  if (budget > 0) {
+    target.workgroupBytes = budget;
     target.dividingTiles = true;
   }
   return target;

@@ -3,11 +3,14 @@
 // Reads and writes NumPy `.npy` arrays (format versions 1.0-3.0, little
 // endian, C order; dtypes <f4 <f2 <i4 <i8 |i1 |u1 |b1), the format
 // `iree-run-module --input=@x.npy` takes. Spec: numpy.lib.format
-// ("NEP 1 - A Simple File Format for NumPy Arrays").
+// ("NEP 1 - A Simple File Format for NumPy Arrays"). Part of kiln_host
+// (host/); the dtype names themselves are core's (kiln/TensorTypes.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_NPY_H
 #define KILN_NPY_H
+
+#include "kiln/TensorTypes.h"
 
 #include <cstdint>
 #include <string>
@@ -31,31 +34,10 @@ struct NpyArray {
   int64_t numElements() const;
 };
 
-/// Bytes per element of a dtype descriptor, 0 if unsupported.
-size_t npyDtypeSize(const std::string &dtype);
-
-/// True for the integer dtype descriptors npyDtypeSize knows: |i1 |u1 |b1
-/// <i2 <u2 <i4 <u4 <i8 <u8.
-bool isIntegerDtype(const std::string &dtype);
-
 /// Element `i` (row-major, 0 <= i < numElements()) of an array whose dtype
-/// isIntegerDtype, widened to int64 (sign-extended for signed types; a <u8
+/// isIntegerDtype (kiln/TensorTypes.h), widened to int64 (sign-extended for signed types; a <u8
 /// value above INT64_MAX wraps, which no Kiln tensor holds).
 int64_t integerElement(const NpyArray &array, int64_t i);
-
-/// The element type name Kiln's command line and MLIR use for a dtype
-/// descriptor: <f4 -> f32, <f2 -> f16, <i4 -> i32, <i8 -> i64, |i1 -> i8,
-/// |u1 -> u8, |b1 -> i1, <f8 -> f64 (a NumPy default no model takes); the
-/// descriptor itself when it has no name.
-std::string elementTypeName(const std::string &dtype);
-
-/// The dtype descriptor of an element type name (elementTypeName's
-/// inverse); "" when `name` is none of f32 f16 i32 i64 i8 u8 i1 f64.
-std::string dtypeOfElementType(llvm::StringRef name);
-
-/// Shape and element type as the command line writes them: "1x16x96xf32"
-/// ("f32" for a 0-d array).
-std::string tensorTypeText(const std::vector<int64_t> &shape, const std::string &dtype);
 
 /// Parses .npy bytes. Errors say what is wrong (bad magic, big-endian or
 /// Fortran-order data, unsupported dtype, size mismatch). `what` names the

@@ -1,0 +1,54 @@
+//===- kiln/TensorTypes.h - Element types and I/O signatures ---*- C++ -*-===//
+//
+// How Kiln names a tensor's element type and shape: NumPy dtype
+// descriptors ("<f4", "|i1"), the element type names the command line and
+// MLIR use ("f32", "i8"), and one entry of a model's I/O signature. The
+// compiler writes them into artifacts and results; kiln_host's .npy files
+// and runs (kiln/Npy.h, kiln/Run.h) read them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TENSORTYPES_H
+#define KILN_TENSORTYPES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln {
+
+/// Description of one model input or output, from the artifact.
+struct IOInfo {
+  std::string name;
+  std::string dtype; ///< NumPy descriptor, e.g. "<f4"
+  std::vector<int64_t> shape;
+  /// Bytes (the runtime's byte_size: elements x element size).
+  uint64_t byteSize = 0;
+};
+
+/// Bytes per element of a dtype descriptor, 0 if unsupported.
+size_t npyDtypeSize(const std::string &dtype);
+
+/// True for the integer dtype descriptors npyDtypeSize knows: |i1 |u1 |b1
+/// <i2 <u2 <i4 <u4 <i8 <u8.
+bool isIntegerDtype(const std::string &dtype);
+
+/// The element type name Kiln's command line and MLIR use for a dtype
+/// descriptor: <f4 -> f32, <f2 -> f16, <i4 -> i32, <i8 -> i64, |i1 -> i8,
+/// |u1 -> u8, |b1 -> i1, <f8 -> f64 (a NumPy default no model takes); the
+/// descriptor itself when it has no name.
+std::string elementTypeName(const std::string &dtype);
+
+/// The dtype descriptor of an element type name (elementTypeName's
+/// inverse); "" when `name` is none of f32 f16 i32 i64 i8 u8 i1 f64.
+std::string dtypeOfElementType(llvm::StringRef name);
+
+/// Shape and element type as the command line writes them: "1x16x96xf32"
+/// ("f32" for a 0-d array).
+std::string tensorTypeText(const std::vector<int64_t> &shape, const std::string &dtype);
+
+} // namespace kiln
+
+#endif // KILN_TENSORTYPES_H
