@@ -46,7 +46,7 @@ object as exported). Kernels whose stack frame has a run-time size
 ("dynamic_stack" in the manifest) have no recorded frame: the RAM column
 does not count them and the table says how many there are. Beside them,
 TensorFlow Lite Micro's person detection example's tensor arena
-(kTensorArenaSize = 136 * 1024 in its main_functions.cc); issue 12's target:
+(kTensorArenaSize = 136 * 1024 in its main_functions.cc); the target:
 Kiln's arena at most that (exit status 1 if missed).
 
 Needs node >= 20 (tests/reference, `npm ci` done), a C compiler (cc), the
@@ -299,7 +299,7 @@ def print_latency(args, models, results, diffs, version):
             missed.append(m.name)
     print('\nn/c: not checked (the wasm interpreter; its outputs are in the '
           'reference folders\' wasm_output_0.npy).')
-    print('Target (issue 12: host latency at most TFLite native\'s): ' + '; '.join(verdicts) + '.')
+    print('Target (host latency at most TFLite native\'s): ' + '; '.join(verdicts) + '.')
     return missed
 
 

@@ -9,7 +9,7 @@
 // On the stored seeded input (seed 1, the folder's input_0.npy) every
 // output byte must equal the same model's host C module's, and TensorFlow
 // Lite 2.9's (the folder's output_0.npy). These tests need the int8
-// TFLite importer (issue 12; without it compiling fails with "tensor ... is
+// TFLite importer (without it compiling fails with "tensor ... is
 // INT8-quantized").
 //
 // RAM: module_main.c gives the arena and I/O a 3 MiB static pool in the

@@ -28,7 +28,7 @@ namespace kiln::fuzz {
 void fuzzCheck(bool condition, const std::string &what);
 
 /// Consumes `error` and checks it is what users get for bad input: one
-/// non-empty line that does not say "internal error" (issue 10: no input
+/// non-empty line that does not say "internal error" (no input
 /// makes Kiln print an internal error, dump MLIR or print several lines)
 /// unless `input`, the fuzz input, holds those words itself (an echoed key).
 /// Returns the message.

@@ -1,7 +1,7 @@
 //===- ExportSettingsTest.cpp - Export does not retarget the workbench ---===//
 //
 // Drives the real MainWindow (offscreen) over a copy of the alexa model in
-// a temporary folder (issue 14, items 4 and 8):
+// a temporary folder:
 //   - the Export dialog lists targets by name beside the triple; choosing
 //     the Cortex-M4F switches the format to the C module at once, a hosted
 //     target switches it back;

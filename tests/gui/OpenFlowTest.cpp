@@ -1,7 +1,6 @@
 //===- OpenFlowTest.cpp - Plan first, one state per model, shape fix ------===//
 //
-// Drives the real MainWindow (offscreen) through opening files (issue 14,
-// items 1, 3, 6, 7):
+// Drives the real MainWindow (offscreen) through opening files:
 //   - the plan is shown (every view filled from it, no artifact yet) while
 //     code generation runs, and is the plan the core computes;
 //   - a file that fails to open, or an open cancelled with Esc, changes

@@ -161,7 +161,7 @@ TEST(Cli, BadModelFiles) {
                    {"operator #1", "custom operator 'MyCustomOp'", "Supported float32 builtin operators"});
   expectCleanError("compile " + bad("unsupported_op.tflite"),
                    {"operator #1", "which Kiln does not support", "CONV_2D"});
-  // Quantized models Kiln refuses (issue 12; tests/data/bad/README.md): the
+  // Quantized models Kiln refuses (tests/data/bad/README.md): the
   // file, the tensor or operator, the bad value and the rule, on one line.
   expectCleanError("compile " + bad("int16_activations.tflite"),
                    {"int16_activations.tflite", "operator #0 (FULLY_CONNECTED, INT16, INT8, INT64 -> INT16)",
@@ -423,7 +423,7 @@ TEST(Cli, BadArtifacts) {
 } // namespace
 
 /// `kiln inspect` on an artifact: its signature, target, profile and
-/// counts, for every profile and target (issue 15, item 1). The expected
+/// counts, for every profile and target. The expected
 /// rows come from the model text (add_scale.mlir: a, b -> sum, 2x3xf32).
 TEST(Cli, InspectArtifactShowsSignatureTargetAndProfile) {
   TempDir tmp;
@@ -546,7 +546,7 @@ void writeAddScaleSample(const std::string &dir, int s, float skew = 0) {
 } // namespace
 
 /// kiln validate: several samples (folders and stacked), tolerances, and
-/// the missing file named exactly (issue 15, item 6).
+/// the missing file named exactly.
 TEST(Cli, ValidateSamplesAndTolerances) {
   TempDir tmp;
   const std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
@@ -634,7 +634,7 @@ TEST(Cli, RawInputsAndPrintedOutputs) {
 }
 
 /// Usage errors: one `kiln: error:` line and exit status 2, no LLVM
-/// parser text (issue 15, item 5).
+/// parser text.
 TEST(Cli, UsageErrorsAreOneLineWithStatus2) {
   const std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));
   struct Case {
@@ -692,8 +692,7 @@ TEST(Cli, UsageErrorsAreOneLineWithStatus2) {
   EXPECT_NE(help.output.find("--emit"), std::string::npos) << help.output;
 }
 
-/// Flags that do not apply warn once and the build goes on (issue 15,
-/// item 5).
+/// Flags that do not apply warn once and the build goes on.
 TEST(Cli, FlagsThatDoNotApplyWarnOnce) {
   TempDir tmp;
   const std::string model = shellQuote(dataFile("mlir/add_scale.mlir"));

@@ -100,7 +100,7 @@ TEST(FullDisk, AnOutputNamedTwiceOrTheModelItselfIsRefused) {
 }
 
 // Every way an output could overwrite the model, an artifact or input a
-// command reads, or another output (issue 32's new-user pass found each):
+// command reads, or another output (a new-user pass found each):
 // refused in one line before anything is written, every file intact. Paths
 // are compared resolved ("./x" and "x"), also before the file exists.
 TEST(FullDisk, OutputsNeverOverwriteInputsOrEachOther) {

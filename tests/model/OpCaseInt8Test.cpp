@@ -204,7 +204,7 @@ TEST_P(OpCaseInt8, MatchesTFLiteBitExact) {
   }
 }
 
-// The suite must not silently shrink, and every operator of issue 12 must
+// The suite must not silently shrink, and every int8 operator Kiln supports must
 // keep at least one case.
 TEST(OpCasesInt8, FolderCoversEveryOperator) {
   std::set<std::string> seen;

@@ -14,7 +14,7 @@ last window starting inside the input or its begin padding, as PyTorch and
 ONNX Runtime compute it). No Kiln code or ONNX Runtime is involved in the
 expected values. Within 1e-5 x (1 + |expected|).
 
-The cases are the classes of issue 32: a leftover the end padding cannot
+The cases are the classes of window bugs: a leftover the end padding cannot
 absorb (a ResNet-style 1x1 stride-2 Conv on 6x6, MaxPool 2x2/2 on 5x7,
 AveragePool 3x3/2 on 8x8, the dilated MaxPool of
 pytorch-converted/test_MaxPool2d_stride_padding_dilation at 1/10 scale),

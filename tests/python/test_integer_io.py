@@ -1,5 +1,4 @@
-"""int8/uint8 inputs and outputs through the Python package (issue 12, item
-7): a module takes and returns int8/uint8 arrays, and kiln.validate
+"""int8/uint8 inputs and outputs through the Python package: a module takes and returns int8/uint8 arrays, and kiln.validate
 compares integer outputs in LSB as `kiln validate --json` does, with
 tolerance_lsb= as --tolerance-lsb=. Model: tests/data/mlir/int8_io.mlir
 (sum = clamp(a + b, -128, 127) on int8, c_out = c on uint8); the expected

@@ -18,8 +18,8 @@
 // XNNPACK delegate) and on TensorFlow Lite 2.9's native C library
 // (tflite_native_reference.mjs: builtin integer kernels), and the two are
 // compared element by element; meta.json records the counts. The stored
-// output is the native library's (the builtin kernels: the ground truth
-// issue 12 names); meta.json "reference" says so and, where the wasm
+// output is the native library's (the builtin kernels: the ground
+// truth); meta.json "reference" says so and, where the wasm
 // interpreter differs, "wasm_discrepancy" gives the counts. --check only
 // compares and prints, writing nothing. Bit-for-bit reproducible.
 //

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Output-binding and zero-size cases (issue 10 parts 1 and 3).
+// Output-binding and zero-size cases.
 //
 //   node tests/reference/make_io_cases.mjs [--only REGEX] [--list] [--shared DIR] [--verbose]
 //

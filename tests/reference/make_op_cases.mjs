@@ -1060,7 +1060,7 @@ function int8Fc(description, changes = {}, version = 4) {
   });
 }
 
-// Quantized models Kiln refuses (issue 12): 16-bit activations, a hybrid
+// Quantized models Kiln refuses: 16-bit activations, a hybrid
 // operator, scales of zero or below, zero points outside the storage type,
 // a per-channel scale count that is not the channel count, an int8 tensor
 // without quantization, a sparse tensor. Each is one mistake in an

@@ -22,7 +22,7 @@
 // (signs of zero are not compared), or within 1e-5 x (1 + |reference|).
 //
 // The stored reference is TFLite's builtin kernels: the model's format
-// decides (issue 32). Where they disagree with the independent evaluation
+// decides. Where they disagree with the independent evaluation
 // the row must be listed in KNOWN_BUILTIN_DIFFERENCES with the reason and
 // the rule Kiln follows; such a row stores the independent result (Kiln
 // follows IEEE there, the README's "Special values" section says so) and

@@ -1,6 +1,6 @@
 //===- DeviceSharingTest.cpp - One HAL device shared by many callers ------===//
 //
-// Stress (issue 32): 2, 4 and 8 threads, each with its own module (four
+// Stress: 2, 4 and 8 threads, each with its own module (four
 // different models, so 2-4 modules per artifact), all on one local-task
 // device, 1000 invocations per thread: every output is byte-identical to
 // the model's local-sync output, and every thread finishes within a bound

@@ -44,7 +44,7 @@ TEST(WindowShape, LeftoverLeavesTheEndPadThenTheInput) {
 }
 
 TEST(WindowShape, CeilAddsTheOverhangToTheEndPad) {
-  // Kernel 3 stride 2 pads 1/1 on 8 (issue 32): out 5, windows at -1..7,
+  // Kernel 3 stride 2 pads 1/1 on 8: out 5, windows at -1..7,
   // the last one 2 past the input: end pad 1 + 1 overhang.
   TosaWindowAxis t = fitWindow({8, 3, 2, 1, 1, 1}, WindowRounding::Ceil);
   EXPECT_EQ(t.out, 5);
