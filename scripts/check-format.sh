@@ -17,7 +17,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 fix=0
-if [ "${1:-}" = --fix ]; then fix=1; shift; fi
+case ${1:-} in
+  -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  --fix) fix=1; shift ;;
+esac
+[ $# -le 1 ] || { echo "usage: scripts/check-format.sh [--fix] [BASE]" >&2; exit 2; }
 base=${1:-$(cat .ci/format-base)}
 git_clang_format=$(command -v git-clang-format-14 || command -v git-clang-format || true)
 [ -n "$git_clang_format" ] || { echo "check-format: git-clang-format not found (Debian package clang-format)" >&2; exit 2; }

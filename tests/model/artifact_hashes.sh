@@ -19,6 +19,10 @@
 # reaches the output.
 set -euo pipefail
 shopt -s inherit_errexit
+if [ $# -ne 3 ]; then
+  echo "usage: $0 KILN MODEL_CACHE CASE|--list|--update (e.g. $0 build/bin/kiln ~/.cache/kiln/models --list)" >&2
+  exit 2
+fi
 KILN=$1 CACHE=$2 WHAT=$3
 [[ $KILN == - || $KILN == /* ]] || KILN=$PWD/$KILN
 [[ $CACHE == - || $CACHE == /* ]] || CACHE=$PWD/$CACHE
@@ -72,7 +76,7 @@ case $WHAT in
         # shellcheck disable=SC2086
         hash_case "$name" "$model" $args
       done
-    } >"$RECORD.new"
+    } >"$RECORD.new" || { rm -f "$RECORD.new"; exit 1; }
     mv "$RECORD.new" "$RECORD"
     echo "recorded $(grep -vc '^#' "$RECORD") files in $RECORD" ;;
   *)
