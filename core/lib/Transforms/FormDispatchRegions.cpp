@@ -167,10 +167,12 @@ struct FormDispatchRegionsPass
         tag(&op, next++);
     for (int64_t id : options.noFusion)
       if (id < 0 || id >= next) {
-        main.emitError() << "--no-fusion names dispatch " << id
-                         << ", which does not exist (" << next
-                         << " dispatches, ids 0 to " << next - 1
-                         << "; see kiln inspect)";
+        auto diag = main.emitError() << "--no-fusion names dispatch " << id
+                                     << ", which does not exist (";
+        if (next == 0)
+          diag << "the model has no dispatches; see kiln inspect)";
+        else
+          diag << next << " dispatches, ids 0 to " << next - 1 << "; see kiln inspect)";
         return signalPassFailure();
       }
   }

@@ -226,11 +226,13 @@ struct TileAndDistributePass
         ids.insert(id.getInt());
     for (const auto &[id, sizes] : options.tileSizes)
       if (!ids.count(id)) {
-        getOperation().emitError()
-            << "tile sizes are given for dispatch " << id
-            << ", which does not exist (" << ids.size()
-            << " dispatches, ids 0 to " << ids.size() - 1
-            << " with these fusion settings; see kiln inspect)";
+        auto diag = getOperation().emitError()
+                    << "tile sizes are given for dispatch " << id << ", which does not exist (";
+        if (ids.empty())
+          diag << "the model has no dispatches with these fusion settings; see kiln inspect)";
+        else
+          diag << ids.size() << " dispatches, ids 0 to " << ids.size() - 1
+               << " with these fusion settings; see kiln inspect)";
         return signalPassFailure();
       }
     for (auto fn : getOperation().getOps<func::FuncOp>())
