@@ -386,7 +386,7 @@ llvm::Expected<kiln::Project> loadProjectFlag(const std::string &path, std::stri
 }
 
 int projectFlagsError(const std::string &project) {
-  return fail("--project=" + project +
+  return usage("--project=" + project +
               " sets the target, profile, format and tuning; edit the project "
               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
 }

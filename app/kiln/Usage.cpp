@@ -105,10 +105,14 @@ llvm::Error checkFlags(const std::vector<std::string> &args, size_t first,
                           command + "' describes it)");
       // A single-valued flag given twice: which one was meant?
       if (option->getNumOccurrencesFlag() == llvm::cl::Optional && !isBuiltinFlag(name)) {
-        auto [at, fresh] = given.try_emplace(name, arg.str());
+        // As typed: `--output=a.kiln`, or `-o a.kiln` with its separate value.
+        std::string typed = arg.str();
+        if (!flag.contains('=') && needsValue && i + 1 < args.size())
+          typed += " " + args[i + 1];
+        auto [at, fresh] = given.try_emplace(name, typed);
         if (!fresh)
           return usageError(spelled(name) + " is given twice ('" + at->second + "' and '" +
-                            arg + "'); give it once");
+                            typed + "'); give it once");
       }
       // `-o FILE`: the next argument is the value, even if it starts with '-'.
       if (!flag.contains('=') && needsValue)

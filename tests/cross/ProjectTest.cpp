@@ -156,8 +156,13 @@ TEST(Project, CompileAndExportWithProjectEqualFlags) {
   // Flags that the project sets are refused next to it.
   CommandResult mixed = runCommand(kilnBinary() + " compile --project=" +
                                    shellQuote(dir.file("embedding.kilnproj")) + " --tile=0=1");
-  EXPECT_EQ(mixed.exitCode, 1);
+  EXPECT_EQ(mixed.exitCode, 2) << mixed.output; // a usage error, as other flag conflicts
   EXPECT_NE(mixed.output.find("edit the project"), std::string::npos) << mixed.output;
+  CommandResult exportMixed = runCommand(kilnBinary() + " export --project=" +
+                                         shellQuote(dir.file("embedding.kilnproj")) +
+                                         " --target=host -o " + shellQuote(dir.file("mixed")));
+  EXPECT_EQ(exportMixed.exitCode, 2) << exportMixed.output;
+  EXPECT_NE(exportMixed.output.find("edit the project"), std::string::npos) << exportMixed.output;
 }
 
 } // namespace

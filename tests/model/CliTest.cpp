@@ -667,6 +667,7 @@ TEST(Cli, UsageErrorsAreOneLineWithStatus2) {
       {"compile " + model + " -o ''", "-o needs a value, not an empty argument"},
       {"inspect " + model + " --dump-schedule ''", "--dump-schedule needs a value"},
       {"compile " + model + " --profile=stripped --profile=default", "--profile is given twice"},
+      {"compile " + model + " -o a.kiln -o b.kiln", "-o is given twice ('-o a.kiln' and '-o b.kiln')"},
       {"compile " + model + " --fix-shape=0=2x3 --fix-shape=0=1x3", "fixes input '0' twice"},
       {"compile " + model + " -O3", "did you mean -o?"},
       {"--verison", "did you mean --version?"},
