@@ -387,8 +387,8 @@ llvm::Expected<kiln::Project> loadProjectFlag(const std::string &path, std::stri
 
 int projectFlagsError(const std::string &project) {
   return usage("--project=" + project +
-              " sets the target, profile, format and tuning; edit the project "
-              "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
+               " sets the target, profile, format and tuning; edit the project "
+               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
 }
 
 std::vector<kiln::OutputFile> dumpFiles(const kiln::CompilationPlan &plan, const std::string &dot,

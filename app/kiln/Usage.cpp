@@ -111,8 +111,8 @@ llvm::Error checkFlags(const std::vector<std::string> &args, size_t first,
           typed += " " + args[i + 1];
         auto [at, fresh] = given.try_emplace(name, typed);
         if (!fresh)
-          return usageError(spelled(name) + " is given twice ('" + at->second + "' and '" +
-                            typed + "'); give it once");
+          return usageError(spelled(name) + " is given twice ('" + at->second + "' and '" + typed +
+                            "'); give it once");
       }
       // `-o FILE`: the next argument is the value, even if it starts with '-'.
       if (!flag.contains('=') && needsValue)

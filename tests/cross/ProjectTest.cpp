@@ -158,9 +158,9 @@ TEST(Project, CompileAndExportWithProjectEqualFlags) {
                                    shellQuote(dir.file("embedding.kilnproj")) + " --tile=0=1");
   EXPECT_EQ(mixed.exitCode, 2) << mixed.output; // a usage error, as other flag conflicts
   EXPECT_NE(mixed.output.find("edit the project"), std::string::npos) << mixed.output;
-  CommandResult exportMixed = runCommand(kilnBinary() + " export --project=" +
-                                         shellQuote(dir.file("embedding.kilnproj")) +
-                                         " --target=host -o " + shellQuote(dir.file("mixed")));
+  CommandResult exportMixed =
+      runCommand(kilnBinary() + " export --project=" + shellQuote(dir.file("embedding.kilnproj")) +
+                 " --target=host -o " + shellQuote(dir.file("mixed")));
   EXPECT_EQ(exportMixed.exitCode, 2) << exportMixed.output;
   EXPECT_NE(exportMixed.output.find("edit the project"), std::string::npos) << exportMixed.output;
 }

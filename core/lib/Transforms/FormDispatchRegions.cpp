@@ -167,8 +167,8 @@ struct FormDispatchRegionsPass
         tag(&op, next++);
     for (int64_t id : options.noFusion)
       if (id < 0 || id >= next) {
-        auto diag = main.emitError() << "--no-fusion names dispatch " << id
-                                     << ", which does not exist (";
+        auto diag = main.emitError()
+                    << "--no-fusion names dispatch " << id << ", which does not exist (";
         if (next == 0)
           diag << "the model has no dispatches; see kiln inspect)";
         else
