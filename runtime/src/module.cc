@@ -256,7 +256,7 @@ static kiln_status_t checkRunsHere(const fb::Artifact *a) {
     if (strlen(kHostArch) != archLength || strncmp(triple, kHostArch, archLength) != 0)
       return makeStatus(KILN_INCOMPATIBLE,
                         "the artifact's code targets %s; this runtime runs %s code (compile "
-                        "with --target-triple for this machine)",
+                        "it for this machine: kiln compile --target=host)",
                         triple[0] ? triple : "an unknown target", kHostArch);
     char missing[256];
     if (!cpuRunsExecutable(e, missing, sizeof missing))

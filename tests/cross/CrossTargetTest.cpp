@@ -216,3 +216,38 @@ INSTANTIATE_TEST_SUITE_P(RealModels, CrossTarget, ::testing::ValuesIn(realModelN
                          [](const auto &info) { return info.param; });
 
 } // namespace
+
+namespace {
+
+/// A hosted target whose code this machine cannot run.
+std::string foreignTarget() {
+#if defined(__aarch64__)
+  return "riscv64-linux-gnu";
+#else
+  return "aarch64-linux-gnu";
+#endif
+}
+
+} // namespace
+
+/// `kiln run` of an artifact built for another architecture is refused at
+/// load with one line naming both architectures and the flag that builds
+/// for this machine (the named --target, not the raw triple).
+TEST(CrossTargetArtifact, ForeignArchitectureRefusedWithTheFlagToUse) {
+  TempDir tmp;
+  const std::string artifact = tmp.file("foreign.kiln");
+  CommandResult built =
+      runCommand(kilnBinary() + " compile " +
+                 shellQuote(std::string(KILN_TEST_DATA_DIR) + "/mlir/add_scale.mlir") +
+                 " --target=" + foreignTarget() + " -o " + shellQuote(artifact));
+  ASSERT_EQ(built.exitCode, 0) << built.output;
+  CommandResult run = runCommand(kilnBinary() + " run " + shellQuote(artifact));
+  EXPECT_EQ(run.exitCode, 1) << run.output;
+  EXPECT_EQ(run.output.rfind("kiln: error: ", 0), 0u) << run.output;
+  EXPECT_EQ(std::count(run.output.begin(), run.output.end(), '\n'), 1) << run.output;
+  EXPECT_NE(run.output.find("the artifact's code targets " + foreignTarget().substr(0, 5)),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("kiln compile --target=host"), std::string::npos) << run.output;
+  EXPECT_EQ(run.output.find("--target-triple"), std::string::npos) << run.output;
+}
