@@ -70,6 +70,24 @@ export const MODELS = [
     member: 'package/assets/ch_PP-OCRv4_det_infer.onnx',
     sha256: '30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff',
   },
+  {
+    // Silero VAD v5 (opset 16, 2.3 MB): in input [N, S] audio, state
+    // [2, N, 128], sr (int64 scalar: 16000 or 8000); out [N, 1] speech
+    // probability and the next state. 25 If nodes (on sr and on shapes),
+    // 4 LSTM nodes inside them.
+    name: 'silero_vad_v5.onnx',
+    pkg: '@ricky0123/vad-web@0.0.31',
+    member: 'package/dist/silero_vad_v5.onnx',
+    sha256: '2623a2953f6ff3d2c1e61740c6cdb7168133479b267dfef114a4a3cc5bdd788f',
+  },
+  {
+    // Silero VAD v4 ("legacy", opset 16, 1.8 MB): in input [N, S], sr,
+    // h and c [2, N, 64]; out [N, 1], hn, cn. 9 If nodes, 8 LSTM nodes.
+    name: 'silero_vad_legacy.onnx',
+    pkg: '@ricky0123/vad-web@0.0.31',
+    member: 'package/dist/silero_vad_legacy.onnx',
+    sha256: 'a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28',
+  },
 ];
 
 // Benchmark-only files (fetched with --bench / fetchModels({ bench: true })).

@@ -3,16 +3,22 @@
 // Kiln's ONNX real-model tests, and for shapes the TFLite interpreter cannot
 // run (e.g. a dynamic batch fixed to 2).
 //
-//   node ort_reference.mjs --model FILE.onnx [--shape 2x76x32x1] --seed N
+//   node ort_reference.mjs --model FILE.onnx [--shape [NAME=]2x76x32x1]...
+//                          [--value NAME=V[,V...]]... --seed N
 //                          [--input uniform|text] --out DIR
 //
-// Writes DIR/input_0.npy (--input uniform, the default: seeded uniform
-// [-1, 1), prng.mjs, same generator as tflite_reference.mjs; --input text:
-// a seeded synthetic page of text, textImage below), DIR/output_K.npy for each model output in
-// session order (= the graph's output order) and DIR/meta.json (model
-// sha256, engine, input generator, input/output names and shapes). One
-// float32 input only. --shape fixes the input's shape; without it the
-// model's own shape is used, which must then be static.
+// Writes DIR/input_K.npy for each float32 graph input K not given a
+// --value (--input uniform, the default: seeded uniform [-1, 1) with seed
+// seed + K, prng.mjs, same generator as tflite_reference.mjs; --input text:
+// a seeded synthetic page of text, textImage below, for a single input),
+// DIR/output_K.npy for each model output in session order (= the graph's
+// output order) and DIR/meta.json (model sha256, engine, input generator,
+// input/output names and shapes, fixed values). --shape fixes an input's
+// shape (without NAME: the first input); without it the model's own shape
+// is used, which must then be static. --value NAME=V feeds input NAME the
+// value V (int64 or float32 as the input's type; a scalar for a rank-0
+// input, else comma-separated values in C order): what `kiln compile
+// --fix-value=NAME=V` burns into a build, so it writes no input_K.npy.
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,11 +30,18 @@ import { prettyJson } from './tflite_reference.mjs';
 const require = createRequire(import.meta.url);
 
 function parseArgs(argv) {
-  const o = { seed: 1, input: 'uniform' };
+  const o = { seed: 1, input: 'uniform', shapes: {}, values: {} };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--model') o.model = argv[++i];
-    else if (a === '--shape') o.shape = argv[++i].split('x').map(Number);
+    else if (a === '--shape') {
+      const [name, dims] = splitNamed(argv[++i]);
+      o.shapes[name] = dims.split('x').map(Number);
+    } else if (a === '--value') {
+      const [name, values] = splitNamed(argv[++i]);
+      if (name === '') throw new Error('--value needs NAME=V');
+      o.values[name] = values.split(',').map(Number);
+    }
     else if (a === '--seed') o.seed = Number(argv[++i]);
     else if (a === '--out') o.out = argv[++i];
     else if (a === '--input') o.input = argv[++i];
@@ -89,30 +102,66 @@ const INPUTS = {
   },
 };
 
-// The input shape: --shape, else the model's declared shape if it is static.
-function inputShape(session, given) {
-  const meta = session.inputMetadata[0];
-  if (session.inputNames.length !== 1 || meta.type !== 'float32')
-    throw new Error('ort_reference handles models with one float32 input only');
+// "NAME=REST" -> [NAME, REST]; "REST" (no name) -> ['', REST].
+function splitNamed(arg) {
+  const eq = arg.indexOf('=');
+  return eq < 0 ? ['', arg] : [arg.slice(0, eq), arg.slice(eq + 1)];
+}
+
+// Input k's shape: --shape NAME=, --shape without a name for input 0, else
+// the model's declared shape if it is static.
+function inputShape(session, o, k) {
+  const meta = session.inputMetadata[k];
+  const given = o.shapes[meta.name] ?? (k === 0 ? o.shapes[''] : undefined);
   if (given) return given;
   if (!meta.shape.every((d) => typeof d === 'number'))
-    throw new Error(`input ${meta.name} has symbolic dims [${meta.shape}]: give --shape`);
+    throw new Error(`input ${meta.name} has symbolic dims [${meta.shape}]: give --shape ${meta.name}=...`);
   return meta.shape;
 }
 
-// Runs the model once on the generated input; writes input, outputs, meta.json.
+const TYPED = { float32: Float32Array, int64: BigInt64Array, int32: Int32Array };
+
+// The feed of a --value input: its values as the input's element type.
+function fixedValue(ort, meta, shape, values) {
+  const count = shape.reduce((a, b) => a * b, 1);
+  if (values.length !== count)
+    throw new Error(`--value ${meta.name}: ${values.length} values for shape [${shape}] (${count})`);
+  const Typed = TYPED[meta.type];
+  if (!Typed) throw new Error(`--value ${meta.name}: inputs of type ${meta.type} are not handled`);
+  const data = Typed.from(values, (v) => (meta.type === 'int64' ? BigInt(v) : v));
+  return new ort.Tensor(meta.type, data, shape);
+}
+
+// Runs the model once on the generated inputs; writes inputs, outputs, meta.json.
 async function run(o) {
   const ort = require('onnxruntime-node');
   const session = await ort.InferenceSession.create(o.model, {
     intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', logSeverityLevel: 3,
   });
-  const shape = inputShape(session, o.shape);
-  const count = shape.reduce((a, b) => a * b, 1);
-  const data = new Float32Array(count);
-  INPUTS[o.input].fill(data, shape, o.seed);
+  for (const name of Object.keys(o.values))
+    if (!session.inputNames.includes(name)) throw new Error(`--value ${name}: no such input`);
   fs.mkdirSync(o.out, { recursive: true });
-  writeNpy(path.join(o.out, 'input_0.npy'), data, shape);
-  const feeds = { [session.inputNames[0]]: new ort.Tensor('float32', data, shape) };
+  const feeds = {}, inputs = [], fixed = [];
+  session.inputNames.forEach((name, k) => {
+    const meta = session.inputMetadata[k];
+    if (o.values[name]) {
+      const shape = o.shapes[name] ?? meta.shape.map((d) => (typeof d === 'number' ? d : 1));
+      feeds[name] = fixedValue(ort, meta, shape, o.values[name]);
+      fixed.push({ name, shape, dtype: meta.type, values: o.values[name] });
+      return;
+    }
+    if (meta.type !== 'float32') throw new Error(`input ${name} is ${meta.type}: give --value ${name}=...`);
+    const shape = inputShape(session, o, k);
+    const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+    const index = inputs.length;
+    if (o.input === 'uniform') fillInput(data, o.seed, index);
+    else if (index === 0) INPUTS[o.input].fill(data, shape, o.seed);
+    else throw new Error(`--input ${o.input} handles one input`);
+    const file = `input_${index}.npy`;
+    writeNpy(path.join(o.out, file), data, shape);
+    feeds[name] = new ort.Tensor('float32', data, shape);
+    inputs.push({ index, name, shape, dtype: 'float32', file, model_shape: meta.shape });
+  });
   const results = await session.run(feeds);
   const outputs = session.outputNames.map((name, k) => {
     const t = results[name];
@@ -129,14 +178,13 @@ async function run(o) {
       num_threads: 1,
     },
     inputs_source: INPUTS[o.input].source(o.seed),
-    inputs: [{
-      index: 0, name: session.inputNames[0], shape, dtype: 'float32', file: 'input_0.npy',
-      model_shape: session.inputMetadata[0].shape,
-    }],
+    inputs,
+    ...(fixed.length ? { fixed_values: fixed } : {}),
     outputs,
   };
   fs.writeFileSync(path.join(o.out, 'meta.json'), prettyJson(meta) + '\n');
-  return `wrote ${o.out}: input ${shape.join('x')}, ${outputs.length} output(s)`;
+  const shapes = inputs.map((i) => i.shape.join('x')).join(', ');
+  return `wrote ${o.out}: input(s) ${shapes}, ${outputs.length} output(s)`;
 }
 
 try {
