@@ -399,11 +399,36 @@ LogicalResult convertLeakyRelu(NodeContext &ctx) {
       });
 }
 
+/// Whether PRelu's slope is the per-channel [C] that PyTorch's early ONNX
+/// exporter wrote (libonnx-testdata pytorch-converted test_PReLU_*_multiparam:
+/// x [N,C,...], slope [C], C not x's last dimension, so numpy rules do not
+/// broadcast it). PyTorch meant channel c's slope for dimension 1.
+static bool legacyChannelSlope(const NodeContext &ctx) {
+  std::vector<int64_t> x = ctx.inputShape(0), slope = ctx.inputShape(1);
+  return x.size() >= 3 && slope.size() == 1 && slope[0] == x[1] && slope[0] != x.back() &&
+         slope[0] != 1;
+}
+
 /// PRelu (opsets 7, 9, 16): y = x < 0 ? slope * x : x, slope broadcast to x
 /// numpy-style (unidirectionally: a per-channel slope is [C,1,1] for NCHW
 /// x). float32, int32, int64 (opset 9+). Shape: the broadcast of x and
-/// slope (x's shape for valid models).
+/// slope (x's shape for valid models). A slope [C] that numpy rules cannot
+/// broadcast but that matches x's channel dimension (legacyChannelSlope) is
+/// read as [C,1,...,1], as PyTorch computed it.
 LogicalResult convertPRelu(NodeContext &ctx) {
+  if (ctx.numInputs() == 2 && ctx.hasInput(0) && ctx.hasInput(1) && legacyChannelSlope(ctx)) {
+    FailureOr<Value> x = ctx.input(0), slope = ctx.input(1);
+    if (failed(x) || failed(slope))
+      return failure();
+    if (x->getType().cast<RankedTensorType>().getElementType() !=
+        slope->getType().cast<RankedTensorType>().getElementType())
+      return ctx.fail("x and slope have different element types");
+    std::vector<int64_t> shape(ctx.inputRank(0) - 1, 1);
+    shape[0] = ctx.inputShape(1)[0];
+    Value perChannel = ctx.broadcastRank(ctx.reshape(*slope, shape), ctx.inputRank(0));
+    Value negative = compare<tosa::GreaterOp>(ctx, scalarLike(ctx, 0, *x), *x);
+    return ctx.setOutput(0, select(ctx, negative, mul(ctx, *x, perChannel), *x));
+  }
   Elementwise op;
   op.types = kF | kI;
   op.fold = [](bool isFloat, llvm::ArrayRef<Elem> v) {
