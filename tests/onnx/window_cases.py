@@ -20,7 +20,9 @@ AveragePool 3x3/2 on 8x8, the dilated MaxPool of
 pytorch-converted/test_MaxPool2d_stride_padding_dilation at 1/10 scale),
 ceil_mode with explicit pads and count_include_pad = 0 (the divisor of the
 window before the last) and 1, and siblings in 1-D and with channels >= 3
-(with 1-2 channels an out-of-bounds read was often harmless).
+(with 1-2 channels an out-of-bounds read was often harmless), and 3-D
+Convs (strided with a depth leftover, padded and dilated, grouped,
+depthwise, SAME_UPPER).
 
 Then windows Kiln refuses (REFUSED: pool pads not below the kernel,
 auto_pad with pads): exit status 1 and one error line saying why.
@@ -53,13 +55,30 @@ def out_size(n, k, s, d, pb, pe, ceil):
     return steps + 1
 
 
+def window_pads(shape, attrs, k):
+    """Begin pads then end pads: `pads`, or what auto_pad SAME_UPPER /
+    SAME_LOWER gives (out = ceil(in / stride), the odd element at the end /
+    the beginning)."""
+    spatial = len(shape) - 2
+    pads = list(attrs.get('pads', [0] * 2 * spatial))
+    if attrs.get('auto_pad', 'NOTSET').startswith('SAME'):
+        s = attrs.get('strides', [1] * spatial)
+        d = attrs.get('dilations', [1] * spatial)
+        for i in range(spatial):
+            n = shape[2 + i]
+            total = max((-(-n // s[i]) - 1) * s[i] + (k[i] - 1) * d[i] + 1 - n, 0)
+            pads[i] = total // 2 if attrs['auto_pad'] == 'SAME_UPPER' else total - total // 2
+            pads[spatial + i] = total - pads[i]
+    return pads
+
+
 def reference(op, x, attrs, w=None, b=None):
     """The ONNX definition, one output element at a time (float64)."""
     spatial = x.ndim - 2
     k = attrs.get('kernel_shape') or list(w.shape[2:])
     s = attrs.get('strides', [1] * spatial)
     d = attrs.get('dilations', [1] * spatial)
-    pads = attrs.get('pads', [0] * 2 * spatial)
+    pads = window_pads(x.shape, attrs, k)
     ceil = attrs.get('ceil_mode', 0) == 1
     include = attrs.get('count_include_pad', 0) == 1
     outs = [out_size(x.shape[2 + i], k[i], s[i], d[i], pads[i], pads[spatial + i], ceil)
@@ -140,6 +159,17 @@ CASES = [
     ('conv_depthwise_1x1_s1', 'Conv', [1, 3, 7, 7], dict(group=3), [3, 1, 1, 1]),
     ('conv_depthwise_1x1_1d_pads', 'Conv', [1, 4, 9], dict(group=4, pads=[1, 2]), [4, 1, 1]),
     ('conv_grouped_3x3', 'Conv', [1, 4, 6, 6], dict(group=2, pads=[1, 1, 1, 1]), [6, 2, 3, 3]),
+    # 3-D convolutions (rank-5 input; Kiln sums one 2-D convolution per
+    # depth tap): a stride-2 depth leftover, depth padding and dilation,
+    # groups, depthwise, SAME_UPPER padding with an odd total.
+    ('conv3d_k3_s2_on_7x6x5', 'Conv', [1, 3, 7, 6, 5], dict(strides=[2, 1, 2]), [4, 3, 3, 2, 2]),
+    ('conv3d_pads_dilation', 'Conv', [2, 2, 6, 5, 5],
+     dict(pads=[1, 0, 1, 2, 1, 0], dilations=[2, 1, 2]), [3, 2, 2, 3, 2]),
+    ('conv3d_grouped', 'Conv', [1, 4, 4, 4, 4], dict(group=2, pads=[1, 1, 1, 1, 1, 1]),
+     [6, 2, 3, 3, 3]),
+    ('conv3d_depthwise', 'Conv', [1, 3, 5, 4, 4], dict(group=3), [3, 1, 2, 2, 2]),
+    ('conv3d_same_upper_s2', 'Conv', [1, 2, 5, 6, 7], dict(auto_pad='SAME_UPPER', strides=[2, 2, 2]),
+     [2, 2, 2, 3, 3]),
 ]
 
 
@@ -194,11 +224,10 @@ def main():
             model = os.path.join(tmp, name + '.onnx')
             spatial = len(xshape) - 2
             k = attrs.get('kernel_shape') or wshape[2:]
+            pads = window_pads(xshape, attrs, k)
             yshape = [xshape[0], wshape[0] if op == 'Conv' else xshape[1]] + [
                 out_size(xshape[2 + i], k[i], attrs.get('strides', [1] * spatial)[i],
-                         attrs.get('dilations', [1] * spatial)[i],
-                         attrs.get('pads', [0] * 2 * spatial)[i],
-                         attrs.get('pads', [0] * 2 * spatial)[spatial + i],
+                         attrs.get('dilations', [1] * spatial)[i], pads[i], pads[spatial + i],
                          attrs.get('ceil_mode', 0) == 1) for i in range(spatial)]
             attrs = dict(attrs)
             relu = attrs.pop('then_relu', False)

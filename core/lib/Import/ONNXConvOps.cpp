@@ -433,14 +433,154 @@ LogicalResult checkKernelShape(NodeContext &ctx, llvm::ArrayRef<int64_t> kernel)
   return success();
 }
 
+// --- 3-D Conv ----------------------------------------------------------------
+
+/// The per-axis window of a 3-D Conv: kernel, stride, dilation and the ONNX
+/// pads (auto_pad NOTSET reads `pads`, VALID pads nothing, SAME_UPPER /
+/// SAME_LOWER pad to out = ceil(in / stride)), each axis fitted to TOSA by
+/// fitWindow. Index 0 is D, 1 H, 2 W.
+FailureOr<std::array<WindowAxis, 3>> readWindow3D(NodeContext &ctx, llvm::ArrayRef<int64_t> xs,
+                                                  llvm::ArrayRef<int64_t> kernel,
+                                                  std::array<TosaWindowAxis, 3> &fitted) {
+  auto ints = [&](const char *name, int64_t count, int64_t def,
+                  int64_t min) -> FailureOr<std::vector<int64_t>> {
+    std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(count, def));
+    if (int64_t(v.size()) != count)
+      return ctx.fail(llvm::Twine("attribute ") + name + " has " + llvm::Twine(v.size()) +
+                      " values; the 3-D input needs " + llvm::Twine(count));
+    for (int64_t x : v)
+      if (x < min)
+        return ctx.fail(llvm::Twine("attribute ") + name + " holds " + llvm::Twine(x) +
+                        "; values below " + llvm::Twine(min) + " are invalid");
+    return v;
+  };
+  auto strides = ints("strides", 3, 1, 1), dilations = ints("dilations", 3, 1, 1),
+       pads = ints("pads", 6, 0, 0);
+  if (failed(strides) || failed(dilations) || failed(pads))
+    return failure();
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return ctx.fail("auto_pad '" + autoPad +
+                    "' is not supported; Kiln supports NOTSET, "
+                    "SAME_UPPER, SAME_LOWER and VALID");
+  if (autoPad != "NOTSET" && ctx.hasAttr("pads"))
+    return ctx.fail("attribute pads is given with auto_pad " + autoPad +
+                    "; ONNX takes one or the other");
+  std::array<WindowAxis, 3> axes;
+  for (int d = 0; d < 3; ++d) {
+    WindowAxis &a = axes[d];
+    a = WindowAxis{xs[2 + d], kernel[d], (*strides)[d], (*dilations)[d], 0, 0};
+    if (autoPad == "NOTSET") {
+      a.padBegin = (*pads)[d];
+      a.padEnd = (*pads)[3 + d];
+    } else if (autoPad != "VALID") {
+      int64_t out = (a.in + a.stride - 1) / a.stride;
+      int64_t total = std::max<int64_t>((out - 1) * a.stride + a.extent() - a.in, 0);
+      a.padBegin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      a.padEnd = total - a.padBegin;
+    }
+    if (a.span() < 0)
+      return ctx.fail("the padded input size " + llvm::Twine(a.span() + a.extent()) +
+                      " is smaller than the window extent " + llvm::Twine(a.extent()) +
+                      ": there is no output");
+    fitted[d] = fitWindow(a, WindowRounding::Floor);
+    if (!fitsWindows(a, fitted[d]))
+      return ctx.fail("with pads " + llvm::Twine(a.padBegin) + " and " + llvm::Twine(a.padEnd) +
+                      " and stride " + llvm::Twine(a.stride) + " no window reads the input");
+  }
+  return axes;
+}
+
+/// Conv with a rank-5 input (3-D): X [N, C, D, H, W], W [M, C/group, KD,
+/// KH, KW], B [M]. Decomposed into 2-D convolutions, one per depth tap kd:
+/// Y[n, :, od] = B + sum over kd of conv2d(Xp[n, :, od*sd + kd*dd], W[:, :, kd])
+/// where Xp is X zero-padded along D. The output depths of one tap are
+/// folded into the batch ([N*OD, H, W, C]), so each tap is one 2-D
+/// convolution (grouped and depthwise as in 2-D), summed over the taps.
+LogicalResult convertConv3D(NodeContext &ctx, Value x) {
+  std::vector<int64_t> xs = ctx.inputShape(0), ws = ctx.inputShape(1);
+  ConvOperands op;
+  op.group = ctx.attrInt("group", 1);
+  if (ws.size() != 5)
+    return ctx.fail("the weight (input 1) has shape " + shapeString(ws) + "; it needs rank 5");
+  if (op.group < 1 || xs[1] % op.group != 0 || ws[0] % op.group != 0 || ws[1] * op.group != xs[1])
+    return ctx.fail("group " + llvm::Twine(op.group) + " does not fit input channels " +
+                    llvm::Twine(xs[1]) + " and weight shape " + shapeString(ws) +
+                    " (W must be [M, C/group, ...] with M a multiple of group)");
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (failed(checkKernelShape(ctx, kernel)))
+    return failure();
+  FailureOr<Operand> weight = operand(ctx, 1);
+  if (failed(weight))
+    return failure();
+  Operand bias = zeros(ws[0]);
+  if (ctx.hasInput(2)) {
+    FailureOr<Operand> b = operand(ctx, 2);
+    if (failed(b))
+      return failure();
+    if (b->dims != std::vector<int64_t>{ws[0]})
+      return ctx.fail("the bias (input 2) has shape " + shapeString(b->dims) + "; it needs [" +
+                      llvm::Twine(ws[0]) + "]");
+    bias = *b;
+  }
+  std::array<TosaWindowAxis, 3> fit;
+  FailureOr<std::array<WindowAxis, 3>> axes = readWindow3D(ctx, xs, kernel, fit);
+  if (failed(axes))
+    return failure();
+  const WindowAxis &depth = (*axes)[0];
+  const int64_t n = xs[0], c = xs[1], od = fit[0].out;
+  for (int d = 0; d < 2; ++d) {
+    const WindowAxis &a = (*axes)[1 + d];
+    op.window.kernel[d] = a.kernel;
+    op.window.stride[d] = a.stride;
+    op.window.dilation[d] = a.dilation;
+    op.window.padBegin[d] = a.padBegin;
+    op.window.padEnd[d] = fit[1 + d].padEnd;
+    op.window.in[d] = a.in;
+    op.window.out[d] = fit[1 + d].out;
+  }
+  // NDHWC, zero-padded along D.
+  Value cl = ctx.transposeToChannelsLast(x);
+  Value padded = padZeros(ctx, cl, {0, depth.padBegin, 0, 0, 0}, {0, depth.padEnd, 0, 0, 0});
+  // W [M, Cg, KD, KH, KW] -> [KD, M, Cg, KH, KW]: tap kd is rows kd.
+  Operand taps = permuted(ctx, *weight, {2, 0, 1, 3, 4});
+  Value sum;
+  for (int64_t kd = 0; kd < depth.kernel; ++kd) {
+    llvm::SmallVector<Value> planes;
+    for (int64_t o = 0; o < od; ++o)
+      planes.push_back(slice(ctx, padded, {0, o * depth.stride + kd * depth.dilation, 0, 0, 0},
+                             {n, 1, xs[3], xs[4], c}));
+    Value stacked = planes.size() == 1
+                        ? planes[0]
+                        : ctx.create<tosa::ConcatOp>(ctx.f32Type({n, od, xs[3], xs[4], c}), planes,
+                                                     ctx.builder().getI64IntegerAttr(1));
+    op.input = ctx.reshape(stacked, {n * od, xs[3], xs[4], c});
+    op.weight = reshaped(ctx, rows(ctx, taps, kd, 1), {ws[0], ws[1], ws[3], ws[4]});
+    op.bias = kd == 0 ? bias : zeros(ws[0]);
+    Value y;
+    if (op.group == 1)
+      y = conv2d(ctx, op.input, op.weight, op.bias, op.window);
+    else if (op.group == c)
+      y = depthwise(ctx, op);
+    else
+      y = groupedConv(ctx, op);
+    sum = sum ? ctx.create<tosa::AddOp>(y.getType(), sum, y) : y;
+  }
+  Value y = ctx.reshape(sum, {n, od, op.window.out[0], op.window.out[1], ws[0]});
+  return ctx.setOutput(0, ctx.transposeToChannelsFirst(y));
+}
+
 /// Conv (opsets 1, 11): Y[n, m] = B[m] + sum over the m's group of input
 /// channels c and kernel taps k of X[n, c, s*o + d*k - pad_begin] * W[m, c, k].
 /// X [N, C, (H,) W], W [M, C/group, (KH,) KW], B [M] optional; auto_pad,
 /// pads, strides, dilations as forwardPadding reads them. group 1 is one
 /// tosa.conv2d, group == C (W [C*mult, 1, ...]) a tosa.depthwise_conv2d, other
-/// groups one conv2d per group. 3-D convolutions are refused.
+/// groups one conv2d per group. A rank-5 input (3-D) goes to convertConv3D.
 LogicalResult convertConv(NodeContext &ctx) {
   FailureOr<Value> x = floatInput(ctx, 0);
+  if (succeeded(x) && ctx.inputRank(0) == 5)
+    return convertConv3D(ctx, *x);
   if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
     return failure();
   std::vector<int64_t> xs = ctx.inputShape(0), ws = ctx.inputShape(1);
