@@ -22,7 +22,8 @@ ceil_mode with explicit pads and count_include_pad = 0 (the divisor of the
 window before the last) and 1, and siblings in 1-D and with channels >= 3
 (with 1-2 channels an out-of-bounds read was often harmless), and 3-D
 Convs (strided with a depth leftover, padded and dilated, grouped,
-depthwise, SAME_UPPER).
+depthwise, SAME_UPPER) and 3-D pools (ceil_mode, count_include_pad,
+dilation).
 
 Then windows Kiln refuses (REFUSED: pool pads not below the kernel,
 auto_pad with pads): exit status 1 and one error line saying why.
@@ -168,6 +169,17 @@ CASES = [
     ('conv3d_grouped', 'Conv', [1, 4, 4, 4, 4], dict(group=2, pads=[1, 1, 1, 1, 1, 1]),
      [6, 2, 3, 3, 3]),
     ('conv3d_depthwise', 'Conv', [1, 3, 5, 4, 4], dict(group=3), [3, 1, 2, 2, 2]),
+    # 3-D pools (rank-5 input; Kiln pools one axis at a time): ceil_mode
+    # with pads, count_include_pad 0 and 1, a dilated MaxPool.
+    ('maxpool3d_k2_s2_on_5x6x7', 'MaxPool', [1, 3, 5, 6, 7],
+     dict(kernel_shape=[2, 2, 2], strides=[2, 2, 2]), None),
+    ('maxpool3d_dilation_pads', 'MaxPool', [1, 2, 7, 7, 6],
+     dict(kernel_shape=[2, 3, 2], dilations=[2, 1, 2], pads=[1, 1, 0, 1, 0, 1]), None),
+    ('avgpool3d_ceil_pads_exclude', 'AveragePool', [1, 3, 6, 7, 8],
+     dict(kernel_shape=[3, 3, 2], strides=[2, 2, 3], pads=[1, 1, 0, 1, 0, 1], ceil_mode=1), None),
+    ('avgpool3d_include_pad', 'AveragePool', [2, 2, 5, 5, 5],
+     dict(kernel_shape=[3, 2, 3], strides=[2, 1, 2], pads=[1, 1, 1, 1, 0, 1],
+          count_include_pad=1), None),
     ('conv3d_same_upper_s2', 'Conv', [1, 2, 5, 6, 7], dict(auto_pad='SAME_UPPER', strides=[2, 2, 2]),
      [2, 2, 2, 3, 3]),
 ]

@@ -438,10 +438,11 @@ LogicalResult checkKernelShape(NodeContext &ctx, llvm::ArrayRef<int64_t> kernel)
 /// The per-axis window of a 3-D Conv: kernel, stride, dilation and the ONNX
 /// pads (auto_pad NOTSET reads `pads`, VALID pads nothing, SAME_UPPER /
 /// SAME_LOWER pad to out = ceil(in / stride)), each axis fitted to TOSA by
-/// fitWindow. Index 0 is D, 1 H, 2 W.
+/// fitWindow with `rounding` (ceil_mode pools: Ceil). Index 0 is D, 1 H, 2 W.
 FailureOr<std::array<WindowAxis, 3>> readWindow3D(NodeContext &ctx, llvm::ArrayRef<int64_t> xs,
                                                   llvm::ArrayRef<int64_t> kernel,
-                                                  std::array<TosaWindowAxis, 3> &fitted) {
+                                                  std::array<TosaWindowAxis, 3> &fitted,
+                                                  WindowRounding rounding) {
   auto ints = [&](const char *name, int64_t count, int64_t def,
                   int64_t min) -> FailureOr<std::vector<int64_t>> {
     std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(count, def));
@@ -484,7 +485,7 @@ FailureOr<std::array<WindowAxis, 3>> readWindow3D(NodeContext &ctx, llvm::ArrayR
       return ctx.fail("the padded input size " + llvm::Twine(a.span() + a.extent()) +
                       " is smaller than the window extent " + llvm::Twine(a.extent()) +
                       ": there is no output");
-    fitted[d] = fitWindow(a, WindowRounding::Floor);
+    fitted[d] = fitWindow(a, rounding);
     if (!fitsWindows(a, fitted[d]))
       return ctx.fail("with pads " + llvm::Twine(a.padBegin) + " and " + llvm::Twine(a.padEnd) +
                       " and stride " + llvm::Twine(a.stride) + " no window reads the input");
@@ -525,7 +526,8 @@ LogicalResult convertConv3D(NodeContext &ctx, Value x) {
     bias = *b;
   }
   std::array<TosaWindowAxis, 3> fit;
-  FailureOr<std::array<WindowAxis, 3>> axes = readWindow3D(ctx, xs, kernel, fit);
+  FailureOr<std::array<WindowAxis, 3>> axes =
+      readWindow3D(ctx, xs, kernel, fit, WindowRounding::Floor);
   if (failed(axes))
     return failure();
   const WindowAxis &depth = (*axes)[0];
@@ -991,6 +993,110 @@ Value dilatedMaxPool(NodeContext &ctx, Value x, const Window &w) {
   return dilatedMax1D(ctx, columns, 2, w.kernel[0], w.dilation[0], w.stride[0], w.out[0]);
 }
 
+/// One axis of a separable 3-D pool over the NCDHW `x`: the maximum (or the
+/// sum) of `a.kernel` taps `a.dilation` apart, every `a.stride`-th window,
+/// `out` windows, the input padded along `axis` by a.padBegin before and
+/// what the last window needs after with -inf (or 0). Tap k is the slice
+/// starting at k * dilation that takes every stride-th element.
+Value poolAxis(NodeContext &ctx, Value x, int axis, const WindowAxis &a, int64_t out, bool isMax) {
+  std::vector<int64_t> s = shapeOf(x);
+  const int64_t rank = int64_t(s.size());
+  int64_t need = (a.kernel - 1) * a.dilation + out * a.stride;
+  int64_t end = std::max<int64_t>(need - a.in - a.padBegin, 0);
+  std::vector<int32_t> pads(2 * rank, 0);
+  pads[2 * axis] = int32_t(a.padBegin);
+  pads[2 * axis + 1] = int32_t(end);
+  std::vector<int64_t> padded = s;
+  padded[axis] += a.padBegin + end;
+  float fill = isMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+  if (a.padBegin || end)
+    x = ctx.create<tosa::PadOp>(ctx.f32Type(padded), x, ctx.constI32({rank, 2}, pads),
+                                ctx.constF32({}, {fill}), nullptr);
+  int64_t before = 1, after = 1;
+  for (int d = 0; d < axis; ++d)
+    before *= s[d];
+  for (int d = axis + 1; d < rank; ++d)
+    after *= s[d];
+  std::vector<int64_t> start(rank, 0), size = padded, result = s;
+  size[axis] = out * a.stride;
+  result[axis] = out;
+  Value acc;
+  for (int64_t k = 0; k < a.kernel; ++k) {
+    start[axis] = k * a.dilation;
+    Value v = ctx.reshape(slice(ctx, x, start, size), {before, out, a.stride, after});
+    v = ctx.reshape(slice(ctx, v, {0, 0, 0, 0}, {before, out, 1, after}), result);
+    if (!acc)
+      acc = v;
+    else if (isMax)
+      acc = ctx.create<tosa::MaximumOp>(ctx.f32Type(result), acc, v);
+    else
+      acc = ctx.create<tosa::AddOp>(ctx.f32Type(result), acc, v);
+  }
+  return acc;
+}
+
+/// Taps of window `o` along axis `a` that AveragePool counts: those inside
+/// the input, or with count_include_pad inside the model's padding too (the
+/// ceil_mode overhang past the end pad never counts).
+int64_t poolCount(const WindowAxis &a, int64_t o, bool includePad) {
+  int64_t lo = includePad ? -a.padBegin : 0, hi = includePad ? a.in + a.padEnd : a.in;
+  int64_t count = 0;
+  for (int64_t k = 0; k < a.kernel; ++k) {
+    int64_t pos = o * a.stride + k * a.dilation - a.padBegin;
+    count += pos >= lo && pos < hi;
+  }
+  return count;
+}
+
+/// MaxPool and AveragePool with a rank-5 input (3-D, X [N, C, D, H, W]):
+/// a box window is separable, so the pool is one 1-D pool per axis
+/// (poolAxis: W, then H, then D); AveragePool sums and then multiplies by
+/// 1 / (count_d * count_h * count_w), the per-axis counts of poolCount (the
+/// elements of a box window inside a box region are a product).
+LogicalResult convertPool3D(NodeContext &ctx, Value x, bool isMax) {
+  std::vector<int64_t> xs = ctx.inputShape(0);
+  if (!ctx.hasAttr("kernel_shape"))
+    return ctx.fail("attribute kernel_shape is missing");
+  std::vector<int64_t> kernel = ctx.attrInts("kernel_shape");
+  if (kernel.size() != 3)
+    return ctx.fail("kernel_shape has " + llvm::Twine(kernel.size()) +
+                    " values; the 3-D input needs 3");
+  for (int64_t k : kernel)
+    if (k < 1)
+      return ctx.fail("kernel size " + llvm::Twine(k) + " is invalid");
+  if (!isMax && ctx.hasAttr("dilations") &&
+      llvm::any_of(ctx.attrInts("dilations"), [](int64_t d) { return d != 1; }))
+    return ctx.fail("dilations are not supported for AveragePool");
+  std::array<TosaWindowAxis, 3> fit;
+  bool ceil = ctx.attrInt("ceil_mode", 0) != 0;
+  FailureOr<std::array<WindowAxis, 3>> axes =
+      readWindow3D(ctx, xs, kernel, fit, ceil ? WindowRounding::Ceil : WindowRounding::Floor);
+  if (failed(axes))
+    return failure();
+  for (const WindowAxis &a : *axes)
+    if (a.padBegin >= a.kernel || a.padEnd >= a.kernel)
+      return ctx.fail("a pad of " + llvm::Twine(std::max(a.padBegin, a.padEnd)) +
+                      " is not smaller than the kernel size " + llvm::Twine(a.kernel) +
+                      ": a window would hold padding only; Kiln pools with pads smaller "
+                      "than the kernel");
+  Value y = x;
+  for (int d = 2; d >= 0; --d)
+    y = poolAxis(ctx, y, 2 + d, (*axes)[d], fit[d].out, isMax);
+  if (!isMax) {
+    bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+    std::vector<float> scale;
+    for (int64_t od = 0; od < fit[0].out; ++od)
+      for (int64_t oh = 0; oh < fit[1].out; ++oh)
+        for (int64_t ow = 0; ow < fit[2].out; ++ow)
+          scale.push_back(1.0f / float(poolCount((*axes)[0], od, includePad) *
+                                       poolCount((*axes)[1], oh, includePad) *
+                                       poolCount((*axes)[2], ow, includePad)));
+    Value factor = ctx.constF32({1, 1, fit[0].out, fit[1].out, fit[2].out}, scale);
+    y = mul(ctx, y, factor, shapeOf(y));
+  }
+  return ctx.setOutput(0, y);
+}
+
 /// MaxPool (opsets 1, 8, 10, 11, 12) and AveragePool (opsets 1, 7, 10, 11):
 /// X [N, C, (H,) W], kernel_shape, strides, pads / auto_pad, ceil_mode
 /// (opset 10+), MaxPool's dilations (opset 10+), AveragePool's
@@ -998,13 +1104,15 @@ Value dilatedMaxPool(NodeContext &ctx, Value x, const Window &w) {
 /// window's elements inside the input (TOSA avg_pool2d excludes padding)
 /// unless count_include_pad = 1, where pads are zeros added by tosa.pad first
 /// (the ceil_mode overhang stays excluded). MaxPool's Indices output and
-/// storage_order = 1 are refused.
+/// storage_order = 1 are refused. A rank-5 input goes to convertPool3D.
 LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (isMax && ctx.hasOutput(1))
     return ctx.fail("the Indices output is not supported; Kiln converts output 0 only");
   if (isMax && ctx.attrInt("storage_order", 0) != 0)
     return ctx.fail("storage_order = 1 is not supported (it only affects Indices)");
   FailureOr<Value> x = floatInput(ctx, 0);
+  if (succeeded(x) && ctx.inputRank(0) == 5)
+    return convertPool3D(ctx, *x, isMax);
   if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
     return failure();
   std::vector<int64_t> xs = ctx.inputShape(0);
