@@ -29,6 +29,7 @@
 //                          Cast CastLike
 //   ONNXReductionOps.cpp   Reduce* Softmax LogSoftmax ArgMax ArgMin
 //   ONNXResizeOps.cpp      Resize Upsample DepthToSpace SpaceToDepth
+//   ONNXLossOps.cpp        NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 //
 // ONNX semantics follow the operator specification of onnx 1.12
 // (docs/Operators.md, with each operator's version history); TOSA semantics
@@ -153,6 +154,7 @@ void registerElementwiseOps(ConverterTable &table);
 void registerShapeOps(ConverterTable &table);
 void registerReductionOps(ConverterTable &table);
 void registerResizeOps(ConverterTable &table);
+void registerLossOps(ConverterTable &table);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();

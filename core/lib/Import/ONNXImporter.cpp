@@ -36,6 +36,7 @@ const ConverterTable &converters() {
     registerShapeOps(t);
     registerReductionOps(t);
     registerResizeOps(t);
+    registerLossOps(t);
     return t;
   }();
   return table;
