@@ -83,7 +83,8 @@ Add Sub Mul Div Min Max Sum Mean Equal Greater Less Where Not And Softmax LogSof
 AveragePool GlobalAveragePool GlobalMaxPool ReduceMean ReduceSum ReduceMax ReduceMin ReduceProd
 ReduceL2 Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather Pad Tile Expand
 Resize Upsample DepthToSpace SpaceToDepth LayerNormalization InstanceNormalization Identity
-Dropout Cast NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss'''.split()
+Dropout Cast NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss Sin Cos Tan Sinh Cosh Asin Acos
+Atan Asinh Acosh Atanh'''.split()
 FOLDED_OPERATORS = 'Shape Size Constant ConstantOfShape Range'.split()
 LISTED = set(CORE_OPERATORS) | set(FOLDED_OPERATORS)
 

@@ -90,6 +90,14 @@ UNARY = [
      lambda x: np.maximum(0, np.minimum(1, 0.2 * x + 0.5))),
     ('erf', 'Erf', {}, erf),
     ('clip', 'Clip', {}, lambda x: np.clip(x, -1.0, 6.0)),
+    ('sinh', 'Sinh', {}, np.sinh),
+    ('cosh', 'Cosh', {}, np.cosh),
+    ('atan', 'Atan', {}, np.arctan),
+    ('asin', 'Asin', {}, np.arcsin),
+    ('acos', 'Acos', {}, np.arccos),
+    ('asinh', 'Asinh', {}, np.arcsinh),
+    ('acosh', 'Acosh', {}, np.arccosh),
+    ('atanh', 'Atanh', {}, np.arctanh),
 ]
 BINARY = [
     ('max', 'Max', np.maximum),

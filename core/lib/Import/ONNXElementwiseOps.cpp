@@ -2,7 +2,8 @@
 //
 // Unary math and activations (Relu LeakyRelu PRelu Elu Selu Celu
 // ThresholdedRelu Clip Sigmoid HardSigmoid HardSwish Softplus Softsign Tanh
-// Exp Log Sqrt Reciprocal Neg Abs Sign Floor Ceil Round Erf Sin Cos IsNaN
+// Exp Log Sqrt Reciprocal Neg Abs Sign Floor Ceil Round Erf Sin Cos Tan
+// Sinh Cosh Asin Acos Atan Asinh Acosh Atanh IsNaN
 // IsInf),
 // arithmetic (Add Sub Mul Div Pow, variadic Min Max Sum Mean), comparisons
 // (Equal Greater Less GreaterOrEqual LessOrEqual), Where and logic (Not And
@@ -874,6 +875,159 @@ LogicalResult convertSinCos(NodeContext &ctx, bool cosine) {
 LogicalResult convertSin(NodeContext &ctx) { return convertSinCos(ctx, false); }
 LogicalResult convertCos(NodeContext &ctx) { return convertSinCos(ctx, true); }
 
+/// sqrt(x) as 1 / rsqrt(x) (convertSqrt's form; NaN below 0).
+Value powHalf(NodeContext &c, Value x) {
+  return unary<tosa::ReciprocalOp>(c, unary<tosa::RsqrtOp>(c, x));
+}
+
+/// sum_k coef[k] x^(2k+1) by Horner's rule on x^2 (an odd series).
+Value oddSeries(NodeContext &c, Value x, llvm::ArrayRef<double> coef) {
+  return mul(c, x, evenPolynomial(c, mul(c, x, x), coef));
+}
+
+/// Tan (7): tan has period pi, so tan(x) = tan(r) for x = k pi + r
+/// (reduceByPi), sin(r) / cos(r) by the series of convertSinCos. Float32,
+/// shape of x; +-inf for r at +-pi/2 as float32 rounding decides.
+LogicalResult convertTan(NodeContext &ctx) {
+  return convertUnaryFloat(
+      ctx, [](float x) { return std::tan(x); },
+      [](NodeContext &c, Value x) {
+        Value r = reduceByPi(c, x).r;
+        Value r2 = mul(c, r, r);
+        Value sin =
+            mul(c, r,
+                evenPolynomial(
+                    c, r2, {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880, -1.0 / 39916800}));
+        Value cos = evenPolynomial(
+            c, r2,
+            {1.0, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800, 1.0 / 479001600});
+        return mul(c, sin, unary<tosa::ReciprocalOp>(c, cos));
+      });
+}
+
+/// Sinh (9) and Cosh (9): (e^x -+ e^-x) / 2; sinh by its Maclaurin series
+/// to x^13 / 13! for |x| < 1 (truncation below 2e-11), where the difference
+/// of exponentials cancels. Float32, shape of x.
+LogicalResult convertSinhCosh(NodeContext &ctx, bool cosh) {
+  return convertUnaryFloat(
+      ctx, [cosh](float x) { return cosh ? std::cosh(x) : std::sinh(x); },
+      [cosh](NodeContext &c, Value x) {
+        Value ep = unary<tosa::ExpOp>(c, x),
+              en = unary<tosa::ExpOp>(c, unary<tosa::NegateOp>(c, x));
+        Value half = scalarLike(c, 0.5, x);
+        if (cosh)
+          return mul(c, binary<tosa::AddOp>(c, ep, en), half);
+        Value large = mul(c, binary<tosa::SubOp>(c, ep, en), half);
+        Value small = oddSeries(c, x,
+                                {1.0, 1.0 / 6, 1.0 / 120, 1.0 / 5040, 1.0 / 362880, 1.0 / 39916800,
+                                 1.0 / 6227020800.0});
+        Value near0 = compare<tosa::GreaterOp>(c, scalarLike(c, 1, x), unary<tosa::AbsOp>(c, x));
+        return select(c, near0, small, large);
+      });
+}
+LogicalResult convertSinh(NodeContext &ctx) { return convertSinhCosh(ctx, false); }
+LogicalResult convertCosh(NodeContext &ctx) { return convertSinhCosh(ctx, true); }
+
+/// atan(x) after Cephes' atanf range reduction (Moshier, Cephes Math
+/// Library): |x| > tan(3 pi / 8) gives pi/2 + atan(-1/|x|), |x| > tan(pi/8)
+/// gives pi/4 + atan((|x| - 1) / (|x| + 1)), then its degree-9 odd
+/// polynomial on |z| <= tan(pi/8); the sign of x restored. About 1 ulp on
+/// float32; +-inf gives +-pi/2.
+Value atanOf(NodeContext &c, Value x) {
+  Value ax = unary<tosa::AbsOp>(c, x);
+  Value big = compare<tosa::GreaterOp>(c, ax, scalarLike(c, 2.414213562373095, x));
+  Value mid = compare<tosa::GreaterOp>(c, ax, scalarLike(c, 0.4142135623730950, x));
+  Value one = scalarLike(c, 1, x);
+  Value zBig = unary<tosa::NegateOp>(c, unary<tosa::ReciprocalOp>(c, ax));
+  Value zMid = mul(c, binary<tosa::SubOp>(c, ax, one),
+                   unary<tosa::ReciprocalOp>(c, binary<tosa::AddOp>(c, ax, one)));
+  Value z = select(c, big, zBig, select(c, mid, zMid, ax));
+  Value base = select(c, big, scalarLike(c, M_PI_2, x),
+                      select(c, mid, scalarLike(c, M_PI_4, x), scalarLike(c, 0, x)));
+  Value poly = oddSeries(
+      c, z, {1.0, -3.33329491539e-1, 1.99777106478e-1, -1.38776856032e-1, 8.05374449538e-2});
+  Value y = binary<tosa::AddOp>(c, base, poly);
+  Value negative = compare<tosa::GreaterOp>(c, scalarLike(c, 0, x), x);
+  return select(c, negative, unary<tosa::NegateOp>(c, y), y);
+}
+
+/// Atan (7): atanOf. Float32, shape of x.
+LogicalResult convertAtan(NodeContext &ctx) {
+  return convertUnaryFloat(
+      ctx, [](float x) { return std::atan(x); }, atanOf);
+}
+
+/// Asin (7): atan(x / sqrt(1 - x^2)) (x = +-1 divides by 0: atan(+-inf));
+/// Acos (7): 2 atan(sqrt((1 - x) / (1 + x))), accurate near x = 1. NaN
+/// outside [-1, 1] (the square root of a negative). Float32, shape of x.
+LogicalResult convertAsinAcos(NodeContext &ctx, bool acos) {
+  return convertUnaryFloat(
+      ctx, [acos](float x) { return acos ? std::acos(x) : std::asin(x); },
+      [acos](NodeContext &c, Value x) {
+        Value one = scalarLike(c, 1, x);
+        if (acos) {
+          Value ratio = mul(c, binary<tosa::SubOp>(c, one, x),
+                            unary<tosa::ReciprocalOp>(c, binary<tosa::AddOp>(c, one, x)));
+          return mul(c, atanOf(c, powHalf(c, ratio)), scalarLike(c, 2, x));
+        }
+        Value root = powHalf(c, binary<tosa::SubOp>(c, one, mul(c, x, x)));
+        return atanOf(c, mul(c, x, unary<tosa::ReciprocalOp>(c, root)));
+      });
+}
+LogicalResult convertAsin(NodeContext &ctx) { return convertAsinAcos(ctx, false); }
+LogicalResult convertAcos(NodeContext &ctx) { return convertAsinAcos(ctx, true); }
+
+/// Asinh (9): sign(x) log(|x| + sqrt(x^2 + 1)), by its Maclaurin series to
+/// x^15 for |x| < 0.5 (truncation about 1e-6 relative at 0.5). Acosh (9):
+/// log(x + sqrt(x^2 - 1)), NaN below 1. Both are log(2 |x|) past 2^60. Atanh (9): log((1 + x) / (1
+/// - x)) / 2, by its series to x^17 for |x| < 0.5. Float32, shape of x.
+LogicalResult convertInverseHyperbolic(NodeContext &ctx, int which) {
+  return convertUnaryFloat(
+      ctx,
+      [which](float x) {
+        return which == 0 ? std::asinh(x) : which == 1 ? std::acosh(x) : std::atanh(x);
+      },
+      [which](NodeContext &c, Value x) {
+        Value one = scalarLike(c, 1, x);
+        Value ax = unary<tosa::AbsOp>(c, x);
+        // Past 2^60, x^2 +- 1 = x^2 in float32 (and x^2 overflows past
+        // 1.8e19): log(x + sqrt(x^2 +- 1)) = log(2 x) = log(x) + ln 2.
+        Value huge = compare<tosa::GreaterOp>(c, ax, scalarLike(c, 0x1p60, x));
+        Value logTwice = binary<tosa::AddOp>(c, unary<tosa::LogOp>(c, ax), scalarLike(c, M_LN2, x));
+        if (which == 1) {
+          Value y = unary<tosa::LogOp>(
+              c, binary<tosa::AddOp>(c, x, powHalf(c, binary<tosa::SubOp>(c, mul(c, x, x), one))));
+          y = select(c, compare<tosa::GreaterOp>(c, x, scalarLike(c, 0x1p60, x)), logTwice, y);
+          // Below 1 (-inf and -FLT_MAX among them, whose x^2 overflows): NaN.
+          Value below = compare<tosa::GreaterOp>(c, one, x);
+          return select(c, below, scalarLike(c, std::numeric_limits<double>::quiet_NaN(), x), y);
+        }
+        Value near0 = compare<tosa::GreaterOp>(c, scalarLike(c, 0.5, x), ax);
+        Value small, large;
+        if (which == 0) {
+          small = oddSeries(c, x,
+                            {1.0, -1.0 / 6, 3.0 / 40, -5.0 / 112, 35.0 / 1152, -63.0 / 2816,
+                             231.0 / 13312, -143.0 / 10240});
+          Value l = unary<tosa::LogOp>(
+              c, binary<tosa::AddOp>(c, ax, powHalf(c, binary<tosa::AddOp>(c, mul(c, x, x), one))));
+          l = select(c, huge, logTwice, l);
+          Value negative = compare<tosa::GreaterOp>(c, scalarLike(c, 0, x), x);
+          large = select(c, negative, unary<tosa::NegateOp>(c, l), l);
+        } else {
+          small = oddSeries(
+              c, x,
+              {1.0, 1.0 / 3, 1.0 / 5, 1.0 / 7, 1.0 / 9, 1.0 / 11, 1.0 / 13, 1.0 / 15, 1.0 / 17});
+          Value ratio = mul(c, binary<tosa::AddOp>(c, one, x),
+                            unary<tosa::ReciprocalOp>(c, binary<tosa::SubOp>(c, one, x)));
+          large = mul(c, unary<tosa::LogOp>(c, ratio), scalarLike(c, 0.5, x));
+        }
+        return select(c, near0, small, large);
+      });
+}
+LogicalResult convertAsinh(NodeContext &ctx) { return convertInverseHyperbolic(ctx, 0); }
+LogicalResult convertAcosh(NodeContext &ctx) { return convertInverseHyperbolic(ctx, 1); }
+LogicalResult convertAtanh(NodeContext &ctx) { return convertInverseHyperbolic(ctx, 2); }
+
 /// IsNaN (9, 13): bool, x != x -> logical_not(equal(x, x)).
 LogicalResult convertIsNaN(NodeContext &ctx) {
   Elementwise op;
@@ -1244,6 +1398,15 @@ void registerElementwiseOps(ConverterTable &table) {
   table["Erf"] = convertErf;
   table["Sin"] = convertSin;
   table["Cos"] = convertCos;
+  table["Tan"] = convertTan;
+  table["Sinh"] = convertSinh;
+  table["Cosh"] = convertCosh;
+  table["Asin"] = convertAsin;
+  table["Acos"] = convertAcos;
+  table["Atan"] = convertAtan;
+  table["Asinh"] = convertAsinh;
+  table["Acosh"] = convertAcosh;
+  table["Atanh"] = convertAtanh;
   table["IsNaN"] = convertIsNaN;
   table["IsInf"] = convertIsInf;
   // Arithmetic.

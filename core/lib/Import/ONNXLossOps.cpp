@@ -57,8 +57,8 @@ Value sumAll(NodeContext &ctx, Value v) {
 /// log_softmax along axis 1: x - max - log(sum(exp(x - max))).
 Value logSoftmax(NodeContext &ctx, Value x) {
   Value shifted = binary<tosa::SubOp>(ctx, x, reduce<tosa::ReduceMaxOp>(ctx, x, 1));
-  Value sum = reduce<tosa::ReduceSumOp>(
-      ctx, ctx.create<tosa::ExpOp>(shifted.getType(), shifted), 1);
+  Value sum =
+      reduce<tosa::ReduceSumOp>(ctx, ctx.create<tosa::ExpOp>(shifted.getType(), shifted), 1);
   return binary<tosa::SubOp>(ctx, shifted, ctx.create<tosa::LogOp>(sum.getType(), sum));
 }
 
@@ -106,8 +106,7 @@ FailureOr<LossInputs> readLossInputs(NodeContext &ctx) {
   in.target = ctx.reshape(*t, {xs[0], inner});
   if (ctx.numInputs() > 2 && ctx.hasInput(2)) {
     if (ctx.inputShape(2) != std::vector<int64_t>{xs[1]} || ctx.inputType(2) != kFloat)
-      return ctx.fail("the weight (input 2) must be float32 of shape [" + llvm::Twine(xs[1]) +
-                      "]");
+      return ctx.fail("the weight (input 2) must be float32 of shape [" + llvm::Twine(xs[1]) + "]");
     FailureOr<Value> w = ctx.input(2);
     if (failed(w))
       return failure();
@@ -156,9 +155,9 @@ Value negativeLogLikelihood(NodeContext &ctx, const LossInputs &in) {
   // A broadcast weight must reach [N, C, ...] before the select: add it to
   // zeros of that shape.
   Value terms = mul(ctx, in.input, weights);
-  Value loss = ctx.create<tosa::NegateOp>(
-      RankedTensorType::get(expanded, ctx.builder().getF32Type()),
-      reduce<tosa::ReduceSumOp>(ctx, terms, 1));
+  Value loss =
+      ctx.create<tosa::NegateOp>(RankedTensorType::get(expanded, ctx.builder().getF32Type()),
+                                 reduce<tosa::ReduceSumOp>(ctx, terms, 1));
   if (in.reduction == "none")
     return ctx.reshape(loss, in.targetShape);
   Value total = sumAll(ctx, loss);
