@@ -84,7 +84,7 @@ AveragePool GlobalAveragePool GlobalMaxPool ReduceMean ReduceSum ReduceMax Reduc
 ReduceL2 Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather Pad Tile Expand
 Resize Upsample DepthToSpace SpaceToDepth LayerNormalization InstanceNormalization Identity
 Dropout Cast NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss Sin Cos Tan Sinh Cosh Asin Acos
-Atan Asinh Acosh Atanh'''.split()
+Atan Asinh Acosh Atanh HannWindow HammingWindow BlackmanWindow'''.split()
 FOLDED_OPERATORS = 'Shape Size Constant ConstantOfShape Range'.split()
 LISTED = set(CORE_OPERATORS) | set(FOLDED_OPERATORS)
 
@@ -101,7 +101,8 @@ KILN_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.INT32, onnx.TensorProto.I
 SHAPE_INPUTS = {'Reshape': {1}, 'Expand': {1}, 'Tile': {1}, 'Slice': {1, 2, 3, 4},
                 'Pad': {1, 3}, 'Split': {1}, 'Squeeze': {1}, 'Unsqueeze': {1},
                 'ConstantOfShape': {0}, 'Range': {0, 1, 2}, 'Resize': {1, 2, 3},
-                'Upsample': {1}, 'TopK': {1}, 'OneHot': {1}, 'CumSum': {1}}
+                'Upsample': {1}, 'TopK': {1}, 'OneHot': {1}, 'CumSum': {1},
+                'HannWindow': {0}, 'HammingWindow': {0}, 'BlackmanWindow': {0}}
 SHAPE_INPUTS.update({op: {1} for op in ('ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin',
                                         'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
                                         'ReduceLogSumExp', 'ReduceSumSquare')})
@@ -280,6 +281,14 @@ def freeze_shape_inputs(case_dir, work):
     inputs = [v for v in graph.input if v.name not in initializers]
     shape_fed = {n.input[k] for n in graph.node if n.domain in ('', 'ai.onnx')
                  for k in SHAPE_INPUTS.get(n.op_type, ()) if k < len(n.input) and n.input[k]}
+    # An _expanded case's graph inputs are its operator's inputs, in order,
+    # whichever nodes of the function body read them.
+    name = os.path.basename(case_dir)
+    sibling = os.path.join(os.path.dirname(case_dir), name[:-len('_expanded')], 'model.onnx')
+    if name.endswith('_expanded') and os.path.exists(sibling):
+        node = onnx.load(sibling).graph.node[-1]
+        shape_fed |= {inputs[k].name for k in SHAPE_INPUTS.get(node.op_type, ())
+                      if k < len(inputs)}
     frozen = [k for k, v in enumerate(inputs) if v.name in shape_fed and k < len(files)]
     if not frozen:
         return path, files, []

@@ -30,6 +30,7 @@
 //   ONNXReductionOps.cpp   Reduce* Softmax LogSoftmax ArgMax ArgMin
 //   ONNXResizeOps.cpp      Resize Upsample DepthToSpace SpaceToDepth
 //   ONNXLossOps.cpp        NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
+//   ONNXWindowOps.cpp      HannWindow HammingWindow BlackmanWindow (folded)
 //
 // ONNX semantics follow the operator specification of onnx 1.12
 // (docs/Operators.md, with each operator's version history); TOSA semantics
@@ -155,6 +156,7 @@ void registerShapeOps(ConverterTable &table);
 void registerReductionOps(ConverterTable &table);
 void registerResizeOps(ConverterTable &table);
 void registerLossOps(ConverterTable &table);
+void registerWindowOps(ConverterTable &table);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();

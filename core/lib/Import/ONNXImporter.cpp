@@ -37,6 +37,7 @@ const ConverterTable &converters() {
     registerReductionOps(t);
     registerResizeOps(t);
     registerLossOps(t);
+    registerWindowOps(t);
     return t;
   }();
   return table;
