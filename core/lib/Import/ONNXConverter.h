@@ -31,6 +31,7 @@
 //   ONNXResizeOps.cpp      Resize Upsample DepthToSpace SpaceToDepth
 //   ONNXLossOps.cpp        NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 //   ONNXWindowOps.cpp      HannWindow HammingWindow BlackmanWindow (folded)
+//   ONNXRecurrentOps.cpp   LSTM GRU RNN (unrolled over the time steps)
 //
 // ONNX semantics follow the operator specification of onnx 1.12
 // (docs/Operators.md, with each operator's version history); TOSA semantics
@@ -157,6 +158,9 @@ void registerReductionOps(ConverterTable &table);
 void registerResizeOps(ConverterTable &table);
 void registerLossOps(ConverterTable &table);
 void registerWindowOps(ConverterTable &table);
+/// LSTM, GRU and RNN, unrolled over their static time steps
+/// (ONNXRecurrentOps.cpp).
+void registerRecurrentOps(ConverterTable &table);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();

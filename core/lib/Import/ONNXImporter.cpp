@@ -38,6 +38,7 @@ const ConverterTable &converters() {
     registerResizeOps(t);
     registerLossOps(t);
     registerWindowOps(t);
+    registerRecurrentOps(t);
     return t;
   }();
   return table;
