@@ -84,7 +84,8 @@ AveragePool GlobalAveragePool GlobalMaxPool ReduceMean ReduceSum ReduceMax Reduc
 ReduceL2 Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather Pad Tile Expand
 Resize Upsample DepthToSpace SpaceToDepth LayerNormalization InstanceNormalization Identity
 Dropout Cast NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss Sin Cos Tan Sinh Cosh Asin Acos
-Atan Asinh Acosh Atanh HannWindow HammingWindow BlackmanWindow'''.split()
+Atan Asinh Acosh Atanh HannWindow HammingWindow BlackmanWindow
+LSTM GRU RNN'''.split()
 FOLDED_OPERATORS = 'Shape Size Constant ConstantOfShape Range'.split()
 LISTED = set(CORE_OPERATORS) | set(FOLDED_OPERATORS)
 
@@ -102,7 +103,8 @@ SHAPE_INPUTS = {'Reshape': {1}, 'Expand': {1}, 'Tile': {1}, 'Slice': {1, 2, 3, 4
                 'Pad': {1, 3}, 'Split': {1}, 'Squeeze': {1}, 'Unsqueeze': {1},
                 'ConstantOfShape': {0}, 'Range': {0, 1, 2}, 'Resize': {1, 2, 3},
                 'Upsample': {1}, 'TopK': {1}, 'OneHot': {1}, 'CumSum': {1},
-                'HannWindow': {0}, 'HammingWindow': {0}, 'BlackmanWindow': {0}}
+                'HannWindow': {0}, 'HammingWindow': {0}, 'BlackmanWindow': {0},
+                'LSTM': {4}, 'GRU': {4}, 'RNN': {4}}
 SHAPE_INPUTS.update({op: {1} for op in ('ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin',
                                         'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
                                         'ReduceLogSumExp', 'ReduceSumSquare')})

@@ -49,13 +49,11 @@ struct Recurrent {
   bool inputForget = false, linearBeforeReset = false;
   /// Per direction, activationsPerDir() of them.
   std::vector<Activation> acts;
-  Value x;         // [S, B, I]
-  Value h0, c0;    // [D, B, H] or null
+  Value x;      // [S, B, I]
+  Value h0, c0; // [D, B, H] or null
   bool hasBias = false, hasPeepholes = false;
 
-  int64_t activationsPerDir() const {
-    return cell == Cell::LSTM ? 3 : cell == Cell::GRU ? 2 : 1;
-  }
+  int64_t activationsPerDir() const { return cell == Cell::LSTM ? 3 : cell == Cell::GRU ? 2 : 1; }
   const Activation &act(int64_t dir, int64_t k) const {
     return acts[dir * activationsPerDir() + k];
   }
@@ -211,8 +209,8 @@ LogicalResult readActivations(NodeContext &ctx, Recurrent &r) {
   }
   if (int64_t(names.size()) != per * r.dirs)
     return ctx.fail("activations lists " + llvm::Twine(names.size()) + " functions; " +
-                    cellName(r.cell) + " with " + llvm::Twine(r.dirs) +
-                    " direction(s) takes " + llvm::Twine(per * r.dirs));
+                    cellName(r.cell) + " with " + llvm::Twine(r.dirs) + " direction(s) takes " +
+                    llvm::Twine(per * r.dirs));
   std::vector<float> alphas = ctx.attrFloats("activation_alpha");
   std::vector<float> betas = ctx.attrFloats("activation_beta");
   size_t ai = 0, bi = 0;
@@ -318,9 +316,8 @@ LogicalResult readRecurrent(NodeContext &ctx, Recurrent &r) {
   if (ws != wWant || rs != rWant)
     return ctx.fail("W " + shapeString(ws) + " and R " + shapeString(rs) + " do not match " +
                     cellName(r.cell) + " with hidden_size " + llvm::Twine(r.hidden) +
-                    ", input_size " + llvm::Twine(r.inputSize) + " and " +
-                    llvm::Twine(r.dirs) + " direction(s): expected " + shapeString(wWant) +
-                    " and " + shapeString(rWant));
+                    ", input_size " + llvm::Twine(r.inputSize) + " and " + llvm::Twine(r.dirs) +
+                    " direction(s): expected " + shapeString(wWant) + " and " + shapeString(rWant));
   if (r.seq * r.dirs > kMaxUnrolledSteps)
     return ctx.fail("seq_length " + llvm::Twine(r.seq) + " x " + llvm::Twine(r.dirs) +
                     " direction(s) exceeds the " + llvm::Twine(kMaxUnrolledSteps) +
@@ -350,11 +347,11 @@ LogicalResult readRecurrent(NodeContext &ctx, Recurrent &r) {
 
 /// The weights of one direction, as linear() takes them.
 struct DirectionWeights {
-  Value w;        // [G*H, I]
-  Value wb;       // [G*H] or null
-  Value rAll;     // [G*H, H] (LSTM, RNN) or R's z r rows [2H, H] (GRU)
-  Value rbAll;    // matching recurrent bias or null
-  Value rh, rbh;  // GRU: R's h rows [H, H] and Rbh [H]
+  Value w;          // [G*H, I]
+  Value wb;         // [G*H] or null
+  Value rAll;       // [G*H, H] (LSTM, RNN) or R's z r rows [2H, H] (GRU)
+  Value rbAll;      // matching recurrent bias or null
+  Value rh, rbh;    // GRU: R's h rows [H, H] and Rbh [H]
   Value pi, po, pf; // LSTM peepholes [1, H] or null
 };
 
@@ -398,8 +395,8 @@ FailureOr<DirectionWeights> readWeights(NodeContext &ctx, const Recurrent &r, in
 }
 
 /// One LSTM step: `xw` is X_t * W^T + Wb [B, 4H]; updates h and c.
-void lstmStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWeights &dw,
-              Value xw, Value &h, Value &c) {
+void lstmStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWeights &dw, Value xw,
+              Value &h, Value &c) {
   int64_t n = r.hidden;
   Value pre = add(ctx, xw, linear(ctx, h, dw.rAll, dw.rbAll));
   Value iPre = columns(ctx, pre, 0, n), oPre = columns(ctx, pre, n, n);
@@ -419,8 +416,8 @@ void lstmStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWe
 }
 
 /// One GRU step: `xw` is X_t * W^T + Wb [B, 3H]; updates h.
-void gruStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWeights &dw,
-             Value xw, Value &h) {
+void gruStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWeights &dw, Value xw,
+             Value &h) {
   int64_t n = r.hidden;
   Value zr = add(ctx, columns(ctx, xw, 0, 2 * n), linear(ctx, h, dw.rAll, dw.rbAll));
   Value z = gate(ctx, r, r.act(d, 0), columns(ctx, zr, 0, n));
@@ -433,8 +430,8 @@ void gruStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWei
 }
 
 /// Runs direction `d` over all steps; hs[t] is H at time index t [B, H].
-LogicalResult runDirection(NodeContext &ctx, const Recurrent &r, int64_t d,
-                           std::vector<Value> &hs, Value &h, Value &c) {
+LogicalResult runDirection(NodeContext &ctx, const Recurrent &r, int64_t d, std::vector<Value> &hs,
+                           Value &h, Value &c) {
   FailureOr<DirectionWeights> dw = readWeights(ctx, r, d);
   if (failed(dw))
     return failure();
