@@ -22,7 +22,7 @@ Runtime (on ort_reference.mjs's seeded input), within the same tolerance.
 
 The cases cover forward, reverse and bidirectional, layout 1, peepholes,
 input_forget, linear_before_reset, activation lists with parameters, clip,
-initial states, constant full-length sequence_lens, weights fed at run time
+initial states, constant sequence_lens (full and shorter lengths), weights fed at run time
 (tosa.matmul rather than fully_connected) and omitted outputs. Then inputs
 Kiln refuses (REFUSED): exit status 1 and one error line with the phrase.
 
@@ -82,8 +82,17 @@ def activation(name, alphas, betas):
     raise ValueError(name)
 
 
-def reference(op, attrs, x, w, r, b=None, h0=None, c0=None, p=None):
-    """Y [S, D, B, H], Y_h [D, B, H], Y_c (LSTM) for layout 0 operands."""
+def reference(op, attrs, x, w, r, b=None, h0=None, c0=None, p=None, lens=None):
+    """Y [S, D, B, H], Y_h [D, B, H], Y_c (LSTM) for layout 0 operands;
+    with `lens`, batch k runs its first lens[k] steps alone (Y zero after)."""
+    if lens is not None:
+        parts = []
+        for k, n in enumerate(lens):
+            one = lambda v: None if v is None else v[:, k:k + 1]
+            y, yh, yc = reference(op, attrs, x[:n, k:k + 1], w, r, b, one(h0), one(c0), p)
+            y = np.concatenate([y, np.zeros((x.shape[0] - n,) + y.shape[1:])])
+            parts.append((y, yh, yc))
+        return tuple(np.concatenate([q[j] for q in parts], axis=2 - (j > 0)) for j in range(3))
     d_count, gh, _ = w.shape
     hidden = r.shape[2]
     s_len, batch, _ = x.shape
@@ -158,6 +167,12 @@ CASES = [
     ('lstm_only_y_c', 'LSTM', (3, 1, 2, 3), {}, {'bias': 1, 'outputs': (2,)}),
     ('lstm_runtime_weights_lens', 'LSTM', (3, 2, 3, 2), {'direction': 'bidirectional'},
      {'bias': 1, 'runtime_w': 1, 'lens': 1}),
+    ('lstm_short_lens_bidirectional', 'LSTM', (5, 4, 3, 3), {'direction': 'bidirectional'},
+     {'bias': 1, 'h0': 1, 'c0': 1, 'peep': 1, 'lens': [5, 2, 2, 4]}),
+    ('gru_short_lens_reverse', 'GRU', (4, 3, 2, 3), {'direction': 'reverse'},
+     {'bias': 1, 'h0': 1, 'lens': [1, 4, 3]}),
+    ('rnn_short_lens_layout1', 'RNN', (4, 3, 2, 3), {'direction': 'bidirectional', 'layout': 1},
+     {'bias': 1, 'lens': [3, 4, 2]}),
     ('gru_forward', 'GRU', (4, 2, 3, 5), {}, {'bias': 1}),
     ('gru_linear_before_reset', 'GRU', (4, 2, 3, 4), {'linear_before_reset': 1},
      {'bias': 1, 'h0': 1}),
@@ -184,8 +199,8 @@ REFUSED = [
      "activation 'Gelu' is not supported"),
     ('refuse_hidden_size', 'LSTM', (3, 2, 3, 4), {'hidden_size': 5}, {},
      'hidden_size 5 does not match R'),
-    ('refuse_short_lens', 'GRU', (3, 2, 3, 4), {}, {'lens': [3, 2]},
-     'only full-length sequences are supported'),
+    ('refuse_zero_length', 'GRU', (3, 2, 3, 4), {}, {'lens': [3, 0]},
+     'sequence_lens 0 of batch 1 is outside [1, seq_length 3]'),
     ('refuse_runtime_lens', 'GRU', (3, 2, 3, 4), {}, {'lens': 'input'},
      'sequence_lens must be a constant'),
     ('refuse_dynamic_seq', 'LSTM', ('S', 2, 3, 4), {}, {}, 'dynamic dimension'),
@@ -230,6 +245,7 @@ def make_case(path, op, shape, attrs, opt, rng):
         names.append('L')
     elif lens:
         vals = [s] * bsz if lens == 1 else lens
+        ops['lens'] = None if lens == 1 else vals
         inits.append(numpy_helper.from_array(np.array(vals, np.int32), 'L'))
         names.append('L')
     else:
@@ -286,9 +302,9 @@ def check_ort(args, tmp, name, model, op, attrs, ops, which):
         return 'ort_reference.mjs exited %d: %s' % (r.returncode, r.stderr.strip()[-300:])
     x = np.load(os.path.join(out, 'input_0.npy')).astype(np.float64)
     layout = attrs.get('layout', 0)
-    f64 = {k: v.astype(np.float64) for k, v in ops.items()}
+    f64 = {k: v.astype(np.float64) for k, v in ops.items() if k != 'lens'}
     want = reference(op, attrs, x.transpose(1, 0, 2) if layout else x, f64['w'], f64['r'],
-                     f64.get('b'), f64.get('h0'), f64.get('c0'), f64.get('p'))
+                     f64.get('b'), f64.get('h0'), f64.get('c0'), f64.get('p'), ops.get('lens'))
     for j, k in enumerate(which):
         verdict = compare(k, np.load(os.path.join(out, 'output_%d.npy' % j)), want[k], layout)
         if verdict:
@@ -313,9 +329,9 @@ def run_case(args, tmp, name, op, shape, attrs, opt, rng):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     if r.returncode != 0:
         return 'kiln run exited %d: %s' % (r.returncode, (r.stderr or r.stdout).strip())
-    f64 = {k: v.astype(np.float64) for k, v in ops.items()}
+    f64 = {k: v.astype(np.float64) for k, v in ops.items() if k != 'lens'}
     want = reference(op, attrs, f64['x'], f64['w'], f64['r'], f64.get('b'), f64.get('h0'),
-                     f64.get('c0'), f64.get('p'))
+                     f64.get('c0'), f64.get('p'), ops.get('lens'))
     for k, path in zip(which, outs):
         verdict = compare(k, np.load(path), want[k], attrs.get('layout', 0))
         if verdict:

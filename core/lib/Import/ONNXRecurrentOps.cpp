@@ -14,7 +14,10 @@
 // Gate orders (ONNX Operators.md): LSTM i o f c (P: i o f), GRU z r h,
 // RNN i. layout = 1 has X [B, S, I], states [B, D, H] and Y [B, S, D, H];
 // it is transposed to layout 0 on the way in and back on the way out.
-// sequence_lens must be a constant equal to seq_length for every batch.
+// sequence_lens must be a constant: batches shorter than seq_length run
+// their own steps (reverse from their last one), their Y is zero past their
+// length and Y_h / Y_c hold the state of their last step, as ONNX Runtime
+// computes them.
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
@@ -31,6 +34,11 @@ namespace {
 constexpr int64_t kMaxUnrolledSteps = 4096;
 
 enum class Cell { RNN, GRU, LSTM };
+
+/// Batches [first, first + size) of one sequence length.
+struct BatchGroup {
+  int64_t first, size, len;
+};
 
 /// One activation of the `activations` list, with its alpha and beta.
 struct Activation {
@@ -52,6 +60,8 @@ struct Recurrent {
   Value x;      // [S, B, I]
   Value h0, c0; // [D, B, H] or null
   bool hasBias = false, hasPeepholes = false;
+  /// The batches by sequence length (one group when all are seq_length).
+  std::vector<BatchGroup> groups;
 
   int64_t activationsPerDir() const { return cell == Cell::LSTM ? 3 : cell == Cell::GRU ? 2 : 1; }
   const Activation &act(int64_t dir, int64_t k) const {
@@ -258,24 +268,32 @@ FailureOr<Value> readState(NodeContext &ctx, const Recurrent &r, int i, const ch
   return r.layout == 1 ? ctx.transpose(*v, {1, 0, 2}) : *v;
 }
 
-/// Checks sequence_lens (input 4): absent, or a constant of seq_length for
-/// every batch.
-LogicalResult checkSequenceLens(NodeContext &ctx, const Recurrent &r) {
-  if (!ctx.hasInput(4))
-    return success();
-  if (!ctx.constant(4))
-    return ctx.fail("sequence_lens must be a constant (an initializer); it is computed by "
-                    "the graph");
-  FailureOr<std::vector<int64_t>> lens = ctx.constantInts(4);
-  if (failed(lens))
-    return failure();
-  if (int64_t(lens->size()) != r.batch)
-    return ctx.fail("sequence_lens has " + llvm::Twine(lens->size()) + " values for batch " +
-                    llvm::Twine(r.batch));
-  for (int64_t len : *lens)
-    if (len != r.seq)
-      return ctx.fail("sequence_lens " + llvm::Twine(len) + " differs from seq_length " +
-                      llvm::Twine(r.seq) + "; only full-length sequences are supported");
+/// Reads sequence_lens (input 4): absent (every batch seq_length), or a
+/// constant of lengths in [1, seq_length]; batches of equal length next to
+/// each other form one group.
+LogicalResult readSequenceLens(NodeContext &ctx, Recurrent &r) {
+  std::vector<int64_t> lens(r.batch, r.seq);
+  if (ctx.hasInput(4)) {
+    if (!ctx.constant(4))
+      return ctx.fail("sequence_lens must be a constant (an initializer); it is computed by "
+                      "the graph");
+    FailureOr<std::vector<int64_t>> given = ctx.constantInts(4);
+    if (failed(given))
+      return failure();
+    if (int64_t(given->size()) != r.batch)
+      return ctx.fail("sequence_lens has " + llvm::Twine(given->size()) + " values for batch " +
+                      llvm::Twine(r.batch));
+    lens = *given;
+  }
+  for (int64_t b = 0; b < r.batch; ++b) {
+    if (lens[b] < 1 || lens[b] > r.seq)
+      return ctx.fail("sequence_lens " + llvm::Twine(lens[b]) + " of batch " + llvm::Twine(b) +
+                      " is outside [1, seq_length " + llvm::Twine(r.seq) + "]");
+    if (b > 0 && lens[b] == r.groups.back().len)
+      ++r.groups.back().size;
+    else
+      r.groups.push_back({b, 1, lens[b]});
+  }
   return success();
 }
 
@@ -330,7 +348,7 @@ LogicalResult readRecurrent(NodeContext &ctx, Recurrent &r) {
   if (r.hasPeepholes && ctx.inputShape(7) != std::vector<int64_t>{r.dirs, 3 * r.hidden})
     return ctx.fail("P has shape " + shapeString(ctx.inputShape(7)) + "; expected " +
                     shapeString({r.dirs, 3 * r.hidden}));
-  if (failed(checkSequenceLens(ctx, r)) || failed(readActivations(ctx, r)))
+  if (failed(readSequenceLens(ctx, r)) || failed(readActivations(ctx, r)))
     return failure();
   FailureOr<Value> x = ctx.input(0);
   if (failed(x))
@@ -429,36 +447,6 @@ void gruStep(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWei
   h = add(ctx, mul(ctx, sub(ctx, scalar(ctx, 1), z), hh), mul(ctx, z, h));
 }
 
-/// Runs direction `d` over all steps; hs[t] is H at time index t [B, H].
-LogicalResult runDirection(NodeContext &ctx, const Recurrent &r, int64_t d, std::vector<Value> &hs,
-                           Value &h, Value &c) {
-  FailureOr<DirectionWeights> dw = readWeights(ctx, r, d);
-  if (failed(dw))
-    return failure();
-  int64_t s = r.seq, b = r.batch, n = r.hidden, gh = r.gates * n;
-  Value xw = linear(ctx, ctx.reshape(r.x, {s * b, r.inputSize}), dw->w, dw->wb);
-  auto state = [&](Value init) {
-    return init ? ctx.reshape(slice(ctx, init, {d, 0, 0}, {1, b, n}), {b, n})
-                : ctx.constF32({b, n}, {0.0f});
-  };
-  h = state(r.h0);
-  c = r.cell == Cell::LSTM ? state(r.c0) : Value();
-  bool backward = r.reverse || d == 1;
-  hs.assign(s, Value());
-  for (int64_t k = 0; k < s; ++k) {
-    int64_t t = backward ? s - 1 - k : k;
-    Value xt = slice(ctx, xw, {t * b, 0}, {b, gh});
-    if (r.cell == Cell::LSTM)
-      lstmStep(ctx, r, d, *dw, xt, h, c);
-    else if (r.cell == Cell::GRU)
-      gruStep(ctx, r, d, *dw, xt, h);
-    else
-      h = gate(ctx, r, r.act(d, 0), add(ctx, xt, linear(ctx, h, dw->rAll, dw->rbAll)));
-    hs[t] = h;
-  }
-  return success();
-}
-
 /// tosa.concat of `parts` along `axis` (one part: itself).
 Value concat(NodeContext &ctx, llvm::ArrayRef<Value> parts, int64_t axis) {
   if (parts.size() == 1)
@@ -469,6 +457,64 @@ Value concat(NodeContext &ctx, llvm::ArrayRef<Value> parts, int64_t axis) {
     shape[axis] += shapeOf(p)[axis];
   return ctx.create<tosa::ConcatOp>(ctx.f32Type(shape), parts,
                                     ctx.builder().getI64IntegerAttr(axis));
+}
+
+/// Runs direction `d` of the batches `g` over their `g.len` steps; hs[t]
+/// is H at time index t ([g.size, H]; zeros from g.len on), h and c the
+/// states after the last step.
+void runDirection(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWeights &dw,
+                  const BatchGroup &g, std::vector<Value> &hs, Value &h, Value &c) {
+  int64_t s = g.len, b = g.size, n = r.hidden, gh = r.gates * n;
+  Value x = slice(ctx, r.x, {0, g.first, 0}, {s, b, r.inputSize});
+  Value xw = linear(ctx, ctx.reshape(x, {s * b, r.inputSize}), dw.w, dw.wb);
+  auto state = [&](Value init) {
+    return init ? ctx.reshape(slice(ctx, init, {d, g.first, 0}, {1, b, n}), {b, n})
+                : ctx.constF32({b, n}, {0.0f});
+  };
+  h = state(r.h0);
+  c = r.cell == Cell::LSTM ? state(r.c0) : Value();
+  bool backward = r.reverse || d == 1;
+  hs.assign(r.seq, Value());
+  for (int64_t k = 0; k < s; ++k) {
+    int64_t t = backward ? s - 1 - k : k;
+    Value xt = slice(ctx, xw, {t * b, 0}, {b, gh});
+    if (r.cell == Cell::LSTM)
+      lstmStep(ctx, r, d, dw, xt, h, c);
+    else if (r.cell == Cell::GRU)
+      gruStep(ctx, r, d, dw, xt, h);
+    else
+      h = gate(ctx, r, r.act(d, 0), add(ctx, xt, linear(ctx, h, dw.rAll, dw.rbAll)));
+    hs[t] = h;
+  }
+  for (int64_t t = s; t < r.seq; ++t)
+    hs[t] = ctx.constF32({b, n}, {0.0f});
+}
+
+/// Runs direction `d` for every batch group; hs[t] is H at time index t
+/// [B, H], h and c the final states [B, H].
+LogicalResult runDirection(NodeContext &ctx, const Recurrent &r, int64_t d, std::vector<Value> &hs,
+                           Value &h, Value &c) {
+  FailureOr<DirectionWeights> dw = readWeights(ctx, r, d);
+  if (failed(dw))
+    return failure();
+  std::vector<std::vector<Value>> groupHs(r.groups.size());
+  std::vector<Value> hsLast, csLast;
+  for (size_t k = 0; k < r.groups.size(); ++k) {
+    Value gh, gc;
+    runDirection(ctx, r, d, *dw, r.groups[k], groupHs[k], gh, gc);
+    hsLast.push_back(gh);
+    csLast.push_back(gc);
+  }
+  hs.assign(r.seq, Value());
+  for (int64_t t = 0; t < r.seq; ++t) {
+    std::vector<Value> parts;
+    for (auto &g : groupHs)
+      parts.push_back(g[t]);
+    hs[t] = concat(ctx, parts, 0);
+  }
+  h = concat(ctx, hsLast, 0);
+  c = r.cell == Cell::LSTM ? concat(ctx, csLast, 0) : Value();
+  return success();
 }
 
 /// Stacks per-direction [B, H] states into [D, B, H] (layout 0) or
