@@ -204,6 +204,8 @@ REFUSED = [
     ('refuse_runtime_lens', 'GRU', (3, 2, 3, 4), {}, {'lens': 'input'},
      'sequence_lens must be a constant'),
     ('refuse_dynamic_seq', 'LSTM', ('S', 2, 3, 4), {}, {}, 'dynamic dimension'),
+    ('refuse_unroll_cap', 'RNN', (300, 1, 2, 2), {'direction': 'bidirectional'}, {},
+     'exceeds the 512 time steps Kiln unrolls'),
     ('refuse_activation_count', 'LSTM', (3, 2, 3, 4),
      {'direction': 'bidirectional', 'activations': ['Sigmoid', 'Tanh', 'Tanh']}, {},
      'activations lists 3 functions'),
