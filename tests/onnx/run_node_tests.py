@@ -85,7 +85,7 @@ ReduceL2 Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather P
 Resize Upsample DepthToSpace SpaceToDepth LayerNormalization InstanceNormalization Identity
 Dropout Cast NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss Sin Cos Tan Sinh Cosh Asin Acos
 Atan Asinh Acosh Atanh HannWindow HammingWindow BlackmanWindow
-LSTM GRU RNN'''.split()
+LSTM GRU RNN GatherElements GatherND'''.split()
 FOLDED_OPERATORS = 'Shape Size Constant ConstantOfShape Range'.split()
 LISTED = set(CORE_OPERATORS) | set(FOLDED_OPERATORS)
 

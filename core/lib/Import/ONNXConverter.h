@@ -32,6 +32,8 @@
 //   ONNXLossOps.cpp        NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss
 //   ONNXWindowOps.cpp      HannWindow HammingWindow BlackmanWindow (folded)
 //   ONNXRecurrentOps.cpp   LSTM GRU RNN (unrolled over the time steps)
+//   ONNXIndexOps.cpp       GatherElements GatherND; refusals of NonZero Unique
+//                          Compress NonMaxSuppression (data-dependent shapes)
 //
 // ONNX semantics follow the operator specification of onnx 1.12
 // (docs/Operators.md, with each operator's version history); TOSA semantics
@@ -161,6 +163,7 @@ void registerWindowOps(ConverterTable &table);
 /// LSTM, GRU and RNN, unrolled over their static time steps
 /// (ONNXRecurrentOps.cpp).
 void registerRecurrentOps(ConverterTable &table);
+void registerIndexOps(ConverterTable &table);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();

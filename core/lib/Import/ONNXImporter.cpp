@@ -39,6 +39,7 @@ const ConverterTable &converters() {
     registerLossOps(t);
     registerWindowOps(t);
     registerRecurrentOps(t);
+    registerIndexOps(t);
     return t;
   }();
   return table;
