@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import.h"
 #include "ONNXConverter.h"
+#include "ONNXTensorFolding.h"
 
 #include "kiln/Error.h"
 #include "kiln/ModelInputs.h"
@@ -119,7 +120,17 @@ public:
     }
   }
   FailureOr<Value> materialize(const std::string &name, Location loc);
+  FailureOr<Value> materializeEntry(Entry &entry, Location loc);
   Location nodeLocation(const Node &node);
+  /// Prefix of messages about nodes being imported: "" for the main graph,
+  /// "node #2 If \"b\" then_branch " inside an inlined subgraph.
+  std::string scope;
+  /// The node that computed each value (main graph and inlined subgraphs),
+  /// for naming the graph input a refused If/Loop depends on.
+  std::map<std::string, const Node *> producers;
+
+  /// Converts `nodes` in order (the main graph's or an inlined subgraph's).
+  llvm::Error importNodes(const std::vector<Node> &nodes);
 
 private:
   llvm::Error fail(const llvm::Twine &message) {
@@ -127,13 +138,30 @@ private:
   }
   llvm::Error checkInputs();
   llvm::Error checkOperators();
+  llvm::Error unsupportedOperator(const Node &node);
+  // --- Control flow folded at import (If, Loop) ---
+  std::string label(const Node &node);
+  llvm::Error notKnown(const Node &node, const std::string &value, const std::string &what);
+  llvm::Expected<std::vector<Entry>> inlineGraph(const Node &owner, const std::string &attr,
+                                                 const std::vector<Entry> &formals);
+  llvm::Error importIf(const Node &node);
+  llvm::Error importLoop(const Node &node);
+  llvm::Error bindScanOutput(const Node &node, const std::string &name, std::vector<Entry> &parts);
 };
+
+/// Control-flow operators the importer folds itself (importNodes).
+static bool isControlFlow(const std::string &opType) {
+  return opType == "If" || opType == "Loop" || opType == "Scan";
+}
 
 FailureOr<Value> GraphImporter::materialize(const std::string &name, Location loc) {
   auto it = values.find(name);
   if (it == values.end())
     return failure();
-  Entry &entry = it->second;
+  return materializeEntry(it->second, loc);
+}
+
+FailureOr<Value> GraphImporter::materializeEntry(Entry &entry, Location loc) {
   if (entry.value)
     return entry.value;
   if (!entry.constant)
@@ -172,18 +200,21 @@ Location GraphImporter::nodeLocation(const Node &node) {
       StringAttr::get(&context, nodeTitle(node) + "#" + std::to_string(node.index)), tensor);
 }
 
+llvm::Error GraphImporter::unsupportedOperator(const Node &node) {
+  const ConverterTable &table = converters();
+  std::string supported;
+  for (const auto &[name, fn] : table)
+    supported += (supported.empty() ? "" : ", ") + name;
+  return fail(scope + "node #" + llvm::Twine(node.index) + " " + nodeTitle(node) + " (opset " +
+              llvm::Twine(model.opset) + "): operator " + node.opType +
+              " is not supported; Kiln imports " + supported + ", If and Loop");
+}
+
 llvm::Error GraphImporter::checkOperators() {
   const ConverterTable &table = converters();
-  for (const Node &node : model.nodes) {
-    if (table.count(node.opType))
-      continue;
-    std::string supported;
-    for (const auto &[name, fn] : table)
-      supported += (supported.empty() ? "" : ", ") + name;
-    return fail("node #" + llvm::Twine(node.index) + " " + nodeTitle(node) + " (opset " +
-                llvm::Twine(model.opset) + "): operator " + node.opType +
-                " is not supported; Kiln imports " + supported);
-  }
+  for (const Node &node : model.nodes)
+    if (!table.count(node.opType) && !isControlFlow(node.opType))
+      return unsupportedOperator(node);
   return llvm::Error::success();
 }
 
@@ -255,21 +286,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
     if (!values.count(name)) // a graph input shadows its initializer's default
       values[name].constant = std::make_shared<const Tensor>(tensor);
 
-  const ConverterTable &table = converters();
-  for (const Node &node : model.nodes) {
-    for (const std::string &in : node.inputs)
-      if (!in.empty() && !values.count(in))
-        return fail("node #" + llvm::Twine(node.index) + " " + nodeTitle(node) +
-                    " reads '" + in + "', which no earlier node, input or initializer "
-                    "defines (the graph is not in topological order)");
-    NodeContext ctx(*this, node, nodeLocation(node));
-    if (failed(table.at(node.opType)(ctx)))
-      return makeError(filename + ": " + firstError);
-    for (size_t k = 0; k < node.outputs.size(); ++k)
-      if (!node.outputs[k].empty() && !values.count(node.outputs[k]))
-        return fail("node #" + llvm::Twine(node.index) + " " + nodeTitle(node) +
-                    ": the importer did not produce output '" + node.outputs[k] + "'");
-  }
+  if (llvm::Error err = importNodes(model.nodes))
+    return std::move(err);
 
   llvm::SmallVector<Value> results;
   for (const ValueInfo &out : model.outputs) {
@@ -309,6 +327,250 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
                   "); please report it with the model");
   }
   return std::move(module);
+}
+
+llvm::Error GraphImporter::importNodes(const std::vector<Node> &nodes) {
+  const ConverterTable &table = converters();
+  for (const Node &node : nodes) {
+    for (const std::string &in : node.inputs)
+      if (!in.empty() && !values.count(in))
+        return fail(scope + "node #" + llvm::Twine(node.index) + " " + nodeTitle(node) +
+                    " reads '" + in +
+                    "', which no earlier node, input or initializer "
+                    "defines (the graph is not in topological order)");
+    for (const std::string &out : node.outputs)
+      producers[out] = &node;
+    if (node.opType == "If" || node.opType == "Loop") {
+      if (llvm::Error err = node.opType == "If" ? importIf(node) : importLoop(node))
+        return err;
+      continue;
+    }
+    if (!table.count(node.opType))
+      return unsupportedOperator(node);
+    NodeContext ctx(*this, node, nodeLocation(node));
+    if (failed(table.at(node.opType)(ctx)))
+      return makeError(filename + ": " + firstError);
+    for (size_t k = 0; k < node.outputs.size(); ++k)
+      if (!node.outputs[k].empty() && !values.count(node.outputs[k]))
+        return fail(scope + "node #" + llvm::Twine(node.index) + " " + nodeTitle(node) +
+                    ": the importer did not produce output '" + node.outputs[k] + "'");
+  }
+  return llvm::Error::success();
+}
+
+// --- Control flow -------------------------------------------------------------
+//
+// Kiln's artifacts are straight-line command lists, so If and Loop are
+// folded while importing: an If whose condition is known (a constant,
+// an initializer, a --fix-value input, a shape folded by the shape
+// converters) is replaced by its taken branch's nodes, converted in place
+// with the branch's outputs bound to the If's; a Loop whose trip count and
+// condition are known is unrolled (each iteration's body converted with the
+// iteration number, the condition and the carried values bound to the
+// body's inputs; scan outputs stacked along a new axis 0). Outer-scope names
+// resolve through the one value map, as ONNX's names are unique across
+// scopes. Subgraph nodes are checked only when taken.
+
+/// The most iterations a Loop is unrolled to.
+constexpr int64_t kMaxUnroll = 1024;
+
+std::string GraphImporter::label(const Node &node) {
+  return scope + "node #" + std::to_string(node.index) + " " + nodeTitle(node) + " (opset " +
+         std::to_string(model.opset) + ")";
+}
+
+llvm::Error GraphImporter::notKnown(const Node &node, const std::string &value,
+                                    const std::string &what) {
+  // The graph input `value` derives from: a walk up the producers.
+  std::set<std::string> seen;
+  std::vector<std::string> work{value};
+  const ValueInfo *input = nullptr;
+  while (!work.empty() && !input) {
+    std::string name = work.back();
+    work.pop_back();
+    if (!seen.insert(name).second)
+      continue;
+    for (const ValueInfo &in : model.inputs)
+      if (in.name == name)
+        input = &in;
+    if (auto p = producers.find(name); p != producers.end())
+      for (const std::string &in : p->second->inputs)
+        if (!in.empty())
+          work.push_back(in);
+  }
+  std::string message = label(node) + ": its " + what + " '" + value +
+                        "' is not known when the "
+                        "model is compiled";
+  if (input) {
+    message += " (it depends on input '" + input->name + "')";
+    if (product(input->dims) == 1)
+      message += "; fix the input's value with --fix-value=" + input->name + "=VALUE";
+  }
+  return fail(message + "; Kiln folds " + node.opType + " only where it is known at compile time");
+}
+
+llvm::Expected<std::vector<Entry>> GraphImporter::inlineGraph(const Node &owner,
+                                                              const std::string &attr,
+                                                              const std::vector<Entry> &formals) {
+  const Attribute *a = owner.attribute(attr);
+  if (!a || !a->g)
+    return fail(label(owner) + ": attribute '" + attr + "' is not a graph");
+  const Graph &g = *a->g;
+  if (g.inputs.size() != formals.size())
+    return fail(label(owner) + ": " + attr + " has " + llvm::Twine(g.inputs.size()) +
+                " inputs where " + llvm::Twine(formals.size()) + " are bound");
+  for (size_t k = 0; k < formals.size(); ++k)
+    values[g.inputs[k]] = formals[k];
+  for (const auto &[name, tensor] : g.initializers)
+    values[name] = Entry{Value(), std::make_shared<const Tensor>(tensor)};
+  std::string outer = scope;
+  scope = label(owner) + " " + attr + " ";
+  llvm::Error err = importNodes(g.nodes);
+  scope = outer;
+  if (err)
+    return std::move(err);
+  std::vector<Entry> outs;
+  for (const std::string &name : g.outputs) {
+    auto it = values.find(name);
+    if (it == values.end())
+      return fail(label(owner) + ": " + attr + " output '" + name + "' is not computed");
+    outs.push_back(it->second);
+  }
+  return outs;
+}
+
+llvm::Error GraphImporter::importIf(const Node &node) {
+  auto cond = node.inputs.empty() ? values.end() : values.find(node.inputs[0]);
+  if (cond == values.end())
+    return fail(label(node) + ": the condition is missing");
+  if (!cond->second.constant)
+    return notKnown(node, node.inputs[0], "condition");
+  if (cond->second.constant->numElements() != 1)
+    return fail(label(node) + ": the condition '" + node.inputs[0] + "' has " +
+                llvm::Twine(cond->second.constant->numElements()) + " elements; If takes one");
+  bool taken = cond->second.constant->at(0) != 0;
+  auto outs = inlineGraph(node, taken ? "then_branch" : "else_branch", {});
+  if (!outs)
+    return outs.takeError();
+  if (outs->size() != node.outputs.size())
+    return fail(label(node) + ": the taken branch has " + llvm::Twine(outs->size()) +
+                " outputs for the node's " + llvm::Twine(node.outputs.size()));
+  for (size_t k = 0; k < outs->size(); ++k)
+    if (!node.outputs[k].empty())
+      values[node.outputs[k]] = (*outs)[k];
+  return llvm::Error::success();
+}
+
+/// A scalar constant of `type` (the Loop's iteration number and condition).
+static Entry scalarEntry(int32_t type, int64_t v) {
+  Tensor t;
+  t.dataType = type;
+  t.ints = {v};
+  return Entry{Value(), std::make_shared<const Tensor>(std::move(t))};
+}
+
+llvm::Error GraphImporter::importLoop(const Node &node) {
+  auto known = [&](size_t i) -> const Tensor * {
+    if (i >= node.inputs.size() || node.inputs[i].empty())
+      return nullptr;
+    return values.at(node.inputs[i]).constant.get();
+  };
+  bool hasTrip = node.inputs.size() > 0 && !node.inputs[0].empty();
+  bool hasCond = node.inputs.size() > 1 && !node.inputs[1].empty();
+  if (hasTrip && !known(0))
+    return notKnown(node, node.inputs[0], "trip count");
+  if (hasCond && !known(1))
+    return notKnown(node, node.inputs[1], "condition");
+  int64_t trip = hasTrip ? int64_t(known(0)->at(0)) : kMaxUnroll + 1;
+  bool cond = hasCond ? known(1)->at(0) != 0 : true;
+  if (hasTrip && trip > kMaxUnroll)
+    return fail(label(node) + ": trip count " + llvm::Twine(trip) + " is above the " +
+                llvm::Twine(kMaxUnroll) + " iterations Kiln unrolls a Loop to");
+  std::vector<Entry> carried;
+  for (size_t k = 2; k < node.inputs.size(); ++k)
+    carried.push_back(values.at(node.inputs[k]));
+  const Attribute *body = node.attribute("body");
+  size_t numScans = body && body->g && body->g->outputs.size() > carried.size() + 1
+                        ? body->g->outputs.size() - carried.size() - 1
+                        : 0;
+  std::vector<std::vector<Entry>> scans(numScans);
+  for (int64_t i = 0; i < trip && cond; ++i) {
+    if (i == kMaxUnroll)
+      return fail(label(node) + ": the loop runs past the " + llvm::Twine(kMaxUnroll) +
+                  " iterations Kiln unrolls a Loop to");
+    std::vector<Entry> formals{scalarEntry(kInt64, i), scalarEntry(kBool, cond)};
+    formals.insert(formals.end(), carried.begin(), carried.end());
+    auto outs = inlineGraph(node, "body", formals);
+    if (!outs)
+      return outs.takeError();
+    if (outs->size() != 1 + carried.size() + numScans)
+      return fail(label(node) + ": the body has " + llvm::Twine(outs->size()) + " outputs");
+    if (!(*outs)[0].constant)
+      return notKnown(node, body->g->outputs[0], "body's condition output");
+    cond = (*outs)[0].constant->at(0) != 0;
+    for (size_t k = 0; k < carried.size(); ++k)
+      carried[k] = (*outs)[1 + k];
+    for (size_t j = 0; j < numScans; ++j)
+      scans[j].push_back((*outs)[1 + carried.size() + j]);
+  }
+  if (node.outputs.size() > carried.size() + numScans)
+    return fail(label(node) + ": the node has more outputs than the body computes");
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k].empty())
+      continue;
+    if (k < carried.size())
+      values[node.outputs[k]] = carried[k];
+    else if (llvm::Error err = bindScanOutput(node, node.outputs[k], scans[k - carried.size()]))
+      return err;
+  }
+  return llvm::Error::success();
+}
+
+/// Stacks a Loop's per-iteration scan values along a new axis 0 (folded
+/// when every part is a constant, else one tosa.concat of reshapes).
+llvm::Error GraphImporter::bindScanOutput(const Node &node, const std::string &name,
+                                          std::vector<Entry> &parts) {
+  if (parts.empty())
+    return fail(label(node) + ": scan output '" + name +
+                "' is empty (the loop runs no "
+                "iteration); Kiln compiles tensors of at least one element");
+  bool allConstant = llvm::all_of(parts, [](const Entry &e) { return bool(e.constant); });
+  if (allConstant) {
+    std::vector<Tensor> rows;
+    std::vector<const Tensor *> ptrs;
+    std::vector<int64_t> dims = parts.front().constant->dims;
+    dims.insert(dims.begin(), 1);
+    for (const Entry &e : parts)
+      rows.push_back(fold::reshapedTensor(*e.constant, dims));
+    for (const Tensor &t : rows)
+      ptrs.push_back(&t);
+    dims[0] = int64_t(parts.size());
+    Tensor stacked = fold::concatTensors(ptrs, 0, dims);
+    stacked.name = name;
+    values[name] = Entry{Value(), std::make_shared<const Tensor>(std::move(stacked))};
+    return llvm::Error::success();
+  }
+  NodeContext ctx(*this, node, nodeLocation(node));
+  llvm::SmallVector<Value> rows;
+  for (Entry &e : parts) {
+    FailureOr<Value> v = materializeEntry(e, ctx.loc());
+    if (failed(v))
+      return fail(label(node) + ": scan output '" + name + "' has an unsupported element type");
+    auto type = v->getType().cast<RankedTensorType>();
+    llvm::SmallVector<int64_t> shape{1};
+    shape.append(type.getShape().begin(), type.getShape().end());
+    rows.push_back(ctx.reshape(*v, shape));
+  }
+  auto type = rows.front().getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  shape[0] = int64_t(rows.size());
+  Value stacked =
+      rows.size() == 1
+          ? rows.front()
+          : ctx.create<tosa::ConcatOp>(RankedTensorType::get(shape, type.getElementType()), rows,
+                                       ctx.builder().getI64IntegerAttr(0));
+  values[name] = Entry{stacked, nullptr};
+  return llvm::Error::success();
 }
 
 // --- NodeContext --------------------------------------------------------------
@@ -481,7 +743,7 @@ LogicalResult NodeContext::setConstant(int i, Tensor value) {
 
 LogicalResult NodeContext::fail(const llvm::Twine &message) {
   if (importer.firstError.empty())
-    importer.firstError = "node #" + std::to_string(onnxNode.index) + " " +
+    importer.firstError = importer.scope + "node #" + std::to_string(onnxNode.index) + " " +
                           nodeTitle(onnxNode) + " (opset " + std::to_string(opset()) +
                           "): " + message.str();
   return failure();

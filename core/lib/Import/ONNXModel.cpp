@@ -255,6 +255,9 @@ ValueInfo convertValueInfo(const ::onnx::ValueInfoProto &proto) {
   return info;
 }
 
+bool convertNodes(const ::onnx::GraphProto &graph, const std::string &directory,
+                  std::vector<Node> &nodes, std::string &error);
+
 bool convertAttribute(const ::onnx::AttributeProto &proto, const std::string &directory,
                       Attribute &out, std::string &error) {
   using A = ::onnx::AttributeProto;
@@ -269,7 +272,21 @@ bool convertAttribute(const ::onnx::AttributeProto &proto, const std::string &di
     if (!convertTensor(proto.t(), directory, *out.t, error))
       return false;
     break;
-  case A::GRAPH: out.kind = Attribute::Graph; break;
+  case A::GRAPH: {
+    out.kind = Attribute::Graph;
+    auto graph = std::make_shared<onnx::Graph>();
+    for (const auto &input : proto.g().input())
+      graph->inputs.push_back(input.name());
+    for (const auto &output : proto.g().output())
+      graph->outputs.push_back(output.name());
+    for (const auto &init : proto.g().initializer())
+      if (!convertTensor(init, directory, graph->initializers[init.name()], error))
+        return false;
+    if (!convertNodes(proto.g(), directory, graph->nodes, error))
+      return false;
+    out.g = std::move(graph);
+    break;
+  }
   case A::FLOATS:
     out.kind = Attribute::Floats;
     out.floats.assign(proto.floats().begin(), proto.floats().end());
@@ -725,6 +742,12 @@ bool convertGraph(const ::onnx::ModelProto &proto, const std::string &directory,
   }
   for (const auto &value : graph.value_info())
     model.values[value.name()] = convertValueInfo(value);
+  return convertNodes(graph, directory, model.nodes, error);
+}
+
+/// GraphProto.node -> Node, subgraphs included (convertAttribute).
+bool convertNodes(const ::onnx::GraphProto &graph, const std::string &directory,
+                  std::vector<Node> &nodes, std::string &error) {
   int index = 0;
   for (const auto &proto : graph.node()) {
     Node node;
@@ -742,7 +765,7 @@ bool convertGraph(const ::onnx::ModelProto &proto, const std::string &directory,
       }
       node.attributes.push_back(std::move(a));
     }
-    model.nodes.push_back(std::move(node));
+    nodes.push_back(std::move(node));
   }
   return true;
 }

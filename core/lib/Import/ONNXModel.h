@@ -68,6 +68,8 @@ struct Tensor {
   double at(int64_t i) const { return isFloat() ? floats[i] : double(ints[i]); }
 };
 
+struct Graph;
+
 /// One NodeProto attribute. `kind` follows AttributeProto.AttributeType.
 struct Attribute {
   enum Kind { Undefined, Float, Int, String, TensorValue, Graph, Floats, Ints, Strings, Other };
@@ -77,6 +79,9 @@ struct Attribute {
   int64_t i = 0;
   std::string s;
   std::shared_ptr<Tensor> t;
+  /// The subgraph of a GRAPH attribute (If's branches, Loop's and Scan's
+  /// body); null for other kinds.
+  std::shared_ptr<const onnx::Graph> g;
   std::vector<float> floats;
   std::vector<int64_t> ints;
   std::vector<std::string> strings;
@@ -96,6 +101,18 @@ struct Node {
 
   /// The attribute called `name`, or nullptr.
   const Attribute *attribute(const std::string &name) const;
+};
+
+/// A subgraph (GraphProto of a GRAPH attribute): its formal inputs and
+/// outputs by name (in order), its own initializers and its nodes (indices
+/// 0-based within the subgraph). Names of the enclosing graphs it reads are
+/// plain node inputs (ONNX's outer-scope references); the importer folds
+/// If/Loop/Scan by walking these nodes (ONNXControlFlow.cpp).
+struct Graph {
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::map<std::string, Tensor> initializers;
+  std::vector<Node> nodes;
 };
 
 /// A graph input, output or inferred intermediate value: element type and
