@@ -404,7 +404,8 @@ llvm::Error GraphImporter::notKnown(const Node &node, const std::string &value,
   if (input) {
     message += " (it depends on input '" + input->name + "')";
     if (product(input->dims) == 1)
-      message += "; fix the input's value with --fix-value=" + input->name + "=VALUE";
+      message += "; a scalar input: Kiln cannot fix an input's value yet (--fix-value is "
+                 "planned), so the model must compute it from constants";
   }
   return fail(message + "; Kiln folds " + node.opType + " only where it is known at compile time");
 }
