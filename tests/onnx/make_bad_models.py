@@ -45,11 +45,11 @@ def unsupported_op():
                   helper.make_node('Det', ['r'], ['y'], name='determinant')], [x], [y])
 
 
-def opset18():
-    """Relu imported from opset 18 of the default domain (Kiln reads 7 to 17)."""
+def opset22():
+    """Relu imported from opset 22 of the default domain (Kiln reads 7 to 21)."""
     x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 8])
     y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 8])
-    return model([helper.make_node('Relu', ['x'], ['y'], name='relu')], [x], [y], opset=18)
+    return model([helper.make_node('Relu', ['x'], ['y'], name='relu')], [x], [y], opset=22)
 
 
 def symbolic_batch():
@@ -133,12 +133,12 @@ def main():
     with open(TFLITE_SOURCE, 'rb') as f:
         write('tflite_renamed.onnx', f.read())
     for name, make in [('unsupported_op.onnx', unsupported_op),
-                       ('opset18.onnx', opset18),
+                       ('opset22.onnx', opset22),
                        ('symbolic_batch.onnx', symbolic_batch),
                        ('runtime_reshape.onnx', runtime_reshape),
                        ('float64_input.onnx', float64_input)]:
         m = make()
-        if name != 'opset18.onnx':  # libonnx 1.12's checker knows opsets up to 17
+        if name != 'opset22.onnx':  # libonnx 1.12's checker knows opsets up to 17
             onnx.checker.check_model(m)
         write(name, m.SerializeToString())
     external_data(out)

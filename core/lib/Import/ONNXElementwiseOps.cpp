@@ -540,6 +540,21 @@ LogicalResult convertSoftplus(NodeContext &ctx) {
       });
 }
 
+/// Mish (18): y = x * tanh(softplus(x)), softplus as in convertSoftplus.
+LogicalResult convertMish(NodeContext &ctx) {
+  return convertUnaryFloat(
+      ctx,
+      [](float x) {
+        return x * std::tanh(std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))));
+      },
+      [](NodeContext &c, Value x) {
+        Value e = unary<tosa::ExpOp>(c, unary<tosa::NegateOp>(c, unary<tosa::AbsOp>(c, x)));
+        Value l = unary<tosa::LogOp>(c, binary<tosa::AddOp>(c, e, scalarLike(c, 1, x)));
+        Value sp = binary<tosa::AddOp>(c, binary<tosa::MaximumOp>(c, x, scalarLike(c, 0, x)), l);
+        return mul(c, x, unary<tosa::TanhOp>(c, sp));
+      });
+}
+
 /// Softsign (opset 1): y = x / (1 + |x|).
 LogicalResult convertSoftsign(NodeContext &ctx) {
   return convertUnaryFloat(
@@ -810,16 +825,44 @@ Value erfSmall(NodeContext &c, Value x) {
 /// erf: the series (erfSmall) for |x| < 0.5, else sign(x) * erfLarge(|x|);
 /// measured absolute error below 6e-7 on [-6, 6] against math.erf (NaN
 /// stays NaN, +-inf gives +-1).
+Value erfValue(NodeContext &c, Value x) {
+  Value ax = unary<tosa::AbsOp>(c, x);
+  Value y = erfLarge(c, ax);
+  Value negative = compare<tosa::GreaterOp>(c, scalarLike(c, 0, x), x);
+  Value large = select(c, negative, unary<tosa::NegateOp>(c, y), y);
+  Value small = compare<tosa::GreaterOp>(c, scalarLike(c, 0.5, x), ax);
+  return select(c, small, erfSmall(c, x), large);
+}
+
 LogicalResult convertErf(NodeContext &ctx) {
   return convertUnaryFloat(
-      ctx, [](float x) { return std::erf(x); },
+      ctx, [](float x) { return std::erf(x); }, erfValue);
+}
+
+/// Gelu (20): approximate "none" y = 0.5 x (1 + erf(x / sqrt(2))) (erfValue),
+/// "tanh" y = 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); float32.
+LogicalResult convertGelu(NodeContext &ctx) {
+  std::string approximate = ctx.attrString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return ctx.fail("attribute approximate is '" + approximate + "'; Gelu takes none or tanh");
+  if (approximate == "none")
+    return convertUnaryFloat(
+        ctx, [](float x) { return 0.5f * x * (1.0f + std::erf(x * float(M_SQRT1_2))); },
+        [](NodeContext &c, Value x) {
+          Value e = erfValue(c, mul(c, x, scalarLike(c, M_SQRT1_2, x)));
+          Value half = mul(c, x, scalarLike(c, 0.5, x));
+          return mul(c, half, binary<tosa::AddOp>(c, e, scalarLike(c, 1, x)));
+        });
+  constexpr double k = 0.7978845608028654; // sqrt(2 / pi)
+  return convertUnaryFloat(
+      ctx,
+      [](float x) { return 0.5f * x * (1.0f + std::tanh(float(k) * (x + 0.044715f * x * x * x))); },
       [](NodeContext &c, Value x) {
-        Value ax = unary<tosa::AbsOp>(c, x);
-        Value y = erfLarge(c, ax);
-        Value negative = compare<tosa::GreaterOp>(c, scalarLike(c, 0, x), x);
-        Value large = select(c, negative, unary<tosa::NegateOp>(c, y), y);
-        Value small = compare<tosa::GreaterOp>(c, scalarLike(c, 0.5, x), ax);
-        return select(c, small, erfSmall(c, x), large);
+        Value cube = mul(c, mul(c, x, x), mul(c, x, scalarLike(c, 0.044715, x)));
+        Value inner = mul(c, binary<tosa::AddOp>(c, x, cube), scalarLike(c, k, x));
+        Value t = unary<tosa::TanhOp>(c, inner);
+        Value half = mul(c, x, scalarLike(c, 0.5, x));
+        return mul(c, half, binary<tosa::AddOp>(c, t, scalarLike(c, 1, x)));
       });
 }
 
@@ -1366,9 +1409,42 @@ LogicalResult convertXor(NodeContext &ctx) {
   return convertLogic<tosa::LogicalXorOp>(ctx, [](bool a, bool b) { return a != b; });
 }
 
+/// BitwiseAnd / BitwiseOr / BitwiseXor (18): integer a op b, numpy
+/// broadcast -> tosa.bitwise_and / bitwise_or / bitwise_xor (int32, int64).
+template <typename OpTy>
+LogicalResult convertBitwise(NodeContext &ctx, int64_t (*f)(int64_t, int64_t)) {
+  Elementwise op;
+  op.types = kI;
+  op.fold = [f](bool, llvm::ArrayRef<Elem> v) { return intElem(f(v[0].i, v[1].i)); };
+  op.emit = [](NodeContext &c, Operands &o) { return binary<OpTy>(c, o.values[0], o.values[1]); };
+  return convertElementwise(ctx, op);
+}
+
+/// BitwiseNot (18): ~x of an integer tensor -> tosa.bitwise_not.
+LogicalResult convertBitwiseNot(NodeContext &ctx) {
+  Elementwise op;
+  op.types = kI;
+  op.fold = [](bool, llvm::ArrayRef<Elem> v) { return intElem(~v[0].i); };
+  op.emit = [](NodeContext &c, Operands &o) { return unary<tosa::BitwiseNotOp>(c, o.values[0]); };
+  return convertElementwise(ctx, op);
+}
+
 } // namespace
 
 void registerElementwiseOps(ConverterTable &table) {
+  // Opset 18-20 additions.
+  table["Mish"] = convertMish;
+  table["Gelu"] = convertGelu;
+  table["BitwiseAnd"] = [](NodeContext &c) {
+    return convertBitwise<tosa::BitwiseAndOp>(c, [](int64_t a, int64_t b) { return a & b; });
+  };
+  table["BitwiseOr"] = [](NodeContext &c) {
+    return convertBitwise<tosa::BitwiseOrOp>(c, [](int64_t a, int64_t b) { return a | b; });
+  };
+  table["BitwiseXor"] = [](NodeContext &c) {
+    return convertBitwise<tosa::BitwiseXorOp>(c, [](int64_t a, int64_t b) { return a ^ b; });
+  };
+  table["BitwiseNot"] = convertBitwiseNot;
   // Activations.
   table["Relu"] = convertRelu;
   table["LeakyRelu"] = convertLeakyRelu;

@@ -312,8 +312,7 @@ bool isDefaultDomain(const std::string &domain) {
 bool checkVersions(const ::onnx::ModelProto &proto, int64_t &opset, std::string &error) {
   if (proto.ir_version() > kMaxIrVersion) {
     error = "IR version " + std::to_string(proto.ir_version()) +
-            "; Kiln reads ONNX IR versions up to " + std::to_string(kMaxIrVersion) +
-            " (ONNX 1.12)";
+            "; Kiln reads ONNX IR versions up to " + std::to_string(kMaxIrVersion) + " (ONNX 1.16)";
     return false;
   }
   opset = -1;
@@ -563,6 +562,137 @@ std::string checkerMessage(const std::string &what) {
   return line.size() > 400 ? line.substr(0, 400) + "..." : line;
 }
 
+/// The default-domain operator versions after opset 17 (onnx's Changelog,
+/// opsets 18 to 21), which libonnx 1.12 does not know: the operators whose
+/// schema changed (attributes, inputs or only types) and the new ones.
+const std::map<std::string, std::vector<int>> &newerVersions() {
+  static const std::map<std::string, std::vector<int>> versions = {{"AffineGrid", {20}},
+                                                                   {"AveragePool", {19}},
+                                                                   {"BitwiseAnd", {18}},
+                                                                   {"BitwiseNot", {18}},
+                                                                   {"BitwiseOr", {18}},
+                                                                   {"BitwiseXor", {18}},
+                                                                   {"Cast", {19, 21}},
+                                                                   {"CastLike", {19, 21}},
+                                                                   {"CenterCropPad", {18}},
+                                                                   {"Col2Im", {18}},
+                                                                   {"Constant", {19, 21}},
+                                                                   {"ConstantOfShape", {20, 21}},
+                                                                   {"DFT", {20}},
+                                                                   {"DeformConv", {19}},
+                                                                   {"DequantizeLinear", {19, 21}},
+                                                                   {"Equal", {19}},
+                                                                   {"Flatten", {21}},
+                                                                   {"Gelu", {20}},
+                                                                   {"GridSample", {20}},
+                                                                   {"GroupNormalization", {18, 21}},
+                                                                   {"Identity", {19, 21}},
+                                                                   {"If", {19, 21}},
+                                                                   {"ImageDecoder", {20}},
+                                                                   {"IsInf", {20}},
+                                                                   {"IsNaN", {20}},
+                                                                   {"Loop", {19, 21}},
+                                                                   {"LpPool", {18}},
+                                                                   {"Mish", {18}},
+                                                                   {"OptionalGetElement", {18}},
+                                                                   {"OptionalHasElement", {18}},
+                                                                   {"Pad", {18, 19, 21}},
+                                                                   {"QLinearMatMul", {21}},
+                                                                   {"QuantizeLinear", {19, 21}},
+                                                                   {"ReduceL1", {18}},
+                                                                   {"ReduceL2", {18}},
+                                                                   {"ReduceLogSum", {18}},
+                                                                   {"ReduceLogSumExp", {18}},
+                                                                   {"ReduceMax", {18, 20}},
+                                                                   {"ReduceMean", {18}},
+                                                                   {"ReduceMin", {18, 20}},
+                                                                   {"ReduceProd", {18}},
+                                                                   {"ReduceSumSquare", {18}},
+                                                                   {"RegexFullMatch", {20}},
+                                                                   {"Reshape", {19, 21}},
+                                                                   {"Resize", {18, 19}},
+                                                                   {"Scan", {19, 21}},
+                                                                   {"ScatterElements", {18}},
+                                                                   {"ScatterND", {18}},
+                                                                   {"Shape", {19, 21}},
+                                                                   {"Size", {19, 21}},
+                                                                   {"Split", {18}},
+                                                                   {"Squeeze", {21}},
+                                                                   {"StringConcat", {20}},
+                                                                   {"StringSplit", {20}},
+                                                                   {"Transpose", {21}},
+                                                                   {"Unsqueeze", {21}}};
+  return versions;
+}
+
+} // namespace
+
+bool newerThanLibonnx(const std::string &opType, int64_t opset) {
+  if (opset <= kLibonnxOpset)
+    return false;
+  auto it = newerVersions().find(opType);
+  if (it == newerVersions().end())
+    return false;
+  for (int version : it->second)
+    if (version <= opset)
+      return true;
+  return false;
+}
+
+namespace {
+
+/// The checker's graph check for an opset above libonnx's: what
+/// check_graph checks (initializers, every node against its schema, with
+/// the names defined before it in scope for its subgraphs), except that the
+/// nodes newerThanLibonnx() are left to Kiln's converters, which check
+/// their inputs and attributes themselves.
+void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::CheckerContext &ctx,
+                     int64_t opset) {
+  ::onnx::checker::LexicalScopeContext lex;
+  for (const auto &value : graph.input())
+    lex.add(value.name());
+  for (const auto &tensor : graph.initializer()) {
+    ::onnx::checker::check_tensor(tensor, ctx);
+    lex.add(tensor.name());
+  }
+  for (const auto &node : graph.node()) {
+    if (!isDefaultDomain(node.domain()) || !newerThanLibonnx(node.op_type(), opset))
+      ::onnx::checker::check_node(node, ctx, lex);
+    for (const auto &output : node.output())
+      if (!output.empty())
+        lex.add(output);
+  }
+}
+
+/// libonnx's checker on the graph (check_graph up to opset kLibonnxOpset,
+/// checkNewerGraph above). The checker looks for external-data files in
+/// the model's folder (Kiln then reads them itself in convertTensor).
+bool runChecker(const ::onnx::ModelProto &proto, const std::string &directory, int64_t opset,
+                std::string &error) {
+  try {
+    ::onnx::checker::CheckerContext ctx;
+    ctx.set_model_dir(directory.empty() ? std::string(".") : directory);
+    // libonnx 1.12 refuses IR versions above its own 8; IR 9 and 10 add
+    // no field that Kiln reads (float8/int4 types are refused as types).
+    ctx.set_ir_version(int(std::min<int64_t>(proto.ir_version(), kLibonnxIrVersion)));
+    std::unordered_map<std::string, int> opsets;
+    for (const auto &entry : proto.opset_import())
+      opsets[entry.domain()] = int(entry.version());
+    ctx.set_opset_imports(opsets);
+    ctx.set_schema_registry(::onnx::OpSchemaRegistry::Instance());
+    if (opset <= kLibonnxOpset) {
+      ::onnx::checker::LexicalScopeContext lex;
+      ::onnx::checker::check_graph(proto.graph(), ctx, lex);
+    } else {
+      checkNewerGraph(proto.graph(), ctx, opset);
+    }
+  } catch (const std::exception &e) {
+    error = "the ONNX checker refuses the model: " + checkerMessage(e.what());
+    return false;
+  }
+  return true;
+}
+
 /// Shape-inference guards: checks that libonnx 1.12's inference function
 /// of an operator lacks, run just before it with the same context. They
 /// throw InferenceError (as fail_shape_inference does), which InferShapes records
@@ -646,6 +776,11 @@ class GuardedSchemaRegistry final : public ::onnx::ISchemaRegistry {
 public:
   const ::onnx::OpSchema *GetSchema(const std::string &key, const int maxInclusiveVersion,
                                     const std::string &domain) const override {
+    // An operator whose version in force is newer than libonnx's has no
+    // schema here: its older schema's inference would write wrong shapes
+    // (ReduceMean-13 reduces every axis when opset 18 gives them as input 1).
+    if (isDefaultDomain(domain) && newerThanLibonnx(key, maxInclusiveVersion))
+      return nullptr;
     const ::onnx::OpSchema *schema =
         ::onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion, domain);
     InferenceGuard guard = inferenceGuard(key);
@@ -793,23 +928,8 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
     if (!checkWindowAttributes(proto, error))
       return std::nullopt;
     applyShapes(proto, shapes);
-    // The checker looks for external-data files in the model's folder (Kiln
-    // then reads them itself in convertTensor).
-    try {
-      ::onnx::checker::CheckerContext ctx;
-      ctx.set_model_dir(directory.empty() ? std::string(".") : directory);
-      ctx.set_ir_version(int(proto.ir_version()));
-      std::unordered_map<std::string, int> opsets;
-      for (const auto &entry : proto.opset_import())
-        opsets[entry.domain()] = int(entry.version());
-      ctx.set_opset_imports(opsets);
-      ctx.set_schema_registry(::onnx::OpSchemaRegistry::Instance());
-      ::onnx::checker::LexicalScopeContext lex;
-      ::onnx::checker::check_graph(proto.graph(), ctx, lex);
-    } catch (const std::exception &e) {
-      error = "the ONNX checker refuses the model: " + checkerMessage(e.what());
+    if (!runChecker(proto, directory, model.opset, error))
       return std::nullopt;
-    }
     if (model.opset < kMinOpset) {
       if (!checkOutputsDefined(proto.graph(), "", {}, error))
         return std::nullopt;

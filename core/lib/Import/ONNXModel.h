@@ -1,12 +1,12 @@
 //===- ONNXModel.h - An ONNX model as plain data ---------------*- C++ -*-===//
 //
-// readONNXModel() parses an ONNX ModelProto (onnx/onnx.proto, IR version <= 8)
-// with Debian's libonnx 1.12, checks it with onnx::checker::check_model, runs
-// onnx::shape_inference::InferShapes, and hands the graph on as the plain
-// structs below. Nothing here includes protobuf or MLIR headers: the reader
-// (ONNXModel.cpp) is the only translation unit built with RTTI and exceptions
-// for libonnx; the importer (ONNXImporter.cpp, ONNX*Ops.cpp) reads these
-// structs.
+// readONNXModel() parses an ONNX ModelProto (onnx/onnx.proto, IR version <= 10)
+// with Debian's libonnx 1.12, checks it with libonnx's checker, runs
+// onnx::shape_inference::InferShapes (both skip the nodes whose operator
+// version, opset 18 to 21, libonnx does not know: newerThanLibonnx), and hands the graph on as the
+// plain structs below. Nothing here includes protobuf or MLIR headers: the reader (ONNXModel.cpp)
+// is the only translation unit built with RTTI and exceptions for libonnx; the importer
+// (ONNXImporter.cpp, ONNX*Ops.cpp) reads these structs.
 //
 // Element types use the TensorProto.DataType codes of onnx.proto (1 FLOAT,
 // 2 UINT8, 3 INT8, 4 UINT16, 5 INT16, 6 INT32, 7 INT64, 8 STRING, 9 BOOL,
@@ -152,11 +152,21 @@ struct InputShape {
   std::vector<int64_t> shape;
 };
 
-/// The newest IR version and default-domain opset Kiln reads (libonnx 1.12),
+/// The newest IR version and default-domain opset Kiln reads (ONNX 1.16),
 /// and the opset older models are converted to.
-inline constexpr int64_t kMaxIrVersion = 8;
-inline constexpr int64_t kMaxOpset = 17;
+inline constexpr int64_t kMaxIrVersion = 10;
+inline constexpr int64_t kMaxOpset = 21;
 inline constexpr int64_t kMinOpset = 7;
+/// The newest IR version and opset libonnx 1.12 (the checker and shape
+/// inference Kiln runs) knows.
+inline constexpr int64_t kLibonnxIrVersion = 8;
+inline constexpr int64_t kLibonnxOpset = 17;
+
+/// Whether the version of default-domain operator `opType` in force at
+/// `opset` is newer than libonnx 1.12's (its schema changed, or it is new,
+/// in opsets 18 to 21). libonnx's checker and shape inference skip such
+/// nodes; Kiln's converter checks their inputs and attributes itself.
+bool newerThanLibonnx(const std::string &opType, int64_t opset);
 
 /// Parses `size` bytes at `data` as an ONNX ModelProto and checks it:
 ///  - protobuf parse (a truncated or garbled file fails here);
@@ -170,11 +180,13 @@ inline constexpr int64_t kMinOpset = 7;
 ///  - `shapes` set the named/indexed inputs' dimensions (checked beforehand
 ///    by kiln::checkShapeFixes, which importModelFile runs; a fix naming no
 ///    input is ignored here);
-///  - onnx::checker::check_model, then onnx::shape_inference::InferShapes
-///    (with data propagation) for the `values` map.
+///  - libonnx's checker (check_graph; above opset 17 its per-node checks,
+///    skipping the nodes newerThanLibonnx), then
+///    onnx::shape_inference::InferShapes (with data propagation, no schema
+///    for those nodes) for the `values` map.
 /// On failure returns nullopt and sets `error` to one line without the file
-/// name (the caller prefixes it), e.g. "opset 18 of the default domain; Kiln
-/// reads opsets 7 to 17".
+/// name (the caller prefixes it), e.g. "opset 22 of the default domain; Kiln
+/// reads opsets 7 to 21".
 std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
                                    const std::string &directory,
                                    const std::vector<InputShape> &shapes,

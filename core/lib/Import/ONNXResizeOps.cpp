@@ -254,6 +254,16 @@ FailureOr<ResizeAttrs> readAttrs(NodeContext &ctx, bool legacy) {
   if (!llvm::is_contained(kNearest, a.nearestMode))
     return ctx.fail("nearest_mode '" + a.nearestMode + "' is not supported; Kiln supports "
                     "round_prefer_floor, round_prefer_ceil, floor and ceil");
+  // Resize-18: antialias (a widened filter when downsampling), axes and
+  // keep_aspect_ratio_policy are not implemented; their defaults are.
+  if (ctx.attrInt("antialias", 0) != 0)
+    return ctx.fail("attribute antialias is 1; Kiln resizes without antialiasing only");
+  if (ctx.hasAttr("axes"))
+    return ctx.fail("attribute axes is not supported; give scales or sizes for every axis");
+  std::string policy = ctx.attrString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch")
+    return ctx.fail("keep_aspect_ratio_policy '" + policy +
+                    "' is not supported; Kiln supports stretch");
   a.cubicA = ctx.attrFloat("cubic_coeff_a", -0.75f);
   a.excludeOutside = ctx.attrInt("exclude_outside", 0) != 0;
   a.extrapolation = ctx.attrFloat("extrapolation_value", 0.0f);

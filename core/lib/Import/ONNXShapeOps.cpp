@@ -458,6 +458,22 @@ FailureOr<std::vector<int64_t>> splitSizes(NodeContext &ctx, int64_t size) {
   if (failed(given))
     return failure();
   int64_t parts = ctx.numOutputs();
+  if (ctx.opset() >= 18 && ctx.hasAttr("num_outputs")) {
+    // Split-18: num_outputs parts of ceil(size / n), the last one smaller.
+    int64_t n = ctx.attrInt("num_outputs", 0);
+    if (*given)
+      return ctx.fail("takes either the split input or the num_outputs attribute, not both");
+    if (n < 1 || n != parts)
+      return ctx.fail("attribute num_outputs is " + llvm::Twine(n) + "; it must be the node's " +
+                      llvm::Twine(parts) + " outputs");
+    int64_t chunk = (size + n - 1) / n;
+    if (chunk * (n - 1) >= size && n > 1)
+      return ctx.fail("the split dimension (" + llvm::Twine(size) + ") is too small for " +
+                      llvm::Twine(n) + " outputs of " + llvm::Twine(chunk));
+    std::vector<int64_t> sizes(n, chunk);
+    sizes.back() = size - chunk * (n - 1);
+    return sizes;
+  }
   if (!*given) {
     if (parts == 0 || size % parts != 0)
       return ctx.fail("the split dimension (" + llvm::Twine(size) + ") does not divide into " +
@@ -754,8 +770,33 @@ struct PadSpec {
   bool runtimeValue = false;
 };
 
+/// Pad-18's axes (input 3, constant, negative from the back, no repeats):
+/// `pads` [b.., e..] per listed axis become pads of every dimension.
+LogicalResult padAxes(NodeContext &ctx, int64_t rank, std::vector<int64_t> &pads) {
+  FailureOr<std::vector<int64_t>> axes = ctx.constantInts(3);
+  if (failed(axes))
+    return failure();
+  int64_t n = int64_t(axes->size());
+  if (int64_t(pads.size()) != 2 * n)
+    return ctx.fail("pads " + shapeString(pads) + " must hold 2 * " + llvm::Twine(n) +
+                    " values for the axes " + shapeString(*axes));
+  std::vector<int64_t> full(2 * rank, 0);
+  std::vector<bool> seen(rank, false);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t a = normalizeAxis((*axes)[k], rank);
+    if (a < 0 || seen[a])
+      return ctx.fail("axes " + shapeString(*axes) + " must be distinct axes in [-" +
+                      llvm::Twine(rank) + ", " + llvm::Twine(rank - 1) + "]");
+    seen[a] = true;
+    full[a] = pads[k];
+    full[a + rank] = pads[k + n];
+  }
+  pads = full;
+  return success();
+}
+
 /// pads and value attributes before opset 11, inputs 1 and 2 (optional
-/// scalar) from 11.
+/// scalar) from 11, axes (input 3) from 18.
 FailureOr<PadSpec> padSpec(NodeContext &ctx, int64_t rank) {
   PadSpec spec;
   spec.mode = ctx.attrString("mode", "constant");
@@ -770,6 +811,8 @@ FailureOr<PadSpec> padSpec(NodeContext &ctx, int64_t rank) {
     if (failed(pads))
       return failure();
     spec.pads = *pads;
+    if (ctx.opset() >= 18 && ctx.hasInput(3) && failed(padAxes(ctx, rank, spec.pads)))
+      return failure();
     if (ctx.hasInput(2)) {
       if (product(ctx.inputShape(2)) != 1)
         return ctx.fail("constant_value (input 2) must be a scalar");
