@@ -150,6 +150,27 @@ CASES = {
         [f32(1, 1, 3, 4)], None),
 }
 
+def group_norm(opset, groups=2, per=None):
+    per = per or (groups if opset < 21 else 4)
+    return model([helper.make_node('GroupNormalization', ['x', 's', 'b'], ['y'],
+                                   num_groups=groups, epsilon=1e-3)],
+                 [('x', F, [2, 4, 3, 3])], [('y', F, None)], opset,
+                 inits=[('s', f32(per, seed=3)), ('b', f32(per, seed=4))])
+
+
+def group_norm_ref(x, opset, groups=2):
+    n, c = x.shape[:2]
+    g = x.astype(np.float64).reshape(n, groups, -1)
+    y = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-3))
+    s, b = f32(groups if opset < 21 else c, seed=3), f32(groups if opset < 21 else c, seed=4)
+    if opset < 21:
+        return (y * s[None, :, None] + b[None, :, None]).reshape(x.shape)
+    return y.reshape(x.shape) * s[None, :, None, None] + b[None, :, None, None]
+
+
+CASES['groupnorm_opset18'] = (group_norm(18), [f32(2, 4, 3, 3)], lambda x: [group_norm_ref(x, 18)])
+CASES['groupnorm_opset21'] = (group_norm(21), [f32(2, 4, 3, 3)], lambda x: [group_norm_ref(x, 21)])
+
 # name -> (model, phrase the one error line must hold)
 REFUSED = {
     'split_num_outputs_mismatch': (
@@ -169,6 +190,7 @@ REFUSED = {
               inits=[('pads', np.array([1, 1, 1, 1], np.int64)),
                      ('axes', np.array([1, -1], np.int64))]),
         'must be distinct axes'),
+    'groupnorm_bad_groups': (group_norm(21, groups=3, per=4), 'num_groups is 3'),
     'opset22': (unary('Relu', 22, ir=10), 'opset 22 of the default domain'),
     'ir11': (unary('Relu', 21, ir=11), 'IR version 11'),
 }

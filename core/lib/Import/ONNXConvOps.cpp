@@ -1293,6 +1293,44 @@ LogicalResult convertInstanceNorm(NodeContext &ctx) {
   return ctx.setOutput(0, *out);
 }
 
+/// GroupNormalization (18, 21): X [N, C, d1, ...] in num_groups groups of
+/// C / num_groups channels, each normalized over its channels and spatial
+/// dimensions: Y = (X - mean) / sqrt(var + epsilon) * scale + bias. scale
+/// and bias are per channel [C] from opset 21, per group [num_groups] in
+/// 18 (the version ONNX deprecated). stash_type (21) is float32 here.
+LogicalResult convertGroupNorm(NodeContext &ctx) {
+  FailureOr<Value> x = floatInput(ctx, 0);
+  if (failed(x))
+    return failure();
+  if (ctx.numInputs() != 3 || !ctx.hasInput(1) || !ctx.hasInput(2))
+    return ctx.fail("takes 3 inputs (X, scale, bias); it has " + llvm::Twine(ctx.numInputs()));
+  std::vector<int64_t> xs = ctx.inputShape(0);
+  if (xs.size() < 3)
+    return ctx.fail("X has shape " + shapeString(xs) + "; it needs [N, C, d1, ...]");
+  if (!ctx.hasAttr("num_groups"))
+    return ctx.fail("attribute num_groups is missing");
+  int64_t groups = ctx.attrInt("num_groups", 0), channels = xs[1];
+  if (groups < 1 || channels % groups != 0)
+    return ctx.fail("attribute num_groups is " + llvm::Twine(groups) +
+                    "; it must be positive and divide the " + llvm::Twine(channels) + " channels");
+  std::vector<int64_t> grouped = {xs[0], groups,
+                                  product(llvm::ArrayRef(xs).drop_front(2)) * (channels / groups)};
+  Moments m = moments(ctx, ctx.reshape(*x, grouped), {2}, ctx.attrFloat("epsilon", 1e-5f));
+  Value y = mul(ctx, m.centered, m.invStd, grouped);
+  if (ctx.opset() < 21) {
+    FailureOr<Value> out = scaleAndShift(ctx, y, 1, 2, {groups}, {1, groups, 1});
+    if (failed(out))
+      return failure();
+    return ctx.setOutput(0, ctx.reshape(*out, xs));
+  }
+  std::vector<int64_t> cshape(xs.size(), 1);
+  cshape[1] = channels;
+  FailureOr<Value> out = scaleAndShift(ctx, ctx.reshape(y, xs), 1, 2, {channels}, cshape);
+  if (failed(out))
+    return failure();
+  return ctx.setOutput(0, *out);
+}
+
 /// LRN (opsets 1, 13): across channels (dim 1) of X [N, C, ...],
 /// Y = X / (bias + alpha / size * square_sum) ^ beta with square_sum[c] the
 /// sum of X^2 over channels [c - floor((size-1)/2), c + ceil((size-1)/2)]
@@ -1339,6 +1377,7 @@ void registerConvOps(ConverterTable &table) {
   table["GlobalAveragePool"] = convertGlobalAveragePool;
   table["GlobalMaxPool"] = convertGlobalMaxPool;
   table["LayerNormalization"] = convertLayerNorm;
+  table["GroupNormalization"] = convertGroupNorm;
   table["InstanceNormalization"] = convertInstanceNorm;
   table["LRN"] = convertLRN;
 }

@@ -21,8 +21,10 @@
 // Converters are grouped by family, one file each:
 //   ONNXConvOps.cpp        Conv ConvTranspose Gemm MatMul BatchNormalization
 //                          pools, LayerNormalization InstanceNormalization
+//                          GroupNormalization
 //   ONNXElementwiseOps.cpp unary and binary elementwise, activations, Where,
-//                          comparisons, logic, Clip, Cast of float values
+//                          comparisons, logic, Clip, Cast of float values,
+//                          Mish Gelu Bitwise{And,Or,Xor,Not}
 //   ONNXShapeOps.cpp       Shape Size Reshape Flatten Squeeze Unsqueeze
 //                          Transpose Concat Split Slice Gather Pad Tile Expand
 //                          ConstantOfShape Range Constant Identity Dropout
@@ -35,8 +37,8 @@
 //   ONNXIndexOps.cpp       GatherElements GatherND; refusals of NonZero Unique
 //                          Compress NonMaxSuppression (data-dependent shapes)
 //
-// ONNX semantics follow the operator specification of onnx 1.12
-// (docs/Operators.md, with each operator's version history); TOSA semantics
+// ONNX semantics follow the operator specification of onnx 1.16
+// (docs/Operators.md, with each operator's version history, opsets to 21); TOSA semantics
 // follow the TOSA 0.60 specification that MLIR 16's tosa dialect implements.
 //
 //===----------------------------------------------------------------------===//
