@@ -191,6 +191,13 @@ REFUSED = {
                      ('axes', np.array([1, -1], np.int64))]),
         'must be distinct axes'),
     'groupnorm_bad_groups': (group_norm(21, groups=3, per=4), 'num_groups is 3'),
+    'bitwise_and_one_input': (
+        model([helper.make_node('BitwiseAnd', ['a'], ['y'])], [('a', I32, [3])],
+              [('y', I32, None)], 18),
+        'takes 2 inputs; it has 1'),
+    'mish_two_inputs': (
+        model([helper.make_node('Mish', ['x', 'x'], ['y'])], [('x', F, [3])], [('y', F, None)], 18),
+        'takes 1 inputs; it has 2'),
     'opset22': (unary('Relu', 22, ir=10), 'opset 22 of the default domain'),
     'ir11': (unary('Relu', 21, ir=11), 'IR version 11'),
 }

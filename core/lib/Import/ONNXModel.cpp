@@ -15,11 +15,12 @@
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -664,6 +665,78 @@ void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::Che
   }
 }
 
+/// Input and output counts {min in, max in, min out, max out} (ONNX
+/// Operators.md, opsets 18 to 21) of the operators newerThanLibonnx that
+/// Kiln imports or that other operators of theirs share: what check_node
+/// would check from the schema.
+bool newerArity(const std::string &op, std::array<int, 4> &arity) {
+  static const std::map<std::string, std::array<int, 4>> table = {
+      {"AveragePool", {1, 1, 1, 1}},
+      {"BitwiseAnd", {2, 2, 1, 1}},
+      {"BitwiseNot", {1, 1, 1, 1}},
+      {"BitwiseOr", {2, 2, 1, 1}},
+      {"BitwiseXor", {2, 2, 1, 1}},
+      {"Cast", {1, 1, 1, 1}},
+      {"CastLike", {2, 2, 1, 1}},
+      {"Constant", {0, 0, 1, 1}},
+      {"ConstantOfShape", {1, 1, 1, 1}},
+      {"Equal", {2, 2, 1, 1}},
+      {"Flatten", {1, 1, 1, 1}},
+      {"Gelu", {1, 1, 1, 1}},
+      {"GroupNormalization", {3, 3, 1, 1}},
+      {"Identity", {1, 1, 1, 1}},
+      {"IsInf", {1, 1, 1, 1}},
+      {"IsNaN", {1, 1, 1, 1}},
+      {"Mish", {1, 1, 1, 1}},
+      {"Pad", {2, 4, 1, 1}},
+      {"ReduceL1", {1, 2, 1, 1}},
+      {"ReduceL2", {1, 2, 1, 1}},
+      {"ReduceLogSum", {1, 2, 1, 1}},
+      {"ReduceLogSumExp", {1, 2, 1, 1}},
+      {"ReduceMax", {1, 2, 1, 1}},
+      {"ReduceMean", {1, 2, 1, 1}},
+      {"ReduceMin", {1, 2, 1, 1}},
+      {"ReduceProd", {1, 2, 1, 1}},
+      {"ReduceSumSquare", {1, 2, 1, 1}},
+      {"Reshape", {2, 2, 1, 1}},
+      {"Resize", {1, 4, 1, 1}},
+      {"Shape", {1, 1, 1, 1}},
+      {"Size", {1, 1, 1, 1}},
+      {"Split", {1, 2, 1, 1 << 30}},
+      {"Squeeze", {1, 2, 1, 1}},
+      {"Transpose", {1, 1, 1, 1}},
+      {"Unsqueeze", {2, 2, 1, 1}}};
+  auto it = table.find(op);
+  if (it == table.end())
+    return false;
+  arity = it->second;
+  return true;
+}
+
+/// The input and output counts of the nodes libonnx's checker skips
+/// (newerArity), as one line naming the node.
+bool checkNewerArity(const ::onnx::ModelProto &proto, int64_t opset, std::string &error) {
+  return forEachNode(
+      proto.graph(), "", [&](const std::string &path, int index, const ::onnx::NodeProto &node) {
+        std::array<int, 4> a;
+        if (!isDefaultDomain(node.domain()) || !newerThanLibonnx(node.op_type(), opset) ||
+            !newerArity(node.op_type(), a))
+          return true;
+        auto range = [](int lo, int hi) {
+          return hi == lo ? std::to_string(lo)
+                          : std::to_string(lo) +
+                                (hi >= (1 << 30) ? " or more" : " to " + std::to_string(hi));
+        };
+        if (node.input_size() < a[0] || node.input_size() > a[1])
+          error = nodeLabel(path, index, node) + " (opset " + std::to_string(opset) + ") takes " +
+                  range(a[0], a[1]) + " inputs; it has " + std::to_string(node.input_size());
+        else if (node.output_size() < a[2] || node.output_size() > a[3])
+          error = nodeLabel(path, index, node) + " (opset " + std::to_string(opset) + ") has " +
+                  range(a[2], a[3]) + " outputs; it has " + std::to_string(node.output_size());
+        return error.empty();
+      });
+}
+
 /// libonnx's checker on the graph (check_graph up to opset kLibonnxOpset,
 /// checkNewerGraph above). The checker looks for external-data files in
 /// the model's folder (Kiln then reads them itself in convertTensor).
@@ -684,6 +757,8 @@ bool runChecker(const ::onnx::ModelProto &proto, const std::string &directory, i
       ::onnx::checker::LexicalScopeContext lex;
       ::onnx::checker::check_graph(proto.graph(), ctx, lex);
     } else {
+      if (!checkNewerArity(proto, opset, error))
+        return false;
       checkNewerGraph(proto.graph(), ctx, opset);
     }
   } catch (const std::exception &e) {
