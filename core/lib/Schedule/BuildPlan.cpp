@@ -446,7 +446,10 @@ llvm::Error readCommands(ModuleOp module, func::FuncOp main, PlanState &state) {
       auto it = state.where.find(op.getOperand(0));
       if (it == state.where.end())
         return makeError("internal error: view of an unknown buffer in @main");
-      state.where[op.getResult(0)] = it->second;
+      // Copied before inserting: the insertion may grow the map and free
+      // the bucket `it` points into (read after free when it did).
+      std::pair<int64_t, int64_t> place = it->second;
+      state.where[op.getResult(0)] = place;
       continue;
     }
     if (isa<memref::DeallocOp, arith::ConstantOp, func::ReturnOp>(&op))
