@@ -15,7 +15,8 @@ cd "$(dirname "$0")/.."
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 BUILD_DIR=${BUILD_DIR:-build-asan}
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
-  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} -DKILN_SANITIZE=ON
+  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} \
+    -DKILN_DEBUG_INFO=${KILN_DEBUG_INFO:-full} -DKILN_SANITIZE=ON
 fi
 # shellcheck disable=SC2086
 ninja -C "$BUILD_DIR" ${ASAN_TARGETS:-}
