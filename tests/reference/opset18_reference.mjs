@@ -13,7 +13,7 @@ import { createRequire } from 'node:module';
 import { readNpy, writeNpy } from './npy.mjs';
 
 const require = createRequire(import.meta.url);
-const ORT_TYPES = { '<f4': 'float32', '<i4': 'int32', '<i8': 'int64' };
+const ORT_TYPES = { '<f4': 'float32', '<i4': 'int32', '<i8': 'int64', '|i1': 'int8', '|u1': 'uint8' };
 
 async function runCase(ort, dir) {
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
