@@ -503,7 +503,7 @@ REFUSED = {
     'qlinearconv_3d': (
         model([helper.make_node('QLinearConv', ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz'],
                                 ['y'])],
-              [('x', U8, [1, 1, 3, 3, 3])], [('y', U8, None)], 13,
+              [('x', U8, [1, 1, 3, 3, 3])], [('y', U8, [1, 1, 3, 3, 3])], 13,
               [('xs', np.float32(0.1)), ('xz', np.uint8(0)), ('w', np.ones([1, 1, 1, 1, 1], np.uint8)),
                ('ws', np.float32(0.1)), ('wz', np.uint8(0)), ('ys', np.float32(0.1)),
                ('yz', np.uint8(0))]),

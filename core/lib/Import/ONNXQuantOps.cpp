@@ -183,7 +183,7 @@ Value roundHalfEven(NodeContext &ctx, Value p) {
 /// and its split into a 13-bit head and an 11-bit tail (values broadcast
 /// against the data).
 struct ScaleParts {
-  Value reciprocal, head, tail;
+  Value scale, reciprocal, head, tail;
 };
 
 /// `s` with the low 11 bits of its significand cleared.
@@ -204,8 +204,8 @@ ScaleParts constantScaleParts(NodeContext &ctx, llvm::ArrayRef<float> scales, in
     h.push_back(headOf(s));
     t.push_back(s - headOf(s));
   }
-  return {channelF32(ctx, r, rank, axis), channelF32(ctx, h, rank, axis),
-          channelF32(ctx, t, rank, axis)};
+  return {channelF32(ctx, scales, rank, axis), channelF32(ctx, r, rank, axis),
+          channelF32(ctx, h, rank, axis), channelF32(ctx, t, rank, axis)};
 }
 
 /// The parts of a scale computed at run time (Veltkamp's split: c = s *
@@ -214,13 +214,17 @@ ScaleParts runtimeScaleParts(NodeContext &ctx, Value s) {
   int64_t rank = shapeOf(s).size();
   Value c = mul(ctx, s, ctx.scalarF32(2049.0f, rank));
   Value head = binary<tosa::SubOp>(ctx, c, binary<tosa::SubOp>(ctx, c, s));
-  return {ctx.create<tosa::ReciprocalOp>(s.getType(), s), head,
+  return {s, ctx.create<tosa::ReciprocalOp>(s.getType(), s), head,
           binary<tosa::SubOp>(ctx, s, head)};
 }
 
-/// nearbyint(x / s) (halves to even) for f32 `x` and positive `s`, as an
-/// integral f32 in [-512, 513] (larger quotients saturate there; callers
-/// clamp to the quantized range); NaN gives -1024.
+/// nearbyint(fl(x / s)) (halves to even) for f32 `x` and positive `s`, as
+/// an integral f32 in [-512, 513] (larger quotients saturate there; callers
+/// clamp to the quantized range); NaN gives -1024. With k = floor(x / s)
+/// and m = k + 1/2: the float quotient is m itself (a tie, rounded to the
+/// even one of k, k + 1) when |x / s - m| is at most half an ulp of m, i.e.
+/// |x - m s| <= 2^(e - 24) s for 2^e <= |m| < 2^(e+1); otherwise the sign
+/// of x - m s decides.
 Value roundQuotient(NodeContext &ctx, Value x, const ScaleParts &s) {
   int64_t rank = shapeOf(x).size();
   Value p = ctx.clamp(mul(ctx, x, s.reciprocal), -512.0f, 512.0f);
@@ -233,10 +237,16 @@ Value roundQuotient(NodeContext &ctx, Value x, const ScaleParts &s) {
   Value zero = ctx.scalarF32(0.0f, rank);
   Value hk = mul(ctx, k, ctx.scalarF32(0.5f, rank));
   Value odd = compare<tosa::GreaterOp>(ctx, hk, floorOf(ctx, hk));
-  Value tie = ctx.create<tosa::LogicalAndOp>(odd.getType(), compare<tosa::EqualOp>(ctx, d, zero),
-                                             odd);
-  Value up = ctx.create<tosa::LogicalOrOp>(odd.getType(), compare<tosa::GreaterOp>(ctx, d, zero),
-                                           tie);
+  // Half an ulp of m, times s (exact: powers of two), for |m| in [0.5, 512.5].
+  Value absM = ctx.create<tosa::AbsOp>(m.getType(), m);
+  Value window = mul(ctx, s.scale, ctx.scalarF32(std::ldexp(1.0f, -25), rank));
+  for (int e = 0; e <= 9; ++e)
+    window = select(ctx,
+                    compare<tosa::GreaterEqualOp>(ctx, absM, ctx.scalarF32(std::ldexp(1.0f, e), rank)),
+                    mul(ctx, s.scale, ctx.scalarF32(std::ldexp(1.0f, e - 24), rank)), window);
+  Value absD = ctx.create<tosa::AbsOp>(d.getType(), d);
+  Value tie = compare<tosa::GreaterEqualOp>(ctx, window, absD);
+  Value up = select(ctx, tie, odd, compare<tosa::GreaterOp>(ctx, d, zero));
   Value n = select(ctx, up, binary<tosa::AddOp>(ctx, k, ctx.scalarF32(1.0f, rank)), k);
   return select(ctx, compare<tosa::EqualOp>(ctx, x, x), n, ctx.scalarF32(-1024.0f, rank));
 }
@@ -330,7 +340,7 @@ LogicalResult checkQDQAttributes(NodeContext &ctx) {
 /// The per-tensor or per-axis parameters of QuantizeLinear / DequantizeLinear
 /// (inputs 1 scale, 2 zero point) on data of shape `shape`.
 FailureOr<QuantParams> qdqParams(NodeContext &ctx, llvm::ArrayRef<int64_t> shape,
-                                 int32_t defaultType) {
+                                 int32_t defaultType, bool checkZeroPoint = true) {
   if (failed(checkQDQAttributes(ctx)))
     return failure();
   QuantParams q;
@@ -351,6 +361,8 @@ FailureOr<QuantParams> qdqParams(NodeContext &ctx, llvm::ArrayRef<int64_t> shape
   if (failed(scales))
     return failure();
   q.scales = *scales;
+  if (!checkZeroPoint) // an int32 input: zero point 0, checked by the caller
+    return q;
   auto zps = constantZeroPoints(ctx, 2, defaultType, q.scales.size());
   if (failed(zps))
     return failure();
@@ -504,8 +516,8 @@ LogicalResult convertDequantizeLinear(NodeContext &ctx) {
       if (!z || llvm::any_of(z->ints, [](int64_t v) { return v != 0; }))
         return ctx.fail("an int32 input takes zero point 0");
     }
-    FailureOr<QuantParams> q =
-        qdqParams(ctx, shape, type == kInt32 ? kInt8 : type);
+    FailureOr<QuantParams> q = qdqParams(ctx, shape, type == kInt32 ? kInt8 : type,
+                                         /*checkZeroPoint=*/type != kInt32);
     if (failed(q))
       return failure();
     if (type == kInt32)
@@ -581,8 +593,8 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
   Value zp8 = binary<tosa::SubOp>(ctx, zpU8, ctx.constF32({1}, {128.0f}));
   int64_t rank = int64_t(shapeOf(*x).size());
   std::vector<int64_t> ones(rank, 1);
-  ScaleParts wide{ctx.reshape(parts.reciprocal, ones), ctx.reshape(parts.head, ones),
-                  ctx.reshape(parts.tail, ones)};
+  ScaleParts wide{ctx.reshape(parts.scale, ones), ctx.reshape(parts.reciprocal, ones),
+                  ctx.reshape(parts.head, ones), ctx.reshape(parts.tail, ones)};
   Value y = saturateToI8(ctx, roundQuotient(ctx, *x, wide), ctx.reshape(zp8, ones));
   if (failed(ctx.setQuantizedOutput(0, y, kUInt8)))
     return failure();
@@ -779,8 +791,34 @@ FailureOr<IntConv> integerConv(NodeContext &ctx, int xi, int xzi, int wi, int wz
                                 is[2] + wd.padBegin[1] + wd.padEnd[1], is[3]};
     Value pads = ctx.constI32({4, 2}, {0, 0, int32_t(wd.padBegin[0]), int32_t(wd.padEnd[0]),
                                        int32_t(wd.padBegin[1]), int32_t(wd.padEnd[1]), 0, 0});
-    Value padValue = zx->ssa ? zx->ssa : constI8(ctx, {}, {int8_t(zx->value)});
-    in = ctx.create<tosa::PadOp>(tensorOf(padded, i8Type(ctx)), in, pads, padValue, nullptr);
+    if (!zx->ssa) {
+      in = ctx.create<tosa::PadOp>(tensorOf(padded, i8Type(ctx)), in, pads,
+                                   constI8(ctx, {}, {int8_t(zx->value)}), nullptr);
+    } else {
+      // A zero point computed at run time: the border is the zero point
+      // tiled and concatenated (tosa.pad takes a constant pad value).
+      Value one = ctx.reshape(zx->ssa, {1, 1, 1, 1});
+      auto border = [&](int64_t h, int64_t w) {
+        return ctx.create<tosa::TileOp>(tensorOf({is[0], h, w, is[3]}, i8Type(ctx)), one,
+                                        b.getDenseI64ArrayAttr({is[0], h, w, is[3]}));
+      };
+      auto around = [&](Value v, int axis, int64_t before, int64_t after) {
+        std::vector<int64_t> vs = shapeOf(v);
+        llvm::SmallVector<Value> parts;
+        if (before)
+          parts.push_back(axis == 1 ? border(before, vs[2]) : border(vs[1], before));
+        parts.push_back(v);
+        if (after)
+          parts.push_back(axis == 1 ? border(after, vs[2]) : border(vs[1], after));
+        if (parts.size() == 1)
+          return v;
+        vs[axis] += before + after;
+        return ctx.create<tosa::ConcatOp>(tensorOf(vs, i8Type(ctx)), parts,
+                                          b.getI64IntegerAttr(axis));
+      };
+      in = around(around(in, 2, wd.padBegin[1], wd.padEnd[1]), 1, wd.padBegin[0], wd.padEnd[0]);
+      (void)pads;
+    }
     is = padded;
   }
   Window nopad = wd;
