@@ -480,7 +480,7 @@ INTEGER_ONLY = {
 # does not fuse it either): DQ, float Conv, Relu, Q, whose float sums ORT and
 # Kiln add in different orders, so an output can differ by 1 LSB where the
 # sum lands next to a rounding boundary (the count is printed).
-qdq_conv(True, 'qdq_conv_relu_unfused', zy=20)
+UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=20)}
 LSB_TOLERANCE = {'qdq_conv_relu_unfused': 1}
 
 # name -> (model, phrase the one error line must hold)
@@ -546,6 +546,30 @@ def compare(got, want, exact, lsb=0):
     at = np.unravel_index(np.argmax(bad), bad.shape)
     return '%d of %d values differ, e.g. at %s: %r, expected %r' % (
         np.count_nonzero(bad), bad.size, list(at), float(got[at]), float(want[at]))
+
+
+# The ops a requantization epilogue (and Q/DQ arithmetic) is made of.
+EPILOGUE_OPS = {'cast', 'mul', 'floor', 'sub', 'add', 'greater', 'greater_equal', 'equal',
+                'select', 'clamp', 'logical_and', 'logical_or', 'abs', 'const', 'reciprocal'}
+
+
+def float_outside_requantization(tosa):
+    """'' when the TOSA IR computes in integers: every product (conv2d,
+    depthwise_conv2d, matmul, fully_connected) on i8 operands and every
+    f32 result one of a requantization's elementwise ops; else the first
+    offending line."""
+    for line in tosa.splitlines():
+        m = re.search(r'"?tosa\.([a-z_0-9]+)"?', line)
+        if not m:
+            continue
+        op = m.group(1)
+        sig = line.split(':')[-1]
+        if op in ('conv2d', 'depthwise_conv2d', 'matmul', 'fully_connected') and 'f32' in sig:
+            return 'a float %s: %s' % (op, line.strip()[:160])
+        result = sig.split('->')[-1]
+        if 'f32' in result and op not in EPILOGUE_OPS:
+            return 'a float %s: %s' % (op, line.strip()[:160])
+    return ''
 
 
 CURRENT = ['']
@@ -621,6 +645,22 @@ def main():
                      '--output-format=c-module', '-o', os.path.join(tmp, name + '_m0')])
             verdict(name + '_cortex_m0plus',
                     '' if r.returncode == 0 else 'exit %d: %s' % (r.returncode, r.stderr.strip()))
+        for name, m in list(INTEGER_ONLY.items()) + list(UNFUSED.items()):
+            if not re.search(args.filter, name):
+                continue
+            path = os.path.join(tmp, name + '_ir.onnx')
+            with open(path, 'wb') as f:
+                f.write(m.SerializeToString())
+            mlir = os.path.join(tmp, name + '.mlir')
+            r = run([args.kiln, 'compile', path, '--emit=tosa', '-o', mlir])
+            if r.returncode != 0:
+                verdict(name + '_integer_ir', 'exit %d: %s' % (r.returncode, r.stderr.strip()))
+                continue
+            problem = float_outside_requantization(open(mlir).read())
+            if name in UNFUSED:
+                verdict(name + '_float_ir', '' if problem else 'expected a float operator')
+            else:
+                verdict(name + '_integer_ir', problem)
         for name, (m, phrase) in REFUSED.items():
             if not re.search(args.filter, name):
                 continue

@@ -11,15 +11,14 @@
 //   both, and the model keeps uint8 inputs and outputs (bit 7 flipped at
 //   the boundary, kiln.element_type "u8").
 // - QuantizeLinear: y = saturate(nearbyint(x / scale) + zp), halves to
-//   even (MlasQuantizeLinear divides and rounds with cvtps2dq). TOSA 0.60
-//   has no float division, so the quotient is rounded exactly: p = x *
-//   (1/scale) picks k = floor(p), and the sign of x - (k + 1/2) * scale,
-//   computed without rounding error (scale split into 13 + 11 significant
-//   bits: each partial product of the half-integer fits a float), says
-//   whether x / scale is below, on or above k + 1/2. That is nearbyint of
-//   the exact quotient; ONNX Runtime rounds the float quotient, which can
-//   differ only where x / scale lies within half an ulp of a half-integer
-//   without being one (never in the tests; see docs/design.md).
+//   even (MlasQuantizeLinear divides in float and rounds with cvtps2dq).
+//   TOSA 0.60 has no float division, so the float quotient's rounding is
+//   reproduced: p = x * (1/scale) picks k = floor(p); D = x - (k + 1/2) *
+//   scale is computed without rounding error (scale split into 13 + 11
+//   significant bits, so each partial product of the half-integer fits a
+//   float, and the subtractions cancel exactly); the float quotient is
+//   k + 1/2 itself, a tie rounded to even, when |D| is at most half an ulp
+//   of k + 1/2 times scale, else the sign of D decides.
 // - DequantizeLinear: (float)(int32(x) - zp) * scale, one float multiply.
 // - DynamicQuantizeLinear (uint8): min/max over the tensor with 0
 //   included, scale = (max - min) / 255 correctly rounded (the residual of
