@@ -215,7 +215,6 @@ Operand dilated(NodeContext &ctx, const Operand &w, int64_t dh, int64_t dw) {
 
 // --- Windows -----------------------------------------------------------------
 
-
 /// Fails unless `rank` is that of a 1-D or 2-D windowed op's input.
 LogicalResult checkSpatialRank(NodeContext &ctx, int64_t rank) {
   if (rank == 3 || rank == 4)

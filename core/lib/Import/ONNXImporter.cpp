@@ -259,8 +259,7 @@ llvm::Error GraphImporter::checkInputs() {
     if (in.elementType == kUndefined)
       return fail("input '" + in.name + "' is not a tensor (an optional, sequence or map "
                   "value); Kiln compiles models whose inputs are tensors");
-    if (!ioElementType(in.elementType) ||
-        (isFloatType(in.elementType) && in.elementType != kFloat))
+    if (!ioElementType(in.elementType) || (isFloatType(in.elementType) && in.elementType != kFloat))
       return fail("input '" + in.name + "' has element type " + dataTypeName(in.elementType) +
                   "; Kiln compiles float32 models (int8 and uint8 inputs for quantized "
                   "models, int32, int64 and bool for indices and masks)");

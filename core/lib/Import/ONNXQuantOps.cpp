@@ -135,9 +135,7 @@ Value cast(NodeContext &ctx, Value v, Type element) {
   return ctx.create<tosa::CastOp>(tensorOf(shapeOf(v), element), v);
 }
 
-Value floorOf(NodeContext &ctx, Value v) {
-  return ctx.create<tosa::FloorOp>(v.getType(), v);
-}
+Value floorOf(NodeContext &ctx, Value v) { return ctx.create<tosa::FloorOp>(v.getType(), v); }
 
 /// An f32 constant of `rank` holding `values` along `axis` (one value:
 /// shape [1, ..., 1]).
@@ -171,10 +169,10 @@ Value roundHalfEven(NodeContext &ctx, Value p) {
   Value half = ctx.scalarF32(0.5f, rank);
   Value hf = mul(ctx, f, half);
   Value odd = compare<tosa::GreaterOp>(ctx, hf, floorOf(ctx, hf));
-  Value tie = ctx.create<tosa::LogicalAndOp>(odd.getType(), compare<tosa::EqualOp>(ctx, d, half),
-                                             odd);
-  Value up = ctx.create<tosa::LogicalOrOp>(odd.getType(), compare<tosa::GreaterOp>(ctx, d, half),
-                                           tie);
+  Value tie =
+      ctx.create<tosa::LogicalAndOp>(odd.getType(), compare<tosa::EqualOp>(ctx, d, half), odd);
+  Value up =
+      ctx.create<tosa::LogicalOrOp>(odd.getType(), compare<tosa::GreaterOp>(ctx, d, half), tie);
   return select(ctx, up, binary<tosa::AddOp>(ctx, f, ctx.scalarF32(1.0f, rank)), f);
 }
 
@@ -240,9 +238,9 @@ Value roundQuotient(NodeContext &ctx, Value x, const ScaleParts &s) {
   Value absM = ctx.create<tosa::AbsOp>(m.getType(), m);
   Value window = mul(ctx, s.scale, ctx.scalarF32(std::ldexp(1.0f, -25), rank));
   for (int e = 0; e <= 9; ++e)
-    window = select(ctx,
-                    compare<tosa::GreaterEqualOp>(ctx, absM, ctx.scalarF32(std::ldexp(1.0f, e), rank)),
-                    mul(ctx, s.scale, ctx.scalarF32(std::ldexp(1.0f, e - 24), rank)), window);
+    window = select(
+        ctx, compare<tosa::GreaterEqualOp>(ctx, absM, ctx.scalarF32(std::ldexp(1.0f, e), rank)),
+        mul(ctx, s.scale, ctx.scalarF32(std::ldexp(1.0f, e - 24), rank)), window);
   Value absD = ctx.create<tosa::AbsOp>(d.getType(), d);
   Value tie = compare<tosa::GreaterEqualOp>(ctx, window, absD);
   Value up = select(ctx, tie, odd, compare<tosa::GreaterOp>(ctx, d, zero));
@@ -279,9 +277,8 @@ LogicalResult checkQuantType(NodeContext &ctx, int32_t type, const std::string &
 
 /// The zero point input `zi` (int8/uint8, constant) or 0 of `defaultType`;
 /// `count` values expected (1 or the channel count).
-FailureOr<std::pair<int32_t, std::vector<int32_t>>> constantZeroPoints(NodeContext &ctx, int zi,
-                                                                       int32_t defaultType,
-                                                                       size_t count) {
+FailureOr<std::pair<int32_t, std::vector<int32_t>>>
+constantZeroPoints(NodeContext &ctx, int zi, int32_t defaultType, size_t count) {
   if (!ctx.hasInput(zi))
     return std::make_pair(defaultType, std::vector<int32_t>(count, -offsetOf(defaultType)));
   int32_t type = ctx.inputType(zi);
@@ -293,8 +290,7 @@ FailureOr<std::pair<int32_t, std::vector<int32_t>>> constantZeroPoints(NodeConte
                     "') must be a constant: its value must be known when the model is compiled");
   if (size_t(t->numElements()) != count && t->numElements() != 1)
     return ctx.fail("the zero point (input " + llvm::Twine(zi) + ") has " +
-                    llvm::Twine(t->numElements()) + " values; its scale has " +
-                    llvm::Twine(count));
+                    llvm::Twine(t->numElements()) + " values; its scale has " + llvm::Twine(count));
   std::vector<int32_t> zps;
   for (size_t k = 0; k < count; ++k)
     zps.push_back(int32_t(t->ints[t->numElements() == 1 ? 0 : k]) - offsetOf(type));
@@ -312,9 +308,10 @@ FailureOr<std::vector<float>> constantScales(NodeContext &ctx, int si, int64_t c
   if (!t->isFloat())
     return ctx.fail("the scale (input " + llvm::Twine(si) + ") is " + dataTypeName(t->dataType) +
                     "; it must be a float tensor");
-  if (t->numElements() != 1 && (channels <= 0 || t->numElements() != channels || t->dims.size() != 1))
-    return ctx.fail("the scale (input " + llvm::Twine(si) + ") has shape " +
-                    shapeString(t->dims) + "; Kiln supports one scale per tensor" +
+  if (t->numElements() != 1 &&
+      (channels <= 0 || t->numElements() != channels || t->dims.size() != 1))
+    return ctx.fail("the scale (input " + llvm::Twine(si) + ") has shape " + shapeString(t->dims) +
+                    "; Kiln supports one scale per tensor" +
                     (channels > 0 ? " or one per channel ([" + std::to_string(channels) + "])"
                                   : std::string()) +
                     " (block quantization is not supported)");
@@ -355,8 +352,7 @@ FailureOr<QuantParams> qdqParams(NodeContext &ctx, llvm::ArrayRef<int64_t> shape
       return ctx.fail("axis " + llvm::Twine(ctx.attrInt("axis", 1)) +
                       " is out of range for an input of rank " + llvm::Twine(rank));
   }
-  FailureOr<std::vector<float>> scales =
-      constantScales(ctx, 1, perAxis ? shape[q.axis] : 0);
+  FailureOr<std::vector<float>> scales = constantScales(ctx, 1, perAxis ? shape[q.axis] : 0);
   if (failed(scales))
     return failure();
   q.scales = *scales;
@@ -414,7 +410,8 @@ FailureOr<ZeroPoint> zeroPointOf(NodeContext &ctx, int zi, int di, bool allowRun
     return failure();
   if (product(shapeOf(*v)) != 1)
     return ctx.fail("the zero point (input " + llvm::Twine(zi) + ") has shape " +
-                    shapeString(shapeOf(*v)) + "; a zero point computed at run time must be "
+                    shapeString(shapeOf(*v)) +
+                    "; a zero point computed at run time must be "
                     "one value");
   z.ssa = ctx.reshape(*v, {});
   return z;
@@ -434,9 +431,8 @@ LogicalResult convertQuantizeLinear(NodeContext &ctx) {
       return failure();
     defaultType = int32_t(dtype);
     if (ctx.hasInput(2) && ctx.inputType(2) != dtype)
-      return ctx.fail("output_dtype is " + dataTypeName(int32_t(dtype)) +
-                      " and the zero point " + dataTypeName(ctx.inputType(2)) +
-                      "; they must agree");
+      return ctx.fail("output_dtype is " + dataTypeName(int32_t(dtype)) + " and the zero point " +
+                      dataTypeName(ctx.inputType(2)) + "; they must agree");
   }
   if (!isFloatType(ctx.inputType(0)))
     return ctx.fail("input 0 is " + dataTypeName(ctx.inputType(0)) +
@@ -479,8 +475,7 @@ LogicalResult convertQuantizeLinear(NodeContext &ctx) {
 /// at run time (DynamicQuantizeLinear's) are taken per tensor.
 LogicalResult convertDequantizeLinear(NodeContext &ctx) {
   if (ctx.numInputs() < 2 || ctx.numInputs() > 3)
-    return ctx.fail("DequantizeLinear takes 2 or 3 inputs; it has " +
-                    llvm::Twine(ctx.numInputs()));
+    return ctx.fail("DequantizeLinear takes 2 or 3 inputs; it has " + llvm::Twine(ctx.numInputs()));
   int32_t type = ctx.inputType(0);
   if (!isQuantType(type) && type != kInt32)
     return ctx.fail("input 0 is " + dataTypeName(type) +
@@ -563,8 +558,7 @@ Value reduceAll(NodeContext &ctx, Value x, bool max) {
 /// at run time (ORT's GetQuantizationParameter, then MlasQuantizeLinear).
 LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
   if (ctx.numInputs() != 1)
-    return ctx.fail("DynamicQuantizeLinear takes 1 input; it has " +
-                    llvm::Twine(ctx.numInputs()));
+    return ctx.fail("DynamicQuantizeLinear takes 1 input; it has " + llvm::Twine(ctx.numInputs()));
   if (!isFloatType(ctx.inputType(0)))
     return ctx.fail("input 0 is " + dataTypeName(ctx.inputType(0)) +
                     "; DynamicQuantizeLinear takes a float tensor");
@@ -702,8 +696,9 @@ Value weightSums(NodeContext &ctx, const IntWeight &w, int64_t channels, bool ch
         sums[o] += int32_t((channelFirst ? w.values[o * k + j] : w.values[j * channels + o]) - zw);
     return ctx.constI32({channels}, sums);
   }
-  Value wide = cast(ctx, ctx.reshape(w.value, channelFirst ? std::vector<int64_t>{channels, k}
-                                                           : std::vector<int64_t>{k, channels}),
+  Value wide = cast(ctx,
+                    ctx.reshape(w.value, channelFirst ? std::vector<int64_t>{channels, k}
+                                                      : std::vector<int64_t>{k, channels}),
                     i32Type(ctx));
   wide = binary<tosa::SubOp>(ctx, wide, ctx.constI32({1, 1}, {zw}));
   int64_t axis = channelFirst ? 1 : 0;
@@ -739,7 +734,8 @@ FailureOr<IntConv> integerConv(NodeContext &ctx, int xi, int xzi, int wi, int wz
     return failure();
   std::vector<int64_t> xs = ctx.inputShape(xi), ws = ctx.inputShape(wi);
   if (xs.size() == 5)
-    return ctx.fail("3-D " + ctx.node().opType + " (a rank-5 input) is not supported; Kiln "
+    return ctx.fail("3-D " + ctx.node().opType +
+                    " (a rank-5 input) is not supported; Kiln "
                     "converts 1-D and 2-D ones");
   if (failed(checkSpatialRank(ctx, int64_t(xs.size()))))
     return failure();
@@ -830,10 +826,9 @@ FailureOr<IntConv> integerConv(NodeContext &ctx, int xi, int xzi, int wi, int wz
   };
   // One convolution of `input` by the OHWI weight `ohwi` with `bias`.
   auto conv = [&](Value input, const IntWeight &ohwi, Value bs) {
-    return ctx.create<tosa::Conv2DOp>(accType(ohwi.dims[0]), input,
-                                      weightValue(ctx, ohwi, ohwi.dims), bs, nopad.tosaPad(b),
-                                      b.getDenseI64ArrayAttr(wd.stride),
-                                      b.getDenseI64ArrayAttr(wd.dilation), quant);
+    return ctx.create<tosa::Conv2DOp>(
+        accType(ohwi.dims[0]), input, weightValue(ctx, ohwi, ohwi.dims), bs, nopad.tosaPad(b),
+        b.getDenseI64ArrayAttr(wd.stride), b.getDenseI64ArrayAttr(wd.dilation), quant);
   };
   Value acc, sums;
   if (group == 1) {
@@ -866,9 +861,9 @@ FailureOr<IntConv> integerConv(NodeContext &ctx, int xi, int xzi, int wi, int wz
         wg.value = ctx.create<tosa::SliceOp>(tensorOf(wg.dims, i8Type(ctx)), ohwi.value,
                                              b.getDenseI64ArrayAttr({g * mg, 0, 0, 0}),
                                              b.getDenseI64ArrayAttr(wg.dims));
-      Value bg = ctx.create<tosa::SliceOp>(tensorOf({mg}, i32Type(ctx)), bias,
-                                           b.getDenseI64ArrayAttr({g * mg}),
-                                           b.getDenseI64ArrayAttr({mg}));
+      Value bg =
+          ctx.create<tosa::SliceOp>(tensorOf({mg}, i32Type(ctx)), bias,
+                                    b.getDenseI64ArrayAttr({g * mg}), b.getDenseI64ArrayAttr({mg}));
       parts.push_back(conv(xg, wg, bg));
     }
     acc = ctx.create<tosa::ConcatOp>(accType(m), parts, b.getI64IntegerAttr(3));
@@ -926,8 +921,8 @@ LogicalResult convertQLinearConv(NodeContext &ctx) {
   if (failed(checkQuantType(ctx, yType, "y_zero_point")))
     return failure();
   auto yzp = constantZeroPoints(ctx, 7, yType, 1);
-  FailureOr<IntConv> c = failed(yzp) ? FailureOr<IntConv>(failure())
-                                     : integerConv(ctx, 0, 2, 3, 5, 8);
+  FailureOr<IntConv> c =
+      failed(yzp) ? FailureOr<IntConv>(failure()) : integerConv(ctx, 0, 2, 3, 5, 8);
   if (failed(c))
     return failure();
   Value y = requantize(ctx, c->acc, *scales, yzp->second[0]);
@@ -971,8 +966,7 @@ FailureOr<Value> integerMatMul(NodeContext &ctx, int ai, int azi, int bi, int bz
     if (!za->zero())
       acc = binary<tosa::SubOp>(ctx, acc, zeroPointTerm(ctx, *za, sums, 2));
   } else {
-    if (as.size() != bs.size() ||
-        !std::equal(as.begin(), as.end() - 2, bs.begin()))
+    if (as.size() != bs.size() || !std::equal(as.begin(), as.end() - 2, bs.begin()))
       return ctx.fail("batch dimensions of " + shapeString(as) + " and " + shapeString(bs) +
                       " differ; Kiln supports a 2-D B or equal batch dimensions");
     Value lhs = ctx.reshape(*a, {batchA, m, k});
@@ -1199,7 +1193,8 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       qi = g.soleConsumer(nodes[relu].outputs[0]);
     }
     if (qi < 0 || nodes[qi].opType != "QuantizeLinear" || erased[qi] ||
-        !g.knownParams(nodes[qi], true) || input(nodes[qi], 0) != (relu >= 0 ? nodes[relu].outputs[0] : op.outputs[0]))
+        !g.knownParams(nodes[qi], true) ||
+        input(nodes[qi], 0) != (relu >= 0 ? nodes[relu].outputs[0] : op.outputs[0]))
       continue;
     const Node &q = nodes[qi];
     if (relu >= 0 && !g.zeroPointIsMinimum(q))
@@ -1215,7 +1210,8 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
     if (op.opType == "Conv" || op.opType == "MatMul") {
       int dx = dqOf(input(op, 0)), dw = dqOf(input(op, 1));
       if (dx < 0 || dw < 0 || !g.knownParams(nodes[dx], true) ||
-          !isQuantType(g.typeOf(input(nodes[dx], 0))) || !isQuantType(g.typeOf(input(nodes[dw], 0))))
+          !isQuantType(g.typeOf(input(nodes[dx], 0))) ||
+          !isQuantType(g.typeOf(input(nodes[dw], 0))))
         continue;
       int64_t wRank = rankOf(model, input(nodes[dw], 0));
       if (!g.knownParams(nodes[dw], false, op.opType == "Conv" ? 0 : wRank - 1, wRank))
