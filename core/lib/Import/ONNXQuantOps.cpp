@@ -176,6 +176,13 @@ Value roundHalfEven(NodeContext &ctx, Value p) {
   return select(ctx, up, binary<tosa::AddOp>(ctx, f, ctx.scalarF32(1.0f, rank)), f);
 }
 
+/// `v` unchanged, through a clamp to [-3e38, 3e38]: Kiln's code generation
+/// lets LLVM reassociate and contract float arithmetic, and an error-free
+/// transformation (a Veltkamp split, an exact residual) must keep its order;
+/// the clamp's min/max carry no such flags, so nothing is rewritten across
+/// it. (Full-range bounds would be folded away.)
+Value ordered(NodeContext &ctx, Value v) { return ctx.clamp(v, -3.0e38f, 3.0e38f); }
+
 /// A positive scale as the exact quotient rounding needs it: its reciprocal
 /// and its split into a 13-bit head and an 11-bit tail (values broadcast
 /// against the data).
@@ -209,8 +216,8 @@ ScaleParts constantScaleParts(NodeContext &ctx, llvm::ArrayRef<float> scales, in
 /// (2^11 + 1), head = c - (c - s)).
 ScaleParts runtimeScaleParts(NodeContext &ctx, Value s) {
   int64_t rank = shapeOf(s).size();
-  Value c = mul(ctx, s, ctx.scalarF32(2049.0f, rank));
-  Value head = binary<tosa::SubOp>(ctx, c, binary<tosa::SubOp>(ctx, c, s));
+  Value c = ordered(ctx, mul(ctx, s, ctx.scalarF32(2049.0f, rank)));
+  Value head = ordered(ctx, binary<tosa::SubOp>(ctx, c, ordered(ctx, binary<tosa::SubOp>(ctx, c, s))));
   return {s, ctx.create<tosa::ReciprocalOp>(s.getType(), s), head,
           binary<tosa::SubOp>(ctx, s, head)};
 }
@@ -229,7 +236,7 @@ Value roundQuotient(NodeContext &ctx, Value x, const ScaleParts &s) {
   Value m = binary<tosa::AddOp>(ctx, k, ctx.scalarF32(0.5f, rank));
   // x - m * s exactly: m has at most 11 significant bits, so m * head and
   // m * tail are exact; x - m * head is exact near the boundary (Sterbenz).
-  Value v = binary<tosa::SubOp>(ctx, x, mul(ctx, m, s.head));
+  Value v = ordered(ctx, binary<tosa::SubOp>(ctx, x, mul(ctx, m, s.head)));
   Value d = binary<tosa::SubOp>(ctx, v, mul(ctx, m, s.tail));
   Value zero = ctx.scalarF32(0.0f, rank);
   Value hk = mul(ctx, k, ctx.scalarF32(0.5f, rank));
@@ -574,10 +581,14 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
   // cancel within a factor of 2); q + e / 255 then rounds as the quotient
   // (which is never within 2^-9 ulp of a midpoint).
   Value r255 = ctx.constF32({1}, {1.0f / 255.0f});
-  Value q = mul(ctx, range, r255);
-  Value e = binary<tosa::AddOp>(
-      ctx, binary<tosa::SubOp>(ctx, range, mul(ctx, q, ctx.constF32({1}, {256.0f}))), q);
-  Value scale = binary<tosa::AddOp>(ctx, q, mul(ctx, e, r255));
+  Value q = ordered(ctx, mul(ctx, range, r255));
+  Value e = ordered(
+      ctx, binary<tosa::AddOp>(
+               ctx,
+               ordered(ctx, binary<tosa::SubOp>(ctx, range,
+                                                 mul(ctx, q, ctx.constF32({1}, {256.0f})))),
+               q));
+  Value scale = ordered(ctx, binary<tosa::AddOp>(ctx, q, ordered(ctx, mul(ctx, e, r255))));
   scale = select(ctx, compare<tosa::EqualOp>(ctx, range, zero), ctx.constF32({1}, {1.0f}), scale);
   ScaleParts parts = runtimeScaleParts(ctx, scale);
   // zp = nearbyint(clamp(0 - min / scale, 0, 255)).
