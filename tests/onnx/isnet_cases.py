@@ -85,9 +85,10 @@ def with_probes(path, out):
     used = {i for n in nodes for i in n.input}
     inits = [t for t in g.initializer if t.name in used]
     probes = [n.output[0] for n in nodes if n.op_type == 'DynamicQuantizeLinear']
-    outputs = [helper.make_tensor_value_info(CUT, TensorProto.FLOAT, None),
-               helper.make_tensor_value_info(FIRST_CONV, TensorProto.INT32, None)] + [
-        helper.make_tensor_value_info(p, TensorProto.UINT8, None) for p in probes]
+    nchw = ['n', 'c', 'h', 'w']  # every probe is 4-D; shape inference sizes them
+    outputs = [helper.make_tensor_value_info(CUT, TensorProto.FLOAT, nchw),
+               helper.make_tensor_value_info(FIRST_CONV, TensorProto.INT32, nchw)] + [
+        helper.make_tensor_value_info(p, TensorProto.UINT8, nchw) for p in probes]
     graph = helper.make_graph(nodes, 'isnet_stage1', [helper.make_tensor_value_info(
         'input', TensorProto.FLOAT, [1, 3, SIZE, SIZE])], outputs, initializer=inits)
     sliced = helper.make_model(graph, opset_imports=[helper.make_opsetid('', 15)],
