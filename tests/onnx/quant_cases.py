@@ -471,7 +471,27 @@ def qdq_matmul(name):
     return m
 
 
+def qdq_gemm(name):
+    w = ints([6, 16], np.int8, 904)  # [N, K], transB = 1
+    ws = np.array([0.01, 0.02, 0.005, 0.03, 0.015, 0.008], np.float32)
+    sa, za, sy, zy = np.float32(0.05), np.uint8(120), np.float32(0.2), np.uint8(128)
+    c = rng(6).integers(-3000, 3000, [6]).astype(np.int32)
+    nodes = [helper.make_node('DequantizeLinear', ['a', 'sa', 'za'], ['af']),
+             helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wf'], axis=0),
+             helper.make_node('DequantizeLinear', ['c', 'cs', 'cz'], ['cf'], axis=0),
+             helper.make_node('Gemm', ['af', 'wf', 'cf'], ['g'], transB=1),
+             helper.make_node('QuantizeLinear', ['g', 'sy', 'zy'], ['y'])]
+    inits = [('w', w), ('ws', ws), ('wz', np.zeros(6, np.int8)), ('sa', sa), ('za', za),
+             ('c', c), ('cs', (sa * ws).astype(np.float32)), ('cz', np.zeros(6, np.int32)),
+             ('sy', sy), ('zy', zy)]
+    m = model(nodes, [('a', U8, [3, 16])], [('y', U8, [3, 6])], 13, inits)
+    case(name, m, [ints([3, 16], np.uint8, 19)],
+         lambda a: [requantize(matmul_acc(a, w.T, za, 0) + c, sa, ws, sy, zy, np.uint8, 1)])
+    return m
+
+
 INTEGER_ONLY = {
+    'qdq_gemm': qdq_gemm('qdq_gemm'),
     'qdq_conv_relu': qdq_conv(True, 'qdq_conv_relu'),
     'qdq_conv': qdq_conv(False, 'qdq_conv', xt=I8, yt=I8, zy=-7),
     'qdq_matmul_reshape_transpose': qdq_matmul('qdq_matmul_reshape_transpose'),

@@ -942,11 +942,17 @@ LogicalResult convertQLinearConv(NodeContext &ctx) {
 
 /// The int32 accumulator of an integer matmul (numpy.matmul of A - za by B
 /// - zb): A [..., M, K] with B [K, N], or batched with equal batches.
-FailureOr<Value> integerMatMul(NodeContext &ctx, int ai, int azi, int bi, int bzi) {
+FailureOr<Value> integerMatMul(NodeContext &ctx, int ai, int azi, int bi, int bzi,
+                               bool transB = false) {
   FailureOr<Value> a = ctx.quantizedInput(ai);
   FailureOr<IntWeight> bw = failed(a) ? FailureOr<IntWeight>(failure()) : intWeight(ctx, bi);
   if (failed(a) || failed(bw))
     return failure();
+  if (transB) {
+    if (bw->dims.size() != 2)
+      return ctx.fail("B has shape " + shapeString(bw->dims) + "; Gemm takes a 2-D B");
+    *bw = permute(ctx, *bw, {1, 0});
+  }
   std::vector<int64_t> as = shapeOf(*a), bs = bw->dims;
   if (as.size() < 2 || bs.size() < 2)
     return ctx.fail(ctx.node().opType + " operands have shapes " + shapeString(as) + " and " +
@@ -1029,6 +1035,42 @@ LogicalResult convertQLinearMatMul(NodeContext &ctx) {
   return ctx.setQuantizedOutput(0, requantize(ctx, *acc, *scales, yzp->second[0]), yType);
 }
 
+/// Kiln's fused form of a QDQ Gemm (fuseQDQ; the inputs of ORT's contrib
+/// QGemm: A, a_scale, a_zp, B, b_scale, b_zp, C (int32, optional), y_scale,
+/// y_zp; transB): the int32 product of A by B (or B^T) plus C, requantized
+/// as QLinearMatMul.
+LogicalResult convertQGemm(NodeContext &ctx) {
+  std::vector<int64_t> bs = ctx.inputShape(3);
+  bool transB = ctx.attrInt("transB", 0) != 0;
+  if (bs.size() != 2 || ctx.inputRank(0) != 2)
+    return ctx.fail("Gemm takes 2-D A and B; they have shapes " +
+                    shapeString(ctx.inputShape(0)) + " and " + shapeString(bs));
+  int64_t n = transB ? bs[0] : bs[1];
+  auto scales = outputScales(ctx, 1, 4, 7, n);
+  if (failed(scales))
+    return failure();
+  int32_t yType = ctx.hasInput(8) ? ctx.inputType(8) : kUInt8;
+  if (failed(checkQuantType(ctx, yType, "y_zero_point")))
+    return failure();
+  auto yzp = constantZeroPoints(ctx, 8, yType, 1);
+  FailureOr<Value> acc =
+      failed(yzp) ? FailureOr<Value>(failure()) : integerMatMul(ctx, 0, 2, 3, 5, transB);
+  if (failed(acc))
+    return failure();
+  Value y = *acc;
+  if (ctx.hasInput(6)) {
+    if (ctx.inputType(6) != kInt32 || product(ctx.inputShape(6)) != n)
+      return ctx.fail("the bias C is " + dataTypeName(ctx.inputType(6)) + " " +
+                      shapeString(ctx.inputShape(6)) + "; it must be int32 [" + llvm::Twine(n) +
+                      "]");
+    FailureOr<Value> c = ctx.input(6);
+    if (failed(c))
+      return failure();
+    y = binary<tosa::AddOp>(ctx, y, ctx.reshape(*c, {1, n}));
+  }
+  return ctx.setQuantizedOutput(0, requantize(ctx, y, *scales, yzp->second[0]), yType);
+}
+
 } // namespace
 
 void registerQuantOps(ConverterTable &table) {
@@ -1039,6 +1081,9 @@ void registerQuantOps(ConverterTable &table) {
   table["QLinearMatMul"] = convertQLinearMatMul;
   table["ConvInteger"] = convertConvInteger;
   table["MatMulInteger"] = convertMatMulInteger;
+  // Only fuseQDQ makes these (a model's own QGemm is com.microsoft's, a
+  // domain Kiln refuses).
+  table["QGemm"] = convertQGemm;
 }
 
 // --- QDQ groups ---------------------------------------------------------------------
@@ -1049,11 +1094,14 @@ void registerQuantOps(ConverterTable &table) {
 // list, so a QDQ model computes what ORT computes, in integers:
 //   - DQ(x), DQ(w) [, DQ(int32 bias)] -> Conv -> Q      => QLinearConv
 //   - DQ(a), DQ(b) -> MatMul -> Q                        => QLinearMatMul
+//   - DQ(a), DQ(b) [, DQ(int32 C)] -> Gemm -> Q (alpha, beta 1, transA 0)
+//                                                        => QGemm (ORT's
+//     contrib QGemm; here Kiln's own node, converted by convertQGemm)
 //   - op -> Relu -> Q with Q's zero point its type's minimum: the Relu is
 //     dropped first (ORT's ReluQuantFusion; Q saturates there anyway)
 //   - DQ -> Reshape / Transpose / Squeeze / Unsqueeze / Flatten -> Q with
 //     one scale and zero point: the pair is dropped (ORT's DropQDQNodes)
-// Other groups (Add, Mul, pools, Concat, Resize, Gemm) stay float between
+// Other groups (Add, Mul, pools, Concat, Resize) stay float between
 // their DQ and Q, which ORT computes with its contrib QLinear kernels'
 // own arithmetic (docs/design.md says where that can differ).
 
@@ -1239,6 +1287,34 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
         ins.push_back(input(nodes[db], 0));
       }
       fused.opType = op.opType == "Conv" ? "QLinearConv" : "QLinearMatMul";
+      fused.inputs = ins;
+    } else if (op.opType == "Gemm") {
+      auto attr = [&](const char *name, float def) {
+        const Attribute *a = op.attribute(name);
+        return !a ? def : a->kind == Attribute::Float ? a->f : float(a->i);
+      };
+      bool transB = attr("transB", 0) != 0;
+      int dx = dqOf(input(op, 0)), dw = dqOf(input(op, 1));
+      if (attr("alpha", 1) != 1 || attr("beta", 1) != 1 || attr("transA", 0) != 0 || dx < 0 ||
+          dw < 0 || !g.knownParams(nodes[dx], true) ||
+          !g.knownParams(nodes[dw], false, transB ? 0 : 1, 2) ||
+          !isQuantType(g.typeOf(input(nodes[dx], 0))) ||
+          !isQuantType(g.typeOf(input(nodes[dw], 0))))
+        continue;
+      std::vector<std::string> ins = qInputs(dx);
+      for (const std::string &s : qInputs(dw))
+        ins.push_back(s);
+      if (!input(op, 2).empty()) {
+        int db = dqOf(input(op, 2));
+        if (db < 0 || g.typeOf(input(nodes[db], 0)) != kInt32)
+          continue;
+        ins.push_back(input(nodes[db], 0));
+      } else {
+        ins.push_back("");
+      }
+      ins.push_back(input(q, 1));
+      ins.push_back(input(q, 2));
+      fused.opType = "QGemm";
       fused.inputs = ins;
     } else if (movesQuantizedData(op.opType)) {
       int dx = dqOf(input(op, 0));
