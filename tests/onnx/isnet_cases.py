@@ -5,12 +5,12 @@ quantize_dynamic to uint8: 119 DynamicQuantizeLinear -> ConvInteger -> Cast ->
 Mul groups, opset 15), fetched by tests/reference/fetch_models.mjs.
 
 The whole network takes 1024 x 1024 images (its Resize sizes are constants)
-and minutes to compile on a small machine, so the test runs its first
-stage's first six layers: the backward slice of
-/stage1/rebnconv4/relu_s1/Relu_output_0 (6 DynamicQuantizeLinear ->
-ConvInteger -> Cast -> Mul -> Add -> Relu layers, 3 MaxPools, the model's own
-weights and zero points), on a 1 x 3 x 256 x 256 image (the layers are
-fully convolutional).
+and more than 20 minutes to compile on a small machine, so the test runs its
+input convolution and its first stage's encoder: the backward slice of
+/stage1/rebnconv7/relu_s1/Relu_output_0 (9 DynamicQuantizeLinear ->
+ConvInteger -> Cast -> Mul -> Add [-> Relu] layers, one dilated, 5 MaxPools,
+the model's own weights and zero points), on a 1 x 3 x 256 x 256 image (these
+layers are fully convolutional).
 
   isnet_cases.py --kiln KILN --cache DIR     compiles that graph (its
                                              PROBES, the uint8 outputs of
@@ -50,7 +50,7 @@ from quant_cases import conv_acc_fast, dynamic_quantize  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 
-CUT = '/stage1/rebnconv4/relu_s1/Relu_output_0'
+CUT = '/stage1/rebnconv7/relu_s1/Relu_output_0'
 FIRST_Q = 'input_quantized'
 FIRST_CONV = '/conv_in/Conv_output_0_output_quantized'
 SIZE = 256
@@ -121,14 +121,16 @@ def main():
     ap.add_argument('--commit-ort', metavar='DIR')
     args = ap.parse_args()
     if args.commit_ort:
-        outs = sorted(f for f in os.listdir(args.commit_ort) if f.startswith('output_'))
-        arrays = [np.load(os.path.join(args.commit_ort, f)) for f in outs]
+        # ONNX Runtime's outputs by name (its session's output order).
+        names = json.load(open(os.path.join(args.commit_ort, 'output_names.json')))
+        arrays = [np.load(os.path.join(args.commit_ort, 'output_%d.npy' % k))
+                  for k in range(len(names))]
         os.makedirs(DATA, exist_ok=True)
         np.savez_compressed(os.path.join(DATA, 'ort_samples.npz'),
                             **{'out%d' % k: sample(a) for k, a in enumerate(arrays)})
         with open(os.path.join(DATA, 'ort_reference.json'), 'w') as f:
-            json.dump([{'shape': list(a.shape), 'dtype': str(a.dtype), 'sha256': digest(a)}
-                       for a in arrays], f, indent=1)
+            json.dump([{'name': n, 'shape': list(a.shape), 'dtype': str(a.dtype),
+                        'sha256': digest(a)} for n, a in zip(names, arrays)], f, indent=1)
         return 0
     model = os.path.join(args.cache, 'isnet_quint8.onnx')
     if not os.path.exists(model):
@@ -187,8 +189,9 @@ def main():
         verdict('isnet_quint8 NumPy ConvInteger (%d elements)' % c.size,
                 '' if c.shape == want_c.shape and diff == 0 else '%d elements differ' % diff)
         # ONNX Runtime: every probe.
-        for k, (name, a) in enumerate(zip(names, got)):
-            r_k, s_k = ref[k], samples['out%d' % k]
+        by_name = {r['name']: (r, samples['out%d' % k]) for k, r in enumerate(ref)}
+        for name, a in zip(names, got):
+            r_k, s_k = by_name[name]
             label = 'isnet_quint8 ONNX Runtime %s %s %s' % (name, r_k['dtype'], r_k['shape'])
             if list(a.shape) != r_k['shape'] or str(a.dtype) != r_k['dtype']:
                 verdict(label, 'got %s %s' % (a.dtype, list(a.shape)))

@@ -6,7 +6,7 @@
 //
 // For every DIR/<case>/model.onnx with its input_K.npy (feeds in the
 // session's input order), writes DIR/<case>/output_K.npy in the session's
-// output order.
+// output order, and those outputs' names as DIR/<case>/output_names.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -29,6 +29,7 @@ async function runCase(ort, dir) {
     const t = results[name];
     writeNpy(path.join(dir, `output_${k}.npy`), t.data, t.dims);
   });
+  fs.writeFileSync(path.join(dir, 'output_names.json'), JSON.stringify(session.outputNames));
 }
 
 const root = process.argv[2];
