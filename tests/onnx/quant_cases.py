@@ -490,7 +490,21 @@ def qdq_gemm(name):
     return m
 
 
+def qdq_concat(name):
+    s_, z_ = np.float32(0.04), np.int8(-2)
+    nodes = [helper.make_node('DequantizeLinear', ['a', 's', 'z'], ['af']),
+             helper.make_node('DequantizeLinear', ['b', 's', 'z'], ['bf']),
+             helper.make_node('Concat', ['af', 'bf'], ['c'], axis=1),
+             helper.make_node('QuantizeLinear', ['c', 's', 'z'], ['y'])]
+    m = model(nodes, [('a', I8, [2, 3, 4]), ('b', I8, [2, 5, 4])], [('y', I8, [2, 8, 4])], 13,
+              [('s', s_), ('z', z_)])
+    case(name, m, [ints([2, 3, 4], np.int8, 20), ints([2, 5, 4], np.int8, 21)],
+         lambda a, b: [np.concatenate([a, b], axis=1)])
+    return m
+
+
 INTEGER_ONLY = {
+    'qdq_concat': qdq_concat('qdq_concat'),
     'qdq_gemm': qdq_gemm('qdq_gemm'),
     'qdq_conv_relu': qdq_conv(True, 'qdq_conv_relu'),
     'qdq_conv': qdq_conv(False, 'qdq_conv', xt=I8, yt=I8, zy=-7),
@@ -602,7 +616,7 @@ def run(cmd):
 def run_case(kiln, name, data, tmp, reference, extra):
     d = os.path.join(data, name)
     inputs = sorted(f for f in os.listdir(d) if f.startswith('input_'))
-    outputs = sorted(f for f in os.listdir(d) if f.startswith('output_'))
+    outputs = sorted(f for f in os.listdir(d) if f.startswith('output_') and f.endswith('.npy'))
     if not outputs:
         return 'no ONNX Runtime outputs in ' + d
     art = os.path.join(tmp, name + '.kiln')

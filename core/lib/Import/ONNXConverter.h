@@ -185,8 +185,8 @@ void registerIndexOps(ConverterTable &table);
 void registerQuantOps(ConverterTable &table);
 
 /// Whether `opType` only moves elements (Reshape, Flatten, Squeeze,
-/// Unsqueeze, Transpose, Identity), so its converter takes int8/uint8
-/// values as they are.
+/// Unsqueeze, Transpose, Identity, Concat), so its converter takes
+/// int8/uint8 values as they are.
 bool movesQuantizedData(const std::string &opType);
 
 /// The QDQ groups of `nodes` rewritten into integer operators as ONNX

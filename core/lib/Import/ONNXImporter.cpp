@@ -645,7 +645,7 @@ FailureOr<Value> NodeContext::input(int i) {
                 "computes int8 and uint8 tensors in QuantizeLinear, DequantizeLinear, "
                 "DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, "
                 "MatMulInteger, QDQ groups and data movement (Reshape, Flatten, Squeeze, "
-                "Unsqueeze, Transpose, Identity)");
+                "Unsqueeze, Transpose, Identity, Concat)");
   FailureOr<Value> v = importer.materialize(name, location);
   if (failed(v))
     return fail("input '" + name + "' has element type " +

@@ -62,7 +62,8 @@ namespace kiln::onnx {
 
 bool movesQuantizedData(const std::string &opType) {
   return opType == "Reshape" || opType == "Flatten" || opType == "Squeeze" ||
-         opType == "Unsqueeze" || opType == "Transpose" || opType == "Identity";
+         opType == "Unsqueeze" || opType == "Transpose" || opType == "Identity" ||
+         opType == "Concat";
 }
 
 namespace {
@@ -217,7 +218,8 @@ ScaleParts constantScaleParts(NodeContext &ctx, llvm::ArrayRef<float> scales, in
 ScaleParts runtimeScaleParts(NodeContext &ctx, Value s) {
   int64_t rank = shapeOf(s).size();
   Value c = ordered(ctx, mul(ctx, s, ctx.scalarF32(2049.0f, rank)));
-  Value head = ordered(ctx, binary<tosa::SubOp>(ctx, c, ordered(ctx, binary<tosa::SubOp>(ctx, c, s))));
+  Value head =
+      ordered(ctx, binary<tosa::SubOp>(ctx, c, ordered(ctx, binary<tosa::SubOp>(ctx, c, s))));
   return {s, ctx.create<tosa::ReciprocalOp>(s.getType(), s), head,
           binary<tosa::SubOp>(ctx, s, head)};
 }
@@ -583,11 +585,11 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
   Value r255 = ctx.constF32({1}, {1.0f / 255.0f});
   Value q = ordered(ctx, mul(ctx, range, r255));
   Value e = ordered(
-      ctx, binary<tosa::AddOp>(
-               ctx,
-               ordered(ctx, binary<tosa::SubOp>(ctx, range,
-                                                 mul(ctx, q, ctx.constF32({1}, {256.0f})))),
-               q));
+      ctx,
+      binary<tosa::AddOp>(
+          ctx,
+          ordered(ctx, binary<tosa::SubOp>(ctx, range, mul(ctx, q, ctx.constF32({1}, {256.0f})))),
+          q));
   Value scale = ordered(ctx, binary<tosa::AddOp>(ctx, q, ordered(ctx, mul(ctx, e, r255))));
   scale = select(ctx, compare<tosa::EqualOp>(ctx, range, zero), ctx.constF32({1}, {1.0f}), scale);
   ScaleParts parts = runtimeScaleParts(ctx, scale);
@@ -1043,8 +1045,8 @@ LogicalResult convertQGemm(NodeContext &ctx) {
   std::vector<int64_t> bs = ctx.inputShape(3);
   bool transB = ctx.attrInt("transB", 0) != 0;
   if (bs.size() != 2 || ctx.inputRank(0) != 2)
-    return ctx.fail("Gemm takes 2-D A and B; they have shapes " +
-                    shapeString(ctx.inputShape(0)) + " and " + shapeString(bs));
+    return ctx.fail("Gemm takes 2-D A and B; they have shapes " + shapeString(ctx.inputShape(0)) +
+                    " and " + shapeString(bs));
   int64_t n = transB ? bs[0] : bs[1];
   auto scales = outputScales(ctx, 1, 4, 7, n);
   if (failed(scales))
@@ -1100,8 +1102,10 @@ void registerQuantOps(ConverterTable &table) {
 //   - op -> Relu -> Q with Q's zero point its type's minimum: the Relu is
 //     dropped first (ORT's ReluQuantFusion; Q saturates there anyway)
 //   - DQ -> Reshape / Transpose / Squeeze / Unsqueeze / Flatten -> Q with
-//     one scale and zero point: the pair is dropped (ORT's DropQDQNodes)
-// Other groups (Add, Mul, pools, Concat, Resize) stay float between
+//     one scale and zero point: the pair is dropped (ORT's DropQDQNodes);
+//     Concat likewise when every input's DQ has the Q's scale and zero
+//     point (ORT's QLinearConcat then copies)
+// Other groups (Add, Mul, pools, Concat of other scales, Resize) stay float between
 // their DQ and Q, which ORT computes with its contrib QLinear kernels'
 // own arithmetic (docs/design.md says where that can differ).
 
@@ -1317,11 +1321,18 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       fused.opType = "QGemm";
       fused.inputs = ins;
     } else if (movesQuantizedData(op.opType)) {
-      int dx = dqOf(input(op, 0));
-      if (dx < 0 || relu >= 0 || !g.knownParams(nodes[dx], true) || !g.sameParams(nodes[dx], q) ||
-          !isQuantType(g.typeOf(input(nodes[dx], 0))))
+      // Concat moves every input; the others their data input 0 only.
+      size_t moved = op.opType == "Concat" ? op.inputs.size() : 1;
+      bool ok = relu < 0 && !op.inputs.empty();
+      for (size_t k = 0; ok && k < moved; ++k) {
+        int dx = dqOf(input(op, k));
+        ok = dx >= 0 && g.knownParams(nodes[dx], true) && g.sameParams(nodes[dx], q) &&
+             isQuantType(g.typeOf(input(nodes[dx], 0)));
+        if (ok)
+          fused.inputs[k] = input(nodes[dx], 0);
+      }
+      if (!ok)
         continue;
-      fused.inputs[0] = input(nodes[dx], 0);
     } else {
       continue;
     }
