@@ -14,9 +14,11 @@
                                   element count is printed otherwise), float
                                   outputs exactly where they are one
                                   dequantization, else within 1e-6 relative;
-                                  then the INTEGER_ONLY models must compile
-                                  for the Cortex-M0+ (no float tensor between
-                                  operators: the QDQ groups were fused), and
+                                  then the INTEGER_ONLY models (fused QDQ
+                                  groups) must export for the Cortex-M0+ and
+                                  compute in integers in their TOSA (products
+                                  on i8, f32 only in the requantization
+                                  epilogue; the UNFUSED one must not), and
                                   the REFUSED ones give one `kiln: error:`
                                   line holding a phrase.
 
