@@ -228,7 +228,7 @@ def compare(got, want, exact):
 def run_case(kiln, name, data, tmp, reference):
     d = os.path.join(data, name)
     inputs = sorted(f for f in os.listdir(d) if f.startswith('input_'))
-    outputs = sorted(f for f in os.listdir(d) if f.startswith('output_'))
+    outputs = sorted(f for f in os.listdir(d) if f.startswith('output_') and f.endswith('.npy'))
     if not outputs:
         return 'no ONNX Runtime outputs in ' + d
     art = os.path.join(tmp, name + '.kiln')

@@ -30,7 +30,8 @@ case ends in one status:
 Cases are grouped (from the model, read with the onnx package):
   in-list       every node's op type is one of CORE_OPERATORS or
                 FOLDED_OPERATORS and every graph input and output is a
-                float32, int32, int64 or bool tensor;
+                float32, int32, int64 or bool tensor (or int8 and uint8
+                where a quantized operator, QUANT_OPERATORS, is used);
   element-type  every op type is listed, but a graph input or output has
                 another type (float64, float16, uint8, string, a sequence...):
                 Kiln refuses these by design; they are counted apart, not as
@@ -41,7 +42,9 @@ The in-list pass rate is pass / in-list cases.
 Shape inputs: Kiln compiles static shapes, so an input that sets an output
 shape, the axes an operator works on or a Resize's grid (SHAPE_INPUTS: Reshape's
 shape, Slice's starts/ends/axes/steps, Pad's pads, Resize's roi/scales/sizes,
-...) must be known at compile time. Where a case feeds one as a graph input,
+..., and the quantization parameters of QuantizeLinear, DequantizeLinear,
+QLinearConv and QLinearMatMul and the weight zero points of ConvInteger and
+MatMulInteger) must be known at compile time. Where a case feeds one as a graph input,
 the harness moves it into the model as an initializer holding the case's
 input value (what deploying such a model with Kiln takes) and runs the rest;
 --no-freeze feeds them at run time as the case does (Kiln refuses those).
@@ -85,13 +88,20 @@ ReduceL2 Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather P
 Resize Upsample DepthToSpace SpaceToDepth LayerNormalization InstanceNormalization Identity
 Dropout Cast NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss Sin Cos Tan Sinh Cosh Asin Acos
 Atan Asinh Acosh Atanh HannWindow HammingWindow BlackmanWindow
-LSTM GRU RNN GatherElements GatherND'''.split()
+LSTM GRU RNN GatherElements GatherND
+QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearConv QLinearMatMul ConvInteger
+MatMulInteger'''.split()
+# The quantized operators: a case using one of them may have int8 and uint8
+# graph inputs and outputs (QUANT_TYPES) and stays in the list.
+QUANT_OPERATORS = set('''QuantizeLinear DequantizeLinear DynamicQuantizeLinear QLinearConv
+QLinearMatMul ConvInteger MatMulInteger'''.split())
 FOLDED_OPERATORS = 'Shape Size Constant ConstantOfShape Range'.split()
 LISTED = set(CORE_OPERATORS) | set(FOLDED_OPERATORS)
 
 # TensorProto element types Kiln compiles (graph inputs and outputs).
 KILN_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.INT32, onnx.TensorProto.INT64,
               onnx.TensorProto.BOOL}
+QUANT_TYPES = KILN_TYPES | {onnx.TensorProto.INT8, onnx.TensorProto.UINT8}
 
 # Inputs that set an output's shape, the axes an operator works on, or a
 # Resize's sampling grid, by operator and input position (ONNX operator
@@ -104,7 +114,12 @@ SHAPE_INPUTS = {'Reshape': {1}, 'Expand': {1}, 'Tile': {1}, 'Slice': {1, 2, 3, 4
                 'ConstantOfShape': {0}, 'Range': {0, 1, 2}, 'Resize': {1, 2, 3},
                 'Upsample': {1}, 'TopK': {1}, 'OneHot': {1}, 'CumSum': {1},
                 'HannWindow': {0}, 'HammingWindow': {0}, 'BlackmanWindow': {0},
-                'LSTM': {4}, 'GRU': {4}, 'RNN': {4}}
+                'LSTM': {4}, 'GRU': {4}, 'RNN': {4},
+                # Quantization parameters (scales; zero points of the
+                # weights and outputs) are compiled in.
+                'QuantizeLinear': {1, 2}, 'DequantizeLinear': {1, 2},
+                'QLinearConv': {1, 2, 4, 5, 6, 7}, 'QLinearMatMul': {1, 2, 4, 5, 6, 7},
+                'ConvInteger': {3}, 'MatMulInteger': {3}}
 SHAPE_INPUTS.update({op: {1} for op in ('ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin',
                                         'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
                                         'ReduceLogSumExp', 'ReduceSumSquare')})
@@ -138,9 +153,9 @@ def type_name(type_proto):
         return f'type {elem}'
 
 
-def handled_type(type_proto):
+def handled_type(type_proto, quantized=False):
     return (type_proto.WhichOneof('value') == 'tensor_type' and
-            type_proto.tensor_type.elem_type in KILN_TYPES)
+            type_proto.tensor_type.elem_type in (QUANT_TYPES if quantized else KILN_TYPES))
 
 
 def describe(case_dir):
@@ -161,7 +176,9 @@ def describe(case_dir):
         operator = tested[-1] if tested else '(empty graph)'
     initializers = {t.name for t in graph.initializer}
     io = [v for v in graph.input if v.name not in initializers] + list(graph.output)
-    bad_types = sorted({f'{v.name}: {type_name(v.type)}' for v in io if not handled_type(v.type)})
+    quantized = any(o in QUANT_OPERATORS for o in ops)
+    bad_types = sorted({f'{v.name}: {type_name(v.type)}' for v in io
+                        if not handled_type(v.type, quantized)})
     opset = next((o.version for o in model.opset_import if o.domain in ('', 'ai.onnx')), 0)
     if not all(o in LISTED for o in ops):
         group = 'other'

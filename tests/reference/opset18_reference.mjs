@@ -6,14 +6,14 @@
 //
 // For every DIR/<case>/model.onnx with its input_K.npy (feeds in the
 // session's input order), writes DIR/<case>/output_K.npy in the session's
-// output order.
+// output order, and those outputs' names as DIR/<case>/output_names.json.
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { readNpy, writeNpy } from './npy.mjs';
 
 const require = createRequire(import.meta.url);
-const ORT_TYPES = { '<f4': 'float32', '<i4': 'int32', '<i8': 'int64' };
+const ORT_TYPES = { '<f4': 'float32', '<i4': 'int32', '<i8': 'int64', '|i1': 'int8', '|u1': 'uint8' };
 
 async function runCase(ort, dir) {
   const session = await ort.InferenceSession.create(path.join(dir, 'model.onnx'), {
@@ -29,6 +29,7 @@ async function runCase(ort, dir) {
     const t = results[name];
     writeNpy(path.join(dir, `output_${k}.npy`), t.data, t.dims);
   });
+  fs.writeFileSync(path.join(dir, 'output_names.json'), JSON.stringify(session.outputNames));
 }
 
 const root = process.argv[2];

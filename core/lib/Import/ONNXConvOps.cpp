@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "ONNXWindow.h"
 #include "WindowShape.h"
 
 #include <array>
@@ -210,22 +211,9 @@ Operand dilated(NodeContext &ctx, const Operand &w, int64_t dh, int64_t dw) {
   return Operand{t, Value(), dims};
 }
 
+} // namespace
+
 // --- Windows -----------------------------------------------------------------
-
-/// Attributes of a 1-D or 2-D windowed op, lifted to 2-D: a 1-D op gets
-/// H = 1 (kernel 1, stride 1, dilation 1, no padding). Index 0 is H, 1 is W.
-struct Window {
-  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1}, dilation{1, 1};
-  std::array<int64_t, 2> padBegin{0, 0}, padEnd{0, 0};
-  std::array<int64_t, 2> in{1, 1}, out{1, 1};
-  /// Part of padEnd added by ceil_mode so the last window fits (pools).
-  std::array<int64_t, 2> overhang{0, 0};
-
-  int64_t extent(int d) const { return (kernel[d] - 1) * dilation[d] + 1; }
-  DenseI64ArrayAttr tosaPad(OpBuilder &b) const {
-    return b.getDenseI64ArrayAttr({padBegin[0], padEnd[0], padBegin[1], padEnd[1]});
-  }
-};
 
 /// Fails unless `rank` is that of a 1-D or 2-D windowed op's input.
 LogicalResult checkSpatialRank(NodeContext &ctx, int64_t rank) {
@@ -344,6 +332,8 @@ Value unlift(NodeContext &ctx, Value y, int64_t rank) {
   return rank == 3 ? ctx.reshape(y, {s[0], s[1], s[3]}) : y;
 }
 
+namespace {
+
 // --- Conv ----------------------------------------------------------------------
 
 /// A convolution's operands: the NHWC input, the ONNX weight lifted to rank 4
@@ -424,6 +414,8 @@ LogicalResult readWeights(NodeContext &ctx, ConvOperands &op, int64_t outChannel
   return success();
 }
 
+} // namespace
+
 /// Fails if kernel_shape is given and differs from the weight's spatial
 /// dimensions `kernel`.
 LogicalResult checkKernelShape(NodeContext &ctx, llvm::ArrayRef<int64_t> kernel) {
@@ -432,6 +424,8 @@ LogicalResult checkKernelShape(NodeContext &ctx, llvm::ArrayRef<int64_t> kernel)
                     " differs from the weight's spatial dimensions " + shapeString(kernel));
   return success();
 }
+
+namespace {
 
 // --- 3-D Conv ----------------------------------------------------------------
 

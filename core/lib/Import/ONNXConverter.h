@@ -8,7 +8,10 @@
 // values or to constants it folded.
 //
 // Values: float tensors (FLOAT, FLOAT16, DOUBLE, BFLOAT16) are f32 in the
-// IR; INT32 is i32, INT64 is i64, BOOL is i1; other integer types only as
+// IR; INT32 is i32, INT64 is i64, BOOL is i1; INT8 and UINT8 are i8 (a
+// uint8 value q held as q - 128, as the TFLite front end does; see
+// ONNXQuantOps.cpp), made by the quantized operators and moved by the data
+// movement ones (movesQuantizedData); other integer types only as
 // constants. Shapes are static: graph inputs are fixed (their symbolic
 // dimensions by --fix-shape), and every converter computes its output shape
 // from its inputs'.
@@ -36,6 +39,9 @@
 //   ONNXRecurrentOps.cpp   LSTM GRU RNN (unrolled over the time steps)
 //   ONNXIndexOps.cpp       GatherElements GatherND; refusals of NonZero Unique
 //                          Compress NonMaxSuppression (data-dependent shapes)
+//   ONNXQuantOps.cpp       QuantizeLinear DequantizeLinear DynamicQuantizeLinear
+//                          QLinearConv QLinearMatMul ConvInteger MatMulInteger,
+//                          and the QDQ groups (fuseQDQ) rewritten into them
 //
 // ONNX semantics follow the operator specification of onnx 1.16
 // (docs/Operators.md, with each operator's version history, opsets to 21); TOSA semantics
@@ -99,6 +105,9 @@ public:
   mlir::FailureOr<std::vector<int64_t>> constantInts(int i);
   /// Constant input `i` as floats (any numeric type); fails as constantInts.
   mlir::FailureOr<std::vector<float>> constantFloats(int i);
+  /// Input `i`, an int8 or uint8 tensor, as its i8 SSA value (a uint8
+  /// constant's values minus 128); fails naming the input for other types.
+  mlir::FailureOr<mlir::Value> quantizedInput(int i);
 
   // --- Attributes (defaults as the operator's spec gives them) -----------
   bool hasAttr(const std::string &name) const;
@@ -115,8 +124,13 @@ public:
   int numOutputs() const { return int(onnxNode.outputs.size()); }
   /// True if output slot `i` exists and is named (optional outputs are "").
   bool hasOutput(int i) const;
-  /// Binds output `i` to `value` (a ranked tensor of static shape).
+  /// Binds output `i` to `value` (a ranked tensor of static shape). An i8
+  /// value is typed int8/uint8 as shape inference types the output, else
+  /// as the node's first int8/uint8 input.
   mlir::LogicalResult setOutput(int i, mlir::Value value);
+  /// Binds output `i` to the i8 `value` holding ONNX type `dataType` (kInt8,
+  /// or kUInt8 as q - 128).
+  mlir::LogicalResult setQuantizedOutput(int i, mlir::Value value, int32_t dataType);
   /// Whether libonnx's shape inference is known to infer `inferred` where
   /// this node computes `computed` (ceil_mode pools; see setOutput).
   bool inferenceKnownWrong(llvm::ArrayRef<int64_t> inferred,
@@ -166,6 +180,22 @@ void registerWindowOps(ConverterTable &table);
 /// (ONNXRecurrentOps.cpp).
 void registerRecurrentOps(ConverterTable &table);
 void registerIndexOps(ConverterTable &table);
+/// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, QLinearConv,
+/// QLinearMatMul, ConvInteger, MatMulInteger (ONNXQuantOps.cpp).
+void registerQuantOps(ConverterTable &table);
+
+/// Whether `opType` only moves elements (Reshape, Flatten, Squeeze,
+/// Unsqueeze, Transpose, Identity, Concat), so its converter takes
+/// int8/uint8 values as they are.
+bool movesQuantizedData(const std::string &opType);
+
+/// The QDQ groups of `nodes` rewritten into integer operators as ONNX
+/// Runtime's QDQ transformer selects them (ONNXQuantOps.cpp): DQ -> Conv /
+/// MatMul -> Q becomes QLinearConv / QLinearMatMul, with a Relu between the
+/// op and Q folded into the output range where Q's zero point is its
+/// type's minimum. Other nodes are kept; node indices stay the original
+/// ones (messages name the Conv).
+std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();

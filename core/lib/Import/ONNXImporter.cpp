@@ -41,6 +41,7 @@ const ConverterTable &converters() {
     registerWindowOps(t);
     registerRecurrentOps(t);
     registerIndexOps(t);
+    registerQuantOps(t);
     return t;
   }();
   return table;
@@ -87,6 +88,9 @@ static std::string nodeTitle(const Node &node) {
 struct Entry {
   Value value;                            ///< Null until materialized.
   std::shared_ptr<const Tensor> constant; ///< Known contents, if any.
+  /// kInt8 or kUInt8 for an i8 SSA value (a uint8 one holds q - 128, see
+  /// ONNXQuantOps.cpp); kUndefined otherwise.
+  int32_t dataType = kUndefined;
 };
 
 /// Converts one ONNX graph to func.func @main.
@@ -119,6 +123,20 @@ public:
     default: return nullptr;
     }
   }
+  /// elementType, and i8 for int8 and uint8 (graph inputs and outputs).
+  Type ioElementType(int32_t onnxType) {
+    return onnxType == kInt8 || onnxType == kUInt8 ? builder.getIntegerType(8)
+                                                   : elementType(onnxType);
+  }
+  /// `value` (i8) with bit 7 flipped: uint8 q <-> int8 q - 128.
+  Value flipSignBit(Value value, Location loc) {
+    auto type = value.getType().cast<RankedTensorType>();
+    llvm::SmallVector<int64_t> ones(type.getRank(), 1);
+    auto maskType = RankedTensorType::get(ones, type.getElementType());
+    auto mask = builder.create<tosa::ConstOp>(
+        loc, maskType, DenseElementsAttr::get(maskType, llvm::ArrayRef<int8_t>{int8_t(-128)}));
+    return builder.create<tosa::BitwiseXorOp>(loc, type, value, mask).getResult();
+  }
   FailureOr<Value> materialize(const std::string &name, Location loc);
   FailureOr<Value> materializeEntry(Entry &entry, Location loc);
   Location nodeLocation(const Node &node);
@@ -129,6 +147,9 @@ public:
   /// for naming the graph input a refused If/Loop depends on.
   std::map<std::string, const Node *> producers;
 
+  /// The main graph's nodes with its QDQ groups fused (fuseQDQ); kept
+  /// here because `producers` points into them.
+  std::vector<Node> mainNodes;
   /// Converts `nodes` in order (the main graph's or an inlined subgraph's).
   llvm::Error importNodes(const std::vector<Node> &nodes);
 
@@ -238,11 +259,10 @@ llvm::Error GraphImporter::checkInputs() {
     if (in.elementType == kUndefined)
       return fail("input '" + in.name + "' is not a tensor (an optional, sequence or map "
                   "value); Kiln compiles models whose inputs are tensors");
-    if (!elementType(in.elementType) ||
-        (isFloatType(in.elementType) && in.elementType != kFloat))
+    if (!ioElementType(in.elementType) || (isFloatType(in.elementType) && in.elementType != kFloat))
       return fail("input '" + in.name + "' has element type " + dataTypeName(in.elementType) +
-                  "; Kiln compiles float32 models (int32, int64 and bool inputs for indices "
-                  "and masks)");
+                  "; Kiln compiles float32 models (int8 and uint8 inputs for quantized "
+                  "models, int32, int64 and bool for indices and masks)");
     if (!in.hasShape)
       return fail("input '" + in.name + "' has no shape; give it one with --fix-shape=" +
                   in.name + "=DIMS (e.g. 1x3x224x224)");
@@ -273,20 +293,30 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
 
   llvm::SmallVector<Type> argTypes;
   for (const ValueInfo &in : model.inputs)
-    argTypes.push_back(RankedTensorType::get(in.dims, elementType(in.elementType)));
+    argTypes.push_back(RankedTensorType::get(in.dims, ioElementType(in.elementType)));
   auto func = builder.create<func::FuncOp>(FileLineColLoc::get(&context, filename, 0, 0),
                                            "main", builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToStart(body);
   for (size_t i = 0; i < model.inputs.size(); ++i) {
-    values[model.inputs[i].name].value = body->getArgument(i);
-    func.setArgAttr(i, kNameAttr, builder.getStringAttr(model.inputs[i].name));
+    const ValueInfo &in = model.inputs[i];
+    Entry &entry = values[in.name];
+    entry.value = body->getArgument(i);
+    func.setArgAttr(i, kNameAttr, builder.getStringAttr(in.name));
+    if (in.elementType == kInt8 || in.elementType == kUInt8)
+      entry.dataType = in.elementType;
+    if (in.elementType == kUInt8) {
+      // A uint8 input is computed as int8: q - 128 is q with bit 7 flipped.
+      func.setArgAttr(i, kElementTypeAttr, builder.getStringAttr("u8"));
+      entry.value = flipSignBit(entry.value, func.getLoc());
+    }
   }
   for (const auto &[name, tensor] : model.initializers)
     if (!values.count(name)) // a graph input shadows its initializer's default
       values[name].constant = std::make_shared<const Tensor>(tensor);
 
-  if (llvm::Error err = importNodes(model.nodes))
+  mainNodes = fuseQDQ(model.nodes, model);
+  if (llvm::Error err = importNodes(mainNodes))
     return std::move(err);
 
   llvm::SmallVector<Value> results;
@@ -299,9 +329,21 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
       return fail("graph output '" + out.name + "' is an empty tensor (shape " +
                   shapeString(known->second.constant->dims) +
                   "); Kiln compiles tensors of at least one element");
+    if (known != values.end() && !known->second.value && known->second.constant &&
+        (known->second.constant->dataType == kInt8 || known->second.constant->dataType == kUInt8))
+      return fail("graph output '" + out.name + "' is a constant " +
+                  dataTypeName(known->second.constant->dataType) +
+                  " tensor; Kiln compiles int8 and uint8 outputs that the graph computes");
     FailureOr<Value> v = materialize(out.name, loc);
     if (failed(v))
       return fail("graph output '" + out.name + "' is not computed by any node");
+    int32_t type = known != values.end() ? known->second.dataType : kUndefined;
+    if ((type == kInt8 || type == kUInt8) && out.elementType != kUndefined &&
+        out.elementType != type)
+      return fail("graph output '" + out.name + "' is declared " + dataTypeName(out.elementType) +
+                  " but computed as " + dataTypeName(type));
+    if (type == kUInt8)
+      *v = flipSignBit(*v, loc);
     results.push_back(*v);
   }
   builder.create<func::ReturnOp>(func.getLoc(), results);
@@ -309,8 +351,12 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   for (Value v : results)
     resultTypes.push_back(v.getType());
   func.setType(builder.getFunctionType(argTypes, resultTypes));
-  for (size_t i = 0; i < model.outputs.size(); ++i)
+  for (size_t i = 0; i < model.outputs.size(); ++i) {
     func.setResultAttr(i, kNameAttr, builder.getStringAttr(model.outputs[i].name));
+    auto known = values.find(model.outputs[i].name);
+    if (known != values.end() && known->second.dataType == kUInt8)
+      func.setResultAttr(i, kElementTypeAttr, builder.getStringAttr("u8"));
+  }
 
   std::string verifyError;
   {
@@ -593,12 +639,47 @@ FailureOr<Value> NodeContext::input(int i) {
   if (const Tensor *t = constant(i); t && t->numElements() == 0)
     return fail("input '" + name + "' is an empty tensor (shape " + shapeString(t->dims) +
                 "); Kiln compiles tensors of at least one element");
+  int32_t type = inputType(i);
+  if ((type == kInt8 || type == kUInt8) && !movesQuantizedData(onnxNode.opType))
+    return fail("input '" + name + "' has element type " + dataTypeName(type) + "; Kiln " +
+                "computes int8 and uint8 tensors in QuantizeLinear, DequantizeLinear, "
+                "DynamicQuantizeLinear, QLinearConv, QLinearMatMul, ConvInteger, "
+                "MatMulInteger, QDQ groups and data movement (Reshape, Flatten, Squeeze, "
+                "Unsqueeze, Transpose, Identity, Concat)");
   FailureOr<Value> v = importer.materialize(name, location);
   if (failed(v))
     return fail("input '" + name + "' has element type " +
                 dataTypeName(inputType(i)) +
                 "; Kiln computes float32, int32, int64 and bool tensors");
   return v;
+}
+
+FailureOr<Value> NodeContext::quantizedInput(int i) {
+  if (!hasInput(i))
+    return fail("input " + llvm::Twine(i) + " is missing");
+  const std::string &name = onnxNode.inputs[i];
+  int32_t type = inputType(i);
+  if (type != kInt8 && type != kUInt8)
+    return fail("input " + llvm::Twine(i) + " ('" + name + "') has element type " +
+                dataTypeName(type) + "; it must be int8 or uint8");
+  Entry &entry = importer.values.at(name);
+  if (entry.value)
+    return entry.value;
+  const Tensor &t = *entry.constant;
+  if (t.numElements() == 0)
+    return fail("input '" + name + "' is an empty tensor (shape " + shapeString(t.dims) +
+                "); Kiln compiles tensors of at least one element");
+  int64_t shift = t.dataType == kUInt8 ? 128 : 0;
+  llvm::SmallVector<int8_t> data;
+  for (int64_t v : t.ints)
+    data.push_back(static_cast<int8_t>(v - shift));
+  auto tensorType = RankedTensorType::get(t.dims, builder().getIntegerType(8));
+  OpBuilder::InsertionGuard guard(builder());
+  builder().setInsertionPointToStart(builder().getInsertionBlock());
+  entry.value = builder().create<tosa::ConstOp>(
+      location, tensorType, DenseElementsAttr::get(tensorType, llvm::ArrayRef<int8_t>(data)));
+  entry.dataType = t.dataType;
+  return entry.value;
 }
 
 const Tensor *NodeContext::constant(int i) const {
@@ -624,6 +705,8 @@ int32_t NodeContext::inputType(int i) const {
   const Entry &entry = importer.values.at(onnxNode.inputs[i]);
   if (entry.constant)
     return entry.constant->dataType;
+  if (entry.dataType != kUndefined)
+    return entry.dataType;
   Type element = entry.value.getType().cast<ShapedType>().getElementType();
   if (element.isF32())
     return kFloat;
@@ -730,7 +813,28 @@ LogicalResult NodeContext::setOutput(int i, Value value) {
                   shapeString(type.getShape()) + " where ONNX shape inference gives " +
                   shapeString(info.dims) + " (an importer error: please report it)");
   }
-  importer.values[onnxNode.outputs[i]] = Entry{value, nullptr};
+  Entry entry{value, nullptr};
+  if (type.getElementType().isInteger(8)) {
+    // int8 or uint8: as ONNX's inference types it, else as the node's first
+    // int8/uint8 input (data movement keeps the type).
+    if (known != importer.model.values.end() &&
+        (known->second.elementType == kInt8 || known->second.elementType == kUInt8))
+      entry.dataType = known->second.elementType;
+    for (int k = 0; entry.dataType == kUndefined && k < numInputs(); ++k)
+      if (inputType(k) == kInt8 || inputType(k) == kUInt8)
+        entry.dataType = inputType(k);
+    if (entry.dataType == kUndefined)
+      entry.dataType = kInt8;
+  }
+  importer.values[onnxNode.outputs[i]] = entry;
+  return success();
+}
+
+LogicalResult NodeContext::setQuantizedOutput(int i, Value value, int32_t dataType) {
+  if (failed(setOutput(i, value)))
+    return failure();
+  if (hasOutput(i))
+    importer.values[onnxNode.outputs[i]].dataType = dataType;
   return success();
 }
 

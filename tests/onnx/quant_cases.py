@@ -1,0 +1,716 @@
+#!/usr/bin/env python3
+"""Quantized ONNX operators through Kiln, against ONNX Runtime 1.30 and NumPy.
+
+  quant_cases.py --write DIR      writes each case's model.onnx and
+                                  input_K.npy into DIR/<case>/ (then
+                                  `node tests/reference/opset18_reference.mjs
+                                  DIR` adds ONNX Runtime's output_K.npy)
+  quant_cases.py --kiln KILN [--data DIR] [--filter REGEX]
+                                  runs every case with `kiln compile` and
+                                  `kiln run` and compares with the committed
+                                  ONNX Runtime outputs and with NumPy's
+                                  evaluation of ONNX Runtime's arithmetic:
+                                  integer outputs exactly (the differing
+                                  element count is printed otherwise), float
+                                  outputs exactly where they are one
+                                  dequantization, else within 1e-6 relative;
+                                  then the INTEGER_ONLY models (fused QDQ
+                                  groups) must export for the Cortex-M0+ and
+                                  compute in integers in their TOSA (products
+                                  on i8, f32 only in the requantization
+                                  epilogue; the UNFUSED one must not), and
+                                  the REFUSED ones give one `kiln: error:`
+                                  line holding a phrase.
+
+The NumPy references follow ONNX Runtime 1.30's CPU kernels: QuantizeLinear
+divides in float32 and rounds half to even (np.rint); DequantizeLinear is
+float32((x - zp)) * scale; QLinearConv / QLinearMatMul requantize the int32
+accumulator in float32: rint(float32(acc) * float32(float32(xs * ws) / ys)) +
+zp, saturated; DynamicQuantizeLinear takes scale = float32(max - min) / 255
+(min <= 0 <= max), zp = rint(clip(-min / scale, 0, 255)).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(HERE, '..', 'data', 'onnx', 'quant')
+F, I8, U8, I32 = TensorProto.FLOAT, TensorProto.INT8, TensorProto.UINT8, TensorProto.INT32
+NP = {I8: np.int8, U8: np.uint8, F: np.float32, I32: np.int32}
+RANGE = {np.int8: (-128, 127), np.uint8: (0, 255)}
+
+
+def model(nodes, inputs, outputs, opset=13, inits=(), ir=None):
+    """A one-graph model: inputs/outputs are (name, type, shape)."""
+    graph = helper.make_graph(
+        nodes, 'g', [helper.make_tensor_value_info(*i) for i in inputs],
+        [helper.make_tensor_value_info(*o) for o in outputs],
+        initializer=[numpy_helper.from_array(np.asarray(v), n) for n, v in inits])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid('', opset)],
+                          producer_name='kiln-quant-cases')
+    m.ir_version = ir or (7 if opset <= 13 else 9 if opset < 21 else 10)
+    return m
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def f32(shape, seed=0, lo=-2.0, hi=2.0):
+    return rng(seed).uniform(lo, hi, shape).astype(np.float32)
+
+
+def ints(shape, dtype, seed=0):
+    lo, hi = RANGE[dtype]
+    return rng(seed).integers(lo, hi + 1, shape).astype(dtype)
+
+
+# --- NumPy references (ONNX Runtime's arithmetic) ---------------------------------
+
+def per_axis(v, rank, axis):
+    v = np.asarray(v)
+    if v.size == 1:
+        return v.reshape(())
+    shape = [1] * rank
+    shape[axis] = v.size
+    return v.reshape(shape)
+
+
+def quantize(x, scale, zp, dtype, axis=1):
+    s = per_axis(np.float32(scale), x.ndim, axis)
+    z = per_axis(zp, x.ndim, axis).astype(np.float32)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        y = np.rint(x.astype(np.float32) / s) + z
+    lo, hi = RANGE[dtype]
+    y = np.where(np.isnan(y), lo, np.clip(y, lo, hi))
+    return y.astype(dtype)
+
+
+def dequantize(x, scale, zp, axis=1):
+    s = per_axis(np.float32(scale), x.ndim, axis)
+    z = per_axis(zp, x.ndim, axis).astype(np.int32)
+    return (x.astype(np.int32) - z).astype(np.float32) * s
+
+
+def dynamic_quantize(x):
+    lo = np.float32(min(np.float32(x.min()), np.float32(0)))
+    hi = np.float32(max(np.float32(x.max()), np.float32(0)))
+    scale = np.float32(1) if hi == lo else np.float32(hi - lo) / np.float32(255)
+    zp = np.float32(np.rint(np.clip(np.float32(0) - lo / scale, 0, 255)))
+    y = np.clip(np.rint(x / scale) + zp, 0, 255).astype(np.uint8)
+    return y, np.float32(scale), np.uint8(zp)
+
+
+def conv_acc(x, w, zx, zw, pads=(0, 0, 0, 0), strides=(1, 1), dilations=(1, 1), group=1):
+    """int64 sum of (x - zx)(w - zw) over each window; padding reads zx."""
+    x = x.astype(np.int64) - int(zx)
+    w = w.astype(np.int64) - np.asarray(zw, np.int64).reshape(-1, 1, 1, 1)
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (x.shape[2] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
+    ow = (x.shape[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    out = np.zeros((n, m, oh, ow), np.int64)
+    mg = m // group
+    for o in range(m):
+        g = o // mg
+        for i in range(oh):
+            for j in range(ow):
+                ys, xs = i * strides[0], j * strides[1]
+                patch = x[:, g * cg:(g + 1) * cg, ys:ys + (kh - 1) * dilations[0] + 1:dilations[0],
+                          xs:xs + (kw - 1) * dilations[1] + 1:dilations[1]]
+                out[:, o, i, j] = (patch * w[o][None]).sum(axis=(1, 2, 3))
+    return out
+
+
+def conv_acc_fast(x, w, zx, zw, pads=(0, 0, 0, 0), strides=(1, 1)):
+    """conv_acc for group 1 and dilation 1 as one float64 matmul (exact: the
+    sums stay far below 2^53)."""
+    xc = np.pad(x.astype(np.float64) - float(zx), ((0, 0), (0, 0), (pads[0], pads[2]),
+                                                   (pads[1], pads[3])))
+    wc = w.astype(np.float64) - np.asarray(zw, np.float64).reshape(-1, 1, 1, 1)
+    n, c, h, wd = xc.shape
+    m, _, kh, kw = w.shape
+    oh, ow = (h - kh) // strides[0] + 1, (wd - kw) // strides[1] + 1
+    cols = np.empty((n, c, kh, kw, oh, ow))
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xc[:, :, i:i + strides[0] * (oh - 1) + 1:strides[0],
+                                  j:j + strides[1] * (ow - 1) + 1:strides[1]]
+    out = np.einsum('mk,nkp->nmp', wc.reshape(m, -1), cols.reshape(n, c * kh * kw, oh * ow))
+    return np.rint(out).astype(np.int64).reshape(n, m, oh, ow)
+
+
+def requantize(acc, xs, ws, ys, zy, dtype, axis):
+    scale = (np.float32(xs) * np.asarray(ws, np.float32)) / np.float32(ys)
+    s = per_axis(scale.astype(np.float32), acc.ndim, axis)
+    y = np.rint(acc.astype(np.float32) * s) + np.float32(zy)
+    lo, hi = RANGE[dtype]
+    return np.clip(y, lo, hi).astype(dtype)
+
+
+def matmul_acc(a, b, za, zb):
+    return np.matmul(a.astype(np.int64) - int(za), b.astype(np.int64) - np.asarray(zb, np.int64))
+
+
+# --- Cases --------------------------------------------------------------------------
+
+CASES = {}   # name -> (model, inputs, reference(*inputs) -> outputs)
+EXACT_FLOAT = set()  # cases whose float outputs are one dequantization: exact
+
+
+def case(name, m, inputs, ref, exact_float=True):
+    CASES[name] = (m, inputs, ref)
+    if exact_float:
+        EXACT_FLOAT.add(name)
+
+
+def ties(shape, scale, seed):
+    """Values on and next to half-integer multiples of `scale` (float32)."""
+    k = rng(seed).integers(-300, 300, shape).astype(np.float32) + np.float32(0.5)
+    x = (k * np.float32(scale)).astype(np.float32)
+    nudge = rng(seed + 1).integers(-1, 2, shape)
+    return np.nextafter(x, np.where(nudge > 0, np.inf, -np.inf).astype(np.float32)).astype(
+        np.float32) * (nudge != 0) + x * (nudge == 0)
+
+
+def q_case(name, dtype, scale, zp, shape, opset, axis=None, x=None, with_zp=True, **attrs):
+    zp_arr = np.asarray(zp, NP[dtype])
+    s_arr = np.asarray(scale, np.float32)
+    inits = [('s', s_arr)] + ([('z', zp_arr)] if with_zp else [])
+    if axis is not None:
+        attrs['axis'] = axis
+    node = helper.make_node('QuantizeLinear', ['x', 's'] + (['z'] if with_zp else []), ['y'],
+                            **attrs)
+    x = f32(shape, seed=len(CASES)) if x is None else x
+    a = 1 if axis is None else axis % len(shape)
+    ref_zp = zp_arr if with_zp else np.zeros_like(zp_arr)
+    case(name, model([node], [('x', F, shape)], [('y', dtype, shape)], opset, inits), [x],
+         lambda x: [quantize(x, s_arr, ref_zp, NP[dtype], a)])
+
+
+X_TIES = ties([4, 64], 0.05, 7)
+q_case('quantize_u8_ties', U8, 0.05, 128, [4, 64], 13, x=X_TIES)
+q_case('quantize_i8_ties_opset10', I8, 0.05, -3, [4, 64], 10, x=X_TIES)
+q_case('quantize_i8_odd_scale', I8, 0.0123, 5, [3, 40], 13,
+       x=np.concatenate([ties([3, 20], 0.0123, 3), f32([3, 20], 4, -3, 3)], axis=1))
+q_case('quantize_u8_saturate', U8, 0.02, 10, [2, 50], 13, x=f32([2, 50], 5, -10, 10))
+q_case('quantize_i8_per_axis', I8, [0.1, 0.02, 0.3], [0, 5, -7], [2, 3, 4, 5], 13, axis=1,
+       x=f32([2, 3, 4, 5], 6, -20, 20))
+q_case('quantize_u8_per_axis_last', U8, [0.05, 0.01, 0.2, 0.07], [128, 0, 255, 17], [3, 4], 13,
+       axis=-1, x=f32([3, 4], 8, -5, 5))
+q_case('quantize_u8_no_zero_point_opset19', U8, 0.03, 0, [5, 7], 19, with_zp=False,
+       x=f32([5, 7], 9, -1, 8))
+q_case('quantize_i8_opset21', I8, 0.07, -20, [6, 6], 21, x=ties([6, 6], 0.07, 10))
+
+
+def dq_case(name, dtype, scale, zp, shape, opset, axis=None, x=None):
+    zp_arr = np.asarray(zp, NP[dtype] if dtype != I32 else np.int32)
+    s_arr = np.asarray(scale, np.float32)
+    attrs = {} if axis is None else {'axis': axis}
+    node = helper.make_node('DequantizeLinear', ['x', 's', 'z'], ['y'], **attrs)
+    x = ints(shape, NP[dtype], seed=len(CASES)) if x is None else x
+    a = 1 if axis is None else axis % len(shape)
+    case(name, model([node], [('x', dtype, shape)], [('y', F, shape)], opset,
+                     [('s', s_arr), ('z', zp_arr)]), [x],
+         lambda x: [dequantize(x, s_arr, zp_arr, a)])
+
+
+dq_case('dequantize_u8', U8, 0.0173, 131, [3, 17], 13)
+dq_case('dequantize_i8_opset10', I8, 0.25, -9, [2, 30], 10)
+dq_case('dequantize_i8_per_axis', I8, [0.5, 0.01, 0.003], [1, -2, 100], [2, 3, 5], 13, axis=1)
+dq_case('dequantize_u8_per_axis_opset21', U8, [0.1, 0.2], [0, 255], [4, 2], 21, axis=1)
+dq_case('dequantize_i32', I32, 0.001, 0, [3, 8], 19,
+        x=rng(3).integers(-10**6, 10**6, [3, 8]).astype(np.int32))
+
+# int8 graph input and output, data movement on int8, DequantizeLinear.
+_rt_s, _rt_z = np.float32(0.031), np.int8(-4)
+case('int8_io_transpose_reshape',
+     model([helper.make_node('Transpose', ['x'], ['t'], perm=[1, 0]),
+            helper.make_node('Reshape', ['t', 'shape'], ['r']),
+            helper.make_node('DequantizeLinear', ['r', 's', 'z'], ['y']),
+            helper.make_node('Identity', ['r'], ['q'])],
+           [('x', I8, [4, 6])], [('y', F, [2, 12]), ('q', I8, [2, 12])], 13,
+           [('shape', np.array([2, 12], np.int64)), ('s', _rt_s), ('z', _rt_z)]),
+     [ints([4, 6], np.int8, 11)],
+     lambda x: [dequantize(x.T.reshape(2, 12), _rt_s, _rt_z), x.T.reshape(2, 12)])
+
+
+def dyn_case(name, x):
+    node = helper.make_node('DynamicQuantizeLinear', ['x'], ['y', 's', 'z'])
+    case(name, model([node], [('x', F, list(x.shape))],
+                     [('y', U8, list(x.shape)), ('s', F, []), ('z', U8, [])], 11), [x],
+         lambda x: list(dynamic_quantize(x)))
+
+
+dyn_case('dynamicquantize_random', f32([3, 50], 12, -3, 5))
+dyn_case('dynamicquantize_positive', f32([2, 3, 7], 13, 0.5, 9))
+dyn_case('dynamicquantize_negative', f32([40], 14, -6, -0.1))
+dyn_case('dynamicquantize_ties', np.array([0, 2, -3, -2.5, 1.34, 0.5, -1.5, 1.0, 0.25],
+                                          np.float32))
+dyn_case('dynamicquantize_zeros', np.zeros([2, 5], np.float32))
+
+
+def qconv_case(name, xt, wt, yt, xshape, wshape, xs, zx, ws, zw, ys, zy, bias=False,
+               w_input=False, **attrs):
+    m_out = wshape[0]
+    w = ints(wshape, NP[wt], seed=len(CASES) + 100)
+    b = rng(len(CASES)).integers(-2000, 2000, [m_out]).astype(np.int32) if bias else None
+    ws_arr = np.asarray(ws, np.float32)
+    zw_arr = np.asarray(zw, NP[wt])
+    inits = [('xs', np.float32(xs)), ('xz', NP[xt](zx)), ('ws', ws_arr), ('wz', zw_arr),
+             ('ys', np.float32(ys)), ('yz', NP[yt](zy))]
+    inputs = [('x', xt, xshape)]
+    feeds = [ints(xshape, NP[xt], seed=len(CASES) + 200)]
+    if w_input:
+        inputs.append(('w', wt, wshape))
+        feeds.append(w)
+    else:
+        inits.append(('w', w))
+    if bias:
+        inits.append(('b', b))
+    node = helper.make_node('QLinearConv', ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz'] +
+                            (['b'] if bias else []), ['y'], **attrs)
+    pads = attrs.get('pads', [0, 0, 0, 0])
+    strides = attrs.get('strides', [1, 1])
+    dil = attrs.get('dilations', [1, 1])
+    group = attrs.get('group', 1)
+
+    def ref(x, *rest):
+        acc = conv_acc(x, w, zx, zw_arr, pads, strides, dil, group)
+        if bias:
+            acc = acc + b.reshape(1, -1, 1, 1)
+        return [requantize(acc, xs, ws_arr, ys, zy, NP[yt], 1)]
+    oh = (xshape[2] + pads[0] + pads[2] - ((wshape[2] - 1) * dil[0] + 1)) // strides[0] + 1
+    ow = (xshape[3] + pads[1] + pads[3] - ((wshape[3] - 1) * dil[1] + 1)) // strides[1] + 1
+    case(name, model([node], inputs, [('y', yt, [xshape[0], m_out, oh, ow])], 13, inits), feeds,
+         ref)
+
+
+qconv_case('qlinearconv_u8_pads', U8, U8, U8, [1, 3, 7, 7], [4, 3, 3, 3], 0.02, 120, 0.01, 128,
+           0.05, 100, pads=[1, 1, 1, 1])
+qconv_case('qlinearconv_u8_asym_weights', U8, U8, U8, [1, 2, 6, 5], [3, 2, 2, 3], 0.013, 7,
+           0.021, 101, 0.17, 3, bias=True, strides=[2, 1], pads=[1, 0, 0, 2])
+qconv_case('qlinearconv_i8_per_channel_bias', I8, I8, I8, [2, 4, 6, 6], [5, 4, 3, 3], 0.05, -3,
+           [0.01, 0.02, 0.005, 0.03, 0.011], 0, 0.4, -10, bias=True, pads=[0, 1, 2, 1],
+           strides=[1, 2])
+qconv_case('qlinearconv_u8_i8_depthwise', U8, I8, U8, [1, 4, 8, 8], [8, 1, 3, 3], 0.03, 128,
+           [0.01] * 4 + [0.02] * 4, 0, 0.08, 128, bias=True, group=4, pads=[1, 1, 1, 1],
+           dilations=[2, 2])
+qconv_case('qlinearconv_i8_grouped', I8, I8, I8, [1, 4, 5, 5], [6, 2, 1, 3], 0.1, 2, 0.02, 0,
+           0.3, 0, group=2, pads=[0, 1, 0, 1])
+qconv_case('qlinearconv_u8_weights_input', U8, U8, U8, [1, 2, 5, 5], [3, 2, 3, 3], 0.02, 10,
+           0.01, 130, 0.09, 20, w_input=True, pads=[1, 1, 1, 1])
+
+
+def qmatmul_case(name, at, bt, yt, ashape, bshape, sa, za, sb, zb, sy, zy, b_input=False):
+    b = ints(bshape, NP[bt], seed=len(CASES) + 300)
+    sb_arr = np.asarray(sb, np.float32)
+    inits = [('sa', np.float32(sa)), ('za', NP[at](za)), ('sb', sb_arr), ('zb', NP[bt](zb)),
+             ('sy', np.float32(sy)), ('zy', NP[yt](zy))]
+    inputs = [('a', at, ashape)]
+    feeds = [ints(ashape, NP[at], seed=len(CASES) + 400)]
+    if b_input:
+        inputs.append(('b', bt, bshape))
+        feeds.append(b)
+    else:
+        inits.append(('b', b))
+    node = helper.make_node('QLinearMatMul', ['a', 'sa', 'za', 'b', 'sb', 'zb', 'sy', 'zy'], ['y'])
+    out = list(np.matmul(np.zeros(ashape), np.zeros(bshape)).shape)
+    case(name, model([node], inputs, [('y', yt, out)], 13, inits), feeds,
+         lambda a, *r: [requantize(matmul_acc(a, b, za, zb), sa, sb_arr, sy, zy, NP[yt],
+                                   len(out) - 1)])
+
+
+qmatmul_case('qlinearmatmul_u8_2d', U8, U8, U8, [5, 16], [16, 7], 0.02, 113, 0.01, 114, 0.3, 118)
+qmatmul_case('qlinearmatmul_i8_3d_per_column', I8, I8, I8, [2, 3, 20], [20, 4], 0.05, 1,
+             [0.01, 0.02, 0.005, 0.04], 0, 0.5, -1)
+qmatmul_case('qlinearmatmul_u8_batched_input', U8, U8, U8, [2, 4, 9], [2, 9, 3], 0.03, 5,
+             0.02, 200, 0.4, 60, b_input=True)
+
+
+# ConvInteger / MatMulInteger, with the input zero point a graph input
+# (computed at run time, as DynamicQuantizeLinear's is in dynamic models).
+def convint_case(name, xt, wt, xshape, wshape, zx, zw, zx_input=False, **attrs):
+    w = ints(wshape, NP[wt], seed=len(CASES) + 500)
+    inits = [('w', w), ('wz', NP[wt](zw))]
+    inputs = [('x', xt, xshape)]
+    feeds = [ints(xshape, NP[xt], seed=len(CASES) + 600)]
+    if zx_input:
+        inputs.append(('xz', xt, []))
+        feeds.append(np.asarray(zx, NP[xt]))
+    else:
+        inits.append(('xz', NP[xt](zx)))
+    node = helper.make_node('ConvInteger', ['x', 'w', 'xz', 'wz'], ['y'], **attrs)
+    pads = attrs.get('pads', [0, 0, 0, 0])
+    strides = attrs.get('strides', [1, 1])
+    out = conv_acc(feeds[0], w, zx, zw, pads, strides)
+    case(name, model([node], inputs, [('y', I32, list(out.shape))], 10, inits), feeds,
+         lambda x, *r: [conv_acc(x, w, zx, zw, pads, strides).astype(np.int32)])
+
+
+convint_case('convinteger_u8_pads', U8, U8, [1, 3, 6, 6], [2, 3, 3, 3], 90, 128,
+             pads=[1, 2, 0, 1])
+convint_case('convinteger_u8_runtime_zero_point', U8, I8, [1, 2, 5, 7], [3, 2, 3, 2], 37, 0,
+             zx_input=True, pads=[1, 1, 1, 1], strides=[2, 2])
+
+
+def matint_case(name, at, bt, ashape, bshape, za, zb, za_input=False):
+    b = ints(bshape, NP[bt], seed=len(CASES) + 700)
+    inits = [('b', b), ('zb', NP[bt](zb))]
+    inputs = [('a', at, ashape)]
+    feeds = [ints(ashape, NP[at], seed=len(CASES) + 800)]
+    if za_input:
+        inputs.append(('za', at, []))
+        feeds.append(np.asarray(za, NP[at]))
+    else:
+        inits.append(('za', NP[at](za)))
+    node = helper.make_node('MatMulInteger', ['a', 'b', 'za', 'zb'], ['y'])
+    out = list(np.matmul(np.zeros(ashape), np.zeros(bshape)).shape)
+    case(name, model([node], inputs, [('y', I32, out)], 10, inits), feeds,
+         lambda a, *r: [matmul_acc(a, b, za, zb).astype(np.int32)])
+
+
+matint_case('matmulinteger_u8_i8', U8, I8, [3, 4, 10], [10, 6], 130, 0)
+matint_case('matmulinteger_u8_runtime_zero_point', U8, U8, [7, 12], [12, 5], 200, 3,
+            za_input=True)
+
+
+# ONNX Runtime's dynamic quantization of a MatMul and a Conv (what
+# onnxruntime.quantization.quantize_dynamic writes): DynamicQuantizeLinear,
+# MatMulInteger / ConvInteger, Cast, Mul by x_scale * w_scale.
+def dynamic_matmul():
+    w = ints([24, 8], np.int8, 900)
+    ws = np.float32(0.013)
+    nodes = [helper.make_node('DynamicQuantizeLinear', ['x'], ['xq', 'xs', 'xz']),
+             helper.make_node('MatMulInteger', ['xq', 'w', 'xz', 'wz'], ['acc']),
+             helper.make_node('Cast', ['acc'], ['accf'], to=F),
+             helper.make_node('Mul', ['xs', 'ws'], ['s']),
+             helper.make_node('Mul', ['accf', 's'], ['y'])]
+    m = model(nodes, [('x', F, [4, 24])], [('y', F, [4, 8])], 13,
+              [('w', w), ('wz', np.int8(0)), ('ws', ws)])
+
+    def ref(x):
+        xq, xs, xz = dynamic_quantize(x)
+        acc = matmul_acc(xq, w, xz, 0).astype(np.float32)
+        return [acc * (xs * ws)]
+    case('dynamic_matmul', m, [f32([4, 24], 15, -4, 3)], ref, exact_float=False)
+
+
+def dynamic_conv():
+    w = ints([4, 3, 3, 3], np.uint8, 901)
+    ws = np.float32(0.007)
+    nodes = [helper.make_node('DynamicQuantizeLinear', ['x'], ['xq', 'xs', 'xz']),
+             helper.make_node('ConvInteger', ['xq', 'w', 'xz', 'wz'], ['acc'], pads=[1, 1, 1, 1]),
+             helper.make_node('Cast', ['acc'], ['accf'], to=F),
+             helper.make_node('Mul', ['xs', 'ws'], ['s']),
+             helper.make_node('Mul', ['accf', 's'], ['y'])]
+    m = model(nodes, [('x', F, [1, 3, 6, 6])], [('y', F, [1, 4, 6, 6])], 13,
+              [('w', w), ('wz', np.uint8(121)), ('ws', ws)])
+
+    def ref(x):
+        xq, xs, xz = dynamic_quantize(x)
+        acc = conv_acc(xq, w, xz, 121, (1, 1, 1, 1)).astype(np.float32)
+        return [acc * (xs * ws)]
+    case('dynamic_conv', m, [f32([1, 3, 6, 6], 16, -1, 2)], ref, exact_float=False)
+
+
+dynamic_matmul()
+dynamic_conv()
+
+
+# QDQ models (what onnxruntime.quantization.quantize_static writes): the
+# groups ONNX Runtime fuses, which Kiln fuses too.
+def qdq_conv(relu, name, xt=U8, yt=U8, zy=0):
+    w = ints([4, 3, 3, 3], np.int8, 902)
+    ws = np.array([0.01, 0.02, 0.015, 0.004], np.float32)
+    xs, zx, ys = np.float32(0.02), NP[xt](128 if xt == U8 else 0), np.float32(0.05)
+    b = rng(5).integers(-500, 500, [4]).astype(np.int32)
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'xs', 'xz'], ['xf']),
+             helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wf'], axis=0),
+             helper.make_node('DequantizeLinear', ['b', 'bs', 'bz'], ['bf'], axis=0),
+             helper.make_node('Conv', ['xf', 'wf', 'bf'], ['c'], pads=[1, 1, 1, 1])]
+    last = 'c'
+    if relu:
+        nodes.append(helper.make_node('Relu', ['c'], ['r']))
+        last = 'r'
+    nodes.append(helper.make_node('QuantizeLinear', [last, 'ys', 'yz'], ['y']))
+    inits = [('w', w), ('ws', ws), ('wz', np.zeros(4, np.int8)), ('xs', xs), ('xz', zx),
+             ('b', b), ('bs', (xs * ws).astype(np.float32)), ('bz', np.zeros(4, np.int32)),
+             ('ys', ys), ('yz', NP[yt](zy))]
+    m = model(nodes, [('x', xt, [1, 3, 6, 6])], [('y', yt, [1, 4, 6, 6])], 13, inits)
+
+    def ref(x):
+        acc = conv_acc(x, w, zx, 0, (1, 1, 1, 1)) + b.reshape(1, -1, 1, 1)
+        return [requantize(np.maximum(acc, 0) if relu else acc, xs, ws, ys, zy, NP[yt], 1)]
+    case(name, m, [ints([1, 3, 6, 6], NP[xt], 17)], ref)
+    return m
+
+
+def qdq_matmul(name):
+    w = ints([16, 6], np.int8, 903)
+    sa, za, sb, sy, zy = np.float32(0.04), np.int8(3), np.float32(0.02), np.float32(0.3), np.int8(-5)
+    nodes = [helper.make_node('DequantizeLinear', ['a', 'sa', 'za'], ['af']),
+             helper.make_node('DequantizeLinear', ['w', 'sb', 'zb'], ['wf']),
+             helper.make_node('MatMul', ['af', 'wf'], ['c']),
+             helper.make_node('QuantizeLinear', ['c', 'sy', 'zy'], ['q']),
+             helper.make_node('Reshape', ['q', 'shape'], ['rq']),
+             helper.make_node('DequantizeLinear', ['rq', 'sy', 'zy'], ['rf']),
+             helper.make_node('Transpose', ['rf'], ['tf'], perm=[1, 0]),
+             helper.make_node('QuantizeLinear', ['tf', 'sy', 'zy'], ['y'])]
+    inits = [('w', w), ('sa', sa), ('za', za), ('sb', sb), ('zb', np.int8(0)), ('sy', sy),
+             ('zy', zy), ('shape', np.array([6, 5], np.int64))]
+    m = model(nodes, [('a', I8, [5, 16])], [('y', I8, [5, 6])], 13, inits)
+    case(name, m, [ints([5, 16], np.int8, 18)],
+         lambda a: [requantize(matmul_acc(a, w, za, 0), sa, sb, sy, zy, np.int8, 1)
+                    .reshape(6, 5).T])
+    return m
+
+
+def qdq_gemm(name):
+    w = ints([6, 16], np.int8, 904)  # [N, K], transB = 1
+    ws = np.array([0.01, 0.02, 0.005, 0.03, 0.015, 0.008], np.float32)
+    sa, za, sy, zy = np.float32(0.05), np.uint8(120), np.float32(0.2), np.uint8(128)
+    c = rng(6).integers(-3000, 3000, [6]).astype(np.int32)
+    nodes = [helper.make_node('DequantizeLinear', ['a', 'sa', 'za'], ['af']),
+             helper.make_node('DequantizeLinear', ['w', 'ws', 'wz'], ['wf'], axis=0),
+             helper.make_node('DequantizeLinear', ['c', 'cs', 'cz'], ['cf'], axis=0),
+             helper.make_node('Gemm', ['af', 'wf', 'cf'], ['g'], transB=1),
+             helper.make_node('QuantizeLinear', ['g', 'sy', 'zy'], ['y'])]
+    inits = [('w', w), ('ws', ws), ('wz', np.zeros(6, np.int8)), ('sa', sa), ('za', za),
+             ('c', c), ('cs', (sa * ws).astype(np.float32)), ('cz', np.zeros(6, np.int32)),
+             ('sy', sy), ('zy', zy)]
+    m = model(nodes, [('a', U8, [3, 16])], [('y', U8, [3, 6])], 13, inits)
+    case(name, m, [ints([3, 16], np.uint8, 19)],
+         lambda a: [requantize(matmul_acc(a, w.T, za, 0) + c, sa, ws, sy, zy, np.uint8, 1)])
+    return m
+
+
+def qdq_concat(name):
+    s_, z_ = np.float32(0.04), np.int8(-2)
+    nodes = [helper.make_node('DequantizeLinear', ['a', 's', 'z'], ['af']),
+             helper.make_node('DequantizeLinear', ['b', 's', 'z'], ['bf']),
+             helper.make_node('Concat', ['af', 'bf'], ['c'], axis=1),
+             helper.make_node('QuantizeLinear', ['c', 's', 'z'], ['y'])]
+    m = model(nodes, [('a', I8, [2, 3, 4]), ('b', I8, [2, 5, 4])], [('y', I8, [2, 8, 4])], 13,
+              [('s', s_), ('z', z_)])
+    case(name, m, [ints([2, 3, 4], np.int8, 20), ints([2, 5, 4], np.int8, 21)],
+         lambda a, b: [np.concatenate([a, b], axis=1)])
+    return m
+
+
+INTEGER_ONLY = {
+    'qdq_concat': qdq_concat('qdq_concat'),
+    'qdq_gemm': qdq_gemm('qdq_gemm'),
+    'qdq_conv_relu': qdq_conv(True, 'qdq_conv_relu'),
+    'qdq_conv': qdq_conv(False, 'qdq_conv', xt=I8, yt=I8, zy=-7),
+    'qdq_matmul_reshape_transpose': qdq_matmul('qdq_matmul_reshape_transpose'),
+}
+# A Relu before a Q whose zero point is not the minimum stays float (ORT
+# does not fuse it either): DQ, float Conv, Relu, Q, whose float sums ORT and
+# Kiln add in different orders, so an output can differ by 1 LSB where the
+# sum lands next to a rounding boundary (the count is printed).
+UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=20)}
+LSB_TOLERANCE = {'qdq_conv_relu_unfused': 1}
+
+# name -> (model, phrase the one error line must hold)
+REFUSED = {
+    'quantize_int16': (model([helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['y'])],
+                             [('x', F, [4])], [('y', TensorProto.INT16, [4])], 21,
+                             [('s', np.float32(0.1)), ('z', np.int16(0))]),
+                       'int16; Kiln supports int8 and uint8'),
+    'quantize_block': (model([helper.make_node('QuantizeLinear', ['x', 's', 'z'], ['y'],
+                                               axis=1, block_size=2)],
+                             [('x', F, [2, 4])], [('y', I8, [2, 4])], 21,
+                             [('s', np.full([2, 2], 0.1, np.float32)),
+                              ('z', np.zeros([2, 2], np.int8))]),
+                       'block quantization'),
+    'dequantize_runtime_scale_per_axis': (
+        model([helper.make_node('DequantizeLinear', ['x', 's', 'z'], ['y'])],
+              [('x', I8, [2, 3]), ('s', F, [3])], [('y', F, [2, 3])], 13,
+              [('z', np.zeros(3, np.int8))]),
+        'a scale computed at run time must be one value'),
+    'qlinearconv_3d': (
+        model([helper.make_node('QLinearConv', ['x', 'xs', 'xz', 'w', 'ws', 'wz', 'ys', 'yz'],
+                                ['y'])],
+              [('x', U8, [1, 1, 3, 3, 3])], [('y', U8, [1, 1, 3, 3, 3])], 13,
+              [('xs', np.float32(0.1)), ('xz', np.uint8(0)), ('w', np.ones([1, 1, 1, 1, 1], np.uint8)),
+               ('ws', np.float32(0.1)), ('wz', np.uint8(0)), ('ys', np.float32(0.1)),
+               ('yz', np.uint8(0))]),
+        '3-D QLinearConv'),
+    'add_uint8': (model([helper.make_node('Add', ['a', 'a'], ['y'])],
+                        [('a', U8, [3])], [('y', U8, [3])], 13),
+                  'uint8'),
+}
+
+
+def write(root):
+    for name, (m, inputs, _) in CASES.items():
+        d = os.path.join(root, name)
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, 'model.onnx'), 'wb') as f:
+            f.write(m.SerializeToString())
+        for k, x in enumerate(inputs):
+            np.save(os.path.join(d, 'input_%d.npy' % k), x)
+
+
+def compare(got, want, exact, lsb=0):
+    """'' when equal (exactly, or float within 1e-6 relative; integers within
+    `lsb`), else why not."""
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return 'shape %s, expected %s' % (list(got.shape), list(want.shape))
+    if np.issubdtype(want.dtype, np.integer):
+        diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
+        if diff.max(initial=0) <= lsb:
+            if diff.max(initial=0):
+                print('  %s: %d of %d elements differ by 1 LSB' % (
+                    CURRENT[0], np.count_nonzero(diff), diff.size))
+            return ''
+        return '%d of %d elements differ (at most %d LSB)' % (np.count_nonzero(diff), diff.size,
+                                                              diff.max())
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    bad = (g != w) if exact else (np.abs(g - w) > 1e-6 * np.abs(w) + 1e-30)
+    if not bad.any():
+        return ''
+    at = np.unravel_index(np.argmax(bad), bad.shape)
+    return '%d of %d values differ, e.g. at %s: %r, expected %r' % (
+        np.count_nonzero(bad), bad.size, list(at), float(got[at]), float(want[at]))
+
+
+# The ops a requantization epilogue (and Q/DQ arithmetic) is made of.
+EPILOGUE_OPS = {'cast', 'mul', 'floor', 'sub', 'add', 'greater', 'greater_equal', 'equal',
+                'select', 'clamp', 'logical_and', 'logical_or', 'abs', 'const', 'reciprocal'}
+
+
+def float_outside_requantization(tosa):
+    """'' when the TOSA IR computes in integers: every product (conv2d,
+    depthwise_conv2d, matmul, fully_connected) on i8 operands and every
+    f32 result one of a requantization's elementwise ops; else the first
+    offending line."""
+    for line in tosa.splitlines():
+        m = re.search(r'"?tosa\.([a-z_0-9]+)"?', line)
+        if not m:
+            continue
+        op = m.group(1)
+        sig = line.split(':')[-1]
+        if op in ('conv2d', 'depthwise_conv2d', 'matmul', 'fully_connected') and 'f32' in sig:
+            return 'a float %s: %s' % (op, line.strip()[:160])
+        result = sig.split('->')[-1]
+        if 'f32' in result and op not in EPILOGUE_OPS:
+            return 'a float %s: %s' % (op, line.strip()[:160])
+    return ''
+
+
+CURRENT = ['']
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+
+
+def run_case(kiln, name, data, tmp, reference, extra):
+    d = os.path.join(data, name)
+    inputs = sorted(f for f in os.listdir(d) if f.startswith('input_'))
+    outputs = sorted(f for f in os.listdir(d) if f.startswith('output_') and f.endswith('.npy'))
+    if not outputs:
+        return 'no ONNX Runtime outputs in ' + d
+    art = os.path.join(tmp, name + '.kiln')
+    r = run([kiln, 'compile', os.path.join(d, 'model.onnx'), '-o', art] + extra)
+    if r.returncode != 0:
+        return 'kiln compile exited %d: %s' % (r.returncode, r.stderr.strip())
+    outs = [os.path.join(tmp, '%s_out%d.npy' % (name, k)) for k in range(len(outputs))]
+    r = run([kiln, 'run', art] + ['--input=@' + os.path.join(d, f) for f in inputs] +
+            ['--output=@' + o for o in outs])
+    if r.returncode != 0:
+        return 'kiln run exited %d: %s' % (r.returncode, r.stderr.strip())
+    numpy_want = reference(*[np.load(os.path.join(d, f)) for f in inputs])
+    exact = name in EXACT_FLOAT
+    lsb = LSB_TOLERANCE.get(name, 0)
+    for k, (o, f) in enumerate(zip(outs, outputs)):
+        got = np.load(o)
+        CURRENT[0] = '%s output %d vs ONNX Runtime' % (name, k)
+        verdict = compare(got, np.load(os.path.join(d, f)), exact, lsb)
+        if verdict:
+            return 'output %d vs ONNX Runtime: %s' % (k, verdict)
+        CURRENT[0] = '%s output %d vs NumPy' % (name, k)
+        verdict = compare(got, numpy_want[k], exact, lsb)
+        if verdict:
+            return 'output %d vs NumPy: %s' % (k, verdict)
+    return ''
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    ap.add_argument('--kiln')
+    ap.add_argument('--data', default=DATA)
+    ap.add_argument('--write', metavar='DIR')
+    ap.add_argument('--filter', default='')
+    ap.add_argument('extra', nargs='*', help='more kiln compile flags (after --)')
+    args = ap.parse_args()
+    if args.write:
+        write(args.write)
+        return 0
+    if not args.kiln:
+        ap.error('need --kiln or --write')
+    passed = failed = 0
+
+    def verdict(name, problem):
+        nonlocal passed, failed
+        print(('PASS ' if not problem else 'FAIL ') + name + (': ' + problem if problem else ''))
+        passed += not problem
+        failed += bool(problem)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (_, _, reference) in CASES.items():
+            if re.search(args.filter, name):
+                verdict(name, run_case(args.kiln, name, args.data, tmp, reference, args.extra))
+        for name, m in INTEGER_ONLY.items():
+            if not re.search(args.filter, name):
+                continue
+            path = os.path.join(tmp, name + '_m0.onnx')
+            with open(path, 'wb') as f:
+                f.write(m.SerializeToString())
+            r = run([args.kiln, 'export', path, '--target=thumbv6m-none-eabi',
+                     '--output-format=c-module', '-o', os.path.join(tmp, name + '_m0')])
+            verdict(name + '_cortex_m0plus',
+                    '' if r.returncode == 0 else 'exit %d: %s' % (r.returncode, r.stderr.strip()))
+        for name, m in list(INTEGER_ONLY.items()) + list(UNFUSED.items()):
+            if not re.search(args.filter, name):
+                continue
+            path = os.path.join(tmp, name + '_ir.onnx')
+            with open(path, 'wb') as f:
+                f.write(m.SerializeToString())
+            mlir = os.path.join(tmp, name + '.mlir')
+            r = run([args.kiln, 'compile', path, '--emit=tosa', '-o', mlir])
+            if r.returncode != 0:
+                verdict(name + '_integer_ir', 'exit %d: %s' % (r.returncode, r.stderr.strip()))
+                continue
+            problem = float_outside_requantization(open(mlir).read())
+            if name in UNFUSED:
+                verdict(name + '_float_ir', '' if problem else 'expected a float operator')
+            else:
+                verdict(name + '_integer_ir', problem)
+        for name, (m, phrase) in REFUSED.items():
+            if not re.search(args.filter, name):
+                continue
+            path = os.path.join(tmp, name + '.onnx')
+            with open(path, 'wb') as f:
+                f.write(m.SerializeToString())
+            r = run([args.kiln, 'compile', path, '-o', os.path.join(tmp, 'r.kiln')])
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            ok = (r.returncode == 1 and len(lines) == 1 and lines[0].startswith('kiln: error:')
+                  and phrase in lines[0] and 'internal error' not in lines[0])
+            verdict(name, '' if ok else 'exit %d: %s' % (r.returncode, r.stderr.strip()))
+    print('%d passed, %d failed' % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
