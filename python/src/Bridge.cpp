@@ -100,7 +100,8 @@ CompileOptions optionsOf(const Source &source, std::string &model) {
 /// names the model in errors.
 std::string modelJsonOf(const CompileResult &result, const std::string &what) {
   return jsonText(
-      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, what)));
+      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, what,
+                                    result.fixedInputs)));
 }
 
 RunOptions runOptionsOf(const Device &device) {
@@ -149,7 +150,8 @@ std::string inspectModelJson(const Source &source, std::vector<std::string> &war
   warnings = result.warnings;
   // As `kiln inspect MODEL --json`: the inputs the model declares too.
   llvm::json::Value json =
-      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, model));
+      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, model,
+                                    result.fixedInputs));
   auto inputs = readModelInputs(model);
   if (inputs && json.getAsObject())
     json.getAsObject()->insert({"model_inputs", modelInputsJson(*inputs)});
