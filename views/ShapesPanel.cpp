@@ -60,9 +60,10 @@ std::vector<ValueInput> valueInputsOf(const std::vector<kiln::ModelInput> &input
   std::vector<ValueInput> out;
   if (!onnx)
     return out;
-  static const QStringList types = {QStringLiteral("float32"), QStringLiteral("int8"),  QStringLiteral("uint8"),
-                                    QStringLiteral("int16"),   QStringLiteral("uint16"), QStringLiteral("int32"),
-                                    QStringLiteral("uint32"),  QStringLiteral("int64"), QStringLiteral("bool")};
+  static const QStringList types = {
+      QStringLiteral("float32"), QStringLiteral("int8"),   QStringLiteral("uint8"),
+      QStringLiteral("int16"),   QStringLiteral("uint16"), QStringLiteral("int32"),
+      QStringLiteral("uint32"),  QStringLiteral("int64"),  QStringLiteral("bool")};
   for (const kiln::ModelInput &in : inputs) {
     bool named = false;
     for (const std::string &f : fixed)
@@ -74,7 +75,8 @@ std::vector<ValueInput> valueInputsOf(const std::vector<kiln::ModelInput> &input
                  types.contains(QString::fromStdString(in.elementType));
     if (!small && !named)
       continue;
-    out.push_back({QString::fromStdString(in.name), in.index, QString::fromStdString(in.elementType), in.shape});
+    out.push_back({QString::fromStdString(in.name), in.index,
+                   QString::fromStdString(in.elementType), in.shape});
   }
   return out;
 }
@@ -89,7 +91,9 @@ std::vector<DynamicInput> dynamicInputsOf(const std::vector<kiln::UnfixedInput> 
 ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
   auto *v = new QVBoxLayout(this);
   v->setContentsMargins(0, 0, 0, 0);
-  title_ = new QLabel(tr("<b>Dynamic input dimensions</b> (Kiln compiles static shapes: give each -1 a size)"), this);
+  title_ = new QLabel(
+      tr("<b>Dynamic input dimensions</b> (Kiln compiles static shapes: give each -1 a size)"),
+      this);
   title_->setWordWrap(true);
   v->addWidget(title_);
   // One input per row: its name above, its fields below (never side by
@@ -97,9 +101,10 @@ ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
   grid_ = new QGridLayout;
   grid_->setVerticalSpacing(2);
   v->addLayout(grid_);
-  valuesTitle_ = new QLabel(tr("<b>Inputs fixed to values</b> (a constant of the build, e.g. a sample rate: the "
-                               "artifact no longer takes the input; empty = not fixed)"),
-                            this);
+  valuesTitle_ = new QLabel(
+      tr("<b>Inputs fixed to values</b> (a constant of the build, e.g. a sample rate: the "
+         "artifact no longer takes the input; empty = not fixed)"),
+      this);
   valuesTitle_->setWordWrap(true);
   valuesTitle_->hide();
   v->addWidget(valuesTitle_);
@@ -131,7 +136,8 @@ QString valueTypeText(const ValueInput &in) {
 }
 } // namespace
 
-void ShapesPanel::setValueInputs(const std::vector<ValueInput> &inputs, const std::vector<QString> &values) {
+void ShapesPanel::setValueInputs(const std::vector<ValueInput> &inputs,
+                                 const std::vector<QString> &values) {
   bool same = inputs.size() == valueInputs_.size();
   for (size_t i = 0; same && i < inputs.size(); ++i)
     same = inputs[i].name == valueInputs_[i].name && inputs[i].shape == valueInputs_[i].shape &&
@@ -149,8 +155,9 @@ void ShapesPanel::setValueInputs(const std::vector<ValueInput> &inputs, const st
     valueInputs_ = inputs;
     for (size_t i = 0; i < valueInputs_.size(); ++i) {
       const ValueInput &in = valueInputs_[i];
-      auto *name = new NameLabel(QStringLiteral("%1 (input %2, %3)").arg(in.name).arg(in.index).arg(valueTypeText(in)),
-                                 this);
+      auto *name = new NameLabel(
+          QStringLiteral("%1 (input %2, %3)").arg(in.name).arg(in.index).arg(valueTypeText(in)),
+          this);
       valuesGrid_->addWidget(name, 2 * int(i), 0);
       valueWidgets_.push_back(name);
       auto *e = new QLineEdit(this);
@@ -166,7 +173,8 @@ void ShapesPanel::setValueInputs(const std::vector<ValueInput> &inputs, const st
   for (size_t i = 0; i < valueEdits_.size(); ++i) {
     valueEdits_[i]->setText(values_[i]);
     valueEdits_[i]->setStyleSheet(QString());
-    valueEdits_[i]->setToolTip(tr("%1: a number, or one per element separated by ','").arg(valueTypeText(valueInputs_[i])));
+    valueEdits_[i]->setToolTip(tr("%1: a number, or one per element separated by ','")
+                                   .arg(valueTypeText(valueInputs_[i])));
   }
   valuesTitle_->setVisible(!valueInputs_.empty());
   title_->setVisible(!inputs_.empty());
@@ -183,7 +191,8 @@ void ShapesPanel::commitValue(int input) {
     // follows when the build re-plans).
     auto parsed = kiln::parseFixValue(text.toStdString());
     if (!parsed) {
-      QString why = tr("%1: %2").arg(in.name, QString::fromStdString(llvm::toString(parsed.takeError())));
+      QString why =
+          tr("%1: %2").arg(in.name, QString::fromStdString(llvm::toString(parsed.takeError())));
       e->setStyleSheet(QStringLiteral("background: #ffd8d8"));
       e->setToolTip(why);
       message_->setText(why);

@@ -1,12 +1,11 @@
 //===- ShapesPanel.h - Fix the dynamic dimensions of model inputs -*- C++ -*-===//
 //
 // One row per model input with dynamic dimensions (a -1 in its TFLite
-// shape signature, a symbolic ONNX dimension such as "batch"): its name (elided to the panel's width) above its
-// fields, the static dimensions as read-only fields, each dynamic one as
-// an edit; narrow fields, so the panel fits the Tune dock's width. A whole
-// number above zero is announced with shapeEdited() (the full static
-// shape); anything else is explained on the panel's message line and in
-// the field's tooltip and changes nothing.
+// shape signature, a symbolic ONNX dimension such as "batch"): its name (elided to the panel's
+// width) above its fields, the static dimensions as read-only fields, each dynamic one as an edit;
+// narrow fields, so the panel fits the Tune dock's width. A whole number above zero is announced
+// with shapeEdited() (the full static shape); anything else is explained on the panel's message
+// line and in the field's tooltip and changes nothing.
 //
 // Below them, for an ONNX model, one row per small input that can be fixed
 // to a value (`--fix-value`: a constant of the build that leaves the

@@ -162,8 +162,7 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
   if (planned)
-    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs,
-                                          planned->fixedInputs);
+    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs);
   // Scale and zero point of each quantized input and output.
   if (planned || description) {
     auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {

@@ -132,19 +132,20 @@ void ProjectController::connectTuneEdits() {
             if (setting(p, "fix-shape", input.toStdString() + "=" + s.join(QLatin1Char('x')).toStdString()))
               setProject(p, tr("Shape %1 for %2").arg(s.join(QLatin1Char('x')), input));
           });
-  connect(tuning_->shapes(), &ShapesPanel::valueEdited, this, [this](const QString &input, const QString &value) {
-    kiln::Project p = project_;
-    for (const ValueInput &v : valueInputs_)
-      if (v.name == input)
-        p.recipe.fixedValues.erase(std::to_string(v.index)); // one key per input
-    p.recipe.fixedValues.erase(input.toStdString());
-    if (value.isEmpty()) {
-      setProject(p, tr("Input %1 not fixed").arg(input));
-      return;
-    }
-    if (setting(p, "fix-value", input.toStdString() + "=" + value.toStdString()))
-      setProject(p, tr("Value %1 for %2").arg(value, input));
-  });
+  connect(tuning_->shapes(), &ShapesPanel::valueEdited, this,
+          [this](const QString &input, const QString &value) {
+            kiln::Project p = project_;
+            for (const ValueInput &v : valueInputs_)
+              if (v.name == input)
+                p.recipe.fixedValues.erase(std::to_string(v.index)); // one key per input
+            p.recipe.fixedValues.erase(input.toStdString());
+            if (value.isEmpty()) {
+              setProject(p, tr("Input %1 not fixed").arg(input));
+              return;
+            }
+            if (setting(p, "fix-value", input.toStdString() + "=" + value.toStdString()))
+              setProject(p, tr("Value %1 for %2").arg(value, input));
+          });
   connect(tuning_, &TuningView::targetChosen, this, [this](const QString &t) {
     kiln::Project p = project_;
     if (setting(p, "target", t.toStdString()))
@@ -513,14 +514,17 @@ void ProjectController::readValueInputs() {
       found = valueInputsOf(*inputs, /*onnx=*/true, fixed);
     else
       llvm::consumeError(inputs.takeError());
-    QMetaObject::invokeMethod(this, [this, gen, found] {
-      if (gen != valuesGeneration_)
-        return;
-      readingValues_ = false;
-      valueInputs_ = found;
-      showSettings();
-      emit valueInputsRead();
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, gen, found] {
+          if (gen != valuesGeneration_)
+            return;
+          readingValues_ = false;
+          valueInputs_ = found;
+          showSettings();
+          emit valueInputsRead();
+        },
+        Qt::QueuedConnection);
   }));
 }
 

@@ -26,19 +26,17 @@ namespace kiln {
 
 const std::vector<std::string> &recipeKeys() {
   static const std::vector<std::string> keys = {
-      "target",        "target-cpu", "target-cpu-features", "profile",
-      "debug-symbols", "reflection", "output-format",       "module-name",
-      "tile",          "fusion",     "no-fusion",           "fix-shape",
-      "fix-value",     "check-bounds"};
+      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",        "fusion",
+      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds"};
   return keys;
 }
 
 const std::vector<std::string> &recipeJsonKeys() {
   static const std::vector<std::string> keys = {
-      "target",        "target_cpu", "target_cpu_features", "profile",
-      "debug_symbols", "reflection", "output_format",       "module_name",
-      "tiles",         "fusion",     "no_fusion",           "fixed_shapes",
-      "fixed_values",  "check_bounds"};
+      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",       "fusion",
+      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds"};
   return keys;
 }
 
@@ -387,7 +385,8 @@ llvm::Error validateRecipe(const BuildRecipe &recipe) {
   }
   for (const auto &[input, values] : recipe.fixedValues) {
     std::string why = input.empty() ? "no input name (a name or an index)" : valueReason(values);
-    if (llvm::Error err = check("fix-value=" + quoted(input + "=" + fixValueText(values)) + ": ", why))
+    if (llvm::Error err =
+            check("fix-value=" + quoted(input + "=" + fixValueText(values)) + ": ", why))
       return err;
   }
   if (recipe.checkBounds && recipe.format == OutputFormat::CModule)

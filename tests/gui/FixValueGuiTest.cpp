@@ -44,7 +44,9 @@ class FixValueGuiTest : public QObject {
 
   ProjectController *ctl() const { return w->projectController(); }
 
-  static bool waitSignal(QSignalSpy &spy, int timeoutMs = 300000) { return spy.count() > 0 || spy.wait(timeoutMs); }
+  static bool waitSignal(QSignalSpy &spy, int timeoutMs = 300000) {
+    return spy.count() > 0 || spy.wait(timeoutMs);
+  }
   bool waitBuilt() {
     return QTest::qWaitFor([&] { return !ctl()->isBuildPending(); }, 600000) && w->document() &&
            !w->document()->artifact.empty();
@@ -120,7 +122,8 @@ private slots:
     QVERIFY2(replanned.last().at(0).toBool(), qPrintable(w->diagnostics()->lastMessage()));
     QCOMPARE(ctl()->undoStack()->count(), steps + 1);
     QCOMPARE(ctl()->undoStack()->undoText(), QStringLiteral("Value 16000 for sr"));
-    QCOMPARE(ctl()->project().recipe.fixedValues.at("sr"), (std::vector<kiln::FixedNumber>{int64_t(16000)}));
+    QCOMPARE(ctl()->project().recipe.fixedValues.at("sr"),
+             (std::vector<kiln::FixedNumber>{int64_t(16000)}));
     QVERIFY2(waitBuilt(), qPrintable(w->diagnostics()->lastMessage()));
     QCOMPARE(signature().first, (QStringList{"x", "w"}));
     QCOMPARE(signature().second, (QStringList{"sr=16000"}));
@@ -133,7 +136,8 @@ private slots:
     QVERIFY2(text.contains("\"fixed_values\"") && text.contains("16000"), text.constData());
     // `kiln compile --project=` builds the same artifact.
     QProcess cli;
-    cli.start(KILN_BINARY_PATH, {"compile", "--project=" + ctl()->projectPath(), "-o", tmp.filePath("cli.kiln")});
+    cli.start(KILN_BINARY_PATH,
+              {"compile", "--project=" + ctl()->projectPath(), "-o", tmp.filePath("cli.kiln")});
     QVERIFY(cli.waitForFinished(120000));
     QCOMPARE(cli.exitCode(), 0);
     QVERIFY(readAll(tmp.filePath("cli.kiln")) ==
@@ -147,7 +151,8 @@ private slots:
     QVERIFY2(shapes->messageLabel()->text().contains("'16k' is not a number"),
              qPrintable(shapes->messageLabel()->text()));
     QCOMPARE(ctl()->undoStack()->count(), steps + 1);
-    QCOMPARE(ctl()->project().recipe.fixedValues.at("sr"), (std::vector<kiln::FixedNumber>{int64_t(16000)}));
+    QCOMPARE(ctl()->project().recipe.fixedValues.at("sr"),
+             (std::vector<kiln::FixedNumber>{int64_t(16000)}));
 
     // Undo: sr is an input again; Redo: fixed again.
     replanned.clear();

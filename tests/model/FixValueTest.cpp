@@ -30,11 +30,13 @@ std::string fixValueModel(const std::string &name) {
 }
 
 /// Runs kiln with `args`: exit `status`, one "error:" line, every needle.
-void expectOneError(const std::string &args, std::initializer_list<const char *> needles, int status) {
+void expectOneError(const std::string &args, std::initializer_list<const char *> needles,
+                    int status) {
   CommandResult r = runCommand(kilnBinary() + " " + args + " 2>&1");
   EXPECT_EQ(r.exitCode, status) << args << "\n" << r.output;
   for (const char *needle : needles)
-    EXPECT_NE(r.output.find(needle), std::string::npos) << "missing '" << needle << "' in:\n" << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << "missing '" << needle << "' in:\n"
+                                                        << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
   EXPECT_EQ(r.output.rfind("kiln: error: ", 0), 0u) << r.output;
 }
@@ -87,14 +89,15 @@ TEST(Cli, FixValueFoldsTheIfsAndLeavesTheSignature) {
   for (const Case &c : cases) {
     SCOPED_TRACE("sr=" + std::to_string(c.sr));
     std::string artifact = tmp.file("rate" + std::to_string(c.sr) + ".kiln");
-    std::string fixes = " --fix-value=sr=" + std::to_string(c.sr) + " --fix-value=flag=" +
-                        (c.flag ? "true" : "false");
-    CommandResult compiled =
-        runCommand(kilnBinary() + " compile " + fixValueModel("rate.onnx") + fixes + " -o " + artifact);
+    std::string fixes = " --fix-value=sr=" + std::to_string(c.sr) +
+                        " --fix-value=flag=" + (c.flag ? "true" : "false");
+    CommandResult compiled = runCommand(kilnBinary() + " compile " + fixValueModel("rate.onnx") +
+                                        fixes + " -o " + artifact);
     ASSERT_EQ(compiled.exitCode, 0) << compiled.output;
     // The artifact takes x and w only, in the model's order.
-    CommandResult run = runCommand(kilnBinary() + " run " + artifact + " " + kXLiteral + " " + kWLiteral +
-                                   " --output=@" + tmp.file("y.npy") + " --output=@" + tmp.file("z.npy"));
+    CommandResult run =
+        runCommand(kilnBinary() + " run " + artifact + " " + kXLiteral + " " + kWLiteral +
+                   " --output=@" + tmp.file("y.npy") + " --output=@" + tmp.file("z.npy"));
     ASSERT_EQ(run.exitCode, 0) << run.output;
     std::vector<float> y, z;
     rateByHand(c.sr, c.flag, y, z);
@@ -109,9 +112,9 @@ TEST(Cli, FixValueFoldsTheIfsAndLeavesTheSignature) {
     EXPECT_NE(few.output.find("takes 2 input(s), 1 given"), std::string::npos) << few.output;
     EXPECT_EQ(few.output.find("'sr'"), std::string::npos) << few.output;
     // `kiln run MODEL` compiles with the same flags in memory.
-    CommandResult inMemory = runCommand(kilnBinary() + " run " + fixValueModel("rate.onnx") + fixes + " " +
-                                        kXLiteral + " " + kWLiteral + " --output=@" + tmp.file("y2.npy") +
-                                        " --output=@" + tmp.file("z2.npy"));
+    CommandResult inMemory = runCommand(kilnBinary() + " run " + fixValueModel("rate.onnx") +
+                                        fixes + " " + kXLiteral + " " + kWLiteral + " --output=@" +
+                                        tmp.file("y2.npy") + " --output=@" + tmp.file("z2.npy"));
     ASSERT_EQ(inMemory.exitCode, 0) << inMemory.output;
     EXPECT_EQ(floatsOf(tmp.file("y2.npy"), {2, 3}), y);
   }
@@ -128,11 +131,13 @@ TEST(Cli, FixValueInspectListsTheFixedInputs) {
     ASSERT_EQ(c.exitCode, 0) << c.output;
     CommandResult text = runCommand(kilnBinary() + " inspect " + artifact);
     ASSERT_EQ(text.exitCode, 0) << text.output;
-    for (const char *row : {"input 0   'x' 2x3xf32, 24 bytes",
-                            "fixed     'sr' int64 [] = 16000 (--fix-value; not an input of the artifact)",
-                            "fixed     'w' float32 [3] = [0.5,-1,2] (--fix-value",
-                            "fixed     'flag' bool [] = 1 (--fix-value"})
-      EXPECT_NE(text.output.find(row), std::string::npos) << "missing '" << row << "' in\n" << text.output;
+    for (const char *row :
+         {"input 0   'x' 2x3xf32, 24 bytes",
+          "fixed     'sr' int64 [] = 16000 (--fix-value; not an input of the artifact)",
+          "fixed     'w' float32 [3] = [0.5,-1,2] (--fix-value",
+          "fixed     'flag' bool [] = 1 (--fix-value"})
+      EXPECT_NE(text.output.find(row), std::string::npos) << "missing '" << row << "' in\n"
+                                                          << text.output;
     EXPECT_EQ(text.output.find("input 1 "), std::string::npos) << text.output;
     llvm::json::Value json = inspectJson(artifact);
     const llvm::json::Object *a = json.getAsObject()->getObject("artifact");
@@ -151,12 +156,14 @@ TEST(Cli, FixValueInspectListsTheFixedInputs) {
   // The model's plan lists them the same way, before any artifact.
   CommandResult model = runCommand(kilnBinary() + " inspect " + fixValueModel("rate.onnx") + fixes);
   ASSERT_EQ(model.exitCode, 0) << model.output;
-  EXPECT_NE(model.output.find("fixed     'sr' int64 [] = 16000"), std::string::npos) << model.output;
+  EXPECT_NE(model.output.find("fixed     'sr' int64 [] = 16000"), std::string::npos)
+      << model.output;
   llvm::json::Value json = inspectJson(fixValueModel("rate.onnx") + fixes);
   const llvm::json::Object *signature = json.getAsObject()->getObject("signature");
   ASSERT_TRUE(signature);
   EXPECT_EQ(namesOf(signature->getArray("inputs")), std::vector<std::string>{"x"});
-  EXPECT_EQ(namesOf(signature->getArray("fixed_values")), (std::vector<std::string>{"sr", "w", "flag"}));
+  EXPECT_EQ(namesOf(signature->getArray("fixed_values")),
+            (std::vector<std::string>{"sr", "w", "flag"}));
   // Without fixed values the JSON has no such key (unchanged output).
   llvm::json::Value plain = inspectJson(fixValueModel("scale.onnx"));
   EXPECT_EQ(plain.getAsObject()->getObject("signature")->get("fixed_values"), nullptr);
@@ -165,11 +172,12 @@ TEST(Cli, FixValueInspectListsTheFixedInputs) {
 TEST(Cli, FixValueOfEveryInputLeavesAnArtifactWithoutInputs) {
   TempDir tmp;
   std::string artifact = tmp.file("none.kiln");
-  CommandResult c = runCommand(kilnBinary() + " compile " + fixValueModel("scale.onnx") +
-                               " --fix-value=x=[-3,-2,-1,1,2,3] --fix-value=w=0.5,-1,2 --fix-value=sr=16000 -o " +
-                               artifact);
+  CommandResult c = runCommand(
+      kilnBinary() + " compile " + fixValueModel("scale.onnx") +
+      " --fix-value=x=[-3,-2,-1,1,2,3] --fix-value=w=0.5,-1,2 --fix-value=sr=16000 -o " + artifact);
   ASSERT_EQ(c.exitCode, 0) << c.output;
-  CommandResult run = runCommand(kilnBinary() + " run " + artifact + " --output=@" + tmp.file("y.npy"));
+  CommandResult run =
+      runCommand(kilnBinary() + " run " + artifact + " --output=@" + tmp.file("y.npy"));
   ASSERT_EQ(run.exitCode, 0) << run.output;
   // y = x * w + sr / 1000 (make_models.py), by hand.
   std::vector<float> y;
@@ -184,19 +192,24 @@ TEST(Cli, FixValueErrorsAreOneLine) {
   const std::string rate = fixValueModel("rate.onnx");
   const std::string all = " --fix-value=sr=16000 --fix-value=flag=true";
   // The flag's own syntax: usage errors (exit status 2).
-  expectOneError("compile " + rate + " --fix-value=sr", {"--fix-value='sr': expected INPUT=VALUE"}, 2);
+  expectOneError("compile " + rate + " --fix-value=sr", {"--fix-value='sr': expected INPUT=VALUE"},
+                 2);
   expectOneError("compile " + rate + " --fix-value=sr=abc",
-                 {"--fix-value='sr=abc': 'abc' is not a number (VALUE is a number such as 16000"}, 2);
+                 {"--fix-value='sr=abc': 'abc' is not a number (VALUE is a number such as 16000"},
+                 2);
   expectOneError("compile " + rate + " --fix-value=w=[1,2", {"has unbalanced [ ]"}, 2);
   expectOneError("compile " + rate + " --fix-value=sr=1 --fix-value=sr=2",
                  {"--fix-value fixes input 'sr' twice; give one value per input"}, 2);
   // Against the model: exit status 1, naming the input.
-  expectOneError("compile " + rate + " --fix-value=rate=16000",
-                 {"rate.onnx: --fix-value names input 'rate', which the model does not have; its inputs are "
-                  "'x' (0), 'sr' (1), 'w' (2), 'flag' (3)"},
-                 1);
-  expectOneError("compile " + rate + all + " --fix-value=w=1,2",
-                 {"rate.onnx: --fix-value for input 'w' gives 2 values; the input float32 [3] has 3 elements"}, 1);
+  expectOneError(
+      "compile " + rate + " --fix-value=rate=16000",
+      {"rate.onnx: --fix-value names input 'rate', which the model does not have; its inputs are "
+       "'x' (0), 'sr' (1), 'w' (2), 'flag' (3)"},
+      1);
+  expectOneError(
+      "compile " + rate + all + " --fix-value=w=1,2",
+      {"rate.onnx: --fix-value for input 'w' gives 2 values; the input float32 [3] has 3 elements"},
+      1);
   expectOneError("compile " + rate + " --fix-value=sr=16000 --fix-value=flag=2",
                  {"--fix-value for input 'flag': 2 is out of range for bool (0 to 1)"}, 1);
   expectOneError("compile " + rate + " --fix-value=sr=1.5 --fix-value=flag=1",
@@ -216,9 +229,10 @@ TEST(Cli, FixValueErrorsAreOneLine) {
   expectOneError("compile " + shellQuote(std::string(KILN_TEST_DATA_DIR) + "/mlir/add_scale.mlir") +
                      " --fix-value=a=1",
                  {"add_scale.mlir: --fix-value=a=... is supported for ONNX models only"}, 1);
-  expectOneError("compile " + shellQuote(std::string(KILN_TEST_DATA_DIR) + "/bad/dynamic_batch.tflite") +
-                     " --fix-value=0=1",
-                 {"--fix-value=0=... is supported for ONNX models only; this is a TFLite model"}, 1);
+  expectOneError(
+      "compile " + shellQuote(std::string(KILN_TEST_DATA_DIR) + "/bad/dynamic_batch.tflite") +
+          " --fix-value=0=1",
+      {"--fix-value=0=... is supported for ONNX models only; this is a TFLite model"}, 1);
 }
 
 } // namespace

@@ -61,7 +61,8 @@ BuildRecipe otherSettings() {
   r.tiles = {{7, {0, 0, 4}}};
   r.noFusion = {0};
   r.fixedShapes = {{"in put=1", {3}}};
-  r.fixedValues = {{"in put=1", {0.125, -1e-30, 6.02e23}}, {"2", {int64_t(-9223372036854775807 - 1)}}};
+  r.fixedValues = {{"in put=1", {0.125, -1e-30, 6.02e23}},
+                   {"2", {int64_t(-9223372036854775807 - 1)}}};
   return r;
 }
 
@@ -174,16 +175,14 @@ TEST(Recipe, CommandLineIsTheDocumentedOne) {
 }
 
 TEST(Recipe, EveryKeyHasItsJsonKey) {
-  const std::vector<std::string> keys = {"target",        "target-cpu",    "target-cpu-features",
-                                         "profile",       "debug-symbols", "reflection",
-                                         "output-format", "module-name",   "tile",
-                                         "fusion",        "no-fusion",     "fix-shape",
-                                         "fix-value",     "check-bounds"};
-  const std::vector<std::string> json = {"target",        "target_cpu",    "target_cpu_features",
-                                         "profile",       "debug_symbols", "reflection",
-                                         "output_format", "module_name",   "tiles",
-                                         "fusion",        "no_fusion",     "fixed_shapes",
-                                         "fixed_values",  "check_bounds"};
+  const std::vector<std::string> keys = {
+      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",        "fusion",
+      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds"};
+  const std::vector<std::string> json = {
+      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",       "fusion",
+      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds"};
   EXPECT_EQ(kiln::recipeKeys(), keys);
   EXPECT_EQ(kiln::recipeJsonKeys(), json);
 }
@@ -224,7 +223,8 @@ TEST(Recipe, FixValueTakesEveryDocumentedForm) {
   EXPECT_EQ(parse(" [ 1 , 2 , 3 ] "), parse("1,2,3"));
   EXPECT_EQ(parse("0.5,-1e-3"), (std::vector<N>{0.5, -0.001}));
   // Reals with an integral value are whole numbers (one form per value).
-  EXPECT_EQ(parse("2.0,1e3,+5,-0.0"), (std::vector<N>{int64_t(2), int64_t(1000), int64_t(5), int64_t(0)}));
+  EXPECT_EQ(parse("2.0,1e3,+5,-0.0"),
+            (std::vector<N>{int64_t(2), int64_t(1000), int64_t(5), int64_t(0)}));
   EXPECT_EQ(parse("true,false"), (std::vector<N>{int64_t(1), int64_t(0)}));
   EXPECT_EQ(parse("9223372036854775807"), (std::vector<N>{int64_t(9223372036854775807)}));
   // Beyond int64: a real (the model check says it is out of an integer
@@ -361,7 +361,8 @@ TEST(Recipe, BadJsonValuesNameTheFileTheKeyAndTheValue) {
        "t.json: \"fixed_values.x\" must be a number, true, false or an array of them"},
       {R"({"fixed_values": {"x": []}})", "t.json: \"fixed_values.x\": no value"},
       {R"({"fixed_values": {"": 1}})", "t.json: \"fixed_values\" has an empty input name"},
-      {R"({"fixed_values": [1]})", "t.json: \"fixed_values\" must map input names or indices to values"},
+      {R"({"fixed_values": [1]})",
+       "t.json: \"fixed_values\" must map input names or indices to values"},
       {R"({"tilez": {}})", "t.json: unknown key 'tilez' (known: target, target_cpu"},
       {R"([1])", "t.json: expected a JSON object of build settings"},
       {R"({"tiles": )", "t.json: not valid JSON"},
@@ -399,7 +400,8 @@ TEST(Recipe, ValidateChecksFieldsSetDirectlyAndTheirCombination) {
   r.fixedValues = {{"a", {}}};
   EXPECT_EQ(message(r).rfind("--fix-value='a=': no value", 0), 0u) << message(r);
   r.fixedValues = {{"a", {std::numeric_limits<double>::infinity()}}};
-  EXPECT_EQ(message(r).rfind("--fix-value='a=inf': a value that is not finite", 0), 0u) << message(r);
+  EXPECT_EQ(message(r).rfind("--fix-value='a=inf': a value that is not finite", 0), 0u)
+      << message(r);
   r.fixedValues = {{"", {int64_t(1)}}};
   EXPECT_EQ(message(r), "--fix-value='=1': no input name (a name or an index)");
   r = BuildRecipe();

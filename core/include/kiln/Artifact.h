@@ -190,8 +190,7 @@ struct ArtifactDescription {
 /// alignment the runtime requires (the element size), as `kiln inspect`
 /// prints a signature; then one "fixed" row per input fixed to a value
 /// (kiln/ModelInputs.h formatFixedInputs).
-std::string formatSignature(const std::vector<IOInfo> &inputs,
-                            const std::vector<IOInfo> &outputs,
+std::string formatSignature(const std::vector<IOInfo> &inputs, const std::vector<IOInfo> &outputs,
                             const std::vector<FixedInput> &fixed = {});
 
 /// The tensors as JSON: [{name, element_type, shape, bytes, alignment}].

@@ -22,8 +22,10 @@
 //   tile                 ID=S0,S1,... (repeatable)             ("tiles": {"ID": [S0, ...]})
 //   fusion               true | false                          ("fusion")
 //   no-fusion            ID (repeatable)                       ("no_fusion": [ID, ...])
-//   fix-shape            INPUT=D0xD1x... (repeatable)          ("fixed_shapes": {"INPUT": [D0, ...]})
-//   fix-value            INPUT=VALUE (repeatable)              ("fixed_values": {"INPUT": V or [V, ...]})
+//   fix-shape            INPUT=D0xD1x... (repeatable)          ("fixed_shapes":
+//                                                          {"INPUT": [D0, ...]})
+//   fix-value            INPUT=VALUE (repeatable)              ("fixed_values":
+//                                                          {"INPUT": V or [V, ...]})
 //                        VALUE: a number (16000, 0.5, true), or
 //                        several separated by ',', with or
 //                        without [ ] (1,2,3 or [1,2,3])

@@ -199,8 +199,7 @@ llvm::Expected<ArtifactDescription> artifactDescriptionOf(const kiln_artifact_in
   return d;
 }
 
-std::string formatSignature(const std::vector<IOInfo> &inputs,
-                            const std::vector<IOInfo> &outputs,
+std::string formatSignature(const std::vector<IOInfo> &inputs, const std::vector<IOInfo> &outputs,
                             const std::vector<FixedInput> &fixed) {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -68,9 +68,9 @@ std::vector<FixedInput> fixedInputsOf(ModuleOp module) {
   return fixed;
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>>
-importModelFile(MLIRContext &context, llvm::StringRef path,
-                const std::vector<ShapeFix> &fixes, const std::vector<ValueFix> &values) {
+llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm::StringRef path,
+                                                      const std::vector<ShapeFix> &fixes,
+                                                      const std::vector<ValueFix> &values) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return makeError(path + ": cannot read: " + ec.message());

@@ -79,17 +79,17 @@ importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
 /// read from `directory`. `fixes` (checked beforehand by checkModelShapeFixes)
 /// set inputs' symbolic dimensions (by input
 /// name or index); `values` (resolved by checkValueFixes) turn inputs into
-/// initializers before libonnx's shape inference, so that Ifs on them fold. Errors: not an ONNX model, versions or domains Kiln does
-/// not read, unsupported nodes (named with their name, op type, index and
-/// opset, followed by the supported list), symbolic dimensions left unfixed
-/// (with a --fix-shape suggestion), shapes that depend on run-time values.
+/// initializers before libonnx's shape inference, so that Ifs on them fold. Errors: not an ONNX
+/// model, versions or domains Kiln does not read, unsupported nodes (named with their name, op
+/// type, index and opset, followed by the supported list), symbolic dimensions left unfixed (with a
+/// --fix-shape suggestion), shapes that depend on run-time values.
 ///
 /// Locations: NameLoc("Conv \"conv1\"#12", NameLoc(<first output name>,
 /// FileLineColLoc(<file>, <node index>, 0))).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importONNX(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
-           llvm::StringRef filename, llvm::StringRef directory,
-           const std::vector<ShapeFix> &fixes, const std::vector<FixedInput> &values = {});
+importONNX(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+           llvm::StringRef directory, const std::vector<ShapeFix> &fixes,
+           const std::vector<FixedInput> &values = {});
 
 /// Checks `fixes` and `values` against the inputs the TFLite (or, with
 /// `isONNX`, ONNX) model in `bytes` declares (kiln/ModelInputs.h

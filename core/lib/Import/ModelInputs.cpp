@@ -296,7 +296,9 @@ struct ValueRange {
 };
 
 std::optional<ValueRange> rangeOf(const std::string &type) {
-  auto ints = [](int64_t lo, int64_t hi) { return ValueRange{true, double(lo), double(hi), lo, hi}; };
+  auto ints = [](int64_t lo, int64_t hi) {
+    return ValueRange{true, double(lo), double(hi), lo, hi};
+  };
   if (type == "float32")
     return ValueRange{false, -3.4028234663852886e38, 3.4028234663852886e38, 0, 0};
   if (type == "bool")
@@ -329,8 +331,8 @@ llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelI
   auto bad = [&](const llvm::Twine &why) { return makeError(filename + ": " + why); };
   for (const ValueFix &fix : values)
     if (!findModelInput(inputs, fix.input))
-      return bad("--fix-value names input '" + fix.input + "', which the model does not have; its inputs are " +
-                 inputList(inputs));
+      return bad("--fix-value names input '" + fix.input +
+                 "', which the model does not have; its inputs are " + inputList(inputs));
   std::vector<FixedInput> fixed;
   for (const ModelInput &in : inputs) {
     const ValueFix *fix = nullptr;
@@ -338,8 +340,8 @@ llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelI
       if (findModelInput(inputs, f.input) != &in)
         continue;
       if (fix)
-        return bad("--fix-value fixes input '" + in.name + "' twice, as '" + fix->input + "' and as '" + f.input +
-                   "'; give one value per input");
+        return bad("--fix-value fixes input '" + in.name + "' twice, as '" + fix->input +
+                   "' and as '" + f.input + "'; give one value per input");
       fix = &f;
     }
     if (!fix)
@@ -347,9 +349,10 @@ llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelI
     const std::string who = "--fix-value for input '" + in.name + "'";
     std::optional<ValueRange> range = rangeOf(in.elementType);
     if (!range)
-      return bad(who + ": element type " + in.elementType +
-                 " cannot be fixed (Kiln fixes float32, int8, uint8, int16, uint16, int32, uint32, int64 "
-                 "and bool inputs)");
+      return bad(
+          who + ": element type " + in.elementType +
+          " cannot be fixed (Kiln fixes float32, int8, uint8, int16, uint16, int32, uint32, int64 "
+          "and bool inputs)");
     // The shape: the model's, or the one --fix-shape gives it.
     std::vector<int64_t> shape = in.shape;
     const ShapeFix *sized = nullptr;
@@ -359,31 +362,34 @@ llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelI
     if (sized)
       shape = sized->shape;
     else if (in.isDynamic())
-      return bad(who + ": its shape " + in.shapeText() + " is not static; give it with --fix-shape=" + in.name +
-                 "=DIMS too");
+      return bad(who + ": its shape " + in.shapeText() +
+                 " is not static; give it with --fix-shape=" + in.name + "=DIMS too");
     int64_t elements = 1;
     for (int64_t d : shape)
       elements *= d;
     if (int64_t(fix->values.size()) != elements)
       return bad(who + " gives " + std::to_string(fix->values.size()) +
-                 (fix->values.size() == 1 ? " value" : " values") + "; the input " + in.elementType + " " +
-                 shapeString(shape) + " has " + std::to_string(elements) +
+                 (fix->values.size() == 1 ? " value" : " values") + "; the input " +
+                 in.elementType + " " + shapeString(shape) + " has " + std::to_string(elements) +
                  (elements == 1 ? " element" : " elements"));
     for (const FixedNumber &v : fix->values) {
       const int64_t *i = std::get_if<int64_t>(&v);
       const double *d = std::get_if<double>(&v);
       auto outOfRange = [&] {
-        std::string limits = range->integer
-                                 ? std::to_string(range->lowInt) + " to " + std::to_string(range->highInt)
-                                 : "magnitude at most " + numberText(range->high);
-        return bad(who + ": " + numberText(v) + " is out of range for " + in.elementType + " (" + limits + ")");
+        std::string limits =
+            range->integer ? std::to_string(range->lowInt) + " to " + std::to_string(range->highInt)
+                           : "magnitude at most " + numberText(range->high);
+        return bad(who + ": " + numberText(v) + " is out of range for " + in.elementType + " (" +
+                   limits + ")");
       };
       if (range->integer) {
         if (d && std::trunc(*d) != *d)
-          return bad(who + ": " + numberText(v) + " is not a whole number (the input is " + in.elementType + ")");
+          return bad(who + ": " + numberText(v) + " is not a whole number (the input is " +
+                     in.elementType + ")");
         if (d || *i < range->lowInt || *i > range->highInt)
           return outOfRange();
-      } else if (d ? (*d < range->low || *d > range->high) : (double(*i) < range->low || double(*i) > range->high)) {
+      } else if (d ? (*d < range->low || *d > range->high)
+                   : (double(*i) < range->low || double(*i) > range->high)) {
         return outOfRange();
       }
     }
@@ -394,7 +400,8 @@ llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelI
       for (FixedNumber &v : held)
         if (const double *d = std::get_if<double>(&v)) {
           double f = double(float(*d));
-          v = std::trunc(f) == f && std::fabs(f) < 9.2e18 ? FixedNumber(int64_t(f)) : FixedNumber(f);
+          v = std::trunc(f) == f && std::fabs(f) < 9.2e18 ? FixedNumber(int64_t(f))
+                                                          : FixedNumber(f);
         }
     fixed.push_back({in.name, in.elementType, shape, std::move(held)});
   }
@@ -407,8 +414,8 @@ std::string formatFixedInputs(const std::vector<FixedInput> &fixed) {
     std::string value = fixValueText(f.values);
     if (f.values.size() > 1)
       value = "[" + value + "]";
-    text += "fixed     '" + f.name + "' " + f.elementType + " " + shapeString(f.shape) + " = " + value +
-            " (--fix-value; not an input of the artifact)\n";
+    text += "fixed     '" + f.name + "' " + f.elementType + " " + shapeString(f.shape) + " = " +
+            value + " (--fix-value; not an input of the artifact)\n";
   }
   return text;
 }
@@ -431,9 +438,12 @@ llvm::json::Array fixedInputsJson(const std::vector<FixedInput> &fixed) {
   return out;
 }
 
-llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name, llvm::StringRef directory,
-                                 bool isONNX, const std::vector<ShapeFix> &fixes, const std::vector<ValueFix> &values,
-                                 std::vector<std::string> &warnings, std::vector<FixedInput> &fixed) {
+llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name,
+                                 llvm::StringRef directory, bool isONNX,
+                                 const std::vector<ShapeFix> &fixes,
+                                 const std::vector<ValueFix> &values,
+                                 std::vector<std::string> &warnings,
+                                 std::vector<FixedInput> &fixed) {
   if (fixes.empty() && values.empty())
     return llvm::Error::success();
   auto inputs = isONNX ? onnxInputs(bytes, name, directory) : tfliteInputs(bytes, name);

@@ -798,8 +798,9 @@ Value NodeContext::transposeToChannelsFirst(Value value) {
 /// The fixed inputs as the initializers readONNXModel adds.
 static std::vector<Tensor> inputValues(const std::vector<FixedInput> &fixed) {
   static const std::map<std::string, int32_t> types = {
-      {"float32", kFloat}, {"int8", kInt8},     {"uint8", kUInt8},   {"int16", kInt16}, {"uint16", kUInt16},
-      {"int32", kInt32},   {"uint32", kUInt32}, {"int64", kInt64},   {"bool", kBool}};
+      {"float32", kFloat}, {"int8", kInt8},     {"uint8", kUInt8},
+      {"int16", kInt16},   {"uint16", kUInt16}, {"int32", kInt32},
+      {"uint32", kUInt32}, {"int64", kInt64},   {"bool", kBool}};
   std::vector<Tensor> out;
   for (const FixedInput &f : fixed) {
     Tensor t;
@@ -878,8 +879,8 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
       all.push_back(fix);
     }
     std::string error;
-    auto fixed = readONNXModel(bytes.data(), bytes.size(), directory.str(), inputShapes(all),
-                               error, inputValues(values));
+    auto fixed = readONNXModel(bytes.data(), bytes.size(), directory.str(), inputShapes(all), error,
+                               inputValues(values));
     if (!fixed)
       continue;
     GraphImporter attempt(context, *fixed, filename);

@@ -1029,8 +1029,7 @@ bool convertNodes(const ::onnx::GraphProto &graph, const std::string &directory,
 
 } // namespace
 
-std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
-                                   const std::string &directory,
+std::optional<Model> readONNXModel(const uint8_t *data, size_t size, const std::string &directory,
                                    const std::vector<InputShape> &shapes, std::string &error,
                                    const std::vector<Tensor> &values) {
   try {

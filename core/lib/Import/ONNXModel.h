@@ -193,10 +193,8 @@ bool newerThanLibonnx(const std::string &opType, int64_t opset);
 /// On failure returns nullopt and sets `error` to one line without the file
 /// name (the caller prefixes it), e.g. "opset 22 of the default domain; Kiln
 /// reads opsets 7 to 21".
-std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
-                                   const std::string &directory,
-                                   const std::vector<InputShape> &shapes,
-                                   std::string &error,
+std::optional<Model> readONNXModel(const uint8_t *data, size_t size, const std::string &directory,
+                                   const std::vector<InputShape> &shapes, std::string &error,
                                    const std::vector<Tensor> &values = {});
 
 /// The `location` of every initializer whose data lies in an external file
