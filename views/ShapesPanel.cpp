@@ -8,6 +8,8 @@
 #include <QPainter>
 #include <QVBoxLayout>
 
+#include "kiln/Recipe.h"
+
 namespace kiln::views {
 
 namespace {
@@ -53,6 +55,32 @@ DynamicInput dynamicInputOf(const kiln::ModelInput &input, const std::vector<int
   return out;
 }
 
+std::vector<ValueInput> valueInputsOf(const std::vector<kiln::ModelInput> &inputs, bool onnx,
+                                      const std::vector<std::string> &fixed) {
+  std::vector<ValueInput> out;
+  if (!onnx)
+    return out;
+  static const QStringList types = {
+      QStringLiteral("float32"), QStringLiteral("int8"),   QStringLiteral("uint8"),
+      QStringLiteral("int16"),   QStringLiteral("uint16"), QStringLiteral("int32"),
+      QStringLiteral("uint32"),  QStringLiteral("int64"),  QStringLiteral("bool")};
+  for (const kiln::ModelInput &in : inputs) {
+    bool named = false;
+    for (const std::string &f : fixed)
+      named |= f == in.name || f == std::to_string(in.index);
+    int64_t elements = 1;
+    for (int64_t d : in.shape)
+      elements *= d;
+    bool small = !in.isDynamic() && elements <= kMaxOfferedValueElements &&
+                 types.contains(QString::fromStdString(in.elementType));
+    if (!small && !named)
+      continue;
+    out.push_back({QString::fromStdString(in.name), in.index,
+                   QString::fromStdString(in.elementType), in.shape});
+  }
+  return out;
+}
+
 std::vector<DynamicInput> dynamicInputsOf(const std::vector<kiln::UnfixedInput> &unfixed) {
   std::vector<DynamicInput> out;
   for (const kiln::UnfixedInput &u : unfixed)
@@ -63,14 +91,26 @@ std::vector<DynamicInput> dynamicInputsOf(const std::vector<kiln::UnfixedInput> 
 ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
   auto *v = new QVBoxLayout(this);
   v->setContentsMargins(0, 0, 0, 0);
-  auto *title = new QLabel(tr("<b>Dynamic input dimensions</b> (Kiln compiles static shapes: give each -1 a size)"), this);
-  title->setWordWrap(true);
-  v->addWidget(title);
+  title_ = new QLabel(
+      tr("<b>Dynamic input dimensions</b> (Kiln compiles static shapes: give each -1 a size)"),
+      this);
+  title_->setWordWrap(true);
+  v->addWidget(title_);
   // One input per row: its name above, its fields below (never side by
   // side, so a long name or a 4-D shape does not widen the narrow dock).
   grid_ = new QGridLayout;
   grid_->setVerticalSpacing(2);
   v->addLayout(grid_);
+  valuesTitle_ = new QLabel(
+      tr("<b>Inputs fixed to values</b> (a constant of the build, e.g. a sample rate: the "
+         "artifact no longer takes the input; empty = not fixed)"),
+      this);
+  valuesTitle_->setWordWrap(true);
+  valuesTitle_->hide();
+  v->addWidget(valuesTitle_);
+  valuesGrid_ = new QGridLayout;
+  valuesGrid_->setVerticalSpacing(2);
+  v->addLayout(valuesGrid_);
   message_ = new QLabel(this);
   message_->setWordWrap(true);
   message_->setStyleSheet(QStringLiteral("color: #b00000"));
@@ -80,6 +120,90 @@ ShapesPanel::ShapesPanel(QWidget *parent) : QWidget(parent) {
 int ShapesPanel::fieldWidth(int digits) const {
   // The text plus QLineEdit's frame and text margins (as its size hint adds them).
   return fontMetrics().horizontalAdvance(QString(digits, QLatin1Char('0'))) + 2 * fontMetrics().averageCharWidth() + 6;
+}
+
+QLineEdit *ShapesPanel::valueEdit(int input) const {
+  return input >= 0 && input < int(valueEdits_.size()) ? valueEdits_[input] : nullptr;
+}
+
+namespace {
+/// "int64 []" / "float32 [3]": the type and shape a value must fill.
+QString valueTypeText(const ValueInput &in) {
+  QStringList dims;
+  for (int64_t d : in.shape)
+    dims << QString::number(d);
+  return QStringLiteral("%1 [%2]").arg(in.elementType, dims.join(QLatin1Char(',')));
+}
+} // namespace
+
+void ShapesPanel::setValueInputs(const std::vector<ValueInput> &inputs,
+                                 const std::vector<QString> &values) {
+  bool same = inputs.size() == valueInputs_.size();
+  for (size_t i = 0; same && i < inputs.size(); ++i)
+    same = inputs[i].name == valueInputs_[i].name && inputs[i].shape == valueInputs_[i].shape &&
+           inputs[i].elementType == valueInputs_[i].elementType;
+  values_ = values;
+  values_.resize(inputs.size());
+  if (!same) {
+    for (QWidget *w : valueWidgets_) {
+      w->hide();
+      valuesGrid_->removeWidget(w);
+      w->deleteLater();
+    }
+    valueWidgets_.clear();
+    valueEdits_.clear();
+    valueInputs_ = inputs;
+    for (size_t i = 0; i < valueInputs_.size(); ++i) {
+      const ValueInput &in = valueInputs_[i];
+      auto *name = new NameLabel(
+          QStringLiteral("%1 (input %2, %3)").arg(in.name).arg(in.index).arg(valueTypeText(in)),
+          this);
+      valuesGrid_->addWidget(name, 2 * int(i), 0);
+      valueWidgets_.push_back(name);
+      auto *e = new QLineEdit(this);
+      e->setAccessibleName(QStringLiteral("%1 value").arg(in.name));
+      e->setPlaceholderText(in.shape.empty() ? tr("value") : tr("v0,v1,\u2026"));
+      int input = int(i);
+      connect(e, &QLineEdit::editingFinished, this, [this, input] { commitValue(input); });
+      valuesGrid_->addWidget(e, 2 * int(i) + 1, 0);
+      valueWidgets_.push_back(e);
+      valueEdits_.push_back(e);
+    }
+  }
+  for (size_t i = 0; i < valueEdits_.size(); ++i) {
+    valueEdits_[i]->setText(values_[i]);
+    valueEdits_[i]->setStyleSheet(QString());
+    valueEdits_[i]->setToolTip(tr("%1: a number, or one per element separated by ','")
+                                   .arg(valueTypeText(valueInputs_[i])));
+  }
+  valuesTitle_->setVisible(!valueInputs_.empty());
+  title_->setVisible(!inputs_.empty());
+}
+
+void ShapesPanel::commitValue(int input) {
+  const ValueInput &in = valueInputs_[input];
+  QLineEdit *e = valueEdits_[input];
+  QString text = e->text().trimmed();
+  if (text == values_[input])
+    return;
+  if (!text.isEmpty()) {
+    // The recipe's own parser of a --fix-value value (the model check
+    // follows when the build re-plans).
+    auto parsed = kiln::parseFixValue(text.toStdString());
+    if (!parsed) {
+      QString why =
+          tr("%1: %2").arg(in.name, QString::fromStdString(llvm::toString(parsed.takeError())));
+      e->setStyleSheet(QStringLiteral("background: #ffd8d8"));
+      e->setToolTip(why);
+      message_->setText(why);
+      emit rejected(why);
+      return;
+    }
+  }
+  e->setStyleSheet(QString());
+  message_->clear();
+  values_[input] = text;
+  emit valueEdited(in.name, text);
 }
 
 QLineEdit *ShapesPanel::edit(int input, int dim) const {
@@ -106,6 +230,7 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
         e->setToolTip(dimensionTip(inputs_[i], d));
       }
     message_->clear();
+    title_->setVisible(!inputs_.empty());
     return;
   }
   // A field may be emitting editingFinished right now: delete later.
@@ -160,6 +285,7 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
     rowWidgets_.push_back(dims);
     edits_.push_back(row);
   }
+  title_->setVisible(!inputs_.empty());
 }
 
 void ShapesPanel::commit(int input) {

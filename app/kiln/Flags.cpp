@@ -219,6 +219,14 @@ cl::list<std::string> fixShapes("fix-shape",
                                 cl::value_desc("input=dims"), cl::sub(compileCmd),
                                 cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
                                 cl::sub(inspectCmd), cl::cat(kilnCategory));
+cl::list<std::string> fixValues("fix-value",
+                                cl::desc("Fix an input (ONNX) to a value, a constant of the "
+                                         "build that leaves the signature: INPUT=VALUE (name "
+                                         "or index), VALUE a number (sr=16000, flag=true) or "
+                                         "one per element, e.g. x=1,2,3 or x=[1,2,3]"),
+                                cl::value_desc("input=value"), cl::sub(compileCmd),
+                                cl::sub(exportCmd), cl::sub(validateCmd), cl::sub(runCmd),
+                                cl::sub(inspectCmd), cl::cat(kilnCategory));
 cl::opt<std::string> targetTriple("target-triple", cl::desc("LLVM target triple (default: host)"),
                                   cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                   cl::cat(kilnCategory));
@@ -306,6 +314,7 @@ static std::vector<std::pair<std::string, std::string>> recipeFlags() {
   boolean("fusion", fusion);
   list("no-fusion", noFusion);
   list("fix-shape", fixShapes);
+  list("fix-value", fixValues);
   boolean("check-bounds", checkBounds);
   return flags;
 }
@@ -388,7 +397,8 @@ llvm::Expected<kiln::Project> loadProjectFlag(const std::string &path, std::stri
 int projectFlagsError(const std::string &project) {
   return usage("--project=" + project +
                " sets the target, profile, format and tuning; edit the project "
-               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape flags");
+               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape/--fix-value "
+               "flags");
 }
 
 std::vector<kiln::OutputFile> dumpFiles(const kiln::CompilationPlan &plan, const std::string &dot,

@@ -162,7 +162,7 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
   if (planned)
-    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs);
+    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs);
   // Scale and zero point of each quantized input and output.
   if (planned || description) {
     auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
@@ -287,7 +287,8 @@ int runInspect() {
   const kiln::CompilationPlan &p = **plan;
   if (asJson) {
     auto out = description ? kiln::inspectArtifactJson(*description, &p, path)
-                           : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path);
+                           : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path,
+                                                    planned->fixedInputs);
     if (!out)
       return fail(out.takeError());
     if (!description && modelInputs && out->getAsObject())

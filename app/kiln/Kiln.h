@@ -71,6 +71,7 @@ extern cl::opt<bool> fusion;
 extern cl::list<std::string> noFusion;
 extern cl::opt<bool> checkBounds;
 extern cl::list<std::string> fixShapes;
+extern cl::list<std::string> fixValues;
 extern cl::opt<std::string> targetTriple;
 extern cl::opt<std::string> targetCpu;
 extern cl::opt<std::string> targetFeatures;

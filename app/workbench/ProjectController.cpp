@@ -132,6 +132,20 @@ void ProjectController::connectTuneEdits() {
             if (setting(p, "fix-shape", input.toStdString() + "=" + s.join(QLatin1Char('x')).toStdString()))
               setProject(p, tr("Shape %1 for %2").arg(s.join(QLatin1Char('x')), input));
           });
+  connect(tuning_->shapes(), &ShapesPanel::valueEdited, this,
+          [this](const QString &input, const QString &value) {
+            kiln::Project p = project_;
+            for (const ValueInput &v : valueInputs_)
+              if (v.name == input)
+                p.recipe.fixedValues.erase(std::to_string(v.index)); // one key per input
+            p.recipe.fixedValues.erase(input.toStdString());
+            if (value.isEmpty()) {
+              setProject(p, tr("Input %1 not fixed").arg(input));
+              return;
+            }
+            if (setting(p, "fix-value", input.toStdString() + "=" + value.toStdString()))
+              setProject(p, tr("Value %1 for %2").arg(value, input));
+          });
   connect(tuning_, &TuningView::targetChosen, this, [this](const QString &t) {
     kiln::Project p = project_;
     if (setting(p, "target", t.toStdString()))
@@ -433,7 +447,11 @@ void ProjectController::switchModel(const QString &path) {
   saveBlocked_ = false;
   project_ = kiln::Project();
   dynamic_.clear();
+  valueInputs_.clear();
+  ++valuesGeneration_;
+  readingValues_ = false;
   tuning_->shapes()->setInputs({}, {});
+  tuning_->shapes()->setValueInputs({}, {});
   tuning_->shapes()->hide();
   tuning_->model()->setPlan(nullptr);
   tuning_->setEnabled(!path.isEmpty());
@@ -476,7 +494,38 @@ void ProjectController::switchModel(const QString &path) {
   // dynamic dimension starts the same search when its build fails).
   if (!project_.recipe.fixedShapes.empty())
     discoverInputs();
+  // An ONNX model's small inputs can be fixed to values.
+  if (path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive))
+    readValueInputs();
   emit projectChanged();
+}
+
+void ProjectController::readValueInputs() {
+  int gen = ++valuesGeneration_;
+  readingValues_ = true;
+  std::string path = modelPath_.toStdString();
+  std::vector<std::string> fixed;
+  for (const auto &[key, value] : project_.recipe.fixedValues)
+    fixed.push_back(key);
+  futures_.push_back(QtConcurrent::run([this, gen, path, fixed] {
+    std::vector<ValueInput> found;
+    auto inputs = kiln::readModelInputs(path);
+    if (inputs)
+      found = valueInputsOf(*inputs, /*onnx=*/true, fixed);
+    else
+      llvm::consumeError(inputs.takeError());
+    QMetaObject::invokeMethod(
+        this,
+        [this, gen, found] {
+          if (gen != valuesGeneration_)
+            return;
+          readingValues_ = false;
+          valueInputs_ = found;
+          showSettings();
+          emit valueInputsRead();
+        },
+        Qt::QueuedConnection);
+  }));
 }
 
 void ProjectController::showSettings() {
@@ -493,7 +542,17 @@ void ProjectController::showSettings() {
     fixed.push_back(shape);
   }
   tuning_->shapes()->setInputs(dynamic_, fixed);
-  tuning_->shapes()->setVisible(!dynamic_.empty());
+  // Values fixed so far, as --fix-value writes them.
+  std::vector<QString> values;
+  for (const ValueInput &v : valueInputs_) {
+    QString text;
+    for (const auto &[key, elements] : recipe.fixedValues)
+      if (QString::fromStdString(key) == v.name || key == std::to_string(v.index))
+        text = QString::fromStdString(kiln::fixValueText(elements));
+    values.push_back(text);
+  }
+  tuning_->shapes()->setValueInputs(valueInputs_, values);
+  tuning_->shapes()->setVisible(tuning_->shapes()->hasRows());
 }
 
 void ProjectController::setProject(const kiln::Project &project, const QString &what) {

@@ -7,8 +7,9 @@
 //     reported in the diagnostics panel and set aside, never overwritten)
 //     and autosaves it (atomically) after every change, so closing or
 //     crashing loses nothing;
-//   - every change (tile sizes, fusion, fixed shapes, target, profile,
-//     format, export settings) is one QUndoStack command (Edit menu,
+//   - every change (tile sizes, fusion, fixed shapes, inputs fixed to
+//     values, target, profile, format, export settings) is one QUndoStack
+//     command (Edit menu,
 //     Ctrl+Z / Ctrl+Shift+Z);
 //   - the Export dialog changes only the export settings and folder
 //     (kiln::ExportSettings), never the working recipe: no re-plan;
@@ -109,6 +110,9 @@ public:
   /// TFLite -1 in the shape signature, ONNX symbolic dimensions), with the
   /// sizes the compiler suggests.
   const std::vector<kiln::views::DynamicInput> &dynamicInputs() const { return dynamic_; }
+  /// The ONNX model's inputs the shapes panel offers to fix to values
+  /// (kiln::views::valueInputsOf; read when the model is shown).
+  const std::vector<kiln::views::ValueInput> &valueInputs() const { return valueInputs_; }
 
   /// Replaces the settings as one undoable step named `what`; no-op if
   /// nothing changes.
@@ -127,6 +131,8 @@ public:
   double lastReplanMs() const { return lastReplanMs_; }
   /// Dynamic-input discovery is running.
   bool isDiscovering() const { return discovering_; }
+  /// Reading the inputs that may be fixed to values is running.
+  bool isReadingValueInputs() const { return readingValues_; }
 
   /// Compare: default vs stripped of the current settings; keep the
   /// current build as A; current build as B.
@@ -154,6 +160,8 @@ signals:
   void replanFinished(bool ok);
   void compareFinished(bool ok);
   void inputsDiscovered();
+  /// The inputs that may be fixed to values were read (valueInputs()).
+  void valueInputsRead();
 
   // What the controller asks of the window (MainWindow connects them).
   /// A re-plan of the model being tuned: show `doc` in every view, the
@@ -204,6 +212,9 @@ private:
   void reshowNotSaved();
   void replan();
   void discoverInputs();
+  /// Reads, on a worker thread, the ONNX model's inputs that may be fixed
+  /// to values (valueInputs_), then shows them.
+  void readValueInputs();
   void refreshTuning();
   /// The project's target is bare metal (planned as a C module, no
   /// artifact to show or run).
@@ -270,6 +281,9 @@ private:
   bool discovering_ = false;
   int discoverGeneration_ = 0;
   std::vector<kiln::views::DynamicInput> dynamic_;
+  bool readingValues_ = false;
+  int valuesGeneration_ = 0;
+  std::vector<kiln::views::ValueInput> valueInputs_;
   /// Shape fixes from the command line and the diagnostics panel.
   std::vector<kiln::ShapeFix> baseFixes_;
   int comparing_ = 0;

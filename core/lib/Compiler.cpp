@@ -82,10 +82,10 @@ public:
     context.loadAllAvailableDialects();
   }
 
-  llvm::Error import(const std::string &path,
-                     const std::vector<ShapeFix> &fixes) {
+  llvm::Error import(const std::string &path, const std::vector<ShapeFix> &fixes,
+                     const std::vector<ValueFix> &values) {
     source = llvm::sys::path::filename(path).str();
-    auto imported = importModelFile(context, path, fixes);
+    auto imported = importModelFile(context, path, fixes, values);
     if (!imported)
       return imported.takeError();
     module = std::move(*imported);
@@ -340,8 +340,13 @@ static llvm::Error importModel(PipelineRun &run) {
   if (llvm::Error err = run.phase(CompilePhase::Import))
     return err;
   Compilation &c = run.c;
-  if (llvm::Error err = c.import(run.path, run.options.fixedShapes))
+  if (llvm::Error err = c.import(run.path, run.options.fixedShapes, run.options.fixedValues))
     return err;
+  // Inputs fixed to values: recorded in the io section, not the signature.
+  run.spec.fixedInputs = fixedInputsOf(*c.module);
+  (*c.module)->removeAttr(kFixedInputsAttr);
+  if (run.result)
+    run.result->fixedInputs = run.spec.fixedInputs;
   if (auto warnings = (*c.module)->getAttrOfType<ArrayAttr>("kiln.warnings")) {
     if (run.result)
       for (Attribute w : warnings)

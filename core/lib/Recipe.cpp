@@ -19,24 +19,24 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 
 namespace kiln {
 
 const std::vector<std::string> &recipeKeys() {
   static const std::vector<std::string> keys = {
-      "target",        "target-cpu", "target-cpu-features", "profile",
-      "debug-symbols", "reflection", "output-format",       "module-name",
-      "tile",          "fusion",     "no-fusion",           "fix-shape",
-      "check-bounds"};
+      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",        "fusion",
+      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds"};
   return keys;
 }
 
 const std::vector<std::string> &recipeJsonKeys() {
   static const std::vector<std::string> keys = {
-      "target",        "target_cpu", "target_cpu_features", "profile",
-      "debug_symbols", "reflection", "output_format",       "module_name",
-      "tiles",         "fusion",     "no_fusion",           "fixed_shapes",
-      "check_bounds"};
+      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",       "fusion",
+      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds"};
   return keys;
 }
 
@@ -110,6 +110,90 @@ static std::string shapeReason(const std::vector<int64_t> &shape) {
     elements *= v;
   }
   return "";
+}
+
+// --- Fixed values ----------------------------------------------------------
+
+static const char *kNumberRule =
+    "is not a number (VALUE is a number such as 16000, 0.5 or true, or several "
+    "separated by ',', e.g. 1,2,3 or [1,2,3])";
+
+/// A real with an integral value that int64 holds becomes a whole number,
+/// so that every way in (text, JSON) gives the same FixedNumber.
+static FixedNumber normalNumber(double v) {
+  if (std::trunc(v) == v && v >= -9223372036854775808.0 && v < 9223372036854775808.0)
+    return int64_t(v);
+  return v;
+}
+
+/// One element's text: a whole number, a finite real, true or false.
+static std::optional<FixedNumber> parseNumber(llvm::StringRef text) {
+  if (text == "true")
+    return FixedNumber(int64_t(1));
+  if (text == "false")
+    return FixedNumber(int64_t(0));
+  int64_t i;
+  if (!text.getAsInteger(10, i))
+    return FixedNumber(i);
+  // getAsDouble takes what strtod takes; hex floats, inf and nan are not
+  // numbers here (a fixed value is written in decimal and finite).
+  double d;
+  if (text.empty() || text.find_first_not_of("0123456789+-.eE") != llvm::StringRef::npos ||
+      text.getAsDouble(d) || !std::isfinite(d))
+    return std::nullopt;
+  return normalNumber(d);
+}
+
+/// A fixed value's element count: 1 to kMaxFixedValueElements.
+static std::string valueReason(const std::vector<FixedNumber> &values) {
+  if (values.empty())
+    return "no value (a number such as 16000, or several separated by ',')";
+  if (values.size() > kMaxFixedValueElements)
+    return std::to_string(values.size()) + " elements; a fixed value has at most " +
+           std::to_string(kMaxFixedValueElements);
+  for (const FixedNumber &v : values)
+    if (const double *d = std::get_if<double>(&v); d && !std::isfinite(*d))
+      return "a value that is not finite; fixed values are finite numbers";
+  return "";
+}
+
+llvm::Expected<std::vector<FixedNumber>> parseFixValue(llvm::StringRef text) {
+  llvm::StringRef body = text.trim();
+  if (body.starts_with("[") != body.ends_with("]") || (body.starts_with("[") && body.size() < 2))
+    return makeError(quoted(text) + " has unbalanced [ ] (write 1,2,3 or [1,2,3])");
+  if (body.starts_with("["))
+    body = body.drop_front().drop_back().trim();
+  if (body.empty())
+    return makeError(valueReason({}));
+  llvm::SmallVector<llvm::StringRef> parts;
+  body.split(parts, ',');
+  if (parts.size() > kMaxFixedValueElements)
+    return makeError(std::to_string(parts.size()) + " elements; a fixed value has at most " +
+                     std::to_string(kMaxFixedValueElements));
+  std::vector<FixedNumber> values;
+  for (llvm::StringRef part : parts) {
+    std::optional<FixedNumber> v = parseNumber(part.trim());
+    if (!v)
+      return makeError(quoted(part.trim()) + " " + kNumberRule);
+    values.push_back(*v);
+  }
+  return values;
+}
+
+std::string fixValueText(const std::vector<FixedNumber> &values) {
+  std::string text;
+  for (const FixedNumber &v : values) {
+    if (!text.empty())
+      text += ",";
+    if (const int64_t *i = std::get_if<int64_t>(&v)) {
+      text += std::to_string(*i);
+      continue;
+    }
+    char buffer[64];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, std::get<double>(v));
+    text.append(buffer, ec == std::errc() ? end : buffer);
+  }
+  return text;
 }
 
 static std::optional<bool> parseBool(llvm::StringRef text) {
@@ -192,7 +276,28 @@ static llvm::Error setFixShape(BuildRecipe &recipe, llvm::StringRef text) {
   return llvm::Error::success();
 }
 
-/// A setting whose value is one word (every key but tile and fix-shape).
+/// "--fix-value=INPUT=VALUE": adds one input's value (the last '='
+/// separates the input, which may be a name holding '=').
+static llvm::Error setFixValue(BuildRecipe &recipe, llvm::StringRef text) {
+  auto bad = [&](const llvm::Twine &why) {
+    return makeError("--fix-value=" + quoted(text) + ": " + why);
+  };
+  size_t eq = text.rfind('=');
+  if (eq == llvm::StringRef::npos || eq == 0)
+    return bad("expected INPUT=VALUE, e.g. sr=16000 or x=1,2,3 (INPUT is a name or an index)");
+  std::string input = text.take_front(eq).str();
+  auto values = parseFixValue(text.drop_front(eq + 1));
+  if (!values)
+    return bad(llvm::toString(values.takeError()));
+  if (recipe.fixedValues.count(input))
+    return makeError("--fix-value fixes input " + quoted(input) +
+                     " twice; give one value per input");
+  recipe.fixedValues[input] = std::move(*values);
+  return llvm::Error::success();
+}
+
+/// A setting whose value is one word (every key but tile, fix-shape and
+/// fix-value).
 static llvm::Error setScalar(BuildRecipe &recipe, llvm::StringRef key, llvm::StringRef value) {
   auto check = [&](const std::string &why) {
     return why.empty() ? llvm::Error::success() : makeError("--" + key + "=" + why);
@@ -244,6 +349,8 @@ llvm::Error setRecipeOption(BuildRecipe &recipe, llvm::StringRef key, llvm::Stri
     return setTile(recipe, value);
   if (key == "fix-shape")
     return setFixShape(recipe, value);
+  if (key == "fix-value")
+    return setFixValue(recipe, value);
   return setScalar(recipe, key, value);
 }
 
@@ -274,6 +381,12 @@ llvm::Error validateRecipe(const BuildRecipe &recipe) {
     std::string why = input.empty() ? "no input name (a name or an index)" : shapeReason(shape);
     if (llvm::Error err =
             check("fix-shape=" + quoted(input + "=" + joined(shape, "x")) + ": ", why))
+      return err;
+  }
+  for (const auto &[input, values] : recipe.fixedValues) {
+    std::string why = input.empty() ? "no input name (a name or an index)" : valueReason(values);
+    if (llvm::Error err =
+            check("fix-value=" + quoted(input + "=" + fixValueText(values)) + ": ", why))
       return err;
   }
   if (recipe.checkBounds && recipe.format == OutputFormat::CModule)
@@ -309,6 +422,8 @@ llvm::Expected<CompileOptions> recipeCompileOptions(const BuildRecipe &recipe) {
     options.tileSizes.push_back({id, sizes});
   for (const auto &[input, shape] : recipe.fixedShapes)
     options.fixedShapes.push_back({input, shape});
+  for (const auto &[input, values] : recipe.fixedValues)
+    options.fixedValues.push_back({input, values});
   return options;
 }
 
@@ -382,6 +497,26 @@ llvm::json::Object recipeToJson(const BuildRecipe &recipe) {
       shapes[input] = llvm::json::Array(shape);
     json["fixed_shapes"] = std::move(shapes);
   }
+  if (!recipe.fixedValues.empty()) {
+    // One element as a bare number ("sr": 16000), more as an array.
+    auto number = [](const FixedNumber &v) -> llvm::json::Value {
+      if (const int64_t *i = std::get_if<int64_t>(&v))
+        return *i;
+      return std::get<double>(v);
+    };
+    llvm::json::Object values;
+    for (const auto &[input, elements] : recipe.fixedValues) {
+      if (elements.size() == 1) {
+        values[input] = number(elements.front());
+        continue;
+      }
+      llvm::json::Array array;
+      for (const FixedNumber &v : elements)
+        array.push_back(number(v));
+      values[input] = std::move(array);
+    }
+    json["fixed_values"] = std::move(values);
+  }
   return json;
 }
 
@@ -409,6 +544,7 @@ private:
                        std::vector<int64_t> &out);
   llvm::Error tiles(const llvm::json::Value &value);
   llvm::Error shapes(const llvm::json::Value &value);
+  llvm::Error values(const llvm::json::Value &value);
 
   BuildRecipe &recipe;
   const std::string &where;
@@ -474,6 +610,44 @@ llvm::Error JsonReader::shapes(const llvm::json::Value &value) {
   return llvm::Error::success();
 }
 
+llvm::Error JsonReader::values(const llvm::json::Value &value) {
+  const llvm::json::Object *map = value.getAsObject();
+  if (!map)
+    return fail("fixed_values", " must map input names or indices to values");
+  for (const auto &[input, v] : *map) {
+    if (input.str().empty())
+      return fail("fixed_values", " has an empty input name (a name or an index)");
+    std::string key = "fixed_values." + input.str();
+    // A number, true/false, or an array of them.
+    auto element = [](const llvm::json::Value &e) -> std::optional<FixedNumber> {
+      if (std::optional<bool> b = e.getAsBoolean())
+        return FixedNumber(int64_t(*b));
+      if (std::optional<int64_t> i = e.getAsInteger())
+        return FixedNumber(*i);
+      if (std::optional<double> d = e.getAsNumber(); d && std::isfinite(*d))
+        return normalNumber(*d);
+      return std::nullopt;
+    };
+    std::vector<FixedNumber> elements;
+    if (const llvm::json::Array *array = v.getAsArray()) {
+      for (const llvm::json::Value &e : *array) {
+        std::optional<FixedNumber> n = element(e);
+        if (!n)
+          return fail(key, " must be a number, true, false or an array of them");
+        elements.push_back(*n);
+      }
+    } else if (std::optional<FixedNumber> n = element(v)) {
+      elements.push_back(*n);
+    } else {
+      return fail(key, " must be a number, true, false or an array of them");
+    }
+    if (llvm::Error err = reason(key, valueReason(elements)))
+      return err;
+    recipe.fixedValues[input.str()] = std::move(elements);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<bool> JsonReader::read(llvm::StringRef key, const llvm::json::Value &value) {
   auto done = [](llvm::Error err) -> llvm::Expected<bool> {
     if (err)
@@ -488,6 +662,8 @@ llvm::Expected<bool> JsonReader::read(llvm::StringRef key, const llvm::json::Val
     return done(tiles(value));
   if (key == "fixed_shapes")
     return done(shapes(value));
+  if (key == "fixed_values")
+    return done(values(value));
   if (key == "target" || key == "profile" || key == "module_name" || key == "output_format") {
     std::string text;
     if (llvm::Error err = string(key, value, text))
@@ -615,6 +791,8 @@ std::vector<std::string> recipeCommandLine(const BuildRecipe &recipe) {
     add("no-fusion", std::to_string(id));
   for (const auto &[input, shape] : recipe.fixedShapes)
     add("fix-shape", input + "=" + joined(shape, "x"));
+  for (const auto &[input, values] : recipe.fixedValues)
+    add("fix-value", input + "=" + fixValueText(values));
   return flags;
 }
 

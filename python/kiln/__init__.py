@@ -100,6 +100,7 @@ _RECIPE_KEYS = {
     "fusion": "fusion",
     "no_fusion": "no-fusion",
     "fix_shapes": "fix-shape",
+    "fix_values": "fix-value",
     "check_bounds": "check-bounds",
 }
 _STRING_KEYS = {"target", "cpu", "features", "profile", "output_format", "module_name"}
@@ -125,6 +126,11 @@ _RECIPE_DOC = """
       fix_shapes: {input: (d0, d1, ...)}   the whole static shape of an input
                           with dynamic dimensions, by name or index
                           ({"input_1": (1, 76, 32, 1)} or {0: ...})  --fix-shape
+      fix_values: {input: value}   an input (ONNX models) fixed to a value: a
+                          constant of the build that leaves the signature; a
+                          number, bool, sequence or numpy array with one
+                          element per element of the input ({"sr": 16000})
+                                                                    --fix-value
       check_bounds: bool  bounds-checked kernels: a refused access makes run()
                           raise KILN_OUT_OF_RANGE naming the dispatch (slow;
                           .kiln artifacts only)                     --check-bounds
@@ -152,6 +158,28 @@ def _ints(value: Any, what: str) -> List[int]:
         return [operator.index(v) for v in value]
     except TypeError:
         raise TypeError(f"{what} takes a sequence of int, got {value!r}") from None
+
+
+def _value_text(value: Any, what: str) -> str:
+    """A fixed value as --fix-value's VALUE: its elements row-major, each a
+    whole number, a real (repr: the shortest text of the same double), true
+    or false, separated by ','."""
+    try:
+        elements = np.asarray(value)
+    except ValueError:  # a ragged sequence
+        elements = np.asarray(None)
+    if elements.dtype == object or elements.dtype.kind not in "biuf":
+        raise TypeError(f"{what} takes a number, bool, sequence of them or numpy array, "
+                        f"got {value!r}")
+    texts = []
+    for v in elements.reshape(-1).tolist():
+        if isinstance(v, bool):
+            texts.append("true" if v else "false")
+        elif isinstance(v, int):
+            texts.append(str(v))
+        else:
+            texts.append(repr(float(v)))
+    return ",".join(texts)
 
 
 def _settings(recipe: Mapping[str, Any], function: str) -> List[Tuple[str, str]]:
@@ -190,6 +218,12 @@ def _settings(recipe: Mapping[str, Any], function: str) -> List[Tuple[str, str]]
             for input_name, shape in value.items():
                 pairs.append((key, f"{input_name}=" +
                               "x".join(str(d) for d in _ints(shape, f"fix_shapes[{input_name!r}]"))))
+        elif name == "fix_values":
+            if not isinstance(value, Mapping):
+                raise TypeError(f"fix_values= takes {{input: value}}, got {value!r}")
+            for input_name, v in value.items():
+                pairs.append((key, f"{input_name}=" +
+                              _value_text(v, f"fix_values[{input_name!r}]")))
     return pairs
 
 

@@ -99,8 +99,8 @@ CompileOptions optionsOf(const Source &source, std::string &model) {
 /// `kiln inspect MODEL --json` of a build (kiln::inspectModelJson); `what`
 /// names the model in errors.
 std::string modelJsonOf(const CompileResult &result, const std::string &what) {
-  return jsonText(
-      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, what)));
+  return jsonText(unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, what,
+                                                result.fixedInputs)));
 }
 
 RunOptions runOptionsOf(const Device &device) {
@@ -148,8 +148,8 @@ std::string inspectModelJson(const Source &source, std::vector<std::string> &war
                              : unwrap(planOnly(model, options));
   warnings = result.warnings;
   // As `kiln inspect MODEL --json`: the inputs the model declares too.
-  llvm::json::Value json =
-      unwrap(kiln::inspectModelJson(*result.plan, result.inputs, result.outputs, model));
+  llvm::json::Value json = unwrap(kiln::inspectModelJson(
+      *result.plan, result.inputs, result.outputs, model, result.fixedInputs));
   auto inputs = readModelInputs(model);
   if (inputs && json.getAsObject())
     json.getAsObject()->insert({"model_inputs", modelInputsJson(*inputs)});

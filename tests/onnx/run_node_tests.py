@@ -48,6 +48,11 @@ MatMulInteger) must be known at compile time. Where a case feeds one as a graph 
 the harness moves it into the model as an initializer holding the case's
 input value (what deploying such a model with Kiln takes) and runs the rest;
 --no-freeze feeds them at run time as the case does (Kiln refuses those).
+Likewise a graph input that decides control flow (CONTROL_INPUTS: If's
+condition, Loop's trip count and condition) is fixed to the case's value
+with `kiln compile --fix-value=NAME=VALUE`, so that Kiln folds the If or
+unrolls the Loop as it does for a deployed model with that value, and is not
+fed to `kiln run`.
 
 Writes DIR/onnx-node-tests.md (summary, per-operator table, every in-list
 case that does not pass and every crash, with its reason) and
@@ -123,6 +128,14 @@ SHAPE_INPUTS = {'Reshape': {1}, 'Expand': {1}, 'Tile': {1}, 'Slice': {1, 2, 3, 4
 SHAPE_INPUTS.update({op: {1} for op in ('ReduceSum', 'ReduceMean', 'ReduceMax', 'ReduceMin',
                                         'ReduceProd', 'ReduceL1', 'ReduceL2', 'ReduceLogSum',
                                         'ReduceLogSumExp', 'ReduceSumSquare')})
+
+# Inputs that decide control flow, by operator and input position: If's
+# condition, Loop's trip count and condition. Kiln folds If and unrolls Loop
+# at compile time, so unless --no-freeze a graph input there is fixed to the
+# case's value with --fix-value (a numeric tensor of at most
+# MAX_FIXED_ELEMENTS elements).
+CONTROL_INPUTS = {'If': {0}, 'Loop': {0, 1}}
+MAX_FIXED_ELEMENTS = 16
 
 TOLERANCE = 1e-4
 STATUSES = ('pass', 'fail', 'refused', 'crash')
@@ -229,9 +242,10 @@ def exit_problem(rc):
 COMPILE_FLAGS = []
 
 
-def compile_case(kiln, model, artifact, timeout):
-    """(status, reason) after kiln compile, or None when it built the artifact."""
-    p = subprocess.run([kiln, 'compile', model, '-o', artifact] + COMPILE_FLAGS,
+def compile_case(kiln, model, artifact, timeout, flags=()):
+    """(status, reason) after kiln compile (with `flags` too), or None when it
+    built the artifact."""
+    p = subprocess.run([kiln, 'compile', model, '-o', artifact] + COMPILE_FLAGS + list(flags),
                        capture_output=True,
                        text=True, errors='replace', timeout=timeout)
     lines = [l for l in p.stderr.splitlines() if l.strip()]
@@ -324,6 +338,41 @@ def freeze_shape_inputs(case_dir, work):
         [inputs[k].name for k in frozen]
 
 
+def value_text(array):
+    """--fix-value's VALUE for `array`: its elements, ',' between them."""
+    out = []
+    for v in np.asarray(array).reshape(-1).tolist():
+        out.append(('true' if v else 'false') if isinstance(v, bool) else
+                   str(v) if isinstance(v, int) else repr(float(v)))
+    return ','.join(out)
+
+
+def fix_control_inputs(case_dir, model_path, files):
+    """(--fix-value flags, input files kiln run still takes, names fixed):
+    the graph inputs of `model_path` (fed by `files`, in order) in a
+    CONTROL_INPUTS position, fixed to the data set's values."""
+    model = onnx.load(model_path)
+    graph = model.graph
+    initializers = {t.name for t in graph.initializer}
+    inputs = [v for v in graph.input if v.name not in initializers]
+    control = {n.input[k] for n in graph.node if n.domain in ('', 'ai.onnx')
+               for k in CONTROL_INPUTS.get(n.op_type, ()) if k < len(n.input) and n.input[k]}
+    data = os.path.join(case_dir, 'test_data_set_0')
+    flags, fixed, kept = [], [], []
+    for k, f in enumerate(files):
+        if k < len(inputs) and inputs[k].name in control:
+            try:
+                value = read_tensor(os.path.join(data, f))
+            except Exception:  # a sequence or optional value
+                value = None
+            if value is not None and value.dtype.kind in 'biuf' and value.size <= MAX_FIXED_ELEMENTS:
+                flags.append(f'--fix-value={inputs[k].name}={value_text(value)}')
+                fixed.append(inputs[k].name)
+                continue
+        kept.append(f)
+    return flags, kept, fixed
+
+
 def run_artifact(kiln, case_dir, artifact, feeds, work, timeout):
     """(status, reason) of kiln run on the case's data set, given the input
     files `feeds`."""
@@ -370,9 +419,13 @@ def run_case(kiln, case_dir, timeout, freeze):
         artifact = os.path.join(work, 'model.kiln')
         model = os.path.join(case_dir, 'model.onnx')
         feeds = numbered(os.path.join(case_dir, 'test_data_set_0'), 'input')
+        flags = []
         if freeze:
             model, feeds, record['frozen'] = freeze_shape_inputs(case_dir, work)
-        result = compile_case(kiln, model, artifact, timeout)
+            flags, feeds, fixed = fix_control_inputs(case_dir, model, feeds)
+            if fixed:
+                record['fixed_values'] = fixed
+        result = compile_case(kiln, model, artifact, timeout, flags)
         if result is None:
             result = run_artifact(kiln, case_dir, artifact, feeds, work,
                                   max(1, timeout - (time.monotonic() - start)))
@@ -435,6 +488,11 @@ def markdown(summary, records, meta):
                        'holding the case\'s values before `kiln compile` (SHAPE_INPUTS in the '
                        f"script; {sum(r['status'] == 'pass' for r in frozen)} of them pass). "
                        '`--no-freeze` feeds them at run time instead (Kiln refuses those).')
+        fixed = [r for r in records if r.get('fixed_values')]
+        freeze_note += (f' {len(fixed)} cases feed an If\'s condition or a Loop\'s trip count or '
+                        'condition as a graph input; the harness fixes it to the case\'s value '
+                        'with `--fix-value` (CONTROL_INPUTS; '
+                        f"{sum(r['status'] == 'pass' for r in fixed)} of them pass).")
     else:
         freeze_note = 'Shape inputs fed at run time (--no-freeze).'
     out += ['', f"**In-list pass rate: {s['in_list_pass_rate']:.2f}%** "
@@ -490,6 +548,8 @@ def write_reports(directory, summary, records, meta):
         row['reason'] = short(r['reason'])
         if r.get('frozen'):
             row['frozen'] = r['frozen']
+        if r.get('fixed_values'):
+            row['fixed_values'] = r['fixed_values']
         lines.append(json.dumps(row))
     with open(os.path.join(directory, 'onnx-node-tests.json'), 'w') as f:
         f.write('{"meta": ' + json.dumps(meta) + ',\n "summary": ' + json.dumps(summary) +

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -29,7 +30,7 @@ using kiln::BuildRecipe;
 /// Every setting away from its default: a C module for a named target with
 /// CPU and features, the stripped profile with both overrides, three
 /// dispatches' tiles, fusion off and off for three dispatches, shapes by
-/// index and by name.
+/// index and by name, a scalar value and a small tensor's.
 BuildRecipe everySetting() {
   BuildRecipe r;
   r.target = "aarch64-linux-gnu";
@@ -44,6 +45,7 @@ BuildRecipe everySetting() {
   r.fusion = false;
   r.noFusion = {2, 5, 9};
   r.fixedShapes = {{"0", {1, 76, 32, 1}}, {"audio", {2, 8000}}};
+  r.fixedValues = {{"sr", {int64_t(16000)}}, {"x", {int64_t(1), 2.5, int64_t(-3)}}};
   return r;
 }
 
@@ -59,6 +61,8 @@ BuildRecipe otherSettings() {
   r.tiles = {{7, {0, 0, 4}}};
   r.noFusion = {0};
   r.fixedShapes = {{"in put=1", {3}}};
+  r.fixedValues = {{"in put=1", {0.125, -1e-30, 6.02e23}},
+                   {"2", {int64_t(-9223372036854775807 - 1)}}};
   return r;
 }
 
@@ -120,14 +124,16 @@ TEST(Recipe, JsonFormIsTheDocumentedOne) {
     "module_name": "face_detector",
     "tiles": {"0": [1, 8, 0, 0], "3": [0, 16], "12": [2]},
     "fusion": false, "no_fusion": [2, 5, 9],
-    "fixed_shapes": {"0": [1, 76, 32, 1], "audio": [2, 8000]}})"));
+    "fixed_shapes": {"0": [1, 76, 32, 1], "audio": [2, 8000]},
+    "fixed_values": {"sr": 16000, "x": [1, 2.5, -3]}})"));
   // The same text read back (as a tuning file) is the recipe.
   auto tuning = kiln::parseRecipe(R"({"tiles": {"3": [0, 16], "12": [2], "0": [1, 8, 0, 0]},
     "no_fusion": [9, 2, 5, 2], "fusion": false, "target": "aarch64-linux-gnu",
     "target_cpu": "cortex-a72", "target_cpu_features": "+neon,+crc",
     "profile": "stripped", "debug_symbols": true, "reflection": false,
     "output_format": "c-module", "module_name": "face_detector",
-    "fixed_shapes": {"audio": [2, 8000], "0": [1, 76, 32, 1]}})",
+    "fixed_shapes": {"audio": [2, 8000], "0": [1, 76, 32, 1]},
+    "fixed_values": {"x": [1.0, 2.5, -3], "sr": [16000]}})",
                                   "tuning.json");
   ASSERT_TRUE(static_cast<bool>(tuning)) << llvm::toString(tuning.takeError());
   EXPECT_TRUE(*tuning == everySetting());
@@ -155,23 +161,28 @@ TEST(Recipe, CommandLineIsTheDocumentedOne) {
                                              "--no-fusion=5",
                                              "--no-fusion=9",
                                              "--fix-shape=0=1x76x32x1",
-                                             "--fix-shape=audio=2x8000"};
+                                             "--fix-shape=audio=2x8000",
+                                             "--fix-value=sr=16000",
+                                             "--fix-value=x=1,2.5,-3"};
   EXPECT_EQ(kiln::recipeCommandLine(everySetting()), expected);
-  // The input is everything before the last '='.
-  EXPECT_EQ(kiln::recipeCommandLine(otherSettings()).back(), "--fix-shape=in put=1=3");
+  // The input is everything before the last '='; reals in the shortest
+  // text that reads back to the same double.
+  std::vector<std::string> other = kiln::recipeCommandLine(otherSettings());
+  ASSERT_GE(other.size(), 3u);
+  EXPECT_EQ(other[other.size() - 3], "--fix-shape=in put=1=3");
+  EXPECT_EQ(other[other.size() - 2], "--fix-value=2=-9223372036854775808");
+  EXPECT_EQ(other.back(), "--fix-value=in put=1=0.125,-1e-30,6.02e+23");
 }
 
 TEST(Recipe, EveryKeyHasItsJsonKey) {
-  const std::vector<std::string> keys = {"target",        "target-cpu",    "target-cpu-features",
-                                         "profile",       "debug-symbols", "reflection",
-                                         "output-format", "module-name",   "tile",
-                                         "fusion",        "no-fusion",     "fix-shape",
-                                         "check-bounds"};
-  const std::vector<std::string> json = {"target",        "target_cpu",    "target_cpu_features",
-                                         "profile",       "debug_symbols", "reflection",
-                                         "output_format", "module_name",   "tiles",
-                                         "fusion",        "no_fusion",     "fixed_shapes",
-                                         "check_bounds"};
+  const std::vector<std::string> keys = {
+      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",        "fusion",
+      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds"};
+  const std::vector<std::string> json = {
+      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",       "fusion",
+      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds"};
   EXPECT_EQ(kiln::recipeKeys(), keys);
   EXPECT_EQ(kiln::recipeJsonKeys(), json);
 }
@@ -196,6 +207,46 @@ TEST(Recipe, SettingsAccumulateAsOnTheCommandLine) {
   EXPECT_EQ(r.debugSymbols, std::optional<bool>(true));
   EXPECT_EQ(r.format, kiln::OutputFormat::Artifact);
   EXPECT_EQ(r.fixedShapes, (std::map<std::string, std::vector<int64_t>>{{"x=y", {2, 3}}}));
+}
+
+TEST(Recipe, FixValueTakesEveryDocumentedForm) {
+  using N = kiln::FixedNumber;
+  auto parse = [](const char *text) {
+    auto v = kiln::parseFixValue(text);
+    EXPECT_TRUE(static_cast<bool>(v)) << text << ": " << llvm::toString(v.takeError());
+    return v ? *v : std::vector<N>();
+  };
+  EXPECT_EQ(parse("16000"), (std::vector<N>{int64_t(16000)}));
+  EXPECT_EQ(parse("-7"), (std::vector<N>{int64_t(-7)}));
+  EXPECT_EQ(parse("1,2,3"), (std::vector<N>{int64_t(1), int64_t(2), int64_t(3)}));
+  EXPECT_EQ(parse("[1,2,3]"), parse("1,2,3"));
+  EXPECT_EQ(parse(" [ 1 , 2 , 3 ] "), parse("1,2,3"));
+  EXPECT_EQ(parse("0.5,-1e-3"), (std::vector<N>{0.5, -0.001}));
+  // Reals with an integral value are whole numbers (one form per value).
+  EXPECT_EQ(parse("2.0,1e3,+5,-0.0"),
+            (std::vector<N>{int64_t(2), int64_t(1000), int64_t(5), int64_t(0)}));
+  EXPECT_EQ(parse("true,false"), (std::vector<N>{int64_t(1), int64_t(0)}));
+  EXPECT_EQ(parse("9223372036854775807"), (std::vector<N>{int64_t(9223372036854775807)}));
+  // Beyond int64: a real (the model check says it is out of an integer
+  // type's range).
+  EXPECT_EQ(parse("1e20"), (std::vector<N>{1e20}));
+  // The text form reads back to the same values.
+  for (const char *text : {"16000", "1,2.5,-3", "0.1,1e-30,6.02e23,-2.5e-7", "true"})
+    EXPECT_EQ(parse(kiln::fixValueText(parse(text)).c_str()), parse(text)) << text;
+  EXPECT_EQ(kiln::fixValueText({int64_t(16000)}), "16000");
+  EXPECT_EQ(kiln::fixValueText({0.1, int64_t(-3)}), "0.1,-3");
+  // Setting by text: the input is everything before the last '='.
+  BuildRecipe r;
+  ASSERT_EQ(errorText(kiln::setRecipeOption(r, "fix-value", "a=b=[1, 2]")), "");
+  ASSERT_EQ(errorText(kiln::setRecipeOption(r, "fix-value", "0=0.5")), "");
+  EXPECT_EQ(r.fixedValues, (std::map<std::string, std::vector<N>>{{"a=b", {int64_t(1), int64_t(2)}},
+                                                                  {"0", {0.5}}}));
+  auto options = kiln::recipeCompileOptions(r);
+  ASSERT_TRUE(static_cast<bool>(options)) << llvm::toString(options.takeError());
+  ASSERT_EQ(options->fixedValues.size(), 2u);
+  EXPECT_EQ(options->fixedValues[0].input, "0");
+  EXPECT_EQ(options->fixedValues[0].values, (std::vector<N>{0.5}));
+  EXPECT_EQ(options->fixedValues[1].input, "a=b");
 }
 
 TEST(Recipe, EachBadValueIsOneErrorNamingTheFlagAndTheValue) {
@@ -226,6 +277,20 @@ TEST(Recipe, EachBadValueIsOneErrorNamingTheFlagAndTheValue) {
       {"fix-shape", "0=1x0", "'0' is not a positive dimension"},
       {"fix-shape", "0=axb", "'a' is not a positive dimension"},
       {"fix-shape", "0=65536x65536", "more than 2^31 elements"},
+      {"fix-value", "sr", "expected INPUT=VALUE"},
+      {"fix-value", "=16000", "expected INPUT=VALUE"},
+      {"fix-value", "sr=", "no value"},
+      {"fix-value", "sr=[]", "no value"},
+      {"fix-value", "sr=abc", "'abc' is not a number (VALUE is a number such as 16000"},
+      {"fix-value", "sr=16k", "'16k' is not a number"},
+      {"fix-value", "x=1,,2", "'' is not a number"},
+      {"fix-value", "x=[1,2", "has unbalanced [ ]"},
+      {"fix-value", "x=1,2]", "has unbalanced [ ]"},
+      {"fix-value", "x=nan", "'nan' is not a number"},
+      {"fix-value", "x=inf", "'inf' is not a number"},
+      {"fix-value", "x=1e999", "'1e999' is not a number"},
+      {"fix-value", "x=0x10", "'0x10' is not a number"},
+      {"fix-value", "x=True", "'True' is not a number"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(std::string(c.key) + "=" + c.value);
@@ -243,10 +308,20 @@ TEST(Recipe, EachBadValueIsOneErrorNamingTheFlagAndTheValue) {
   std::string message = errorText(kiln::setRecipeOption(r, "module-name", longName));
   EXPECT_EQ(message.rfind("--module-name='aaaa", 0), 0u) << message;
   EXPECT_NE(message.find("is 101 characters; at most 100"), std::string::npos) << message;
-  // A second shape for one input, and a key that is no setting.
+  // A second shape or value for one input, and a key that is no setting.
   EXPECT_EQ(errorText(kiln::setRecipeOption(r, "fix-shape", "0=2x3")), "");
   EXPECT_EQ(errorText(kiln::setRecipeOption(r, "fix-shape", "0=1x3")),
             "--fix-shape fixes input '0' twice; give one shape per input");
+  EXPECT_EQ(errorText(kiln::setRecipeOption(r, "fix-value", "sr=16000")), "");
+  EXPECT_EQ(errorText(kiln::setRecipeOption(r, "fix-value", "sr=8000")),
+            "--fix-value fixes input 'sr' twice; give one value per input");
+  // More elements than a fixed value holds.
+  std::string many = "x=0";
+  for (size_t i = 1; i <= kiln::kMaxFixedValueElements; ++i)
+    many += ",0";
+  message = errorText(kiln::setRecipeOption(r, "fix-value", many));
+  EXPECT_NE(message.find("65537 elements; a fixed value has at most 65536"), std::string::npos)
+      << message.substr(0, 200);
   message = errorText(kiln::setRecipeOption(r, "tiles", "3=1"));
   EXPECT_NE(message.find("'tiles' is not a build setting (target, target-cpu"), std::string::npos)
       << message;
@@ -278,6 +353,16 @@ TEST(Recipe, BadJsonValuesNameTheFileTheKeyAndTheValue) {
       {R"({"fixed_shapes": {"in": [0, 3]}})",
        "t.json: \"fixed_shapes.in\": '0' is not a positive dimension"},
       {R"({"fixed_shapes": {"": [3]}})", "t.json: \"fixed_shapes\" has an empty input name"},
+      {R"({"fixed_values": {"sr": "16000"}})",
+       "t.json: \"fixed_values.sr\" must be a number, true, false or an array of them"},
+      {R"({"fixed_values": {"x": [1, "a"]}})",
+       "t.json: \"fixed_values.x\" must be a number, true, false or an array of them"},
+      {R"({"fixed_values": {"x": [[1], [2]]}})",
+       "t.json: \"fixed_values.x\" must be a number, true, false or an array of them"},
+      {R"({"fixed_values": {"x": []}})", "t.json: \"fixed_values.x\": no value"},
+      {R"({"fixed_values": {"": 1}})", "t.json: \"fixed_values\" has an empty input name"},
+      {R"({"fixed_values": [1]})",
+       "t.json: \"fixed_values\" must map input names or indices to values"},
       {R"({"tilez": {}})", "t.json: unknown key 'tilez' (known: target, target_cpu"},
       {R"([1])", "t.json: expected a JSON object of build settings"},
       {R"({"tiles": )", "t.json: not valid JSON"},
@@ -311,6 +396,14 @@ TEST(Recipe, ValidateChecksFieldsSetDirectlyAndTheirCombination) {
   r = BuildRecipe();
   r.fixedShapes = {{"a", {2, 0}}};
   EXPECT_EQ(message(r), "--fix-shape='a=2x0': '0' is not a positive dimension");
+  r = BuildRecipe();
+  r.fixedValues = {{"a", {}}};
+  EXPECT_EQ(message(r).rfind("--fix-value='a=': no value", 0), 0u) << message(r);
+  r.fixedValues = {{"a", {std::numeric_limits<double>::infinity()}}};
+  EXPECT_EQ(message(r).rfind("--fix-value='a=inf': a value that is not finite", 0), 0u)
+      << message(r);
+  r.fixedValues = {{"", {int64_t(1)}}};
+  EXPECT_EQ(message(r), "--fix-value='=1': no input name (a name or an index)");
   r = BuildRecipe();
   r.noFusion = {-3};
   EXPECT_EQ(message(r).rfind("--no-fusion='-3' is not a dispatch id", 0), 0u) << message(r);
@@ -437,6 +530,12 @@ TEST(Recipe, ProjectFileKeepsTheRecipe) {
   EXPECT_EQ(parseJson(kiln::projectToJson(p)),
             parseJson(R"({"kiln_project": 1, "model": "face.tflite", "profile": "stripped",
                           "tiles": {"3": [0, 8]}})"));
+  // Fixed values too: a scalar as a number, a tensor as an array.
+  p.recipe.fixedValues = {{"sr", {int64_t(16000)}}, {"w", {0.5, int64_t(2)}}};
+  EXPECT_EQ(parseJson(kiln::projectToJson(p)),
+            parseJson(R"({"kiln_project": 1, "model": "face.tflite", "profile": "stripped",
+                          "tiles": {"3": [0, 8]}, "fixed_values": {"sr": 16000, "w": [0.5, 2]}})"));
+  p.recipe.fixedValues.clear();
   // A project written before the recipe (every key, empty ones too) reads.
   const std::string old = pathIn(dir, "old.kilnproj");
   std::ofstream(old) << R"({

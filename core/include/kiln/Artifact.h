@@ -159,6 +159,9 @@ struct ArtifactDescription {
   /// The I/O signature (the `io` section, kept by every profile). The
   /// runtime requires each buffer aligned to its element size.
   std::vector<IOInfo> inputs, outputs;
+  /// The model inputs fixed to values (--fix-value), from the io section;
+  /// not part of the signature.
+  std::vector<FixedInput> fixedInputs;
   /// Target of the executables: triple, CPU and the CPU features their
   /// code requires (x86-64 records them; empty elsewhere).
   std::string triple, cpu;
@@ -185,9 +188,10 @@ struct ArtifactDescription {
 
 /// Rows "input N" and "output N": name, shape x type, bytes and the
 /// alignment the runtime requires (the element size), as `kiln inspect`
-/// prints a signature.
-std::string formatSignature(const std::vector<IOInfo> &inputs,
-                            const std::vector<IOInfo> &outputs);
+/// prints a signature; then one "fixed" row per input fixed to a value
+/// (kiln/ModelInputs.h formatFixedInputs).
+std::string formatSignature(const std::vector<IOInfo> &inputs, const std::vector<IOInfo> &outputs,
+                            const std::vector<FixedInput> &fixed = {});
 
 /// The tensors as JSON: [{name, element_type, shape, bytes, alignment}].
 llvm::json::Array signatureToJson(const std::vector<IOInfo> &tensors);
@@ -229,11 +233,14 @@ llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription 
 /// The `kiln inspect MODEL --json` document (also the Python package's
 /// kiln.inspect(model) and a C module's Artifact.plan): the plan's keys
 /// (planToJson) plus "signature": {"inputs": [...], "outputs": [...]}
-/// (signatureToJson). Errors as inspectArtifactJson.
+/// (signatureToJson), with "fixed_values": [...] (kiln/ModelInputs.h
+/// fixedInputsJson) when inputs are fixed to values. Errors as
+/// inspectArtifactJson.
 llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
                                                    const std::vector<IOInfo> &inputs,
                                                    const std::vector<IOInfo> &outputs,
-                                                   const std::string &what);
+                                                   const std::string &what,
+                                                   const std::vector<FixedInput> &fixed = {});
 
 } // namespace kiln
 

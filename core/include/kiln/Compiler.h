@@ -84,6 +84,9 @@ struct CompileResult {
   std::shared_ptr<const CompilationPlan> plan;
   /// The model's I/O signature, in order (also for a plan without code).
   std::vector<IOInfo> inputs, outputs;
+  /// The model inputs fixed to values (--fix-value), in the model's input
+  /// order; they are not in `inputs`.
+  std::vector<FixedInput> fixedInputs;
   /// Options that changed nothing (a --fix-shape of a static input), one
   /// sentence each; the tools print them as warnings.
   std::vector<std::string> warnings;

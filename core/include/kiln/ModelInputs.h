@@ -6,7 +6,8 @@
 // such as "batch", kept by name) and TOSA .mlir (@main's static arguments).
 // The CLI (`--fix-shape`, `kiln inspect`), the workbench (Tune's input
 // shapes, the Diagnostics fix button) and the Python package read these
-// structs; checkShapeFixes is the one check of a --fix-shape against them.
+// structs; checkShapeFixes is the one check of a --fix-shape against them,
+// checkValueFixes the one check of a --fix-value.
 //
 // An import that stops at inputs whose dynamic dimensions no --fix-shape
 // sized returns an UnfixedInputError: its message is the text users read,
@@ -77,6 +78,32 @@ std::vector<std::string> modelDataFiles(const std::string &path);
 /// saying so is appended to `warnings` (when given).
 llvm::Error checkShapeFixes(const std::vector<ModelInput> &inputs, const std::vector<ShapeFix> &fixes,
                             const std::string &filename, std::vector<std::string> *warnings = nullptr);
+
+/// Checks `values` against `inputs` (the one check of --fix-value, used by
+/// every import) and resolves each to the input it fixes: each names an
+/// input (by name, or index as decimal text), at most once; the input's
+/// element type is a number type Kiln fixes (float32, int8, uint8, int16,
+/// uint16, int32, uint32, int64, bool); its shape is static,
+/// or given whole by a --fix-shape of the same input (`shapes`, checked by
+/// checkShapeFixes); the value has one element per element of that shape;
+/// each element suits the type (a whole number for integer types, within
+/// their range, 0 or 1 (false, true) for bool, within float32's range for
+/// float32). Fixing every input is allowed: the artifact then takes no
+/// input. Errors name the input, `filename` is their prefix
+/// ("model.onnx: "); an unknown input lists the model's inputs. Returns the
+/// fixed inputs in the model's input order.
+llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelInput> &inputs,
+                                                        const std::vector<ValueFix> &values,
+                                                        const std::vector<ShapeFix> &shapes,
+                                                        const std::string &filename);
+
+/// `kiln inspect`'s rows for the fixed inputs, one per input: "fixed
+/// 'sr' int64 [] = 16000 (--fix-value; not an input of the artifact)".
+std::string formatFixedInputs(const std::vector<FixedInput> &fixed);
+
+/// The fixed inputs as JSON ("fixed_values" of `kiln inspect --json`):
+/// [{"name", "element_type", "shape", "values": [...]}].
+llvm::json::Array fixedInputsJson(const std::vector<FixedInput> &fixed);
 
 /// The input a ShapeFix's `input` names (name or decimal index), or nullptr.
 const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const std::string &nameOrIndex);

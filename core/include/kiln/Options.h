@@ -15,6 +15,7 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace kiln {
@@ -60,6 +61,28 @@ struct ShapeFix {
   std::vector<int64_t> shape;
 };
 
+/// One element of a fixed input value (`--fix-value`), as parsed: a whole
+/// number, kept exactly (for integer inputs; a real number with an integral
+/// value, "2.0" or "1e3", is held as one), or a finite real number.
+using FixedNumber = std::variant<int64_t, double>;
+
+/// A model input fixed to a value, as given by `--fix-value=INPUT=VALUE`
+/// (parsed and checked by kiln/Recipe.h's setRecipeOption; checked against
+/// the model by kiln/ModelInputs.h's checkValueFixes): the input becomes a
+/// constant of the build and leaves the artifact's signature.
+struct ValueFix {
+  /// Input name, or its index in signature order as decimal text.
+  std::string input;
+  /// Every element in row-major order (one for a scalar); the element
+  /// type and shape are the input's.
+  std::vector<FixedNumber> values;
+};
+
+/// The text form of a fixed value, as --fix-value takes it: the elements
+/// separated by ',' ("16000", "1,2.5,3"); whole numbers in decimal, real
+/// ones in the shortest form that reads back to the same double.
+std::string fixValueText(const std::vector<FixedNumber> &values);
+
 /// The phases of a compilation, in order; reported to
 /// CompileOptions::onPhase as each one starts.
 enum class CompilePhase {
@@ -90,6 +113,9 @@ struct CompileOptions {
   TargetOptions target;
   /// Shapes for inputs with dynamic dimensions.
   std::vector<ShapeFix> fixedShapes;
+  /// Inputs fixed to values: constants of the build, not in its signature
+  /// (ONNX models only).
+  std::vector<ValueFix> fixedValues;
   /// With --emit: elide constants larger than 16 elements in MLIR output
   /// (for reading on a terminal). Off, the output parses back in.
   bool elideConstants = true;

@@ -24,7 +24,8 @@
 //     ... the working recipe's keys (recipeToJson): "target", "target_cpu",
 //     "target_cpu_features", "profile", "debug_symbols", "reflection",
 //     "output_format", "module_name", "tiles", "fusion", "no_fusion",
-//     "fixed_shapes"; settings at their default are not written
+//     "fixed_shapes", "fixed_values"; settings at their default are not
+//     written
 //   }
 // Files written before the recipe (every key written, "" and [] for
 // unset ones) and before "export" (the export followed the working recipe)

@@ -2,12 +2,12 @@
 //
 // A build recipe is everything that decides what one build of a model
 // produces: device target, CPU and features, profile and its overrides,
-// output format and C module name, workgroup tiles, fusion switches and
-// fixed input shapes. The command line (`kiln compile|export|inspect`
-// flags), `.kilnproj` projects, tuning files, the export manifest, the
-// workbench and the Python package all hold a BuildRecipe and go through the
-// functions below: one parser and one check per setting, one JSON form, one
-// command line.
+// output format and C module name, workgroup tiles, fusion switches,
+// fixed input shapes and inputs fixed to values. The command line (`kiln
+// compile|export|inspect` flags), `.kilnproj` projects, tuning files, the
+// export manifest, the workbench and the Python package all hold a
+// BuildRecipe and go through the functions below: one parser and one check
+// per setting, one JSON form, one command line.
 //
 // Settings by key (the CLI flag names without "--"; JSON keys in
 // parentheses where they differ):
@@ -22,7 +22,13 @@
 //   tile                 ID=S0,S1,... (repeatable)             ("tiles": {"ID": [S0, ...]})
 //   fusion               true | false                          ("fusion")
 //   no-fusion            ID (repeatable)                       ("no_fusion": [ID, ...])
-//   fix-shape            INPUT=D0xD1x... (repeatable)          ("fixed_shapes": {"INPUT": [D0, ...]})
+//   fix-shape            INPUT=D0xD1x... (repeatable)          ("fixed_shapes":
+//                                                          {"INPUT": [D0, ...]})
+//   fix-value            INPUT=VALUE (repeatable)              ("fixed_values":
+//                                                          {"INPUT": V or [V, ...]})
+//                        VALUE: a number (16000, 0.5, true), or
+//                        several separated by ',', with or
+//                        without [ ] (1,2,3 or [1,2,3])
 //   check-bounds         true | false (.kiln artifacts only)   ("check_bounds")
 //
 //===----------------------------------------------------------------------===//
@@ -67,6 +73,9 @@ struct BuildRecipe {
   std::vector<int64_t> noFusion;
   /// Input (name, or index as decimal text) -> full static shape.
   std::map<std::string, std::vector<int64_t>> fixedShapes;
+  /// Input (name, or index as decimal text) -> its value, every element
+  /// in row-major order (element type and shape are the input's).
+  std::map<std::string, std::vector<FixedNumber>> fixedValues;
   /// Bounds-checked kernels (CompileOptions::checkBounds).
   bool checkBounds = false;
 
@@ -77,23 +86,43 @@ struct BuildRecipe {
 const std::vector<std::string> &recipeKeys();
 
 /// The JSON key of each recipeKeys() entry, in the same order ("tiles",
-/// "no_fusion", "fixed_shapes", the rest with '_' for '-').
+/// "no_fusion", "fixed_shapes", "fixed_values", the rest with '_' for
+/// '-').
 const std::vector<std::string> &recipeJsonKeys();
 
 /// Applies one setting given as text, as on the command line: `key` is a
 /// recipeKeys() name, `value` its text ("tile" adds or replaces one
-/// dispatch's sizes, "fix-shape" adds one input, "no-fusion" adds one id;
+/// dispatch's sizes, "fix-shape" and "fix-value" add one input,
+/// "no-fusion" adds one id;
 /// the others replace the setting). Booleans are "true" or "false" (also
 /// "1", "0"); "target-cpu" and "target-cpu-features" take any text, empty
 /// = the target's default (LLVM checks the names when compiling). This is
 /// the one parser of each setting: it checks the value's syntax and range
 /// (a tile size is a whole number >= 0, a dispatch id too, a shape has
-/// positive dimensions and at most 2^31 elements, a target and a profile
+/// positive dimensions and at most 2^31 elements, a fixed value is 1 to
+/// kMaxFixedValueElements finite numbers (parseFixValue), a target and a profile
 /// are known, a module name is a C identifier, ...). Errors: one line
 /// naming the flag (`--tile='3=a'`), the value and what is accepted (an
 /// unknown key names the keys; a second shape for one input says so); the
 /// recipe is unchanged.
 llvm::Error setRecipeOption(BuildRecipe &recipe, llvm::StringRef key, llvm::StringRef value);
+
+/// The most elements one --fix-value gives (the value is a small tensor:
+/// a sample rate, a flag, a few sizes).
+inline constexpr size_t kMaxFixedValueElements = 65536;
+
+/// The one parser of a --fix-value VALUE (the part after INPUT=): one
+/// number, or several separated by ',' with or without enclosing [ ]
+/// ("16000", "1,2,3", "[0.5, -1e-3]"); spaces around numbers are allowed.
+/// A number is a whole number (decimal, optional sign), a finite real
+/// (0.5, -1e-3; one with an integral value is held as a whole number), or
+/// true / false (1 / 0, for bool inputs). Whether the numbers suit the
+/// input (its element type's range, its element count) is checked against
+/// the model (kiln/ModelInputs.h checkValueFixes). Errors: one line
+/// without the flag (the caller prefixes it), naming the offending text:
+/// "'abc' is not a number (...)", "no value", more than
+/// kMaxFixedValueElements elements.
+llvm::Expected<std::vector<FixedNumber>> parseFixValue(llvm::StringRef text);
 
 /// Checks every setting (the same rules as setRecipeOption, for fields set
 /// directly) and the settings together: a bare-metal target (see

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "kiln/Options.h"
+
 #include "llvm/ADT/StringRef.h"
 
 namespace kiln {
@@ -26,6 +28,21 @@ struct IOInfo {
   std::vector<int64_t> shape;
   /// Bytes (the runtime's byte_size: elements x element size).
   uint64_t byteSize = 0;
+};
+
+/// A model input fixed to a value at compile time (`--fix-value`): a
+/// constant of the build, not an input of its signature. What the artifact
+/// records (its io section) and `kiln inspect` lists under "fixed".
+struct FixedInput {
+  /// The input's name in the model.
+  std::string name;
+  /// NumPy-style element type name of the model's input: "int64",
+  /// "float32", "bool", ...
+  std::string elementType;
+  /// The input's static shape (empty for a scalar).
+  std::vector<int64_t> shape;
+  /// Every element, row-major (product(shape) of them).
+  std::vector<FixedNumber> values;
 };
 
 /// Bytes per element of a dtype descriptor, 0 if unsupported.

@@ -7,7 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Artifact.h"
+#include "kiln/ModelInputs.h"
 #include "kiln/Plan.h"
+#include "kiln/Recipe.h"
 
 #include "Codegen/BoundsChecks.h"
 #include "kiln_artifact_generated.h"
@@ -154,6 +156,22 @@ llvm::Expected<ArtifactDescription> artifactDescriptionOf(const kiln_artifact_in
   if (a.io()) {
     d.inputs = signatureOf(a.io()->inputs());
     d.outputs = signatureOf(a.io()->outputs());
+    if (a.io()->fixed_inputs())
+      for (const fb::FixedInput *f : *a.io()->fixed_inputs()) {
+        FixedInput in;
+        in.name = f->name() ? f->name()->str() : "";
+        in.elementType = f->element_type() ? f->element_type()->str() : "";
+        if (f->shape())
+          in.shape.assign(f->shape()->begin(), f->shape()->end());
+        // A value that does not parse (a damaged or foreign file) is shown
+        // without elements rather than refused: nothing runs from it.
+        auto values = parseFixValue(f->value() ? f->value()->string_view() : "");
+        if (values)
+          in.values = std::move(*values);
+        else
+          llvm::consumeError(values.takeError());
+        d.fixedInputs.push_back(std::move(in));
+      }
   }
   describeExecutables(a, d);
   d.hal = a.device() && a.device()->hal() ? a.device()->hal()->str() : "";
@@ -181,8 +199,8 @@ llvm::Expected<ArtifactDescription> artifactDescriptionOf(const kiln_artifact_in
   return d;
 }
 
-std::string formatSignature(const std::vector<IOInfo> &inputs,
-                            const std::vector<IOInfo> &outputs) {
+std::string formatSignature(const std::vector<IOInfo> &inputs, const std::vector<IOInfo> &outputs,
+                            const std::vector<FixedInput> &fixed) {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto rows = [&](const char *kind, const std::vector<IOInfo> &list) {
@@ -195,6 +213,7 @@ std::string formatSignature(const std::vector<IOInfo> &inputs,
   };
   rows("input", inputs);
   rows("output", outputs);
+  os << formatFixedInputs(fixed);
   return os.str();
 }
 
@@ -226,7 +245,7 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
     os << (i ? ", " : "") << d.sizes.sections[i].first << " " << d.sizes.sections[i].second;
   os << (d.sizes.sections.empty() ? "; file " : " (bytes; file ") << d.sizes.fileBytes
      << (d.sizes.sections.empty() ? " bytes\n" : ")\n");
-  os << formatSignature(d.inputs, d.outputs);
+  os << formatSignature(d.inputs, d.outputs, d.fixedInputs);
   os << llvm::left_justify("arena", 10) << d.arenaBytes << " bytes (lower bound "
      << d.lowerBoundBytes << "), weights " << d.constantBytes << " bytes in " << d.constants
      << " constants, executables " << d.codeBytes << " bytes (" << d.executables
@@ -271,7 +290,7 @@ llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d) {
                                             {"workgroup_count", llvm::json::Array(r.workgroups)},
                                             {"bindings", r.bindings},
                                             {"wave", r.wave}});
-  return llvm::json::Object{
+  llvm::json::Object out{
       {"format_version", std::to_string(d.formatMajor) + "." + std::to_string(d.formatMinor)},
       {"producer", d.producer},
       {"source", d.source},
@@ -300,6 +319,9 @@ llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d) {
       {"wave_count", d.waves},
       {"largest_wave", d.largestWave},
       {"dispatches", std::move(dispatches)}};
+  if (!d.fixedInputs.empty())
+    out["fixed_values"] = fixedInputsJson(d.fixedInputs);
+  return llvm::json::Value(std::move(out));
 }
 
 llvm::StringRef planMissingReason() {
@@ -340,12 +362,16 @@ llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription 
 llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
                                                    const std::vector<IOInfo> &inputs,
                                                    const std::vector<IOInfo> &outputs,
-                                                   const std::string &what) {
+                                                   const std::string &what,
+                                                   const std::vector<FixedInput> &fixed) {
   auto out = planObject(plan, what);
-  if (out)
-    (*out->getAsObject())["signature"] =
-        llvm::json::Object{{"inputs", signatureToJson(inputs)},
-                           {"outputs", signatureToJson(outputs)}};
+  if (!out)
+    return out;
+  llvm::json::Object signature{{"inputs", signatureToJson(inputs)},
+                               {"outputs", signatureToJson(outputs)}};
+  if (!fixed.empty())
+    signature["fixed_values"] = fixedInputsJson(fixed);
+  (*out->getAsObject())["signature"] = std::move(signature);
   return out;
 }
 

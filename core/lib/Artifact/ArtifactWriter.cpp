@@ -2,6 +2,7 @@
 #include "ArtifactWriter.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Options.h"
 
 #include "kiln_artifact_generated.h"
 
@@ -129,7 +130,19 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
     inputs.push_back(createTensorDesc(fbb, t));
   for (const TensorSpec &t : spec.outputs)
     outputs.push_back(createTensorDesc(fbb, t));
-  auto io = fb::CreateIOTableDirect(fbb, &inputs, &outputs);
+  // In CreateIOTableDirect's order; the fixed inputs absent (not an empty
+  // vector) without --fix-value, so those artifacts keep their bytes.
+  auto inputVector = fbb.CreateVector(inputs);
+  auto outputVector = fbb.CreateVector(outputs);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::FixedInput>>> fixed;
+  if (!spec.fixedInputs.empty()) {
+    std::vector<flatbuffers::Offset<fb::FixedInput>> entries;
+    for (const FixedInput &f : spec.fixedInputs)
+      entries.push_back(fb::CreateFixedInputDirect(fbb, f.name.c_str(), f.elementType.c_str(),
+                                                   &f.shape, fixValueText(f.values).c_str()));
+    fixed = fbb.CreateVector(entries);
+  }
+  auto io = fb::CreateIOTable(fbb, inputVector, outputVector, fixed);
   closeSection("io");
 
   // Overhead from here on: the size table, producer/source strings, root.

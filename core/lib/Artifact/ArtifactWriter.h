@@ -8,6 +8,8 @@
 #ifndef KILN_CORE_ARTIFACT_ARTIFACTWRITER_H
 #define KILN_CORE_ARTIFACT_ARTIFACTWRITER_H
 
+#include "kiln/TensorTypes.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,6 +76,9 @@ struct ArtifactSpec {
   std::string source;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
+  /// Model inputs fixed to values (--fix-value): constants of the build,
+  /// recorded in the io section for tools (not part of the signature).
+  std::vector<FixedInput> fixedInputs;
   std::vector<ConstantSpec> constants;
   std::vector<ExecutableSpec> executables;
   std::vector<CommandSpec> commands;

@@ -5,6 +5,8 @@
 #include "kiln/Artifact.h"
 #include "kiln/Error.h"
 #include "kiln/Options.h"
+#include "kiln/Recipe.h"
+#include "kiln/TensorTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tosa/IR/TosaOps.h"
@@ -33,9 +35,42 @@ static void addWarnings(ModuleOp module, const std::vector<std::string> &warning
   module->setAttr("kiln.warnings", Builder(module.getContext()).getStrArrayAttr(all));
 }
 
-llvm::Expected<OwningOpRef<ModuleOp>>
-importModelFile(MLIRContext &context, llvm::StringRef path,
-                const std::vector<ShapeFix> &fixes) {
+/// Records `fixed` in the module's kFixedInputsAttr.
+static void addFixedInputs(ModuleOp module, const std::vector<FixedInput> &fixed) {
+  Builder b(module.getContext());
+  llvm::SmallVector<Attribute> entries;
+  for (const FixedInput &f : fixed)
+    entries.push_back(b.getDictionaryAttr({
+        b.getNamedAttr("name", b.getStringAttr(f.name)),
+        b.getNamedAttr("element_type", b.getStringAttr(f.elementType)),
+        b.getNamedAttr("shape", b.getI64ArrayAttr(f.shape)),
+        b.getNamedAttr("value", b.getStringAttr(fixValueText(f.values))),
+    }));
+  module->setAttr(kFixedInputsAttr, b.getArrayAttr(entries));
+}
+
+std::vector<FixedInput> fixedInputsOf(ModuleOp module) {
+  std::vector<FixedInput> fixed;
+  auto list = module->getAttrOfType<ArrayAttr>(kFixedInputsAttr);
+  if (!list)
+    return fixed;
+  for (Attribute a : list) {
+    auto d = a.cast<DictionaryAttr>();
+    FixedInput f;
+    f.name = d.getAs<StringAttr>("name").str();
+    f.elementType = d.getAs<StringAttr>("element_type").str();
+    for (Attribute dim : d.getAs<ArrayAttr>("shape"))
+      f.shape.push_back(dim.cast<IntegerAttr>().getInt());
+    // Written by addFixedInputs from parsed values: it parses back.
+    f.values = llvm::cantFail(parseFixValue(d.getAs<StringAttr>("value").getValue()));
+    fixed.push_back(std::move(f));
+  }
+  return fixed;
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm::StringRef path,
+                                                      const std::vector<ShapeFix> &fixes,
+                                                      const std::vector<ValueFix> &values) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return makeError(path + ": cannot read: " + ec.message());
@@ -58,14 +93,26 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
   if (isONNX && tfliteId)
     return makeError(name + ": a TFLite flatbuffer (file identifier 'TFL3'), not an ONNX "
                             "model; rename it to .tflite");
+  // --fix-value becomes an initializer of the ONNX graph; TFLite and TOSA
+  // models have no such step.
+  auto onnxOnly = [&](const char *format) {
+    return makeError(name + ": --fix-value=" + values.front().input +
+                     "=... is supported for ONNX models only; this is a " + format +
+                     " model (give the input's value with --input when running it)");
+  };
   if (isONNX || tfliteId || path.ends_with(".tflite")) {
-    // --fix-shape is checked once, the same way for every format.
+    if (!isONNX && !values.empty())
+      return onnxOnly("TFLite");
+    // --fix-shape and --fix-value are checked once, the same way for every
+    // format.
     std::vector<std::string> warnings;
+    std::vector<FixedInput> fixed;
     llvm::StringRef directory = llvm::sys::path::parent_path(path);
     if (tfliteId || isONNX)
-      if (llvm::Error err = checkModelShapeFixes(bytes, name, directory, isONNX, fixes, warnings))
+      if (llvm::Error err =
+              checkModelShapeFixes(bytes, name, directory, isONNX, fixes, values, warnings, fixed))
         return std::move(err);
-    auto module = isONNX ? importONNX(context, bytes, name, directory, fixes)
+    auto module = isONNX ? importONNX(context, bytes, name, directory, fixes, fixed)
                          : importTFLite(context, bytes, name, fixes);
     if (!module)
       return module.takeError();
@@ -73,8 +120,12 @@ importModelFile(MLIRContext &context, llvm::StringRef path,
       return std::move(err);
     if (!warnings.empty())
       addWarnings(**module, warnings);
+    if (!fixed.empty())
+      addFixedInputs(**module, fixed);
     return module;
   }
+  if ((path.ends_with(".mlir") || path.ends_with(".mlirbc")) && !values.empty())
+    return onnxOnly("TOSA .mlir");
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc")) {
     auto module = importTosaMLIR(context, data, name);
     if (!module)

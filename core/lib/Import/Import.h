@@ -26,6 +26,8 @@
 namespace kiln {
 
 struct ShapeFix;
+struct ValueFix;
+struct FixedInput;
 
 /// Attribute naming a model input (argument) or output (result).
 inline constexpr const char *kNameAttr = "kiln.name";
@@ -40,10 +42,21 @@ inline constexpr const char *kElementTypeAttr = "kiln.element_type";
 /// flatbuffer (file identifier "TFL3"), ONNX ModelProto ('.onnx') or MLIR
 /// text/bytecode in the TOSA dialect. A file whose contents contradict its
 /// extension (a TFLite file named '.onnx') is refused with what it is.
-/// Errors name the file and what is supported.
+/// `values` (--fix-value; ONNX models only, a TFLite or .mlir model is one
+/// error) are checked against the model's inputs (checkValueFixes) and
+/// become constants of the graph; the module then carries them in its
+/// kFixedInputsAttr. Errors name the file and what is supported.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
-                const std::vector<ShapeFix> &fixes);
+                const std::vector<ShapeFix> &fixes, const std::vector<ValueFix> &values = {});
+
+/// Module attribute listing the inputs fixed to values (--fix-value): an
+/// array of {name, element_type, shape, value} dictionaries, `value` the
+/// fixValueText form. The compiler moves it into the artifact's io section.
+inline constexpr const char *kFixedInputsAttr = "kiln.fixed_inputs";
+
+/// The fixed inputs a module's kFixedInputsAttr lists (none without it).
+std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);
 
 /// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs). `filename`
 /// is only used in messages. Errors: not a TFLite file, fails flatbuffers
@@ -65,26 +78,31 @@ importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
 /// `filename` is used in messages and locations; external data files are
 /// read from `directory`. `fixes` (checked beforehand by checkModelShapeFixes)
 /// set inputs' symbolic dimensions (by input
-/// name or index). Errors: not an ONNX model, versions or domains Kiln does
-/// not read, unsupported nodes (named with their name, op type, index and
-/// opset, followed by the supported list), symbolic dimensions left unfixed
-/// (with a --fix-shape suggestion), shapes that depend on run-time values.
+/// name or index); `values` (resolved by checkValueFixes) turn inputs into
+/// initializers before libonnx's shape inference, so that Ifs on them fold. Errors: not an ONNX
+/// model, versions or domains Kiln does not read, unsupported nodes (named with their name, op
+/// type, index and opset, followed by the supported list), symbolic dimensions left unfixed (with a
+/// --fix-shape suggestion), shapes that depend on run-time values.
 ///
 /// Locations: NameLoc("Conv \"conv1\"#12", NameLoc(<first output name>,
 /// FileLineColLoc(<file>, <node index>, 0))).
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importONNX(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
-           llvm::StringRef filename, llvm::StringRef directory,
-           const std::vector<ShapeFix> &fixes);
+importONNX(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+           llvm::StringRef directory, const std::vector<ShapeFix> &fixes,
+           const std::vector<FixedInput> &values = {});
 
-/// Checks `fixes` against the inputs the TFLite (or, with `isONNX`, ONNX)
-/// model in `bytes` declares (kiln/ModelInputs.h checkShapeFixes); a fix of
-/// a static input adds its sentence to `warnings`. A file whose inputs do
-/// not read passes (its importer says what is wrong). In ModelInputs.cpp.
+/// Checks `fixes` and `values` against the inputs the TFLite (or, with
+/// `isONNX`, ONNX) model in `bytes` declares (kiln/ModelInputs.h
+/// checkShapeFixes, checkValueFixes); a fix of a static input adds its
+/// sentence to `warnings`, and the fixed inputs are set in `fixed`. A file
+/// whose inputs do not read passes (its importer says what is wrong). In
+/// ModelInputs.cpp.
 llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name,
                                  llvm::StringRef directory, bool isONNX,
                                  const std::vector<ShapeFix> &fixes,
-                                 std::vector<std::string> &warnings);
+                                 const std::vector<ValueFix> &values,
+                                 std::vector<std::string> &warnings,
+                                 std::vector<FixedInput> &fixed);
 
 /// "[1,100000,100000,8]": a shape for messages.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);

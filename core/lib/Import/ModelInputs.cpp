@@ -24,6 +24,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
+#include <variant>
+
 namespace kiln {
 
 char UnfixedInputError::ID = 0;
@@ -281,10 +284,167 @@ llvm::Error checkShapeFixes(const std::vector<ModelInput> &inputs, const std::ve
   return llvm::Error::success();
 }
 
-llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name, llvm::StringRef directory,
-                                 bool isONNX, const std::vector<ShapeFix> &fixes,
-                                 std::vector<std::string> &warnings) {
-  if (fixes.empty())
+// --- --fix-value --------------------------------------------------------------
+
+namespace {
+
+/// The range of values an element type takes, for the fix-value check.
+struct ValueRange {
+  bool integer;
+  double low, high; ///< Inclusive; for integers exact within int64.
+  int64_t lowInt, highInt;
+};
+
+std::optional<ValueRange> rangeOf(const std::string &type) {
+  auto ints = [](int64_t lo, int64_t hi) {
+    return ValueRange{true, double(lo), double(hi), lo, hi};
+  };
+  if (type == "float32")
+    return ValueRange{false, -3.4028234663852886e38, 3.4028234663852886e38, 0, 0};
+  if (type == "bool")
+    return ints(0, 1);
+  if (type == "int8")
+    return ints(-128, 127);
+  if (type == "uint8")
+    return ints(0, 255);
+  if (type == "int16")
+    return ints(-32768, 32767);
+  if (type == "uint16")
+    return ints(0, 65535);
+  if (type == "int32")
+    return ints(INT32_MIN, INT32_MAX);
+  if (type == "uint32")
+    return ints(0, UINT32_MAX);
+  if (type == "int64")
+    return ints(INT64_MIN, INT64_MAX);
+  return std::nullopt;
+}
+
+std::string numberText(const FixedNumber &v) { return fixValueText({v}); }
+
+} // namespace
+
+llvm::Expected<std::vector<FixedInput>> checkValueFixes(const std::vector<ModelInput> &inputs,
+                                                        const std::vector<ValueFix> &values,
+                                                        const std::vector<ShapeFix> &shapes,
+                                                        const std::string &filename) {
+  auto bad = [&](const llvm::Twine &why) { return makeError(filename + ": " + why); };
+  for (const ValueFix &fix : values)
+    if (!findModelInput(inputs, fix.input))
+      return bad("--fix-value names input '" + fix.input +
+                 "', which the model does not have; its inputs are " + inputList(inputs));
+  std::vector<FixedInput> fixed;
+  for (const ModelInput &in : inputs) {
+    const ValueFix *fix = nullptr;
+    for (const ValueFix &f : values) {
+      if (findModelInput(inputs, f.input) != &in)
+        continue;
+      if (fix)
+        return bad("--fix-value fixes input '" + in.name + "' twice, as '" + fix->input +
+                   "' and as '" + f.input + "'; give one value per input");
+      fix = &f;
+    }
+    if (!fix)
+      continue;
+    const std::string who = "--fix-value for input '" + in.name + "'";
+    std::optional<ValueRange> range = rangeOf(in.elementType);
+    if (!range)
+      return bad(
+          who + ": element type " + in.elementType +
+          " cannot be fixed (Kiln fixes float32, int8, uint8, int16, uint16, int32, uint32, int64 "
+          "and bool inputs)");
+    // The shape: the model's, or the one --fix-shape gives it.
+    std::vector<int64_t> shape = in.shape;
+    const ShapeFix *sized = nullptr;
+    for (const ShapeFix &s : shapes)
+      if (findModelInput(inputs, s.input) == &in)
+        sized = &s;
+    if (sized)
+      shape = sized->shape;
+    else if (in.isDynamic())
+      return bad(who + ": its shape " + in.shapeText() +
+                 " is not static; give it with --fix-shape=" + in.name + "=DIMS too");
+    int64_t elements = 1;
+    for (int64_t d : shape)
+      elements *= d;
+    if (int64_t(fix->values.size()) != elements)
+      return bad(who + " gives " + std::to_string(fix->values.size()) +
+                 (fix->values.size() == 1 ? " value" : " values") + "; the input " +
+                 in.elementType + " " + shapeString(shape) + " has " + std::to_string(elements) +
+                 (elements == 1 ? " element" : " elements"));
+    for (const FixedNumber &v : fix->values) {
+      const int64_t *i = std::get_if<int64_t>(&v);
+      const double *d = std::get_if<double>(&v);
+      auto outOfRange = [&] {
+        std::string limits =
+            range->integer ? std::to_string(range->lowInt) + " to " + std::to_string(range->highInt)
+                           : "magnitude at most " + numberText(range->high);
+        return bad(who + ": " + numberText(v) + " is out of range for " + in.elementType + " (" +
+                   limits + ")");
+      };
+      if (range->integer) {
+        if (d && std::trunc(*d) != *d)
+          return bad(who + ": " + numberText(v) + " is not a whole number (the input is " +
+                     in.elementType + ")");
+        if (d || *i < range->lowInt || *i > range->highInt)
+          return outOfRange();
+      } else if (d ? (*d < range->low || *d > range->high)
+                   : (double(*i) < range->low || double(*i) > range->high)) {
+        return outOfRange();
+      }
+    }
+    // A float32 input holds the float nearest each value: the record says
+    // what the build computes with, whichever way the value was written.
+    std::vector<FixedNumber> held = fix->values;
+    if (in.elementType == "float32")
+      for (FixedNumber &v : held)
+        if (const double *d = std::get_if<double>(&v)) {
+          double f = double(float(*d));
+          v = std::trunc(f) == f && std::fabs(f) < 9.2e18 ? FixedNumber(int64_t(f))
+                                                          : FixedNumber(f);
+        }
+    fixed.push_back({in.name, in.elementType, shape, std::move(held)});
+  }
+  return fixed;
+}
+
+std::string formatFixedInputs(const std::vector<FixedInput> &fixed) {
+  std::string text;
+  for (const FixedInput &f : fixed) {
+    std::string value = fixValueText(f.values);
+    if (f.values.size() > 1)
+      value = "[" + value + "]";
+    text += "fixed     '" + f.name + "' " + f.elementType + " " + shapeString(f.shape) + " = " +
+            value + " (--fix-value; not an input of the artifact)\n";
+  }
+  return text;
+}
+
+llvm::json::Array fixedInputsJson(const std::vector<FixedInput> &fixed) {
+  llvm::json::Array out;
+  for (const FixedInput &f : fixed) {
+    llvm::json::Array values;
+    for (const FixedNumber &v : f.values) {
+      if (const int64_t *i = std::get_if<int64_t>(&v))
+        values.push_back(*i);
+      else
+        values.push_back(std::get<double>(v));
+    }
+    out.push_back(llvm::json::Object{{"name", f.name},
+                                     {"element_type", f.elementType},
+                                     {"shape", llvm::json::Array(f.shape)},
+                                     {"values", std::move(values)}});
+  }
+  return out;
+}
+
+llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name,
+                                 llvm::StringRef directory, bool isONNX,
+                                 const std::vector<ShapeFix> &fixes,
+                                 const std::vector<ValueFix> &values,
+                                 std::vector<std::string> &warnings,
+                                 std::vector<FixedInput> &fixed) {
+  if (fixes.empty() && values.empty())
     return llvm::Error::success();
   auto inputs = isONNX ? onnxInputs(bytes, name, directory) : tfliteInputs(bytes, name);
   if (!inputs) {
@@ -292,7 +452,15 @@ llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
     llvm::consumeError(inputs.takeError());
     return llvm::Error::success();
   }
-  return checkShapeFixes(*inputs, fixes, name.str(), &warnings);
+  if (llvm::Error err = checkShapeFixes(*inputs, fixes, name.str(), &warnings))
+    return err;
+  if (values.empty())
+    return llvm::Error::success();
+  auto resolved = checkValueFixes(*inputs, values, fixes, name.str());
+  if (!resolved)
+    return resolved.takeError();
+  fixed = std::move(*resolved);
+  return llvm::Error::success();
 }
 
 std::string formatModelInputs(const std::vector<ModelInput> &inputs) {

@@ -15,13 +15,16 @@
 #include "kiln/Error.h"
 #include "kiln/ModelInputs.h"
 #include "kiln/Options.h"
+#include "kiln/TensorTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
+#include <map>
 #include <set>
+#include <variant>
 
 using namespace mlir;
 
@@ -449,9 +452,12 @@ llvm::Error GraphImporter::notKnown(const Node &node, const std::string &value,
                         "model is compiled";
   if (input) {
     message += " (it depends on input '" + input->name + "')";
-    if (product(input->dims) == 1)
-      message += "; a scalar input: Kiln cannot fix an input's value yet (--fix-value is "
-                 "planned), so the model must compute it from constants";
+    // A small input of a known shape can be fixed to a value.
+    int64_t elements = product(input->dims);
+    if (input->hasShape && elements >= 1 && elements <= 16)
+      message += "; fix the input to a value with --fix-value=" + input->name + "=" +
+                 (input->elementType == kBool ? "true" : "VALUE") +
+                 " (a constant of the build) if it is the same on every run";
   }
   return fail(message + "; Kiln folds " + node.opType + " only where it is known at compile time");
 }
@@ -893,6 +899,30 @@ Value NodeContext::transposeToChannelsFirst(Value value) {
 
 // --- Entry points -----------------------------------------------------------
 
+/// The fixed inputs as the initializers readONNXModel adds.
+static std::vector<Tensor> inputValues(const std::vector<FixedInput> &fixed) {
+  static const std::map<std::string, int32_t> types = {
+      {"float32", kFloat}, {"int8", kInt8},     {"uint8", kUInt8},
+      {"int16", kInt16},   {"uint16", kUInt16}, {"int32", kInt32},
+      {"uint32", kUInt32}, {"int64", kInt64},   {"bool", kBool}};
+  std::vector<Tensor> out;
+  for (const FixedInput &f : fixed) {
+    Tensor t;
+    t.name = f.name;
+    t.dataType = types.at(f.elementType); // checkValueFixes took only these
+    t.dims = f.shape;
+    for (const FixedNumber &v : f.values) {
+      const int64_t *i = std::get_if<int64_t>(&v);
+      if (t.dataType == kFloat)
+        t.floats.push_back(i ? float(*i) : float(std::get<double>(v)));
+      else
+        t.ints.push_back(*i); // whole numbers in range (checkValueFixes)
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 static std::vector<InputShape> inputShapes(const std::vector<ShapeFix> &fixes) {
   std::vector<InputShape> out;
   for (const ShapeFix &fix : fixes)
@@ -934,7 +964,8 @@ static std::vector<UnfixedInput> unfixedInputs(const Model &model,
 /// names them in the --fix-shape suggestion.
 static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
                                      llvm::StringRef filename, llvm::StringRef directory,
-                                     const std::vector<ShapeFix> &fixes, const Model &model,
+                                     const std::vector<ShapeFix> &fixes,
+                                     const std::vector<FixedInput> &values, const Model &model,
                                      std::string message) {
   std::vector<const ValueInfo *> open;
   for (const ValueInfo &in : model.inputs)
@@ -952,8 +983,8 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
       all.push_back(fix);
     }
     std::string error;
-    auto fixed = readONNXModel(bytes.data(), bytes.size(), directory.str(), inputShapes(all),
-                               error);
+    auto fixed = readONNXModel(bytes.data(), bytes.size(), directory.str(), inputShapes(all), error,
+                               inputValues(values));
     if (!fixed)
       continue;
     GraphImporter attempt(context, *fixed, filename);
@@ -979,10 +1010,11 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
 
 llvm::Expected<OwningOpRef<ModuleOp>>
 importONNX(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
-           llvm::StringRef directory, const std::vector<ShapeFix> &fixes) {
+           llvm::StringRef directory, const std::vector<ShapeFix> &fixes,
+           const std::vector<FixedInput> &values) {
   std::string error;
   auto model = onnx::readONNXModel(bytes.data(), bytes.size(), directory.str(),
-                                   onnx::inputShapes(fixes), error);
+                                   onnx::inputShapes(fixes), error, onnx::inputValues(values));
   if (!model)
     return makeError(filename + ": " + error);
   onnx::GraphImporter importer(context, *model, filename);
@@ -991,7 +1023,7 @@ importONNX(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
     return module;
   std::string message = llvm::toString(module.takeError());
   if (llvm::StringRef(message).ends_with("fix it with --fix-shape"))
-    return onnx::unfixedInputError(context, bytes, filename, directory, fixes, *model,
+    return onnx::unfixedInputError(context, bytes, filename, directory, fixes, values, *model,
                                    message);
   return makeError(message);
 }

@@ -927,6 +927,53 @@ void applyShapes(::onnx::ModelProto &proto, const std::vector<InputShape> &shape
   }
 }
 
+/// Makes each fixed input an initializer holding its value (see
+/// readONNXModel); the values were checked against the inputs by
+/// kiln::checkValueFixes.
+void applyValues(::onnx::ModelProto &proto, const std::vector<Tensor> &values) {
+  ::onnx::GraphProto &graph = *proto.mutable_graph();
+  for (const Tensor &value : values) {
+    ::onnx::TensorProto &init = *graph.add_initializer();
+    init.set_name(value.name);
+    init.set_data_type(value.dataType);
+    for (int64_t d : value.dims)
+      init.add_dims(d);
+    switch (value.dataType) {
+    case kFloat:
+      for (float f : value.floats)
+        init.add_float_data(f);
+      break;
+    case kInt64:
+      for (int64_t v : value.ints)
+        init.add_int64_data(v);
+      break;
+    case kUInt32:
+    case kUInt64:
+      for (int64_t v : value.ints)
+        init.add_uint64_data(uint64_t(v));
+      break;
+    default: // int8, uint8, int16, uint16, int32, bool: int32_data
+      for (int64_t v : value.ints)
+        init.add_int32_data(int32_t(v));
+      break;
+    }
+    auto *inputs = graph.mutable_input();
+    for (int k = 0; k < inputs->size(); ++k) {
+      if (inputs->Get(k).name() != value.name)
+        continue;
+      if (proto.ir_version() >= 4) {
+        inputs->DeleteSubrange(k, 1);
+      } else {
+        auto *shape = inputs->Mutable(k)->mutable_type()->mutable_tensor_type()->mutable_shape();
+        shape->clear_dim();
+        for (int64_t d : value.dims)
+          shape->add_dim()->set_dim_value(d);
+      }
+      break;
+    }
+  }
+}
+
 bool convertGraph(const ::onnx::ModelProto &proto, const std::string &directory, Model &model,
                   std::string &error) {
   const ::onnx::GraphProto &graph = proto.graph();
@@ -982,9 +1029,9 @@ bool convertNodes(const ::onnx::GraphProto &graph, const std::string &directory,
 
 } // namespace
 
-std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
-                                   const std::string &directory,
-                                   const std::vector<InputShape> &shapes, std::string &error) {
+std::optional<Model> readONNXModel(const uint8_t *data, size_t size, const std::string &directory,
+                                   const std::vector<InputShape> &shapes, std::string &error,
+                                   const std::vector<Tensor> &values) {
   try {
     ::onnx::ModelProto proto;
     if (size > size_t(std::numeric_limits<int>::max()) ||
@@ -1003,6 +1050,7 @@ std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
     if (!checkWindowAttributes(proto, error))
       return std::nullopt;
     applyShapes(proto, shapes);
+    applyValues(proto, values);
     if (!runChecker(proto, directory, model.opset, error))
       return std::nullopt;
     if (model.opset < kMinOpset) {

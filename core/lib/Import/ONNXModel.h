@@ -180,6 +180,12 @@ bool newerThanLibonnx(const std::string &opType, int64_t opset);
 ///  - `shapes` set the named/indexed inputs' dimensions (checked beforehand
 ///    by kiln::checkShapeFixes, which importModelFile runs; a fix naming no
 ///    input is ignored here);
+///  - `values` (inputs fixed to values, each named by its input's name and
+///    of its type and shape: kiln::checkValueFixes resolved them) become
+///    initializers: with IR version 4 and up the graph input goes (an
+///    initializer needs none), before it the input stays, with the value's
+///    shape. The checker and shape inference (with data propagation) then
+///    see constants, as does the importer (If conditions fold);
 ///  - libonnx's checker (check_graph; above opset 17 its per-node checks,
 ///    skipping the nodes newerThanLibonnx), then
 ///    onnx::shape_inference::InferShapes (with data propagation, no schema
@@ -187,10 +193,9 @@ bool newerThanLibonnx(const std::string &opType, int64_t opset);
 /// On failure returns nullopt and sets `error` to one line without the file
 /// name (the caller prefixes it), e.g. "opset 22 of the default domain; Kiln
 /// reads opsets 7 to 21".
-std::optional<Model> readONNXModel(const uint8_t *data, size_t size,
-                                   const std::string &directory,
-                                   const std::vector<InputShape> &shapes,
-                                   std::string &error);
+std::optional<Model> readONNXModel(const uint8_t *data, size_t size, const std::string &directory,
+                                   const std::vector<InputShape> &shapes, std::string &error,
+                                   const std::vector<Tensor> &values = {});
 
 /// The `location` of every initializer whose data lies in an external file
 /// (ONNX external data: paths relative to the model's folder), in graph
