@@ -149,6 +149,7 @@ SHAPE_INPUTS = {'Reshape': {1}, 'Expand': {1}, 'Tile': {1}, 'Slice': {1, 2, 3, 4
                 'Upsample': {1}, 'TopK': {1}, 'OneHot': {1}, 'CumSum': {1},
                 'HannWindow': {0}, 'HammingWindow': {0}, 'BlackmanWindow': {0},
                 'LSTM': {4}, 'GRU': {4}, 'RNN': {4}, 'MaxUnpool': {2},
+                'DFT': {1}, 'STFT': {1, 3},
                 # A Loop's trip count and first condition set how many
                 # iterations run: the length of its scan outputs.
                 'Loop': {0, 1}}
@@ -236,7 +237,10 @@ def out_of_reach(case_dir, model, io):
         return 'random'
     if types & DATA_DEPENDENT_OPS:
         return 'data-dependent shape'
-    if types & STRING_OPS or any(v.type.WhichOneof('value') != 'tensor_type' or
+    # Sequence and optional values inside the graph count as such too.
+    sequences = {t for t in types if t.startswith(('Sequence', 'Optional')) or
+                 t in ('SplitToSequence', 'ConcatFromSequence')}
+    if types & STRING_OPS or sequences or any(v.type.WhichOneof('value') != 'tensor_type' or
                                  v.type.tensor_type.elem_type == onnx.TensorProto.STRING
                                  for v in io):
         return 'non-tensor'

@@ -36,6 +36,14 @@
 //   ONNXRecurrentOps.cpp   LSTM GRU RNN (unrolled over the time steps)
 //   ONNXIndexOps.cpp       GatherElements GatherND; refusals of NonZero Unique
 //                          Compress NonMaxSuppression (data-dependent shapes)
+//   ONNXScatterOps.cpp     ScatterElements Scatter ScatterND OneHot MaxUnpool
+//   ONNXMatrixOps.cpp      Trilu EyeLike CumSum TopK ReverseSequence Det
+//   ONNXEinsumOps.cpp      Einsum
+//   ONNXArithmeticOps.cpp  Mod Shrink MeanVarianceNormalization GlobalLpPool
+//   ONNXGridSampleOps.cpp  GridSample RoiAlign
+//   ONNXSignalOps.cpp      DFT STFT
+//   ONNXTextOps.cpp        TfIdfVectorizer (integer pools)
+//   ONNXMaxPoolIndexOps.cpp MaxPool's Indices output (convertMaxPoolWithIndices)
 //
 // ONNX semantics follow the operator specification of onnx 1.16
 // (docs/Operators.md, with each operator's version history, opsets to 21); TOSA semantics
@@ -166,6 +174,27 @@ void registerWindowOps(ConverterTable &table);
 /// (ONNXRecurrentOps.cpp).
 void registerRecurrentOps(ConverterTable &table);
 void registerIndexOps(ConverterTable &table);
+/// ScatterElements, Scatter, ScatterND, OneHot and MaxUnpool
+/// (ONNXScatterOps.cpp: compare masks, selects and reductions).
+void registerScatterOps(ConverterTable &table);
+/// Trilu, EyeLike, CumSum, TopK, ReverseSequence and Det (ONNXMatrixOps.cpp).
+void registerMatrixOps(ConverterTable &table);
+/// Einsum (ONNXEinsumOps.cpp: transposes, reshapes, batched matmuls and
+/// reductions).
+void registerEinsumOps(ConverterTable &table);
+/// Mod, Shrink, MeanVarianceNormalization and GlobalLpPool
+/// (ONNXArithmeticOps.cpp).
+void registerArithmeticOps(ConverterTable &table);
+/// GridSample and RoiAlign (ONNXGridSampleOps.cpp: one tosa.gather per tap).
+void registerGridSampleOps(ConverterTable &table);
+/// DFT and STFT (ONNXSignalOps.cpp: matmuls by constant cos/sin tables).
+void registerSignalOps(ConverterTable &table);
+/// TfIdfVectorizer of integer n-gram pools (ONNXTextOps.cpp).
+void registerTextOps(ConverterTable &table);
+
+/// MaxPool with its Indices output (ONNXMaxPoolIndexOps.cpp; the MaxPool
+/// converter of ONNXConvOps.cpp hands such nodes here).
+mlir::LogicalResult convertMaxPoolWithIndices(NodeContext &ctx);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();
