@@ -90,8 +90,7 @@ TEST(OnnxErrors, Float64Input) {
 // `kiln run` compiles in memory and refuses the same way.
 TEST(OnnxErrors, RunRefusesLikeCompile) {
   expectOneErrorLine("run", "truncated.onnx", {"not a valid ONNX model"});
-  expectOneErrorLine("run", "unsupported_op.onnx", {"node #1", "Bernoulli"},
-                     "--input=2x3x3xf32=1");
+  expectOneErrorLine("run", "unsupported_op.onnx", {"node #1", "Bernoulli"}, "--input=2x3x3xf32=1");
 }
 
 // External data (weights in a side file) is read from beside the model,

@@ -233,10 +233,11 @@ def build_cases():
     c.append(node_case('MaxUnpool 2x2/2', 'MaxUnpool', {'x': vals4, 'i': flat},
                        {'y': max_unpool(vals4, flat, (1, 2, 4, 4))}, kernel_shape=[2, 2],
                        strides=[2, 2]))
-    flat5 = (np.arange(2).reshape(1, 2, 1, 1) * 25 + oy * 5 + ox).astype(np.int64)
-    c.append(node_case('MaxUnpool output_shape 5x5', 'MaxUnpool', {'x': vals4, 'i': flat5},
-                       {'y': max_unpool(vals4, flat5, (1, 2, 5, 5))},
-                       consts={'s': np.array([1, 2, 5, 5], np.int64)}, kernel_shape=[2, 2],
+    # output_shape 5x7: the 4x4 result padded by (0, 1) rows and (1, 2) columns.
+    padded = np.pad(max_unpool(vals4, flat, (1, 2, 4, 4)), ((0, 0), (0, 0), (0, 1), (1, 2)))
+    c.append(node_case('MaxUnpool output_shape 5x7', 'MaxUnpool', {'x': vals4, 'i': flat},
+                       {'y': padded},
+                       consts={'s': np.array([1, 2, 5, 7], np.int64)}, kernel_shape=[2, 2],
                        strides=[2, 2]))
     # TopK: ties (lower index first), smallest, int64, axis 0.
     t = np.array([[3, 1, 3, 2, 3], [0, 0, 0, 0, 0], [5, -1, 4, 4, 9]], np.float32)

@@ -70,8 +70,7 @@ LogicalResult convertMod(NodeContext &ctx) {
   bool isFloat = isFloatType(ta);
   if (isFloat != isFloatType(tb) || (!isFloat && ta != tb) ||
       (!isFloat && ta != kInt32 && ta != kInt64))
-    return ctx.fail("inputs have element types " + dataTypeName(ta) + " and " +
-                    dataTypeName(tb) +
+    return ctx.fail("inputs have element types " + dataTypeName(ta) + " and " + dataTypeName(tb) +
                     "; Mod is converted for two float32, int32 or int64 inputs");
   auto shape = broadcastShapes(ctx.inputShape(0), ctx.inputShape(1));
   if (!shape)
@@ -121,8 +120,8 @@ LogicalResult convertMod(NodeContext &ctx) {
     Value q = mulOf(ctx, type, xa, ctx.create<tosa::ReciprocalOp>(yb.getType(), yb));
     Value whole;
     if (fmod) {
-      Value negative = ctx.create<tosa::GreaterOp>(boolType(ctx, *shape),
-                                                   ctx.scalarF32(0, rank), q);
+      Value negative =
+          ctx.create<tosa::GreaterOp>(boolType(ctx, *shape), ctx.scalarF32(0, rank), q);
       whole = ctx.create<tosa::SelectOp>(type, negative, ctx.create<tosa::CeilOp>(type, q),
                                          ctx.create<tosa::FloorOp>(type, q));
     } else {
@@ -138,9 +137,9 @@ LogicalResult convertMod(NodeContext &ctx) {
   auto ys = shapeOf(yb);
   Value zero = ctx.constI32(ones, {0}), one = ctx.constI32(ones, {1});
   auto yBool = boolType(ctx, ys);
-  Value unsafe = ctx.create<tosa::LogicalOrOp>(
-      yBool, ctx.create<tosa::EqualOp>(yBool, yb, zero),
-      ctx.create<tosa::EqualOp>(yBool, yb, ctx.constI32(ones, {-1})));
+  Value unsafe =
+      ctx.create<tosa::LogicalOrOp>(yBool, ctx.create<tosa::EqualOp>(yBool, yb, zero),
+                                    ctx.create<tosa::EqualOp>(yBool, yb, ctx.constI32(ones, {-1})));
   Value divisor = ctx.create<tosa::SelectOp>(yb.getType(), unsafe, one, yb);
   Value q = ctx.create<tosa::DivOp>(type, xa, divisor);
   Value r = ctx.create<tosa::SubOp>(type, xa, mulOf(ctx, type, q, divisor));
@@ -150,7 +149,8 @@ LogicalResult convertMod(NodeContext &ctx) {
     Value rNeg = ctx.create<tosa::GreaterOp>(rBool, zero, r);
     Value yNeg = ctx.create<tosa::GreaterOp>(yBool, zero, divisor);
     Value differ = ctx.create<tosa::LogicalXorOp>(rBool, rNeg, yNeg);
-    Value nonZero = ctx.create<tosa::LogicalNotOp>(rBool, ctx.create<tosa::EqualOp>(rBool, r, zero));
+    Value nonZero =
+        ctx.create<tosa::LogicalNotOp>(rBool, ctx.create<tosa::EqualOp>(rBool, r, zero));
     Value fix = ctx.create<tosa::LogicalAndOp>(rBool, differ, nonZero);
     r = ctx.create<tosa::SelectOp>(type, fix, ctx.create<tosa::AddOp>(type, r, divisor), r);
   }
@@ -205,9 +205,8 @@ LogicalResult convertMeanVarianceNormalization(NodeContext &ctx) {
   auto rtype = sum.getType().cast<RankedTensorType>();
   Value mean = mulOf(ctx, rtype, sum, inv);
   Value squares = mulOf(ctx, type, *x, *x);
-  Value meanSq = mulOf(ctx, rtype,
-                       reduceDims(ctx.builder(), ctx.loc(), squares, reduced, TosaReduction::Sum),
-                       inv);
+  Value meanSq = mulOf(
+      ctx, rtype, reduceDims(ctx.builder(), ctx.loc(), squares, reduced, TosaReduction::Sum), inv);
   Value var = ctx.create<tosa::SubOp>(rtype, meanSq, mulOf(ctx, rtype, mean, mean));
   var = ctx.clamp(var, 0.0f, std::numeric_limits<float>::infinity());
   Value stddev = ctx.create<tosa::ReciprocalOp>(rtype, ctx.create<tosa::RsqrtOp>(rtype, var));

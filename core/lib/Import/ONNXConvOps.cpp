@@ -543,7 +543,7 @@ LogicalResult convertConv3D(NodeContext &ctx, Value x) {
     llvm::SmallVector<Value> planes;
     for (int64_t o = 0; o < od; ++o)
       planes.push_back(ctx.slice(padded, {0, o * depth.stride + kd * depth.dilation, 0, 0, 0},
-                             {n, 1, xs[3], xs[4], c}));
+                                 {n, 1, xs[3], xs[4], c}));
     Value stacked = planes.size() == 1
                         ? planes[0]
                         : ctx.create<tosa::ConcatOp>(ctx.f32Type({n, od, xs[3], xs[4], c}), planes,
@@ -673,20 +673,19 @@ Value transposeConv2D(NodeContext &ctx, Value input, const Operand &weight, cons
     Operand gb = strided || !bias ? zeros(mg) : rows(ctx, *bias, g * mg, mg);
     llvm::SmallVector<int64_t> pad;
     for (int d = 0; d < 2; ++d) {
-      TosaTransposeAxis t = fitTransposeWindow(
-          {w.in[d], wg.dims[1 + d], w.stride[d], w.padBegin[d], w.out[d]});
+      TosaTransposeAxis t =
+          fitTransposeWindow({w.in[d], wg.dims[1 + d], w.stride[d], w.padBegin[d], w.out[d]});
       pad.append({t.outPadBegin, t.outPadEnd});
     }
     std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], mg};
     parts.push_back(ctx.create<tosa::TransposeConv2DOp>(
-        ctx.f32Type(outShape), xg, valueOf(ctx, wg), valueOf(ctx, gb),
-        b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(w.stride),
-        b.getDenseI64ArrayAttr(outShape), nullptr));
+        ctx.f32Type(outShape), xg, valueOf(ctx, wg), valueOf(ctx, gb), b.getDenseI64ArrayAttr(pad),
+        b.getDenseI64ArrayAttr(w.stride), b.getDenseI64ArrayAttr(outShape), nullptr));
   }
   std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], outChannels};
-  Value y = parts.size() == 1 ? parts[0]
-                              : ctx.create<tosa::ConcatOp>(ctx.f32Type(outShape), parts,
-                                                           b.getI64IntegerAttr(3));
+  Value y = parts.size() == 1
+                ? parts[0]
+                : ctx.create<tosa::ConcatOp>(ctx.f32Type(outShape), parts, b.getI64IntegerAttr(3));
   if (strided && bias)
     y = ctx.create<tosa::AddOp>(ctx.f32Type(outShape), y,
                                 ctx.reshape(valueOf(ctx, *bias), {1, 1, 1, outChannels}));
@@ -710,7 +709,8 @@ LogicalResult convertConvTranspose3D(NodeContext &ctx, Value x) {
                     " (W must be [C, M/group, KD, KH, KW])");
   std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
   if ((autoPad != "NOTSET" && autoPad != "VALID") || ctx.hasAttr("output_shape"))
-    return ctx.fail("auto_pad " + autoPad + (ctx.hasAttr("output_shape") ? " with output_shape" : "") +
+    return ctx.fail("auto_pad " + autoPad +
+                    (ctx.hasAttr("output_shape") ? " with output_shape" : "") +
                     " is not supported for a 3-D ConvTranspose; Kiln takes pads (NOTSET) "
                     "or VALID there");
   auto ints = [&](const char *name, size_t count, int64_t def) {
@@ -772,8 +772,8 @@ LogicalResult convertConvTranspose3D(NodeContext &ctx, Value x) {
   Value sum;
   for (int64_t kd = 0; kd < kernel[0]; ++kd) {
     Operand wk = reshaped(ctx, rows(ctx, taps, kd, 1), {ws[0], ws[1], ws[3], ws[4]});
-    Value y = ctx.reshape(transposeConv2D(ctx, planes, wk, nullptr, w, group),
-                          {n, depth, 1, inner});
+    Value y =
+        ctx.reshape(transposeConv2D(ctx, planes, wk, nullptr, w, group), {n, depth, 1, inner});
     // Spread along D: [n, depth, sd, inner] with zeros, the first `spread` rows.
     y = ctx.reshape(padZeros(ctx, y, {0, 0, 0, 0}, {0, 0, sd - 1, 0}), {n, depth * sd, inner});
     y = ctx.slice(y, {0, 0, 0}, {n, spread, inner});

@@ -136,10 +136,9 @@ Term contract(NodeContext &ctx, Term a, Term b, llvm::function_ref<bool(char)> n
                                      ctx.reshape(a.value, {nb, m, k}),
                                      ctx.reshape(b.value, {nb, k, n}));
   } else {
-    Value prod = ctx.create<tosa::MulOp>(RankedTensorType::get({nb, m, k, n}, element),
-                                         ctx.reshape(a.value, {nb, m, k, 1}),
-                                         ctx.reshape(b.value, {nb, 1, k, n}),
-                                         ctx.builder().getI32IntegerAttr(0));
+    Value prod = ctx.create<tosa::MulOp>(
+        RankedTensorType::get({nb, m, k, n}, element), ctx.reshape(a.value, {nb, m, k, 1}),
+        ctx.reshape(b.value, {nb, 1, k, n}), ctx.builder().getI32IntegerAttr(0));
     out = ctx.create<tosa::ReduceSumOp>(RankedTensorType::get({nb, m, 1, n}, element), prod,
                                         ctx.builder().getI64IntegerAttr(2));
   }
@@ -171,9 +170,7 @@ LogicalResult convertEinsum(NodeContext &ctx) {
   int64_t ellipsis = 0;
   std::vector<Term> terms;
   std::map<char, int64_t> sizes;
-  auto bad = [&](const llvm::Twine &why) {
-    return ctx.fail("equation '" + eq + "': " + why);
-  };
+  auto bad = [&](const llvm::Twine &why) { return ctx.fail("equation '" + eq + "': " + why); };
   std::vector<int64_t> ellipsisDims(specs.size(), 0);
   for (size_t i = 0; i < specs.size(); ++i) {
     std::string s = specs[i];
@@ -211,8 +208,8 @@ LogicalResult convertEinsum(NodeContext &ctx) {
     for (size_t k = 0; k < labels.size(); ++k) {
       auto [it, inserted] = sizes.emplace(labels[k], shape[k]);
       if (!inserted && it->second != shape[k])
-        return bad("label '" + std::string(1, labels[k] < 'A' ? '.' : labels[k]) +
-                   "' has sizes " + llvm::Twine(it->second) + " and " + llvm::Twine(shape[k]) +
+        return bad("label '" + std::string(1, labels[k] < 'A' ? '.' : labels[k]) + "' has sizes " +
+                   llvm::Twine(it->second) + " and " + llvm::Twine(shape[k]) +
                    "; Kiln's Einsum takes one size per label (no broadcasting)");
     }
     FailureOr<Value> v = ctx.input(int(i));

@@ -126,13 +126,15 @@ LogicalResult convertGridSample(NodeContext &ctx) {
   std::string padding = ctx.attrString("padding_mode", "zeros");
   bool align = ctx.attrInt("align_corners", 0) != 0;
   if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
-    return ctx.fail("mode '" + mode + "' is not supported; Kiln takes bilinear, nearest and "
+    return ctx.fail("mode '" + mode +
+                    "' is not supported; Kiln takes bilinear, nearest and "
                     "bicubic");
   if (padding != "zeros" && padding != "border" && padding != "reflection")
     return ctx.fail("padding_mode '" + padding + "' is not one of zeros, border, reflection");
   int64_t n = xs[0], ch = xs[1], h = xs[2], w = xs[3], p = gs[1] * gs[2];
   if (h * w >= (int64_t(1) << 24))
-    return ctx.fail("an input of " + llvm::Twine(h * w) + " pixels per plane is above the "
+    return ctx.fail("an input of " + llvm::Twine(h * w) +
+                    " pixels per plane is above the "
                     "2^24 Kiln's GridSample indexes exactly");
   FailureOr<Value> x = ctx.input(0), grid = ctx.input(1);
   if (failed(x) || failed(grid))
@@ -161,8 +163,10 @@ LogicalResult convertGridSample(NodeContext &ctx) {
     Value fx = a.sub(px, x0), fy = a.sub(py, y0), one = a.c(1);
     Value x1 = a.add(x0, one), y1 = a.add(y0, one);
     Value gx = a.sub(one, fx), gy = a.sub(one, fy);
-    taps = {{x0, y0, a.mul(gx, gy)}, {x1, y0, a.mul(fx, gy)},
-            {x0, y1, a.mul(gx, fy)}, {x1, y1, a.mul(fx, fy)}};
+    taps = {{x0, y0, a.mul(gx, gy)},
+            {x1, y0, a.mul(fx, gy)},
+            {x0, y1, a.mul(gx, fy)},
+            {x1, y1, a.mul(fx, fy)}};
   } else {
     Value x0 = a.floor(px), y0 = a.floor(py);
     std::array<Value, 4> wx = cubicWeights(a, a.sub(px, x0)), wy = cubicWeights(a, a.sub(py, y0));
@@ -226,7 +230,8 @@ LogicalResult convertRoiAlign(NodeContext &ctx) {
   int64_t n = xs[0], ch = xs[1], h = xs[2], w = xs[3], r = rs[0];
   int64_t samples = ratio * ratio, p = oh * ow * samples;
   if (n * h * w >= (int64_t(1) << 24))
-    return ctx.fail("an input of " + llvm::Twine(n * h * w) + " pixels is above the 2^24 "
+    return ctx.fail("an input of " + llvm::Twine(n * h * w) +
+                    " pixels is above the 2^24 "
                     "Kiln's RoiAlign indexes exactly");
   FailureOr<Value> x = ctx.input(0), rois = ctx.input(1), batch = ctx.input(2);
   if (failed(x) || failed(rois) || failed(batch))

@@ -163,8 +163,7 @@ private:
   /// `reverse` per scan input): the final states, then one stacked value
   /// per scan output.
   llvm::Expected<std::vector<Entry>> runScan(const Node &node, std::vector<Entry> states,
-                                             std::vector<Entry> scans,
-                                             llvm::ArrayRef<int64_t> axes,
+                                             std::vector<Entry> scans, llvm::ArrayRef<int64_t> axes,
                                              llvm::ArrayRef<int64_t> reverse,
                                              llvm::ArrayRef<int64_t> outAxes,
                                              llvm::ArrayRef<int64_t> outReverse);
@@ -524,7 +523,8 @@ llvm::Error GraphImporter::importRuntimeIf(const Node &node) {
     if (a->getType() != b->getType())
       return fail(label(node) + ": its condition '" + node.inputs[0] +
                   "' is not known when the model is compiled and the branches give output '" +
-                  node.outputs[k] + "' different types or shapes; Kiln selects between the "
+                  node.outputs[k] +
+                  "' different types or shapes; Kiln selects between the "
                   "branches at run time only where they agree");
     auto type = a->getType().cast<RankedTensorType>();
     Value c = ctx.reshape(*cond, llvm::SmallVector<int64_t>(type.getRank(), 1));
@@ -622,8 +622,7 @@ llvm::Expected<Entry> GraphImporter::stack(const Node &node, std::vector<Entry> 
       return fail(label(node) + ": a scan output has an unsupported element type");
     llvm::SmallVector<int64_t> shape(v->getType().cast<RankedTensorType>().getShape());
     if (axis > int64_t(shape.size()))
-      return fail(label(node) + ": scan output axis " + llvm::Twine(axis) +
-                  " is out of range");
+      return fail(label(node) + ": scan output axis " + llvm::Twine(axis) + " is out of range");
     shape.insert(shape.begin() + axis, 1);
     rows.push_back(ctx.reshape(*v, shape));
   }
@@ -635,8 +634,8 @@ llvm::Expected<Entry> GraphImporter::stack(const Node &node, std::vector<Entry> 
   shape[axis] = int64_t(rows.size());
   if (rows.size() == 1)
     return Entry{rows.front(), nullptr};
-  return Entry{ctx.create<tosa::ConcatOp>(RankedTensorType::get(shape, type.getElementType()),
-                                          rows, ctx.builder().getI64IntegerAttr(axis)),
+  return Entry{ctx.create<tosa::ConcatOp>(RankedTensorType::get(shape, type.getElementType()), rows,
+                                          ctx.builder().getI64IntegerAttr(axis)),
                nullptr};
 }
 
@@ -645,9 +644,10 @@ GraphImporter::runScan(const Node &node, std::vector<Entry> states, std::vector<
                        llvm::ArrayRef<int64_t> axes, llvm::ArrayRef<int64_t> reverse,
                        llvm::ArrayRef<int64_t> outAxes, llvm::ArrayRef<int64_t> outReverse) {
   auto dims = [&](const Entry &e) {
-    return e.constant ? e.constant->dims
-                      : std::vector<int64_t>(e.value.getType().cast<RankedTensorType>().getShape().begin(),
-                                             e.value.getType().cast<RankedTensorType>().getShape().end());
+    return e.constant
+               ? e.constant->dims
+               : std::vector<int64_t>(e.value.getType().cast<RankedTensorType>().getShape().begin(),
+                                      e.value.getType().cast<RankedTensorType>().getShape().end());
   };
   int64_t steps = -1;
   for (size_t j = 0; j < scans.size(); ++j) {
@@ -657,8 +657,8 @@ GraphImporter::runScan(const Node &node, std::vector<Entry> states, std::vector<
       return fail(label(node) + ": scan input axis " + llvm::Twine(axes[j]) +
                   " is out of range for rank " + llvm::Twine(d.size()));
     if (steps >= 0 && d[axis] != steps)
-      return fail(label(node) + ": the scan inputs have lengths " + llvm::Twine(steps) +
-                  " and " + llvm::Twine(d[axis]));
+      return fail(label(node) + ": the scan inputs have lengths " + llvm::Twine(steps) + " and " +
+                  llvm::Twine(d[axis]));
     steps = d[axis];
   }
   if (steps < 1)
@@ -737,7 +737,7 @@ llvm::Error GraphImporter::importScan(const Node &node) {
     std::vector<int64_t> outDirs = ints("scan_output_directions", numOuts, 0);
     if (axes.size() != size_t(numScans) || dirs.size() != size_t(numScans))
       return fail(label(node) + ": scan_input_axes and scan_input_directions need one value "
-                  "per scan input");
+                                "per scan input");
     auto r = runScan(node, states, scans, axes, dirs, outAxes, outDirs);
     if (!r)
       return r.takeError();

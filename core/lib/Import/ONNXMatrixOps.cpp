@@ -262,9 +262,8 @@ LogicalResult convertTopK(NodeContext &ctx) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j < n; ++j)
       before[i * n + j] = j < i;
-  Value earlier = ctx.create<tosa::EqualOp>(boolType(ctx, {1, n, n}),
-                                            ctx.constI32({1, n, n}, before),
-                                            ctx.constI32({1, 1, 1}, {1}));
+  Value earlier = ctx.create<tosa::EqualOp>(
+      boolType(ctx, {1, n, n}), ctx.constI32({1, n, n}, before), ctx.constI32({1, 1, 1}, {1}));
   Value tieBefore = ctx.create<tosa::LogicalAndOp>(cmpType, equal, earlier);
   Value beats = ctx.create<tosa::LogicalOrOp>(cmpType, better, tieBefore);
   auto &b = ctx.builder();
@@ -278,8 +277,9 @@ LogicalResult convertTopK(NodeContext &ctx) {
                                             ctx.scalarOf(element, lowest(element), 3));
   Value values = ctx.create<tosa::ReduceMaxOp>(typeOf({rowCount, 1, k}, element), chosen,
                                                b.getI64IntegerAttr(1));
-  Value where = ctx.create<tosa::SelectOp>(typeOf({rowCount, n, k}, b.getI32Type()), pick,
-                                           ctx.iotaI32({1, n, 1}, 1), ctx.constI32({1, 1, 1}, {-1}));
+  Value where =
+      ctx.create<tosa::SelectOp>(typeOf({rowCount, n, k}, b.getI32Type()), pick,
+                                 ctx.iotaI32({1, n, 1}, 1), ctx.constI32({1, 1, 1}, {-1}));
   Value index = ctx.create<tosa::ReduceMaxOp>(typeOf({rowCount, 1, k}, b.getI32Type()), where,
                                               b.getI64IntegerAttr(1));
   std::vector<int64_t> outMoved = moved;
@@ -329,8 +329,8 @@ LogicalResult convertReverseSequence(NodeContext &ctx) {
   lens = ctx.reshape(lens, {batch, 1});
   Value t = ctx.iotaI32({1, steps}, 1);
   Value one = ctx.constI32({1, 1}, {1});
-  Value reversed = ctx.create<tosa::SubOp>(
-      i32({batch, steps}), ctx.create<tosa::SubOp>(i32({batch, 1}), lens, one), t);
+  Value reversed = ctx.create<tosa::SubOp>(i32({batch, steps}),
+                                           ctx.create<tosa::SubOp>(i32({batch, 1}), lens, one), t);
   Value inside = ctx.create<tosa::GreaterOp>(boolType(ctx, {batch, steps}), lens, t);
   Value source = ctx.create<tosa::SelectOp>(i32({batch, steps}), inside, reversed,
                                             ctx.iotaI32({batch, steps}, 1));
@@ -346,8 +346,8 @@ LogicalResult convertReverseSequence(NodeContext &ctx) {
   }());
   std::vector<int64_t> moved(shapeOf(v));
   Value values = ctx.reshape(v, {batch, steps, inner});
-  Value gathered = ctx.create<tosa::GatherOp>(typeOf({batch, steps, inner}, elementOf(v)),
-                                              values, source);
+  Value gathered =
+      ctx.create<tosa::GatherOp>(typeOf({batch, steps, inner}, elementOf(v)), values, source);
   Value out = ctx.reshape(gathered, moved);
   if (batchAxis != 0) {
     std::vector<int32_t> p{1, 0};
@@ -380,10 +380,10 @@ Value determinant(NodeContext &ctx, Value m) {
       cols.push_back(ctx.slice(m, {0, 1, 0}, {b, n - 1, j}));
     if (j < n - 1)
       cols.push_back(ctx.slice(m, {0, 1, j + 1}, {b, n - 1, n - 1 - j}));
-    Value minor = cols.size() == 1 ? cols[0]
-                                   : ctx.create<tosa::ConcatOp>(ctx.f32Type({b, n - 1, n - 1}),
-                                                                cols,
-                                                                ctx.builder().getI64IntegerAttr(2));
+    Value minor = cols.size() == 1
+                      ? cols[0]
+                      : ctx.create<tosa::ConcatOp>(ctx.f32Type({b, n - 1, n - 1}), cols,
+                                                   ctx.builder().getI64IntegerAttr(2));
     Value term = binaryOp(ctx, "mul", at(0, j), determinant(ctx, minor));
     sum = !sum ? term : binaryOp(ctx, j % 2 ? "sub" : "add", sum, term);
   }

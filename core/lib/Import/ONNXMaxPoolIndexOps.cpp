@@ -29,7 +29,8 @@ LogicalResult convertMaxPoolWithIndices(NodeContext &ctx) {
   int64_t rank = xs.size(), spatial = rank - 2;
   if ((rank != 3 && rank != 4) || !isFloatType(ctx.inputType(0)))
     return ctx.fail("the Indices output is converted for float32 1-D and 2-D pools ([N, C, W] "
-                    "or [N, C, H, W]), not input " + shapeString(xs));
+                    "or [N, C, H, W]), not input " +
+                    shapeString(xs));
   std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID")
     return ctx.fail("auto_pad " + autoPad + " with the Indices output is not supported");
@@ -39,8 +40,8 @@ LogicalResult convertMaxPoolWithIndices(NodeContext &ctx) {
     std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(count, def));
     return v.size() == count ? v : std::vector<int64_t>();
   };
-  std::vector<int64_t> kernel = ints("kernel_shape", spatial, 0), strides = ints("strides", spatial, 1),
-                       dil = ints("dilations", spatial, 1),
+  std::vector<int64_t> kernel = ints("kernel_shape", spatial, 0),
+                       strides = ints("strides", spatial, 1), dil = ints("dilations", spatial, 1),
                        pads = autoPad == "VALID" ? std::vector<int64_t>(2 * spatial, 0)
                                                  : ints("pads", 2 * spatial, 0);
   if (kernel.empty() || strides.empty() || dil.empty() || pads.empty())
@@ -92,9 +93,9 @@ LogicalResult convertMaxPoolWithIndices(NodeContext &ctx) {
           }
         }
       Value tap = ctx.create<tosa::GatherOp>(f32, values, ctx.constI32({planes, outputs}, rows));
-      Value valid = ctx.create<tosa::EqualOp>(
-          RankedTensorType::get({1, outputs, 1}, b.getI1Type()),
-          ctx.constI32({1, outputs, 1}, inside), ctx.constI32({1, 1, 1}, {1}));
+      Value valid = ctx.create<tosa::EqualOp>(RankedTensorType::get({1, outputs, 1}, b.getI1Type()),
+                                              ctx.constI32({1, outputs, 1}, inside),
+                                              ctx.constI32({1, 1, 1}, {1}));
       tap = ctx.create<tosa::SelectOp>(f32, valid, tap,
                                        ctx.scalarF32(-std::numeric_limits<float>::infinity(), 3));
       Value tapIndex = ctx.constI64({planes, outputs, 1}, flat);

@@ -88,8 +88,8 @@ FailureOr<Value> indicesI32(NodeContext &ctx, int i, Value sizes) {
   std::vector<int64_t> shape(shapeOf(*idx));
   Value v = e.isInteger(32) ? *idx : ctx.create<tosa::CastOp>(i32Type(ctx, shape), *idx);
   int64_t rank = shape.size();
-  Value negative = ctx.create<tosa::GreaterOp>(
-      boolType(ctx, shape), ctx.constI32(std::vector<int64_t>(rank, 1), {0}), v);
+  Value negative = ctx.create<tosa::GreaterOp>(boolType(ctx, shape),
+                                               ctx.constI32(std::vector<int64_t>(rank, 1), {0}), v);
   Value wrapped = ctx.create<tosa::AddOp>(i32Type(ctx, shape), v, sizes);
   return ctx.create<tosa::SelectOp>(i32Type(ctx, shape), negative, wrapped, v);
 }
@@ -151,9 +151,8 @@ LogicalResult checkSize(NodeContext &ctx, int64_t p, int64_t m, int64_t q, int64
   if (p * m > kMaxScatterElements || p * m * q > kMaxScatterElements ||
       p * m * q * c > kMaxScatterElements)
     return ctx.fail("the scatter compares " + llvm::Twine(p * m) + " updates with " +
-                    llvm::Twine(q) + " positions (x " + llvm::Twine(c) +
-                    " values), above the " + llvm::Twine(kMaxScatterElements) +
-                    " elements Kiln's scatters build");
+                    llvm::Twine(q) + " positions (x " + llvm::Twine(c) + " values), above the " +
+                    llvm::Twine(kMaxScatterElements) + " elements Kiln's scatters build");
   return success();
 }
 
@@ -222,8 +221,8 @@ LogicalResult convertScatterElements(NodeContext &ctx) {
   Value i2 = ctx.reshape(padTo(*idx, -1), {p, m, 1, 1});
   Value u2 = ctx.reshape(padTo(*updates, 0), {p, m, 1, 1});
   Value d2 = ctx.reshape(ctx.transpose(*data, perm), {p, 1, n, 1});
-  Value hit = ctx.create<tosa::EqualOp>(boolType(ctx, {p, m, n, 1}), i2,
-                                        ctx.iotaI32({1, 1, n, 1}, 2));
+  Value hit =
+      ctx.create<tosa::EqualOp>(boolType(ctx, {p, m, n, 1}), i2, ctx.iotaI32({1, 1, n, 1}, 2));
   Value out = combine(ctx, hit, u2, d2, *how);
   std::vector<int64_t> moved;
   for (int32_t d : perm)
@@ -273,21 +272,20 @@ LogicalResult convertScatterND(NodeContext &ctx) {
   Value tuples = ctx.reshape(*idx, {u, k});
   auto &b = ctx.builder();
   // A tuple with an entry outside its dimension lands nowhere: its row is -1.
-  Value low = ctx.create<tosa::GreaterOp>(boolType(ctx, {u, k}), ctx.constI32({1, 1}, {0}),
-                                          tuples);
-  Value high = ctx.create<tosa::GreaterEqualOp>(boolType(ctx, {u, k}), tuples,
-                                                ctx.constI32({1, k}, sizes));
+  Value low = ctx.create<tosa::GreaterOp>(boolType(ctx, {u, k}), ctx.constI32({1, 1}, {0}), tuples);
+  Value high =
+      ctx.create<tosa::GreaterEqualOp>(boolType(ctx, {u, k}), tuples, ctx.constI32({1, k}, sizes));
   Value outside = ctx.create<tosa::LogicalOrOp>(boolType(ctx, {u, k}), low, high);
-  Value anyOutside = ctx.create<tosa::ReduceAnyOp>(boolType(ctx, {u, 1}), outside,
-                                                   b.getI64IntegerAttr(1));
+  Value anyOutside =
+      ctx.create<tosa::ReduceAnyOp>(boolType(ctx, {u, 1}), outside, b.getI64IntegerAttr(1));
   Value scaled = ctx.create<tosa::MulOp>(i32Type(ctx, {u, k}), tuples,
                                          ctx.constI32({1, k}, strides), b.getI32IntegerAttr(0));
   Value row = ctx.create<tosa::ReduceSumOp>(i32Type(ctx, {u, 1}), scaled, b.getI64IntegerAttr(1));
-  row = ctx.create<tosa::SelectOp>(i32Type(ctx, {u, 1}), anyOutside, ctx.constI32({1, 1}, {-1}),
-                                   row);
-  Value hit = ctx.create<tosa::EqualOp>(boolType(ctx, {1, u, rows, 1}),
-                                        ctx.reshape(row, {1, u, 1, 1}),
-                                        ctx.iotaI32({1, 1, rows, 1}, 2));
+  row =
+      ctx.create<tosa::SelectOp>(i32Type(ctx, {u, 1}), anyOutside, ctx.constI32({1, 1}, {-1}), row);
+  Value hit =
+      ctx.create<tosa::EqualOp>(boolType(ctx, {1, u, rows, 1}), ctx.reshape(row, {1, u, 1, 1}),
+                                ctx.iotaI32({1, 1, rows, 1}, 2));
   Value out = combine(ctx, hit, ctx.reshape(*updates, {1, u, 1, c}),
                       ctx.reshape(*data, {1, 1, rows, c}), *how);
   return ctx.setOutput(0, ctx.reshape(out, ds));
@@ -332,9 +330,10 @@ LogicalResult convertOneHot(NodeContext &ctx) {
                                                  ctx.scalarF32(0, int64_t(iShape.size())), v);
     v = ctx.create<tosa::SelectOp>(ft, negative, ctx.create<tosa::CeilOp>(ft, v),
                                    ctx.create<tosa::FloorOp>(ft, v));
-    v = ctx.create<tosa::ClampOp>(
-        ft, v, ctx.builder().getI64IntegerAttr(INT32_MIN), ctx.builder().getI64IntegerAttr(INT32_MAX),
-        ctx.builder().getF32FloatAttr(-2147483648.0f), ctx.builder().getF32FloatAttr(2147483520.0f));
+    v = ctx.create<tosa::ClampOp>(ft, v, ctx.builder().getI64IntegerAttr(INT32_MIN),
+                                  ctx.builder().getI64IntegerAttr(INT32_MAX),
+                                  ctx.builder().getF32FloatAttr(-2147483648.0f),
+                                  ctx.builder().getF32FloatAttr(2147483520.0f));
   } else if (!elementOf(v).isInteger(32) && !elementOf(v).isInteger(64)) {
     return ctx.fail("indices must be float32, int32 or int64");
   } else if (elementOf(v).isInteger(64)) {
@@ -347,8 +346,7 @@ LogicalResult convertOneHot(NodeContext &ctx) {
   if (!elementOf(v).isInteger(32))
     v = ctx.create<tosa::CastOp>(i32Type(ctx, iShape), v);
   std::vector<int64_t> ones(iShape.size(), 1);
-  Value negative =
-      ctx.create<tosa::GreaterOp>(boolType(ctx, iShape), ctx.constI32(ones, {0}), v);
+  Value negative = ctx.create<tosa::GreaterOp>(boolType(ctx, iShape), ctx.constI32(ones, {0}), v);
   v = ctx.create<tosa::SelectOp>(
       i32Type(ctx, iShape), negative,
       ctx.create<tosa::AddOp>(i32Type(ctx, iShape), v, ctx.constI32(ones, {int32_t(depth)})), v);
@@ -367,10 +365,11 @@ LogicalResult convertOneHot(NodeContext &ctx) {
 // --- MaxUnpool ----------------------------------------------------------------------
 
 /// MaxUnpool (9, 11): X and I (MaxPool's values and flat int64 indices into
-/// the whole output, N and C included) scattered into zeros of the output
-/// shape: output_shape (input 2, a constant) or (in - 1) * stride +
-/// kernel - pads per spatial axis (ONNX Operators.md MaxUnpool). Scattered
-/// plane by plane; a position two windows chose takes the later one.
+/// the whole unpooled tensor, N and C included) scattered into zeros of the
+/// unpooled shape, (in - 1) * stride + kernel - pads per spatial axis, then
+/// padded to output_shape (input 2, a constant) when that is larger (ONNX
+/// Operators.md MaxUnpool, ONNX Runtime). Scattered plane by plane; a
+/// position two windows chose takes the later one.
 LogicalResult convertMaxUnpool(NodeContext &ctx) {
   std::vector<int64_t> xs = ctx.inputShape(0);
   int64_t rank = xs.size(), spatial = rank - 2;
@@ -387,12 +386,17 @@ LogicalResult convertMaxUnpool(NodeContext &ctx) {
   std::vector<int64_t> out = xs;
   for (int64_t d = 0; d < spatial; ++d)
     out[2 + d] = (xs[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[spatial + d];
+  // The indices address the unpooled shape the attributes give; a larger
+  // output_shape pads that result with zeros, half of the difference
+  // before (rounded down) and the rest after, as ONNX Runtime does.
+  std::vector<int64_t> unpooled = out;
   if (ctx.hasInput(2)) {
     FailureOr<std::vector<int64_t>> shape = ctx.constantInts(2);
     if (failed(shape))
       return failure();
     if (int64_t(shape->size()) != rank || (*shape)[0] != xs[0] || (*shape)[1] != xs[1])
-      return ctx.fail("output_shape " + shapeString(*shape) + " must be [N, C, spatial...] "
+      return ctx.fail("output_shape " + shapeString(*shape) +
+                      " must be [N, C, spatial...] "
                       "with X's N and C");
     for (int64_t d = 0; d < spatial; ++d)
       if ((*shape)[2 + d] < out[2 + d])
@@ -404,7 +408,7 @@ LogicalResult convertMaxUnpool(NodeContext &ctx) {
   if (failed(x))
     return failure();
   int64_t planes = xs[0] * xs[1];
-  int64_t taps = product(xs) / planes, cells = product(out) / planes;
+  int64_t taps = product(xs) / planes, cells = product(unpooled) / planes;
   if (product(out) > INT32_MAX)
     return ctx.fail("the output " + shapeString(out) + " has 2^31 elements or more");
   if (failed(checkSize(ctx, planes, taps, cells, 1)))
@@ -413,20 +417,32 @@ LogicalResult convertMaxUnpool(NodeContext &ctx) {
   std::vector<int32_t> base(planes);
   for (int64_t pl = 0; pl < planes; ++pl)
     base[pl] = int32_t(pl * cells);
-  FailureOr<Value> idx = indicesI32(ctx, 1, ctx.constI32(std::vector<int64_t>(rank, 1),
-                                                         {int32_t(planes * cells)}));
+  FailureOr<Value> idx =
+      indicesI32(ctx, 1, ctx.constI32(std::vector<int64_t>(rank, 1), {int32_t(planes * cells)}));
   if (failed(idx))
     return failure();
-  Value local = ctx.create<tosa::SubOp>(i32Type(ctx, {planes, taps}),
-                                        ctx.reshape(*idx, {planes, taps}),
-                                        ctx.constI32({planes, 1}, base));
+  Value local =
+      ctx.create<tosa::SubOp>(i32Type(ctx, {planes, taps}), ctx.reshape(*idx, {planes, taps}),
+                              ctx.constI32({planes, 1}, base));
   Value hit = ctx.create<tosa::EqualOp>(boolType(ctx, {planes, taps, cells, 1}),
                                         ctx.reshape(local, {planes, taps, 1, 1}),
                                         ctx.iotaI32({1, 1, cells, 1}, 2));
   // The data is zeros, broadcast from one element.
   Value zeros = ctx.scalarOf(elementOf(*x), 0, 4);
   Value result = combine(ctx, hit, ctx.reshape(*x, {planes, taps, 1, 1}), zeros, Reduction::None);
-  return ctx.setOutput(0, ctx.reshape(result, out));
+  result = ctx.reshape(result, unpooled);
+  if (out != unpooled) {
+    std::vector<int32_t> padding(2 * rank, 0);
+    for (int64_t d = 2; d < rank; ++d) {
+      int64_t total = out[d] - unpooled[d];
+      padding[2 * d] = int32_t(total / 2);
+      padding[2 * d + 1] = int32_t(total - total / 2);
+    }
+    result = ctx.create<tosa::PadOp>(typeOf(out, elementOf(result)), result,
+                                     ctx.constI32({rank, 2}, padding),
+                                     ctx.scalarOf(elementOf(result), 0, 0), nullptr);
+  }
+  return ctx.setOutput(0, result);
 }
 
 } // namespace

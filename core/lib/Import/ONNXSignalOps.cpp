@@ -35,8 +35,8 @@ Value dft(NodeContext &ctx, Value x, int64_t length, int64_t bins, bool inverse)
     x = ctx.slice(x, {0, 0, 0}, {p, length, c});
   else if (n < length) {
     Value padding = ctx.constI32({3, 2}, {0, 0, 0, int32_t(length - n), 0, 0});
-    x = ctx.create<tosa::PadOp>(ctx.f32Type({p, length, c}), x, padding,
-                                ctx.constF32({}, {0.0f}), nullptr);
+    x = ctx.create<tosa::PadOp>(ctx.f32Type({p, length, c}), x, padding, ctx.constF32({}, {0.0f}),
+                                nullptr);
   }
   std::vector<float> cosT(length * bins), sinT(length * bins);
   const double pi = 3.14159265358979323846;
@@ -80,8 +80,7 @@ FailureOr<int64_t> scalarInput(NodeContext &ctx, int i, int64_t def, const char 
   if (!ctx.hasInput(i))
     return def;
   if (!ctx.constant(i))
-    return ctx.fail(llvm::Twine(what) + " (input " + llvm::Twine(i) + " '" +
-                    ctx.node().inputs[i] +
+    return ctx.fail(llvm::Twine(what) + " (input " + llvm::Twine(i) + " '" + ctx.node().inputs[i] +
                     "') is not known when the model is compiled; it sets the output shape");
   FailureOr<std::vector<int64_t>> v = ctx.constantInts(i);
   if (failed(v) || v->size() != 1)
@@ -95,7 +94,8 @@ LogicalResult convertDFT(NodeContext &ctx) {
   std::vector<int64_t> xs = ctx.inputShape(0);
   int64_t rank = xs.size();
   if (rank < 2 || (xs.back() != 1 && xs.back() != 2) || !isFloatType(ctx.inputType(0)))
-    return ctx.fail("input " + shapeString(xs) + " must be float32 [..., 1] (real) or "
+    return ctx.fail("input " + shapeString(xs) +
+                    " must be float32 [..., 1] (real) or "
                     "[..., 2] (complex)");
   int64_t axis = ctx.attrInt("axis", 1);
   if (axis < 0)
@@ -126,8 +126,8 @@ LogicalResult convertDFT(NodeContext &ctx) {
     moved.push_back(xs[d]);
   int64_t p = product(xs) / (xs[axis] * xs.back());
   int64_t bins = onesided ? *length / 2 + 1 : *length;
-  Value y = dft(ctx, ctx.reshape(ctx.transpose(*x, perm), {p, xs[axis], xs.back()}), *length,
-                bins, inverse);
+  Value y = dft(ctx, ctx.reshape(ctx.transpose(*x, perm), {p, xs[axis], xs.back()}), *length, bins,
+                inverse);
   moved[rank - 2] = bins;
   moved[rank - 1] = 2;
   std::vector<int32_t> inv(rank);
@@ -168,10 +168,10 @@ LogicalResult convertSTFT(NodeContext &ctx) {
   llvm::SmallVector<Value> parts;
   for (int64_t f = 0; f < frames; ++f)
     parts.push_back(ctx.reshape(ctx.slice(*x, {0, f * *step, 0}, {b, w, c}), {b, 1, w, c}));
-  Value framed = parts.size() == 1 ? parts[0]
-                                   : ctx.create<tosa::ConcatOp>(ctx.f32Type({b, frames, w, c}),
-                                                                parts,
-                                                                ctx.builder().getI64IntegerAttr(1));
+  Value framed = parts.size() == 1
+                     ? parts[0]
+                     : ctx.create<tosa::ConcatOp>(ctx.f32Type({b, frames, w, c}), parts,
+                                                  ctx.builder().getI64IntegerAttr(1));
   if (ctx.hasInput(2)) {
     FailureOr<Value> window = ctx.input(2);
     if (failed(window) || !isFloatType(ctx.inputType(2)))

@@ -37,7 +37,8 @@ LogicalResult convertTfIdfVectorizer(NodeContext &ctx) {
   int64_t minN = ctx.attrInt("min_gram_length", 1), maxN = ctx.attrInt("max_gram_length", 1);
   int64_t maxSkip = ctx.attrInt("max_skip_count", 0);
   std::string mode = ctx.attrString("mode", "TF");
-  std::vector<int64_t> counts = ctx.attrInts("ngram_counts"), indexes = ctx.attrInts("ngram_indexes");
+  std::vector<int64_t> counts = ctx.attrInts("ngram_counts"),
+                       indexes = ctx.attrInts("ngram_indexes");
   std::vector<int64_t> pool = ctx.attrInts("pool_int64s");
   std::vector<float> weights = ctx.attrFloats("weights");
   if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
@@ -58,7 +59,8 @@ LogicalResult convertTfIdfVectorizer(NodeContext &ctx) {
     grams[n] = (end - begin) / n;
     totalGrams += grams[n];
   }
-  if (int64_t(indexes.size()) != totalGrams || (!weights.empty() && int64_t(weights.size()) != totalGrams))
+  if (int64_t(indexes.size()) != totalGrams ||
+      (!weights.empty() && int64_t(weights.size()) != totalGrams))
     return ctx.fail("ngram_indexes (and weights) need one value per pool n-gram (" +
                     llvm::Twine(totalGrams) + ")");
   int64_t columns = 0;
@@ -98,19 +100,21 @@ LogicalResult convertTfIdfVectorizer(NodeContext &ctx) {
           std::vector<int64_t> items;
           for (int64_t k = 0; k < g; ++k)
             items.push_back(pool[counts[n - 1] + k * n + j]);
-          Value column = element.isInteger(32)
-                             ? ctx.constI32({1, 1, g}, std::vector<int32_t>(items.begin(), items.end()))
-                             : ctx.constI64({1, 1, g}, items);
-          Value view = ctx.reshape(ctx.slice(rows, {0, j * (s + 1)}, {b, positions}),
-                                   {b, positions, 1});
+          Value column =
+              element.isInteger(32)
+                  ? ctx.constI32({1, 1, g}, std::vector<int32_t>(items.begin(), items.end()))
+                  : ctx.constI64({1, 1, g}, items);
+          Value view =
+              ctx.reshape(ctx.slice(rows, {0, j * (s + 1)}, {b, positions}), {b, positions, 1});
           Value eq = ctx.create<tosa::EqualOp>(boolType({b, positions, g}), view, column);
-          match = match ? ctx.create<tosa::LogicalAndOp>(boolType({b, positions, g}), match, eq)
-                        : eq;
+          match =
+              match ? ctx.create<tosa::LogicalAndOp>(boolType({b, positions, g}), match, eq) : eq;
         }
         Value ones = ctx.create<tosa::CastOp>(
             RankedTensorType::get({b, positions, g}, builder.getI32Type()), match);
-        Value c = ctx.create<tosa::ReduceSumOp>(RankedTensorType::get({b, 1, g}, builder.getI32Type()),
-                                                ones, builder.getI64IntegerAttr(1));
+        Value c =
+            ctx.create<tosa::ReduceSumOp>(RankedTensorType::get({b, 1, g}, builder.getI32Type()),
+                                          ones, builder.getI64IntegerAttr(1));
         count = count ? ctx.create<tosa::AddOp>(c.getType(), count, c) : c;
       }
     Value f = count ? ctx.create<tosa::CastOp>(ctx.f32Type({b, 1, g}), count)
@@ -128,18 +132,16 @@ LogicalResult convertTfIdfVectorizer(NodeContext &ctx) {
   std::vector<float> table(totalGrams * columns, 0.0f);
   for (int64_t k = 0; k < totalGrams; ++k)
     table[k * columns + indexes[k]] += mode == "TF" || weights.empty() ? 1.0f : weights[k];
-  Value y = ctx.create<tosa::MatMulOp>(ctx.f32Type({1, b, columns}),
-                                       ctx.reshape(all, {1, b, totalGrams}),
-                                       ctx.constF32({1, totalGrams, columns}, table));
-  std::vector<int64_t> out = xs.size() == 2 ? std::vector<int64_t>{b, columns}
-                                            : std::vector<int64_t>{columns};
+  Value y =
+      ctx.create<tosa::MatMulOp>(ctx.f32Type({1, b, columns}), ctx.reshape(all, {1, b, totalGrams}),
+                                 ctx.constF32({1, totalGrams, columns}, table));
+  std::vector<int64_t> out =
+      xs.size() == 2 ? std::vector<int64_t>{b, columns} : std::vector<int64_t>{columns};
   return ctx.setOutput(0, ctx.reshape(y, out));
 }
 
 } // namespace
 
-void registerTextOps(ConverterTable &table) {
-  table["TfIdfVectorizer"] = convertTfIdfVectorizer;
-}
+void registerTextOps(ConverterTable &table) { table["TfIdfVectorizer"] = convertTfIdfVectorizer; }
 
 } // namespace kiln::onnx

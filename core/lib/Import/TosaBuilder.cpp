@@ -43,7 +43,7 @@ Value TosaBuilder::scalarOf(Type element, double value, int64_t rank) {
   double lo = width == 1 ? 0 : -std::ldexp(1.0, width - 1);
   double hi = width == 1 ? 1 : std::ldexp(1.0, width - 1) - 1;
   // ldexp(1, 63) - 1 rounds to 2^63: clamp in the integer domain.
-  int64_t v = value <= lo ? (width == 64 ? INT64_MIN : int64_t(lo))
+  int64_t v = value <= lo   ? (width == 64 ? INT64_MIN : int64_t(lo))
               : value >= hi ? (width == 64 ? INT64_MAX : int64_t(hi))
                             : int64_t(value);
   llvm::APInt bits(width, uint64_t(v), /*isSigned=*/width > 1);
@@ -86,8 +86,7 @@ Value TosaBuilder::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
       location, RankedTensorType::get(shape, type.getElementType()), value, perms);
 }
 
-Value TosaBuilder::slice(Value value, llvm::ArrayRef<int64_t> start,
-                         llvm::ArrayRef<int64_t> size) {
+Value TosaBuilder::slice(Value value, llvm::ArrayRef<int64_t> start, llvm::ArrayRef<int64_t> size) {
   auto type = value.getType().cast<RankedTensorType>();
   if (llvm::all_of(start, [](int64_t s) { return s == 0; }) && type.getShape() == size)
     return value;

@@ -51,8 +51,7 @@ public:
   mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
   /// tosa.slice of `value` from `start`, `size` elements per dimension (the
   /// element type kept); `value` itself when that is all of it.
-  mlir::Value slice(mlir::Value value, llvm::ArrayRef<int64_t> start,
-                    llvm::ArrayRef<int64_t> size);
+  mlir::Value slice(mlir::Value value, llvm::ArrayRef<int64_t> start, llvm::ArrayRef<int64_t> size);
   /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting);
   /// `value` itself when its rank is `rank` or more.
   mlir::Value broadcastRank(mlir::Value value, int64_t rank);
