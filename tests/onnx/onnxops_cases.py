@@ -149,6 +149,23 @@ def mvn(x, axes):
     return ((x - mean) / (np.sqrt(var) + 1e-9)).astype(np.float32)
 
 
+def conv_transpose3d(x, w, b, strides, dil, pads, out_pad):
+    """Y[n, m, s*i + d*k - pad_begin] += X[n, c, i] * W[c, m, k], group 1."""
+    n, c, *ins = x.shape
+    m, ks = w.shape[1], w.shape[2:]
+    full = [s * (i - 1) + op + (k - 1) * d + 1 for s, i, op, k, d in
+            zip(strides, ins, out_pad, ks, dil)]
+    y = np.zeros((n, m, *full), np.float64)
+    for i in np.ndindex(*ins):
+        for k in np.ndindex(*ks):
+            o = tuple(s * a + d * kk for s, a, d, kk in zip(strides, i, dil, k))
+            y[(slice(None), slice(None)) + o] += np.einsum(
+                'nc,cm->nm', x[(slice(None), slice(None)) + i], w[(slice(None), slice(None)) + k])
+    out = [f - pads[j] - pads[3 + j] for j, f in enumerate(full)]
+    y = y[:, :, pads[0]:pads[0] + out[0], pads[1]:pads[1] + out[1], pads[2]:pads[2] + out[2]]
+    return (y + b.reshape(1, -1, 1, 1, 1)).astype(np.float32)
+
+
 def scan_sum(init, xs, axis, reverse):
     """Scan whose body is state += x, scan output the state (a running sum)."""
     steps = np.moveaxis(xs, axis, 0)
@@ -357,6 +374,15 @@ def build_cases():
                                     body=body, num_scan_inputs=1)],
                   {'init': init8, 'xs': xs8},
                   {'final': np.stack(finals), 'run': np.stack(runs), 'neg': -xs8}, opset=8))
+    # 3-D ConvTranspose: strides, dilations, pads, output_padding, bias.
+    for strides, dil, pads, opad in (([1, 1, 1], [1, 1, 1], [0] * 6, [0, 0, 0]),
+                                     ([2, 1, 2], [1, 2, 1], [1, 0, 1, 0, 1, 1], [1, 0, 0])):
+        xt3, wt3, bt3 = floats(1, 2, 3, 4, 3), floats(2, 3, 2, 3, 2), floats(3)
+        c.append(node_case(f'ConvTranspose 3-D strides {strides} dilations {dil}',
+                           'ConvTranspose', {'x': xt3},
+                           {'y': conv_transpose3d(xt3, wt3, bt3, strides, dil, pads, opad)},
+                           consts={'w': wt3, 'b': bt3}, strides=strides, dilations=dil,
+                           pads=pads, output_padding=opad))
     # Det (cofactor expansion) against np.linalg.det.
     for shape in ((3, 3), (2, 4, 4), (5, 5)):
         xd = floats(*shape)
