@@ -60,10 +60,10 @@ TEST(OnnxErrors, TfliteRenamedOnnx) {
   expectCompileError("tflite_renamed.onnx", {"TFLite", "not an ONNX model"});
 }
 
-// Node #1 (Det "determinant") is named by index, op type and name.
+// Node #1 (Bernoulli "coin") is named by index, op type and name.
 TEST(OnnxErrors, UnsupportedNode) {
   expectCompileError("unsupported_op.onnx",
-                     {"node #1", "Det", "\"determinant\"", "opset 17", "not supported"});
+                     {"node #1", "Bernoulli", "\"coin\"", "opset 17", "not supported"});
 }
 
 TEST(OnnxErrors, OpsetAbove21) { expectCompileError("opset22.onnx", {"opset 22", "21"}); }
@@ -90,7 +90,7 @@ TEST(OnnxErrors, Float64Input) {
 // `kiln run` compiles in memory and refuses the same way.
 TEST(OnnxErrors, RunRefusesLikeCompile) {
   expectOneErrorLine("run", "truncated.onnx", {"not a valid ONNX model"});
-  expectOneErrorLine("run", "unsupported_op.onnx", {"node #1", "Det"}, "--input=2x3x3xf32=1");
+  expectOneErrorLine("run", "unsupported_op.onnx", {"node #1", "Bernoulli"}, "--input=2x3x3xf32=1");
 }
 
 // External data (weights in a side file) is read from beside the model,

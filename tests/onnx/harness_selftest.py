@@ -93,5 +93,45 @@ class Compare(unittest.TestCase):
         self.assertIsNone(h.compare(np.array([True, False]), np.array([True, False]), None))
 
 
+class OutOfReach(unittest.TestCase):
+    """describe()'s static-compilable classification, read from the model."""
+
+    def reach(self, nodes, inputs, outputs, inits=()):
+        from onnx import helper
+        with tempfile.TemporaryDirectory() as d:
+            graph = helper.make_graph(nodes, 'g', inputs, outputs, list(inits))
+            h.onnx.save(helper.make_model(graph), os.path.join(d, 'model.onnx'))
+            os.mkdir(os.path.join(d, 'test_data_set_0'))
+            return h.describe(d)['reach']
+
+    def test_classes(self):
+        from onnx import TensorProto as T, helper
+        f = helper.make_tensor_value_info
+        node = helper.make_node
+        self.assertIsNone(self.reach([node('Relu', ['x'], ['y'])], [f('x', T.FLOAT, [2])],
+                                     [f('y', T.FLOAT, [2])]))
+        self.assertIsNone(self.reach([node('Abs', ['x'], ['y'])], [f('x', T.INT64, [2])],
+                                     [f('y', T.INT64, [2])]))
+        self.assertEqual(self.reach([node('Relu', ['x'], ['y'])], [f('x', T.DOUBLE, [2])],
+                                    [f('y', T.DOUBLE, [2])]), 'element type')
+        self.assertEqual(self.reach([node('Relu', ['x'], ['y'])], [f('x', T.FLOAT, [0, 2])],
+                                    [f('y', T.FLOAT, [0, 2])]), 'zero-size')
+        self.assertEqual(self.reach([node('NonZero', ['x'], ['y'])], [f('x', T.FLOAT, [2])],
+                                    [f('y', T.INT64, [1, None])]), 'data-dependent shape')
+        self.assertEqual(self.reach([node('Bernoulli', ['x'], ['y'])], [f('x', T.FLOAT, [2])],
+                                    [f('y', T.FLOAT, [2])]), 'random')
+        seq = [node('SequenceConstruct', ['x'], ['s']), node('ConcatFromSequence', ['s'], ['y'],
+                                                              axis=0)]
+        self.assertEqual(self.reach(seq, [f('x', T.FLOAT, [2])], [f('y', T.FLOAT, [2])]),
+                         'non-tensor')
+        bn = node('BatchNormalization', ['x', 's', 'b', 'm', 'v'], ['y'], training_mode=1)
+        self.assertEqual(self.reach([bn], [f(n, T.FLOAT, [2]) for n in 'xsbmv'],
+                                    [f('y', T.FLOAT, [2])]), 'training')
+        # An empty shape input (ReduceSum's axes []) is frozen, not zero-size.
+        rs = node('ReduceSum', ['x', 'a'], ['y'])
+        self.assertIsNone(self.reach([rs], [f('x', T.FLOAT, [2]), f('a', T.INT64, [0])],
+                                     [f('y', T.FLOAT, [1])]))
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -38,11 +38,11 @@ def relu_add():
 
 
 def unsupported_op():
-    """Relu, then Det (determinant, not an operator Kiln imports) as node #1."""
+    """Relu, then Bernoulli (random draws, not an operator Kiln imports) as node #1."""
     x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [2, 3, 3])
-    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [2, 3, 3])
     return model([helper.make_node('Relu', ['x'], ['r'], name='relu'),
-                  helper.make_node('Det', ['r'], ['y'], name='determinant')], [x], [y])
+                  helper.make_node('Bernoulli', ['r'], ['y'], name='coin')], [x], [y])
 
 
 def opset22():

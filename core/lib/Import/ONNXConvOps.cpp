@@ -52,15 +52,6 @@ Value mul(NodeContext &ctx, Value a, Value b, llvm::ArrayRef<int64_t> shape) {
   return ctx.create<tosa::MulOp>(ctx.f32Type(shape), a, b, ctx.builder().getI32IntegerAttr(0));
 }
 
-Value slice(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> start,
-            llvm::ArrayRef<int64_t> size) {
-  if (llvm::all_of(start, [](int64_t s) { return s == 0; }) && size == llvm::ArrayRef(shapeOf(v)))
-    return v;
-  auto &b = ctx.builder();
-  return ctx.create<tosa::SliceOp>(ctx.f32Type(size), v, b.getDenseI64ArrayAttr(start),
-                                   b.getDenseI64ArrayAttr(size));
-}
-
 /// Zero padding of `v` by [before, after] per dimension.
 Value padZeros(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> before,
                llvm::ArrayRef<int64_t> after) {
@@ -175,7 +166,7 @@ Operand rows(NodeContext &ctx, const Operand &w, int64_t begin, int64_t count) {
   if (!w.data) {
     std::vector<int64_t> start(dims.size(), 0);
     start[0] = begin;
-    return Operand{nullptr, slice(ctx, w.value, start, dims), dims};
+    return Operand{nullptr, ctx.slice(w.value, start, dims), dims};
   }
   int64_t inner = product(dims) / count;
   auto t = std::make_shared<Tensor>();
@@ -197,7 +188,7 @@ Operand dilated(NodeContext &ctx, const Operand &w, int64_t dh, int64_t dw) {
     Value v = ctx.reshape(w.value, {o, kh, 1, kw, 1, i});
     v = padZeros(ctx, v, {0, 0, 0, 0, 0, 0}, {0, 0, dh - 1, 0, dw - 1, 0});
     v = ctx.reshape(v, {o, kh * dh, kw * dw, i});
-    return Operand{nullptr, slice(ctx, v, {0, 0, 0, 0}, dims), dims};
+    return Operand{nullptr, ctx.slice(v, {0, 0, 0, 0}, dims), dims};
   }
   auto t = std::make_shared<Tensor>();
   t->dims = dims;
@@ -379,7 +370,7 @@ Value groupedConv(NodeContext &ctx, const ConvOperands &op) {
   int64_t cg = in[3] / op.group, mg = op.weight.dims[0] / op.group;
   llvm::SmallVector<Value> parts;
   for (int64_t g = 0; g < op.group; ++g) {
-    Value x = slice(ctx, op.input, {0, 0, 0, g * cg}, {in[0], in[1], in[2], cg});
+    Value x = ctx.slice(op.input, {0, 0, 0, g * cg}, {in[0], in[1], in[2], cg});
     parts.push_back(conv2d(ctx, x, rows(ctx, op.weight, g * mg, mg),
                            rows(ctx, op.bias, g * mg, mg), op.window));
   }
@@ -545,8 +536,8 @@ LogicalResult convertConv3D(NodeContext &ctx, Value x) {
   for (int64_t kd = 0; kd < depth.kernel; ++kd) {
     llvm::SmallVector<Value> planes;
     for (int64_t o = 0; o < od; ++o)
-      planes.push_back(slice(ctx, padded, {0, o * depth.stride + kd * depth.dilation, 0, 0, 0},
-                             {n, 1, xs[3], xs[4], c}));
+      planes.push_back(ctx.slice(padded, {0, o * depth.stride + kd * depth.dilation, 0, 0, 0},
+                                 {n, 1, xs[3], xs[4], c}));
     Value stacked = planes.size() == 1
                         ? planes[0]
                         : ctx.create<tosa::ConcatOp>(ctx.f32Type({n, od, xs[3], xs[4], c}), planes,
@@ -656,14 +647,153 @@ LogicalResult transposePadding(NodeContext &ctx, Window &w) {
   return success();
 }
 
+/// The 2-D transposed convolution of the NHWC `input` by `weight` [C,
+/// M/group, KH, KW] with window `w` (one tosa.transpose_conv2d per group,
+/// concatenated), plus `bias` [M] (null: none): NHWC [N, OH, OW, M].
+Value transposeConv2D(NodeContext &ctx, Value input, const Operand &weight, const Operand *bias,
+                      const Window &w, int64_t group) {
+  std::vector<int64_t> in = shapeOf(input);
+  int64_t cg = in[3] / group, mg = weight.dims[1], outChannels = mg * group;
+  bool strided = w.stride[0] != 1 || w.stride[1] != 1;
+  auto &b = ctx.builder();
+  llvm::SmallVector<Value> parts;
+  for (int64_t g = 0; g < group; ++g) {
+    Value xg = ctx.slice(input, {0, 0, 0, g * cg}, {in[0], in[1], in[2], cg});
+    Operand wg = permuted(ctx, rows(ctx, weight, g * cg, cg), {1, 2, 3, 0});
+    wg = dilated(ctx, wg, w.dilation[0], w.dilation[1]);
+    // MLIR 16's strided transpose_conv2d decomposition adds a rank-1 bias to
+    // a rank-4 result that tosa-to-linalg cannot lower: strided ones get a
+    // zero bias and the bias is added afterwards.
+    Operand gb = strided || !bias ? zeros(mg) : rows(ctx, *bias, g * mg, mg);
+    llvm::SmallVector<int64_t> pad;
+    for (int d = 0; d < 2; ++d) {
+      TosaTransposeAxis t =
+          fitTransposeWindow({w.in[d], wg.dims[1 + d], w.stride[d], w.padBegin[d], w.out[d]});
+      pad.append({t.outPadBegin, t.outPadEnd});
+    }
+    std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], mg};
+    parts.push_back(ctx.create<tosa::TransposeConv2DOp>(
+        ctx.f32Type(outShape), xg, valueOf(ctx, wg), valueOf(ctx, gb), b.getDenseI64ArrayAttr(pad),
+        b.getDenseI64ArrayAttr(w.stride), b.getDenseI64ArrayAttr(outShape), nullptr));
+  }
+  std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], outChannels};
+  Value y = parts.size() == 1
+                ? parts[0]
+                : ctx.create<tosa::ConcatOp>(ctx.f32Type(outShape), parts, b.getI64IntegerAttr(3));
+  if (strided && bias)
+    y = ctx.create<tosa::AddOp>(ctx.f32Type(outShape), y,
+                                ctx.reshape(valueOf(ctx, *bias), {1, 1, 1, outChannels}));
+  return y;
+}
+
+/// ConvTranspose with a rank-5 input (3-D): X [N, C, D, H, W], W [C,
+/// M/group, KD, KH, KW]; strides, dilations, pads and output_padding
+/// (auto_pad SAME and output_shape are refused in 3-D). Per depth tap kd,
+/// every input depth plane (folded into the batch) goes through the 2-D
+/// transposed convolution by W[:, :, kd]; the planes are spread along D by
+/// the stride (zeros between), shifted by kd * dilation, summed over the
+/// taps, and the depth padding cropped: Y[n, m, s*i + d*kd - pad_begin]
+/// += plane i of tap kd.
+LogicalResult convertConvTranspose3D(NodeContext &ctx, Value x) {
+  std::vector<int64_t> xs = ctx.inputShape(0), ws = ctx.inputShape(1);
+  int64_t group = ctx.attrInt("group", 1);
+  if (ws.size() != 5 || group < 1 || ws[0] != xs[1] || xs[1] % group != 0)
+    return ctx.fail("group " + llvm::Twine(group) + " does not fit input channels " +
+                    llvm::Twine(xs[1]) + " and weight shape " + shapeString(ws) +
+                    " (W must be [C, M/group, KD, KH, KW])");
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if ((autoPad != "NOTSET" && autoPad != "VALID") || ctx.hasAttr("output_shape"))
+    return ctx.fail("auto_pad " + autoPad +
+                    (ctx.hasAttr("output_shape") ? " with output_shape" : "") +
+                    " is not supported for a 3-D ConvTranspose; Kiln takes pads (NOTSET) "
+                    "or VALID there");
+  auto ints = [&](const char *name, size_t count, int64_t def) {
+    std::vector<int64_t> v = ctx.attrInts(name, std::vector<int64_t>(count, def));
+    return v.size() == count ? v : std::vector<int64_t>();
+  };
+  std::vector<int64_t> strides = ints("strides", 3, 1), dil = ints("dilations", 3, 1),
+                       pads = autoPad == "VALID" ? std::vector<int64_t>(6, 0) : ints("pads", 6, 0),
+                       outPad = ints("output_padding", 3, 0);
+  if (strides.empty() || dil.empty() || pads.empty() || outPad.empty())
+    return ctx.fail("strides, dilations, pads and output_padding need 3 (pads 6) values for a "
+                    "3-D ConvTranspose");
+  std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  if (failed(checkKernelShape(ctx, kernel)))
+    return failure();
+  for (int64_t v : strides)
+    if (v < 1)
+      return ctx.fail("strides must be >= 1");
+  for (int64_t v : dil)
+    if (v < 1)
+      return ctx.fail("dilations must be >= 1");
+  std::vector<int64_t> full(3), out(3);
+  for (int d = 0; d < 3; ++d) {
+    full[d] = strides[d] * (xs[2 + d] - 1) + outPad[d] + (kernel[d] - 1) * dil[d] + 1;
+    out[d] = full[d] - pads[d] - pads[3 + d];
+    if (out[d] < 1 || pads[d] < 0 || pads[3 + d] < 0)
+      return ctx.fail("the output size " + llvm::Twine(out[d]) +
+                      " is not positive (pads too large)");
+  }
+  FailureOr<Operand> weight = operand(ctx, 1);
+  if (failed(weight))
+    return failure();
+  int64_t outChannels = ws[1] * group;
+  Operand bias = zeros(outChannels);
+  if (ctx.hasInput(2)) {
+    FailureOr<Operand> bv = operand(ctx, 2);
+    if (failed(bv))
+      return failure();
+    if (bv->dims != std::vector<int64_t>{outChannels})
+      return ctx.fail("the bias (input 2) has shape " + shapeString(bv->dims) + "; it needs [" +
+                      llvm::Twine(outChannels) + "]");
+    bias = *bv;
+  }
+  Window w;
+  for (int d = 0; d < 2; ++d) {
+    w.kernel[d] = kernel[1 + d];
+    w.stride[d] = strides[1 + d];
+    w.dilation[d] = dil[1 + d];
+    w.padBegin[d] = pads[1 + d];
+    w.padEnd[d] = pads[4 + d];
+    w.in[d] = xs[3 + d];
+    w.out[d] = out[1 + d];
+  }
+  const int64_t n = xs[0], depth = xs[2], sd = strides[0];
+  Value planes = ctx.reshape(ctx.transposeToChannelsLast(x), {n * depth, xs[3], xs[4], xs[1]});
+  Operand taps = permuted(ctx, *weight, {2, 0, 1, 3, 4}); // [KD, C, M/g, KH, KW]
+  const int64_t inner = out[1] * out[2] * outChannels;
+  const int64_t spread = (depth - 1) * sd + 1;
+  Value sum;
+  for (int64_t kd = 0; kd < kernel[0]; ++kd) {
+    Operand wk = reshaped(ctx, rows(ctx, taps, kd, 1), {ws[0], ws[1], ws[3], ws[4]});
+    Value y =
+        ctx.reshape(transposeConv2D(ctx, planes, wk, nullptr, w, group), {n, depth, 1, inner});
+    // Spread along D: [n, depth, sd, inner] with zeros, the first `spread` rows.
+    y = ctx.reshape(padZeros(ctx, y, {0, 0, 0, 0}, {0, 0, sd - 1, 0}), {n, depth * sd, inner});
+    y = ctx.slice(y, {0, 0, 0}, {n, spread, inner});
+    int64_t shift = kd * dil[0];
+    y = padZeros(ctx, y, {0, shift, 0}, {0, full[0] - spread - shift, 0});
+    sum = sum ? ctx.create<tosa::AddOp>(y.getType(), sum, y) : y;
+  }
+  Value y = ctx.slice(sum, {0, pads[0], 0}, {n, out[0], inner});
+  y = ctx.reshape(y, {n, out[0], out[1], out[2], outChannels});
+  if (ctx.hasInput(2))
+    y = ctx.create<tosa::AddOp>(y.getType(), y,
+                                ctx.reshape(valueOf(ctx, bias), {1, 1, 1, 1, outChannels}));
+  return ctx.setOutput(0, ctx.transposeToChannelsFirst(y));
+}
+
 /// ConvTranspose (opsets 1, 11): Y[n, m, s*i + d*k - pad_begin] +=
 /// X[n, c, i] * W[c, m', k] within each group (m = g*M/group + m'),
 /// plus B[m]. X [N, C, (H,) W], W [C, M/group, (KH,) KW], B [M] optional.
 /// Dilations are applied by spreading the kernel taps (zeros between them);
 /// groups become one tosa.transpose_conv2d per group, concatenated.
-/// TOSA's out_pad comes from fitTransposeWindow (WindowShape.h).
+/// TOSA's out_pad comes from fitTransposeWindow (WindowShape.h). A rank-5
+/// input (3-D) goes to convertConvTranspose3D.
 LogicalResult convertConvTranspose(NodeContext &ctx) {
   FailureOr<Value> x = floatInput(ctx, 0);
+  if (succeeded(x) && ctx.inputRank(0) == 5)
+    return convertConvTranspose3D(ctx, *x);
   if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
     return failure();
   std::vector<int64_t> xs = ctx.inputShape(0), ws = ctx.inputShape(1);
@@ -685,39 +815,8 @@ LogicalResult convertConvTranspose(NodeContext &ctx) {
     return failure();
   op.window = *win;
   op.input = ctx.transposeToChannelsLast(lift2D(ctx, *x));
-  const Window &w = op.window;
-  std::vector<int64_t> in = shapeOf(op.input);
-  int64_t cg = in[3] / op.group, mg = ws[1];
-  bool strided = w.stride[0] != 1 || w.stride[1] != 1;
-  auto &b = ctx.builder();
-  llvm::SmallVector<Value> parts;
-  for (int64_t g = 0; g < op.group; ++g) {
-    Value xg = slice(ctx, op.input, {0, 0, 0, g * cg}, {in[0], in[1], in[2], cg});
-    Operand wg = permuted(ctx, rows(ctx, op.weight, g * cg, cg), {1, 2, 3, 0});
-    wg = dilated(ctx, wg, w.dilation[0], w.dilation[1]);
-    // MLIR 16's strided transpose_conv2d decomposition adds a rank-1 bias to
-    // a rank-4 result that tosa-to-linalg cannot lower: strided ones get a
-    // zero bias and the bias is added afterwards.
-    Operand bias = strided ? zeros(mg) : rows(ctx, op.bias, g * mg, mg);
-    llvm::SmallVector<int64_t> pad;
-    for (int d = 0; d < 2; ++d) {
-      TosaTransposeAxis t = fitTransposeWindow(
-          {w.in[d], wg.dims[1 + d], w.stride[d], w.padBegin[d], w.out[d]});
-      pad.append({t.outPadBegin, t.outPadEnd});
-    }
-    std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], mg};
-    parts.push_back(ctx.create<tosa::TransposeConv2DOp>(
-        ctx.f32Type(outShape), xg, valueOf(ctx, wg), valueOf(ctx, bias),
-        b.getDenseI64ArrayAttr(pad), b.getDenseI64ArrayAttr(w.stride),
-        b.getDenseI64ArrayAttr(outShape), nullptr));
-  }
-  std::vector<int64_t> outShape = {in[0], w.out[0], w.out[1], outChannels};
-  Value y = parts.size() == 1 ? parts[0]
-                              : ctx.create<tosa::ConcatOp>(ctx.f32Type(outShape), parts,
-                                                           b.getI64IntegerAttr(3));
-  if (strided && ctx.hasInput(2))
-    y = ctx.create<tosa::AddOp>(ctx.f32Type(outShape), y,
-                                ctx.reshape(valueOf(ctx, op.bias), {1, 1, 1, outChannels}));
+  Value y = transposeConv2D(ctx, op.input, op.weight, ctx.hasInput(2) ? &op.bias : nullptr,
+                            op.window, op.group);
   return ctx.setOutput(0, unlift(ctx, ctx.transposeToChannelsFirst(y), int64_t(xs.size())));
 }
 
@@ -955,8 +1054,8 @@ Value dilatedMax1D(NodeContext &ctx, Value x, int axis, int64_t kernel, int64_t 
   Value max;
   for (int64_t k = 0; k < kernel; ++k) {
     start[axis] = k * dilation;
-    Value v = ctx.reshape(slice(ctx, x, start, size), {before, out, stride, after});
-    v = ctx.reshape(slice(ctx, v, {0, 0, 0, 0}, {before, out, 1, after}), result);
+    Value v = ctx.reshape(ctx.slice(x, start, size), {before, out, stride, after});
+    v = ctx.reshape(ctx.slice(v, {0, 0, 0, 0}, {before, out, 1, after}), result);
     max = max ? ctx.create<tosa::MaximumOp>(ctx.f32Type(result), max, v) : v;
   }
   return max;
@@ -1017,8 +1116,8 @@ Value poolAxis(NodeContext &ctx, Value x, int axis, const WindowAxis &a, int64_t
   Value acc;
   for (int64_t k = 0; k < a.kernel; ++k) {
     start[axis] = k * a.dilation;
-    Value v = ctx.reshape(slice(ctx, x, start, size), {before, out, a.stride, after});
-    v = ctx.reshape(slice(ctx, v, {0, 0, 0, 0}, {before, out, 1, after}), result);
+    Value v = ctx.reshape(ctx.slice(x, start, size), {before, out, a.stride, after});
+    v = ctx.reshape(ctx.slice(v, {0, 0, 0, 0}, {before, out, 1, after}), result);
     if (!acc)
       acc = v;
     else if (isMax)
@@ -1097,13 +1196,11 @@ LogicalResult convertPool3D(NodeContext &ctx, Value x, bool isMax) {
 /// count_include_pad. MaxPool pads with -inf; AveragePool divides by the
 /// window's elements inside the input (TOSA avg_pool2d excludes padding)
 /// unless count_include_pad = 1, where pads are zeros added by tosa.pad first
-/// (the ceil_mode overhang stays excluded). MaxPool's Indices output and
-/// storage_order = 1 are refused. A rank-5 input goes to convertPool3D.
+/// (the ceil_mode overhang stays excluded). MaxPool's Indices output goes
+/// to convertMaxPoolWithIndices. A rank-5 input goes to convertPool3D.
 LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (isMax && ctx.hasOutput(1))
-    return ctx.fail("the Indices output is not supported; Kiln converts output 0 only");
-  if (isMax && ctx.attrInt("storage_order", 0) != 0)
-    return ctx.fail("storage_order = 1 is not supported (it only affects Indices)");
+    return convertMaxPoolWithIndices(ctx);
   FailureOr<Value> x = floatInput(ctx, 0);
   if (succeeded(x) && ctx.inputRank(0) == 5)
     return convertPool3D(ctx, *x, isMax);
@@ -1349,7 +1446,7 @@ LogicalResult convertLRN(NodeContext &ctx) {
   Value sum;
   for (int64_t k = 0; k < size; ++k) {
     start[1] = k;
-    Value part = slice(ctx, squares, start, xs);
+    Value part = ctx.slice(squares, start, xs);
     sum = sum ? ctx.create<tosa::AddOp>(ctx.f32Type(xs), sum, part) : part;
   }
   Value base = mul(ctx, sum, ctx.scalarF32(alpha / float(size), rank), xs);

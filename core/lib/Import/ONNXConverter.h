@@ -42,6 +42,14 @@
 //   ONNXQuantOps.cpp       QuantizeLinear DequantizeLinear DynamicQuantizeLinear
 //                          QLinearConv QLinearMatMul ConvInteger MatMulInteger,
 //                          and the QDQ groups (fuseQDQ) rewritten into them
+//   ONNXScatterOps.cpp     ScatterElements Scatter ScatterND OneHot MaxUnpool
+//   ONNXMatrixOps.cpp      Trilu EyeLike CumSum TopK ReverseSequence Det
+//   ONNXEinsumOps.cpp      Einsum
+//   ONNXArithmeticOps.cpp  Mod Shrink MeanVarianceNormalization GlobalLpPool
+//   ONNXGridSampleOps.cpp  GridSample RoiAlign
+//   ONNXSignalOps.cpp      DFT STFT
+//   ONNXTextOps.cpp        TfIdfVectorizer (integer pools)
+//   ONNXMaxPoolIndexOps.cpp MaxPool's Indices output (convertMaxPoolWithIndices)
 //
 // ONNX semantics follow the operator specification of onnx 1.16
 // (docs/Operators.md, with each operator's version history, opsets to 21); TOSA semantics
@@ -196,6 +204,28 @@ bool movesQuantizedData(const std::string &opType);
 /// type's minimum. Other nodes are kept; node indices stay the original
 /// ones (messages name the Conv).
 std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model);
+
+/// ScatterElements, Scatter, ScatterND, OneHot and MaxUnpool
+/// (ONNXScatterOps.cpp: compare masks, selects and reductions).
+void registerScatterOps(ConverterTable &table);
+/// Trilu, EyeLike, CumSum, TopK, ReverseSequence and Det (ONNXMatrixOps.cpp).
+void registerMatrixOps(ConverterTable &table);
+/// Einsum (ONNXEinsumOps.cpp: transposes, reshapes, batched matmuls and
+/// reductions).
+void registerEinsumOps(ConverterTable &table);
+/// Mod, Shrink, MeanVarianceNormalization and GlobalLpPool
+/// (ONNXArithmeticOps.cpp).
+void registerArithmeticOps(ConverterTable &table);
+/// GridSample and RoiAlign (ONNXGridSampleOps.cpp: one tosa.gather per tap).
+void registerGridSampleOps(ConverterTable &table);
+/// DFT and STFT (ONNXSignalOps.cpp: matmuls by constant cos/sin tables).
+void registerSignalOps(ConverterTable &table);
+/// TfIdfVectorizer of integer n-gram pools (ONNXTextOps.cpp).
+void registerTextOps(ConverterTable &table);
+
+/// MaxPool with its Indices output (ONNXMaxPoolIndexOps.cpp; the MaxPool
+/// converter of ONNXConvOps.cpp hands such nodes here).
+mlir::LogicalResult convertMaxPoolWithIndices(NodeContext &ctx);
 
 /// All registered converters, by op_type.
 const ConverterTable &converters();

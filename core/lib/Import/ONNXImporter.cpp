@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <variant>
@@ -45,6 +46,13 @@ const ConverterTable &converters() {
     registerRecurrentOps(t);
     registerIndexOps(t);
     registerQuantOps(t);
+    registerScatterOps(t);
+    registerMatrixOps(t);
+    registerEinsumOps(t);
+    registerArithmeticOps(t);
+    registerGridSampleOps(t);
+    registerSignalOps(t);
+    registerTextOps(t);
     return t;
   }();
   return table;
@@ -169,7 +177,25 @@ private:
   llvm::Expected<std::vector<Entry>> inlineGraph(const Node &owner, const std::string &attr,
                                                  const std::vector<Entry> &formals);
   llvm::Error importIf(const Node &node);
+  /// An If whose condition is computed at run time: both branches
+  /// converted, each output a tosa.select between them (their shapes must
+  /// agree).
+  llvm::Error importRuntimeIf(const Node &node);
   llvm::Error importLoop(const Node &node);
+  llvm::Error importScan(const Node &node);
+  /// One Scan over `states` and `scans` (the scan inputs; `axes` and
+  /// `reverse` per scan input): the final states, then one stacked value
+  /// per scan output.
+  llvm::Expected<std::vector<Entry>> runScan(const Node &node, std::vector<Entry> states,
+                                             std::vector<Entry> scans, llvm::ArrayRef<int64_t> axes,
+                                             llvm::ArrayRef<int64_t> reverse,
+                                             llvm::ArrayRef<int64_t> outAxes,
+                                             llvm::ArrayRef<int64_t> outReverse);
+  /// The value of `entry` with dimension `axis` sliced at `index` and
+  /// removed (a tosa.slice and reshape).
+  llvm::Expected<Entry> sliceAxis(const Node &node, Entry entry, int64_t axis, int64_t index);
+  /// `parts` (one shape) stacked along a new dimension `axis`.
+  llvm::Expected<Entry> stack(const Node &node, std::vector<Entry> parts, int64_t axis);
   llvm::Error bindScanOutput(const Node &node, const std::string &name, std::vector<Entry> &parts);
 };
 
@@ -231,7 +257,7 @@ llvm::Error GraphImporter::unsupportedOperator(const Node &node) {
     supported += (supported.empty() ? "" : ", ") + name;
   return fail(scope + "node #" + llvm::Twine(node.index) + " " + nodeTitle(node) + " (opset " +
               llvm::Twine(model.opset) + "): operator " + node.opType +
-              " is not supported; Kiln imports " + supported + ", If and Loop");
+              " is not supported; Kiln imports " + supported + ", If, Loop and Scan");
 }
 
 llvm::Error GraphImporter::checkOperators() {
@@ -389,8 +415,10 @@ llvm::Error GraphImporter::importNodes(const std::vector<Node> &nodes) {
                     "defines (the graph is not in topological order)");
     for (const std::string &out : node.outputs)
       producers[out] = &node;
-    if (node.opType == "If" || node.opType == "Loop") {
-      if (llvm::Error err = node.opType == "If" ? importIf(node) : importLoop(node))
+    if (isControlFlow(node.opType)) {
+      if (llvm::Error err = node.opType == "If"     ? importIf(node)
+                            : node.opType == "Loop" ? importLoop(node)
+                                                    : importScan(node))
         return err;
       continue;
     }
@@ -413,10 +441,14 @@ llvm::Error GraphImporter::importNodes(const std::vector<Node> &nodes) {
 // folded while importing: an If whose condition is known (a constant,
 // an initializer, a --fix-value input, a shape folded by the shape
 // converters) is replaced by its taken branch's nodes, converted in place
-// with the branch's outputs bound to the If's; a Loop whose trip count and
+// with the branch's outputs bound to the If's (a condition computed at run
+// time converts both branches and selects, where their outputs agree); a Loop whose trip count and
 // condition are known is unrolled (each iteration's body converted with the
 // iteration number, the condition and the carried values bound to the
-// body's inputs; scan outputs stacked along a new axis 0). Outer-scope names
+// body's inputs; scan outputs stacked along a new axis 0), and a Scan is
+// unrolled over its scan inputs' static length (each iteration's body
+// converted with the states and one slice of every scan input; opset 8's
+// batched form once per batch row). Outer-scope names
 // resolve through the one value map, as ONNX's names are unique across
 // scopes. Subgraph nodes are checked only when taken.
 
@@ -497,7 +529,7 @@ llvm::Error GraphImporter::importIf(const Node &node) {
   if (cond == values.end())
     return fail(label(node) + ": the condition is missing");
   if (!cond->second.constant)
-    return notKnown(node, node.inputs[0], "condition");
+    return importRuntimeIf(node);
   if (cond->second.constant->numElements() != 1)
     return fail(label(node) + ": the condition '" + node.inputs[0] + "' has " +
                 llvm::Twine(cond->second.constant->numElements()) + " elements; If takes one");
@@ -511,6 +543,45 @@ llvm::Error GraphImporter::importIf(const Node &node) {
   for (size_t k = 0; k < outs->size(); ++k)
     if (!node.outputs[k].empty())
       values[node.outputs[k]] = (*outs)[k];
+  return llvm::Error::success();
+}
+
+llvm::Error GraphImporter::importRuntimeIf(const Node &node) {
+  auto thenOuts = inlineGraph(node, "then_branch", {});
+  if (!thenOuts)
+    return thenOuts.takeError();
+  auto elseOuts = inlineGraph(node, "else_branch", {});
+  if (!elseOuts)
+    return elseOuts.takeError();
+  if (thenOuts->size() != node.outputs.size() || elseOuts->size() != node.outputs.size())
+    return fail(label(node) + ": the branches have " + llvm::Twine(thenOuts->size()) + " and " +
+                llvm::Twine(elseOuts->size()) + " outputs for the node's " +
+                llvm::Twine(node.outputs.size()));
+  NodeContext ctx(*this, node, nodeLocation(node));
+  FailureOr<Value> cond = materialize(node.inputs[0], ctx.loc());
+  if (failed(cond))
+    return notKnown(node, node.inputs[0], "condition");
+  auto condType = cond->getType().cast<RankedTensorType>();
+  if (!condType.getElementType().isInteger(1) || condType.getNumElements() != 1)
+    return fail(label(node) + ": the condition '" + node.inputs[0] + "' must be one bool");
+  for (size_t k = 0; k < node.outputs.size(); ++k) {
+    if (node.outputs[k].empty())
+      continue;
+    FailureOr<Value> a = materializeEntry((*thenOuts)[k], ctx.loc());
+    FailureOr<Value> b = materializeEntry((*elseOuts)[k], ctx.loc());
+    if (failed(a) || failed(b))
+      return fail(label(node) + ": output '" + node.outputs[k] +
+                  "' has an unsupported element type");
+    if (a->getType() != b->getType())
+      return fail(label(node) + ": its condition '" + node.inputs[0] +
+                  "' is not known when the model is compiled and the branches give output '" +
+                  node.outputs[k] +
+                  "' different types or shapes; Kiln selects between the "
+                  "branches at run time only where they agree");
+    auto type = a->getType().cast<RankedTensorType>();
+    Value c = ctx.reshape(*cond, llvm::SmallVector<int64_t>(type.getRank(), 1));
+    values[node.outputs[k]] = Entry{ctx.create<tosa::SelectOp>(type, c, *a, *b), nullptr};
+  }
   return llvm::Error::success();
 }
 
@@ -576,6 +647,212 @@ llvm::Error GraphImporter::importLoop(const Node &node) {
     else if (llvm::Error err = bindScanOutput(node, node.outputs[k], scans[k - carried.size()]))
       return err;
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Entry> GraphImporter::sliceAxis(const Node &node, Entry entry, int64_t axis,
+                                               int64_t index) {
+  NodeContext ctx(*this, node, nodeLocation(node));
+  FailureOr<Value> v = materializeEntry(entry, ctx.loc());
+  if (failed(v))
+    return fail(label(node) + ": a scan input has an unsupported element type");
+  llvm::SmallVector<int64_t> shape(v->getType().cast<RankedTensorType>().getShape());
+  llvm::SmallVector<int64_t> start(shape.size(), 0), size = shape;
+  start[axis] = index;
+  size[axis] = 1;
+  shape.erase(shape.begin() + axis);
+  return Entry{ctx.reshape(ctx.slice(*v, start, size), shape), nullptr};
+}
+
+llvm::Expected<Entry> GraphImporter::stack(const Node &node, std::vector<Entry> parts,
+                                           int64_t axis) {
+  NodeContext ctx(*this, node, nodeLocation(node));
+  llvm::SmallVector<Value> rows;
+  for (Entry &e : parts) {
+    FailureOr<Value> v = materializeEntry(e, ctx.loc());
+    if (failed(v))
+      return fail(label(node) + ": a scan output has an unsupported element type");
+    llvm::SmallVector<int64_t> shape(v->getType().cast<RankedTensorType>().getShape());
+    if (axis > int64_t(shape.size()))
+      return fail(label(node) + ": scan output axis " + llvm::Twine(axis) + " is out of range");
+    shape.insert(shape.begin() + axis, 1);
+    rows.push_back(ctx.reshape(*v, shape));
+  }
+  auto type = rows.front().getType().cast<RankedTensorType>();
+  for (Value r : rows)
+    if (r.getType() != type)
+      return fail(label(node) + ": the body's scan outputs change shape between iterations");
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = int64_t(rows.size());
+  if (rows.size() == 1)
+    return Entry{rows.front(), nullptr};
+  return Entry{ctx.create<tosa::ConcatOp>(RankedTensorType::get(shape, type.getElementType()), rows,
+                                          ctx.builder().getI64IntegerAttr(axis)),
+               nullptr};
+}
+
+llvm::Expected<std::vector<Entry>>
+GraphImporter::runScan(const Node &node, std::vector<Entry> states, std::vector<Entry> scans,
+                       llvm::ArrayRef<int64_t> axes, llvm::ArrayRef<int64_t> reverse,
+                       llvm::ArrayRef<int64_t> outAxes, llvm::ArrayRef<int64_t> outReverse) {
+  auto dims = [&](const Entry &e) {
+    return e.constant
+               ? e.constant->dims
+               : std::vector<int64_t>(e.value.getType().cast<RankedTensorType>().getShape().begin(),
+                                      e.value.getType().cast<RankedTensorType>().getShape().end());
+  };
+  int64_t steps = -1;
+  for (size_t j = 0; j < scans.size(); ++j) {
+    std::vector<int64_t> d = dims(scans[j]);
+    int64_t axis = axes[j] < 0 ? axes[j] + int64_t(d.size()) : axes[j];
+    if (axis < 0 || axis >= int64_t(d.size()))
+      return fail(label(node) + ": scan input axis " + llvm::Twine(axes[j]) +
+                  " is out of range for rank " + llvm::Twine(d.size()));
+    if (steps >= 0 && d[axis] != steps)
+      return fail(label(node) + ": the scan inputs have lengths " + llvm::Twine(steps) + " and " +
+                  llvm::Twine(d[axis]));
+    steps = d[axis];
+  }
+  if (steps < 1)
+    return fail(label(node) + ": Scan needs a scan input of at least one step");
+  if (steps > kMaxUnroll)
+    return fail(label(node) + ": " + llvm::Twine(steps) + " steps are above the " +
+                llvm::Twine(kMaxUnroll) + " iterations Kiln unrolls a Scan to");
+  std::vector<std::vector<Entry>> outs;
+  for (int64_t t = 0; t < steps; ++t) {
+    std::vector<Entry> formals = states;
+    for (size_t j = 0; j < scans.size(); ++j) {
+      int64_t rank = int64_t(dims(scans[j]).size());
+      int64_t axis = axes[j] < 0 ? axes[j] + rank : axes[j];
+      auto slice = sliceAxis(node, scans[j], axis, reverse[j] ? steps - 1 - t : t);
+      if (!slice)
+        return slice.takeError();
+      formals.push_back(*slice);
+    }
+    auto results = inlineGraph(node, "body", formals);
+    if (!results)
+      return results.takeError();
+    if (results->size() < states.size())
+      return fail(label(node) + ": the body has fewer outputs than states");
+    for (size_t k = 0; k < states.size(); ++k)
+      states[k] = (*results)[k];
+    outs.resize(results->size() - states.size());
+    for (size_t k = states.size(); k < results->size(); ++k)
+      outs[k - states.size()].push_back((*results)[k]);
+  }
+  std::vector<Entry> result = states;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (k < outReverse.size() && outReverse[k])
+      std::reverse(outs[k].begin(), outs[k].end());
+    int64_t axis = k < outAxes.size() ? outAxes[k] : 0;
+    if (axis < 0)
+      axis += int64_t(dims(outs[k].front()).size()) + 1;
+    auto stacked = stack(node, outs[k], axis);
+    if (!stacked)
+      return stacked.takeError();
+    result.push_back(*stacked);
+  }
+  return result;
+}
+
+/// Scan (8, 9, 11, 16): the body runs once per step of the scan inputs
+/// (scan_input_axes, scan_input_directions), carrying the states; scan
+/// outputs are stacked along scan_output_axes (reversed for
+/// scan_output_directions = 1). Opset 8's form has a batch dimension 0 on
+/// every input and output, the scan axis 1 and `directions`, and an
+/// optional sequence_lens that must be constant and the full length: it
+/// is unrolled once per batch row and the rows stacked.
+llvm::Error GraphImporter::importScan(const Node &node) {
+  const Attribute *m = node.attribute("num_scan_inputs");
+  if (!m || m->kind != Attribute::Int)
+    return fail(label(node) + ": attribute num_scan_inputs is missing");
+  int64_t numScans = m->i;
+  auto ints = [&](const char *name, size_t count, int64_t def) {
+    const Attribute *a = node.attribute(name);
+    return a && a->kind == Attribute::Ints ? a->ints : std::vector<int64_t>(count, def);
+  };
+  bool batched = model.opset < 9;
+  size_t first = batched ? 1 : 0;
+  if (numScans < 1 || int64_t(node.inputs.size()) < int64_t(first) + numScans)
+    return fail(label(node) + ": num_scan_inputs " + llvm::Twine(numScans) +
+                " does not fit the node's " + llvm::Twine(node.inputs.size()) + " inputs");
+  size_t numStates = node.inputs.size() - first - numScans;
+  std::vector<Entry> states, scans;
+  for (size_t k = first; k < node.inputs.size(); ++k)
+    (k < first + numStates ? states : scans).push_back(values.at(node.inputs[k]));
+  std::vector<Entry> results;
+  if (!batched) {
+    std::vector<int64_t> axes = ints("scan_input_axes", numScans, 0);
+    std::vector<int64_t> dirs = ints("scan_input_directions", numScans, 0);
+    size_t numOuts = node.outputs.size() - std::min(node.outputs.size(), numStates);
+    std::vector<int64_t> outAxes = ints("scan_output_axes", numOuts, 0);
+    std::vector<int64_t> outDirs = ints("scan_output_directions", numOuts, 0);
+    if (axes.size() != size_t(numScans) || dirs.size() != size_t(numScans))
+      return fail(label(node) + ": scan_input_axes and scan_input_directions need one value "
+                                "per scan input");
+    auto r = runScan(node, states, scans, axes, dirs, outAxes, outDirs);
+    if (!r)
+      return r.takeError();
+    results = std::move(*r);
+  } else {
+    std::vector<int64_t> dirs = ints("directions", numScans, 0);
+    if (dirs.size() != size_t(numScans))
+      return fail(label(node) + ": directions needs one value per scan input");
+    Entry any = scans.front();
+    int64_t rows = any.constant ? any.constant->dims[0]
+                                : any.value.getType().cast<RankedTensorType>().getDimSize(0);
+    if (rows * (any.constant ? any.constant->dims.at(1)
+                             : any.value.getType().cast<RankedTensorType>().getDimSize(1)) >
+        kMaxUnroll)
+      return fail(label(node) + ": batch x steps is above the " + llvm::Twine(kMaxUnroll) +
+                  " iterations Kiln unrolls a Scan to");
+    if (!node.inputs[0].empty()) {
+      const Tensor *lens = values.at(node.inputs[0]).constant.get();
+      int64_t steps = any.constant ? any.constant->dims.at(1)
+                                   : any.value.getType().cast<RankedTensorType>().getDimSize(1);
+      if (!lens)
+        return notKnown(node, node.inputs[0], "sequence_lens");
+      for (int64_t k = 0; k < lens->numElements(); ++k)
+        if (int64_t(lens->at(k)) != steps)
+          return fail(label(node) + ": sequence_lens holds " + llvm::Twine(int64_t(lens->at(k))) +
+                      " where the scan inputs have " + llvm::Twine(steps) +
+                      " steps; Kiln unrolls full-length sequences");
+    }
+    std::vector<std::vector<Entry>> perRow;
+    for (int64_t b = 0; b < rows; ++b) {
+      std::vector<Entry> rs, rx;
+      for (Entry &e : states) {
+        auto v = sliceAxis(node, e, 0, b);
+        if (!v)
+          return v.takeError();
+        rs.push_back(*v);
+      }
+      for (Entry &e : scans) {
+        auto v = sliceAxis(node, e, 0, b);
+        if (!v)
+          return v.takeError();
+        rx.push_back(*v);
+      }
+      auto r = runScan(node, rs, rx, std::vector<int64_t>(numScans, 0), dirs, {}, {});
+      if (!r)
+        return r.takeError();
+      perRow.push_back(std::move(*r));
+    }
+    for (size_t k = 0; k < perRow.front().size(); ++k) {
+      std::vector<Entry> parts;
+      for (auto &row : perRow)
+        parts.push_back(row[k]);
+      auto stacked = stack(node, parts, 0);
+      if (!stacked)
+        return stacked.takeError();
+      results.push_back(*stacked);
+    }
+  }
+  if (node.outputs.size() > results.size())
+    return fail(label(node) + ": the node has more outputs than the body computes");
+  for (size_t k = 0; k < node.outputs.size(); ++k)
+    if (!node.outputs[k].empty())
+      values[node.outputs[k]] = results[k];
   return llvm::Error::success();
 }
 
@@ -783,6 +1060,11 @@ bool NodeContext::inferenceKnownWrong(llvm::ArrayRef<int64_t> inferred,
   // input or its begin padding, which PyTorch, ONNX Runtime 1.30 and ONNX's
   // reference implementation apply (MaxPool k3 s3 pads 1 on 8: 3, not 4;
   // tests/onnx/window_cases.py): one less along such axes is right.
+  // libonnx 1.12 infers STFT's bins with onesided defaulting to 0; the
+  // operator's default (and ONNX Runtime's, and the test data's) is 1.
+  if (onnxNode.opType == "STFT" && !hasAttr("onesided") && inferred.size() == 4 &&
+      computed.size() == 4 && inferred[2] >= 0 && computed[2] == inferred[2] / 2 + 1)
+    return true;
   if ((onnxNode.opType != "MaxPool" && onnxNode.opType != "AveragePool") ||
       attrInt("ceil_mode", 0) != 1 || inferred.size() != computed.size())
     return false;

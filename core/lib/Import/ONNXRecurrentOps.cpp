@@ -99,19 +99,9 @@ Value mul(NodeContext &ctx, Value a, Value b) {
 }
 Value scalar(NodeContext &ctx, float v) { return ctx.scalarF32(v, 2); }
 
-/// tosa.slice of `v` from `start`, `size` elements per dimension.
-Value slice(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> start,
-            llvm::ArrayRef<int64_t> size) {
-  if (llvm::all_of(start, [](int64_t s) { return s == 0; }) && size == llvm::ArrayRef(shapeOf(v)))
-    return v;
-  auto &b = ctx.builder();
-  return ctx.create<tosa::SliceOp>(ctx.f32Type(size), v, b.getDenseI64ArrayAttr(start),
-                                   b.getDenseI64ArrayAttr(size));
-}
-
 /// Columns [col, col + n) of a [B, N] value.
 Value columns(NodeContext &ctx, Value v, int64_t col, int64_t n) {
-  return slice(ctx, v, {0, col}, {shapeOf(v)[0], n});
+  return ctx.slice(v, {0, col}, {shapeOf(v)[0], n});
 }
 
 /// Part of input `i` (shape [D, rows] or [D, rows, cols]) for direction
@@ -136,7 +126,7 @@ FailureOr<Value> directionPart(NodeContext &ctx, int i, int64_t dir, int64_t row
   start[1] = row;
   sz[0] = 1;
   sz[1] = size[0];
-  return ctx.reshape(slice(ctx, *v, start, sz), size);
+  return ctx.reshape(ctx.slice(*v, start, sz), size);
 }
 
 /// x [M, K] times w^T (w [N, K]) plus bias ([N], or null): fully_connected
@@ -468,10 +458,10 @@ Value concat(NodeContext &ctx, llvm::ArrayRef<Value> parts, int64_t axis) {
 void runDirection(NodeContext &ctx, const Recurrent &r, int64_t d, const DirectionWeights &dw,
                   const BatchGroup &g, std::vector<Value> &hs, Value &h, Value &c) {
   int64_t s = g.len, b = g.size, n = r.hidden, gh = r.gates * n;
-  Value x = slice(ctx, r.x, {0, g.first, 0}, {s, b, r.inputSize});
+  Value x = ctx.slice(r.x, {0, g.first, 0}, {s, b, r.inputSize});
   Value xw = linear(ctx, ctx.reshape(x, {s * b, r.inputSize}), dw.w, dw.wb);
   auto state = [&](Value init) {
-    return init ? ctx.reshape(slice(ctx, init, {d, g.first, 0}, {1, b, n}), {b, n})
+    return init ? ctx.reshape(ctx.slice(init, {d, g.first, 0}, {1, b, n}), {b, n})
                 : ctx.constF32({b, n}, {0.0f});
   };
   h = state(r.h0);
@@ -480,7 +470,7 @@ void runDirection(NodeContext &ctx, const Recurrent &r, int64_t d, const Directi
   hs.assign(r.seq, Value());
   for (int64_t k = 0; k < s; ++k) {
     int64_t t = backward ? s - 1 - k : k;
-    Value xt = slice(ctx, xw, {t * b, 0}, {b, gh});
+    Value xt = ctx.slice(xw, {t * b, 0}, {b, gh});
     if (r.cell == Cell::LSTM)
       lstmStep(ctx, r, d, dw, xt, h, c);
     else if (r.cell == Cell::GRU)

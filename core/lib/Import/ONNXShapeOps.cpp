@@ -48,22 +48,12 @@ RankedTensorType typeLike(Value like, llvm::ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, elementOf(like));
 }
 
-/// tosa.slice, or `v` itself when the slice is the whole tensor.
-Value sliceValue(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> start,
-                 llvm::ArrayRef<int64_t> size) {
-  if (llvm::all_of(start, [](int64_t s) { return s == 0; }) && size == shapeOf(v))
-    return v;
-  auto &b = ctx.builder();
-  return ctx.create<tosa::SliceOp>(typeLike(v, size), v, b.getDenseI64ArrayAttr(start),
-                                   b.getDenseI64ArrayAttr(size));
-}
-
 /// tosa.slice of [start, start + size) along dimension `d` only.
 Value sliceAxis(NodeContext &ctx, Value v, int64_t d, int64_t start, int64_t size) {
   llvm::SmallVector<int64_t> begin(shapeOf(v).size(), 0), sizes(shapeOf(v));
   begin[d] = start;
   sizes[d] = size;
-  return sliceValue(ctx, v, begin, sizes);
+  return ctx.slice(v, begin, sizes);
 }
 
 /// `v` viewed as rank 3 [outer, D, inner] around dimension `d` (TOSA's
@@ -610,7 +600,7 @@ Value strideAxis(NodeContext &ctx, Value v, int64_t d, int64_t count, int64_t st
   }
   auto view = axisView(shapeOf(v), d);
   Value x = ctx.reshape(v, {view[0], count, step, view[2]});
-  x = sliceValue(ctx, x, {0, 0, 0, 0}, {view[0], count, 1, view[2]});
+  x = ctx.slice(x, {0, 0, 0, 0}, {view[0], count, 1, view[2]});
   shape[d] = count;
   return ctx.reshape(x, shape);
 }
@@ -642,8 +632,31 @@ LogicalResult convertSlice(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
   if (failed(x))
     return failure();
-  if (rank > 6)
-    return ctx.fail("input rank " + llvm::Twine(rank) + " is above 6, TOSA's slice limit");
+  if (rank > 6) {
+    // Above TOSA's rank 6: each dimension taken whole merges into the one
+    // before it when that one steps by 1 (rows [f, f + c) of [.., a, b] are
+    // elements [f * b, (f + c) * b) of [.., a * b]).
+    std::vector<int64_t> merged;
+    std::vector<AxisSelection> mergedSel;
+    for (int64_t d = 0; d < rank; ++d) {
+      AxisSelection a = (*sel)[d];
+      bool whole = a.first == 0 && a.count == in[d] && a.step == 1;
+      if (whole && !merged.empty() && mergedSel.back().step == 1) {
+        mergedSel.back().first *= in[d];
+        mergedSel.back().count *= in[d];
+        merged.back() *= in[d];
+      } else {
+        merged.push_back(in[d]);
+        mergedSel.push_back(a);
+      }
+    }
+    if (merged.size() > 6)
+      return ctx.fail("input rank " + llvm::Twine(rank) + " is above 6, TOSA's slice limit");
+    *x = ctx.reshape(*x, merged);
+    in = merged;
+    *sel = mergedSel;
+    rank = int64_t(merged.size());
+  }
   std::vector<int64_t> begin(rank), size(rank);
   for (int64_t d = 0; d < rank; ++d) {
     auto [first, count, step] = (*sel)[d];
@@ -652,14 +665,14 @@ LogicalResult convertSlice(NodeContext &ctx) {
     size[d] = std::max(tight, full);
     begin[d] = step > 0 ? first : first - size[d] + 1;
   }
-  Value v = sliceValue(ctx, *x, begin, size);
+  Value v = ctx.slice(*x, begin, size);
   for (int64_t d = 0; d < rank; ++d) {
     if ((*sel)[d].step < 0)
       v = reverseAxis(ctx, v, d);
     if (std::abs((*sel)[d].step) > 1)
       v = strideAxis(ctx, v, d, (*sel)[d].count, std::abs((*sel)[d].step));
   }
-  return ctx.setOutput(0, v);
+  return ctx.setOutput(0, ctx.reshape(v, out));
 }
 
 // --- Gather ---------------------------------------------------------------------------
@@ -938,7 +951,7 @@ LogicalResult convertPad(NodeContext &ctx) {
     begin[d] = std::max<int64_t>(-pads[d], 0);
     size[d] = in[d] - begin[d] - std::max<int64_t>(-pads[rank + d], 0);
   }
-  Value v = sliceValue(ctx, *x, begin, size);
+  Value v = ctx.slice(*x, begin, size);
   if (spec->mode == "constant") {
     std::vector<int32_t> padding;
     for (int64_t d = 0; d < rank; ++d) {

@@ -34,6 +34,35 @@ Value TosaBuilder::scalarF32(float value, int64_t rank) {
   return constF32(llvm::SmallVector<int64_t>(rank, 1), {value});
 }
 
+Value TosaBuilder::scalarOf(Type element, double value, int64_t rank) {
+  llvm::SmallVector<int64_t> shape(rank, 1);
+  auto type = RankedTensorType::get(shape, element);
+  if (element.isF32())
+    return constF32(shape, {float(value)});
+  unsigned width = element.getIntOrFloatBitWidth();
+  double lo = width == 1 ? 0 : -std::ldexp(1.0, width - 1);
+  double hi = width == 1 ? 1 : std::ldexp(1.0, width - 1) - 1;
+  // ldexp(1, 63) - 1 rounds to 2^63: clamp in the integer domain.
+  int64_t v = value <= lo   ? (width == 64 ? INT64_MIN : int64_t(lo))
+              : value >= hi ? (width == 64 ? INT64_MAX : int64_t(hi))
+                            : int64_t(value);
+  llvm::APInt bits(width, uint64_t(v), /*isSigned=*/width > 1);
+  return b->create<tosa::ConstOp>(location, type,
+                                  DenseElementsAttr::get(type, llvm::ArrayRef<llvm::APInt>(bits)));
+}
+
+Value TosaBuilder::iotaI32(llvm::ArrayRef<int64_t> shape, int64_t axis) {
+  int64_t n = 1, inner = 1;
+  for (int64_t d : shape)
+    n *= d;
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  std::vector<int32_t> values(n);
+  for (int64_t p = 0; p < n; ++p)
+    values[p] = int32_t((p / inner) % shape[axis]);
+  return constI32(shape, values);
+}
+
 Value TosaBuilder::reshape(Value value, llvm::ArrayRef<int64_t> shape) {
   auto type = value.getType().cast<RankedTensorType>();
   if (type.getShape() == shape)
@@ -55,6 +84,15 @@ Value TosaBuilder::transpose(Value value, llvm::ArrayRef<int32_t> perm) {
   Value perms = constI32({int64_t(perm.size())}, perm);
   return b->create<tosa::TransposeOp>(
       location, RankedTensorType::get(shape, type.getElementType()), value, perms);
+}
+
+Value TosaBuilder::slice(Value value, llvm::ArrayRef<int64_t> start, llvm::ArrayRef<int64_t> size) {
+  auto type = value.getType().cast<RankedTensorType>();
+  if (llvm::all_of(start, [](int64_t s) { return s == 0; }) && type.getShape() == size)
+    return value;
+  return b->create<tosa::SliceOp>(location, RankedTensorType::get(size, type.getElementType()),
+                                  value, b->getDenseI64ArrayAttr(start),
+                                  b->getDenseI64ArrayAttr(size));
 }
 
 Value TosaBuilder::broadcastRank(Value value, int64_t rank) {

@@ -1,6 +1,6 @@
 //===- TosaBuilder.h - The TOSA builders both importers use ----*- C++ -*-===//
 //
-// Constants, reshapes, transposes, rank broadcasts and clamps as both front
+// Constants, reshapes, transposes, slices, rank broadcasts and clamps as both front
 // ends emit them (TOSA 0.60, MLIR 16's tosa dialect). The TFLite OpContext
 // and the ONNX NodeContext derive from TosaBuilder, so a converter of
 // either front end calls ctx.reshape(...), ctx.clamp(...) alike and the two
@@ -37,12 +37,21 @@ public:
   /// A rank-`rank` f32 tensor of shape [1, ..., 1] holding `value` (an
   /// operand TOSA's elementwise ops broadcast).
   mlir::Value scalarF32(float value, int64_t rank);
+  /// The same of element type `element` (f32, i1, i8, i16, i32 or i64;
+  /// `value` converted, saturated to an integer type's range).
+  mlir::Value scalarOf(mlir::Type element, double value, int64_t rank);
+  /// A constant i32 tensor of `shape` whose element at each position is its
+  /// coordinate along `axis` (0, 1, ..., shape[axis] - 1).
+  mlir::Value iotaI32(llvm::ArrayRef<int64_t> shape, int64_t axis);
   /// tosa.reshape of `value` to `shape` (same element count); `value`
   /// itself when it has that shape already.
   mlir::Value reshape(mlir::Value value, llvm::ArrayRef<int64_t> shape);
   /// tosa.transpose: result dimension k is input dimension perm[k]; `value`
   /// itself for the identity permutation.
   mlir::Value transpose(mlir::Value value, llvm::ArrayRef<int32_t> perm);
+  /// tosa.slice of `value` from `start`, `size` elements per dimension (the
+  /// element type kept); `value` itself when that is all of it.
+  mlir::Value slice(mlir::Value value, llvm::ArrayRef<int64_t> start, llvm::ArrayRef<int64_t> size);
   /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting);
   /// `value` itself when its rank is `rank` or more.
   mlir::Value broadcastRank(mlir::Value value, int64_t rank);
