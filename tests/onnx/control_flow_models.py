@@ -4,9 +4,13 @@ through `kiln compile` and `kiln run`, against NumPy's evaluation of each
 model's definition:
 
   if_const    If on a constant (True): y = Relu(x)
-  if_input    If on the bool input cx: refused naming node "pick" and cx with
-              the --fix-value suggestion; --fix-value=cx=true gives Relu(x),
-              cx=false gives -x, and the artifact then takes x alone
+  if_input    If on the bool input cx: unfixed, both branches are converted
+              and selected at run time (cx true gives Relu(x), false -x);
+              --fix-value=cx=true gives Relu(x), cx=false gives -x, and the
+              artifact then takes x alone
+  if_shapes   If on cx whose branches disagree in shape ([2, 3] and [2]):
+              refused naming node "pick" and cx with the --fix-value
+              suggestion
   loop        Loop, trip count 3 (an initializer): acc += x; scan of acc
   loop_input  the same Loop with its trip count M a graph input: refused
               naming M; --fix-value=M=4 unrolls 4 iterations
@@ -55,7 +59,14 @@ def if_models(folder):
     cx = h.make_tensor_value_info('cx', T.BOOL, [])
     g = h.make_graph([h.make_node('If', ['cx'], ['y'], name='pick', then_branch=branch('t', 'Relu'),
                                   else_branch=branch('e', 'Neg'))], 'g', [x, cx], [y])
-    return const, save(g, folder, 'if_input')
+    inp = save(g, folder, 'if_input')
+    reduced = h.make_tensor_value_info('r_o', T.FLOAT, [2])
+    other = h.make_graph([h.make_node('ReduceMax', ['x'], ['r_o'], axes=[1], keepdims=0)], 'r',
+                         [], [reduced])
+    anyshape = h.make_tensor_value_info('y', T.FLOAT, [None, None])
+    g = h.make_graph([h.make_node('If', ['cx'], ['y'], name='pick', then_branch=branch('t', 'Relu'),
+                                  else_branch=other)], 'g', [x, cx], [anyshape])
+    return const, inp, save(g, folder, 'if_shapes')
 
 
 def loop_models(folder):
@@ -130,10 +141,13 @@ def main():
     relu, neg = np.maximum(X, 0), -X
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        if_const, if_input = if_models(tmp)
+        if_const, if_input, if_shapes = if_models(tmp)
         loop, loop_input = loop_models(tmp)
         results.append(('if_const', same(kiln_run(kiln, tmp, if_const, [], [X], 1), [relu])))
-        results.append(('if_input unfixed', refused(kiln, if_input, [
+        for cond, want in ((True, relu), (False, neg)):
+            results.append(('if_input unfixed, cx=%s at run time' % cond,
+                            same(kiln_run(kiln, tmp, if_input, [], [X, np.array(cond)], 1), [want])))
+        results.append(('if_shapes unfixed', refused(kiln, if_shapes, [
             'If "pick"', "it depends on input 'cx'", '--fix-value=cx=true'])))
         results.append(('if_input cx=true', same(kiln_run(kiln, tmp, if_input, ['--fix-value=cx=true'],
                                                           [X], 1), [relu])))

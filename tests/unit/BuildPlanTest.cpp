@@ -8,8 +8,8 @@
 // under AddressSanitizer, where this test runs in CI).
 //
 //===----------------------------------------------------------------------===//
-#include "PassTestSupport.h"
 #include "Schedule/BuildPlan.h"
+#include "PassTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -44,8 +44,7 @@ std::string chainOfViews(int n) {
     s += "  %v" + std::to_string(k) + " = memref.cast " + view +
          " : memref<4xf32> to memref<4xf32>\n";
   }
-  s += "  memref.copy %v" + std::to_string(n - 1) +
-       ", %out : memref<4xf32> to memref<4xf32>\n";
+  s += "  memref.copy %v" + std::to_string(n - 1) + ", %out : memref<4xf32> to memref<4xf32>\n";
   s += "  return\n}\n";
   return s;
 }

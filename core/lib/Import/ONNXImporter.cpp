@@ -173,6 +173,9 @@ private:
   llvm::Error unsupportedOperator(const Node &node);
   // --- Control flow folded at import (If, Loop) ---
   std::string label(const Node &node);
+  /// " (it depends on input 'NAME')" and, for a small input, the
+  /// --fix-value suggestion; empty where `value` derives from no graph input.
+  std::string dependsOn(const std::string &value);
   llvm::Error notKnown(const Node &node, const std::string &value, const std::string &what);
   llvm::Expected<std::vector<Entry>> inlineGraph(const Node &owner, const std::string &attr,
                                                  const std::vector<Entry> &formals);
@@ -460,8 +463,7 @@ std::string GraphImporter::label(const Node &node) {
          std::to_string(model.opset) + ")";
 }
 
-llvm::Error GraphImporter::notKnown(const Node &node, const std::string &value,
-                                    const std::string &what) {
+std::string GraphImporter::dependsOn(const std::string &value) {
   // The graph input `value` derives from: a walk up the producers.
   std::set<std::string> seen;
   std::vector<std::string> work{value};
@@ -479,19 +481,23 @@ llvm::Error GraphImporter::notKnown(const Node &node, const std::string &value,
         if (!in.empty())
           work.push_back(in);
   }
-  std::string message = label(node) + ": its " + what + " '" + value +
-                        "' is not known when the "
-                        "model is compiled";
-  if (input) {
-    message += " (it depends on input '" + input->name + "')";
-    // A small input of a known shape can be fixed to a value.
-    int64_t elements = product(input->dims);
-    if (input->hasShape && elements >= 1 && elements <= 16)
-      message += "; fix the input to a value with --fix-value=" + input->name + "=" +
-                 (input->elementType == kBool ? "true" : "VALUE") +
-                 " (a constant of the build) if it is the same on every run";
-  }
-  return fail(message + "; Kiln folds " + node.opType + " only where it is known at compile time");
+  if (!input)
+    return "";
+  std::string text = " (it depends on input '" + input->name + "')";
+  // A small input of a known shape can be fixed to a value.
+  int64_t elements = product(input->dims);
+  if (input->hasShape && elements >= 1 && elements <= 16)
+    text += "; fix the input to a value with --fix-value=" + input->name + "=" +
+            (input->elementType == kBool ? "true" : "VALUE") +
+            " (a constant of the build) if it is the same on every run";
+  return text;
+}
+
+llvm::Error GraphImporter::notKnown(const Node &node, const std::string &value,
+                                    const std::string &what) {
+  return fail(label(node) + ": its " + what + " '" + value +
+              "' is not known when the model is compiled" + dependsOn(value) + "; Kiln folds " +
+              node.opType + " only where it is known at compile time");
 }
 
 llvm::Expected<std::vector<Entry>> GraphImporter::inlineGraph(const Node &owner,
@@ -577,7 +583,8 @@ llvm::Error GraphImporter::importRuntimeIf(const Node &node) {
                   "' is not known when the model is compiled and the branches give output '" +
                   node.outputs[k] +
                   "' different types or shapes; Kiln selects between the "
-                  "branches at run time only where they agree");
+                  "branches at run time only where they agree" +
+                  dependsOn(node.inputs[0]));
     auto type = a->getType().cast<RankedTensorType>();
     Value c = ctx.reshape(*cond, llvm::SmallVector<int64_t>(type.getRank(), 1));
     values[node.outputs[k]] = Entry{ctx.create<tosa::SelectOp>(type, c, *a, *b), nullptr};
