@@ -311,6 +311,12 @@ llvm::Error GraphImporter::checkInputs() {
                     ", zero-size in dimension " + std::to_string(k) +
                     "; Kiln compiles tensors of at least one element");
   }
+  // A float output of another width would be written as float32 values
+  // under its declared type (a Cast to float16 gave float32 bytes).
+  for (const ValueInfo &out : model.outputs)
+    if (isFloatType(out.elementType) && out.elementType != kFloat)
+      return fail("output '" + out.name + "' has element type " + dataTypeName(out.elementType) +
+                  "; Kiln's float outputs are float32");
   return llvm::Error::success();
 }
 
