@@ -1,13 +1,15 @@
 #!/usr/bin/python3
-"""Silero VAD v5 and v4 (real ONNX models with If on the sample rate and on
-shapes, and LSTM layers) through `kiln compile` and `kiln run`, against ONNX
-Runtime 1.30's outputs in tests/data/models/onnx/silero_{v5,legacy}/
+"""Silero VAD v6, v5, v4 and PyTorch 2.9's IR-10 / opset-18 export (real
+ONNX models with If on the sample rate and on shapes, LSTM layers or their
+Gemm/Sigmoid/Tanh unrolling, Split's num_outputs, ReduceMean-18) through `kiln compile` and `kiln run`, against ONNX
+Runtime 1.30's outputs in tests/data/models/onnx/silero_*/
 (tests/reference/make_expected.sh).
 
     tests/onnx/silero_cases.py [--kiln build/bin/kiln] [--cache DIR]
 
-The scalar input `sr` is fixed to 16000, the value ONNX Runtime was fed
-(meta.json's "fixed_values"), with `--fix-value=sr=16000`, so every If on it
+The scalar input `sr` is fixed to the value ONNX Runtime was fed (meta.json's
+"fixed_values": 16000, and 8000 for the opset-18 model's 8 kHz branch) with
+`--fix-value`, so every If on it
 (and on shapes, once --fix-shape sets them) folds at compile time and the
 artifact takes the other inputs only. Outputs must match within
 1e-4 x (1 + |reference|). The models come from the real-model
@@ -26,20 +28,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.normpath(os.path.join(HERE, '../data/models/onnx'))
 DEFAULT_KILN = os.path.normpath(os.path.join(HERE, '../../build/bin/kiln'))
 
-# model file, reference folder, --fix-shape flags
+# model file, reference folder, --fix-shape flags, --fix-value flags (the
+# value ONNX Runtime was fed: the reference folders' meta.json)
 MODELS = [
-    ('silero_vad_v5.onnx', 'silero_v5', ['input=1x512', 'state=2x1x128']),
-    ('silero_vad_legacy.onnx', 'silero_legacy', ['input=1x512', 'h=2x1x64', 'c=2x1x64']),
+    ('silero_vad_v6.onnx', 'silero_v6', ['input=1x512', 'state=2x1x128'], ['sr=16000']),
+    ('silero_vad_v5.onnx', 'silero_v5', ['input=1x512', 'state=2x1x128'], ['sr=16000']),
+    ('silero_vad_legacy.onnx', 'silero_legacy', ['input=1x512', 'h=2x1x64', 'c=2x1x64'],
+     ['sr=16000']),
+    ('silero_vad_op18.onnx', 'silero_op18', ['input=1x512', 'state=2x1x128'], ['sr=16000']),
+    ('silero_vad_op18.onnx', 'silero_op18_8k', ['input=1x256', 'state=2x1x128'], ['sr=8000']),
 ]
-# The value ONNX Runtime was fed (the reference folders' meta.json).
-FIX_VALUES = ['sr=16000']
 
 
-def check(kiln, cache, tmp, file, folder, shapes):
+def check(kiln, cache, tmp, file, folder, shapes, values):
     artifact = os.path.join(tmp, folder + '.kiln')
     r = subprocess.run([kiln, 'compile', os.path.join(cache, file), '-o', artifact] +
                        ['--fix-shape=' + s for s in shapes] +
-                       ['--fix-value=' + v for v in FIX_VALUES], capture_output=True, text=True)
+                       ['--fix-value=' + v for v in values], capture_output=True, text=True)
     if r.returncode != 0:
         return 'kiln compile: ' + (r.stderr or r.stdout).strip()
     ref = os.path.join(DATA, folder)
@@ -72,16 +77,16 @@ def main():
     args = parser.parse_args()
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for file, folder, shapes in MODELS:
+        for file, folder, shapes, values in MODELS:
             path = os.path.join(args.cache, file)
             if not os.path.exists(path):
                 print('FAIL %s: not in %s (node tests/reference/fetch_models.mjs)' % (file, args.cache))
                 failed += 1
                 continue
-            verdict = check(args.kiln, args.cache, tmp, file, folder, shapes)
+            verdict = check(args.kiln, args.cache, tmp, file, folder, shapes, values)
             ok = verdict.startswith('ok')
             failed += not ok
-            print('%s %s: %s' % ('PASS' if ok else 'FAIL', file, verdict))
+            print('%s %s (%s): %s' % ('PASS' if ok else 'FAIL', file, ' '.join(values), verdict))
     print('%d passed, %d failed' % (len(MODELS) - failed, failed))
     return 1 if failed else 0
 

