@@ -162,7 +162,8 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
                << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
   if (planned)
-    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs);
+    llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs)
+                 << kiln::formatControlFlow(planned->controlFlow);
   // Scale and zero point of each quantized input and output.
   if (planned || description) {
     auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
@@ -291,6 +292,8 @@ int runInspect() {
                                                     planned->fixedInputs);
     if (!out)
       return fail(out.takeError());
+    if (!description && !planned->controlFlow.empty() && out->getAsObject())
+      out->getAsObject()->insert({"control_flow", kiln::controlFlowJson(planned->controlFlow)});
     if (!description && modelInputs && out->getAsObject())
       out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
     llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";

@@ -345,8 +345,11 @@ static llvm::Error importModel(PipelineRun &run) {
   // Inputs fixed to values: recorded in the io section, not the signature.
   run.spec.fixedInputs = fixedInputsOf(*c.module);
   (*c.module)->removeAttr(kFixedInputsAttr);
-  if (run.result)
+  if (run.result) {
     run.result->fixedInputs = run.spec.fixedInputs;
+    run.result->controlFlow = controlFlowOf(*c.module);
+  }
+  (*c.module)->removeAttr(kControlFlowAttr);
   if (auto warnings = (*c.module)->getAttrOfType<ArrayAttr>("kiln.warnings")) {
     if (run.result)
       for (Attribute w : warnings)

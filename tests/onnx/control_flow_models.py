@@ -15,12 +15,17 @@ model's definition:
   loop_input  the same Loop with its trip count M a graph input: refused
               naming M; --fix-value=M=4 unrolls 4 iterations
 
+`kiln inspect --json`'s "control_flow" must say what became of each node
+(branch taken, selected at run time, iterations unrolled) and why (the fixed
+input or constant that decided it).
+
     tests/onnx/control_flow_models.py [--kiln build/bin/kiln]
 
 Prints one line per case; exit status 1 if one fails (CTest
 OnnxControlFlowCases).
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -124,6 +129,21 @@ def refused(kiln, model, needles):
     return 'ok' if not missing else 'missing %s in: %s' % (missing, lines[0])
 
 
+def decisions(kiln, model, flags, want):
+    """`kiln inspect --json`'s control_flow: 'ok' if it lists one decision
+    per (node phrase, decision, reason phrase) of `want`, in order."""
+    r = subprocess.run([kiln, 'inspect', model, '--json'] + flags, capture_output=True, text=True)
+    if r.returncode != 0:
+        return 'kiln inspect: ' + r.stderr.strip()
+    got = json.loads(r.stdout).get('control_flow', [])
+    if len(got) != len(want):
+        return 'control_flow %s, expected %d entries' % (got, len(want))
+    for g, (node, decision, reason) in zip(got, want):
+        if node not in g['node'] or g['decision'] != decision or reason not in g['reason']:
+            return 'control_flow entry %s, expected %r %r %r' % (g, node, decision, reason)
+    return 'ok'
+
+
 def same(got, want):
     """'ok' if each output equals NumPy's exactly (shape and values)."""
     if isinstance(got, str):
@@ -163,6 +183,17 @@ def main():
             'Loop "repeat"', "it depends on input 'M'", '--fix-value=M=VALUE'])))
         results.append(('loop_input M=4', same(kiln_run(kiln, tmp, loop_input, ['--fix-value=M=4'], [X], 2),
                                                [scan[3], np.stack(scan)])))
+        # What `kiln inspect` says became of each node, and why.
+        results.append(('inspect if_input cx=false', decisions(kiln, if_input, ['--fix-value=cx=false'], [
+            ('If "pick"', 'else_branch taken', "the value of input 'cx' (--fix-value)")])))
+        results.append(('inspect if_input unfixed', decisions(kiln, if_input, [], [
+            ('If "pick"', 'both branches, selected at run time', 'computed at run time')])))
+        results.append(('inspect if_const', decisions(kiln, if_const, [], [
+            ('If', 'then_branch taken', "'c' is true when the model is compiled (from constants)")])))
+        results.append(('inspect loop', decisions(kiln, loop, [], [
+            ('Loop "repeat"', 'unrolled %d iterations' % (len(scan) - 1), "trip count 'M' is 3")])))
+        results.append(('inspect loop_input M=4', decisions(kiln, loop_input, ['--fix-value=M=4'], [
+            ('Loop "repeat"', 'unrolled %d iterations' % len(scan), "the value of input 'M'")])))
     failed = 0
     for name, verdict in results:
         ok = verdict == 'ok'

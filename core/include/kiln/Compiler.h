@@ -87,6 +87,9 @@ struct CompileResult {
   /// The model inputs fixed to values (--fix-value), in the model's input
   /// order; they are not in `inputs`.
   std::vector<FixedInput> fixedInputs;
+  /// What the ONNX importer did with each If, Loop and Scan (folded to a
+  /// branch, selected at run time, unrolled) and why; empty for TFLite.
+  std::vector<ControlFlowDecision> controlFlow;
   /// Options that changed nothing (a --fix-shape of a static input), one
   /// sentence each; the tools print them as warnings.
   std::vector<std::string> warnings;

@@ -105,6 +105,15 @@ std::string formatFixedInputs(const std::vector<FixedInput> &fixed);
 /// [{"name", "element_type", "shape", "values": [...]}].
 llvm::json::Array fixedInputsJson(const std::vector<FixedInput> &fixed);
 
+/// `kiln inspect MODEL`'s rows for the importer's control-flow decisions,
+/// one per If/Loop/Scan: "control  node #2 If \"If_0\" (opset 18):
+/// then_branch taken: the condition 'c' is true when ...". Empty for none.
+std::string formatControlFlow(const std::vector<ControlFlowDecision> &decisions);
+
+/// The decisions as JSON ("control_flow" of `kiln inspect --json`):
+/// [{"node", "op_type", "decision", "reason"}].
+llvm::json::Array controlFlowJson(const std::vector<ControlFlowDecision> &decisions);
+
 /// The input a ShapeFix's `input` names (name or decimal index), or nullptr.
 const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const std::string &nameOrIndex);
 

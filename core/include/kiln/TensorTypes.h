@@ -30,6 +30,24 @@ struct IOInfo {
   uint64_t byteSize = 0;
 };
 
+/// What the ONNX importer did with one control-flow node (If, Loop, Scan),
+/// in graph order, nested nodes included: `kiln inspect MODEL` lists them
+/// under "control flow" ("control_flow" in its JSON). Compile-time only: the
+/// artifact does not record them.
+struct ControlFlowDecision {
+  /// The node as errors name it: "node #2 If \"If_0\"", prefixed by the
+  /// enclosing nodes' branches for a nested one.
+  std::string node;
+  /// "If", "Loop" or "Scan".
+  std::string opType;
+  /// "then_branch taken", "else_branch taken", "both branches, selected at
+  /// run time", "unrolled N iterations".
+  std::string decision;
+  /// Why: "condition 'c' is true when the model is compiled (from input
+  /// 'sr', fixed to a value)", ...
+  std::string reason;
+};
+
 /// A model input fixed to a value at compile time (`--fix-value`): a
 /// constant of the build, not an input of its signature. What the artifact
 /// records (its io section) and `kiln inspect` lists under "fixed".

@@ -68,6 +68,20 @@ std::vector<FixedInput> fixedInputsOf(ModuleOp module) {
   return fixed;
 }
 
+std::vector<ControlFlowDecision> controlFlowOf(ModuleOp module) {
+  std::vector<ControlFlowDecision> decisions;
+  auto list = module->getAttrOfType<ArrayAttr>(kControlFlowAttr);
+  if (!list)
+    return decisions;
+  for (Attribute a : list) {
+    auto d = a.cast<DictionaryAttr>();
+    decisions.push_back({d.getAs<StringAttr>("node").str(), d.getAs<StringAttr>("op_type").str(),
+                         d.getAs<StringAttr>("decision").str(),
+                         d.getAs<StringAttr>("reason").str()});
+  }
+  return decisions;
+}
+
 llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm::StringRef path,
                                                       const std::vector<ShapeFix> &fixes,
                                                       const std::vector<ValueFix> &values) {

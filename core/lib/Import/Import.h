@@ -26,6 +26,7 @@
 namespace kiln {
 
 struct ShapeFix;
+struct ControlFlowDecision;
 struct ValueFix;
 struct FixedInput;
 
@@ -54,6 +55,14 @@ importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
 /// array of {name, element_type, shape, value} dictionaries, `value` the
 /// fixValueText form. The compiler moves it into the artifact's io section.
 inline constexpr const char *kFixedInputsAttr = "kiln.fixed_inputs";
+
+/// Module attribute listing the ONNX importer's control-flow decisions: an
+/// array of {node, op_type, decision, reason} dictionaries
+/// (ControlFlowDecision), moved into CompileResult::controlFlow.
+inline constexpr const char *kControlFlowAttr = "kiln.control_flow";
+
+/// The decisions a module's kControlFlowAttr lists (none without it).
+std::vector<ControlFlowDecision> controlFlowOf(mlir::ModuleOp module);
 
 /// The fixed inputs a module's kFixedInputsAttr lists (none without it).
 std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);

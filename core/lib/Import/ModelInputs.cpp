@@ -420,6 +420,23 @@ std::string formatFixedInputs(const std::vector<FixedInput> &fixed) {
   return text;
 }
 
+std::string formatControlFlow(const std::vector<ControlFlowDecision> &decisions) {
+  std::string text;
+  for (const ControlFlowDecision &d : decisions)
+    text += "control   " + d.node + ": " + d.decision + ": " + d.reason + "\n";
+  return text;
+}
+
+llvm::json::Array controlFlowJson(const std::vector<ControlFlowDecision> &decisions) {
+  llvm::json::Array out;
+  for (const ControlFlowDecision &d : decisions)
+    out.push_back(llvm::json::Object{{"node", d.node},
+                                     {"op_type", d.opType},
+                                     {"decision", d.decision},
+                                     {"reason", d.reason}});
+  return out;
+}
+
 llvm::json::Array fixedInputsJson(const std::vector<FixedInput> &fixed) {
   llvm::json::Array out;
   for (const FixedInput &f : fixed) {

@@ -158,6 +158,12 @@ public:
   /// for naming the graph input a refused If/Loop depends on.
   std::map<std::string, const Node *> producers;
 
+  /// What became of each If, Loop and Scan, in conversion order; written
+  /// into the module's kControlFlowAttr.
+  std::vector<ControlFlowDecision> controlFlow;
+  /// The inputs fixed to values (--fix-value): initializers of `model` now.
+  std::set<std::string> fixedInputs;
+
   /// The main graph's nodes with its QDQ groups fused (fuseQDQ); kept
   /// here because `producers` points into them.
   std::vector<Node> mainNodes;
@@ -177,6 +183,14 @@ private:
   /// --fix-value suggestion; empty where `value` derives from no graph input.
   std::string dependsOn(const std::string &value);
   llvm::Error notKnown(const Node &node, const std::string &value, const std::string &what);
+  /// The graph inputs `value` derives from (a walk up the producers), in
+  /// the model's input order.
+  std::vector<const ValueInfo *> inputsUnder(const std::string &value);
+  /// " (from input 'a', 'b')" naming inputsUnder(value), or " (from
+  /// constants)".
+  std::string fromInputs(const std::string &value);
+  /// Records a ControlFlowDecision for `node`.
+  void decide(const Node &node, const std::string &decision, const std::string &reason);
   llvm::Expected<std::vector<Entry>> inlineGraph(const Node &owner, const std::string &attr,
                                                  const std::vector<Entry> &formals);
   llvm::Error importIf(const Node &node);
@@ -389,6 +403,17 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   for (Value v : results)
     resultTypes.push_back(v.getType());
   func.setType(builder.getFunctionType(argTypes, resultTypes));
+  if (!controlFlow.empty()) {
+    llvm::SmallVector<mlir::Attribute> entries;
+    for (const ControlFlowDecision &d : controlFlow)
+      entries.push_back(builder.getDictionaryAttr({
+          builder.getNamedAttr("node", builder.getStringAttr(d.node)),
+          builder.getNamedAttr("op_type", builder.getStringAttr(d.opType)),
+          builder.getNamedAttr("decision", builder.getStringAttr(d.decision)),
+          builder.getNamedAttr("reason", builder.getStringAttr(d.reason)),
+      }));
+    (*module)->setAttr(kControlFlowAttr, builder.getArrayAttr(entries));
+  }
   for (size_t i = 0; i < model.outputs.size(); ++i) {
     func.setResultAttr(i, kNameAttr, builder.getStringAttr(model.outputs[i].name));
     auto known = values.find(model.outputs[i].name);
@@ -469,6 +494,56 @@ std::string GraphImporter::label(const Node &node) {
          std::to_string(model.opset) + ")";
 }
 
+std::vector<const ValueInfo *> GraphImporter::inputsUnder(const std::string &value) {
+  std::set<std::string> seen;
+  std::vector<std::string> work{value};
+  while (!work.empty()) {
+    std::string name = work.back();
+    work.pop_back();
+    if (!seen.insert(name).second)
+      continue;
+    if (auto p = producers.find(name); p != producers.end())
+      for (const std::string &in : p->second->inputs)
+        if (!in.empty())
+          work.push_back(in);
+  }
+  std::vector<const ValueInfo *> inputs;
+  for (const ValueInfo &in : model.inputs)
+    if (seen.count(in.name))
+      inputs.push_back(&in);
+  return inputs;
+}
+
+std::string GraphImporter::fromInputs(const std::string &value) {
+  // Walks the producers as inputsUnder does, also through the fixed
+  // inputs (initializers now).
+  std::set<std::string> seen;
+  std::vector<std::string> work{value};
+  while (!work.empty()) {
+    std::string name = work.back();
+    work.pop_back();
+    if (seen.insert(name).second)
+      if (auto p = producers.find(name); p != producers.end())
+        for (const std::string &in : p->second->inputs)
+          if (!in.empty())
+            work.push_back(in);
+  }
+  std::vector<std::string> parts;
+  for (const std::string &name : fixedInputs)
+    if (seen.count(name))
+      parts.push_back("the value of input '" + name + "' (--fix-value)");
+  for (const ValueInfo *in : inputsUnder(value))
+    parts.push_back("the shape of input '" + in->name + "'");
+  if (parts.empty())
+    return " (from constants)";
+  return " (from " + llvm::join(parts, ", ") + ")";
+}
+
+void GraphImporter::decide(const Node &node, const std::string &decision,
+                           const std::string &reason) {
+  controlFlow.push_back({label(node), node.opType, decision, reason});
+}
+
 std::string GraphImporter::dependsOn(const std::string &value) {
   // The graph input `value` derives from: a walk up the producers.
   std::set<std::string> seen;
@@ -546,6 +621,9 @@ llvm::Error GraphImporter::importIf(const Node &node) {
     return fail(label(node) + ": the condition '" + node.inputs[0] + "' has " +
                 llvm::Twine(cond->second.constant->numElements()) + " elements; If takes one");
   bool taken = cond->second.constant->at(0) != 0;
+  decide(node, taken ? "then_branch taken" : "else_branch taken",
+         "the condition '" + node.inputs[0] + "' is " + (taken ? "true" : "false") +
+             " when the model is compiled" + fromInputs(node.inputs[0]));
   auto outs = inlineGraph(node, taken ? "then_branch" : "else_branch", {});
   if (!outs)
     return outs.takeError();
@@ -576,6 +654,9 @@ llvm::Error GraphImporter::importRuntimeIf(const Node &node) {
   auto condType = cond->getType().cast<RankedTensorType>();
   if (!condType.getElementType().isInteger(1) || condType.getNumElements() != 1)
     return fail(label(node) + ": the condition '" + node.inputs[0] + "' must be one bool");
+  decide(node, "both branches, selected at run time",
+         "the condition '" + node.inputs[0] + "' is computed at run time" +
+             fromInputs(node.inputs[0]) + "; the branches' outputs agree in type and shape");
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k].empty())
       continue;
@@ -631,7 +712,9 @@ llvm::Error GraphImporter::importLoop(const Node &node) {
                         ? body->g->outputs.size() - carried.size() - 1
                         : 0;
   std::vector<std::vector<Entry>> scans(numScans);
-  for (int64_t i = 0; i < trip && cond; ++i) {
+  size_t decisionAt = controlFlow.size(); // before the body's own
+  int64_t ran = 0;
+  for (int64_t i = 0; i < trip && cond; ++i, ++ran) {
     if (i == kMaxUnroll)
       return fail(label(node) + ": the loop runs past the " + llvm::Twine(kMaxUnroll) +
                   " iterations Kiln unrolls a Loop to");
@@ -652,6 +735,13 @@ llvm::Error GraphImporter::importLoop(const Node &node) {
   }
   if (node.outputs.size() > carried.size() + numScans)
     return fail(label(node) + ": the node has more outputs than the body computes");
+  std::string why = hasTrip ? "the trip count '" + node.inputs[0] + "' is " +
+                                  std::to_string(trip) + fromInputs(node.inputs[0])
+                            : std::string("no trip count");
+  if (hasCond)
+    why += "; the condition '" + node.inputs[1] + "' and the body's are known";
+  decide(node, "unrolled " + std::to_string(ran) + " iterations", why);
+  std::rotate(controlFlow.begin() + decisionAt, controlFlow.end() - 1, controlFlow.end());
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k].empty())
       continue;
@@ -731,6 +821,8 @@ GraphImporter::runScan(const Node &node, std::vector<Entry> states, std::vector<
   if (steps > kMaxUnroll)
     return fail(label(node) + ": " + llvm::Twine(steps) + " steps are above the " +
                 llvm::Twine(kMaxUnroll) + " iterations Kiln unrolls a Scan to");
+  decide(node, "unrolled " + std::to_string(steps) + " iterations",
+         "the scan inputs' length " + std::to_string(steps) + " is static");
   std::vector<std::vector<Entry>> outs;
   for (int64_t t = 0; t < steps; ++t) {
     std::vector<Entry> formals = states;
@@ -1313,6 +1405,8 @@ importONNX(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
   if (!model)
     return makeError(filename + ": " + error);
   onnx::GraphImporter importer(context, *model, filename);
+  for (const FixedInput &f : values)
+    importer.fixedInputs.insert(f.name);
   auto module = importer.run();
   if (module)
     return module;
