@@ -51,6 +51,9 @@ struct ModelDocument {
   /// and of the stripped one, milliseconds.
   double compileMs = 0;
   double strippedMs = 0;
+  /// What the ONNX importer did with each If, Loop and Scan and why
+  /// (CompileResult::controlFlow); empty for TFLite and artifacts.
+  std::vector<kiln::ControlFlowDecision> controlFlow;
 };
 
 /// A traced host run of the document's artifact.

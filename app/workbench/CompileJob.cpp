@@ -148,6 +148,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
       return failModel(result.takeError());
     doc->compileMs = timer.nsecsElapsed() / 1e6;
     doc->artifact = std::move(result->artifact);
+    doc->controlFlow = result->controlFlow;
     // The views keep the plan they drew (same options, same plan).
     doc->plan = planned ? planned : result->plan;
     auto sizes = kiln::readSectionSizes(doc->artifact, QFileInfo(path).fileName().toStdString());

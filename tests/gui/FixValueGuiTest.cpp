@@ -8,7 +8,9 @@
 // build then takes x and w only and records sr as fixed, and `kiln compile
 // --project=` builds the same bytes. Text the recipe's parser refuses
 // changes nothing; Undo and Redo take the value out and back; an emptied
-// field unfixes the input.
+// field unfixes the input. Over rate.onnx, the diagnostics say what became
+// of its If "pick_rate" (selected at run time; then_branch taken once sr is
+// fixed) and why.
 //
 //===----------------------------------------------------------------------===//
 #include "DiagnosticsView.h"
@@ -186,6 +188,39 @@ private slots:
     QVERIFY(waitBuilt());
     QCOMPARE(signature().first, (QStringList{"x", "sr"}));
     QCOMPARE(signature().second, (QStringList{"w=0.5,-1,2"}));
+  }
+
+  /// The last diagnostics message naming `what` (empty if none).
+  QString lastNoteAbout(const QString &what) const {
+    DiagnosticsView *d = w->diagnostics();
+    for (int i = d->topLevelItemCount() - 1; i >= 0; --i)
+      if (d->topLevelItem(i)->text(2).contains(what))
+        return d->topLevelItem(i)->text(2);
+    return {};
+  }
+
+  // rate.onnx's If "pick_rate" on Equal(sr, 16000): unfixed, both branches
+  // run and select; with sr fixed to 16000 in the shapes panel, the
+  // diagnostics say the then_branch was taken because of sr's value.
+  void diagnosticsSayWhatBecameOfEachIf() {
+    QString rate = tmp.filePath("rate.onnx");
+    QVERIFY(QFile::copy(QStringLiteral(KILN_TEST_DATA_DIR "/onnx/fix_value/rate.onnx"), rate));
+    w->openFile(rate);
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QVERIFY(waitBuilt());
+    QString note = lastNoteAbout(QStringLiteral("If \"pick_rate\""));
+    QVERIFY2(note.contains("both branches, selected at run time") && note.contains("'sr'"),
+             qPrintable(note));
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isReadingValueInputs(); }, 60000));
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    type(ctl()->tuningView()->shapes()->valueEdit(1), "16000"); // x, sr, w, flag
+    QVERIFY(waitSignal(replanned));
+    QVERIFY2(waitBuilt(), qPrintable(w->diagnostics()->lastMessage()));
+    QVERIFY(QTest::qWaitFor([&] {
+      return lastNoteAbout(QStringLiteral("If \"pick_rate\"")).contains("then_branch taken");
+    }, 120000));
+    note = lastNoteAbout(QStringLiteral("If \"pick_rate\""));
+    QVERIFY2(note.contains("the value of input 'sr' (--fix-value)"), qPrintable(note));
   }
 };
 

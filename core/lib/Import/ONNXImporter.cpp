@@ -186,9 +186,10 @@ private:
   /// The graph inputs `value` derives from (a walk up the producers), in
   /// the model's input order.
   std::vector<const ValueInfo *> inputsUnder(const std::string &value);
-  /// " (from input 'a', 'b')" naming inputsUnder(value), or " (from
-  /// constants)".
-  std::string fromInputs(const std::string &value);
+  /// " (from the value of input 'sr' (--fix-value), the shape of input
+  /// 'x')" naming what `value` derives from, or " (from constants)"; for a
+  /// value computed at run time (`atRunTime`), the graph inputs' values.
+  std::string fromInputs(const std::string &value, bool atRunTime = false);
   /// Records a ControlFlowDecision for `node`.
   void decide(const Node &node, const std::string &decision, const std::string &reason);
   llvm::Expected<std::vector<Entry>> inlineGraph(const Node &owner, const std::string &attr,
@@ -514,7 +515,7 @@ std::vector<const ValueInfo *> GraphImporter::inputsUnder(const std::string &val
   return inputs;
 }
 
-std::string GraphImporter::fromInputs(const std::string &value) {
+std::string GraphImporter::fromInputs(const std::string &value, bool atRunTime) {
   // Walks the producers as inputsUnder does, also through the fixed
   // inputs (initializers now).
   std::set<std::string> seen;
@@ -533,7 +534,7 @@ std::string GraphImporter::fromInputs(const std::string &value) {
     if (seen.count(name))
       parts.push_back("the value of input '" + name + "' (--fix-value)");
   for (const ValueInfo *in : inputsUnder(value))
-    parts.push_back("the shape of input '" + in->name + "'");
+    parts.push_back((atRunTime ? "input '" : "the shape of input '") + in->name + "'");
   if (parts.empty())
     return " (from constants)";
   return " (from " + llvm::join(parts, ", ") + ")";
@@ -656,7 +657,8 @@ llvm::Error GraphImporter::importRuntimeIf(const Node &node) {
     return fail(label(node) + ": the condition '" + node.inputs[0] + "' must be one bool");
   decide(node, "both branches, selected at run time",
          "the condition '" + node.inputs[0] + "' is computed at run time" +
-             fromInputs(node.inputs[0]) + "; the branches' outputs agree in type and shape");
+             fromInputs(node.inputs[0], /*atRunTime=*/true) +
+             "; the branches' outputs agree in type and shape");
   for (size_t k = 0; k < node.outputs.size(); ++k) {
     if (node.outputs[k].empty())
       continue;
