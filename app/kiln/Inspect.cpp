@@ -289,11 +289,9 @@ int runInspect() {
   if (asJson) {
     auto out = description ? kiln::inspectArtifactJson(*description, &p, path)
                            : kiln::inspectModelJson(p, planned->inputs, planned->outputs, path,
-                                                    planned->fixedInputs);
+                                                    planned->fixedInputs, planned->controlFlow);
     if (!out)
       return fail(out.takeError());
-    if (!description && !planned->controlFlow.empty() && out->getAsObject())
-      out->getAsObject()->insert({"control_flow", kiln::controlFlowJson(planned->controlFlow)});
     if (!description && modelInputs && out->getAsObject())
       out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
     llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";

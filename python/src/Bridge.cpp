@@ -149,7 +149,7 @@ std::string inspectModelJson(const Source &source, std::vector<std::string> &war
   warnings = result.warnings;
   // As `kiln inspect MODEL --json`: the inputs the model declares too.
   llvm::json::Value json = unwrap(kiln::inspectModelJson(
-      *result.plan, result.inputs, result.outputs, model, result.fixedInputs));
+      *result.plan, result.inputs, result.outputs, model, result.fixedInputs, result.controlFlow));
   auto inputs = readModelInputs(model);
   if (inputs && json.getAsObject())
     json.getAsObject()->insert({"model_inputs", modelInputsJson(*inputs)});

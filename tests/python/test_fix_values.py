@@ -58,6 +58,11 @@ def test_inspect_lists_fixed_values_as_the_cli():
     fixed = got["signature"]["fixed_values"]
     assert [(f["name"], f["element_type"], f["shape"], f["values"]) for f in fixed] == [
         ("sr", "int64", [], [16000]), ("w", "float32", [3], [0.5, -1, 2]), ("flag", "bool", [], [1])]
+    # rate.onnx: If "pick_rate" on sr == 16000, If on flag; both fixed true.
+    flow = [(d["op_type"], d["decision"]) for d in got["control_flow"]]
+    assert flow == [("If", "then_branch taken")] * 2
+    assert "pick_rate" in got["control_flow"][0]["node"]
+    assert "input 'sr' (--fix-value)" in got["control_flow"][0]["reason"]
     artifact = kiln.compile(RATE, fix_values={"sr": 16000, "flag": True})
     assert [f["name"] for f in kiln.inspect(artifact)["artifact"]["fixed_values"]] == ["sr", "flag"]
 

@@ -234,13 +234,15 @@ llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription 
 /// kiln.inspect(model) and a C module's Artifact.plan): the plan's keys
 /// (planToJson) plus "signature": {"inputs": [...], "outputs": [...]}
 /// (signatureToJson), with "fixed_values": [...] (kiln/ModelInputs.h
-/// fixedInputsJson) when inputs are fixed to values. Errors as
-/// inspectArtifactJson.
+/// fixedInputsJson) when inputs are fixed to values, and "control_flow":
+/// [...] (controlFlowJson) for an ONNX model with If, Loop or Scan. Errors
+/// as inspectArtifactJson.
 llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
                                                    const std::vector<IOInfo> &inputs,
                                                    const std::vector<IOInfo> &outputs,
                                                    const std::string &what,
-                                                   const std::vector<FixedInput> &fixed = {});
+                                                   const std::vector<FixedInput> &fixed = {},
+                                                   const std::vector<ControlFlowDecision> &controlFlow = {});
 
 } // namespace kiln
 

@@ -363,10 +363,13 @@ llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
                                                    const std::vector<IOInfo> &inputs,
                                                    const std::vector<IOInfo> &outputs,
                                                    const std::string &what,
-                                                   const std::vector<FixedInput> &fixed) {
+                                                   const std::vector<FixedInput> &fixed,
+                                                   const std::vector<ControlFlowDecision> &controlFlow) {
   auto out = planObject(plan, what);
   if (!out)
     return out;
+  if (!controlFlow.empty())
+    (*out->getAsObject())["control_flow"] = controlFlowJson(controlFlow);
   llvm::json::Object signature{{"inputs", signatureToJson(inputs)},
                                {"outputs", signatureToJson(outputs)}};
   if (!fixed.empty())
