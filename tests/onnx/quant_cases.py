@@ -662,6 +662,80 @@ FUSED_ELEMENTWISE = {
     'qdq_sigmoid_i8': qdq_unary('qdq_sigmoid_i8', 'Sigmoid', I8, (0.07, 3), (1 / 256, -128)),
     'qdq_sigmoid_u8': qdq_unary('qdq_sigmoid_u8', 'Sigmoid', U8, (0.03, 128), (0.0039, 0)),
 }
+def maxpool2d(x, k, s, pads):
+    """MaxPool of an NCHW array: pads (top, left, bottom, right) never win."""
+    lo = np.iinfo(np.int64).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+    big = x.astype(np.int64 if np.issubdtype(x.dtype, np.integer) else np.float64)
+    big = np.pad(big, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])),
+                 constant_values=lo)
+    oh = (big.shape[2] - k) // s + 1
+    ow = (big.shape[3] - k) // s + 1
+    out = np.full(x.shape[:2] + (oh, ow), lo, big.dtype)
+    for i in range(k):
+        for j in range(k):
+            out = np.maximum(out, big[:, :, i:i + s * oh:s, j:j + s * ow:s])
+    return out.astype(x.dtype)
+
+
+def qdq_maxpool(name, dtype, px, py):
+    """DQ -> MaxPool (3x3, stride 2, pads 1) -> Q: the pair dropped when the
+    parameters agree (ORT's DropQDQNodes), else float MaxPool and Q."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node('MaxPool', ['xf'], ['p'], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    m = model(nodes, [('x', dtype, [1, 3, 9, 9])], [('y', dtype, [1, 3, 5, 5])], 13, inits)
+    x = ints([1, 3, 9, 9], NP[dtype], 800 + len(CASES))
+    case(name, m, [x], lambda x: [quantize(
+        maxpool2d(dequantize(x, px[0], NP[dtype](px[1])), 3, 2, (1, 1, 1, 1)), py[0],
+        NP[dtype](py[1]), NP[dtype])])
+    return m
+
+
+FUSED_ELEMENTWISE['qdq_maxpool_u8'] = qdq_maxpool('qdq_maxpool_u8', U8, (0.02, 128), (0.02, 128))
+FUSED_ELEMENTWISE['qdq_maxpool_i8'] = qdq_maxpool('qdq_maxpool_i8', I8, (0.05, -3), (0.05, -3))
+# Other output parameters: ORT keeps DQ, MaxPool, Q; so does Kiln (float).
+MAXPOOL_RESCALED = qdq_maxpool('qdq_maxpool_i8_rescaled_unfused', I8, (0.05, -3), (0.08, 4))
+
+
+def qdq_global_average_pool(name, dtype, shape, px, py):
+    """DQ -> GlobalAveragePool -> Q => QLinearGlobalAveragePool: the int32
+    sum of x - zX, times sX / (sY * float(image)) in float, rounded to even
+    (MlasQLinearGlobalAveragePoolNchw, MlasRequantizeOutput)."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node('GlobalAveragePool', ['xf'], ['p']),
+             helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    oshape = shape[:2] + [1] * (len(shape) - 2)
+    m = model(nodes, [('x', dtype, shape)], [('y', dtype, oshape)], 13, inits)
+    image = int(np.prod(shape[2:]))
+    axes = tuple(range(2, len(shape)))
+
+    def ref(x):
+        acc = (x.astype(np.int64) - int(px[1])).sum(axis=axes, keepdims=True)
+        scale = np.float32(np.float32(px[0]) / np.float32(np.float32(py[0]) * np.float32(image)))
+        v = (acc.astype(np.float32) * scale).astype(np.float32)
+        lo, hi = RANGE[NP[dtype]]
+        return [np.clip(np.rint(v) + int(py[1]), lo, hi).astype(NP[dtype])]
+
+    def float_path(x):
+        mean = dequantize(x, px[0], NP[dtype](px[1])).mean(axis=axes, keepdims=True,
+                                                            dtype=np.float32)
+        return quantize(mean, py[0], NP[dtype](py[1]), NP[dtype])
+    case(name, m, [ints(shape, NP[dtype], 850 + len(CASES))], ref)
+    FLOAT_PATH[name] = float_path
+    return m
+
+
+FUSED_ELEMENTWISE['qdq_globalaveragepool_u8'] = qdq_global_average_pool(
+    'qdq_globalaveragepool_u8', U8, [4, 64, 7, 7], (0.02, 128), (0.004, 120))
+FUSED_ELEMENTWISE['qdq_globalaveragepool_i8'] = qdq_global_average_pool(
+    'qdq_globalaveragepool_i8', I8, [1, 24, 6, 6], (0.05, -3), (0.0031, 5))
+
+
 # A and B of different types: ORT's BinarySelector refuses the group, both
 # compute DQ, float Add, Q (one float rounding: exact).
 MIXED_ADD = qdq_binary('qdq_add_mixed_types_unfused', 'Add', I8, [4, 8], [4, 8],
@@ -680,7 +754,8 @@ INTEGER_ONLY = {
 # does not fuse it either): DQ, float Conv, Relu, Q, whose float sums ORT and
 # Kiln add in different orders, so an output can differ by 1 LSB where the
 # sum lands next to a rounding boundary (the count is printed).
-UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=20)}
+UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=20),
+           'qdq_maxpool_i8_rescaled_unfused': MAXPOOL_RESCALED}
 # Groups ORT does not fuse whose float path has only epilogue-like ops:
 # their TOSA must hold no fused kernel's table lookup (tosa.gather / table).
 UNFUSED_NO_LOOKUP = {'qdq_add_mixed_types_unfused': MIXED_ADD}

@@ -1271,6 +1271,44 @@ LogicalResult convertFusedLookup(NodeContext &ctx) {
   return ctx.setQuantizedOutput(0, ctx.create<tosa::TableOp>(x->getType(), *x, t), py->type);
 }
 
+/// Kiln's fused QDQ GlobalAveragePool (ORT's QLinearGlobalAveragePool: X,
+/// X_scale, X_zp, Y_scale, Y_zp; X [N, C, d1, ...] -> [N, C, 1, ...]), as
+/// MLAS computes it (MlasQLinearGlobalAveragePoolNchw, qlgavgpool.cpp): the
+/// int32 sum of x - zX over the image, requantized by MlasRequantizeOutput
+/// with the float scale sX / (sY * float(image size)).
+LogicalResult convertFusedGlobalAveragePool(NodeContext &ctx) {
+  int32_t type = ctx.inputType(0);
+  if (failed(checkQuantType(ctx, type, "X")))
+    return failure();
+  auto px = tensorParams(ctx, 1, 2, type), py = tensorParams(ctx, 3, 4, type);
+  FailureOr<Value> x = failed(px) || failed(py) ? FailureOr<Value>(failure())
+                                                : ctx.quantizedInput(0);
+  if (failed(x))
+    return failure();
+  std::vector<int64_t> shape = shapeOf(*x);
+  if (shape.size() < 3)
+    return ctx.fail("GlobalAveragePool takes X [N, C, d1, ...]; it has shape " +
+                    shapeString(shape));
+  Value acc = cast(ctx, *x, i32Type(ctx));
+  int64_t image = 1;
+  for (size_t axis = 2; axis < shape.size(); ++axis) {
+    image *= shape[axis];
+    std::vector<int64_t> s = shapeOf(acc);
+    s[axis] = 1;
+    acc = ctx.create<tosa::ReduceSumOp>(tensorOf(s, i32Type(ctx)), acc,
+                                        ctx.builder().getI64IntegerAttr(int64_t(axis)));
+  }
+  if (image >= (1 << 24))
+    return ctx.fail("the image has " + llvm::Twine(image) +
+                    " elements; ORT's QLinearGlobalAveragePool takes fewer than 2^24");
+  int64_t rank = int64_t(shape.size());
+  int32_t zx = px->zp - offsetOf(type);
+  acc = binary<tosa::SubOp>(ctx, acc, channelI32(ctx, {int32_t(zx * image)}, rank, 0));
+  float scale = px->scale / (py->scale * float(image));
+  return ctx.setQuantizedOutput(0, requantize(ctx, acc, {scale}, py->zp - offsetOf(py->type)),
+                                py->type);
+}
+
 } // namespace
 
 void registerQuantOps(ConverterTable &table) {
@@ -1288,6 +1326,7 @@ void registerQuantOps(ConverterTable &table) {
   table["QLinearMul"] = convertFusedMul;
   table["QLinearLeakyRelu"] = convertFusedLookup;
   table["QLinearSigmoid"] = convertFusedLookup;
+  table["QLinearGlobalAveragePool"] = convertFusedGlobalAveragePool;
 }
 
 // --- QDQ groups ---------------------------------------------------------------------
@@ -1313,7 +1352,11 @@ void registerQuantOps(ConverterTable &table) {
 //     convertFusedMul)
 //   - DQ -> LeakyRelu / Sigmoid -> Q, one type            => QLinearLeakyRelu /
 //     QLinearSigmoid (ORT's 256-entry tables: convertFusedLookup)
-// Other groups (AveragePool, GlobalAveragePool, Softmax, MaxPool, Resize,
+//   - DQ -> GlobalAveragePool -> Q, one type              =>
+//     QLinearGlobalAveragePool (convertFusedGlobalAveragePool)
+//   - DQ -> MaxPool (2-D, no dilations, opset 12+) -> Q with one positive
+//     scale and zero point: the pair is dropped (ORT's DropQDQNodes)
+// Other groups (AveragePool, Softmax, Resize,
 // Concat of other scales, Add/Mul of mixed types) stay float between their
 // DQ and Q; ORT computes the first three with its contrib QLinear kernels'
 // own arithmetic (docs/design.md says where that can differ).
@@ -1530,7 +1573,7 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       fused.opType = "QGemm";
       fused.inputs = ins;
     } else if (op.opType == "Add" || op.opType == "Mul" || op.opType == "LeakyRelu" ||
-               op.opType == "Sigmoid") {
+               op.opType == "Sigmoid" || op.opType == "GlobalAveragePool") {
       // ORT's BinarySelector / UnarySelector: every input from a DQ, the
       // inputs and the Q of one 8-bit type (here also per-tensor constant
       // parameters, which ORT's QLinear kernels require).
@@ -1551,6 +1594,20 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       ins.push_back(input(q, 2));
       fused.opType = "QLinear" + op.opType;
       fused.inputs = ins;
+    } else if (op.opType == "MaxPool") {
+      // ORT's DropQDQNodesSelector for MaxPool-12: one type, equal
+      // parameters, a positive scale (it would reverse the order); Kiln's
+      // i8 MaxPool takes 2-D windows without dilations.
+      int dx = dqOf(input(op, 0));
+      const Attribute *dil = op.attribute("dilations");
+      bool plain = !dil || std::all_of(dil->ints.begin(), dil->ints.end(),
+                                       [](int64_t d) { return d == 1; });
+      const Tensor *s = g.constant(input(q, 1));
+      if (relu >= 0 || model.opset < 12 || !plain || dx < 0 || rankOf(model, op.inputs[0]) != 4 ||
+          !g.knownParams(nodes[dx], true) || !g.sameParams(nodes[dx], q) || !s ||
+          !(s->floats[0] > 0) || g.typeOf(input(nodes[dx], 0)) != g.zeroPointType(q))
+        continue;
+      fused.inputs[0] = input(nodes[dx], 0);
     } else if (movesQuantizedData(op.opType)) {
       // Concat moves every input; the others their data input 0 only.
       size_t moved = op.opType == "Concat" ? op.inputs.size() : 1;
