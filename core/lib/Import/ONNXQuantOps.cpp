@@ -48,6 +48,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "ONNXQuantHelpers.h"
 #include "ONNXWindow.h"
 
 #include <algorithm>
@@ -66,7 +67,7 @@ bool movesQuantizedData(const std::string &opType) {
          opType == "Concat";
 }
 
-namespace {
+namespace quant {
 
 bool isQuantType(int32_t t) { return t == kInt8 || t == kUInt8; }
 
@@ -96,27 +97,12 @@ std::vector<int64_t> joint(Value a, Value b) {
   return sa;
 }
 
-/// Elementwise binary TOSA op, operands brought to one rank.
-template <typename Op> Value binary(NodeContext &ctx, Value a, Value b) {
-  int64_t rank = std::max(shapeOf(a).size(), shapeOf(b).size());
-  a = ctx.broadcastRank(a, rank);
-  b = ctx.broadcastRank(b, rank);
-  return ctx.create<Op>(tensorOf(joint(a, b), elementOf(a)), a, b);
-}
-
 Value mul(NodeContext &ctx, Value a, Value b) {
   int64_t rank = std::max(shapeOf(a).size(), shapeOf(b).size());
   a = ctx.broadcastRank(a, rank);
   b = ctx.broadcastRank(b, rank);
   return ctx.create<tosa::MulOp>(tensorOf(joint(a, b), elementOf(a)), a, b,
                                  ctx.builder().getI32IntegerAttr(0));
-}
-
-template <typename Op> Value compare(NodeContext &ctx, Value a, Value b) {
-  int64_t rank = std::max(shapeOf(a).size(), shapeOf(b).size());
-  a = ctx.broadcastRank(a, rank);
-  b = ctx.broadcastRank(b, rank);
-  return ctx.create<Op>(tensorOf(joint(a, b), i1Type(ctx)), a, b);
 }
 
 Value select(NodeContext &ctx, Value c, Value a, Value b) {
@@ -428,6 +414,21 @@ FailureOr<ZeroPoint> zeroPointOf(NodeContext &ctx, int zi, int di, bool allowRun
 
 // --- QuantizeLinear / DequantizeLinear --------------------------------------------
 
+/// Requantizes the i32 `acc` (channels along its last dimension) as
+/// MlasRequantizeOutput: nearbyint(float(acc) * scale) + zp, saturated.
+Value requantize(NodeContext &ctx, Value acc, llvm::ArrayRef<float> scales, int32_t zp) {
+  int64_t rank = int64_t(shapeOf(acc).size());
+  Value f = cast(ctx, acc, ctx.builder().getF32Type());
+  Value p = ctx.clamp(mul(ctx, f, channelF32(ctx, scales, rank, rank - 1)), -1024.0f, 1024.0f);
+  return saturateToI8(ctx, roundHalfEven(ctx, p), ctx.scalarF32(float(zp), rank));
+}
+
+} // namespace quant
+
+using namespace quant;
+
+namespace {
+
 /// QuantizeLinear (10, 13, 19, 21): y = saturate(nearbyint(x / y_scale) +
 /// y_zero_point), per tensor or along `axis` (13+); y is uint8 without a
 /// zero point (or output_dtype, 21). A constant x is quantized at import.
@@ -611,14 +612,6 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
 
 // --- Integer products ---------------------------------------------------------------
 
-/// Requantizes the i32 `acc` (channels along its last dimension) as
-/// MlasRequantizeOutput: nearbyint(float(acc) * scale) + zp, saturated.
-Value requantize(NodeContext &ctx, Value acc, llvm::ArrayRef<float> scales, int32_t zp) {
-  int64_t rank = int64_t(shapeOf(acc).size());
-  Value f = cast(ctx, acc, ctx.builder().getF32Type());
-  Value p = ctx.clamp(mul(ctx, f, channelF32(ctx, scales, rank, rank - 1)), -1024.0f, 1024.0f);
-  return saturateToI8(ctx, roundHalfEven(ctx, p), ctx.scalarF32(float(zp), rank));
-}
 
 /// A constant i8 weight in storage values, or an SSA one.
 struct IntWeight {
@@ -1073,242 +1066,6 @@ LogicalResult convertQGemm(NodeContext &ctx) {
   return ctx.setQuantizedOutput(0, requantize(ctx, y, *scales, yzp->second[0]), yType);
 }
 
-// --- Fused elementwise groups ----------------------------------------------------
-//
-// Kiln's forms of ORT's com.microsoft QLinearAdd, QLinearMul,
-// QLinearLeakyRelu and QLinearSigmoid, which only fuseQDQ makes (inputs as
-// ORT's: x, x_scale, x_zero_point, ..., y_scale, y_zero_point; every scale
-// and zero point one constant value, every tensor of one type).
-
-/// One tensor's per-tensor scale and zero point (the zero point as the
-/// type's value, not its storage).
-struct TensorParams {
-  float scale;
-  int32_t zp;
-  int32_t type;
-};
-
-FailureOr<TensorParams> tensorParams(NodeContext &ctx, int si, int zi, int32_t type) {
-  auto s = constantScales(ctx, si, 0);
-  auto z = failed(s) ? decltype(constantZeroPoints(ctx, zi, type, 1))(failure())
-                     : constantZeroPoints(ctx, zi, type, 1);
-  if (failed(z))
-    return failure();
-  return TensorParams{(*s)[0], z->second[0] + offsetOf(z->first), z->first};
-}
-
-/// The value range of a quantized type.
-std::pair<int32_t, int32_t> rangeOf(int32_t type) {
-  return type == kUInt8 ? std::make_pair(0, 255) : std::make_pair(-128, 127);
-}
-
-/// _mm256_cvtps_epi32 then the saturating packs to the 8-bit type, as MLAS
-/// ends its QLinear kernels: nearbyint (halves to even), saturated; a value
-/// outside int32 converts to INT_MIN, so saturates low.
-int32_t packRounded(float v, int32_t type) {
-  auto [lo, hi] = rangeOf(type);
-  if (!(v > -2147483648.0f && v < 2147483648.0f))
-    return lo;
-  return int32_t(std::clamp(std::nearbyint(v), float(lo), float(hi)));
-}
-
-/// Which loop of ORT's BroadcastLooper runs a binary op of shapes `a`, `b`
-/// (element_wise_ops.h; the innermost dimension of the output that is not 1
-/// decides for every span): 0 input 0 a scalar per span, 1 input 1 a scalar
-/// per span, 2 both whole spans.
-int broadcastLoop(std::vector<int64_t> a, std::vector<int64_t> b) {
-  size_t rank = std::max(a.size(), b.size());
-  a.insert(a.begin(), rank - a.size(), 1);
-  b.insert(b.begin(), rank - b.size(), 1);
-  for (size_t k = rank; k-- > 0;) {
-    int64_t out = std::max(a[k], b[k]);
-    if (out == 1)
-      continue;
-    if (a[k] == out && b[k] == out)
-      return 2;
-    return a[k] == out ? 1 : 0;
-  }
-  return 0;
-}
-
-/// ORT 1.30's QLinearAdd of every pair of 8-bit values, as MLAS's AVX2
-/// kernel computes it (MlasQLinearAddKernelAvx2Helper, intrinsics/avx2/
-/// qladd_avx2.cpp, as ORT's GCC build contracts it): ratios rA = sA / sC,
-/// rB = sB / sC and fixed = zC - fma(rA, zA, rB zB) in float; per element
-/// fma(a, rA, fma(b, rB, fixed)) on the raw values (with B one scalar per
-/// span its fma is hoisted, same value); ORT passes the scalar as MLAS's B
-/// (input 0 scalar: the operands swap). Then cvtps2dq and saturating packs.
-/// Table index: (a storage + 128) * 256 + (b storage + 128); entries in the
-/// storage domain. (The contraction was measured against ORT 1.30 on every
-/// pair for 24 random scale sets: the uncontracted forms differ.)
-std::vector<int8_t> addTable(const TensorParams &a, const TensorParams &b,
-                             const TensorParams &c, int loop) {
-  const TensorParams &ka = loop == 0 ? b : a, &kb = loop == 0 ? a : b;
-  float ra = ka.scale / c.scale, rb = kb.scale / c.scale;
-  float fixed = float(c.zp) - std::fma(ra, float(ka.zp), rb * float(kb.zp));
-  std::vector<int8_t> table(65536);
-  int32_t off = offsetOf(c.type);
-  for (int ia = 0; ia < 256; ++ia)
-    for (int ib = 0; ib < 256; ++ib) {
-      float qa = float(ia - 128 + off), qb = float(ib - 128 + off);
-      float x = loop == 0 ? qb : qa, y = loop == 0 ? qa : qb; // MLAS's A, B
-      float v = std::fma(x, ra, std::fma(y, rb, fixed));
-      table[ia * 256 + ib] = int8_t(packRounded(v, c.type) - off);
-    }
-  return table;
-}
-
-/// Kiln's fused QDQ Add (ORT's QLinearAdd: A, A_scale, A_zp, B, B_scale,
-/// B_zp, C_scale, C_zp; A and B broadcast): a lookup in addTable's 65536
-/// entries, indexed by both inputs (tosa.gather), bit-exact with ORT.
-LogicalResult convertFusedAdd(NodeContext &ctx) {
-  int32_t type = ctx.inputType(0);
-  if (failed(checkQuantType(ctx, type, "A")))
-    return failure();
-  auto pa = tensorParams(ctx, 1, 2, type), pb = tensorParams(ctx, 4, 5, type),
-       pc = tensorParams(ctx, 6, 7, type);
-  if (failed(pa) || failed(pb) || failed(pc))
-    return failure();
-  FailureOr<Value> a = ctx.quantizedInput(0), b = ctx.quantizedInput(3);
-  if (failed(a) || failed(b))
-    return failure();
-  std::vector<int8_t> table =
-      addTable(*pa, *pb, *pc, broadcastLoop(ctx.inputShape(0), ctx.inputShape(3)));
-  int64_t rank = std::max(shapeOf(*a).size(), shapeOf(*b).size());
-  Value ia = mul(ctx, cast(ctx, *a, i32Type(ctx)), channelI32(ctx, {256}, rank, 0));
-  Value ib = binary<tosa::AddOp>(ctx, cast(ctx, *b, i32Type(ctx)),
-                                 channelI32(ctx, {128 * 256 + 128}, rank, 0));
-  Value index = binary<tosa::AddOp>(ctx, ia, ib);
-  std::vector<int64_t> shape = shapeOf(index);
-  int64_t n = product(shape);
-  Value values = constI8(ctx, {1, 65536, 1}, table);
-  Value g = ctx.create<tosa::GatherOp>(tensorOf({1, n, 1}, i8Type(ctx)), values,
-                                       ctx.reshape(index, {1, n}));
-  return ctx.setQuantizedOutput(0, ctx.reshape(g, shape), pc->type);
-}
-
-/// Kiln's fused QDQ Mul (ORT's QLinearMul, inputs as QLinearAdd's), as
-/// MLAS's SSE2 kernel computes it (MlasQLinearMulKernel, qlmul.cpp): the
-/// int32 product (a - zA)(b - zB), converted to float, times sA * sB / sC
-/// (float, in that order), plus zC, then cvtps2dq (nearbyint) and
-/// saturating packs; the same for every broadcast loop.
-LogicalResult convertFusedMul(NodeContext &ctx) {
-  int32_t type = ctx.inputType(0);
-  if (failed(checkQuantType(ctx, type, "A")))
-    return failure();
-  auto pa = tensorParams(ctx, 1, 2, type), pb = tensorParams(ctx, 4, 5, type),
-       pc = tensorParams(ctx, 6, 7, type);
-  if (failed(pa) || failed(pb) || failed(pc))
-    return failure();
-  FailureOr<Value> a = ctx.quantizedInput(0), b = ctx.quantizedInput(3);
-  if (failed(a) || failed(b))
-    return failure();
-  int64_t rank = std::max(shapeOf(*a).size(), shapeOf(*b).size());
-  int32_t off = offsetOf(type);
-  auto centered = [&](Value v, int32_t zp) {
-    return binary<tosa::SubOp>(ctx, cast(ctx, v, i32Type(ctx)),
-                               channelI32(ctx, {zp - off}, rank, 0));
-  };
-  Value prod = mul(ctx, centered(*a, pa->zp), centered(*b, pb->zp));
-  float ratio = pa->scale * pb->scale / pc->scale;
-  Value t = ordered(ctx, mul(ctx, cast(ctx, prod, ctx.builder().getF32Type()),
-                             ctx.scalarF32(ratio, rank)));
-  t = ordered(ctx, binary<tosa::AddOp>(ctx, t, ctx.scalarF32(float(pc->zp), rank)));
-  auto [lo, hi] = rangeOf(pc->type);
-  Value n = ctx.clamp(roundHalfEven(ctx, t), float(lo), float(hi));
-  Value outside = compare<tosa::GreaterEqualOp>(ctx, t, ctx.scalarF32(2147483648.0f, rank));
-  n = select(ctx, outside, ctx.scalarF32(float(lo), rank), n);
-  Value y = binary<tosa::SubOp>(ctx, n, ctx.scalarF32(float(offsetOf(pc->type)), rank));
-  return ctx.setQuantizedOutput(0, cast(ctx, y, i8Type(ctx)), pc->type);
-}
-
-/// MlasComputeLogistic on FMA3 machines (MlasLogisticKernelFma3,
-/// x86_64/LogisticKernelFma3.S; constants of logistic.cpp): x clamped to
-/// [-18, 18], p and q Horner in x^2 with fused multiply-adds, p / q + 1/2
-/// clamped to [0, 1].
-float mlasLogistic(float x) {
-  x = std::min(std::max(x, -18.0f), 18.0f);
-  float x2 = x * x;
-  float p = std::fma(x2, 4.37031012579801e-11f, 1.15627324459942e-07f);
-  p = std::fma(x2, p, 6.08574864600143e-05f);
-  p = std::fma(x2, p, 8.51377133304701e-03f);
-  p = std::fma(x2, p, 2.48287947061529e-01f);
-  float q = std::fma(x2, 6.10247389755681e-13f, 5.76102136993427e-09f);
-  q = std::fma(x2, q, 6.29106785017040e-06f);
-  q = std::fma(x2, q, 1.70198817374094e-03f);
-  q = std::fma(x2, q, 1.16817656904453e-01f);
-  q = std::fma(x2, q, 9.93151921023180e-01f);
-  p = x * p;
-  return std::min(std::max(p / q + 0.5f, 0.0f), 1.0f);
-}
-
-/// Kiln's fused QDQ LeakyRelu / Sigmoid (ORT's QLinearLeakyRelu /
-/// QLinearSigmoid: X, X_scale, X_zp, Y_scale, Y_zp): ORT's 256-entry table
-/// (QlinearBuildLookupTable, qlinear_lookup_table.cc: x_scale * (x - zp) in
-/// float, the function in float, MlasQuantizeLinear), as a tosa.table.
-LogicalResult convertFusedLookup(NodeContext &ctx) {
-  int32_t type = ctx.inputType(0);
-  if (failed(checkQuantType(ctx, type, "X")))
-    return failure();
-  auto px = tensorParams(ctx, 1, 2, type), py = tensorParams(ctx, 3, 4, type);
-  if (failed(px) || failed(py))
-    return failure();
-  FailureOr<Value> x = ctx.quantizedInput(0);
-  if (failed(x))
-    return failure();
-  bool sigmoid = ctx.node().opType == "QLinearSigmoid";
-  float alpha = ctx.attrFloat("alpha", 0.01f);
-  auto [lo, hi] = rangeOf(py->type);
-  std::vector<int8_t> table(256);
-  for (int k = 0; k < 256; ++k) {
-    int32_t q = k - 128 + offsetOf(type);
-    float d = px->scale * float(q - px->zp);
-    float v = sigmoid ? mlasLogistic(d) : d >= 0.0f ? d : alpha * d;
-    float r = std::clamp(std::nearbyint(v / py->scale), float(lo - py->zp), float(hi - py->zp));
-    table[k] = int8_t(int32_t(r) + py->zp - offsetOf(py->type));
-  }
-  Value t = constI8(ctx, {256}, table);
-  return ctx.setQuantizedOutput(0, ctx.create<tosa::TableOp>(x->getType(), *x, t), py->type);
-}
-
-/// Kiln's fused QDQ GlobalAveragePool (ORT's QLinearGlobalAveragePool: X,
-/// X_scale, X_zp, Y_scale, Y_zp; X [N, C, d1, ...] -> [N, C, 1, ...]), as
-/// MLAS computes it (MlasQLinearGlobalAveragePoolNchw, qlgavgpool.cpp): the
-/// int32 sum of x - zX over the image, requantized by MlasRequantizeOutput
-/// with the float scale sX / (sY * float(image size)).
-LogicalResult convertFusedGlobalAveragePool(NodeContext &ctx) {
-  int32_t type = ctx.inputType(0);
-  if (failed(checkQuantType(ctx, type, "X")))
-    return failure();
-  auto px = tensorParams(ctx, 1, 2, type), py = tensorParams(ctx, 3, 4, type);
-  FailureOr<Value> x = failed(px) || failed(py) ? FailureOr<Value>(failure())
-                                                : ctx.quantizedInput(0);
-  if (failed(x))
-    return failure();
-  std::vector<int64_t> shape = shapeOf(*x);
-  if (shape.size() < 3)
-    return ctx.fail("GlobalAveragePool takes X [N, C, d1, ...]; it has shape " +
-                    shapeString(shape));
-  Value acc = cast(ctx, *x, i32Type(ctx));
-  int64_t image = 1;
-  for (size_t axis = 2; axis < shape.size(); ++axis) {
-    image *= shape[axis];
-    std::vector<int64_t> s = shapeOf(acc);
-    s[axis] = 1;
-    acc = ctx.create<tosa::ReduceSumOp>(tensorOf(s, i32Type(ctx)), acc,
-                                        ctx.builder().getI64IntegerAttr(int64_t(axis)));
-  }
-  if (image >= (1 << 24))
-    return ctx.fail("the image has " + llvm::Twine(image) +
-                    " elements; ORT's QLinearGlobalAveragePool takes fewer than 2^24");
-  int64_t rank = int64_t(shape.size());
-  int32_t zx = px->zp - offsetOf(type);
-  acc = binary<tosa::SubOp>(ctx, acc, channelI32(ctx, {int32_t(zx * image)}, rank, 0));
-  float scale = px->scale / (py->scale * float(image));
-  return ctx.setQuantizedOutput(0, requantize(ctx, acc, {scale}, py->zp - offsetOf(py->type)),
-                                py->type);
-}
-
 } // namespace
 
 void registerQuantOps(ConverterTable &table) {
@@ -1322,11 +1079,7 @@ void registerQuantOps(ConverterTable &table) {
   // Only fuseQDQ makes these (a model's own QGemm is com.microsoft's, a
   // domain Kiln refuses).
   table["QGemm"] = convertQGemm;
-  table["QLinearAdd"] = convertFusedAdd;
-  table["QLinearMul"] = convertFusedMul;
-  table["QLinearLeakyRelu"] = convertFusedLookup;
-  table["QLinearSigmoid"] = convertFusedLookup;
-  table["QLinearGlobalAveragePool"] = convertFusedGlobalAveragePool;
+  registerQuantFusedOps(table);
 }
 
 // --- QDQ groups ---------------------------------------------------------------------
