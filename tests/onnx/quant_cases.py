@@ -736,6 +736,53 @@ FUSED_ELEMENTWISE['qdq_globalaveragepool_i8'] = qdq_global_average_pool(
     'qdq_globalaveragepool_i8', I8, [1, 24, 6, 6], (0.05, -3), (0.0031, 5))
 
 
+def ort_qlinear_softmax(x, px, py, dtype, axis):
+    """QlinearSoftmaxCPU (opset 13, `axis`): v = E[x - max + 255] of the
+    float table, the row's float sum first to last, nearbyint(float(v *
+    floor(1 / sY)) / sum) + zY, at most 255, int8 the low byte."""
+    d = x.shape[axis]
+    shift = np.log(np.float64(np.float32(np.finfo(np.float32).max) / np.float32(d)))
+    shift = max(0.0, shift - 5.0) / np.float64(np.float32(px[0]))
+    table = np.exp((np.arange(256, dtype=np.float64) - 255 + shift) *
+                   np.float64(np.float32(px[0]))).astype(np.float32)
+    xt = np.moveaxis(x.astype(np.int32), axis, -1)
+    v = table[xt - xt.max(axis=-1, keepdims=True) + 255]
+    s = v[..., :1].copy()
+    for j in range(1, d):
+        s = (s + v[..., j:j + 1]).astype(np.float32)
+    c = np.float32(np.floor(np.float32(1) / np.float32(py[0])))
+    q = np.rint(((v * c).astype(np.float32) / s).astype(np.float32)).astype(np.int64)
+    vq = np.minimum(q + int(py[1]), 255)
+    y = (vq & 0xFF).astype(np.uint8)
+    return np.moveaxis(y.view(np.int8) if dtype == np.int8 else y, -1, axis)
+
+
+def qdq_softmax(name, dtype, shape, axis, px, py):
+    """DQ -> Softmax -> Q => QLinearSoftmax (opset 13)."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node('Softmax', ['xf'], ['p'], axis=axis),
+             helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    m = model(nodes, [('x', dtype, shape)], [('y', dtype, shape)], 13, inits)
+
+    def float_path(x):
+        f = dequantize(x, px[0], NP[dtype](px[1])).astype(np.float64)
+        e = np.exp(f - f.max(axis=axis, keepdims=True))
+        return quantize((e / e.sum(axis=axis, keepdims=True)).astype(np.float32), py[0],
+                        NP[dtype](py[1]), NP[dtype])
+    case(name, m, [ints(shape, NP[dtype], 870 + len(CASES))],
+         lambda x: [ort_qlinear_softmax(x, px, py, NP[dtype], axis % len(shape))])
+    FLOAT_PATH[name] = float_path
+    return m
+
+
+# ORT's QLinearSoftmax computes in float itself (a float exp table, float
+# sums): bit-exact cases, not among the integer-only ones.
+qdq_softmax('qdq_softmax_u8', U8, [8, 16], -1, (0.05, 128), (0.0039, 0))
+qdq_softmax('qdq_softmax_i8_axis1', I8, [2, 10, 3], 1, (0.08, 2), (0.0041, -128))
+
+
 # A and B of different types: ORT's BinarySelector refuses the group, both
 # compute DQ, float Add, Q (one float rounding: exact).
 MIXED_ADD = qdq_binary('qdq_add_mixed_types_unfused', 'Add', I8, [4, 8], [4, 8],

@@ -1,7 +1,8 @@
 //===- ONNXQuantFusedOps.cpp - Fused QDQ groups as ORT's QLinear kernels -===//
 //
 // Kiln's forms of ONNX Runtime 1.30's com.microsoft QLinearAdd, QLinearMul,
-// QLinearLeakyRelu, QLinearSigmoid and QLinearGlobalAveragePool, which only
+// QLinearLeakyRelu, QLinearSigmoid, QLinearGlobalAveragePool and
+// QLinearSoftmax, which only
 // fuseQDQ makes (ONNXQuantOps.cpp, "QDQ groups"; inputs as ORT's: x,
 // x_scale, x_zero_point, ..., y_scale, y_zero_point; every scale and zero
 // point one constant value, every tensor of one type). Each computes what
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace mlir;
@@ -254,6 +256,74 @@ LogicalResult convertFusedGlobalAveragePool(NodeContext &ctx) {
                                 py->type);
 }
 
+/// ORT's QLinearSoftmax exp table (QlinearBuildLookupTableUint32,
+/// qlinear_softmax.cc; float entries): E[i] = float(exp((i - 255 + shift)
+/// xs)) in double, shift = max(0, log(FLT_MAX / D) - 5) / xs, so that a
+/// row's sum stays finite.
+std::vector<float> softmaxTable(float xs, int64_t d) {
+  double shift = std::log(double(std::numeric_limits<float>::max() / float(d)));
+  shift = std::max(0.0, shift - 5.0) / double(xs);
+  std::vector<float> table(256);
+  for (int i = 0; i < 256; ++i)
+    table[i] = float(std::exp((double(i) - 255.0 + shift) * double(xs)));
+  return table;
+}
+
+/// Kiln's fused QDQ Softmax (ORT's QLinearSoftmax: X, X_scale, X_zp,
+/// Y_scale, Y_zp; rows along `axis`, opset < 13: the dimensions from `axis`
+/// flattened), as QlinearSoftmaxCPU computes it: v = E[x - max(row) + 255],
+/// the float sum of the row's v from first to last, then
+/// nearbyint(float(v * floor(1 / sY)) / sum) + zY, at most 255 (int8 takes
+/// the low byte: ORT's cast). The quotient's rounding is roundQuotient's
+/// (both operands scaled by 2^-64, exactly, to keep its split finite).
+LogicalResult convertFusedSoftmax(NodeContext &ctx) {
+  int32_t type = ctx.inputType(0);
+  if (failed(checkQuantType(ctx, type, "X")))
+    return failure();
+  auto px = tensorParams(ctx, 1, 2, type), py = tensorParams(ctx, 3, 4, type);
+  FailureOr<Value> x = failed(px) || failed(py) ? FailureOr<Value>(failure())
+                                                : ctx.quantizedInput(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = int64_t(shapeOf(*x).size()), opset = ctx.opset();
+  int64_t axis = normalizeAxis(ctx.attrInt("axis", opset < 13 ? 1 : -1), rank);
+  std::vector<int32_t> perm(rank);
+  for (int64_t k = 0; k < rank; ++k)
+    perm[k] = int32_t(k);
+  std::swap(perm[axis], perm[rank - 1]);
+  bool moved = opset >= 13 && axis != rank - 1;
+  Value v = moved ? ctx.transpose(*x, perm) : *x;
+  std::vector<int64_t> vs = shapeOf(v);
+  int64_t total = product(vs), d = 1;
+  for (int64_t k = opset < 13 ? axis : rank - 1; k < rank; ++k)
+    d *= vs[k];
+  int64_t n = total / d;
+  Value rows = ctx.reshape(cast(ctx, v, i32Type(ctx)), {n, d});
+  Value m = ctx.create<tosa::ReduceMaxOp>(tensorOf({n, 1}, i32Type(ctx)), rows,
+                                          ctx.builder().getI64IntegerAttr(1));
+  Value k = binary<tosa::AddOp>(ctx, binary<tosa::SubOp>(ctx, rows, m),
+                                channelI32(ctx, {255}, 2, 0));
+  Value table = ctx.constF32({1, 256, 1}, softmaxTable(px->scale, d));
+  Value e = ctx.create<tosa::GatherOp>(ctx.f32Type({1, total, 1}), table,
+                                       ctx.reshape(k, {1, total}));
+  e = ctx.reshape(e, {n, d});
+  Value sum = ctx.slice(e, {0, 0}, {n, 1});
+  for (int64_t j = 1; j < d; ++j)
+    sum = ordered(ctx, binary<tosa::AddOp>(ctx, sum, ctx.slice(e, {0, j}, {n, 1})));
+  const float unit = std::ldexp(1.0f, -64);
+  float c = std::floor(1.0f / py->scale);
+  Value p = ordered(ctx, mul(ctx, e, ctx.scalarF32(c * unit, 2)));
+  Value s = ordered(ctx, mul(ctx, sum, ctx.scalarF32(unit, 2)));
+  Value q = roundQuotient(ctx, p, runtimeScaleParts(ctx, s));
+  Value y = ctx.clamp(binary<tosa::AddOp>(ctx, q, ctx.scalarF32(float(py->zp), 2)), -1.0e9f,
+                      255.0f);
+  y = binary<tosa::SubOp>(ctx, y, ctx.scalarF32(float(offsetOf(type)), 2));
+  y = select(ctx, compare<tosa::GreaterEqualOp>(ctx, y, ctx.scalarF32(128.0f, 2)),
+             binary<tosa::SubOp>(ctx, y, ctx.scalarF32(256.0f, 2)), y);
+  Value out = ctx.reshape(cast(ctx, y, i8Type(ctx)), vs);
+  return ctx.setQuantizedOutput(0, moved ? ctx.transpose(out, perm) : out, type);
+}
+
 } // namespace
 
 void registerQuantFusedOps(ConverterTable &table) {
@@ -264,6 +334,7 @@ void registerQuantFusedOps(ConverterTable &table) {
   table["QLinearLeakyRelu"] = convertFusedLookup;
   table["QLinearSigmoid"] = convertFusedLookup;
   table["QLinearGlobalAveragePool"] = convertFusedGlobalAveragePool;
+  table["QLinearSoftmax"] = convertFusedSoftmax;
 }
 
 } // namespace kiln::onnx

@@ -15,7 +15,7 @@
 
 namespace kiln::onnx {
 
-/// Kiln's fused QDQ Add, Mul, LeakyRelu, Sigmoid and GlobalAveragePool
+/// Kiln's fused QDQ Add, Mul, LeakyRelu, Sigmoid, GlobalAveragePool and Softmax
 /// (ORT's contrib QLinear kernels; ONNXQuantFusedOps.cpp).
 void registerQuantFusedOps(ConverterTable &table);
 
@@ -61,6 +61,17 @@ mlir::Value constI8(NodeContext &ctx, llvm::ArrayRef<int64_t> shape,
 mlir::Value roundHalfEven(NodeContext &ctx, mlir::Value p);
 /// `v` through a clamp that keeps LLVM from contracting across it.
 mlir::Value ordered(NodeContext &ctx, mlir::Value v);
+/// A positive scale as the exact quotient rounding needs it: its reciprocal
+/// and its split into a 13-bit head and an 11-bit tail (values broadcast
+/// against the data).
+struct ScaleParts {
+  mlir::Value scale, reciprocal, head, tail;
+};
+/// The parts of a scale computed at run time (Veltkamp's split).
+ScaleParts runtimeScaleParts(NodeContext &ctx, mlir::Value s);
+/// nearbyint(fl(x / s)) (halves to even) for f32 `x` and positive `s`, as an
+/// integral f32 in [-512, 513].
+mlir::Value roundQuotient(NodeContext &ctx, mlir::Value x, const ScaleParts &s);
 /// Requantizes the i32 `acc` (channels along its last dimension) as
 /// MlasRequantizeOutput: nearbyint(float(acc) * scale) + zp (storage domain),
 /// saturated.

@@ -170,12 +170,6 @@ Value roundHalfEven(NodeContext &ctx, Value p) {
 /// it. (Full-range bounds would be folded away.)
 Value ordered(NodeContext &ctx, Value v) { return ctx.clamp(v, -3.0e38f, 3.0e38f); }
 
-/// A positive scale as the exact quotient rounding needs it: its reciprocal
-/// and its split into a 13-bit head and an 11-bit tail (values broadcast
-/// against the data).
-struct ScaleParts {
-  Value scale, reciprocal, head, tail;
-};
 
 /// `s` with the low 11 bits of its significand cleared.
 float headOf(float s) {
@@ -1101,15 +1095,15 @@ void registerQuantOps(ConverterTable &table) {
 //     point (ORT's QLinearConcat then copies)
 //   - DQ(a), DQ(b) -> Add / Mul -> Q, one 8-bit type, per-tensor constant
 //     parameters                                         => QLinearAdd /
-//     QLinearMul (ORT's contrib kernels, MLAS's arithmetic: convertFusedAdd,
-//     convertFusedMul)
+//     QLinearMul (ORT's contrib kernels, MLAS's arithmetic; these fused
+//     kernels are in ONNXQuantFusedOps.cpp)
 //   - DQ -> LeakyRelu / Sigmoid -> Q, one type            => QLinearLeakyRelu /
-//     QLinearSigmoid (ORT's 256-entry tables: convertFusedLookup)
-//   - DQ -> GlobalAveragePool -> Q, one type              =>
-//     QLinearGlobalAveragePool (convertFusedGlobalAveragePool)
+//     QLinearSigmoid (ORT's 256-entry tables)
+//   - DQ -> GlobalAveragePool / Softmax -> Q, one type    =>
+//     QLinearGlobalAveragePool / QLinearSoftmax (ONNXQuantFusedOps.cpp)
 //   - DQ -> MaxPool (2-D, no dilations, opset 12+) -> Q with one positive
 //     scale and zero point: the pair is dropped (ORT's DropQDQNodes)
-// Other groups (AveragePool, Softmax, Resize,
+// Other groups (AveragePool, Resize,
 // Concat of other scales, Add/Mul of mixed types) stay float between their
 // DQ and Q; ORT computes the first three with its contrib QLinear kernels'
 // own arithmetic (docs/design.md says where that can differ).
@@ -1326,7 +1320,8 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       fused.opType = "QGemm";
       fused.inputs = ins;
     } else if (op.opType == "Add" || op.opType == "Mul" || op.opType == "LeakyRelu" ||
-               op.opType == "Sigmoid" || op.opType == "GlobalAveragePool") {
+               op.opType == "Sigmoid" || op.opType == "GlobalAveragePool" ||
+               op.opType == "Softmax") {
       // ORT's BinarySelector / UnarySelector: every input from a DQ, the
       // inputs and the Q of one 8-bit type (here also per-tensor constant
       // parameters, which ORT's QLinear kernels require).
