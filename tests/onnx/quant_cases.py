@@ -28,6 +28,11 @@ float32((x - zp)) * scale; QLinearConv / QLinearMatMul requantize the int32
 accumulator in float32: rint(float32(acc) * float32(float32(xs * ws) / ys)) +
 zp, saturated; DynamicQuantizeLinear takes scale = float32(max - min) / 255
 (min <= 0 <= max), zp = rint(clip(-min / scale, 0, 255)).
+QDQ Add / Mul / LeakyRelu / Sigmoid follow ORT's contrib QLinear kernels
+(MLAS qladd_avx2.cpp with GCC's contraction, qlmul.cpp, the lookup tables of
+qlinear_lookup_table.cc with MlasLogisticKernelFma3); for each such case the
+count of elements where the unfused float path (DQ, float op, Q) differs
+from ONNX Runtime is printed.
 """
 import argparse
 import os
@@ -505,18 +510,302 @@ def qdq_concat(name):
     return m
 
 
+# --- QDQ Add / Mul / LeakyRelu / Sigmoid: ORT's QLinear contrib kernels ----------
+#
+# ONNX Runtime 1.30 rewrites these groups into com.microsoft QLinearAdd,
+# QLinearMul, QLinearLeakyRelu and QLinearSigmoid, whose arithmetic is not
+# the float path's (MLAS qladd_avx2.cpp, qlmul.cpp, qlinear_lookup_table.cc);
+# the references below follow those kernels. FLOAT_PATH holds the unfused
+# float path (DQ, float op, Q) for the count of elements where it differs.
+FLOAT_PATH = {}
+
+
+def fma32(a, b, c):
+    """float32 fma: the product and sum exact in float64, one rounding."""
+    return (np.float64(a) * np.float64(b) + np.float64(c)).astype(np.float32)
+
+
+def saturate_round(v, dtype):
+    lo, hi = RANGE[dtype]
+    v = v.astype(np.float64)
+    out = np.clip(np.rint(np.where(np.abs(v) < 2.0**31, v, lo)), lo, hi)
+    return out.astype(dtype)
+
+
+def broadcast_loop(sa, sb):
+    """ORT's BroadcastLooper: 0 input 0 scalar per span, 1 input 1, 2 neither."""
+    r = max(len(sa), len(sb))
+    sa, sb = [1] * (r - len(sa)) + list(sa), [1] * (r - len(sb)) + list(sb)
+    for x, y in zip(reversed(sa), reversed(sb)):
+        out = max(x, y)
+        if out != 1:
+            return 2 if x == out and y == out else (1 if x == out else 0)
+    return 0
+
+
+def ort_qlinear_add(a, b, pa, pb, pc, dtype):
+    """MlasQLinearAddKernelAvx2Helper as ORT's GCC build contracts it:
+    fixed = zC - fma(rA, zA, rB zB), fma(a, rA, fma(b, rB, fixed)) (with B
+    a scalar per span too); input 0 scalar swaps the operands."""
+    loop = broadcast_loop(a.shape, b.shape)
+    (x, (sx, zx)), (y, (sy, zy)) = ((b, pb), (a, pa)) if loop == 0 else ((a, pa), (b, pb))
+    sc, zc = np.float32(pc[0]), np.float32(pc[1])
+    rx, ry = np.float32(np.float32(sx) / sc), np.float32(np.float32(sy) / sc)
+    fixed = np.float32(zc - fma32(rx, np.float32(zx), np.float32(ry * np.float32(zy))))
+    x, y = np.broadcast_arrays(x.astype(np.float32), y.astype(np.float32))
+    return saturate_round(fma32(x, rx, fma32(y, ry, fixed)), dtype)
+
+
+def ort_qlinear_mul(a, b, pa, pb, pc, dtype):
+    """MlasQLinearMulKernel (SSE2): float((a - zA)(b - zB)) * (sA sB / sC) + zC."""
+    prod = (a.astype(np.int32) - int(pa[1])) * (b.astype(np.int32) - int(pb[1]))
+    ratio = np.float32(np.float32(np.float32(pa[0]) * np.float32(pb[0])) / np.float32(pc[0]))
+    t = (prod.astype(np.float32) * ratio).astype(np.float32)
+    return saturate_round((t + np.float32(pc[1])).astype(np.float32), dtype)
+
+
+def mlas_logistic(x):
+    """MlasLogisticKernelFma3: Horner with fused multiply-adds."""
+    x = np.clip(x, np.float32(-18), np.float32(18)).astype(np.float32)
+    x2 = (x * x).astype(np.float32)
+    p = fma32(x2, np.float32(4.37031012579801e-11), np.float32(1.15627324459942e-07))
+    for c in (6.08574864600143e-05, 8.51377133304701e-03, 2.48287947061529e-01):
+        p = fma32(x2, p, np.float32(c))
+    q = fma32(x2, np.float32(6.10247389755681e-13), np.float32(5.76102136993427e-09))
+    for c in (6.29106785017040e-06, 1.70198817374094e-03, 1.16817656904453e-01,
+              9.93151921023180e-01):
+        q = fma32(x2, q, np.float32(c))
+    r = ((x * p).astype(np.float32) / q).astype(np.float32) + np.float32(0.5)
+    return np.clip(r, np.float32(0), np.float32(1)).astype(np.float32)
+
+
+def ort_lookup(x, px, py, dtype, fn):
+    """QlinearBuildLookupTable: xs * (x - zp) in float, fn, MlasQuantizeLinear."""
+    d = (np.float32(px[0]) * (x.astype(np.int32) - int(px[1])).astype(np.float32)).astype(
+        np.float32)
+    return quantize(fn(d), py[0], NP_ZP(py[1], dtype), dtype)
+
+
+def NP_ZP(z, dtype):
+    return np.asarray(z, dtype)
+
+
+def qdq_binary(name, op, dtype, ashape, bshape, pa, pb, pc, a_type=None):
+    """DQ(a), DQ(b) -> Add/Mul -> Q; a_type other than dtype: not fused."""
+    at = a_type or dtype
+    nodes = [helper.make_node('DequantizeLinear', ['a', 'sa', 'za'], ['af']),
+             helper.make_node('DequantizeLinear', ['b', 'sb', 'zb'], ['bf']),
+             helper.make_node(op, ['af', 'bf'], ['c']),
+             helper.make_node('QuantizeLinear', ['c', 'sc', 'zc'], ['y'])]
+    inits = [('sa', np.float32(pa[0])), ('za', NP[at](pa[1])), ('sb', np.float32(pb[0])),
+             ('zb', NP[dtype](pb[1])), ('sc', np.float32(pc[0])), ('zc', NP[dtype](pc[1]))]
+    oshape = list(np.broadcast_shapes(tuple(ashape), tuple(bshape)))
+    m = model(nodes, [('a', at, ashape), ('b', dtype, bshape)], [('y', dtype, oshape)], 13,
+              inits)
+    seed = 700 + len(CASES)
+    xs = [ints(ashape, NP[at], seed), ints(bshape, NP[dtype], seed + 1)]
+
+    def float_path(a, b):
+        af, bf = dequantize(a, pa[0], NP[at](pa[1])), dequantize(b, pb[0], NP[dtype](pb[1]))
+        c = (af + bf) if op == 'Add' else (af * bf)
+        return quantize(c.astype(np.float32), pc[0], NP[dtype](pc[1]), NP[dtype])
+    if a_type:
+        ref = lambda a, b: [float_path(a, b)]
+    else:
+        kernel = ort_qlinear_add if op == 'Add' else ort_qlinear_mul
+        ref = lambda a, b: [kernel(a, b, pa, pb, pc, NP[dtype])]
+        FLOAT_PATH[name] = float_path
+    case(name, m, xs, ref)
+    return m
+
+
+def qdq_unary(name, op, dtype, px, py, **attrs):
+    """DQ(x) -> LeakyRelu/Sigmoid -> Q over all 256 input values."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node(op, ['xf'], ['c'], **attrs),
+             helper.make_node('QuantizeLinear', ['c', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    m = model(nodes, [('x', dtype, [2, 128])], [('y', dtype, [2, 128])], 13, inits)
+    lo, hi = RANGE[NP[dtype]]
+    x = rng(len(CASES)).permutation(np.arange(lo, hi + 1)).astype(NP[dtype]).reshape(2, 128)
+    alpha = np.float32(attrs.get('alpha', 0.01))
+    if op == 'Sigmoid':
+        fn = mlas_logistic
+        flt = lambda d: (1 / (1 + np.exp(-d.astype(np.float64)))).astype(np.float32)
+    else:
+        fn = flt = lambda d: np.where(d >= 0, d, (alpha * d).astype(np.float32))
+    case(name, m, [x], lambda x: [ort_lookup(x, px, py, NP[dtype], fn)])
+    FLOAT_PATH[name] = lambda x: ort_lookup(x, px, py, NP[dtype], flt)
+    return m
+
+
+FUSED_ELEMENTWISE = {
+    'qdq_add_u8': qdq_binary('qdq_add_u8', 'Add', U8, [2, 4, 16, 16], [2, 4, 16, 16],
+                             (0.05, 128), (0.031, 100), (0.07, 120)),
+    'qdq_add_i8_broadcast_channel': qdq_binary(
+        'qdq_add_i8_broadcast_channel', 'Add', I8, [2, 3, 4, 5], [1, 3, 1, 1],
+        (0.043, -3), (0.02, 7), (0.05, 2)),
+    'qdq_add_u8_scalar_a': qdq_binary('qdq_add_u8_scalar_a', 'Add', U8, [1], [3, 20],
+                                      (0.11, 30), (0.017, 140), (0.023, 131)),
+    'qdq_add_i8_row': qdq_binary('qdq_add_i8_row', 'Add', I8, [6, 9], [9],
+                                 (0.0123, 0), (0.0456, -20), (0.033, -5)),
+    'qdq_mul_u8': qdq_binary('qdq_mul_u8', 'Mul', U8, [8, 128], [8, 128],
+                             (0.02, 128), (0.03, 110), (0.15, 60)),
+    'qdq_mul_i8_broadcast_channel': qdq_binary(
+        'qdq_mul_i8_broadcast_channel', 'Mul', I8, [2, 3, 4, 4], [1, 3, 1, 1],
+        (0.025, 4), (0.01, -9), (0.008, -1)),
+    'qdq_leakyrelu_i8': qdq_unary('qdq_leakyrelu_i8', 'LeakyRelu', I8, (0.05, -10),
+                                  (0.031, 20), alpha=0.13),
+    'qdq_leakyrelu_u8': qdq_unary('qdq_leakyrelu_u8', 'LeakyRelu', U8, (0.02, 140),
+                                  (0.015, 100)),
+    'qdq_sigmoid_i8': qdq_unary('qdq_sigmoid_i8', 'Sigmoid', I8, (0.07, 3), (1 / 256, -128)),
+    'qdq_sigmoid_u8': qdq_unary('qdq_sigmoid_u8', 'Sigmoid', U8, (0.03, 128), (0.0039, 0)),
+}
+def maxpool2d(x, k, s, pads):
+    """MaxPool of an NCHW array: pads (top, left, bottom, right) never win."""
+    lo = np.iinfo(np.int64).min if np.issubdtype(x.dtype, np.integer) else -np.inf
+    big = x.astype(np.int64 if np.issubdtype(x.dtype, np.integer) else np.float64)
+    big = np.pad(big, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])),
+                 constant_values=lo)
+    oh = (big.shape[2] - k) // s + 1
+    ow = (big.shape[3] - k) // s + 1
+    out = np.full(x.shape[:2] + (oh, ow), lo, big.dtype)
+    for i in range(k):
+        for j in range(k):
+            out = np.maximum(out, big[:, :, i:i + s * oh:s, j:j + s * ow:s])
+    return out.astype(x.dtype)
+
+
+def qdq_maxpool(name, dtype, px, py):
+    """DQ -> MaxPool (3x3, stride 2, pads 1) -> Q: the pair dropped when the
+    parameters agree (ORT's DropQDQNodes), else float MaxPool and Q."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node('MaxPool', ['xf'], ['p'], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    m = model(nodes, [('x', dtype, [1, 3, 9, 9])], [('y', dtype, [1, 3, 5, 5])], 13, inits)
+    x = ints([1, 3, 9, 9], NP[dtype], 800 + len(CASES))
+    case(name, m, [x], lambda x: [quantize(
+        maxpool2d(dequantize(x, px[0], NP[dtype](px[1])), 3, 2, (1, 1, 1, 1)), py[0],
+        NP[dtype](py[1]), NP[dtype])])
+    return m
+
+
+FUSED_ELEMENTWISE['qdq_maxpool_u8'] = qdq_maxpool('qdq_maxpool_u8', U8, (0.02, 128), (0.02, 128))
+FUSED_ELEMENTWISE['qdq_maxpool_i8'] = qdq_maxpool('qdq_maxpool_i8', I8, (0.05, -3), (0.05, -3))
+# Other output parameters: ORT keeps DQ, MaxPool, Q; so does Kiln (float).
+MAXPOOL_RESCALED = qdq_maxpool('qdq_maxpool_i8_rescaled_unfused', I8, (0.05, -3), (0.08, 4))
+
+
+def qdq_global_average_pool(name, dtype, shape, px, py):
+    """DQ -> GlobalAveragePool -> Q => QLinearGlobalAveragePool: the int32
+    sum of x - zX, times sX / (sY * float(image)) in float, rounded to even
+    (MlasQLinearGlobalAveragePoolNchw, MlasRequantizeOutput)."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node('GlobalAveragePool', ['xf'], ['p']),
+             helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    oshape = shape[:2] + [1] * (len(shape) - 2)
+    m = model(nodes, [('x', dtype, shape)], [('y', dtype, oshape)], 13, inits)
+    image = int(np.prod(shape[2:]))
+    axes = tuple(range(2, len(shape)))
+
+    def ref(x):
+        acc = (x.astype(np.int64) - int(px[1])).sum(axis=axes, keepdims=True)
+        scale = np.float32(np.float32(px[0]) / np.float32(np.float32(py[0]) * np.float32(image)))
+        v = (acc.astype(np.float32) * scale).astype(np.float32)
+        lo, hi = RANGE[NP[dtype]]
+        return [np.clip(np.rint(v) + int(py[1]), lo, hi).astype(NP[dtype])]
+
+    def float_path(x):
+        mean = dequantize(x, px[0], NP[dtype](px[1])).mean(axis=axes, keepdims=True,
+                                                            dtype=np.float32)
+        return quantize(mean, py[0], NP[dtype](py[1]), NP[dtype])
+    case(name, m, [ints(shape, NP[dtype], 850 + len(CASES))], ref)
+    FLOAT_PATH[name] = float_path
+    return m
+
+
+FUSED_ELEMENTWISE['qdq_globalaveragepool_u8'] = qdq_global_average_pool(
+    'qdq_globalaveragepool_u8', U8, [4, 64, 7, 7], (0.02, 128), (0.004, 120))
+FUSED_ELEMENTWISE['qdq_globalaveragepool_i8'] = qdq_global_average_pool(
+    'qdq_globalaveragepool_i8', I8, [1, 24, 6, 6], (0.05, -3), (0.0031, 5))
+
+
+def ort_qlinear_softmax(x, px, py, dtype, axis):
+    """QlinearSoftmaxCPU (opset 13, `axis`): v = E[x - max + 255] of the
+    float table, the row's float sum first to last, nearbyint(float(v *
+    floor(1 / sY)) / sum) + zY, at most 255, int8 the low byte."""
+    d = x.shape[axis]
+    shift = np.log(np.float64(np.float32(np.finfo(np.float32).max) / np.float32(d)))
+    shift = max(0.0, shift - 5.0) / np.float64(np.float32(px[0]))
+    table = np.exp((np.arange(256, dtype=np.float64) - 255 + shift) *
+                   np.float64(np.float32(px[0]))).astype(np.float32)
+    xt = np.moveaxis(x.astype(np.int32), axis, -1)
+    v = table[xt - xt.max(axis=-1, keepdims=True) + 255]
+    s = v[..., :1].copy()
+    for j in range(1, d):
+        s = (s + v[..., j:j + 1]).astype(np.float32)
+    c = np.float32(np.floor(np.float32(1) / np.float32(py[0])))
+    q = np.rint(((v * c).astype(np.float32) / s).astype(np.float32)).astype(np.int64)
+    vq = np.minimum(q + int(py[1]), 255)
+    y = (vq & 0xFF).astype(np.uint8)
+    return np.moveaxis(y.view(np.int8) if dtype == np.int8 else y, -1, axis)
+
+
+def qdq_softmax(name, dtype, shape, axis, px, py):
+    """DQ -> Softmax -> Q => QLinearSoftmax (opset 13)."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+             helper.make_node('Softmax', ['xf'], ['p'], axis=axis),
+             helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
+    inits = [('sx', np.float32(px[0])), ('zx', NP[dtype](px[1])), ('sy', np.float32(py[0])),
+             ('zy', NP[dtype](py[1]))]
+    m = model(nodes, [('x', dtype, shape)], [('y', dtype, shape)], 13, inits)
+
+    def float_path(x):
+        f = dequantize(x, px[0], NP[dtype](px[1])).astype(np.float64)
+        e = np.exp(f - f.max(axis=axis, keepdims=True))
+        return quantize((e / e.sum(axis=axis, keepdims=True)).astype(np.float32), py[0],
+                        NP[dtype](py[1]), NP[dtype])
+    case(name, m, [ints(shape, NP[dtype], 870 + len(CASES))],
+         lambda x: [ort_qlinear_softmax(x, px, py, NP[dtype], axis % len(shape))])
+    FLOAT_PATH[name] = float_path
+    return m
+
+
+# ORT's QLinearSoftmax computes in float itself (a float exp table, float
+# sums): bit-exact cases, not among the integer-only ones.
+qdq_softmax('qdq_softmax_u8', U8, [8, 16], -1, (0.05, 128), (0.0039, 0))
+qdq_softmax('qdq_softmax_i8_axis1', I8, [2, 10, 3], 1, (0.08, 2), (0.0041, -128))
+
+
+# A and B of different types: ORT's BinarySelector refuses the group, both
+# compute DQ, float Add, Q (one float rounding: exact).
+MIXED_ADD = qdq_binary('qdq_add_mixed_types_unfused', 'Add', I8, [4, 8], [4, 8],
+                       (0.05, 3), (0.04, -2), (0.06, 0), a_type=U8)
+
+
 INTEGER_ONLY = {
     'qdq_concat': qdq_concat('qdq_concat'),
     'qdq_gemm': qdq_gemm('qdq_gemm'),
     'qdq_conv_relu': qdq_conv(True, 'qdq_conv_relu'),
     'qdq_conv': qdq_conv(False, 'qdq_conv', xt=I8, yt=I8, zy=-7),
     'qdq_matmul_reshape_transpose': qdq_matmul('qdq_matmul_reshape_transpose'),
+    **FUSED_ELEMENTWISE,
 }
 # A Relu before a Q whose zero point is not the minimum stays float (ORT
 # does not fuse it either): DQ, float Conv, Relu, Q, whose float sums ORT and
 # Kiln add in different orders, so an output can differ by 1 LSB where the
 # sum lands next to a rounding boundary (the count is printed).
-UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=20)}
+UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=20),
+           'qdq_maxpool_i8_rescaled_unfused': MAXPOOL_RESCALED}
+# Groups ORT does not fuse whose float path has only epilogue-like ops:
+# their TOSA must hold no fused kernel's table lookup (tosa.gather / table).
+UNFUSED_NO_LOOKUP = {'qdq_add_mixed_types_unfused': MIXED_ADD}
 LSB_TOLERANCE = {'qdq_conv_relu_unfused': 1}
 
 # name -> (model, phrase the one error line must hold)
@@ -643,6 +932,11 @@ def run_case(kiln, name, data, tmp, reference, extra):
         verdict = compare(got, numpy_want[k], exact, lsb)
         if verdict:
             return 'output %d vs NumPy: %s' % (k, verdict)
+    if name in FLOAT_PATH:
+        flt = FLOAT_PATH[name](*[np.load(os.path.join(d, f)) for f in inputs])
+        ort = np.load(os.path.join(d, outputs[0]))
+        print('  %s: bit-exact with ONNX Runtime; the unfused float path differs on %d of %d'
+              % (name, np.count_nonzero(flt != ort), ort.size))
     return ''
 
 
@@ -697,6 +991,18 @@ def main():
                 verdict(name + '_float_ir', '' if problem else 'expected a float operator')
             else:
                 verdict(name + '_integer_ir', problem)
+        for name, m in UNFUSED_NO_LOOKUP.items():
+            if not re.search(args.filter, name):
+                continue
+            path = os.path.join(tmp, name + '_ir.onnx')
+            with open(path, 'wb') as f:
+                f.write(m.SerializeToString())
+            mlir = os.path.join(tmp, name + '.mlir')
+            r = run([args.kiln, 'compile', path, '--emit=tosa', '-o', mlir])
+            ir = open(mlir).read() if r.returncode == 0 else ''
+            verdict(name + '_float_ir',
+                    'exit %d: %s' % (r.returncode, r.stderr.strip()) if r.returncode else
+                    'a fused lookup' if re.search(r'tosa\.(gather|table)', ir) else '')
         for name, (m, phrase) in REFUSED.items():
             if not re.search(args.filter, name):
                 continue

@@ -1201,7 +1201,14 @@ LogicalResult convertPool3D(NodeContext &ctx, Value x, bool isMax) {
 LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (isMax && ctx.hasOutput(1))
     return convertMaxPoolWithIndices(ctx);
-  FailureOr<Value> x = floatInput(ctx, 0);
+  // An int8 / uint8 MaxPool (what fuseQDQ leaves of DQ -> MaxPool -> Q, as
+  // ORT's DropQDQNodes does) pools the i8 storage: q - 128 keeps uint8's
+  // order, and tosa.max_pool2d's padding never wins.
+  int32_t xType = ctx.inputType(0);
+  bool quantized = isMax && (xType == kInt8 || xType == kUInt8);
+  FailureOr<Value> x = quantized ? ctx.quantizedInput(0) : floatInput(ctx, 0);
+  if (quantized && ctx.inputRank(0) == 5)
+    return ctx.fail("an " + dataTypeName(xType) + " MaxPool takes a 1-D or 2-D window");
   if (succeeded(x) && ctx.inputRank(0) == 5)
     return convertPool3D(ctx, *x, isMax);
   if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
@@ -1215,8 +1222,9 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   Window w = *win;
   Value in = lift2D(ctx, *x);
   if (w.dilation[0] != 1 || w.dilation[1] != 1) {
-    if (!isMax)
-      return ctx.fail("dilations are not supported for AveragePool");
+    if (!isMax || quantized)
+      return ctx.fail(std::string("dilations are not supported for ") +
+                      (quantized ? "an int8 / uint8 MaxPool" : "AveragePool"));
     return ctx.setOutput(0, unlift(ctx, dilatedMaxPool(ctx, in, w), int64_t(xs.size())));
   }
   // A window must hold some input (ONNX Runtime asks pads < kernel too);
@@ -1242,7 +1250,8 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   auto &b = ctx.builder();
   Value nhwc = ctx.transposeToChannelsLast(in);
   std::vector<int64_t> s = shapeOf(nhwc);
-  auto type = ctx.f32Type({s[0], w.out[0], w.out[1], s[3]});
+  auto type = RankedTensorType::get({s[0], w.out[0], w.out[1], s[3]},
+                                    quantized ? Type(b.getIntegerType(8)) : Type(b.getF32Type()));
   Value y = isMax ? ctx.create<tosa::MaxPool2dOp>(type, nhwc, b.getDenseI64ArrayAttr(w.kernel),
                                                   b.getDenseI64ArrayAttr(w.stride),
                                                   w.tosaPad(b))

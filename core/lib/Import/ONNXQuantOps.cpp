@@ -48,6 +48,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "ONNXQuantHelpers.h"
 #include "ONNXWindow.h"
 
 #include <algorithm>
@@ -66,7 +67,7 @@ bool movesQuantizedData(const std::string &opType) {
          opType == "Concat";
 }
 
-namespace {
+namespace quant {
 
 bool isQuantType(int32_t t) { return t == kInt8 || t == kUInt8; }
 
@@ -96,27 +97,12 @@ std::vector<int64_t> joint(Value a, Value b) {
   return sa;
 }
 
-/// Elementwise binary TOSA op, operands brought to one rank.
-template <typename Op> Value binary(NodeContext &ctx, Value a, Value b) {
-  int64_t rank = std::max(shapeOf(a).size(), shapeOf(b).size());
-  a = ctx.broadcastRank(a, rank);
-  b = ctx.broadcastRank(b, rank);
-  return ctx.create<Op>(tensorOf(joint(a, b), elementOf(a)), a, b);
-}
-
 Value mul(NodeContext &ctx, Value a, Value b) {
   int64_t rank = std::max(shapeOf(a).size(), shapeOf(b).size());
   a = ctx.broadcastRank(a, rank);
   b = ctx.broadcastRank(b, rank);
   return ctx.create<tosa::MulOp>(tensorOf(joint(a, b), elementOf(a)), a, b,
                                  ctx.builder().getI32IntegerAttr(0));
-}
-
-template <typename Op> Value compare(NodeContext &ctx, Value a, Value b) {
-  int64_t rank = std::max(shapeOf(a).size(), shapeOf(b).size());
-  a = ctx.broadcastRank(a, rank);
-  b = ctx.broadcastRank(b, rank);
-  return ctx.create<Op>(tensorOf(joint(a, b), i1Type(ctx)), a, b);
 }
 
 Value select(NodeContext &ctx, Value c, Value a, Value b) {
@@ -184,12 +170,6 @@ Value roundHalfEven(NodeContext &ctx, Value p) {
 /// it. (Full-range bounds would be folded away.)
 Value ordered(NodeContext &ctx, Value v) { return ctx.clamp(v, -3.0e38f, 3.0e38f); }
 
-/// A positive scale as the exact quotient rounding needs it: its reciprocal
-/// and its split into a 13-bit head and an 11-bit tail (values broadcast
-/// against the data).
-struct ScaleParts {
-  Value scale, reciprocal, head, tail;
-};
 
 /// `s` with the low 11 bits of its significand cleared.
 float headOf(float s) {
@@ -428,6 +408,21 @@ FailureOr<ZeroPoint> zeroPointOf(NodeContext &ctx, int zi, int di, bool allowRun
 
 // --- QuantizeLinear / DequantizeLinear --------------------------------------------
 
+/// Requantizes the i32 `acc` (channels along its last dimension) as
+/// MlasRequantizeOutput: nearbyint(float(acc) * scale) + zp, saturated.
+Value requantize(NodeContext &ctx, Value acc, llvm::ArrayRef<float> scales, int32_t zp) {
+  int64_t rank = int64_t(shapeOf(acc).size());
+  Value f = cast(ctx, acc, ctx.builder().getF32Type());
+  Value p = ctx.clamp(mul(ctx, f, channelF32(ctx, scales, rank, rank - 1)), -1024.0f, 1024.0f);
+  return saturateToI8(ctx, roundHalfEven(ctx, p), ctx.scalarF32(float(zp), rank));
+}
+
+} // namespace quant
+
+using namespace quant;
+
+namespace {
+
 /// QuantizeLinear (10, 13, 19, 21): y = saturate(nearbyint(x / y_scale) +
 /// y_zero_point), per tensor or along `axis` (13+); y is uint8 without a
 /// zero point (or output_dtype, 21). A constant x is quantized at import.
@@ -611,14 +606,6 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
 
 // --- Integer products ---------------------------------------------------------------
 
-/// Requantizes the i32 `acc` (channels along its last dimension) as
-/// MlasRequantizeOutput: nearbyint(float(acc) * scale) + zp, saturated.
-Value requantize(NodeContext &ctx, Value acc, llvm::ArrayRef<float> scales, int32_t zp) {
-  int64_t rank = int64_t(shapeOf(acc).size());
-  Value f = cast(ctx, acc, ctx.builder().getF32Type());
-  Value p = ctx.clamp(mul(ctx, f, channelF32(ctx, scales, rank, rank - 1)), -1024.0f, 1024.0f);
-  return saturateToI8(ctx, roundHalfEven(ctx, p), ctx.scalarF32(float(zp), rank));
-}
 
 /// A constant i8 weight in storage values, or an SSA one.
 struct IntWeight {
@@ -1086,6 +1073,7 @@ void registerQuantOps(ConverterTable &table) {
   // Only fuseQDQ makes these (a model's own QGemm is com.microsoft's, a
   // domain Kiln refuses).
   table["QGemm"] = convertQGemm;
+  registerQuantFusedOps(table);
 }
 
 // --- QDQ groups ---------------------------------------------------------------------
@@ -1105,8 +1093,19 @@ void registerQuantOps(ConverterTable &table) {
 //     one scale and zero point: the pair is dropped (ORT's DropQDQNodes);
 //     Concat likewise when every input's DQ has the Q's scale and zero
 //     point (ORT's QLinearConcat then copies)
-// Other groups (Add, Mul, pools, Concat of other scales, Resize) stay float between
-// their DQ and Q, which ORT computes with its contrib QLinear kernels'
+//   - DQ(a), DQ(b) -> Add / Mul -> Q, one 8-bit type, per-tensor constant
+//     parameters                                         => QLinearAdd /
+//     QLinearMul (ORT's contrib kernels, MLAS's arithmetic; these fused
+//     kernels are in ONNXQuantFusedOps.cpp)
+//   - DQ -> LeakyRelu / Sigmoid -> Q, one type            => QLinearLeakyRelu /
+//     QLinearSigmoid (ORT's 256-entry tables)
+//   - DQ -> GlobalAveragePool / Softmax -> Q, one type    =>
+//     QLinearGlobalAveragePool / QLinearSoftmax (ONNXQuantFusedOps.cpp)
+//   - DQ -> MaxPool (2-D, no dilations, opset 12+) -> Q with one positive
+//     scale and zero point: the pair is dropped (ORT's DropQDQNodes)
+// Other groups (AveragePool, Resize,
+// Concat of other scales, Add/Mul of mixed types) stay float between their
+// DQ and Q; ORT computes the first three with its contrib QLinear kernels'
 // own arithmetic (docs/design.md says where that can differ).
 
 namespace {
@@ -1320,6 +1319,43 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       ins.push_back(input(q, 2));
       fused.opType = "QGemm";
       fused.inputs = ins;
+    } else if (op.opType == "Add" || op.opType == "Mul" || op.opType == "LeakyRelu" ||
+               op.opType == "Sigmoid" || op.opType == "GlobalAveragePool" ||
+               op.opType == "Softmax") {
+      // ORT's BinarySelector / UnarySelector: every input from a DQ, the
+      // inputs and the Q of one 8-bit type (here also per-tensor constant
+      // parameters, which ORT's QLinear kernels require).
+      size_t arity = op.opType == "Add" || op.opType == "Mul" ? 2 : 1;
+      std::vector<std::string> ins;
+      bool ok = op.inputs.size() == arity;
+      for (size_t k = 0; ok && k < arity; ++k) {
+        int dx = dqOf(input(op, k));
+        ok = dx >= 0 && g.knownParams(nodes[dx], true) &&
+             g.typeOf(input(nodes[dx], 0)) == g.zeroPointType(q);
+        if (ok)
+          for (const std::string &s : qInputs(dx))
+            ins.push_back(s);
+      }
+      if (!ok)
+        continue;
+      ins.push_back(input(q, 1));
+      ins.push_back(input(q, 2));
+      fused.opType = "QLinear" + op.opType;
+      fused.inputs = ins;
+    } else if (op.opType == "MaxPool") {
+      // ORT's DropQDQNodesSelector for MaxPool-12: one type, equal
+      // parameters, a positive scale (it would reverse the order); Kiln's
+      // i8 MaxPool takes 2-D windows without dilations.
+      int dx = dqOf(input(op, 0));
+      const Attribute *dil = op.attribute("dilations");
+      bool plain = !dil || std::all_of(dil->ints.begin(), dil->ints.end(),
+                                       [](int64_t d) { return d == 1; });
+      const Tensor *s = g.constant(input(q, 1));
+      if (relu >= 0 || model.opset < 12 || !plain || dx < 0 || rankOf(model, op.inputs[0]) != 4 ||
+          !g.knownParams(nodes[dx], true) || !g.sameParams(nodes[dx], q) || !s ||
+          !(s->floats[0] > 0) || g.typeOf(input(nodes[dx], 0)) != g.zeroPointType(q))
+        continue;
+      fused.inputs[0] = input(nodes[dx], 0);
     } else if (movesQuantizedData(op.opType)) {
       // Concat moves every input; the others their data input 0 only.
       size_t moved = op.opType == "Concat" ? op.inputs.size() : 1;
