@@ -783,6 +783,25 @@ qdq_softmax('qdq_softmax_u8', U8, [8, 16], -1, (0.05, 128), (0.0039, 0))
 qdq_softmax('qdq_softmax_i8_axis1', I8, [2, 10, 3], 1, (0.08, 2), (0.0041, -128))
 
 
+def qdq_resize_nearest(name, dtype, zp):
+    """DQ -> Resize (nearest, x2) -> Q with one scale and zero point: ORT
+    drops the pair and resizes the 8-bit values; Kiln keeps DQ, float
+    Resize, Q, which gives the same values (each element one dequantization
+    and its exact requantization)."""
+    nodes = [helper.make_node('DequantizeLinear', ['x', 's', 'z'], ['xf']),
+             helper.make_node('Resize', ['xf', '', 'sc'], ['r'], mode='nearest'),
+             helper.make_node('QuantizeLinear', ['r', 's', 'z'], ['y'])]
+    inits = [('s', np.float32(0.03)), ('z', NP[dtype](zp)),
+             ('sc', np.array([1, 1, 2, 2], np.float32))]
+    m = model(nodes, [('x', dtype, [1, 2, 5, 5])], [('y', dtype, [1, 2, 10, 10])], 13, inits)
+    case(name, m, [ints([1, 2, 5, 5], NP[dtype], 880 + len(CASES))],
+         lambda x: [np.repeat(np.repeat(x, 2, axis=2), 2, axis=3)])
+
+
+qdq_resize_nearest('qdq_resize_nearest_u8', U8, 128)
+qdq_resize_nearest('qdq_resize_nearest_i8', I8, -3)
+
+
 # A and B of different types: ORT's BinarySelector refuses the group, both
 # compute DQ, float Add, Q (one float rounding: exact).
 MIXED_ADD = qdq_binary('qdq_add_mixed_types_unfused', 'Add', I8, [4, 8], [4, 8],

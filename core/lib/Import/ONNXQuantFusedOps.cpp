@@ -88,8 +88,8 @@ int broadcastLoop(std::vector<int64_t> a, std::vector<int64_t> b) {
 /// Table index: (a storage + 128) * 256 + (b storage + 128); entries in the
 /// storage domain. (The contraction was measured against ORT 1.30 on every
 /// pair for 24 random scale sets: the uncontracted forms differ.)
-std::vector<int8_t> addTable(const TensorParams &a, const TensorParams &b,
-                             const TensorParams &c, int loop) {
+std::vector<int8_t> addTable(const TensorParams &a, const TensorParams &b, const TensorParams &c,
+                             int loop) {
   const TensorParams &ka = loop == 0 ? b : a, &kb = loop == 0 ? a : b;
   float ra = ka.scale / c.scale, rb = kb.scale / c.scale;
   float fixed = float(c.zp) - std::fma(ra, float(ka.zp), rb * float(kb.zp));
@@ -106,8 +106,9 @@ std::vector<int8_t> addTable(const TensorParams &a, const TensorParams &b,
 }
 
 /// Kiln's fused QDQ Add (ORT's QLinearAdd: A, A_scale, A_zp, B, B_scale,
-/// B_zp, C_scale, C_zp; A and B broadcast): a lookup in addTable's 65536
-/// entries, indexed by both inputs (tosa.gather), bit-exact with ORT.
+/// B_zp, C_scale, C_zp; A [...] and B [...] broadcast to C's shape): a
+/// lookup in addTable's 65536 entries, indexed by both inputs (tosa.gather
+/// of [1, 65536, 1] at [1, |C|]), bit-exact with ORT.
 LogicalResult convertFusedAdd(NodeContext &ctx) {
   int32_t type = ctx.inputType(0);
   if (failed(checkQuantType(ctx, type, "A")))
@@ -134,7 +135,8 @@ LogicalResult convertFusedAdd(NodeContext &ctx) {
   return ctx.setQuantizedOutput(0, ctx.reshape(g, shape), pc->type);
 }
 
-/// Kiln's fused QDQ Mul (ORT's QLinearMul, inputs as QLinearAdd's), as
+/// Kiln's fused QDQ Mul (ORT's QLinearMul, inputs and shapes as
+/// QLinearAdd's), as
 /// MLAS's SSE2 kernel computes it (MlasQLinearMulKernel, qlmul.cpp): the
 /// int32 product (a - zA)(b - zB), converted to float, times sA * sB / sC
 /// (float, in that order), plus zC, then cvtps2dq (nearbyint) and
@@ -158,8 +160,8 @@ LogicalResult convertFusedMul(NodeContext &ctx) {
   };
   Value prod = mul(ctx, centered(*a, pa->zp), centered(*b, pb->zp));
   float ratio = pa->scale * pb->scale / pc->scale;
-  Value t = ordered(ctx, mul(ctx, cast(ctx, prod, ctx.builder().getF32Type()),
-                             ctx.scalarF32(ratio, rank)));
+  Value t = ordered(
+      ctx, mul(ctx, cast(ctx, prod, ctx.builder().getF32Type()), ctx.scalarF32(ratio, rank)));
   t = ordered(ctx, binary<tosa::AddOp>(ctx, t, ctx.scalarF32(float(pc->zp), rank)));
   auto [lo, hi] = rangeOf(pc->type);
   Value n = ctx.clamp(roundHalfEven(ctx, t), float(lo), float(hi));
@@ -190,9 +192,10 @@ float mlasLogistic(float x) {
 }
 
 /// Kiln's fused QDQ LeakyRelu / Sigmoid (ORT's QLinearLeakyRelu /
-/// QLinearSigmoid: X, X_scale, X_zp, Y_scale, Y_zp): ORT's 256-entry table
-/// (QlinearBuildLookupTable, qlinear_lookup_table.cc: x_scale * (x - zp) in
-/// float, the function in float, MlasQuantizeLinear), as a tosa.table.
+/// QLinearSigmoid: X, X_scale, X_zp, Y_scale, Y_zp; Y of X's shape): ORT's
+/// 256-entry table (QlinearBuildLookupTable, qlinear_lookup_table.cc:
+/// x_scale * (x - zp) in float, the function in float, MlasQuantizeLinear),
+/// as a tosa.table.
 LogicalResult convertFusedLookup(NodeContext &ctx) {
   int32_t type = ctx.inputType(0);
   if (failed(checkQuantType(ctx, type, "X")))
@@ -228,8 +231,8 @@ LogicalResult convertFusedGlobalAveragePool(NodeContext &ctx) {
   if (failed(checkQuantType(ctx, type, "X")))
     return failure();
   auto px = tensorParams(ctx, 1, 2, type), py = tensorParams(ctx, 3, 4, type);
-  FailureOr<Value> x = failed(px) || failed(py) ? FailureOr<Value>(failure())
-                                                : ctx.quantizedInput(0);
+  FailureOr<Value> x =
+      failed(px) || failed(py) ? FailureOr<Value>(failure()) : ctx.quantizedInput(0);
   if (failed(x))
     return failure();
   std::vector<int64_t> shape = shapeOf(*x);
@@ -270,8 +273,9 @@ std::vector<float> softmaxTable(float xs, int64_t d) {
 }
 
 /// Kiln's fused QDQ Softmax (ORT's QLinearSoftmax: X, X_scale, X_zp,
-/// Y_scale, Y_zp; rows along `axis`, opset < 13: the dimensions from `axis`
-/// flattened), as QlinearSoftmaxCPU computes it: v = E[x - max(row) + 255],
+/// Y_scale, Y_zp; Y of X's shape; rows along `axis`, computed as [n, d];
+/// opset < 13: the dimensions from `axis` flattened), as QlinearSoftmaxCPU
+/// computes it: v = E[x - max(row) + 255],
 /// the float sum of the row's v from first to last, then
 /// nearbyint(float(v * floor(1 / sY)) / sum) + zY, at most 255 (int8 takes
 /// the low byte: ORT's cast). The quotient's rounding is roundQuotient's
@@ -281,8 +285,8 @@ LogicalResult convertFusedSoftmax(NodeContext &ctx) {
   if (failed(checkQuantType(ctx, type, "X")))
     return failure();
   auto px = tensorParams(ctx, 1, 2, type), py = tensorParams(ctx, 3, 4, type);
-  FailureOr<Value> x = failed(px) || failed(py) ? FailureOr<Value>(failure())
-                                                : ctx.quantizedInput(0);
+  FailureOr<Value> x =
+      failed(px) || failed(py) ? FailureOr<Value>(failure()) : ctx.quantizedInput(0);
   if (failed(x))
     return failure();
   int64_t rank = int64_t(shapeOf(*x).size()), opset = ctx.opset();
@@ -301,11 +305,11 @@ LogicalResult convertFusedSoftmax(NodeContext &ctx) {
   Value rows = ctx.reshape(cast(ctx, v, i32Type(ctx)), {n, d});
   Value m = ctx.create<tosa::ReduceMaxOp>(tensorOf({n, 1}, i32Type(ctx)), rows,
                                           ctx.builder().getI64IntegerAttr(1));
-  Value k = binary<tosa::AddOp>(ctx, binary<tosa::SubOp>(ctx, rows, m),
-                                channelI32(ctx, {255}, 2, 0));
+  Value k =
+      binary<tosa::AddOp>(ctx, binary<tosa::SubOp>(ctx, rows, m), channelI32(ctx, {255}, 2, 0));
   Value table = ctx.constF32({1, 256, 1}, softmaxTable(px->scale, d));
-  Value e = ctx.create<tosa::GatherOp>(ctx.f32Type({1, total, 1}), table,
-                                       ctx.reshape(k, {1, total}));
+  Value e =
+      ctx.create<tosa::GatherOp>(ctx.f32Type({1, total, 1}), table, ctx.reshape(k, {1, total}));
   e = ctx.reshape(e, {n, d});
   Value sum = ctx.slice(e, {0, 0}, {n, 1});
   for (int64_t j = 1; j < d; ++j)
@@ -315,8 +319,8 @@ LogicalResult convertFusedSoftmax(NodeContext &ctx) {
   Value p = ordered(ctx, mul(ctx, e, ctx.scalarF32(c * unit, 2)));
   Value s = ordered(ctx, mul(ctx, sum, ctx.scalarF32(unit, 2)));
   Value q = roundQuotient(ctx, p, runtimeScaleParts(ctx, s));
-  Value y = ctx.clamp(binary<tosa::AddOp>(ctx, q, ctx.scalarF32(float(py->zp), 2)), -1.0e9f,
-                      255.0f);
+  Value y =
+      ctx.clamp(binary<tosa::AddOp>(ctx, q, ctx.scalarF32(float(py->zp), 2)), -1.0e9f, 255.0f);
   y = binary<tosa::SubOp>(ctx, y, ctx.scalarF32(float(offsetOf(type)), 2));
   y = select(ctx, compare<tosa::GreaterEqualOp>(ctx, y, ctx.scalarF32(128.0f, 2)),
              binary<tosa::SubOp>(ctx, y, ctx.scalarF32(256.0f, 2)), y);

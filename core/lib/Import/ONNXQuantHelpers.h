@@ -55,8 +55,7 @@ mlir::Value cast(NodeContext &ctx, mlir::Value v, mlir::Type element);
 /// An i32 constant of `rank` holding `values` along `axis`.
 mlir::Value channelI32(NodeContext &ctx, llvm::ArrayRef<int32_t> values, int64_t rank,
                        int64_t axis);
-mlir::Value constI8(NodeContext &ctx, llvm::ArrayRef<int64_t> shape,
-                    llvm::ArrayRef<int8_t> values);
+mlir::Value constI8(NodeContext &ctx, llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int8_t> values);
 /// nearbyint of the finite f32 `p` (halves to even).
 mlir::Value roundHalfEven(NodeContext &ctx, mlir::Value p);
 /// `v` through a clamp that keeps LLVM from contracting across it.
@@ -75,8 +74,7 @@ mlir::Value roundQuotient(NodeContext &ctx, mlir::Value x, const ScaleParts &s);
 /// Requantizes the i32 `acc` (channels along its last dimension) as
 /// MlasRequantizeOutput: nearbyint(float(acc) * scale) + zp (storage domain),
 /// saturated.
-mlir::Value requantize(NodeContext &ctx, mlir::Value acc, llvm::ArrayRef<float> scales,
-                       int32_t zp);
+mlir::Value requantize(NodeContext &ctx, mlir::Value acc, llvm::ArrayRef<float> scales, int32_t zp);
 
 /// Refuses a type other than int8 / uint8, naming `what`.
 mlir::LogicalResult checkQuantType(NodeContext &ctx, int32_t type, const std::string &what);

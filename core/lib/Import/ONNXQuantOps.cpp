@@ -170,7 +170,6 @@ Value roundHalfEven(NodeContext &ctx, Value p) {
 /// it. (Full-range bounds would be folded away.)
 Value ordered(NodeContext &ctx, Value v) { return ctx.clamp(v, -3.0e38f, 3.0e38f); }
 
-
 /// `s` with the low 11 bits of its significand cleared.
 float headOf(float s) {
   uint32_t bits;
@@ -605,7 +604,6 @@ LogicalResult convertDynamicQuantizeLinear(NodeContext &ctx) {
 }
 
 // --- Integer products ---------------------------------------------------------------
-
 
 /// A constant i8 weight in storage values, or an SSA one.
 struct IntWeight {
@@ -1348,8 +1346,8 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       // i8 MaxPool takes 2-D windows without dilations.
       int dx = dqOf(input(op, 0));
       const Attribute *dil = op.attribute("dilations");
-      bool plain = !dil || std::all_of(dil->ints.begin(), dil->ints.end(),
-                                       [](int64_t d) { return d == 1; });
+      bool plain =
+          !dil || std::all_of(dil->ints.begin(), dil->ints.end(), [](int64_t d) { return d == 1; });
       const Tensor *s = g.constant(input(q, 1));
       if (relu >= 0 || model.opset < 12 || !plain || dx < 0 || rankOf(model, op.inputs[0]) != 4 ||
           !g.knownParams(nodes[dx], true) || !g.sameParams(nodes[dx], q) || !s ||
