@@ -547,9 +547,9 @@ void MainWindow::showCompiled(const ModelDocument &doc, const QString &path) {
   // The If/Loop/Scan nodes the importer folded, selected or unrolled, and why.
   for (const kiln::ControlFlowDecision &d : doc.controlFlow)
     diagnostics_->add(DiagnosticsView::Severity::Note, path,
-                      tr("%1: %2: %3").arg(QString::fromStdString(d.node),
-                                           QString::fromStdString(d.decision),
-                                           QString::fromStdString(d.reason)));
+                      tr("%1: %2: %3")
+                          .arg(QString::fromStdString(d.node), QString::fromStdString(d.decision),
+                               QString::fromStdString(d.reason)));
   diagnostics_->add(DiagnosticsView::Severity::Note, path,
                     tr("%1 in %2 ms: %3 dispatches, %4 commands, %5 waves, arena %6 bytes, artifact %7 bytes")
                         .arg(doc.isArtifact ? tr("read") : tr("compiled"))

@@ -216,9 +216,11 @@ private slots:
     type(ctl()->tuningView()->shapes()->valueEdit(1), "16000"); // x, sr, w, flag
     QVERIFY(waitSignal(replanned));
     QVERIFY2(waitBuilt(), qPrintable(w->diagnostics()->lastMessage()));
-    QVERIFY(QTest::qWaitFor([&] {
-      return lastNoteAbout(QStringLiteral("If \"pick_rate\"")).contains("then_branch taken");
-    }, 120000));
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+          return lastNoteAbout(QStringLiteral("If \"pick_rate\"")).contains("then_branch taken");
+        },
+        120000));
     note = lastNoteAbout(QStringLiteral("If \"pick_rate\""));
     QVERIFY2(note.contains("the value of input 'sr' (--fix-value)"), qPrintable(note));
   }

@@ -237,12 +237,11 @@ llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription 
 /// fixedInputsJson) when inputs are fixed to values, and "control_flow":
 /// [...] (controlFlowJson) for an ONNX model with If, Loop or Scan. Errors
 /// as inspectArtifactJson.
-llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
-                                                   const std::vector<IOInfo> &inputs,
-                                                   const std::vector<IOInfo> &outputs,
-                                                   const std::string &what,
-                                                   const std::vector<FixedInput> &fixed = {},
-                                                   const std::vector<ControlFlowDecision> &controlFlow = {});
+llvm::Expected<llvm::json::Value>
+inspectModelJson(const CompilationPlan &plan, const std::vector<IOInfo> &inputs,
+                 const std::vector<IOInfo> &outputs, const std::string &what,
+                 const std::vector<FixedInput> &fixed = {},
+                 const std::vector<ControlFlowDecision> &controlFlow = {});
 
 } // namespace kiln
 

@@ -359,12 +359,11 @@ llvm::Expected<llvm::json::Value> inspectArtifactJson(const ArtifactDescription 
   return out;
 }
 
-llvm::Expected<llvm::json::Value> inspectModelJson(const CompilationPlan &plan,
-                                                   const std::vector<IOInfo> &inputs,
-                                                   const std::vector<IOInfo> &outputs,
-                                                   const std::string &what,
-                                                   const std::vector<FixedInput> &fixed,
-                                                   const std::vector<ControlFlowDecision> &controlFlow) {
+llvm::Expected<llvm::json::Value>
+inspectModelJson(const CompilationPlan &plan, const std::vector<IOInfo> &inputs,
+                 const std::vector<IOInfo> &outputs, const std::string &what,
+                 const std::vector<FixedInput> &fixed,
+                 const std::vector<ControlFlowDecision> &controlFlow) {
   auto out = planObject(plan, what);
   if (!out)
     return out;

@@ -430,10 +430,8 @@ std::string formatControlFlow(const std::vector<ControlFlowDecision> &decisions)
 llvm::json::Array controlFlowJson(const std::vector<ControlFlowDecision> &decisions) {
   llvm::json::Array out;
   for (const ControlFlowDecision &d : decisions)
-    out.push_back(llvm::json::Object{{"node", d.node},
-                                     {"op_type", d.opType},
-                                     {"decision", d.decision},
-                                     {"reason", d.reason}});
+    out.push_back(llvm::json::Object{
+        {"node", d.node}, {"op_type", d.opType}, {"decision", d.decision}, {"reason", d.reason}});
   return out;
 }
 

@@ -737,8 +737,8 @@ llvm::Error GraphImporter::importLoop(const Node &node) {
   }
   if (node.outputs.size() > carried.size() + numScans)
     return fail(label(node) + ": the node has more outputs than the body computes");
-  std::string why = hasTrip ? "the trip count '" + node.inputs[0] + "' is " +
-                                  std::to_string(trip) + fromInputs(node.inputs[0])
+  std::string why = hasTrip ? "the trip count '" + node.inputs[0] + "' is " + std::to_string(trip) +
+                                  fromInputs(node.inputs[0])
                             : std::string("no trip count");
   if (hasCond)
     why += "; the condition '" + node.inputs[1] + "' and the body's are known";
