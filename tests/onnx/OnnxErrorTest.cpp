@@ -75,6 +75,20 @@ TEST(OnnxErrors, SymbolicDimensionUnfixed) {
                      {"'pixels'", "'batch'", "--fix-shape=pixels="});
 }
 
+// Two inputs sharing the symbol 'n' at different dimensions: both are
+// named, with one size for 'n' (batch-like dimension 0 of 'column' is the
+// symbol too, so it is not forced to 1), and the suggestion compiles.
+TEST(OnnxErrors, SharedSymbolSuggestionCompiles) {
+  expectCompileError("shared_symbol.onnx",
+                     {"--fix-shape=row=1x224", "input 'column' with --fix-shape=column=224x1"});
+  TempDir tmp;
+  CommandResult r =
+      runCommand(kilnBinary() + " compile " + shellQuote(onnxFile("shared_symbol.onnx")) +
+                 " --fix-shape=row=1x224 --fix-shape=column=224x1 -o " +
+                 shellQuote(tmp.file("m.kiln")) + " 2>&1");
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+}
+
 // Reshape's new shape is a graph input: the output shape is known only at
 // run time, so the node and its shape input are named.
 TEST(OnnxErrors, OutputShapeUnknownAtCompileTime) {

@@ -59,6 +59,16 @@ def symbolic_batch():
     return model([helper.make_node('Relu', ['pixels'], ['y'], name='relu')], [x], [y])
 
 
+def shared_symbol():
+    """MatMul of 'row' [1, n] and 'column' [n, 1]: the symbol 'n' is
+    dimension 1 of one input and dimension 0 of the other, so a suggestion
+    must give both the same size."""
+    a = helper.make_tensor_value_info('row', TensorProto.FLOAT, [1, 'n'])
+    b = helper.make_tensor_value_info('column', TensorProto.FLOAT, ['n', 1])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 1])
+    return model([helper.make_node('MatMul', ['row', 'column'], ['y'], name='dot')], [a, b], [y])
+
+
 def runtime_reshape():
     """Relu, then node #1 Reshape 'reshape_at_run_time' whose shape is the graph
     input 'target_shape' (int64 [2]): its output shape is known only when the
@@ -135,6 +145,7 @@ def main():
     for name, make in [('unsupported_op.onnx', unsupported_op),
                        ('opset22.onnx', opset22),
                        ('symbolic_batch.onnx', symbolic_batch),
+                       ('shared_symbol.onnx', shared_symbol),
                        ('runtime_reshape.onnx', runtime_reshape),
                        ('float64_input.onnx', float64_input)]:
         m = make()

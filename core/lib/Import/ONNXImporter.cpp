@@ -183,8 +183,11 @@ private:
   /// --fix-value suggestion; empty where `value` derives from no graph input.
   std::string dependsOn(const std::string &value);
   llvm::Error notKnown(const Node &node, const std::string &value, const std::string &what);
-  /// The graph inputs `value` derives from (a walk up the producers), in
-  /// the model's input order.
+  /// Every value `value` derives from, itself included: a walk up the
+  /// producers of the graph being converted.
+  std::set<std::string> upstreamOf(const std::string &value);
+  /// The graph inputs `value` derives from (upstreamOf), in the model's
+  /// input order.
   std::vector<const ValueInfo *> inputsUnder(const std::string &value);
   /// " (from the value of input 'sr' (--fix-value), the shape of input
   /// 'x')" naming what `value` derives from, or " (from constants)"; for a
@@ -495,29 +498,7 @@ std::string GraphImporter::label(const Node &node) {
          std::to_string(model.opset) + ")";
 }
 
-std::vector<const ValueInfo *> GraphImporter::inputsUnder(const std::string &value) {
-  std::set<std::string> seen;
-  std::vector<std::string> work{value};
-  while (!work.empty()) {
-    std::string name = work.back();
-    work.pop_back();
-    if (!seen.insert(name).second)
-      continue;
-    if (auto p = producers.find(name); p != producers.end())
-      for (const std::string &in : p->second->inputs)
-        if (!in.empty())
-          work.push_back(in);
-  }
-  std::vector<const ValueInfo *> inputs;
-  for (const ValueInfo &in : model.inputs)
-    if (seen.count(in.name))
-      inputs.push_back(&in);
-  return inputs;
-}
-
-std::string GraphImporter::fromInputs(const std::string &value, bool atRunTime) {
-  // Walks the producers as inputsUnder does, also through the fixed
-  // inputs (initializers now).
+std::set<std::string> GraphImporter::upstreamOf(const std::string &value) {
   std::set<std::string> seen;
   std::vector<std::string> work{value};
   while (!work.empty()) {
@@ -529,12 +510,29 @@ std::string GraphImporter::fromInputs(const std::string &value, bool atRunTime) 
           if (!in.empty())
             work.push_back(in);
   }
+  return seen;
+}
+
+std::vector<const ValueInfo *> GraphImporter::inputsUnder(const std::string &value) {
+  std::set<std::string> seen = upstreamOf(value);
+  std::vector<const ValueInfo *> inputs;
+  for (const ValueInfo &in : model.inputs)
+    if (seen.count(in.name))
+      inputs.push_back(&in);
+  return inputs;
+}
+
+std::string GraphImporter::fromInputs(const std::string &value, bool atRunTime) {
+  // The fixed inputs are initializers now, so they show in the walk but
+  // not among the graph inputs.
+  std::set<std::string> seen = upstreamOf(value);
   std::vector<std::string> parts;
   for (const std::string &name : fixedInputs)
     if (seen.count(name))
       parts.push_back("the value of input '" + name + "' (--fix-value)");
-  for (const ValueInfo *in : inputsUnder(value))
-    parts.push_back((atRunTime ? "input '" : "the shape of input '") + in->name + "'");
+  for (const ValueInfo &in : model.inputs)
+    if (seen.count(in.name))
+      parts.push_back((atRunTime ? "input '" : "the shape of input '") + in.name + "'");
   if (parts.empty())
     return " (from constants)";
   return " (from " + llvm::join(parts, ", ") + ")";
@@ -546,23 +544,8 @@ void GraphImporter::decide(const Node &node, const std::string &decision,
 }
 
 std::string GraphImporter::dependsOn(const std::string &value) {
-  // The graph input `value` derives from: a walk up the producers.
-  std::set<std::string> seen;
-  std::vector<std::string> work{value};
-  const ValueInfo *input = nullptr;
-  while (!work.empty() && !input) {
-    std::string name = work.back();
-    work.pop_back();
-    if (!seen.insert(name).second)
-      continue;
-    for (const ValueInfo &in : model.inputs)
-      if (in.name == name)
-        input = &in;
-    if (auto p = producers.find(name); p != producers.end())
-      for (const std::string &in : p->second->inputs)
-        if (!in.empty())
-          work.push_back(in);
-  }
+  std::vector<const ValueInfo *> under = inputsUnder(value);
+  const ValueInfo *input = under.empty() ? nullptr : under.front();
   if (!input)
     return "";
   std::string text = " (it depends on input '" + input->name + "')";
@@ -1362,15 +1345,29 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
       open.push_back(&in);
   if (open.empty())
     return makeError(message);
-  for (int64_t size : {224, 128, 64, 32, 1}) {
+  // One size per symbol: dimensions the model names alike ("batch",
+  // "seq") get the same size in every input, or the suggestion would
+  // contradict the model.
+  auto suggest = [&](int64_t size) {
     std::vector<ShapeFix> all = fixes;
+    std::map<std::string, int64_t> bySymbol;
     for (const ValueInfo *in : open) {
       ShapeFix fix{in->name, in->dims};
-      for (size_t k = 0; k < fix.shape.size(); ++k)
-        if (fix.shape[k] < 0)
-          fix.shape[k] = k == 0 && fix.shape.size() > 1 ? 1 : size;
+      for (size_t k = 0; k < fix.shape.size(); ++k) {
+        if (fix.shape[k] >= 0)
+          continue;
+        const std::string symbol = k < in->dimParams.size() ? in->dimParams[k] : "";
+        int64_t chosen = k == 0 && fix.shape.size() > 1 ? 1 : size;
+        if (!symbol.empty())
+          chosen = bySymbol.emplace(symbol, chosen).first->second;
+        fix.shape[k] = chosen;
+      }
       all.push_back(fix);
     }
+    return all;
+  };
+  for (int64_t size : {224, 128, 64, 32, 1}) {
+    std::vector<ShapeFix> all = suggest(size);
     std::string error;
     auto fixed = readONNXModel(bytes.data(), bytes.size(), directory.str(), inputShapes(all), error,
                                inputValues(values));
@@ -1389,10 +1386,13 @@ static llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_
     return llvm::make_error<UnfixedInputError>(
         message, unfixedInputs(model, open, std::vector<ShapeFix>(all.begin() + fixes.size(), all.end())));
   }
-  return llvm::make_error<UnfixedInputError>(
-      message + "=" + open.front()->name + "=DIMS (e.g. " +
-          dimsText(llvm::SmallVector<int64_t>(open.front()->dims.size(), 1)) + ")",
-      unfixedInputs(model, open, {}));
+  // No size tried imports: every open input is named, each with DIMS.
+  message += "=" + open.front()->name + "=DIMS";
+  for (size_t i = 1; i < open.size(); ++i)
+    message += " and input '" + open[i]->name + "' with --fix-shape=" + open[i]->name + "=DIMS";
+  std::vector<ShapeFix> ones = suggest(1);
+  message += " (e.g. " + dimsText(ones[fixes.size()].shape) + ")";
+  return llvm::make_error<UnfixedInputError>(message, unfixedInputs(model, open, {}));
 }
 
 } // namespace onnx
