@@ -1,6 +1,9 @@
 //===- RunPanel.cpp - Run on host and validate against references --------===//
 #include "RunPanel.h"
 
+#include "kiln/Npy.h"
+#include "kiln/TensorTypes.h"
+
 #include <QComboBox>
 #include <QFileDialog>
 #include <QFormLayout>
@@ -163,23 +166,16 @@ void RunPanel::showResult(const RunPanelResult &result) {
     QString name = i < result_.outputInfos.size() ? QString::fromStdString(result_.outputInfos[i].name)
                                                   : QString::number(i);
     QStringList cells = {name, shapeText(a.shape)};
-    if (a.dtype == "<f4" && a.numElements() > 0) {
-      const float *p = reinterpret_cast<const float *>(a.data.data());
-      int64_t n = a.numElements();
-      double mn = p[0], mx = p[0], sum = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        mn = std::min<double>(mn, p[k]);
-        mx = std::max<double>(mx, p[k]);
-        sum += p[k];
-      }
-      QStringList first;
-      for (int64_t k = 0; k < std::min<int64_t>(n, 6); ++k)
-        first << QString::number(p[k], 'g', 6);
-      cells << QString::number(mn, 'g', 6) << QString::number(mx, 'g', 6) << QString::number(sum / n, 'g', 6)
-            << first.join(QStringLiteral(", ")) + (n > 6 ? QStringLiteral(", \u2026") : QString());
-    } else {
-      cells << QString() << QString() << QString() << QString::fromStdString(a.dtype);
-    }
+    kiln::ArraySummary summary = kiln::summarizeArray(a);
+    QStringList first;
+    for (const std::string &v : summary.first)
+      first << QString::fromStdString(v);
+    cells << QString::fromStdString(summary.min) << QString::fromStdString(summary.max)
+          << QString::fromStdString(summary.mean)
+          << (summary.min.empty() ? tr("(%1 values not shown)")
+                                        .arg(QString::fromStdString(kiln::elementTypeName(a.dtype)))
+                                  : first.join(QStringLiteral(", ")) +
+                                        (summary.more ? QStringLiteral(", \u2026") : QString()));
     for (int c = 0; c < cells.size(); ++c)
       outputs_->setItem(int(i), c, new QTableWidgetItem(cells[c]));
   }

@@ -16,6 +16,7 @@
 #include "kiln/Run.h"
 #include "kiln/TensorTypes.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
@@ -34,34 +35,10 @@ namespace kiln::cli {
 static void printSummary(const kiln::IOInfo &info, const kiln::NpyArray &value, size_t index) {
   llvm::outs() << "output " << index << " '" << info.name
                << "': " << kiln::tensorTypeText(info.shape, info.dtype);
-  if (info.dtype == "<f4") {
-    size_t n = value.data.size() / 4;
-    const float *f = reinterpret_cast<const float *>(value.data.data());
-    double sum = 0, lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < n; ++i) {
-      sum += f[i];
-      lo = std::min<double>(lo, f[i]);
-      hi = std::max<double>(hi, f[i]);
-    }
-    llvm::outs() << llvm::format(" min %.6g max %.6g mean %.6g", lo, hi, n ? sum / n : 0.0) << " [";
-    for (size_t i = 0; i < std::min<size_t>(n, 6); ++i)
-      llvm::outs() << (i ? ", " : "") << llvm::format("%.6g", f[i]);
-    llvm::outs() << (n > 6 ? ", ...]" : "]");
-  } else if (kiln::isIntegerDtype(info.dtype) && value.numElements() > 0) {
-    const int64_t n = value.numElements();
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    double sum = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t x = kiln::integerElement(value, i);
-      lo = std::min(lo, x);
-      hi = std::max(hi, x);
-      sum += double(x);
-    }
-    llvm::outs() << " min " << lo << " max " << hi << llvm::format(" mean %.6g", sum / n) << " [";
-    for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i)
-      llvm::outs() << (i ? ", " : "") << kiln::integerElement(value, i);
-    llvm::outs() << (n > 6 ? ", ...]" : "]");
-  }
+  kiln::ArraySummary summary = kiln::summarizeArray(value);
+  if (!summary.min.empty())
+    llvm::outs() << " min " << summary.min << " max " << summary.max << " mean " << summary.mean
+                 << " [" << llvm::join(summary.first, ", ") << (summary.more ? ", ...]" : "]");
   llvm::outs() << "\n";
 }
 

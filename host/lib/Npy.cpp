@@ -10,6 +10,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -32,6 +34,50 @@ int64_t integerElement(const NpyArray &array, int64_t i) {
   if (isSigned && size < 8 && (bits >> (8 * size - 1)) & 1)
     bits |= ~uint64_t(0) << (8 * size); // sign-extend
   return static_cast<int64_t>(bits);
+}
+
+ArraySummary summarizeArray(const NpyArray &array, int64_t count) {
+  ArraySummary out;
+  const int64_t n = array.numElements();
+  const bool isFloat = array.dtype == "<f4";
+  if (n <= 0 || array.data.size() < uint64_t(n) * npyDtypeSize(array.dtype) ||
+      (!isFloat && !isIntegerDtype(array.dtype)))
+    return out;
+  auto text = [](const char *format, double v) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, format, v);
+    return std::string(buffer);
+  };
+  if (isFloat) {
+    const float *f = reinterpret_cast<const float *>(array.data.data());
+    double lo = f[0], hi = f[0], sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      lo = std::min<double>(lo, f[i]);
+      hi = std::max<double>(hi, f[i]);
+      sum += f[i];
+    }
+    out.min = text("%.6g", lo);
+    out.max = text("%.6g", hi);
+    out.mean = text("%.6g", sum / double(n));
+    for (int64_t i = 0; i < std::min(n, count); ++i)
+      out.first.push_back(text("%.6g", f[i]));
+  } else {
+    int64_t lo = integerElement(array, 0), hi = lo;
+    double sum = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t x = integerElement(array, i);
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+      sum += double(x);
+    }
+    out.min = std::to_string(lo);
+    out.max = std::to_string(hi);
+    out.mean = text("%.6g", sum / double(n));
+    for (int64_t i = 0; i < std::min(n, count); ++i)
+      out.first.push_back(std::to_string(integerElement(array, i)));
+  }
+  out.more = n > count;
+  return out;
 }
 
 /// Value of `key` in the header dict, e.g. 'descr': '<f4' -> <f4.

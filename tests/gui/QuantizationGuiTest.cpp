@@ -11,22 +11,30 @@
 //     against the file);
 //   - graph edges and the memory plan count int8 bytes at 1 byte each (the
 //     96x96x1 input is 9216 bytes);
-//   - Compare runs on the integer build (default vs stripped).
+//   - Compare runs on the integer build (default vs stripped);
+//   - Run shows the int8 outputs: min, max, mean and the first values as
+//     the stored integers (the panel once left them blank and showed the
+//     dtype "|i1"), each checked against the run's own output array.
 // With KILN_SCREENSHOT_DIR set, the window is saved there as
 // person_detect_inspector.png (to look at; nothing is asserted on it).
 //
 //===----------------------------------------------------------------------===//
-#include "InspectorView.h"
 #include "GraphView.h"
+#include "InspectorView.h"
 #include "MainWindow.h"
 #include "PlanModels.h"
 #include "ProjectController.h"
+#include "RunPanel.h"
 #include "Workbench.h"
+
+#include "kiln/Npy.h"
 
 #include <QDir>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTreeWidget>
 #include <QTreeWidgetItemIterator>
@@ -152,6 +160,31 @@ private slots:
             elements *= d.toLongLong();
         QCOMPARE(b.bytes, elements);
       }
+  }
+
+  void runShowsTheInt8Outputs() {
+    RunPanel *run = w->projectController()->runPanel();
+    QSignalSpy finished(run, &RunPanel::runFinished);
+    QVERIFY(run->run());
+    QVERIFY(finished.wait(300000));
+    QVERIFY2(finished.last().at(0).toBool(), qPrintable(run->messageLabel()->text()));
+    const RunPanelResult &r = run->result();
+    QCOMPARE(r.outputs.size(), size_t(1));
+    const kiln::NpyArray &out = r.outputs[0];
+    QCOMPARE(QString::fromStdString(out.dtype), QStringLiteral("|i1"));
+    QCOMPARE(out.numElements(), int64_t(2)); // person, no person
+    // The values, computed here from the output bytes.
+    int64_t a = kiln::integerElement(out, 0), b = kiln::integerElement(out, 1);
+    QTableWidget *t = run->outputTable();
+    QCOMPARE(t->rowCount(), 1);
+    QCOMPARE(t->item(0, 2)->text(), QString::number(std::min(a, b)));
+    QCOMPARE(t->item(0, 3)->text(), QString::number(std::max(a, b)));
+    QCOMPARE(t->item(0, 4)->text().toDouble(), (double(a) + double(b)) / 2);
+    QCOMPARE(t->item(0, 5)->text(), QStringLiteral("%1, %2").arg(a).arg(b));
+    // The softmax's two int8 probabilities (scale 1/256, zero point -128)
+    // sum to about 1: (a + 128) + (b + 128) within 2 of 256.
+    QVERIFY2(std::abs((a + 128) + (b + 128) - 256) <= 2,
+             qPrintable(QStringLiteral("%1 %2").arg(a).arg(b)));
   }
 
   void compareRunsOnTheIntegerBuild() {

@@ -54,6 +54,24 @@ llvm::Expected<NpyArray> readNpyFile(const std::string &path);
 /// the process).
 llvm::Error allocateBytes(std::vector<uint8_t> &bytes, uint64_t n, const llvm::Twine &what);
 
+/// What `kiln run` and the workbench's Run panel show of an output: its
+/// minimum, maximum and mean and its first elements (row-major), as text.
+/// float32: "%.6g"; integer and bool dtypes (isIntegerDtype): the exact
+/// stored integers (int8 outputs are shown as stored, not dequantized),
+/// the mean as "%.6g". Every string is empty for an empty array or a dtype
+/// with no numbers to show (float16, float64).
+struct ArraySummary {
+  std::string min, max, mean;
+  /// The first `count` elements given to summarizeArray (fewer if the
+  /// array is smaller).
+  std::vector<std::string> first;
+  /// True when the array holds more elements than `first`.
+  bool more = false;
+};
+
+/// Summarizes `array` (see ArraySummary), listing up to `count` elements.
+ArraySummary summarizeArray(const NpyArray &array, int64_t count = 6);
+
 /// Serializes to .npy format 1.0 bytes.
 std::vector<uint8_t> serializeNpy(const NpyArray &array);
 
