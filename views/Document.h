@@ -62,6 +62,9 @@ struct MeasuredRun {
   unsigned threads = 1;
   /// Trace of the first invocation (dispatches and workgroups).
   std::vector<kiln::TraceEvent> events;
+  /// Events the trace could not hold (kiln::RunResult::traceDropped);
+  /// Diagnostics says the trace was cut when it is not 0.
+  uint64_t droppedEvents = 0;
   /// Wall time of the timed invocations, ms.
   std::vector<double> timesMs;
 };

@@ -52,6 +52,7 @@ TimelineData estimateTimeline(const kiln::CompilationPlan &plan, const CostModel
     bar.lane = int(c.wave);
     bar.startUs = waveStart;
     bar.endUs = waveStart + model.durationUs(plan, c);
+    bar.estimated = true;
     waveEnd = std::max(waveEnd, bar.endUs);
     data.commands.push_back(bar);
     while (data.lanes.size() <= bar.lane)
@@ -75,6 +76,14 @@ TimelineData measuredTimeline(const kiln::CompilationPlan &plan,
     if (e.workgroup < 0)
       byCommand[e.command] = &e;
   }
+  // A measured command spans its own event and its workgroups' (the
+  // threads' clocks are read apart, so a workgroup may end after it).
+  std::map<int64_t, std::pair<uint64_t, uint64_t>> span;
+  for (const kiln::TraceEvent &e : events)
+    if (byCommand.count(e.command)) {
+      auto it = span.try_emplace(e.command, e.startNs, e.endNs).first;
+      it->second = {std::min(it->second.first, e.startNs), std::max(it->second.second, e.endNs)};
+    }
   if (t0 == UINT64_MAX)
     t0 = 0;
   for (int64_t t = 0; t <= maxThread; ++t)
@@ -96,12 +105,13 @@ TimelineData measuredTimeline(const kiln::CompilationPlan &plan,
     auto it = byCommand.find(c.index);
     if (it != byCommand.end()) {
       bar.lane = int(it->second->thread);
-      bar.startUs = us(it->second->startNs);
-      bar.endUs = us(it->second->endNs);
+      bar.startUs = us(span[c.index].first);
+      bar.endUs = us(span[c.index].second);
     } else {
       bar.lane = 0;
       bar.startUs = cursor;
       bar.endUs = cursor + model.durationUs(plan, c);
+      bar.estimated = true;
     }
     cursor = std::max(cursor, bar.endUs);
     waveEnd = std::max(waveEnd, bar.endUs);

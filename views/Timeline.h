@@ -40,6 +40,10 @@ struct TimelineBar {
   int64_t workgroup = -1;
   int lane = 0;
   double startUs = 0, endUs = 0;
+  /// Drawn from the cost model: every bar of an estimated timeline, and in
+  /// a measured one a command the trace holds no event of (tooltips say
+  /// "estimated", never "measured").
+  bool estimated = false;
 };
 
 /// A barrier command: where the next wave may start.

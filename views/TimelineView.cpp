@@ -202,9 +202,15 @@ QString TimelineView::tooltipAt(const QPoint &pos) const {
       if (d.id == b.dispatch)
         what = QStringLiteral("%1 (dispatch %2): %3").arg(QString::fromStdString(d.name)).arg(d.id).arg(opsText(d));
   return tr("%1\ncommand %2, wave %3\n%4 %5 \u00b5s (%6 .. %7)")
-      .arg(what).arg(b.command).arg(b.wave)
-      .arg(data_.measured ? tr("measured") : tr("estimated"))
-      .arg(b.endUs - b.startUs, 0, 'f', 2).arg(b.startUs, 0, 'f', 2).arg(b.endUs, 0, 'f', 2);
+      .arg(what)
+      .arg(b.command)
+      .arg(b.wave)
+      .arg(!b.estimated     ? tr("measured")
+           : data_.measured ? tr("estimated (the trace holds no event of this command)")
+                            : tr("estimated"))
+      .arg(b.endUs - b.startUs, 0, 'f', 2)
+      .arg(b.startUs, 0, 'f', 2)
+      .arg(b.endUs, 0, 'f', 2);
 }
 
 } // namespace kiln::views

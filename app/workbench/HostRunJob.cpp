@@ -60,6 +60,7 @@ RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList
   r.measured.device = r.latency.device;
   r.measured.threads = r.latency.threads;
   r.measured.events = std::move(run->trace);
+  r.measured.droppedEvents = run->traceDropped;
   r.measured.timesMs = std::move(run->timesMs);
   return r;
 }

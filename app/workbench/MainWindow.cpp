@@ -712,6 +712,12 @@ void MainWindow::onRunFinished(bool ok) {
     timeline_->setMeasured(*measured_);
     diagnostics_->add(DiagnosticsView::Severity::Note, path,
                       tr("ran on the host: %1; %2 trace events").arg(latency).arg(r.measured.events.size()));
+    if (r.measured.droppedEvents > 0)
+      diagnostics_->add(
+          DiagnosticsView::Severity::Warning, path,
+          tr("the trace was cut: %1 events did not fit; the timeline draws the commands "
+             "without events from the cost model (their tooltips say \"estimated\")")
+              .arg(r.measured.droppedEvents));
   }
   running_ = false;
   if (summary_->text() == tr("Running on the host\u2026"))

@@ -285,6 +285,18 @@ llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact) {
   return result;
 }
 
+/// Resizes the trace buffer to `n` events, or says it cannot (a run of
+/// millions of workgroups asks for tens of MB).
+static llvm::Error allocateTrace(std::vector<kiln_trace_event_t> &events, size_t n) {
+  try {
+    events.resize(n);
+  } catch (const std::bad_alloc &) {
+    return makeError("cannot allocate a trace of " + std::to_string(n) + " events (" +
+                     std::to_string(n * sizeof(kiln_trace_event_t)) + " bytes)");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                                       const std::vector<NpyArray> &inputs,
                                       const RunOptions &options) {
@@ -371,10 +383,10 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
   std::vector<kiln_trace_event_t> events;
   kiln_trace_t trace{};
   if (options.trace) {
-    size_t capacity = 1 << 16;
-    events.resize(capacity);
+    if (llvm::Error err = allocateTrace(events, size_t(1) << 16))
+      return std::move(err);
     trace.events = events.data();
-    trace.capacity = capacity;
+    trace.capacity = events.size();
   }
   kiln_invocation_t invocation{};
   invocation.inputs = inPtrs.data();
@@ -396,13 +408,29 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
   // The trace covers the first run, or with benchmark runs one more warm
   // run after the timed ones (as the per-dispatch profile needs); the
   // timed runs are never traced, so their times are the plain latency.
+  // A buffer too small for the run (count + dropped is every event)
+  // is grown to fit and the traced run repeated once, so no dispatch's
+  // workgroups are cut off; what still did not fit is reported.
   auto tracedRun = [&]() -> llvm::Error {
     invocation.trace = &trace;
-    trace.count = 0;
-    llvm::Error err = invoke();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      trace.count = 0;
+      trace.dropped = 0;
+      if (llvm::Error err = invoke()) {
+        invocation.trace = nullptr;
+        return err;
+      }
+      if (trace.dropped == 0 || attempt == 1)
+        break;
+      if (llvm::Error err = allocateTrace(events, trace.count + trace.dropped)) {
+        invocation.trace = nullptr;
+        return err;
+      }
+      trace.events = events.data();
+      trace.capacity = events.size();
+    }
     invocation.trace = nullptr;
-    if (err)
-      return err;
+    result.traceDropped = trace.dropped;
     size_t n = std::min(trace.count, trace.capacity);
     for (size_t i = 0; i < n; ++i) {
       const kiln_trace_event_t &e = events[i];

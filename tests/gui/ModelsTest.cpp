@@ -201,6 +201,20 @@ private slots:
     QCOMPARE(t.workgroups[0].lane, 1);
     QCOMPARE(t.barriers.size(), size_t(1));
     QCOMPARE(t.barriers[0].atUs, 4.0);
+    QVERIFY(!t.commands[0].estimated && !t.commands[1].estimated);
+
+    // A workgroup that ends after its dispatch's own event (the threads'
+    // clocks are read apart) stretches the dispatch's bar and the barrier;
+    // a command without events is drawn from the cost model and says so.
+    std::vector<kiln::TraceEvent> late = {{0, -1, 0, 1000, 5000}, {0, 0, 1, 1100, 5600}};
+    TimelineData u = kiln::views::measuredTimeline(*plan, late);
+    QCOMPARE(u.commands.size(), size_t(2));
+    QCOMPARE(u.commands[0].endUs, 4.6);
+    QVERIFY(!u.commands[0].estimated);
+    QCOMPARE(u.barriers[0].atUs, 4.6);
+    QVERIFY(u.commands[1].estimated);
+    QCOMPARE(u.commands[1].endUs - u.commands[1].startUs,
+             CostModel().durationUs(*plan, plan->schedule.commands[u.commands[1].command]));
   }
 
   void graphLayout_data() { itemModels_data(); }

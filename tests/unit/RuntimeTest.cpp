@@ -1,20 +1,22 @@
 //===- RuntimeTest.cpp - Runtime C API: loading, checks, invoke -----------===//
+#include "kiln/runtime.h"
 #include "ArtifactFixtures.h"
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
+#include "kiln/Plan.h"
 #include "kiln/Run.h"
-#include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
-#include <cstring>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 namespace fb = kiln::artifact;
@@ -198,6 +200,43 @@ TEST(Runtime, TimedRunsAreSummarizedOnceAndTracedApart) {
   EXPECT_EQ(stats->device, "local-task");
   EXPECT_EQ(stats->threads, 2u);
   EXPECT_GT(stats->medianMs, 0);
+}
+
+// A run with more events than the first trace buffer holds (65536) is
+// traced whole: the buffer grows to fit, so every workgroup of every
+// dispatch is there (the workbench's timeline once stopped at 65536 events
+// and drew the rest from the cost model as if measured).
+TEST(Runtime, TraceHoldsEveryWorkgroupPastTheFirstBuffer) {
+  std::string path = ::testing::TempDir() + "kiln_many_workgroups.mlir";
+  {
+    std::ofstream(path)
+        << "func.func @main(%a: tensor<300x300xf32> {kiln.name = \"a\"}) -> "
+           "(tensor<300x300xf32> {kiln.name = \"y\"}) {\n"
+           "  %0 = \"tosa.add\"(%a, %a) : (tensor<300x300xf32>, tensor<300x300xf32>) -> "
+           "tensor<300x300xf32>\n"
+           "  return %0 : tensor<300x300xf32>\n}\n";
+  }
+  kiln::CompileOptions compile;
+  compile.tileSizes.push_back({0, {1, 1}}); // one element per workgroup: 90000 of them
+  auto bytes = kiln::compileArtifact(path, compile);
+  ASSERT_TRUE(static_cast<bool>(bytes)) << llvm::toString(bytes.takeError());
+  kiln::RunOptions options;
+  options.trace = true;
+  options.randomInputs = true;
+  auto run = kiln::runArtifact(*bytes, {}, options);
+  ASSERT_TRUE(static_cast<bool>(run)) << llvm::toString(run.takeError());
+  ASSERT_TRUE(run->plan);
+  int64_t want = 0; // one event per dispatch command and per workgroup
+  for (const kiln::Dispatch &d : run->plan->dispatches)
+    want += 1 + d.workgroupCount[0] * d.workgroupCount[1] * d.workgroupCount[2];
+  EXPECT_GT(want, 65536);
+  EXPECT_EQ(int64_t(run->trace.size()), want);
+  EXPECT_EQ(run->traceDropped, 0u);
+  std::set<std::pair<int64_t, int64_t>> workgroups; // (command, workgroup), each once
+  for (const kiln::TraceEvent &e : run->trace)
+    if (e.workgroup >= 0)
+      workgroups.insert({e.command, e.workgroup});
+  EXPECT_EQ(int64_t(workgroups.size()), want - int64_t(run->plan->dispatches.size()));
 }
 
 // Two different models loaded at once (the workbench comparing builds, a

@@ -87,8 +87,13 @@ struct RunResult {
   LatencyStats latency;
   /// Arena the artifact asked for, bytes.
   uint64_t arenaBytes = 0;
-  /// Events of the traced invocation (RunOptions::trace) when tracing.
+  /// Events of the traced invocation (RunOptions::trace) when tracing:
+  /// every dispatch and workgroup (a run with more than the first buffer's
+  /// 65536 events is traced again into a buffer that fits).
   std::vector<TraceEvent> trace;
+  /// Events the trace could not hold (0 unless even the grown buffer was
+  /// too small); the workbench says the trace was cut when it is not 0.
+  uint64_t traceDropped = 0;
   /// When tracing, the plan the artifact carries as reflection data (it
   /// names the traced commands); null without reflection or tracing.
   std::shared_ptr<const CompilationPlan> plan;
