@@ -24,6 +24,8 @@
 #include <QFileInfo>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QLineEdit>
+#include <QScrollBar>
 #include <QTableView>
 #include <QUndoStack>
 #include <QtConcurrent/QtConcurrentRun>
@@ -250,8 +252,62 @@ void ProjectController::onCompileFinished(bool ok) {
     if (!known)
       discoverInputs();
   }
+  if (!ok && !ours && !dynamic && unfixed.empty() && !host_->lastOpenCancelled() &&
+      !host_->lastFailedPath().isEmpty())
+    reopenWithDefaultsIfSettingsFail(host_->lastFailedPath());
   showArtifactToRun();
   reshowNotSaved(); // after the build's message, as after the re-plan's
+}
+
+void ProjectController::reopenWithDefaultsIfSettingsFail(const QString &path) {
+  const QString abs = QFileInfo(path).absoluteFilePath();
+  if (kiln::isArtifactFile(abs.toStdString()))
+    return;
+  if (failedSettings_.erase(abs))
+    return; // the defaults fail too: the settings were not the cause
+  const QString file = QString::fromStdString(kiln::projectPathToRead(abs.toStdString()));
+  if (!QFileInfo::exists(file))
+    return;
+  auto loaded = kiln::loadProject(file.toStdString());
+  if (!loaded) {
+    llvm::consumeError(loaded.takeError()); // reported when it is shown (switchModel)
+    return;
+  }
+  if (loaded->recipe == kiln::BuildRecipe())
+    return;
+  failedSettings_[abs] = {*loaded, file, host_->lastDiagnostic()};
+  note(file, tr("%1 does not build with the settings saved in %2; opening it with default settings "
+                "(Edit > Undo brings the saved ones back)")
+                 .arg(QFileInfo(abs).fileName(), QFileInfo(file).fileName()));
+  QMetaObject::invokeMethod(
+      this, [this, abs] { emit openRequested(abs); }, Qt::QueuedConnection);
+}
+
+void ProjectController::adoptDefaultsForFailedSettings(const QString &path) {
+  auto it = failedSettings_.find(path);
+  if (it == failedSettings_.end())
+    return;
+  FailedSettings failed = std::move(it->second);
+  failedSettings_.erase(it);
+  // Keep the file as it was before anything is saved over it.
+  if (QFileInfo::exists(failed.file)) {
+    auto aside = kiln::setAsideProject(failed.file.toStdString(), "failed");
+    if (aside)
+      note(failed.file, tr("the settings that do not build were kept as %1")
+                            .arg(QFileInfo(QString::fromStdString(*aside)).fileName()));
+    else
+      warn(failed.file, errorText(aside.takeError()));
+  }
+  kiln::Project defaults = failed.saved; // export settings and folder kept
+  defaults.model = QFileInfo(path).fileName().toStdString();
+  defaults.recipe = kiln::BuildRecipe();
+  failed.saved.model = defaults.model;
+  project_ = failed.saved;
+  // The open in progress already uses the defaults: set and save them.
+  undo_->push(new SetProjectCommand(
+      this, failed.saved, defaults,
+      tr("Default settings (the saved ones do not build: %1)").arg(failed.why),
+      /*applied=*/true));
 }
 
 void ProjectController::selectTuningRow(int64_t id) {
@@ -260,6 +316,10 @@ void ProjectController::selectTuningRow(int64_t id) {
   syncingSelection_ = true;
   if (row < 0) {
     sel->clearSelection();
+  } else if (sel->currentIndex().row() == row) {
+    // The current cell stays (a tile being typed in keeps its editor).
+    sel->select(tuning_->model()->index(row, 0),
+                QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
   } else {
     QModelIndex index = tuning_->model()->index(row, 0);
     sel->setCurrentIndex(index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
@@ -308,8 +368,11 @@ kiln::CompileOptions ProjectController::optionsFor(const QString &path, const ki
     // Read only: an unreadable file is reported and set aside when the
     // model is shown (switchModel); until then its defaults are used.
     project = kiln::Project();
-    QString file = QString::fromStdString(kiln::projectPathFor(abs.toStdString()));
-    if (QFileInfo::exists(file)) {
+    QString file = QString::fromStdString(kiln::projectPathToRead(abs.toStdString()));
+    if (auto failed = failedSettings_.find(abs); failed != failedSettings_.end()) {
+      project = failed->second.saved; // its defaults: reopenWithDefaultsIfSettingsFail
+      project.recipe = kiln::BuildRecipe();
+    } else if (QFileInfo::exists(file)) {
       auto loaded = kiln::loadProject(file.toStdString());
       if (loaded)
         project = *loaded;
@@ -319,9 +382,9 @@ kiln::CompileOptions ProjectController::optionsFor(const QString &path, const ki
   }
   if (auto it = pendingFixes_.find(abs); it != pendingFixes_.end())
     for (const kiln::ShapeFix &f : it->second)
-      project.recipe.fixedShapes[f.input] = f.shape;
+      putFix(abs, project.recipe, f);
   QString why;
-  kiln::CompileOptions options = compileOptions(project, &why, current);
+  kiln::CompileOptions options = compileOptions(project, &why, current, abs);
   if (!why.isEmpty()) {
     error(QString::fromStdString(kiln::projectPathFor(abs.toStdString())), why);
     return base;
@@ -333,7 +396,7 @@ kiln::CompileOptions ProjectController::optionsFor(const QString &path, const ki
     host.recipe.target = "host";
     host.recipe.targetCpu.clear();
     host.recipe.targetFeatures.clear();
-    options = compileOptions(host, nullptr, current);
+    options = compileOptions(host, nullptr, current, abs);
     replanWhenShown_ = abs;
     note(abs, tr("%1 is bare metal: the views show its plan; code is generated for it on Export (a C "
                  "module), the host build only fills the sizes and runs")
@@ -358,16 +421,14 @@ static QString fixText(const kiln::ShapeFix &fix) {
   return QStringLiteral("%1=%2").arg(QString::fromStdString(fix.input), dims.join(QLatin1Char('x')));
 }
 
-void ProjectController::fixShape(const QString &path, const kiln::ShapeFix &fix) {
+void ProjectController::fixShape(const QString &path, const kiln::ShapeFix &given) {
+  const kiln::ShapeFix fix = namedFix(path, given); // one key per input, the model's name
   QString text = fixText(fix);
   if (!modelPath_.isEmpty() && path == modelPath_) {
     kiln::Project p = project_;
-    for (const DynamicInput &d : dynamic_)
-      if (QString::fromStdString(fix.input) == d.name || fix.input == std::to_string(d.index)) {
-        p.recipe.fixedShapes.erase(d.name.toStdString()); // one key per input
-        p.recipe.fixedShapes.erase(std::to_string(d.index));
-      }
-    p.recipe.fixedShapes.erase(fix.input);
+    for (const auto &[key, shape] : project_.recipe.fixedShapes) // "0" and the name alike
+      if (namedFix(path, {key, shape}).input == fix.input)
+        p.recipe.fixedShapes.erase(key);
     if (!setting(p, "fix-shape", text.toStdString()))
       return;
     if (p == project_) {
@@ -397,7 +458,7 @@ void ProjectController::adoptPendingFixes() {
   kiln::Project p = project_;
   QStringList texts;
   for (const kiln::ShapeFix &f : fixes) {
-    p.recipe.fixedShapes[f.input] = f.shape;
+    putFix(modelPath_, p.recipe, f);
     texts << fixText(f);
   }
   if (p == project_)
@@ -409,8 +470,39 @@ void ProjectController::adoptPendingFixes() {
 
 bool ProjectController::isBareMetal() const { return kiln::recipeIsBareMetal(project_.recipe); }
 
+const std::vector<kiln::ModelInput> &ProjectController::modelInputsOf(const QString &path) const {
+  auto it = modelInputs_.find(path);
+  if (it != modelInputs_.end())
+    return it->second;
+  std::vector<kiln::ModelInput> inputs;
+  if (!path.isEmpty() && !kiln::isArtifactFile(path.toStdString())) {
+    auto read = kiln::readModelInputs(path.toStdString());
+    if (read)
+      inputs = std::move(*read);
+    else
+      llvm::consumeError(read.takeError()); // the build says why
+  }
+  return modelInputs_[path] = std::move(inputs);
+}
+
+kiln::ShapeFix ProjectController::namedFix(const QString &path, kiln::ShapeFix fix) const {
+  if (const kiln::ModelInput *in = kiln::findModelInput(modelInputsOf(path), fix.input))
+    fix.input = in->name;
+  return fix;
+}
+
+void ProjectController::putFix(const QString &path, kiln::BuildRecipe &recipe,
+                               const kiln::ShapeFix &fix) const {
+  const kiln::ShapeFix named = namedFix(path, fix);
+  for (auto it = recipe.fixedShapes.begin(); it != recipe.fixedShapes.end();)
+    it = namedFix(path, {it->first, it->second}).input == named.input ? recipe.fixedShapes.erase(it)
+                                                                      : std::next(it);
+  recipe.fixedShapes[named.input] = named.shape;
+}
+
 kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &project, QString *error,
-                                                      bool sameModel) const {
+                                                       bool sameModel,
+                                                       const QString &modelPath) const {
   // The workbench shows and runs .kiln artifacts (the format matters for
   // export); a bare-metal target only plans, as the C module it exports.
   kiln::BuildRecipe recipe = project.recipe;
@@ -424,10 +516,14 @@ kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &proj
   }
   kiln::CompileOptions options = *made;
   // The command line's and the diagnostics' fixes, where the project has none.
+  const std::vector<kiln::ModelInput> &inputs =
+      baseFixes_.empty() ? std::vector<kiln::ModelInput>()
+                         : modelInputsOf(modelPath.isEmpty() ? modelPath_ : modelPath);
   for (const kiln::ShapeFix &f : baseFixes_) {
     bool have = false;
+    const kiln::ModelInput *in = kiln::findModelInput(inputs, f.input);
     for (const kiln::ShapeFix &g : options.fixedShapes)
-      have |= g.input == f.input;
+      have |= g.input == f.input || (in && kiln::findModelInput(inputs, g.input) == in);
     for (const DynamicInput &d : sameModel ? dynamic_ : std::vector<DynamicInput>())
       if (QString::fromStdString(f.input) == d.name || f.input == std::to_string(d.index))
         for (const kiln::ShapeFix &g : options.fixedShapes)
@@ -467,7 +563,21 @@ void ProjectController::switchModel(const QString &path) {
   }
   projectPath_ = QString::fromStdString(kiln::projectPathFor(path.toStdString()));
   project_.model = QFileInfo(path).fileName().toStdString();
-  if (QFileInfo::exists(projectPath_)) {
+  // An older workbench's MODEL.kilnproj is read (when it is this model's)
+  // and left as it was; changes go to MODEL.EXT.kilnproj.
+  const QString readPath = QString::fromStdString(kiln::projectPathToRead(path.toStdString()));
+  if (readPath != projectPath_) {
+    auto loaded = kiln::loadProject(readPath.toStdString());
+    if (loaded) {
+      project_ = *loaded;
+      project_.model = QFileInfo(path).fileName().toStdString();
+      note(readPath,
+           tr("settings restored from %1 (an older workbench's name); changes are saved in %2")
+               .arg(QFileInfo(readPath).fileName(), QFileInfo(projectPath_).fileName()));
+    } else {
+      llvm::consumeError(loaded.takeError()); // read just now by projectPathToRead
+    }
+  } else if (QFileInfo::exists(projectPath_)) {
     auto loaded = kiln::loadProject(projectPath_.toStdString());
     if (loaded) {
       project_ = *loaded;
@@ -486,6 +596,7 @@ void ProjectController::switchModel(const QString &path) {
       emit diagnosticsRequested();
     }
   }
+  adoptDefaultsForFailedSettings(path);
   showSettings();
   tuning_->showMessage(tr("Settings are saved in %1 after every change.").arg(QFileInfo(projectPath_).fileName()),
                        false);
@@ -705,13 +816,56 @@ void ProjectController::refreshTuning() {
   }
   const kiln::BuildRecipe &recipe = project_.recipe;
   std::set<int64_t> noFusion(recipe.noFusion.begin(), recipe.noFusion.end());
+  // A cell being typed in survives the reset: its dispatch, column and
+  // text, and where the table was scrolled (same model only).
+  QTableView *table = tuning_->table();
+  const bool sameModel = tuning_->model()->plan() && doc->plan &&
+                         tuning_->model()->rowCount() == int(doc->plan->dispatches.size());
+  QLineEdit *editor = openEditor();
+  const QModelIndex editedAt = editor ? table->indexAt(editor->geometry().center()) : QModelIndex();
+  const int64_t editedId = editedAt.isValid() ? tuning_->model()->dispatchAt(editedAt.row()) : -1;
+  const int editedColumn = editedAt.column();
+  const QString typed = editor ? editor->text() : QString();
+  const int scrolled = table->verticalScrollBar()->value();
+  // The reset closes an open editor; the table, getting the focus back,
+  // makes its first row current: that is no choice of the user's, so it
+  // must not move the window's selection (it once jumped to dispatch 0).
+  syncingSelection_ = true;
   tuning_->model()->setPlan(doc->plan, recipe.tiles, noFusion, recipe.fusion);
+  syncingSelection_ = false;
   // The reset dropped Tune's row selection: the window's selection (kept
   // across re-plans and code generation) selects the row again.
   if (qint64 current = host_->currentDispatch(); current >= 0)
     selectTuningRow(current);
-  else
-    tuning_->table()->scrollToTop(); // another model, or nothing selected
+  else if (!sameModel)
+    table->scrollToTop(); // another model, or nothing selected
+  if (sameModel)
+    table->verticalScrollBar()->setValue(scrolled);
+  // Another set of dispatches renumbers them: the typing is not carried
+  // to whichever dispatch now has the id, and the user is told.
+  if (editedId >= 0 && !sameModel && !typed.isEmpty())
+    warn(modelPath_,
+         tr("not applied: '%1' typed for dispatch %2; the dispatches changed while it was typed")
+             .arg(typed)
+             .arg(editedId));
+  const int row = editedId >= 0 && sameModel ? tuning_->model()->rowOfDispatch(editedId) : -1;
+  if (row >= 0) {
+    QModelIndex at = tuning_->model()->index(row, editedColumn);
+    syncingSelection_ = true;
+    table->selectionModel()->setCurrentIndex(at, QItemSelectionModel::ClearAndSelect |
+                                                     QItemSelectionModel::Rows);
+    syncingSelection_ = false;
+    table->edit(at);
+    if (QLineEdit *again = openEditor())
+      again->setText(typed);
+  }
+}
+
+QLineEdit *ProjectController::openEditor() const {
+  for (QLineEdit *e : tuning_->table()->viewport()->findChildren<QLineEdit *>())
+    if (e->isVisible())
+      return e;
+  return nullptr;
 }
 
 void ProjectController::discoverInputs() {

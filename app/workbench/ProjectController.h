@@ -33,6 +33,7 @@
 #include "ShapesPanel.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/ModelInputs.h"
 #include "kiln/Project.h"
 
 #include <QFuture>
@@ -46,6 +47,7 @@
 
 class QAction;
 class QItemSelectionModel;
+class QLineEdit;
 class QUndoStack;
 class QWidget;
 
@@ -205,6 +207,15 @@ private:
   /// Pushes the shape fixes waiting for the model being tuned as one
   /// undoable step (its open already used them).
   void adoptPendingFixes();
+  /// After a failed open of `path` (not cancelled, not for want of fixed
+  /// shapes): when its saved settings are not the defaults, reopens it with
+  /// default ones (failedSettings_), so a setting that does not build can
+  /// never lock a model out of the workbench.
+  void reopenWithDefaultsIfSettingsFail(const QString &path);
+  /// In switchModel: the defaults of a model reopened that way, as one
+  /// undoable step from its saved settings (Undo brings them back); the
+  /// saved file is kept as X.kilnproj.failed.
+  void adoptDefaultsForFailedSettings(const QString &path);
   void switchModel(const QString &path);
   void autosave();
   /// Appends notSaved_ to Tune's message line unless it ends with it (after
@@ -215,7 +226,12 @@ private:
   /// Reads, on a worker thread, the ONNX model's inputs that may be fixed
   /// to values (valueInputs_), then shows them.
   void readValueInputs();
+  /// Shows the tuned model's plan in Tune, keeping a cell being typed in
+  /// (reopened on the same dispatch with its text), the selection and the
+  /// scroll position across the model reset.
   void refreshTuning();
+  /// Tune's open cell editor, or nullptr.
+  QLineEdit *openEditor() const;
   /// The project's target is bare metal (planned as a C module, no
   /// artifact to show or run).
   bool isBareMetal() const;
@@ -224,8 +240,20 @@ private:
   /// shows and runs artifacts; the format matters for export).
   /// `sameModel`: `project` is the tuned model's (its dynamic inputs
   /// name the command line's fixes).
+  /// `modelPath`: the project's model (empty: the tuned one's); its inputs
+  /// say which shape fixes name the same input by name and by index.
   kiln::CompileOptions compileOptions(const kiln::Project &project, QString *error = nullptr,
-                                      bool sameModel = true) const;
+                                      bool sameModel = true,
+                                      const QString &modelPath = QString()) const;
+  /// The inputs the model at `path` declares (kiln::readModelInputs), read
+  /// once per path; empty when it does not read.
+  const std::vector<kiln::ModelInput> &modelInputsOf(const QString &path) const;
+  /// `fix` with its input named as the model names it ("0" ->
+  /// "serving_default_input_1:0"), so a project holds one key per input.
+  kiln::ShapeFix namedFix(const QString &path, kiln::ShapeFix fix) const;
+  /// Sets `fix` (namedFix) in `recipe`, dropping the keys that name the
+  /// same input of the model at `path` another way.
+  void putFix(const QString &path, kiln::BuildRecipe &recipe, const kiln::ShapeFix &fix) const;
   void summarize(std::vector<uint8_t> a, std::vector<uint8_t> b, bool compileStripped, const QString &labelA,
                  const QString &labelB);
   void showCompare();
@@ -267,6 +295,16 @@ private:
   /// Shape fixes waiting for a model that failed to open (absolute path):
   /// used by optionsFor, adopted once its plan is shown.
   std::map<QString, std::vector<kiln::ShapeFix>> pendingFixes_;
+  /// A model whose saved settings do not build, reopened with default
+  /// ones (absolute path): the saved project, the file it came from and
+  /// why its build failed. optionsFor builds the defaults; switchModel sets
+  /// the file aside and makes the defaults one undoable step.
+  struct FailedSettings {
+    kiln::Project saved;
+    QString file, why;
+  };
+  std::map<QString, FailedSettings> failedSettings_;
+  mutable std::map<QString, std::vector<kiln::ModelInput>> modelInputs_;
   QUndoStack *undo_;
   QAction *undoAction_, *redoAction_, *exportAction_, *buildAction_;
   kiln::views::TuningView *tuning_;

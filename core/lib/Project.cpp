@@ -17,10 +17,24 @@
 
 namespace kiln {
 
-std::string projectPathFor(const std::string &modelPath) {
-  llvm::SmallString<256> path(modelPath);
-  llvm::sys::path::replace_extension(path, "kilnproj");
-  return path.str().str();
+std::string projectPathFor(const std::string &modelPath) { return modelPath + ".kilnproj"; }
+
+std::string projectPathToRead(const std::string &modelPath) {
+  std::string path = projectPathFor(modelPath);
+  if (llvm::sys::fs::exists(path))
+    return path;
+  llvm::SmallString<256> older(modelPath);
+  llvm::sys::path::replace_extension(older, "kilnproj");
+  if (older.str() == modelPath || !llvm::sys::fs::exists(older))
+    return path;
+  auto project = loadProject(older.str().str());
+  if (!project) {
+    llvm::consumeError(project.takeError()); // not necessarily this model's
+    return path;
+  }
+  if (llvm::sys::path::filename(project->model) != llvm::sys::path::filename(modelPath))
+    return path;
+  return older.str().str();
 }
 
 llvm::Expected<Project> loadProject(const std::string &path) {
@@ -195,16 +209,16 @@ llvm::Error saveProject(const Project &project, const std::string &path) {
   return writeFileAtomically(path, projectToJson(project));
 }
 
-llvm::Expected<std::string> setAsideProject(const std::string &path) {
+llvm::Expected<std::string> setAsideProject(const std::string &path, const std::string &suffix) {
   for (int n = 1; n < 1000; ++n) {
-    std::string aside = path + ".unreadable" + (n == 1 ? "" : "-" + std::to_string(n));
+    std::string aside = path + "." + suffix + (n == 1 ? "" : "-" + std::to_string(n));
     if (llvm::sys::fs::exists(aside))
       continue;
     if (std::error_code ec = llvm::sys::fs::rename(path, aside))
-      return makeError(path + ": cannot set the unreadable project aside: " + ec.message());
+      return makeError(path + ": cannot set the " + suffix + " project aside: " + ec.message());
     return aside;
   }
-  return makeError(path + ": cannot set the unreadable project aside: too many earlier copies");
+  return makeError(path + ": cannot set the " + suffix + " project aside: too many earlier copies");
 }
 
 static std::string resolve(const std::string &file, const std::string &projectPath) {

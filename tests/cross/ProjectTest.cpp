@@ -52,7 +52,7 @@ TEST(Project, RoundTripsThroughJson) {
   EXPECT_TRUE(*loaded == p);
   // Written through a temporary file that is gone now: one file.
   EXPECT_EQ(std::distance(fs::directory_iterator(dir.path()), fs::directory_iterator()), 1);
-  EXPECT_EQ(kiln::projectPathFor("/a/b/model.tflite"), "/a/b/model.kilnproj");
+  EXPECT_EQ(kiln::projectPathFor("/a/b/model.tflite"), "/a/b/model.tflite.kilnproj");
   EXPECT_EQ(kiln::projectModelPath(p, "/a/b/m.kilnproj"), "/a/b/blazeface.tflite");
   EXPECT_EQ(kiln::projectExportDir(p, "/a/b/m.kilnproj"), "/a/b/export");
   // Options: the target's triple, the kept CPU, the profile, the tuning.
@@ -117,6 +117,38 @@ TEST(Project, BadFilesNameTheFileAndKeyAndStayUntouched) {
   ASSERT_TRUE(static_cast<bool>(second));
   EXPECT_EQ(*second, path + ".unreadable-2");
   EXPECT_EQ(readText(*aside), "{garbage");
+  writeText(path, "{\"kiln_project\": 1, \"model\": \"m.tflite\"}");
+  auto failed = kiln::setAsideProject(path, "failed");
+  ASSERT_TRUE(static_cast<bool>(failed));
+  EXPECT_EQ(*failed, path + ".failed");
+}
+
+// Two models of one name in one folder keep their own projects; a project
+// an older workbench wrote as MODEL.kilnproj is read by the model it names
+// and by no other.
+TEST(Project, OneProjectPerModelFile) {
+  TempDir dir;
+  const std::string tflite = dir.file("blazeface.tflite"), onnx = dir.file("blazeface.onnx");
+  EXPECT_EQ(kiln::projectPathFor(tflite), dir.file("blazeface.tflite.kilnproj"));
+  EXPECT_EQ(kiln::projectPathFor(onnx), dir.file("blazeface.onnx.kilnproj"));
+  // Nothing written yet: both read (and save) their own name.
+  EXPECT_EQ(kiln::projectPathToRead(tflite), kiln::projectPathFor(tflite));
+  // The older name, holding the TFLite model's tiles.
+  kiln::Project older;
+  older.model = "blazeface.tflite";
+  older.recipe.tiles = {{4, {1, 8, 8, 16, 4}}};
+  ASSERT_FALSE(static_cast<bool>(kiln::saveProject(older, dir.file("blazeface.kilnproj"))));
+  EXPECT_EQ(kiln::projectPathToRead(tflite), dir.file("blazeface.kilnproj"));
+  EXPECT_EQ(kiln::projectPathToRead(onnx), kiln::projectPathFor(onnx)); // not the ONNX model's
+  // Once the TFLite model has its own file, that one is read.
+  kiln::Project own = older;
+  own.recipe.tiles.clear();
+  ASSERT_FALSE(static_cast<bool>(kiln::saveProject(own, kiln::projectPathFor(tflite))));
+  EXPECT_EQ(kiln::projectPathToRead(tflite), kiln::projectPathFor(tflite));
+  // An unreadable older file belongs to no one and is left alone.
+  writeText(dir.file("x.kilnproj"), "{garbage");
+  EXPECT_EQ(kiln::projectPathToRead(dir.file("x.tflite")), dir.file("x.tflite.kilnproj"));
+  EXPECT_EQ(readText(dir.file("x.kilnproj")), "{garbage");
 }
 
 TEST(Project, CompileAndExportWithProjectEqualFlags) {

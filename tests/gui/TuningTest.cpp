@@ -234,7 +234,7 @@ private slots:
     QVERIFY(!model.isEmpty());
     QVERIFY2(open(*w, model), qPrintable(w->diagnostics()->lastMessage()));
     QCOMPARE(ctl()->modelPath(), model);
-    QCOMPARE(ctl()->projectPath(), tmp.filePath("blazeface.kilnproj"));
+    QCOMPARE(ctl()->projectPath(), tmp.filePath("blazeface.tflite.kilnproj"));
     auto before = w->document()->plan;
     TuningModel *tm = ctl()->tuningView()->model();
     QCOMPARE(tm->rowCount(), int(before->dispatches.size()));
@@ -442,7 +442,7 @@ private slots:
 
   void fixDynamicDimension() {
     QString model = copyModel(badModelPath("dynamic_batch"), "dynamic_batch.tflite");
-    QFile::remove(tmp.filePath("dynamic_batch.kilnproj"));
+    QFile::remove(tmp.filePath("dynamic_batch.tflite.kilnproj"));
     // Dynamic: does not compile as is; the message's button fixes batch 1.
     QVERIFY2(openWithSuggestedFix(*w, model), qPrintable(w->diagnostics()->lastMessage()));
     QCOMPARE(ctl()->project().recipe.fixedShapes.at("input"), (std::vector<int64_t>{1, 8}));
@@ -806,7 +806,7 @@ private slots:
 
   void unreadableProjectIsSetAside() {
     QString model = copyModel(modelPath("alexa"), "broken.tflite");
-    QString proj = tmp.filePath("broken.kilnproj");
+    QString proj = tmp.filePath("broken.tflite.kilnproj");
     QFile f(proj);
     QVERIFY(f.open(QIODevice::WriteOnly));
     f.write("{\"kiln_project\": 1, \"model\": \"broken.tflite\", \"tiles\": oops");
@@ -821,7 +821,8 @@ private slots:
       QString all;
       for (int c = 0; c < item->columnCount(); ++c)
         all += item->text(c) + " ";
-      reported |= all.contains("broken.kilnproj") && all.contains("broken.kilnproj.unreadable");
+      reported |= all.contains("broken.tflite.kilnproj") &&
+                  all.contains("broken.tflite.kilnproj.unreadable");
     }
     QVERIFY(reported);
     QVERIFY(!QFile::exists(proj));
@@ -908,7 +909,7 @@ private slots:
 
     // The embedding model's dynamic batch, fixed to 2 in the shapes panel.
     QString embedding = copyModel(modelPath("embedding"), "embedding.tflite");
-    QFile::remove(tmp.filePath("embedding.kilnproj"));
+    QFile::remove(tmp.filePath("embedding.tflite.kilnproj"));
     QVERIFY(openWithSuggestedFix(*w, embedding));
     QVERIFY(!ctl()->dynamicInputs().empty());
     QLineEdit *batch = ctl()->tuningView()->shapes()->edit(0, 0);

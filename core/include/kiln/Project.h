@@ -4,11 +4,12 @@
 // build's recipe (kiln/Recipe.h: target, CPU, profile, output format,
 // tiles, fusion, fixed shapes, ...) and, apart from it, the export's
 // settings (device target, profile, output format, memory budgets) and
-// folder. The workbench keeps it in `MODEL.kilnproj` beside the model
-// (autosaved); `kiln compile --project=FILE` builds exactly what the
-// workbench built, `kiln export --project=FILE` exactly what its Export
-// dialog exported (exportRecipe: the working recipe with the export's
-// settings in place of its own).
+// folder. The workbench keeps it in `MODEL.EXT.kilnproj` beside the model
+// (`blazeface.tflite.kilnproj`: one per model file, so `blazeface.tflite`
+// and `blazeface.onnx` in one folder never share settings; autosaved); `kiln compile
+// --project=FILE` builds exactly what the workbench built, `kiln export --project=FILE` exactly
+// what its Export dialog exported (exportRecipe: the working recipe with the export's settings in
+// place of its own).
 //
 // Format (JSON, version 1; unknown keys are errors so typos never pass
 // silently; every key but "kiln_project" and "model" is optional):
@@ -98,8 +99,18 @@ BuildRecipe exportRecipe(const Project &project);
 /// exportRecipe() and the export settings' budgets.
 ExportRequest projectExportRequest(const Project &project, const std::string &projectPath);
 
-/// `model.tflite` -> `model.kilnproj` (same folder).
+/// `model.tflite` -> `model.tflite.kilnproj` (same folder): the project
+/// file the workbench writes for a model, one per model file.
 std::string projectPathFor(const std::string &modelPath);
+
+/// The project file to read for `modelPath`: projectPathFor's where it
+/// exists; else the name workbenches before 2026-12-03 wrote
+/// (`model.kilnproj`, the extension replaced) when that file is a readable
+/// project whose "model" names this model's file (so `blazeface.onnx`
+/// never reads the settings `blazeface.tflite` saved there); else
+/// projectPathFor's (which need not exist yet). The workbench reads this
+/// one and saves to projectPathFor's, leaving an older file as it was.
+std::string projectPathToRead(const std::string &modelPath);
 
 /// Reads a project file. Errors name the file and the offending key and
 /// say what is expected; the file is left untouched.
@@ -116,10 +127,13 @@ std::string projectToJson(const Project &project);
 /// mid-write never leaves a truncated project. Errors name the file.
 llvm::Error saveProject(const Project &project, const std::string &path);
 
-/// Renames an unreadable project file out of the way
-/// (`X.kilnproj` -> `X.kilnproj.unreadable`, `.unreadable-2`, ...) so a
-/// fresh one can be saved without losing it. Returns the new path.
-llvm::Expected<std::string> setAsideProject(const std::string &path);
+/// Renames a project file out of the way (`X.kilnproj` ->
+/// `X.kilnproj.SUFFIX`, `.SUFFIX-2`, ...) so a fresh one can be saved
+/// without losing it: "unreadable" for a file that does not parse,
+/// "failed" for settings the model does not build with. Returns the new
+/// path; errors name the file.
+llvm::Expected<std::string> setAsideProject(const std::string &path,
+                                            const std::string &suffix = "unreadable");
 
 /// The model's path resolved against the folder of `projectPath`.
 std::string projectModelPath(const Project &project, const std::string &projectPath);
