@@ -455,6 +455,10 @@ REFUSED = {
                                     'must be distinct axes'),
     'centercroppad_shape_count': (center_crop_pad([2, 3, 4], [2, 2]),
                                   'shape holds 2 sizes; it needs one per axis (3)'),
+    'centercroppad_runtime_shape': (
+        model([helper.make_node('CenterCropPad', ['x', 's'], ['y'])],
+              [('x', F, [2, 3]), ('s', I64, [2])], [('y', F, None)], 18),
+        "input 1 ('s') must be a constant integer tensor"),
     'centercroppad_one_input': (
         model([helper.make_node('CenterCropPad', ['x'], ['y'])], [('x', F, [2, 3])],
               [('y', F, None)], 18),
@@ -469,6 +473,11 @@ REFUSED = {
               [('x', F, [1, 4, 12])], [('y', F, None)], 18,
               inits=[('image', np.array([4, 5], np.int64)), ('block', np.array([2, 2], np.int64))]),
         "attribute 'strides' must be positive"),
+    'col2im_int32_input': (
+        model([helper.make_node('Col2Im', ['x', 'image', 'block'], ['y'])],
+              [('x', I32, [1, 4, 12])], [('y', I32, None)], 18,
+              inits=[('image', np.array([4, 5], np.int64)), ('block', np.array([2, 2], np.int64))]),
+        "input has element type int32; Kiln's Col2Im takes float32"),
     'col2im_two_inputs': (
         model([helper.make_node('Col2Im', ['x', 'image'], ['y'])], [('x', F, [1, 4, 12])],
               [('y', F, None)], 18, inits=[('image', np.array([4, 5], np.int64))]),
@@ -485,6 +494,16 @@ REFUSED = {
               [('theta', F, [1, 2, 3])], [('grid', F, None)], 20,
               inits=[('size', np.array([1, 1, 2, 3], np.int64))]),
         'align_corners is 2'),
+    'affinegrid_huge': (
+        model([helper.make_node('AffineGrid', ['theta', 'size'], ['grid'])],
+              [('theta', F, [1, 2, 3])], [('grid', F, None)], 20,
+              inits=[('size', np.array([1, 1, 100000, 100000], np.int64))]),
+        'more than 2^24 values'),
+    'deformconv_int32_input': (
+        model([helper.make_node('DeformConv', ['x', 'w', 'offset'], ['y'])],
+              [('x', I32, [1, 2, 5, 5]), ('w', F, [3, 2, 3, 3]), ('offset', F, [1, 18, 3, 3])],
+              [('y', F, None)], 19),
+        "input 0 ('x') has element type int32; DeformConv takes float32"),
     'deformconv_bad_offset': (
         model([helper.make_node('DeformConv', ['x', 'w', 'offset'], ['y'])],
               [('x', F, [1, 2, 5, 5]), ('w', F, [3, 2, 3, 3]), ('offset', F, [1, 9, 3, 3])],

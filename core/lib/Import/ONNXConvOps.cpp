@@ -1150,6 +1150,10 @@ FailureOr<Value> separableAveragePool(NodeContext &ctx, Value x, llvm::ArrayRef<
                                       llvm::ArrayRef<int64_t> out) {
   bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
   const size_t spatial = axes.size();
+  if (product(out) >= (int64_t(1) << 24))
+    return ctx.fail("an output of " + llvm::Twine(product(out)) +
+                    " windows per plane is above the 2^24 whose counts Kiln's dilated "
+                    "AveragePool holds as a constant");
   std::vector<std::vector<int64_t>> counts(spatial);
   for (size_t d = 0; d < spatial; ++d)
     for (int64_t o = 0; o < out[d]; ++o) {

@@ -378,6 +378,10 @@ LogicalResult convertAffineGrid(NodeContext &ctx) {
     return ctx.fail("align_corners 1 with a spatial size of 1 (size " + shapeString(sz) +
                     ") is not supported: the ONNX reference, ONNX Runtime and PyTorch place "
                     "that location differently");
+  const int64_t p = product(spatial);
+  if (p > (int64_t(1) << 24) / n / (k + 1))
+    return ctx.fail("size " + shapeString(sz) + " asks a base grid of more than 2^24 values, " +
+                    "above what Kiln's AffineGrid holds as a constant");
   FailureOr<Value> theta = ctx.input(0);
   if (failed(theta))
     return failure();
@@ -385,7 +389,6 @@ LogicalResult convertAffineGrid(NodeContext &ctx) {
     return align ? (s == 1 ? 0.0 : -1.0 + 2.0 * double(i) / double(s - 1))
                  : (2.0 * double(i) + 1.0) / double(s) - 1.0;
   };
-  const int64_t p = product(spatial);
   std::vector<float> base;
   base.reserve(size_t(n * p * (k + 1)));
   for (int64_t b = 0; b < n; ++b)
@@ -482,6 +485,9 @@ LogicalResult readDeformConv(NodeContext &ctx, DeformShape &s) {
   if (ctx.hasInput(4) && ctx.inputShape(4) != std::vector<int64_t>{s.n, taps, s.oh, s.ow})
     return ctx.fail("mask has shape " + shapeString(ctx.inputShape(4)) + "; it must be " +
                     shapeString({s.n, taps, s.oh, s.ow}));
+  if (s.oh * s.ow >= (int64_t(1) << 24))
+    return ctx.fail("an output of " + llvm::Twine(s.oh * s.ow) +
+                    " pixels per plane is above the 2^24 Kiln's DeformConv samples");
   if (s.h * s.w >= (int64_t(1) << 24))
     return ctx.fail("an input of " + llvm::Twine(s.h * s.w) +
                     " pixels per plane is above the 2^24 Kiln's DeformConv indexes exactly");
