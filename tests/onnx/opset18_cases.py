@@ -405,6 +405,14 @@ CASES['averagepool_dilations_ceil'] = avg_pool_case([1, 1, 8, 9], [2, 3], [2, 2]
                                                     [2, 2], ceil=1)
 CASES['averagepool_dilations_ceil_include_pad'] = avg_pool_case(
     [1, 1, 8, 9], [2, 3], [2, 2], [1, 1, 0, 1], [2, 2], ceil=1, include=1)
+CASES['averagepool_dilations_same_upper'] = (
+    model([helper.make_node('AveragePool', ['x'], ['y'], kernel_shape=[3, 2], strides=[2, 1],
+                            dilations=[2, 2], auto_pad='SAME_UPPER')],
+          [('x', F, [1, 2, 7, 6])], [('y', F, None)], 19),
+    [f32(1, 2, 7, 6, seed=12)],
+    # SAME_UPPER: out = ceil(in / stride), the total pad (out - 1) * stride
+    # + dilated extent - in, its odd element at the end: H 2 + 2, W 1 + 1.
+    lambda x: [avg_pool_ref(x, [3, 2], [2, 1], [2, 1, 2, 1], [2, 2])])
 CASES['averagepool_dilations_1d'] = avg_pool_case([1, 2, 10], [3], [2], [1, 2], [2], ceil=1)
 CASES['averagepool_dilations_3d'] = avg_pool_case([1, 1, 5, 6, 6], [2, 2, 2], [1, 2, 1],
                                                   [0, 1, 1, 1, 0, 0], [2, 1, 2], include=1)
@@ -421,6 +429,14 @@ ORT_DISAGREES = {
     # dilated case and the 3-D ones without dilations agree with ORT.
     'col2im_3d_strides_pads_dilations':
         'ORT 1.30 Col2Im 3-D with dilations (microsoft/onnxruntime#18156)',
+    # auto_pad SAME_UPPER with dilations: the spec's total pad is
+    # (out - 1) * stride + ((kernel - 1) * dilation + 1) - in with out =
+    # ceil(in / stride); ORT 1.30's pool pads with the undilated kernel
+    # instead, so its output is smaller ([1, 2, 3, 5], not [1, 2, 4, 6]);
+    # its values are exactly avg_pool_ref's with those pads (1/1, 0/1),
+    # checked by hand. Kiln and the NumPy reference follow the spec.
+    'averagepool_dilations_same_upper':
+        'ORT 1.30 pads SAME_UPPER pools without the dilation',
 }
 # name -> (model, phrase the one error line must hold)
 REFUSED = {
