@@ -21,6 +21,7 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
+/// The static shape of the ranked tensor `v`.
 std::vector<int64_t> shapeOf(Value v) {
   auto shape = v.getType().cast<RankedTensorType>().getShape();
   return std::vector<int64_t>(shape.begin(), shape.end());
