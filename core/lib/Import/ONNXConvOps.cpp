@@ -1141,6 +1141,49 @@ int64_t poolCount(const WindowAxis &a, int64_t o, bool includePad) {
   return count;
 }
 
+/// AveragePool as separable 1-D sums (poolAxis, last axis first) over the
+/// NC(D)HW `x` with `axes.size()` spatial axes (dilations allowed, opset 19),
+/// times 1 / the product of the per-axis counts of poolCount (the taps of
+/// a box window inside a box region are a product). `out` holds the output
+/// size per axis. Fails when a window reads padding only (count 0).
+FailureOr<Value> separableAveragePool(NodeContext &ctx, Value x, llvm::ArrayRef<WindowAxis> axes,
+                                      llvm::ArrayRef<int64_t> out) {
+  bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
+  const size_t spatial = axes.size();
+  if (product(out) >= (int64_t(1) << 24))
+    return ctx.fail("an output of " + llvm::Twine(product(out)) +
+                    " windows per plane is above the 2^24 whose counts Kiln's dilated "
+                    "AveragePool holds as a constant");
+  std::vector<std::vector<int64_t>> counts(spatial);
+  for (size_t d = 0; d < spatial; ++d)
+    for (int64_t o = 0; o < out[d]; ++o) {
+      counts[d].push_back(poolCount(axes[d], o, includePad));
+      if (counts[d].back() == 0)
+        return ctx.fail("window " + llvm::Twine(o) + " along spatial axis " + llvm::Twine(d) +
+                        " reads padding only (kernel " + llvm::Twine(axes[d].kernel) +
+                        ", dilation " + llvm::Twine(axes[d].dilation) +
+                        "); Kiln averages windows that hold some input");
+    }
+  Value y = x;
+  for (size_t d = spatial; d-- > 0;)
+    y = poolAxis(ctx, y, int(2 + d), axes[d], out[d], false);
+  // Window counts over the output, row-major: products of the per-axis ones.
+  std::vector<int64_t> windows(1, 1);
+  for (size_t d = 0; d < spatial; ++d) {
+    std::vector<int64_t> next;
+    for (int64_t w : windows)
+      for (int64_t c : counts[d])
+        next.push_back(w * c);
+    windows = next;
+  }
+  std::vector<float> scale;
+  for (int64_t w : windows)
+    scale.push_back(1.0f / float(w));
+  std::vector<int64_t> shape = {1, 1};
+  shape.insert(shape.end(), out.begin(), out.end());
+  return mul(ctx, y, ctx.constF32(shape, scale), shapeOf(y));
+}
+
 /// MaxPool and AveragePool with a rank-5 input (3-D, X [N, C, D, H, W]):
 /// a box window is separable, so the pool is one 1-D pool per axis
 /// (poolAxis: W, then H, then D); AveragePool sums and then multiplies by
@@ -1157,9 +1200,6 @@ LogicalResult convertPool3D(NodeContext &ctx, Value x, bool isMax) {
   for (int64_t k : kernel)
     if (k < 1)
       return ctx.fail("kernel size " + llvm::Twine(k) + " is invalid");
-  if (!isMax && ctx.hasAttr("dilations") &&
-      llvm::any_of(ctx.attrInts("dilations"), [](int64_t d) { return d != 1; }))
-    return ctx.fail("dilations are not supported for AveragePool");
   std::array<TosaWindowAxis, 3> fit;
   bool ceil = ctx.attrInt("ceil_mode", 0) != 0;
   FailureOr<std::array<WindowAxis, 3>> axes =
@@ -1172,29 +1212,23 @@ LogicalResult convertPool3D(NodeContext &ctx, Value x, bool isMax) {
                       " is not smaller than the kernel size " + llvm::Twine(a.kernel) +
                       ": a window would hold padding only; Kiln pools with pads smaller "
                       "than the kernel");
-  Value y = x;
-  for (int d = 2; d >= 0; --d)
-    y = poolAxis(ctx, y, 2 + d, (*axes)[d], fit[d].out, isMax);
-  if (!isMax) {
-    bool includePad = ctx.attrInt("count_include_pad", 0) != 0;
-    std::vector<float> scale;
-    for (int64_t od = 0; od < fit[0].out; ++od)
-      for (int64_t oh = 0; oh < fit[1].out; ++oh)
-        for (int64_t ow = 0; ow < fit[2].out; ++ow)
-          scale.push_back(1.0f / float(poolCount((*axes)[0], od, includePad) *
-                                       poolCount((*axes)[1], oh, includePad) *
-                                       poolCount((*axes)[2], ow, includePad)));
-    Value factor = ctx.constF32({1, 1, fit[0].out, fit[1].out, fit[2].out}, scale);
-    y = mul(ctx, y, factor, shapeOf(y));
+  if (isMax) {
+    Value y = x;
+    for (int d = 2; d >= 0; --d)
+      y = poolAxis(ctx, y, 2 + d, (*axes)[d], fit[d].out, isMax);
+    return ctx.setOutput(0, y);
   }
-  return ctx.setOutput(0, y);
+  FailureOr<Value> y = separableAveragePool(ctx, x, *axes, {fit[0].out, fit[1].out, fit[2].out});
+  if (failed(y))
+    return failure();
+  return ctx.setOutput(0, *y);
 }
 
-/// MaxPool (opsets 1, 8, 10, 11, 12) and AveragePool (opsets 1, 7, 10, 11):
-/// X [N, C, (H,) W], kernel_shape, strides, pads / auto_pad, ceil_mode
+/// MaxPool (opsets 1, 8, 10, 11, 12) and AveragePool (opsets 1, 7, 10, 11,
+/// 19): X [N, C, (H,) W], kernel_shape, strides, pads / auto_pad, ceil_mode
 /// (opset 10+), MaxPool's dilations (opset 10+), AveragePool's
-/// count_include_pad. MaxPool pads with -inf; AveragePool divides by the
-/// window's elements inside the input (TOSA avg_pool2d excludes padding)
+/// count_include_pad and dilations (opset 19+: separableAveragePool). MaxPool pads with -inf;
+/// AveragePool divides by the window's elements inside the input (TOSA avg_pool2d excludes padding)
 /// unless count_include_pad = 1, where pads are zeros added by tosa.pad first
 /// (the ceil_mode overhang stays excluded). MaxPool's Indices output goes
 /// to convertMaxPoolWithIndices. A rank-5 input goes to convertPool3D.
@@ -1222,10 +1256,20 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   Window w = *win;
   Value in = lift2D(ctx, *x);
   if (w.dilation[0] != 1 || w.dilation[1] != 1) {
-    if (!isMax || quantized)
-      return ctx.fail(std::string("dilations are not supported for ") +
-                      (quantized ? "an int8 / uint8 MaxPool" : "AveragePool"));
-    return ctx.setOutput(0, unlift(ctx, dilatedMaxPool(ctx, in, w), int64_t(xs.size())));
+    if (quantized)
+      return ctx.fail("dilations are not supported for an int8 / uint8 MaxPool");
+    if (isMax)
+      return ctx.setOutput(0, unlift(ctx, dilatedMaxPool(ctx, in, w), int64_t(xs.size())));
+    // AveragePool-19's dilations: the model's end pads are the fitted ones
+    // less the ceil_mode overhang (what poolCount may count).
+    std::array<WindowAxis, 2> axes;
+    for (int d = 0; d < 2; ++d)
+      axes[d] = WindowAxis{w.in[d],       w.kernel[d],   w.stride[d],
+                           w.dilation[d], w.padBegin[d], w.padEnd[d] - w.overhang[d]};
+    FailureOr<Value> y = separableAveragePool(ctx, in, axes, {w.out[0], w.out[1]});
+    if (failed(y))
+      return failure();
+    return ctx.setOutput(0, unlift(ctx, *y, int64_t(xs.size())));
   }
   // A window must hold some input (ONNX Runtime asks pads < kernel too);
   // with count_include_pad the pads are zeros added first and only the

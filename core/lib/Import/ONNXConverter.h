@@ -46,7 +46,8 @@
 //   ONNXMatrixOps.cpp      Trilu EyeLike CumSum TopK ReverseSequence Det
 //   ONNXEinsumOps.cpp      Einsum
 //   ONNXArithmeticOps.cpp  Mod Shrink MeanVarianceNormalization GlobalLpPool
-//   ONNXGridSampleOps.cpp  GridSample RoiAlign
+//   ONNXGridSampleOps.cpp  GridSample RoiAlign AffineGrid DeformConv
+//   ONNXImageOps.cpp       CenterCropPad Col2Im
 //   ONNXSignalOps.cpp      DFT STFT
 //   ONNXTextOps.cpp        TfIdfVectorizer (integer pools)
 //   ONNXMaxPoolIndexOps.cpp MaxPool's Indices output (convertMaxPoolWithIndices)
@@ -216,8 +217,11 @@ void registerEinsumOps(ConverterTable &table);
 /// Mod, Shrink, MeanVarianceNormalization and GlobalLpPool
 /// (ONNXArithmeticOps.cpp).
 void registerArithmeticOps(ConverterTable &table);
-/// GridSample and RoiAlign (ONNXGridSampleOps.cpp: one tosa.gather per tap).
+/// GridSample, RoiAlign, AffineGrid and DeformConv (ONNXGridSampleOps.cpp:
+/// one tosa.gather per tap; AffineGrid one tosa.matmul).
 void registerGridSampleOps(ConverterTable &table);
+/// CenterCropPad and Col2Im (ONNXImageOps.cpp: slices, pads and adds).
+void registerImageOps(ConverterTable &table);
 /// DFT and STFT (ONNXSignalOps.cpp: matmuls by constant cos/sin tables).
 void registerSignalOps(ConverterTable &table);
 /// TfIdfVectorizer of integer n-gram pools (ONNXTextOps.cpp).

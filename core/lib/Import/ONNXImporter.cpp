@@ -51,6 +51,7 @@ const ConverterTable &converters() {
     registerEinsumOps(t);
     registerArithmeticOps(t);
     registerGridSampleOps(t);
+    registerImageOps(t);
     registerSignalOps(t);
     registerTextOps(t);
     return t;

@@ -701,6 +701,7 @@ void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::Che
 /// would check from the schema.
 bool newerArity(const std::string &op, std::array<int, 4> &arity) {
   static const std::map<std::string, std::array<int, 4>> table = {
+      {"AffineGrid", {2, 2, 1, 1}},
       {"AveragePool", {1, 1, 1, 1}},
       {"BitwiseAnd", {2, 2, 1, 1}},
       {"BitwiseNot", {1, 1, 1, 1}},
@@ -708,8 +709,11 @@ bool newerArity(const std::string &op, std::array<int, 4> &arity) {
       {"BitwiseXor", {2, 2, 1, 1}},
       {"Cast", {1, 1, 1, 1}},
       {"CastLike", {2, 2, 1, 1}},
+      {"CenterCropPad", {2, 2, 1, 1}},
+      {"Col2Im", {3, 3, 1, 1}},
       {"Constant", {0, 0, 1, 1}},
       {"ConstantOfShape", {1, 1, 1, 1}},
+      {"DeformConv", {3, 5, 1, 1}},
       {"Equal", {2, 2, 1, 1}},
       {"Flatten", {1, 1, 1, 1}},
       {"Gelu", {1, 1, 1, 1}},
