@@ -1099,12 +1099,15 @@ void registerQuantOps(ConverterTable &table) {
 //     QLinearSigmoid (ORT's 256-entry tables)
 //   - DQ -> GlobalAveragePool / Softmax -> Q, one type    =>
 //     QLinearGlobalAveragePool / QLinearSoftmax (ONNXQuantFusedOps.cpp)
+//   - DQ -> AveragePool (1-D or 2-D, no dilations) -> Q, one type
+//                                                        => QLinearAveragePool
+//   - DQ... -> Concat -> Q, every input of Q's type, some parameters not
+//     Q's                                                => QLinearConcat
 //   - DQ -> MaxPool (2-D, no dilations, opset 12+) -> Q with one positive
 //     scale and zero point: the pair is dropped (ORT's DropQDQNodes)
-// Other groups (AveragePool, Resize,
-// Concat of other scales, Add/Mul of mixed types) stay float between their
-// DQ and Q; ORT computes the first three with its contrib QLinear kernels'
-// own arithmetic (docs/design.md says where that can differ).
+// Other groups (Resize, Add/Mul/Concat of mixed types, a 3-D AveragePool)
+// stay float between their DQ and Q (docs/design.md says where that can
+// differ from ORT).
 
 namespace {
 
@@ -1266,6 +1269,16 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       const Node &n = nodes[d];
       return std::vector<std::string>{input(n, 0), input(n, 1), input(n, 2)};
     };
+    // Whether every input of `n` comes from a DQ with Q's parameters.
+    auto everyInputLikeQ = [&](const Node &n, const Node &qn) {
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        int dx = dqOf(input(n, k));
+        if (dx < 0 || !g.knownParams(nodes[dx], true) || !g.sameParams(nodes[dx], qn) ||
+            !isQuantType(g.typeOf(input(nodes[dx], 0))))
+          return false;
+      }
+      return true;
+    };
     Node fused = op;
     if (op.opType == "Conv" || op.opType == "MatMul") {
       int dx = dqOf(input(op, 0)), dw = dqOf(input(op, 1));
@@ -1319,13 +1332,20 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       fused.inputs = ins;
     } else if (op.opType == "Add" || op.opType == "Mul" || op.opType == "LeakyRelu" ||
                op.opType == "Sigmoid" || op.opType == "GlobalAveragePool" ||
-               op.opType == "Softmax") {
+               op.opType == "Softmax" || op.opType == "AveragePool") {
       // ORT's BinarySelector / UnarySelector: every input from a DQ, the
       // inputs and the Q of one 8-bit type (here also per-tensor constant
-      // parameters, which ORT's QLinear kernels require).
+      // parameters, which ORT's QLinear kernels require). An AveragePool
+      // with dilations stays float: ORT's QLinearAveragePool refuses that
+      // attribute (the session fails to load); Kiln's fused form takes 1-D
+      // and 2-D windows (ORT's also 3-D).
       size_t arity = op.opType == "Add" || op.opType == "Mul" ? 2 : 1;
       std::vector<std::string> ins;
       bool ok = op.inputs.size() == arity;
+      if (op.opType == "AveragePool") {
+        int64_t r = rankOf(model, input(op, 0));
+        ok = ok && !op.attribute("dilations") && (r == 3 || r == 4);
+      }
       for (size_t k = 0; ok && k < arity; ++k) {
         int dx = dqOf(input(op, k));
         ok = dx >= 0 && g.knownParams(nodes[dx], true) &&
@@ -1354,6 +1374,26 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
           !(s->floats[0] > 0) || g.typeOf(input(nodes[dx], 0)) != g.zeroPointType(q))
         continue;
       fused.inputs[0] = input(nodes[dx], 0);
+    } else if (op.opType == "Concat" && !op.inputs.empty() &&
+               !(relu < 0 && everyInputLikeQ(op, q))) {
+      // ORT's InputVariadicSelector: every input from a DQ of Q's 8-bit
+      // type => QLinearConcat (inputs Y_scale, Y_zp, then X, X_scale, X_zp
+      // per input). With every input's parameters Q's (and no Relu) the
+      // pair is dropped instead, below.
+      std::vector<std::string> ins{input(q, 1), input(q, 2)};
+      bool ok = true;
+      for (size_t k = 0; ok && k < op.inputs.size(); ++k) {
+        int dx = dqOf(input(op, k));
+        ok = dx >= 0 && g.knownParams(nodes[dx], true) &&
+             g.typeOf(input(nodes[dx], 0)) == g.zeroPointType(q);
+        if (ok)
+          for (const std::string &s : qInputs(dx))
+            ins.push_back(s);
+      }
+      if (!ok)
+        continue;
+      fused.opType = "QLinearConcat";
+      fused.inputs = ins;
     } else if (movesQuantizedData(op.opType)) {
       // Concat moves every input; the others their data input 0 only.
       size_t moved = op.opType == "Concat" ? op.inputs.size() : 1;
