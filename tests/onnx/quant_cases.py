@@ -945,30 +945,33 @@ FUSED_ELEMENTWISE['qdq_averagepool_u8_whole'] = qdq_average_pool(
     'qdq_averagepool_u8_whole', U8, [1, 8, 5, 5], (0.02, 128), (0.004, 120), [5, 5])
 
 
-def qdq_concat_rescaled(name, dtype, shapes, params, py, axis):
+def qdq_concat_rescaled(name, dtype, shapes, params, py, axis, types=None):
     """DQ(x_k) -> Concat -> Q with other parameters per input =>
     QLinearConcat: each input through ORT's identity lookup table
     (QlinearBuildLookupTable: the dequantized float, MlasQuantizeLinear),
     copied where its parameters are Q's; the table is the float path's DQ
-    and Q of that element, so both agree exactly."""
+    and Q of that element, so both agree exactly. Inputs of other `types`
+    than Q's: not fused (ORT's VariadicSelector refuses them), the float
+    path, with the same values."""
+    types = types or [dtype] * len(shapes)
     nodes, inits, inputs = [], [], []
-    for k, (s, p) in enumerate(zip(shapes, params)):
+    for k, (s, p, t) in enumerate(zip(shapes, params, types)):
         nodes.append(helper.make_node('DequantizeLinear', ['x%d' % k, 's%d' % k, 'z%d' % k],
                                       ['f%d' % k]))
-        inits += [('s%d' % k, np.float32(p[0])), ('z%d' % k, NP[dtype](p[1]))]
-        inputs.append(('x%d' % k, dtype, s))
+        inits += [('s%d' % k, np.float32(p[0])), ('z%d' % k, NP[t](p[1]))]
+        inputs.append(('x%d' % k, t, s))
     nodes += [helper.make_node('Concat', ['f%d' % k for k in range(len(shapes))], ['c'],
                                axis=axis),
               helper.make_node('QuantizeLinear', ['c', 'sy', 'zy'], ['y'])]
     inits += [('sy', np.float32(py[0])), ('zy', NP[dtype](py[1]))]
-    xs = [ints(s, NP[dtype], 910 + len(CASES) + k) for k, s in enumerate(shapes)]
+    xs = [ints(s, NP[t], 910 + len(CASES) + k) for k, (s, t) in enumerate(zip(shapes, types))]
     oshape = list(np.concatenate(xs, axis=axis).shape)
     m = model(nodes, inputs, [('y', dtype, oshape)], 13, inits)
 
     def ref(*xs):
-        return [np.concatenate([quantize(dequantize(x, p[0], NP[dtype](p[1])), py[0],
+        return [np.concatenate([quantize(dequantize(x, p[0], NP[t](p[1])), py[0],
                                          NP[dtype](py[1]), NP[dtype])
-                                for x, p in zip(xs, params)], axis=axis)]
+                                for x, p, t in zip(xs, params, types)], axis=axis)]
     case(name, m, xs, ref)
     return m
 
@@ -997,7 +1000,12 @@ UNFUSED = {'qdq_conv_relu_unfused': qdq_conv(True, 'qdq_conv_relu_unfused', zy=2
            'qdq_maxpool_i8_rescaled_unfused': MAXPOOL_RESCALED}
 # Groups ORT does not fuse whose float path has only epilogue-like ops:
 # their TOSA must hold no fused kernel's table lookup (tosa.gather / table).
-UNFUSED_NO_LOOKUP = {'qdq_add_mixed_types_unfused': MIXED_ADD}
+UNFUSED_NO_LOOKUP = {
+    'qdq_add_mixed_types_unfused': MIXED_ADD,
+    'qdq_concat_mixed_types_unfused': qdq_concat_rescaled(
+        'qdq_concat_mixed_types_unfused', I8, [[2, 3, 4], [2, 2, 4]], [(0.05, 130), (0.02, 3)],
+        (0.04, -1), 1, types=[U8, I8]),
+}
 LSB_TOLERANCE = {'qdq_conv_relu_unfused': 1}
 
 # name -> (model, phrase the one error line must hold)
