@@ -892,14 +892,16 @@ def float_average_pool(x, px, py, dtype, kernel, strides, pads, cip, ceil):
     return y[:, :, 0, :] if lift else y
 
 
-def qdq_average_pool(name, dtype, shape, px, py, kernel, strides=None, pads=None, cip=0, ceil=0):
+def qdq_average_pool(name, dtype, shape, px, py, kernel, strides=None, pads=None, cip=0, ceil=0,
+                     auto_pad=None):
     """DQ -> AveragePool -> Q => QLinearAveragePool (ORT fuses every 1-D, 2-D
-    and 3-D one of one type without dilations)."""
+    and 3-D one of one type without dilations). With `auto_pad`, `pads` are
+    the ones it means (the reference's) and the model states auto_pad."""
     rank = len(kernel)
     strides = strides or [1] * rank
     pads = pads or [0] * (2 * rank)
-    attrs = dict(kernel_shape=kernel, strides=strides, pads=pads, count_include_pad=cip,
-                 ceil_mode=ceil)
+    attrs = dict(kernel_shape=kernel, strides=strides, count_include_pad=cip, ceil_mode=ceil)
+    attrs.update(dict(auto_pad=auto_pad) if auto_pad else dict(pads=pads))
     nodes = [helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
              helper.make_node('AveragePool', ['xf'], ['p'], **attrs),
              helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])]
@@ -1006,6 +1008,13 @@ UNFUSED_NO_LOOKUP = {
         'qdq_concat_mixed_types_unfused', I8, [[2, 3, 4], [2, 2, 4]], [(0.05, 130), (0.02, 3)],
         (0.04, -1), 1, types=[U8, I8]),
 }
+# auto_pad (ORT's SAME padding: the odd pad at the end for SAME_UPPER).
+FUSED_FLOAT['qdq_averagepool_u8_same_lower'] = qdq_average_pool(
+    'qdq_averagepool_u8_same_lower', U8, [1, 2, 8, 8], (0.025, 118), (0.02, 125), [3, 3], [2, 2],
+    [1, 1, 0, 0], auto_pad='SAME_LOWER')
+FUSED_FLOAT['qdq_averagepool_i8_same_upper_cip1'] = qdq_average_pool(
+    'qdq_averagepool_i8_same_upper_cip1', I8, [1, 2, 7, 8], (0.05, -4), (0.035, 3), [3, 3],
+    [2, 2], [1, 0, 1, 1], cip=1, auto_pad='SAME_UPPER')
 LSB_TOLERANCE = {'qdq_conv_relu_unfused': 1}
 
 # name -> (model, phrase the one error line must hold)
