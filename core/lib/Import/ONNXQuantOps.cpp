@@ -1336,9 +1336,9 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       // ORT's BinarySelector / UnarySelector: every input from a DQ, the
       // inputs and the Q of one 8-bit type (here also per-tensor constant
       // parameters, which ORT's QLinear kernels require). An AveragePool
-      // with dilations stays float: ORT's QLinearAveragePool refuses that
-      // attribute (the session fails to load); Kiln's fused form takes 1-D
-      // and 2-D windows (ORT's also 3-D).
+      // with a dilations attribute (even all ones) stays float: ORT's
+      // QLinearAveragePool refuses it (the session fails to load); Kiln's
+      // fused form takes 1-D and 2-D windows (ORT's also 3-D).
       size_t arity = op.opType == "Add" || op.opType == "Mul" ? 2 : 1;
       std::vector<std::string> ins;
       bool ok = op.inputs.size() == arity;
