@@ -1042,6 +1042,16 @@ REFUSED = {
                ('ws', np.float32(0.1)), ('wz', np.uint8(0)), ('ys', np.float32(0.1)),
                ('yz', np.uint8(0))]),
         '3-D QLinearConv'),
+    # ORT's int32 conversion of mean / y_scale would overflow (x_scale /
+    # y_scale 1e7): its result there is not reproduced.
+    'qdq_averagepool_overflowing_scales': (
+        model([helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),
+               helper.make_node('AveragePool', ['xf'], ['p'], kernel_shape=[2, 2]),
+               helper.make_node('QuantizeLinear', ['p', 'sy', 'zy'], ['y'])],
+              [('x', I8, [1, 1, 4, 4])], [('y', I8, [1, 1, 3, 3])], 13,
+              [('sx', np.float32(1.0)), ('zx', np.int8(0)), ('sy', np.float32(1e-7)),
+               ('zy', np.int8(0))]),
+        'can overflow int32'),
     'add_uint8': (model([helper.make_node('Add', ['a', 'a'], ['y'])],
                         [('a', U8, [3])], [('y', U8, [3])], 13),
                   'uint8'),

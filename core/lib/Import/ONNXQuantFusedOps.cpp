@@ -478,17 +478,19 @@ FailureOr<Value> poolLevels(NodeContext &ctx, Value sum, const Window &w, bool i
       if (at == counts.end())
         counts.push_back(c);
     }
-  // |sum| <= kernel * 255 * sX, with room for the float sums' rounding.
-  float bound = float(w.kernel[0] * w.kernel[1]) * 512.0f * px.scale;
-  if (!(bound / py.scale + 256.0f < 1.0e9f))
+  // A window's |sum| is at most count * 255 * sX (its elements are no more
+  // than its count), so |mean| <= 255 * sX: 260 leaves room for the float
+  // sums' rounding. Within that bound poolLevel stays monotone unless
+  // mean / sY reaches int32's range, where ORT's conversion wraps.
+  if (!(260.0f * px.scale / py.scale + 256.0f < 2.0e9f))
     return ctx.fail("x_scale / y_scale is " + std::to_string(px.scale / py.scale) +
-                    "; ORT's QLinearAveragePool overflows int32 at such ratios, which Kiln "
+                    "; ORT's QLinearAveragePool can overflow int32 at such ratios, which Kiln "
                     "does not reproduce");
   std::vector<float> table;
   std::vector<float> mid(oh * ow);
   std::vector<int32_t> base(oh * ow);
   for (int64_t c : counts) {
-    std::vector<float> t = poolThresholds(c, py, bound);
+    std::vector<float> t = poolThresholds(c, py, float(c) * 260.0f * px.scale);
     table.insert(table.end(), t.begin(), t.end());
   }
   for (int64_t k = 0; k < oh * ow; ++k) {
