@@ -823,73 +823,66 @@ def pool_axis(size, k, s, pb, pe, ceil):
     return out - 1 if ceil and (out - 1) * s >= size + pb else out
 
 
+def pool_windows(shape, kernel, strides, pads, ceil):
+    """Every output index of an N-D pool with its window clipped to the
+    input (per axis start, end) and its kernel's unclipped (start, end)."""
+    d = len(kernel)
+    outs = [pool_axis(shape[2 + a], kernel[a], strides[a], pads[a], pads[a + d], ceil)
+            for a in range(d)]
+    for idx in np.ndindex(*outs):
+        starts = [idx[a] * strides[a] - pads[a] for a in range(d)]
+        clipped = [(max(st, 0), min(st + kernel[a], shape[2 + a])) for a, st in enumerate(starts)]
+        yield outs, idx, clipped, [(st, st + kernel[a]) for a, st in enumerate(starts)]
+
+
 def ort_qlinear_average_pool(x, px, py, dtype, kernel, strides, pads, cip, ceil):
-    """QLinearAveragePool (qlinear_pool.cc) of NCHW / NCL `x`: with a kernel
-    of the whole image and no pads, QLinearGlobalAveragePool's integer path;
-    else each window's dequantized values (float32(x - zX) * sX) summed in
-    float32 in row-major order over the window clipped to the input, divided
-    by float32(count) (the kernel size with count_include_pad, also over the
-    ceil_mode overhang; else the elements inside the input), then
-    nearbyint(mean / sY + zY) in float32, saturated."""
-    lift = x.ndim == 3
-    if lift:
-        x = x[:, :, None, :]
-        kernel, strides, pads = [1] + kernel, [1] + strides, [0, pads[0], 0, pads[1]]
-    n, c, h, w = x.shape
+    """QLinearAveragePool (qlinear_pool.cc) of NC... `x` (1 to 3 spatial
+    axes): with a kernel of the whole image and no pads,
+    QLinearGlobalAveragePool's integer path; else each window's dequantized
+    values (float32(x - zX) * sX) summed in float32 in row-major order over
+    the window clipped to the input, divided by float32(count) (the kernel
+    size with count_include_pad, also over the ceil_mode overhang; else the
+    elements inside the input), then nearbyint(mean / sY + zY) in float32,
+    saturated."""
     lo, hi = RANGE[dtype]
-    if [h, w] == list(kernel) and not any(pads):
-        acc = (x.astype(np.int64) - int(px[1])).sum(axis=(2, 3), keepdims=True)
-        scale = np.float32(np.float32(px[0]) / np.float32(np.float32(py[0]) * np.float32(h * w)))
-        y = np.clip(np.rint((acc.astype(np.float32) * scale).astype(np.float32)) + int(py[1]),
-                    lo, hi).astype(dtype)
-        return y[:, :, 0, :] if lift else y
+    axes = tuple(range(2, x.ndim))
+    if list(x.shape[2:]) == list(kernel) and not any(pads):
+        acc = (x.astype(np.int64) - int(px[1])).sum(axis=axes, keepdims=True)
+        image = int(np.prod(kernel))
+        scale = np.float32(np.float32(px[0]) / np.float32(np.float32(py[0]) * np.float32(image)))
+        return np.clip(np.rint((acc.astype(np.float32) * scale).astype(np.float32)) + int(py[1]),
+                       lo, hi).astype(dtype)
     d = (x.astype(np.int32) - int(px[1])).astype(np.float32) * np.float32(px[0])
-    oh = pool_axis(h, kernel[0], strides[0], pads[0], pads[2], ceil)
-    ow = pool_axis(w, kernel[1], strides[1], pads[1], pads[3], ceil)
-    y = np.zeros((n, c, oh, ow), dtype)
-    for i in range(oh):
-        hs = i * strides[0] - pads[0]
-        he, hs = min(hs + kernel[0], h), max(hs, 0)
-        for j in range(ow):
-            ws = j * strides[1] - pads[1]
-            we, ws = min(ws + kernel[1], w), max(ws, 0)
-            acc = np.zeros((n, c), np.float32)
-            for r in range(hs, he):
-                for t in range(ws, we):
-                    acc = (acc + d[:, :, r, t]).astype(np.float32)
-            count = kernel[0] * kernel[1] if cip else (he - hs) * (we - ws)
-            mean = (acc / np.float32(count)).astype(np.float32)
-            v = ((mean / np.float32(py[0])).astype(np.float32) + np.float32(py[1])).astype(
-                np.float32)
-            y[:, :, i, j] = np.clip(np.rint(v), lo, hi).astype(dtype)
-    return y[:, :, 0, :] if lift else y
+    y = None
+    for outs, idx, clipped, _ in pool_windows(x.shape, kernel, strides, pads, ceil):
+        if y is None:
+            y = np.zeros(x.shape[:2] + tuple(outs), dtype)
+        acc = np.zeros(x.shape[:2], np.float32)
+        for tap in np.ndindex(*[e - s for s, e in clipped]):
+            at = tuple(s + t for (s, _), t in zip(clipped, tap))
+            acc = (acc + d[(slice(None), slice(None)) + at]).astype(np.float32)
+        count = int(np.prod(kernel)) if cip else int(np.prod([e - s for s, e in clipped]))
+        mean = (acc / np.float32(count)).astype(np.float32)
+        v = ((mean / np.float32(py[0])).astype(np.float32) + np.float32(py[1])).astype(np.float32)
+        y[(slice(None), slice(None)) + idx] = np.clip(np.rint(v), lo, hi).astype(dtype)
+    return y
 
 
 def float_average_pool(x, px, py, dtype, kernel, strides, pads, cip, ceil):
     """The unfused float path: DQ, AveragePool (float64 means), Q."""
-    lift = x.ndim == 3
-    if lift:
-        x = x[:, :, None, :]
-        kernel, strides, pads = [1] + kernel, [1] + strides, [0, pads[0], 0, pads[1]]
-    d = dequantize(x, px[0], dtype(px[1])).astype(np.float64)
-    n, c, h, w = d.shape
-    oh = pool_axis(h, kernel[0], strides[0], pads[0], pads[2], ceil)
-    ow = pool_axis(w, kernel[1], strides[1], pads[1], pads[3], ceil)
-    m = np.zeros((n, c, oh, ow), np.float32)
-    for i in range(oh):
-        hs = i * strides[0] - pads[0]
-        he = min(hs + kernel[0], h)
-        for j in range(ow):
-            ws = j * strides[1] - pads[1]
-            we = min(ws + kernel[1], w)
-            win = d[:, :, max(hs, 0):he, max(ws, 0):we]
-            # ONNX: count_include_pad counts the pads, not the ceil_mode overhang.
-            count = ((min(hs + kernel[0], h + pads[2]) - hs) *
-                     (min(ws + kernel[1], w + pads[3]) - ws) if cip
-                     else win.shape[2] * win.shape[3])
-            m[:, :, i, j] = win.sum(axis=(2, 3)) / count
-    y = quantize(m, py[0], dtype(py[1]), dtype)
-    return y[:, :, 0, :] if lift else y
+    f = dequantize(x, px[0], dtype(px[1])).astype(np.float64)
+    nd = len(kernel)
+    m = None
+    for outs, idx, clipped, full in pool_windows(x.shape, kernel, strides, pads, ceil):
+        if m is None:
+            m = np.zeros(x.shape[:2] + tuple(outs), np.float32)
+        win = f[(slice(None), slice(None)) + tuple(slice(s, e) for s, e in clipped)]
+        # ONNX: count_include_pad counts the pads, not the ceil_mode overhang.
+        count = (int(np.prod([min(e, x.shape[2 + a] + pads[a + nd]) - s
+                              for a, (s, e) in enumerate(full)])) if cip
+                 else int(np.prod([e - s for s, e in clipped])))
+        m[(slice(None), slice(None)) + idx] = win.sum(axis=tuple(range(2, x.ndim))) / count
+    return quantize(m, py[0], dtype(py[1]), dtype)
 
 
 def qdq_average_pool(name, dtype, shape, px, py, kernel, strides=None, pads=None, cip=0, ceil=0,
@@ -1015,6 +1008,13 @@ FUSED_FLOAT['qdq_averagepool_u8_same_lower'] = qdq_average_pool(
 FUSED_FLOAT['qdq_averagepool_i8_same_upper_cip1'] = qdq_average_pool(
     'qdq_averagepool_i8_same_upper_cip1', I8, [1, 2, 7, 8], (0.05, -4), (0.035, 3), [3, 3],
     [2, 2], [1, 0, 1, 1], cip=1, auto_pad='SAME_UPPER')
+# 3-D windows (strides, pads; count_include_pad 0, and 1 with ceil_mode).
+FUSED_FLOAT['qdq_averagepool_u8_3d'] = qdq_average_pool(
+    'qdq_averagepool_u8_3d', U8, [1, 2, 5, 6, 7], (0.03, 125), (0.021, 130), [2, 3, 3], [1, 2, 2],
+    [1, 0, 1, 0, 1, 1])
+FUSED_FLOAT['qdq_averagepool_i8_3d_ceil_cip1'] = qdq_average_pool(
+    'qdq_averagepool_i8_3d_ceil_cip1', I8, [1, 2, 4, 6, 5], (0.04, 2), (0.03, -1), [2, 2, 3],
+    [2, 2, 2], [0, 1, 1, 1, 1, 0], cip=1, ceil=1)
 LSB_TOLERANCE = {'qdq_conv_relu_unfused': 1}
 
 # name -> (model, phrase the one error line must hold)
@@ -1042,7 +1042,7 @@ REFUSED = {
                ('ws', np.float32(0.1)), ('wz', np.uint8(0)), ('ys', np.float32(0.1)),
                ('yz', np.uint8(0))]),
         '3-D QLinearConv'),
-    # ORT's int32 conversion of mean / y_scale would overflow (x_scale /
+    # ORT's int32 conversion of mean / y_scale could overflow (x_scale /
     # y_scale 1e7): its result there is not reproduced.
     'qdq_averagepool_overflowing_scales': (
         model([helper.make_node('DequantizeLinear', ['x', 'sx', 'zx'], ['xf']),

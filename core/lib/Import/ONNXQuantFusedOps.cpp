@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
 #include "ONNXQuantHelpers.h"
-#include "ONNXWindow.h"
+#include "WindowShape.h"
 
 #include <algorithm>
 #include <cmath>
@@ -414,41 +414,100 @@ std::vector<float> poolThresholds(int64_t count, const TensorParams &py, float b
   return t;
 }
 
-/// The window sums of ORT's QLinearAveragePool (QLinearPool2DTask): x
-/// [N, C, H, W] (i8 storage) padded with its zero point, dequantized as
+/// A pool's windows over its D spatial axes (1 to 3), as ORT's
+/// PoolAttributes sizes them: per axis the input size, kernel, stride, the
+/// pads (auto_pad's where it is set) and the output size (WindowShape's
+/// fitWindow: floor, or ceil_mode's ceil less a last window that would start
+/// in the end padding).
+struct PoolGeometry {
+  std::vector<int64_t> in, kernel, stride, padBegin, padEnd, out;
+};
+
+FailureOr<PoolGeometry> poolGeometry(NodeContext &ctx, llvm::ArrayRef<int64_t> xs) {
+  size_t d = xs.size() - 2;
+  PoolGeometry g;
+  g.kernel = ctx.attrInts("kernel_shape");
+  g.stride = ctx.attrInts("strides", std::vector<int64_t>(d, 1));
+  std::vector<int64_t> pads = ctx.attrInts("pads", std::vector<int64_t>(2 * d, 0));
+  std::string autoPad = ctx.attrString("auto_pad", "NOTSET");
+  if (g.kernel.size() != d || g.stride.size() != d || pads.size() != 2 * d)
+    return ctx.fail("kernel_shape, strides and pads must have " + llvm::Twine(d) + " and " +
+                    llvm::Twine(2 * d) + " values for a " + llvm::Twine(d) + "-D input");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return ctx.fail("auto_pad '" + autoPad + "' is not supported");
+  bool ceil = ctx.attrInt("ceil_mode", 0) != 0;
+  for (size_t a = 0; a < d; ++a) {
+    int64_t in = xs[2 + a], k = g.kernel[a], s = g.stride[a], pb = pads[a], pe = pads[a + d];
+    if (autoPad == "VALID") {
+      pb = pe = 0;
+    } else if (autoPad != "NOTSET") {
+      int64_t total = std::max<int64_t>(((in + s - 1) / s - 1) * s + k - in, 0);
+      pb = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    }
+    if (k < 1 || s < 1 || pb < 0 || pe < 0 || pb >= k || pe >= k)
+      return ctx.fail("kernel " + llvm::Twine(k) + ", stride " + llvm::Twine(s) + ", pads " +
+                      llvm::Twine(pb) + " and " + llvm::Twine(pe) +
+                      ": ORT's QLinearAveragePool asks kernel and stride >= 1 and 0 <= pads < "
+                      "kernel");
+    WindowAxis axis{in, k, s, 1, pb, pe};
+    if (axis.span() < 0)
+      return ctx.fail("the padded input size " + llvm::Twine(axis.span() + k) +
+                      " is smaller than the kernel " + llvm::Twine(k) + ": there is no output");
+    g.in.push_back(in);
+    g.padBegin.push_back(pb);
+    g.padEnd.push_back(pe);
+    g.out.push_back(fitWindow(axis, ceil ? WindowRounding::Ceil : WindowRounding::Floor).out);
+  }
+  return g;
+}
+
+/// The window sums of ORT's QLinearAveragePool (QLinearPool1D/2D/3DTask): x
+/// [N, C, d1, ...] (i8 storage) padded with its zero point, dequantized as
 /// DequantizeLinear does (float(x - zX) * sX, padding 0), then per output
 /// the float sum of its kernel taps in row-major order, each tap a strided
-/// slice: [N, C, OH, OW] f32. Padding taps add +0, which leaves ORT's sum of
-/// the taps inside the input unchanged.
-Value windowSums(NodeContext &ctx, Value x, const TensorParams &px, const Window &w) {
-  std::vector<int64_t> s = shapeOf(x);
-  int64_t need[2], padEnd[2];
-  for (int d = 0; d < 2; ++d) {
-    need[d] = w.stride[d] * w.out[d] + w.kernel[d] - 1;
-    padEnd[d] = std::max<int64_t>(need[d] - w.padBegin[d] - s[2 + d], 0);
+/// slice: [N, C, o1, ...] f32. Padding taps add +0, which leaves ORT's sum
+/// of the taps inside the input unchanged.
+Value windowSums(NodeContext &ctx, Value x, const TensorParams &px, const PoolGeometry &g) {
+  std::vector<int64_t> s = shapeOf(x), padded = s, tapSize = s;
+  size_t d = g.kernel.size(), rank = s.size();
+  std::vector<int32_t> pads(2 * rank, 0);
+  for (size_t a = 0; a < d; ++a) {
+    int64_t need = g.stride[a] * g.out[a] + g.kernel[a] - 1;
+    int64_t end = std::max<int64_t>(need - g.padBegin[a] - s[2 + a], 0);
+    pads[2 * (2 + a)] = int32_t(g.padBegin[a]);
+    pads[2 * (2 + a) + 1] = int32_t(end);
+    padded[2 + a] += g.padBegin[a] + end;
+    tapSize[2 + a] = g.stride[a] * g.out[a];
   }
-  std::vector<int64_t> padded{s[0], s[1], s[2] + w.padBegin[0] + padEnd[0],
-                              s[3] + w.padBegin[1] + padEnd[1]};
   int32_t zx = px.zp - offsetOf(px.type);
-  Value pads = ctx.constI32({4, 2}, {0, 0, 0, 0, int32_t(w.padBegin[0]), int32_t(padEnd[0]),
-                                     int32_t(w.padBegin[1]), int32_t(padEnd[1])});
-  Value in = ctx.create<tosa::PadOp>(tensorOf(padded, i8Type(ctx)), x, pads,
+  Value in = ctx.create<tosa::PadOp>(tensorOf(padded, i8Type(ctx)), x,
+                                     ctx.constI32({int64_t(rank), 2}, pads),
                                      constI8(ctx, {}, {int8_t(zx)}), nullptr);
-  Value c = binary<tosa::SubOp>(ctx, cast(ctx, in, i32Type(ctx)), channelI32(ctx, {zx}, 4, 0));
-  Value f =
-      ordered(ctx, mul(ctx, cast(ctx, c, ctx.builder().getF32Type()), ctx.scalarF32(px.scale, 4)));
-  int64_t oh = w.out[0], ow = w.out[1], sh = w.stride[0], sw = w.stride[1];
+  Value c = binary<tosa::SubOp>(ctx, cast(ctx, in, i32Type(ctx)),
+                                channelI32(ctx, {zx}, int64_t(rank), 0));
+  Value f = ordered(ctx, mul(ctx, cast(ctx, c, ctx.builder().getF32Type()),
+                             ctx.scalarF32(px.scale, int64_t(rank))));
   Value sum;
-  for (int64_t i = 0; i < w.kernel[0]; ++i)
-    for (int64_t j = 0; j < w.kernel[1]; ++j) {
-      Value tap = ctx.slice(f, {0, 0, i, j}, {s[0], s[1], sh * oh, sw * ow});
-      if (sh > 1 || sw > 1) {
-        tap = ctx.reshape(tap, {s[0] * s[1], oh, sh, ow, sw});
-        tap = ctx.slice(tap, {0, 0, 0, 0, 0}, {s[0] * s[1], oh, 1, ow, 1});
-      }
-      tap = ctx.reshape(tap, {s[0], s[1], oh, ow});
-      sum = sum ? ordered(ctx, binary<tosa::AddOp>(ctx, sum, tap)) : tap;
+  for (int64_t t = 0, taps = product(g.kernel); t < taps; ++t) {
+    std::vector<int64_t> start(rank, 0);
+    for (int64_t a = int64_t(d) - 1, r = t; a >= 0; r /= g.kernel[a], --a)
+      start[2 + a] = r % g.kernel[a];
+    Value tap = ctx.slice(f, start, tapSize);
+    for (size_t a = 0; a < d; ++a) {
+      if (g.stride[a] == 1)
+        continue;
+      std::vector<int64_t> ts = shapeOf(tap);
+      int64_t before = product(llvm::ArrayRef<int64_t>(ts).take_front(2 + a));
+      int64_t after = product(llvm::ArrayRef<int64_t>(ts).drop_front(3 + a));
+      tap = ctx.reshape(tap, {before, g.out[a], g.stride[a], after});
+      tap = ctx.slice(tap, {0, 0, 0, 0}, {before, g.out[a], 1, after});
+      ts[2 + a] = g.out[a];
+      tap = ctx.reshape(tap, ts);
     }
+    sum = sum ? ordered(ctx, binary<tosa::AddOp>(ctx, sum, tap)) : tap;
+  }
   return sum;
 }
 
@@ -459,25 +518,27 @@ int64_t insideCount(int64_t o, int64_t in, int64_t kernel, int64_t stride, int64
   return std::min(start + kernel, in) - std::max<int64_t>(start, 0);
 }
 
-/// The quantized level of every window sum `sum` [N, C, OH, OW], as
+/// The quantized level of every window sum `sum` [N, C, o1, ...], as
 /// poolLevel computes it: a binary search (8 steps, tosa.gather) in the
 /// poolThresholds of the window's count (kernel size with
 /// count_include_pad, else the elements inside the input); Y's storage, i8.
-FailureOr<Value> poolLevels(NodeContext &ctx, Value sum, const Window &w, bool includePad,
+FailureOr<Value> poolLevels(NodeContext &ctx, Value sum, const PoolGeometry &g, bool includePad,
                             const TensorParams &px, const TensorParams &py) {
-  int64_t oh = w.out[0], ow = w.out[1];
-  std::vector<int64_t> counts, slot(oh * ow);
-  for (int64_t i = 0; i < oh; ++i)
-    for (int64_t j = 0; j < ow; ++j) {
-      int64_t c = w.kernel[0] * w.kernel[1];
-      if (!includePad)
-        c = insideCount(i, w.in[0], w.kernel[0], w.stride[0], w.padBegin[0]) *
-            insideCount(j, w.in[1], w.kernel[1], w.stride[1], w.padBegin[1]);
-      auto at = std::find(counts.begin(), counts.end(), c);
-      slot[i * ow + j] = at - counts.begin();
-      if (at == counts.end())
-        counts.push_back(c);
+  size_t d = g.out.size();
+  int64_t rank = int64_t(d) + 2, positions = product(g.out);
+  std::vector<int64_t> counts, slot(positions);
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t c = product(g.kernel);
+    if (!includePad) {
+      c = 1;
+      for (int64_t a = int64_t(d) - 1, r = p; a >= 0; r /= g.out[a], --a)
+        c *= insideCount(r % g.out[a], g.in[a], g.kernel[a], g.stride[a], g.padBegin[a]);
     }
+    auto at = std::find(counts.begin(), counts.end(), c);
+    slot[p] = at - counts.begin();
+    if (at == counts.end())
+      counts.push_back(c);
+  }
   // A window's |sum| is at most count * 255 * sX (its elements are no more
   // than its count), so |mean| <= 255 * sX: 260 leaves room for the float
   // sums' rounding. Within that bound poolLevel stays monotone unless
@@ -487,37 +548,38 @@ FailureOr<Value> poolLevels(NodeContext &ctx, Value sum, const Window &w, bool i
                     "; ORT's QLinearAveragePool can overflow int32 at such ratios, which Kiln "
                     "does not reproduce");
   std::vector<float> table;
-  std::vector<float> mid(oh * ow);
-  std::vector<int32_t> base(oh * ow);
   for (int64_t c : counts) {
     std::vector<float> t = poolThresholds(c, py, float(c) * 260.0f * px.scale);
     table.insert(table.end(), t.begin(), t.end());
   }
-  for (int64_t k = 0; k < oh * ow; ++k) {
-    base[k] = int32_t(slot[k] * 256);
-    mid[k] = table[base[k] + 128];
+  std::vector<float> mid(positions);
+  std::vector<int32_t> base(positions);
+  for (int64_t p = 0; p < positions; ++p) {
+    base[p] = int32_t(slot[p] * 256);
+    mid[p] = table[base[p] + 128];
   }
+  std::vector<int64_t> posShape{1, 1};
+  posShape.insert(posShape.end(), g.out.begin(), g.out.end());
   int64_t total = product(shapeOf(sum));
   Value values = ctx.constF32({1, int64_t(table.size()), 1}, table);
-  Value bases = ctx.constI32({1, 1, oh, ow}, base);
-  Value level =
-      select(ctx, compare<tosa::GreaterEqualOp>(ctx, sum, ctx.constF32({1, 1, oh, ow}, mid)),
-             channelI32(ctx, {128}, 4, 0), channelI32(ctx, {0}, 4, 0));
+  Value bases = ctx.constI32(posShape, base);
+  Value level = select(ctx, compare<tosa::GreaterEqualOp>(ctx, sum, ctx.constF32(posShape, mid)),
+                       channelI32(ctx, {128}, rank, 0), channelI32(ctx, {0}, rank, 0));
   for (int32_t step = 64; step >= 1; step /= 2) {
-    Value cand = binary<tosa::AddOp>(ctx, level, channelI32(ctx, {step}, 4, 0));
+    Value cand = binary<tosa::AddOp>(ctx, level, channelI32(ctx, {step}, rank, 0));
     Value index = ctx.reshape(binary<tosa::AddOp>(ctx, cand, bases), {1, total});
     Value t = ctx.create<tosa::GatherOp>(ctx.f32Type({1, total, 1}), values, index);
     t = ctx.reshape(t, shapeOf(sum));
     level = select(ctx, compare<tosa::GreaterEqualOp>(ctx, sum, t), cand, level);
   }
   int32_t lo = rangeOf(py.type).first;
-  level = binary<tosa::AddOp>(ctx, level, channelI32(ctx, {lo - offsetOf(py.type)}, 4, 0));
+  level = binary<tosa::AddOp>(ctx, level, channelI32(ctx, {lo - offsetOf(py.type)}, rank, 0));
   return cast(ctx, level, i8Type(ctx));
 }
 
 /// Kiln's fused QDQ AveragePool (ORT's QLinearAveragePool: X, X_scale,
-/// X_zp, Y_scale, Y_zp; X [N, C, H, W] or [N, C, L] -> Y [N, C, OH, OW] or
-/// [N, C, OL]; kernel_shape, strides, pads, auto_pad, ceil_mode,
+/// X_zp, Y_scale, Y_zp; X [N, C, d1, ...] of 1 to 3 spatial axes -> Y
+/// [N, C, o1, ...]; kernel_shape, strides, pads, auto_pad, ceil_mode,
 /// count_include_pad; no dilations, which ORT's kernel does not take), as
 /// qlinear_pool.cc computes it: with a kernel of the whole image and no
 /// pads, QLinearGlobalAveragePool's integer arithmetic (globalAverage);
@@ -527,34 +589,27 @@ FailureOr<Value> poolLevels(NodeContext &ctx, Value sum, const Window &w, bool i
 /// y_scale, plus zY, nearbyint and saturated (poolLevels).
 LogicalResult convertFusedAveragePool(NodeContext &ctx) {
   FailureOr<UnaryOperand> op = unaryOperand(ctx);
-  if (failed(op) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
+  if (failed(op))
     return failure();
+  std::vector<int64_t> xs = shapeOf(op->x);
+  if (xs.size() < 3 || xs.size() > 5)
+    return ctx.fail("AveragePool takes X [N, C, d1, ...] of 1 to 3 spatial axes; it has shape " +
+                    shapeString(xs));
   if (!ctx.hasAttr("kernel_shape"))
     return ctx.fail("attribute kernel_shape is missing");
-  std::vector<int64_t> xs = ctx.inputShape(0);
-  FailureOr<Window> win = readWindow(ctx, xs, ctx.attrInts("kernel_shape"));
-  if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
+  FailureOr<PoolGeometry> g = poolGeometry(ctx, xs);
+  if (failed(g))
     return failure();
-  Window w = *win;
-  for (int d = 0; d < 2; ++d)
-    if (w.padBegin[d] >= w.kernel[d] || w.padEnd[d] - w.overhang[d] >= w.kernel[d])
-      return ctx.fail("a pad is not smaller than the kernel size " + llvm::Twine(w.kernel[d]) +
-                      " (ORT's QLinearAveragePool asks pads < kernel)");
-  int64_t rank = int64_t(xs.size());
-  Value x = lift2D(ctx, op->x);
-  bool noPads = w.padBegin[0] == 0 && w.padBegin[1] == 0 && w.padEnd[0] == w.overhang[0] &&
-                w.padEnd[1] == w.overhang[1];
-  bool whole = w.kernel[0] == w.in[0] && w.kernel[1] == w.in[1];
+  bool noPads = std::all_of(g->padBegin.begin(), g->padBegin.end(), [](int64_t p) { return !p; }) &&
+                std::all_of(g->padEnd.begin(), g->padEnd.end(), [](int64_t p) { return !p; });
   FailureOr<Value> y;
-  if (whole && noPads) {
-    y = globalAverage(ctx, x, op->px, op->py);
+  if (noPads && g->kernel == g->in) {
+    y = globalAverage(ctx, op->x, op->px, op->py);
   } else {
-    Value sum = windowSums(ctx, x, op->px, w);
-    y = poolLevels(ctx, sum, w, ctx.attrInt("count_include_pad", 0) != 0, op->px, op->py);
+    Value sum = windowSums(ctx, op->x, op->px, *g);
+    y = poolLevels(ctx, sum, *g, ctx.attrInt("count_include_pad", 0) != 0, op->px, op->py);
   }
-  if (failed(y))
-    return failure();
-  return ctx.setQuantizedOutput(0, unlift(ctx, *y, rank), op->py.type);
+  return failed(y) ? failure() : ctx.setQuantizedOutput(0, *y, op->py.type);
 }
 
 /// Kiln's fused QDQ Concat of inputs with their own parameters (ORT's

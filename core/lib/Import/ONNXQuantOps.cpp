@@ -1099,15 +1099,14 @@ void registerQuantOps(ConverterTable &table) {
 //     QLinearSigmoid (ORT's 256-entry tables)
 //   - DQ -> GlobalAveragePool / Softmax -> Q, one type    =>
 //     QLinearGlobalAveragePool / QLinearSoftmax (ONNXQuantFusedOps.cpp)
-//   - DQ -> AveragePool (1-D or 2-D, no dilations) -> Q, one type
+//   - DQ -> AveragePool (1-D to 3-D, no dilations) -> Q, one type
 //                                                        => QLinearAveragePool
 //   - DQ... -> Concat -> Q, every input of Q's type, some parameters not
 //     Q's                                                => QLinearConcat
 //   - DQ -> MaxPool (2-D, no dilations, opset 12+) -> Q with one positive
 //     scale and zero point: the pair is dropped (ORT's DropQDQNodes)
-// Other groups (Resize, Add/Mul/Concat of mixed types, a 3-D AveragePool)
-// stay float between their DQ and Q (docs/design.md says where that can
-// differ from ORT).
+// Other groups (Resize, Add/Mul/Concat of mixed types) stay float between their DQ and Q
+// (docs/design.md says where that can differ from ORT).
 
 namespace {
 
@@ -1337,14 +1336,14 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
       // inputs and the Q of one 8-bit type (here also per-tensor constant
       // parameters, which ORT's QLinear kernels require). An AveragePool
       // with a dilations attribute (even all ones) stays float: ORT's
-      // QLinearAveragePool refuses it (the session fails to load); Kiln's
-      // fused form takes 1-D and 2-D windows (ORT's also 3-D).
+      // QLinearAveragePool refuses it (the session fails to load). 1-D to
+      // 3-D windows, as ORT's kernel takes.
       size_t arity = op.opType == "Add" || op.opType == "Mul" ? 2 : 1;
       std::vector<std::string> ins;
       bool ok = op.inputs.size() == arity;
       if (op.opType == "AveragePool") {
         int64_t r = rankOf(model, input(op, 0));
-        ok = ok && !op.attribute("dilations") && (r == 3 || r == 4);
+        ok = ok && !op.attribute("dilations") && r >= 3 && r <= 5;
       }
       for (size_t k = 0; ok && k < arity; ++k) {
         int dx = dqOf(input(op, k));
