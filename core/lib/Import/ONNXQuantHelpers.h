@@ -15,8 +15,9 @@
 
 namespace kiln::onnx {
 
-/// Kiln's fused QDQ Add, Mul, LeakyRelu, Sigmoid, GlobalAveragePool and Softmax
-/// (ORT's contrib QLinear kernels; ONNXQuantFusedOps.cpp).
+/// Kiln's fused QDQ Add, Mul, LeakyRelu, Sigmoid, GlobalAveragePool, Softmax,
+/// AveragePool and Concat (ORT's contrib QLinear kernels;
+/// ONNXQuantFusedOps.cpp).
 void registerQuantFusedOps(ConverterTable &table);
 
 namespace quant {

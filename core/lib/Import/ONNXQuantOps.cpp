@@ -1099,12 +1099,14 @@ void registerQuantOps(ConverterTable &table) {
 //     QLinearSigmoid (ORT's 256-entry tables)
 //   - DQ -> GlobalAveragePool / Softmax -> Q, one type    =>
 //     QLinearGlobalAveragePool / QLinearSoftmax (ONNXQuantFusedOps.cpp)
+//   - DQ -> AveragePool (1-D to 3-D, no dilations) -> Q, one type
+//                                                        => QLinearAveragePool
+//   - DQ... -> Concat -> Q, every input of Q's type, some parameters not
+//     Q's                                                => QLinearConcat
 //   - DQ -> MaxPool (2-D, no dilations, opset 12+) -> Q with one positive
 //     scale and zero point: the pair is dropped (ORT's DropQDQNodes)
-// Other groups (AveragePool, Resize,
-// Concat of other scales, Add/Mul of mixed types) stay float between their
-// DQ and Q; ORT computes the first three with its contrib QLinear kernels'
-// own arithmetic (docs/design.md says where that can differ).
+// Other groups (Resize, Add/Mul/Concat of mixed types) stay float between their DQ and Q
+// (docs/design.md says where that can differ from ORT).
 
 namespace {
 
@@ -1232,13 +1234,55 @@ int64_t rankOf(const Model &model, const std::string &name) {
   return in == model.initializers.end() ? -1 : int64_t(in->second.dims.size());
 }
 
+/// Input `k` of `n`, or "" past its inputs.
+std::string inputOf(const Node &n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : ""; }
+
+/// The x, x_scale and x_zero_point inputs of every DQ feeding `op`'s first
+/// `arity` inputs, each DQ's parameters known and per tensor and its x of
+/// Q's 8-bit type (ORT's Unary / Binary / InputVariadicSelector, which ask
+/// one type; per-tensor constants are what ORT's QLinear kernels take);
+/// empty when one is not.
+std::vector<std::string> dqInputsOfType(const QDQGraph &g, const Node &op, size_t arity,
+                                        const Node &q) {
+  std::vector<std::string> ins;
+  for (size_t k = 0; k < arity; ++k) {
+    int dx = g.producedBy(inputOf(op, k), "DequantizeLinear");
+    if (dx < 0 || !g.knownParams(g.nodes[dx], true) ||
+        g.typeOf(inputOf(g.nodes[dx], 0)) != g.zeroPointType(q))
+      return {};
+    for (size_t j = 0; j < 3; ++j)
+      ins.push_back(inputOf(g.nodes[dx], j));
+  }
+  return ins;
+}
+
+/// Whether a QDQ AveragePool fuses: 1-D to 3-D windows, as ORT's
+/// QLinearAveragePool takes, and no dilations attribute (even all ones),
+/// which ORT's kernel refuses (ORT fuses the group, then fails to load the
+/// session): such a group stays float.
+bool poolFuses(const Node &op, const Model &model) {
+  int64_t r = rankOf(model, inputOf(op, 0));
+  return !op.attribute("dilations") && r >= 3 && r <= 5;
+}
+
+/// Whether every input of `op` comes from a DQ with `q`'s parameters (then
+/// a Concat's pair is dropped: ORT's QLinearConcat only copies).
+bool everyInputLike(const QDQGraph &g, const Node &op, const Node &q) {
+  for (size_t k = 0; k < op.inputs.size(); ++k) {
+    int dx = g.producedBy(inputOf(op, k), "DequantizeLinear");
+    if (dx < 0 || !g.knownParams(g.nodes[dx], true) || !g.sameParams(g.nodes[dx], q) ||
+        !isQuantType(g.typeOf(inputOf(g.nodes[dx], 0))))
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
   QDQGraph g(nodes, model);
   std::vector<Node> out = nodes;
   std::vector<bool> erased(nodes.size(), false);
-  auto input = [](const Node &n, size_t k) { return k < n.inputs.size() ? n.inputs[k] : ""; };
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Node &op = nodes[i];
     if (!op.domain.empty() && op.domain != "ai.onnx")
@@ -1254,7 +1298,7 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
     }
     if (qi < 0 || nodes[qi].opType != "QuantizeLinear" || erased[qi] ||
         !g.knownParams(nodes[qi], true) ||
-        input(nodes[qi], 0) != (relu >= 0 ? nodes[relu].outputs[0] : op.outputs[0]))
+        inputOf(nodes[qi], 0) != (relu >= 0 ? nodes[relu].outputs[0] : op.outputs[0]))
       continue;
     const Node &q = nodes[qi];
     if (relu >= 0 && !g.zeroPointIsMinimum(q))
@@ -1264,28 +1308,28 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
     auto dqOf = [&](const std::string &name) { return g.producedBy(name, "DequantizeLinear"); };
     auto qInputs = [&](int d) {
       const Node &n = nodes[d];
-      return std::vector<std::string>{input(n, 0), input(n, 1), input(n, 2)};
+      return std::vector<std::string>{inputOf(n, 0), inputOf(n, 1), inputOf(n, 2)};
     };
     Node fused = op;
     if (op.opType == "Conv" || op.opType == "MatMul") {
-      int dx = dqOf(input(op, 0)), dw = dqOf(input(op, 1));
+      int dx = dqOf(inputOf(op, 0)), dw = dqOf(inputOf(op, 1));
       if (dx < 0 || dw < 0 || !g.knownParams(nodes[dx], true) ||
-          !isQuantType(g.typeOf(input(nodes[dx], 0))) ||
-          !isQuantType(g.typeOf(input(nodes[dw], 0))))
+          !isQuantType(g.typeOf(inputOf(nodes[dx], 0))) ||
+          !isQuantType(g.typeOf(inputOf(nodes[dw], 0))))
         continue;
-      int64_t wRank = rankOf(model, input(nodes[dw], 0));
+      int64_t wRank = rankOf(model, inputOf(nodes[dw], 0));
       if (!g.knownParams(nodes[dw], false, op.opType == "Conv" ? 0 : wRank - 1, wRank))
         continue;
       std::vector<std::string> ins = qInputs(dx);
       for (const std::string &s : qInputs(dw))
         ins.push_back(s);
-      ins.push_back(input(q, 1));
-      ins.push_back(input(q, 2));
-      if (op.opType == "Conv" && !input(op, 2).empty()) {
-        int db = dqOf(input(op, 2));
-        if (db < 0 || g.typeOf(input(nodes[db], 0)) != kInt32)
+      ins.push_back(inputOf(q, 1));
+      ins.push_back(inputOf(q, 2));
+      if (op.opType == "Conv" && !inputOf(op, 2).empty()) {
+        int db = dqOf(inputOf(op, 2));
+        if (db < 0 || g.typeOf(inputOf(nodes[db], 0)) != kInt32)
           continue;
-        ins.push_back(input(nodes[db], 0));
+        ins.push_back(inputOf(nodes[db], 0));
       }
       fused.opType = op.opType == "Conv" ? "QLinearConv" : "QLinearMatMul";
       fused.inputs = ins;
@@ -1295,75 +1339,79 @@ std::vector<Node> fuseQDQ(const std::vector<Node> &nodes, const Model &model) {
         return !a ? def : a->kind == Attribute::Float ? a->f : float(a->i);
       };
       bool transB = attr("transB", 0) != 0;
-      int dx = dqOf(input(op, 0)), dw = dqOf(input(op, 1));
+      int dx = dqOf(inputOf(op, 0)), dw = dqOf(inputOf(op, 1));
       if (attr("alpha", 1) != 1 || attr("beta", 1) != 1 || attr("transA", 0) != 0 || dx < 0 ||
           dw < 0 || !g.knownParams(nodes[dx], true) ||
           !g.knownParams(nodes[dw], false, transB ? 0 : 1, 2) ||
-          !isQuantType(g.typeOf(input(nodes[dx], 0))) ||
-          !isQuantType(g.typeOf(input(nodes[dw], 0))))
+          !isQuantType(g.typeOf(inputOf(nodes[dx], 0))) ||
+          !isQuantType(g.typeOf(inputOf(nodes[dw], 0))))
         continue;
       std::vector<std::string> ins = qInputs(dx);
       for (const std::string &s : qInputs(dw))
         ins.push_back(s);
-      if (!input(op, 2).empty()) {
-        int db = dqOf(input(op, 2));
-        if (db < 0 || g.typeOf(input(nodes[db], 0)) != kInt32)
+      if (!inputOf(op, 2).empty()) {
+        int db = dqOf(inputOf(op, 2));
+        if (db < 0 || g.typeOf(inputOf(nodes[db], 0)) != kInt32)
           continue;
-        ins.push_back(input(nodes[db], 0));
+        ins.push_back(inputOf(nodes[db], 0));
       } else {
         ins.push_back("");
       }
-      ins.push_back(input(q, 1));
-      ins.push_back(input(q, 2));
+      ins.push_back(inputOf(q, 1));
+      ins.push_back(inputOf(q, 2));
       fused.opType = "QGemm";
       fused.inputs = ins;
     } else if (op.opType == "Add" || op.opType == "Mul" || op.opType == "LeakyRelu" ||
                op.opType == "Sigmoid" || op.opType == "GlobalAveragePool" ||
-               op.opType == "Softmax") {
+               op.opType == "Softmax" || op.opType == "AveragePool") {
       // ORT's BinarySelector / UnarySelector: every input from a DQ, the
       // inputs and the Q of one 8-bit type (here also per-tensor constant
       // parameters, which ORT's QLinear kernels require).
       size_t arity = op.opType == "Add" || op.opType == "Mul" ? 2 : 1;
-      std::vector<std::string> ins;
-      bool ok = op.inputs.size() == arity;
-      for (size_t k = 0; ok && k < arity; ++k) {
-        int dx = dqOf(input(op, k));
-        ok = dx >= 0 && g.knownParams(nodes[dx], true) &&
-             g.typeOf(input(nodes[dx], 0)) == g.zeroPointType(q);
-        if (ok)
-          for (const std::string &s : qInputs(dx))
-            ins.push_back(s);
-      }
-      if (!ok)
+      if (op.inputs.size() != arity || (op.opType == "AveragePool" && !poolFuses(op, model)))
         continue;
-      ins.push_back(input(q, 1));
-      ins.push_back(input(q, 2));
+      std::vector<std::string> ins = dqInputsOfType(g, op, arity, q);
+      if (ins.empty())
+        continue;
+      ins.push_back(inputOf(q, 1));
+      ins.push_back(inputOf(q, 2));
       fused.opType = "QLinear" + op.opType;
       fused.inputs = ins;
     } else if (op.opType == "MaxPool") {
       // ORT's DropQDQNodesSelector for MaxPool-12: one type, equal
       // parameters, a positive scale (it would reverse the order); Kiln's
       // i8 MaxPool takes 2-D windows without dilations.
-      int dx = dqOf(input(op, 0));
+      int dx = dqOf(inputOf(op, 0));
       const Attribute *dil = op.attribute("dilations");
       bool plain =
           !dil || std::all_of(dil->ints.begin(), dil->ints.end(), [](int64_t d) { return d == 1; });
-      const Tensor *s = g.constant(input(q, 1));
+      const Tensor *s = g.constant(inputOf(q, 1));
       if (relu >= 0 || model.opset < 12 || !plain || dx < 0 || rankOf(model, op.inputs[0]) != 4 ||
           !g.knownParams(nodes[dx], true) || !g.sameParams(nodes[dx], q) || !s ||
-          !(s->floats[0] > 0) || g.typeOf(input(nodes[dx], 0)) != g.zeroPointType(q))
+          !(s->floats[0] > 0) || g.typeOf(inputOf(nodes[dx], 0)) != g.zeroPointType(q))
         continue;
-      fused.inputs[0] = input(nodes[dx], 0);
+      fused.inputs[0] = inputOf(nodes[dx], 0);
+    } else if (op.opType == "Concat" && !op.inputs.empty() &&
+               !(relu < 0 && everyInputLike(g, op, q))) {
+      // ORT's InputVariadicSelector => QLinearConcat (inputs Y_scale, Y_zp,
+      // then X, X_scale, X_zp per input). With every input's parameters
+      // Q's (and no Relu) the pair is dropped instead, below.
+      std::vector<std::string> ins = dqInputsOfType(g, op, op.inputs.size(), q);
+      if (ins.empty())
+        continue;
+      ins.insert(ins.begin(), {inputOf(q, 1), inputOf(q, 2)});
+      fused.opType = "QLinearConcat";
+      fused.inputs = ins;
     } else if (movesQuantizedData(op.opType)) {
       // Concat moves every input; the others their data input 0 only.
       size_t moved = op.opType == "Concat" ? op.inputs.size() : 1;
       bool ok = relu < 0 && !op.inputs.empty();
       for (size_t k = 0; ok && k < moved; ++k) {
-        int dx = dqOf(input(op, k));
+        int dx = dqOf(inputOf(op, k));
         ok = dx >= 0 && g.knownParams(nodes[dx], true) && g.sameParams(nodes[dx], q) &&
-             isQuantType(g.typeOf(input(nodes[dx], 0)));
+             isQuantType(g.typeOf(inputOf(nodes[dx], 0)));
         if (ok)
-          fused.inputs[k] = input(nodes[dx], 0);
+          fused.inputs[k] = inputOf(nodes[dx], 0);
       }
       if (!ok)
         continue;
