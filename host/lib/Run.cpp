@@ -329,6 +329,9 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     for (const IOInfo &in : result.inputs)
       expected += (expected.empty() ? " '" : ", '") + in.name + "' " +
                   tensorTypeText(in.shape, in.dtype);
+    if (result.inputs.empty()) // every input fixed (--fix-value) or none at all
+      return makeError("the model takes no inputs, " + llvm::Twine(given.size()) +
+                       " given (inputs fixed to values at compile time are not given again)");
     return makeError("the model takes " + llvm::Twine(result.inputs.size()) +
                      " input(s), " + llvm::Twine(given.size()) +
                      " given; expected, in order:" + expected);

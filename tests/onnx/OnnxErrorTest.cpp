@@ -89,6 +89,12 @@ TEST(OnnxErrors, SharedSymbolSuggestionCompiles) {
   EXPECT_EQ(r.exitCode, 0) << r.output;
 }
 
+// libonnx's checker names a node by its name alone; the error names its
+// index and operator too.
+TEST(OnnxErrors, CheckerRefusalNamesTheNode) {
+  expectCompileError("conv_missing_weight.onnx", {"node #1 Conv \"conv_1\"", "input size 1"});
+}
+
 // Reshape's new shape is a graph input: the output shape is known only at
 // run time, so the node and its shape input are named.
 TEST(OnnxErrors, OutputShapeUnknownAtCompileTime) {

@@ -71,7 +71,12 @@ def if_models(folder):
     anyshape = h.make_tensor_value_info('y', T.FLOAT, [None, None])
     g = h.make_graph([h.make_node('If', ['cx'], ['y'], name='pick', then_branch=branch('t', 'Relu'),
                                   else_branch=other)], 'g', [x, cx], [anyshape])
-    return const, inp, save(g, folder, 'if_shapes')
+    shapes = save(g, folder, 'if_shapes')
+    coin = h.make_graph([h.make_node('RandomUniformLike', ['x'], ['b_o'])], 'b', [],
+                        [h.make_tensor_value_info('b_o', T.FLOAT, [2, 3])])
+    g = h.make_graph([h.make_node('If', ['cx'], ['y'], name='pick', then_branch=branch('t', 'Relu'),
+                                  else_branch=coin)], 'g', [x, cx], [y])
+    return const, inp, shapes, save(g, folder, 'if_unsupported_else')
 
 
 def loop_models(folder):
@@ -119,9 +124,10 @@ def kiln_run(kiln, tmp, model, flags, inputs, outputs):
     return [np.load(g) for g in got]
 
 
-def refused(kiln, model, needles):
-    """'ok' if `kiln compile model` is one error line holding every needle."""
-    r = subprocess.run([kiln, 'compile', model, '-o', os.devnull], capture_output=True, text=True)
+def refused(kiln, model, needles, flags=()):
+    """'ok' if `kiln compile model FLAGS` is one error line holding every needle."""
+    r = subprocess.run([kiln, 'compile', model, '-o', os.devnull] + list(flags), capture_output=True,
+                       text=True)
     lines = r.stderr.strip().splitlines()
     if r.returncode != 1 or len(lines) != 1 or not lines[0].startswith('kiln: error: '):
         return 'expected one error line (exit 1), got exit %d: %s' % (r.returncode, r.stderr.strip())
@@ -161,7 +167,7 @@ def main():
     relu, neg = np.maximum(X, 0), -X
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        if_const, if_input, if_shapes = if_models(tmp)
+        if_const, if_input, if_shapes, if_unsupported_else = if_models(tmp)
         loop, loop_input = loop_models(tmp)
         results.append(('if_const', same(kiln_run(kiln, tmp, if_const, [], [X], 1), [relu])))
         for cond, want in ((True, relu), (False, neg)):
@@ -169,6 +175,13 @@ def main():
                             same(kiln_run(kiln, tmp, if_input, [], [X, np.array(cond)], 1), [want])))
         results.append(('if_shapes unfixed', refused(kiln, if_shapes, [
             'If "pick"', "it depends on input 'cx'", '--fix-value=cx=true'])))
+        # An operator Kiln does not take in a branch: harmless once the
+        # condition is fixed, and unfixed the error says why both convert.
+        results.append(('if_unsupported_else unfixed', refused(kiln, if_unsupported_else, [
+            'RandomUniformLike', 'both branches of', "condition 'cx' is computed at run time",
+            '--fix-value=cx=true'])))
+        results.append(('if_unsupported_else cx=true', same(kiln_run(
+            kiln, tmp, if_unsupported_else, ['--fix-value=cx=true'], [X], 1), [relu])))
         results.append(('if_input cx=true', same(kiln_run(kiln, tmp, if_input, ['--fix-value=cx=true'],
                                                           [X], 1), [relu])))
         results.append(('if_input cx=false', same(kiln_run(kiln, tmp, if_input, ['--fix-value=cx=false'],
@@ -183,6 +196,10 @@ def main():
             'Loop "repeat"', "it depends on input 'M'", '--fix-value=M=VALUE'])))
         results.append(('loop_input M=4', same(kiln_run(kiln, tmp, loop_input, ['--fix-value=M=4'], [X], 2),
                                                [scan[3], np.stack(scan)])))
+        # A trip count within the 1024 iterations but past the operations
+        # Kiln unrolls to (compile time grows with the square of the kernels).
+        results.append(('loop_input M=600 refused', refused(kiln, loop_input, [
+            'Loop "repeat"', 'passes 512 operations', 'iterations'], ['--fix-value=M=600'])))
         # What `kiln inspect` says became of each node, and why.
         results.append(('inspect if_input cx=false', decisions(kiln, if_input, ['--fix-value=cx=false'], [
             ('If "pick"', 'else_branch taken', "the value of input 'cx' (--fix-value)")])))

@@ -69,6 +69,16 @@ def shared_symbol():
     return model([helper.make_node('MatMul', ['row', 'column'], ['y'], name='dot')], [a, b], [y])
 
 
+def conv_missing_weight():
+    """Relu, then node #1 Conv "conv_1" with its input X only (W missing):
+    libonnx's checker refuses the input count, naming the node by its name
+    alone."""
+    x = helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 1, 4, 4])
+    y = helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, 1, 4, 4])
+    return model([helper.make_node('Relu', ['x'], ['r'], name='relu'),
+                  helper.make_node('Conv', ['r'], ['y'], name='conv_1')], [x], [y])
+
+
 def runtime_reshape():
     """Relu, then node #1 Reshape 'reshape_at_run_time' whose shape is the graph
     input 'target_shape' (int64 [2]): its output shape is known only when the
@@ -146,10 +156,11 @@ def main():
                        ('opset22.onnx', opset22),
                        ('symbolic_batch.onnx', symbolic_batch),
                        ('shared_symbol.onnx', shared_symbol),
+                       ('conv_missing_weight.onnx', conv_missing_weight),
                        ('runtime_reshape.onnx', runtime_reshape),
                        ('float64_input.onnx', float64_input)]:
         m = make()
-        if name != 'opset22.onnx':  # libonnx 1.12's checker knows opsets up to 17
+        if name not in ('opset22.onnx', 'conv_missing_weight.onnx'):  # the checker refuses these
             onnx.checker.check_model(m)
         write(name, m.SerializeToString())
     external_data(out)

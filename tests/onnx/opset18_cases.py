@@ -88,11 +88,20 @@ def binary(op, opset=18, dtype=I32):
 
 
 X = f32(2, 3, 4)
+POS = f32(2, 3, 4, seed=5, lo=0.1, hi=3)
 # name -> (model, inputs, NumPy reference of the outputs or None)
 CASES = {
     'reducemean_axes_input': (reduce_case('ReduceMean', [1], keepdims=0), [X],
                               lambda x: [x.mean(axis=1)]),
     'reducemax_noop_empty': (reduce_case('ReduceMax', None, noop=1), [X], lambda x: [x]),
+    # noop_with_empty_axes keeps the elementwise part (onnx/onnx#6103;
+    # ORT 1.30 agrees): |x|, |x|, x^2, log x.
+    'reducel1_noop_empty': (reduce_case('ReduceL1', None, noop=1), [X], lambda x: [np.abs(x)]),
+    'reducel2_noop_empty': (reduce_case('ReduceL2', None, noop=1), [X], lambda x: [np.abs(x)]),
+    'reducesumsquare_noop_empty': (reduce_case('ReduceSumSquare', None, noop=1), [X],
+                                   lambda x: [x * x]),
+    'reducelogsum_noop_empty': (reduce_case('ReduceLogSum', None, noop=1), [POS],
+                                lambda x: [np.log(x)]),
     'reducel2_all': (reduce_case('ReduceL2', None), [X],
                      lambda x: [np.sqrt((x.astype(np.float64) ** 2).sum(keepdims=True))]),
     'reducesumsquare_neg_axes': (reduce_case('ReduceSumSquare', [-1, 0]), [X],
@@ -416,6 +425,52 @@ CASES['averagepool_dilations_same_upper'] = (
 CASES['averagepool_dilations_1d'] = avg_pool_case([1, 2, 10], [3], [2], [1, 2], [2], ceil=1)
 CASES['averagepool_dilations_3d'] = avg_pool_case([1, 1, 5, 6, 6], [2, 2, 2], [1, 2, 1],
                                                   [0, 1, 1, 1, 0, 0], [2, 1, 2], include=1)
+
+
+
+def lp_pool_ref(x, kernel, strides, pads, p, dilations=None, ceil=0):
+    """LpPool: (sum over each window of |x|^p)^(1/p), the pads adding
+    nothing; output size floor (or ceil with ceil_mode) of (in + pads -
+    extent) / stride + 1, in float64."""
+    spatial = x.ndim - 2
+    dilations = dilations or [1] * spatial
+    xp = np.abs(x.astype(np.float64)) ** p
+    out_shape, axes = [], []
+    for d in range(spatial):
+        extent = (kernel[d] - 1) * dilations[d] + 1
+        span = x.shape[2 + d] + pads[d] + pads[spatial + d] - extent
+        n = (-(-span // strides[d]) if ceil else span // strides[d]) + 1
+        out_shape.append(n)
+    y = np.zeros(x.shape[:2] + tuple(out_shape))
+    for o in np.ndindex(*out_shape):
+        total = np.zeros(x.shape[:2])
+        for k in np.ndindex(*kernel):
+            pos = [o[d] * strides[d] + k[d] * dilations[d] - pads[d] for d in range(spatial)]
+            if all(0 <= pos[d] < x.shape[2 + d] for d in range(spatial)):
+                total += xp[(slice(None), slice(None)) + tuple(pos)]
+        y[(slice(None), slice(None)) + o] = total ** (1.0 / p)
+    return y
+
+
+def lp_pool_case(xshape, kernel, strides, pads, p, opset, dilations=None, ceil=0):
+    attrs = {'kernel_shape': kernel, 'strides': strides, 'pads': pads, 'p': p}
+    if dilations:
+        attrs['dilations'] = dilations
+    if ceil:
+        attrs['ceil_mode'] = ceil
+    x = f32(*xshape, seed=11)
+    want = lp_pool_ref(x, kernel, strides, pads, p, dilations, ceil)
+    # libonnx's checker (opsets up to 17) asks graph outputs for a shape.
+    return (model([helper.make_node('LpPool', ['x'], ['y'], **attrs)], [('x', F, xshape)],
+                  [('y', F, list(want.shape))], opset),
+            [x], lambda x: [lp_pool_ref(x, kernel, strides, pads, p, dilations, ceil)])
+
+
+# LpPool (issue: the backend's LpPool; opset 18 adds dilations and ceil_mode).
+CASES['lppool_p2_pads_opset11'] = lp_pool_case([1, 2, 4, 5], [2, 2], [1, 1], [1, 0, 0, 1], 2, 11)
+CASES['lppool_p1_1d_opset11'] = lp_pool_case([1, 3, 7], [3], [2], [0, 1], 1, 11)
+CASES['lppool_p3_dilated_ceil_opset18'] = lp_pool_case([1, 2, 6, 6], [2, 2], [2, 2], [0, 0, 0, 0], 3,
+                                                       18, dilations=[2, 1], ceil=1)
 
 # Cases where ONNX Runtime 1.30's output disagrees with the independent
 # NumPy evaluation of the definition: checked against NumPy only (the ORT

@@ -1308,6 +1308,47 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
 LogicalResult convertMaxPool(NodeContext &ctx) { return convertPool(ctx, true); }
 LogicalResult convertAveragePool(NodeContext &ctx) { return convertPool(ctx, false); }
 
+/// LpPool (opsets 2, 11, 18): X [N, C, d1] or [N, C, d1, d2] -> for each
+/// window (kernel_shape, strides, pads or auto_pad, dilations and
+/// ceil_mode from 18) (sum of |x|^p)^(1/p), pads adding nothing (ONNX
+/// Operators.md, LpPool; ONNX Runtime's LpPool computes the same). The
+/// window sums are separable 1-D sums (poolAxis) of |x|^p; p >= 1 (default
+/// 2).
+LogicalResult convertLpPool(NodeContext &ctx) {
+  FailureOr<Value> x = floatInput(ctx, 0);
+  if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
+    return failure();
+  if (ctx.inputRank(0) == 5)
+    return ctx.fail("LpPool takes a 1-D or 2-D window (an input of rank 3 or 4)");
+  int64_t p = ctx.attrInt("p", 2);
+  if (p < 1)
+    return ctx.fail("p = " + llvm::Twine(p) + "; LpPool takes p >= 1");
+  std::vector<int64_t> xs = ctx.inputShape(0);
+  if (!ctx.hasAttr("kernel_shape"))
+    return ctx.fail("attribute kernel_shape is missing");
+  FailureOr<Window> win = readWindow(ctx, xs, ctx.attrInts("kernel_shape"));
+  if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
+    return failure();
+  const Window &w = *win;
+  Value in = lift2D(ctx, *x);
+  std::vector<int64_t> s = shapeOf(in);
+  const int64_t rank = int64_t(s.size());
+  Value powered = ctx.create<tosa::AbsOp>(ctx.f32Type(s), in);
+  if (p == 2)
+    powered = ctx.create<tosa::MulOp>(ctx.f32Type(s), powered, powered, 0);
+  else if (p != 1)
+    powered = ctx.create<tosa::PowOp>(ctx.f32Type(s), powered, ctx.scalarF32(float(p), rank));
+  Value y = powered;
+  for (int d = 1; d >= 0; --d) {
+    WindowAxis a{w.in[d],       w.kernel[d],   w.stride[d],
+                 w.dilation[d], w.padBegin[d], w.padEnd[d] - w.overhang[d]};
+    y = poolAxis(ctx, y, 2 + d, a, w.out[d], /*isMax=*/false);
+  }
+  if (p != 1)
+    y = ctx.create<tosa::PowOp>(y.getType(), y, ctx.scalarF32(1.0f / float(p), rank));
+  return ctx.setOutput(0, unlift(ctx, y, int64_t(xs.size())));
+}
+
 /// GlobalAveragePool / GlobalMaxPool (opset 1): X [N, C, d1, ...] ->
 /// [N, C, 1, ...], the mean / maximum over all spatial dimensions (TOSA
 /// reductions over dims 2.., the mean as a sum times 1/count).
@@ -1518,6 +1559,7 @@ void registerConvOps(ConverterTable &table) {
   table["BatchNormalization"] = convertBatchNorm;
   table["MaxPool"] = convertMaxPool;
   table["AveragePool"] = convertAveragePool;
+  table["LpPool"] = convertLpPool;
   table["GlobalAveragePool"] = convertGlobalAveragePool;
   table["GlobalMaxPool"] = convertGlobalMaxPool;
   table["LayerNormalization"] = convertLayerNorm;

@@ -493,6 +493,18 @@ llvm::Error GraphImporter::importNodes(const std::vector<Node> &nodes) {
 
 /// The most iterations a Loop is unrolled to.
 constexpr int64_t kMaxUnroll = 1024;
+/// The most operations an unrolled Loop or Scan may add to the graph: the
+/// later phases (MLIR 16's one-shot module bufferization looks each call's
+/// callee up by a linear scan of the module) grow with the square of the
+/// dispatch count, so a 3-node body unrolled 128 times compiles in about
+/// 12 s here and 256 times in over 200 s.
+constexpr size_t kMaxUnrolledOps = 512;
+
+/// Operations in the block being converted into.
+static size_t opsInBlock(OpBuilder &builder) {
+  Block *block = builder.getInsertionBlock();
+  return block ? block->getOperations().size() : 0;
+}
 
 std::string GraphImporter::label(const Node &node) {
   return scope + "node #" + std::to_string(node.index) + " " + nodeTitle(node) + " (opset " +
@@ -622,12 +634,22 @@ llvm::Error GraphImporter::importIf(const Node &node) {
 }
 
 llvm::Error GraphImporter::importRuntimeIf(const Node &node) {
+  // A branch that does not convert says why both are converted: the
+  // condition is known only at run time (and what fixing it would do).
+  auto inBranch = [&](llvm::Error e) -> llvm::Error {
+    std::string message = llvm::toString(std::move(e));
+    if (llvm::StringRef(message).ends_with("fix it with --fix-shape"))
+      return makeError(message); // importONNX adds the shape suggestion
+    return makeError(message + "; both branches of " + label(node) +
+                     " are converted because its condition '" + node.inputs[0] +
+                     "' is computed at run time" + dependsOn(node.inputs[0]));
+  };
   auto thenOuts = inlineGraph(node, "then_branch", {});
   if (!thenOuts)
-    return thenOuts.takeError();
+    return inBranch(thenOuts.takeError());
   auto elseOuts = inlineGraph(node, "else_branch", {});
   if (!elseOuts)
-    return elseOuts.takeError();
+    return inBranch(elseOuts.takeError());
   if (thenOuts->size() != node.outputs.size() || elseOuts->size() != node.outputs.size())
     return fail(label(node) + ": the branches have " + llvm::Twine(thenOuts->size()) + " and " +
                 llvm::Twine(elseOuts->size()) + " outputs for the node's " +
@@ -700,10 +722,17 @@ llvm::Error GraphImporter::importLoop(const Node &node) {
   std::vector<std::vector<Entry>> scans(numScans);
   size_t decisionAt = controlFlow.size(); // before the body's own
   int64_t ran = 0;
+  const size_t opsBefore = opsInBlock(builder);
   for (int64_t i = 0; i < trip && cond; ++i, ++ran) {
     if (i == kMaxUnroll)
       return fail(label(node) + ": the loop runs past the " + llvm::Twine(kMaxUnroll) +
                   " iterations Kiln unrolls a Loop to");
+    if (size_t added = opsInBlock(builder) - opsBefore; added > kMaxUnrolledOps)
+      return fail(
+          label(node) + ": unrolled, the loop passes " + llvm::Twine(kMaxUnrolledOps) +
+          " operations after " + llvm::Twine(i) +
+          " iterations; Kiln unrolls a Loop to at most that many (compile time grows with the "
+          "square of the kernels)");
     std::vector<Entry> formals{scalarEntry(kInt64, i), scalarEntry(kBool, cond)};
     formals.insert(formals.end(), carried.begin(), carried.end());
     auto outs = inlineGraph(node, "body", formals);
@@ -810,7 +839,13 @@ GraphImporter::runScan(const Node &node, std::vector<Entry> states, std::vector<
   decide(node, "unrolled " + std::to_string(steps) + " iterations",
          "the scan inputs' length " + std::to_string(steps) + " is static");
   std::vector<std::vector<Entry>> outs;
+  const size_t opsBefore = opsInBlock(builder);
   for (int64_t t = 0; t < steps; ++t) {
+    if (size_t added = opsInBlock(builder) - opsBefore; added > kMaxUnrolledOps)
+      return fail(label(node) + ": unrolled, the scan passes " + llvm::Twine(kMaxUnrolledOps) +
+                  " operations after " + llvm::Twine(t) +
+                  " steps; Kiln unrolls a Scan to at most that many (compile time grows with the "
+                  "square of the kernels)");
     std::vector<Entry> formals = states;
     for (size_t j = 0; j < scans.size(); ++j) {
       int64_t rank = int64_t(dims(scans[j]).size());

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 namespace kiln::onnx {
 
@@ -660,14 +661,27 @@ void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::Che
     ::onnx::checker::check_tensor(tensor, ctx);
     lex.add(tensor.name());
   }
+  int index = -1;
   for (const auto &node : graph.node()) {
+    ++index;
     bool holdsGraphs = false;
     for (const auto &attr : node.attribute())
       holdsGraphs |= attr.has_g() || attr.graphs_size() > 0;
+    // The checker's messages name a node by its (often empty) name only.
+    auto check = [&](const ::onnx::NodeProto &checked) {
+      try {
+        ::onnx::checker::check_node(checked, ctx, lex);
+      } catch (const std::exception &e) {
+        throw std::runtime_error(
+            "node #" + std::to_string(index) + " " + node.op_type() +
+            (node.name().empty() ? "" : " \"" + quoteInput(node.name(), 80) + "\"") + ": " +
+            e.what());
+      }
+    };
     if (isDefaultDomain(node.domain()) && newerThanLibonnx(node.op_type(), opset)) {
       // Left to Kiln's converter.
     } else if (!holdsGraphs) {
-      ::onnx::checker::check_node(node, ctx, lex);
+      check(node);
     } else {
       ::onnx::NodeProto shell = node;
       for (auto &attr : *shell.mutable_attribute()) {
@@ -681,7 +695,7 @@ void checkNewerGraph(const ::onnx::GraphProto &graph, const ::onnx::checker::Che
         for (auto &g : *attr.mutable_graphs())
           empty(g);
       }
-      ::onnx::checker::check_node(shell, ctx, lex);
+      check(shell);
     }
     for (const auto &attr : node.attribute()) {
       if (attr.has_g())
@@ -720,6 +734,7 @@ bool newerArity(const std::string &op, std::array<int, 4> &arity) {
       {"GroupNormalization", {3, 3, 1, 1}},
       {"Identity", {1, 1, 1, 1}},
       {"IsInf", {1, 1, 1, 1}},
+      {"LpPool", {1, 1, 1, 1}},
       {"IsNaN", {1, 1, 1, 1}},
       {"Mish", {1, 1, 1, 1}},
       {"Pad", {2, 4, 1, 1}},
@@ -771,6 +786,36 @@ bool checkNewerArity(const ::onnx::ModelProto &proto, int64_t opset, std::string
       });
 }
 
+/// After check_graph threw `what`: the first node of `graph` (top level)
+/// that check_node refuses with the message `what` begins with, as "node #K OP
+/// \"NAME\"", or "" when none does (the graph's own fields were refused).
+/// libonnx's messages name a node by its often empty name only ("Node ()
+/// has input size 1").
+std::string refusedNode(const ::onnx::GraphProto &graph, const ::onnx::checker::CheckerContext &ctx,
+                        const std::string &what) {
+  ::onnx::checker::LexicalScopeContext lex;
+  for (const auto &value : graph.input())
+    lex.add(value.name());
+  for (const auto &tensor : graph.initializer())
+    lex.add(tensor.name());
+  for (int k = 0; k < graph.node_size(); ++k) {
+    const auto &node = graph.node(k);
+    try {
+      ::onnx::checker::check_node(node, ctx, lex);
+    } catch (const std::exception &e) {
+      // check_graph adds context after the node's own message.
+      if (what.rfind(e.what(), 0) != 0)
+        return ""; // another node's or the graph's problem comes first
+      return "node #" + std::to_string(k) + " " + node.op_type() +
+             (node.name().empty() ? "" : " \"" + quoteInput(node.name(), 80) + "\"");
+    }
+    for (const auto &output : node.output())
+      if (!output.empty())
+        lex.add(output);
+  }
+  return "";
+}
+
 /// libonnx's checker on the graph (check_graph up to opset kLibonnxOpset,
 /// checkNewerGraph above). The checker looks for external-data files in
 /// the model's folder (Kiln then reads them itself in convertTensor).
@@ -789,7 +834,14 @@ bool runChecker(const ::onnx::ModelProto &proto, const std::string &directory, i
     ctx.set_schema_registry(::onnx::OpSchemaRegistry::Instance());
     if (opset <= kLibonnxOpset) {
       ::onnx::checker::LexicalScopeContext lex;
-      ::onnx::checker::check_graph(proto.graph(), ctx, lex);
+      try {
+        ::onnx::checker::check_graph(proto.graph(), ctx, lex);
+      } catch (const std::exception &e) {
+        std::string node = refusedNode(proto.graph(), ctx, e.what());
+        error = "the ONNX checker refuses " + (node.empty() ? std::string("the model") : node) +
+                ": " + checkerMessage(e.what());
+        return false;
+      }
     } else {
       if (!checkNewerArity(proto, opset, error))
         return false;

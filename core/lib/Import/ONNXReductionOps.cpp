@@ -58,7 +58,7 @@ Value reduceAxis(NodeContext &ctx, Value value, int64_t axis, Reduction kind) {
 struct ReducePlan {
   llvm::SmallVector<bool> reduced; ///< Per input dimension.
   bool keepDims = true;
-  bool identity = false; ///< Empty axes with noop_with_empty_axes = 1.
+  bool identity = false; ///< Empty axes with noop_with_empty_axes = 1: nothing reduced.
   int64_t count = 1;     ///< Elements folded into each output element.
 };
 
@@ -66,7 +66,7 @@ struct ReducePlan {
 /// 1 where the operator version takes them as an input (ReduceSum from opset
 /// 13, the other Reduce* from opset 18). Negative axes count from the back;
 /// no axes reduce every dimension unless noop_with_empty_axes = 1 (which only
-/// the input form has), then the node is the identity.
+/// the input form has), then no dimension is reduced.
 FailureOr<ReducePlan> planReduce(NodeContext &ctx, llvm::ArrayRef<int64_t> shape) {
   const std::string &op = ctx.node().opType;
   bool axesInput = ctx.opset() >= (op == "ReduceSum" ? 13 : 18);
@@ -158,9 +158,11 @@ LogicalResult convertReduce(NodeContext &ctx) {
   auto plan = planReduce(ctx, shape);
   if (failed(plan))
     return failure();
-  if (plan->identity)
-    return ctx.setOutput(0, *x);
-  if (plan->count == 0)
+  // noop_with_empty_axes reduces nothing, but the operator's elementwise
+  // part stays (ONNX clarified it, onnx/onnx#6103: ReduceL1 gives |x|,
+  // ReduceSumSquare x^2, ReduceLogSum log x; ORT 1.30 computes the same):
+  // reduceFor over no dimension.
+  if (!plan->identity && plan->count == 0)
     return ctx.fail("reduces a dimension of size 0; empty reductions are not supported");
   Value r = reduceFor(ctx, ctx.node().opType, *x, plan->reduced, plan->count);
   llvm::SmallVector<int64_t> outShape;

@@ -299,8 +299,8 @@ FailureOr<std::vector<AxisRequest>> axisRequests(NodeContext &ctx, llvm::ArrayRe
     a.in = in[d];
     double v = bySize ? sizes[d] : scales[d];
     if (!(v > 0))
-      return ctx.fail(llvm::Twine(what) + "[" + llvm::Twine(d) + "] is " + number(v) +
-                      "; it must be positive");
+      return ctx.fail(llvm::Twine(what) + "[" + llvm::Twine(d) + "] is " +
+                      (bySize ? std::to_string(int64_t(v)) : number(v)) + "; it must be positive");
     a.out = bySize ? int64_t(v) : int64_t(std::floor(double(a.in) * v));
     if (a.out <= 0)
       return ctx.fail("output dimension " + llvm::Twine(d) + " would be empty (input " +
