@@ -52,25 +52,6 @@ Value mul(NodeContext &ctx, Value a, Value b, llvm::ArrayRef<int64_t> shape) {
   return ctx.create<tosa::MulOp>(ctx.f32Type(shape), a, b, ctx.builder().getI32IntegerAttr(0));
 }
 
-/// Zero padding of `v` by [before, after] per dimension.
-Value padZeros(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> before,
-               llvm::ArrayRef<int64_t> after) {
-  std::vector<int64_t> shape = shapeOf(v);
-  std::vector<int32_t> pads;
-  bool any = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    pads.push_back(int32_t(before[d]));
-    pads.push_back(int32_t(after[d]));
-    shape[d] += before[d] + after[d];
-    any |= before[d] != 0 || after[d] != 0;
-  }
-  if (!any)
-    return v;
-  Value padding = ctx.constI32({int64_t(shape.size()), 2}, pads);
-  return ctx.create<tosa::PadOp>(ctx.f32Type(shape), v, padding, ctx.constF32({}, {0.0f}),
-                                 nullptr);
-}
-
 /// One TOSA reduction (sum or max) over each axis in `axes`; reduced axes stay
 /// as size-1 dimensions.
 Value reduce(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> axes, bool max) {
@@ -186,7 +167,7 @@ Operand dilated(NodeContext &ctx, const Operand &w, int64_t dh, int64_t dw) {
   if (!w.data) {
     // [O,KH,1,KW,1,I] padded to [O,KH,dh,KW,dw,I], merged, cropped.
     Value v = ctx.reshape(w.value, {o, kh, 1, kw, 1, i});
-    v = padZeros(ctx, v, {0, 0, 0, 0, 0, 0}, {0, 0, dh - 1, 0, dw - 1, 0});
+    v = ctx.padZeros(v, {0, 0, 0, 0, 0, 0}, {0, 0, dh - 1, 0, dw - 1, 0});
     v = ctx.reshape(v, {o, kh * dh, kw * dw, i});
     return Operand{nullptr, ctx.slice(v, {0, 0, 0, 0}, dims), dims};
   }
@@ -529,7 +510,7 @@ LogicalResult convertConv3D(NodeContext &ctx, Value x) {
   }
   // NDHWC, zero-padded along D.
   Value cl = ctx.transposeToChannelsLast(x);
-  Value padded = padZeros(ctx, cl, {0, depth.padBegin, 0, 0, 0}, {0, depth.padEnd, 0, 0, 0});
+  Value padded = ctx.padZeros(cl, {0, depth.padBegin, 0, 0, 0}, {0, depth.padEnd, 0, 0, 0});
   // W [M, Cg, KD, KH, KW] -> [KD, M, Cg, KH, KW]: tap kd is rows kd.
   Operand taps = permuted(ctx, *weight, {2, 0, 1, 3, 4});
   Value sum;
@@ -769,10 +750,10 @@ LogicalResult convertConvTranspose3D(NodeContext &ctx, Value x) {
     Value y =
         ctx.reshape(transposeConv2D(ctx, planes, wk, nullptr, w, group), {n, depth, 1, inner});
     // Spread along D: [n, depth, sd, inner] with zeros, the first `spread` rows.
-    y = ctx.reshape(padZeros(ctx, y, {0, 0, 0, 0}, {0, 0, sd - 1, 0}), {n, depth * sd, inner});
+    y = ctx.reshape(ctx.padZeros(y, {0, 0, 0, 0}, {0, 0, sd - 1, 0}), {n, depth * sd, inner});
     y = ctx.slice(y, {0, 0, 0}, {n, spread, inner});
     int64_t shift = kd * dil[0];
-    y = padZeros(ctx, y, {0, shift, 0}, {0, full[0] - spread - shift, 0});
+    y = ctx.padZeros(y, {0, shift, 0}, {0, full[0] - spread - shift, 0});
     sum = sum ? ctx.create<tosa::AddOp>(y.getType(), sum, y) : y;
   }
   Value y = ctx.slice(sum, {0, pads[0], 0}, {n, out[0], inner});
@@ -1232,6 +1213,18 @@ LogicalResult convertPool3D(NodeContext &ctx, Value x, bool isMax) {
 /// unless count_include_pad = 1, where pads are zeros added by tosa.pad first
 /// (the ceil_mode overhang stays excluded). MaxPool's Indices output goes
 /// to convertMaxPoolWithIndices. A rank-5 input goes to convertPool3D.
+/// A pool's window over the input of shape `xs` (1-D or 2-D spatial):
+/// kernel_shape (required), strides, dilations, pads or auto_pad and
+/// ceil_mode, read and checked as Conv's are (readWindow, forwardPadding).
+FailureOr<Window> poolWindow(NodeContext &ctx, llvm::ArrayRef<int64_t> xs) {
+  if (!ctx.hasAttr("kernel_shape"))
+    return ctx.fail("attribute kernel_shape is missing");
+  FailureOr<Window> win = readWindow(ctx, xs, ctx.attrInts("kernel_shape"));
+  if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
+    return failure();
+  return win;
+}
+
 LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (isMax && ctx.hasOutput(1))
     return convertMaxPoolWithIndices(ctx);
@@ -1248,10 +1241,8 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
   if (failed(x) || failed(checkSpatialRank(ctx, ctx.inputRank(0))))
     return failure();
   std::vector<int64_t> xs = ctx.inputShape(0);
-  if (!ctx.hasAttr("kernel_shape"))
-    return ctx.fail("attribute kernel_shape is missing");
-  FailureOr<Window> win = readWindow(ctx, xs, ctx.attrInts("kernel_shape"));
-  if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
+  FailureOr<Window> win = poolWindow(ctx, xs);
+  if (failed(win))
     return failure();
   Window w = *win;
   Value in = lift2D(ctx, *x);
@@ -1286,8 +1277,8 @@ LogicalResult convertPool(NodeContext &ctx, bool isMax) {
                       "than the kernel");
   }
   if (padsAreZeros) {
-    in = padZeros(ctx, in, {0, 0, w.padBegin[0], w.padBegin[1]},
-                  {0, 0, w.padEnd[0] - w.overhang[0], w.padEnd[1] - w.overhang[1]});
+    in = ctx.padZeros(in, {0, 0, w.padBegin[0], w.padBegin[1]},
+                      {0, 0, w.padEnd[0] - w.overhang[0], w.padEnd[1] - w.overhang[1]});
     w.padBegin = {0, 0};
     w.padEnd = w.overhang;
   }
@@ -1324,10 +1315,8 @@ LogicalResult convertLpPool(NodeContext &ctx) {
   if (p < 1)
     return ctx.fail("p = " + llvm::Twine(p) + "; LpPool takes p >= 1");
   std::vector<int64_t> xs = ctx.inputShape(0);
-  if (!ctx.hasAttr("kernel_shape"))
-    return ctx.fail("attribute kernel_shape is missing");
-  FailureOr<Window> win = readWindow(ctx, xs, ctx.attrInts("kernel_shape"));
-  if (failed(win) || failed(forwardPadding(ctx, *win, ctx.attrInt("ceil_mode", 0) != 0)))
+  FailureOr<Window> win = poolWindow(ctx, xs);
+  if (failed(win))
     return failure();
   const Window &w = *win;
   Value in = lift2D(ctx, *x);
@@ -1536,7 +1525,7 @@ LogicalResult convertLRN(NodeContext &ctx) {
   std::vector<int64_t> before(rank, 0), after(rank, 0), start(rank, 0);
   before[1] = (size - 1) / 2;
   after[1] = size - 1 - before[1];
-  Value squares = padZeros(ctx, mul(ctx, *x, *x, xs), before, after);
+  Value squares = ctx.padZeros(mul(ctx, *x, *x, xs), before, after);
   Value sum;
   for (int64_t k = 0; k < size; ++k) {
     start[1] = k;

@@ -27,27 +27,6 @@ std::vector<int64_t> shapeOf(Value v) {
   return std::vector<int64_t>(shape.begin(), shape.end());
 }
 
-/// tosa.pad of `v` by [before, after] per dimension with zeros of its
-/// element type; `v` itself when nothing is padded.
-Value padWithZeros(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> before,
-                   llvm::ArrayRef<int64_t> after) {
-  std::vector<int64_t> shape = shapeOf(v);
-  std::vector<int32_t> pads;
-  bool any = false;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    pads.push_back(int32_t(before[d]));
-    pads.push_back(int32_t(after[d]));
-    shape[d] += before[d] + after[d];
-    any |= before[d] != 0 || after[d] != 0;
-  }
-  if (!any)
-    return v;
-  Type element = v.getType().cast<RankedTensorType>().getElementType();
-  Value padding = ctx.constI32({int64_t(shape.size()), 2}, pads);
-  return ctx.create<tosa::PadOp>(RankedTensorType::get(shape, element), v, padding,
-                                 ctx.scalarOf(element, 0.0, 0), nullptr);
-}
-
 /// CenterCropPad (18): input_data [d0, ..., dr-1] (float32, int32, int64
 /// or bool) and `shape` (a constant of one size per axis in `axes`, all
 /// axes when the attribute is absent) -> the input with each such axis of
@@ -103,7 +82,7 @@ LogicalResult convertCenterCropPad(NodeContext &ctx) {
   if (failed(x))
     return failure();
   Value y = ctx.slice(*x, start, kept);
-  return ctx.setOutput(0, padWithZeros(ctx, y, before, after));
+  return ctx.setOutput(0, ctx.padZeros(y, before, after));
 }
 
 /// Col2Im's shapes and attributes, checked: per spatial axis the image
@@ -194,7 +173,7 @@ LogicalResult convertCol2Im(NodeContext &ctx) {
     split.insert(split.begin() + long(axis) + 1, 1);
     std::vector<int64_t> before(split.size(), 0), after(split.size(), 0);
     after[axis + 1] = stride - 1;
-    x = padWithZeros(ctx, ctx.reshape(x, split), before, after);
+    x = ctx.padZeros(ctx.reshape(x, split), before, after);
     shape[axis] *= stride;
     x = ctx.reshape(x, shape);
   }
@@ -222,7 +201,7 @@ LogicalResult convertCol2Im(NodeContext &ctx) {
     std::vector<int64_t> plane = size;
     plane.erase(plane.begin() + 1);
     Value v = ctx.reshape(ctx.slice(x, start, size), plane);
-    v = padWithZeros(ctx, v, before, after);
+    v = ctx.padZeros(v, before, after);
     sum = sum ? ctx.create<tosa::AddOp>(ctx.f32Type(full), sum, v) : v;
   }
   std::vector<int64_t> start(size_t(d + 1), 0), size = {nc};

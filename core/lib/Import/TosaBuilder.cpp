@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kiln {
 
@@ -102,6 +103,26 @@ Value TosaBuilder::broadcastRank(Value value, int64_t rank) {
   llvm::SmallVector<int64_t> shape(rank - type.getRank(), 1);
   shape.append(type.getShape().begin(), type.getShape().end());
   return reshape(value, shape);
+}
+
+Value TosaBuilder::padZeros(Value value, llvm::ArrayRef<int64_t> before,
+                            llvm::ArrayRef<int64_t> after) {
+  auto type = value.getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  std::vector<int32_t> pads;
+  bool any = false;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    pads.push_back(int32_t(before[d]));
+    pads.push_back(int32_t(after[d]));
+    shape[d] += before[d] + after[d];
+    any |= before[d] != 0 || after[d] != 0;
+  }
+  if (!any)
+    return value;
+  Type element = type.getElementType();
+  return b->create<tosa::PadOp>(location, RankedTensorType::get(shape, element), value,
+                                constI32({int64_t(shape.size()), 2}, pads),
+                                scalarOf(element, 0.0, 0), nullptr);
 }
 
 Value TosaBuilder::clamp(Value value, float lo, float hi) {

@@ -55,6 +55,11 @@ public:
   /// Reshapes `value` to `rank` by prepending 1s (numpy broadcasting);
   /// `value` itself when its rank is `rank` or more.
   mlir::Value broadcastRank(mlir::Value value, int64_t rank);
+  /// tosa.pad of `value` by before[d] and after[d] elements per dimension
+  /// (one entry per dimension), with zeros of its element type; `value`
+  /// itself when nothing is padded.
+  mlir::Value padZeros(mlir::Value value, llvm::ArrayRef<int64_t> before,
+                       llvm::ArrayRef<int64_t> after);
   /// tosa.clamp of a float tensor to [lo, hi] (either may be infinite). The
   /// integer bounds TOSA 0.60 also takes (unused for float inputs) are the
   /// float bounds saturated to [-2^31, 2^31 - 1], so the op reads the same
