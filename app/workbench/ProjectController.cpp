@@ -563,6 +563,7 @@ void ProjectController::switchModel(const QString &path) {
   }
   projectPath_ = QString::fromStdString(kiln::projectPathFor(path.toStdString()));
   project_.model = QFileInfo(path).fileName().toStdString();
+  modelInputs_.erase(path); // read again: the file may have changed since
   // An older workbench's MODEL.kilnproj is read (when it is this model's)
   // and left as it was; changes go to MODEL.EXT.kilnproj.
   const QString readPath = QString::fromStdString(kiln::projectPathToRead(path.toStdString()));

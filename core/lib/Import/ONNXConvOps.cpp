@@ -31,11 +31,7 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
-
-std::vector<int64_t> shapeOf(Value v) {
-  auto shape = v.getType().cast<RankedTensorType>().getShape();
-  return std::vector<int64_t>(shape.begin(), shape.end());
-}
+using shapes::shapeOf;
 
 /// Input `i` as an f32 SSA value; fails naming it unless it is a float tensor.
 FailureOr<Value> floatInput(NodeContext &ctx, int i) {

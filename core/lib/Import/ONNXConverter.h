@@ -246,6 +246,17 @@ int64_t normalizeAxis(int64_t axis, int64_t rank);
 std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
                                                     llvm::ArrayRef<int64_t> b);
 
+/// The types of the converters' static-shaped values, one definition for
+/// every ONNX*Ops.cpp (a file takes them with `using shapes::shapeOf;`).
+namespace shapes {
+/// The shape of the ranked tensor `v`, elements per dimension.
+std::vector<int64_t> shapeOf(mlir::Value v);
+/// The element type of the ranked tensor `v`.
+mlir::Type elementOf(mlir::Value v);
+/// The ranked tensor type of `shape` and `element`.
+mlir::RankedTensorType tensorOf(llvm::ArrayRef<int64_t> shape, mlir::Type element);
+} // namespace shapes
+
 } // namespace kiln::onnx
 
 #endif

@@ -21,11 +21,7 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
-/// The static shape of the ranked tensor `v`.
-std::vector<int64_t> shapeOf(Value v) {
-  auto shape = v.getType().cast<RankedTensorType>().getShape();
-  return std::vector<int64_t>(shape.begin(), shape.end());
-}
+using shapes::shapeOf;
 
 /// CenterCropPad (18): input_data [d0, ..., dr-1] (float32, int32, int64
 /// or bool) and `shape` (a constant of one size per axis in `axes`, all

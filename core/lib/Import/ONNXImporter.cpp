@@ -59,6 +59,17 @@ const ConverterTable &converters() {
   return table;
 }
 
+namespace shapes {
+std::vector<int64_t> shapeOf(Value v) {
+  auto shape = v.getType().cast<RankedTensorType>().getShape();
+  return std::vector<int64_t>(shape.begin(), shape.end());
+}
+Type elementOf(Value v) { return v.getType().cast<RankedTensorType>().getElementType(); }
+RankedTensorType tensorOf(llvm::ArrayRef<int64_t> shape, Type element) {
+  return RankedTensorType::get(shape, element);
+}
+} // namespace shapes
+
 int64_t product(llvm::ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)

@@ -25,9 +25,9 @@ namespace quant {
 bool isQuantType(int32_t t);
 /// The storage offset of `type`: 128 for uint8 (held as q - 128), else 0.
 int32_t offsetOf(int32_t type);
-mlir::RankedTensorType tensorOf(llvm::ArrayRef<int64_t> shape, mlir::Type element);
-std::vector<int64_t> shapeOf(mlir::Value v);
-mlir::Type elementOf(mlir::Value v);
+using shapes::elementOf;
+using shapes::shapeOf;
+using shapes::tensorOf;
 mlir::Type i8Type(NodeContext &ctx);
 mlir::Type i32Type(NodeContext &ctx);
 mlir::Type i1Type(NodeContext &ctx);

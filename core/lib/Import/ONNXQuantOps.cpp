@@ -74,17 +74,6 @@ bool isQuantType(int32_t t) { return t == kInt8 || t == kUInt8; }
 /// The storage offset of `type`: 128 for uint8 (held as q - 128), else 0.
 int32_t offsetOf(int32_t type) { return type == kUInt8 ? 128 : 0; }
 
-RankedTensorType tensorOf(llvm::ArrayRef<int64_t> shape, Type element) {
-  return RankedTensorType::get(shape, element);
-}
-
-std::vector<int64_t> shapeOf(Value v) {
-  auto s = v.getType().cast<RankedTensorType>().getShape();
-  return std::vector<int64_t>(s.begin(), s.end());
-}
-
-Type elementOf(Value v) { return v.getType().cast<RankedTensorType>().getElementType(); }
-
 Type i8Type(NodeContext &ctx) { return ctx.builder().getIntegerType(8); }
 Type i32Type(NodeContext &ctx) { return ctx.builder().getI32Type(); }
 Type i1Type(NodeContext &ctx) { return ctx.builder().getI1Type(); }
