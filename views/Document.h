@@ -43,6 +43,10 @@ struct ModelDocument {
   kiln::CompileOptions options;
   /// Default-profile artifact bytes (or the opened .kiln file).
   std::vector<uint8_t> artifact;
+  /// Why this host cannot run `artifact` (the runtime's refusal to load
+  /// it: another architecture, CPU features this CPU lacks), one line;
+  /// empty when it can or there is no artifact.
+  QString hostLoadError;
   /// Section sizes of `artifact`.
   std::optional<kiln::SectionSizes> sizes;
   /// Section sizes of the stripped build (models only).

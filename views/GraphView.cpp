@@ -369,11 +369,22 @@ GraphPanel::GraphPanel(QWidget *parent) : QWidget(parent), view_(new GraphView(t
     bool found = view_->find(t);
     status_->setText(found || t.isEmpty() ? QString() : tr("no match"));
   });
+  note_ = new QLabel(this);
+  note_->setWordWrap(true);
+  note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  note_->setContentsMargins(8, 4, 8, 4);
+  note_->hide();
   auto *layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->setSpacing(2);
   layout->addLayout(bar);
+  layout->addWidget(note_);
   layout->addWidget(view_, 1);
+}
+
+void GraphPanel::setNote(const QString &text) {
+  note_->setText(text);
+  note_->setVisible(!text.isEmpty());
 }
 
 } // namespace kiln::views

@@ -108,9 +108,14 @@ public:
   GraphView *view() const { return view_; }
   QLineEdit *searchBox() const { return search_; }
   QCheckBox *collapsedBox() const { return collapsed_; }
+  /// A line above the graph saying why it is empty or partial (an
+  /// artifact without reflection data); empty text hides it.
+  void setNote(const QString &text);
+  QLabel *noteLabel() const { return note_; }
 
 private:
   GraphView *view_;
+  QLabel *note_;
   QLineEdit *search_;
   QCheckBox *collapsed_;
   QLabel *status_;

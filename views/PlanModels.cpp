@@ -1,10 +1,17 @@
 //===- PlanModels.cpp - Item models over the plan's plain structs --------===//
 #include "PlanModels.h"
 
+#include "kiln/Targets.h"
+
 #include <QFont>
 #include <QLocale>
 
 namespace kiln::views {
+
+QString targetLabel(const std::string &target) {
+  return QStringLiteral("%1 (%2)").arg(QString::fromStdString(kiln::targetDisplayName(target)),
+                                       QString::fromStdString(target));
+}
 
 QString formatBytes(int64_t bytes) {
   if (bytes < 1024)

@@ -23,6 +23,10 @@ namespace kiln::views {
 
 /// "1.5 KiB"-style text for a byte count (exact below 1 KiB).
 QString formatBytes(int64_t bytes);
+/// How every view names a device target (a kiln::knownTargets() name):
+/// its display name and the name the recipe and `--target=` take,
+/// "Arm Cortex-M4F (thumbv7em-none-eabihf)".
+QString targetLabel(const std::string &target);
 /// "1.2 MFLOP"-style text.
 QString formatFlops(int64_t flops);
 /// How every view names a source operator: "CONV_2D #12" (its name and

@@ -86,13 +86,17 @@ RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
   setArtifact({}, QString());
 }
 
-void RunPanel::setArtifact(std::vector<uint8_t> artifact, const QString &label) {
+void RunPanel::setArtifact(std::vector<uint8_t> artifact, const QString &label,
+                           const QString &cannotRun) {
   artifact_ = std::move(artifact);
   label_ = label;
-  bool can = !artifact_.empty() && !isBusy();
+  cannotRun_ = cannotRun;
+  bool can = !artifact_.empty() && cannotRun_.isEmpty() && !isBusy();
   runButton_->setEnabled(can);
   validateButton_->setEnabled(can);
-  if (artifact_.empty())
+  if (!artifact_.empty() && !cannotRun_.isEmpty())
+    latency_->setText(tr("This computer cannot run %1: %2").arg(label_, cannotRun_));
+  else if (artifact_.empty())
     latency_->setText(tr("No artifact yet (code generation pending or failed)."));
   else if (artifact_ == resultArtifact_ && result_.latency.medianMs >= 0) // the measured build, again
     latency_->setText(tr("%1: %2").arg(label_, QString::fromStdString(kiln::latencyText(result_.latency))));
@@ -108,7 +112,7 @@ void RunPanel::setInputFiles(const QStringList &files) {
 bool RunPanel::isBusy() const { return busy_; }
 
 bool RunPanel::run() {
-  if (isBusy() || artifact_.empty())
+  if (isBusy() || artifact_.empty() || !cannotRun_.isEmpty())
     return false;
   QStringList files;
   if (source_->currentIndex() == 1)
@@ -125,7 +129,7 @@ bool RunPanel::run() {
 }
 
 bool RunPanel::validate(const QString &folder) {
-  if (isBusy() || artifact_.empty())
+  if (isBusy() || artifact_.empty() || !cannotRun_.isEmpty())
     return false;
   validating_ = true;
   busy_ = true;
@@ -150,7 +154,7 @@ void RunPanel::showResult(const RunPanelResult &result) {
   resultArtifact_ = std::move(runningArtifact_);
   runningArtifact_.clear();
   busy_ = false;
-  bool can = !artifact_.empty();
+  bool can = !artifact_.empty() && cannotRun_.isEmpty();
   runButton_->setEnabled(can);
   validateButton_->setEnabled(can);
   if (!result_.ok) {

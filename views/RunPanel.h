@@ -45,8 +45,11 @@ class RunPanel : public QWidget {
 public:
   explicit RunPanel(QWidget *parent = nullptr);
   /// The artifact to run (empty: nothing to run, buttons disabled);
-  /// `label` says which build it is.
-  void setArtifact(std::vector<uint8_t> artifact, const QString &label);
+  /// `label` says which build it is; `cannotRun`, when not empty, why this
+  /// host cannot run it (ModelDocument::hostLoadError): the buttons stay
+  /// disabled and the panel says so.
+  void setArtifact(std::vector<uint8_t> artifact, const QString &label,
+                   const QString &cannotRun = QString());
   /// Input files in signature order (empty = seeded random inputs).
   void setInputFiles(const QStringList &files);
   /// Asks for a run (runRequested, then runStarted); false if one is going
@@ -64,6 +67,7 @@ public:
   const std::vector<uint8_t> &resultArtifact() const { return resultArtifact_; }
   /// The line that shows the latency (or what is ready to run).
   QLabel *latencyLabel() const { return latency_; }
+  QPushButton *runButton() const { return runButton_; }
   QTableWidget *outputTable() const { return outputs_; }
   QTableWidget *metricsTable() const { return metrics_; }
   QLabel *messageLabel() const { return message_; }
@@ -92,6 +96,7 @@ signals:
 private:
   std::vector<uint8_t> artifact_;
   QString label_;
+  QString cannotRun_;
   QComboBox *source_;
   QLineEdit *files_, *folder_;
   QPushButton *runButton_, *validateButton_, *browseFiles_, *browseFolder_;

@@ -47,11 +47,12 @@ QString TuningModel::checkTiles(const kiln::Dispatch &d, const QString &text, st
   if (list.isEmpty())
     return {}; // back to the compiler's choice
   list = list.split(QRegularExpression(QStringLiteral("[,\\s]+")), Qt::SkipEmptyParts).join(QLatin1Char(','));
-  kiln::BuildRecipe parsed;
-  if (llvm::Error err =
-          kiln::setRecipeOption(parsed, "tile", std::to_string(d.id) + "=" + list.toStdString()))
-    return QString::fromStdString(llvm::toString(std::move(err)));
-  const std::vector<int64_t> &sizes = parsed.tiles.begin()->second;
+  auto parsed = kiln::parseTileSizes(list.toStdString());
+  if (!parsed)
+    return tr("Tile sizes of dispatch %1: %2")
+        .arg(d.id)
+        .arg(QString::fromStdString(llvm::toString(parsed.takeError())));
+  const std::vector<int64_t> &sizes = *parsed;
   if (llvm::Error err = kiln::checkTileSizes(d.id, sizes, d.loopRanges, d.loopKinds))
     return QString::fromStdString(llvm::toString(std::move(err)));
   if (out)
@@ -127,6 +128,8 @@ QVariant TuningModel::data(const QModelIndex &index, int role) const {
     if (rejectedCell)
       return pend->second.second;
     switch (index.column()) {
+    case Ops: // the whole names, which the cell may elide in the middle
+      return opsText(d, QStringLiteral("\n"));
     case Loops:
       return tr("Loop ranges of the tiled operation (r = reduction loop: its tile size must be 0)");
     case Tiles:

@@ -1,6 +1,8 @@
 //===- TuningView.cpp - The Tune panel ------------------------------------===//
 #include "TuningView.h"
 
+#include "PlanModels.h"
+
 #include "kiln/Compiler.h"
 
 #include <QCheckBox>
@@ -21,11 +23,10 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
   auto *v = new QVBoxLayout(this);
   auto *bar = new QHBoxLayout;
   target_ = new QComboBox(this);
-  for (const std::string &t : kiln::knownTargets()) {
-    target_->addItem(QString::fromStdString(t));
-    target_->setItemData(target_->count() - 1, QString::fromStdString(kiln::targetDisplayName(t)), Qt::ToolTipRole);
-  }
-  target_->setToolTip(tr("Device target (--target=)"));
+  // Device names as Export lists them; the recipe's name is the item data.
+  for (const std::string &t : kiln::knownTargets())
+    target_->addItem(targetLabel(t), QString::fromStdString(t));
+  target_->setToolTip(tr("Device target the workbench builds for"));
   profile_ = new QComboBox(this);
   profile_->addItems({QStringLiteral("default"), QStringLiteral("stripped")});
   profile_->setToolTip(tr("Build profile: stripped drops the symbol table and the reflection section"));
@@ -92,10 +93,21 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
 
   connect(model_, &TuningModel::rejected, this, [this](qint64, const QString &m) { showMessage(m, true); });
   connect(shapes_, &ShapesPanel::rejected, this, [this](const QString &m) { showMessage(m, true); });
-  connect(model_, &QAbstractItemModel::modelReset, this, [this] { table_->resizeColumnsToContents(); });
-  connect(target_, &QComboBox::currentTextChanged, this, [this](const QString &t) {
+  // Long source names (ONNX paths such as /backbone/stage3/block2/conv/Conv)
+  // are elided in the middle, keeping the distinctive tail, and no column
+  // grows past about 28 characters; the tooltip has the whole text.
+  table_->setTextElideMode(Qt::ElideMiddle);
+  connect(model_, &QAbstractItemModel::modelReset, this, [this] {
+    table_->resizeColumnsToContents();
+    const int cap = table_->fontMetrics().averageCharWidth() * 28;
+    for (int c = 0; c < model_->columnCount(); ++c)
+      if (table_->horizontalHeader()->sectionResizeMode(c) != QHeaderView::Stretch &&
+          table_->columnWidth(c) > cap)
+        table_->setColumnWidth(c, cap);
+  });
+  connect(target_, &QComboBox::currentIndexChanged, this, [this] {
     if (!updating_)
-      emit targetChosen(t);
+      emit targetChosen(target_->currentData().toString());
   });
   connect(profile_, &QComboBox::currentTextChanged, this, [this](const QString &t) {
     if (!updating_)
@@ -115,7 +127,7 @@ TuningView::TuningView(QWidget *parent) : QWidget(parent) {
 
 void TuningView::setSettings(const QString &target, const QString &profile, const QString &format, bool fusion) {
   updating_ = true;
-  target_->setCurrentText(target);
+  target_->setCurrentIndex(target_->findData(target));
   profile_->setCurrentText(profile);
   format_->setCurrentText(format);
   fusion_->setChecked(fusion);

@@ -3,6 +3,7 @@
 
 #include "kiln/ModelInputs.h"
 #include "kiln/Recipe.h"
+#include "kiln/Run.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -29,6 +30,16 @@ void CompileJob::cancel() { cancel_->store(true); }
 void CompileJob::wait() { watcher_.waitForFinished(); }
 
 static QString errorText(llvm::Error error) { return QString::fromStdString(llvm::toString(std::move(error))); }
+
+/// Records whether this host's runtime loads `doc`'s artifact (its own
+/// check of architecture, CPU features and format: describeArtifact).
+static void noteHostLoad(kiln::views::ModelDocument &doc) {
+  doc.hostLoadError.clear();
+  if (doc.artifact.empty())
+    return;
+  if (auto loaded = kiln::describeArtifact(doc.artifact); !loaded)
+    doc.hostLoadError = errorText(loaded.takeError());
+}
 
 std::shared_ptr<kiln::views::ModelDocument> makePlannedDocument(const QString &path,
                                                                 std::shared_ptr<const kiln::CompilationPlan> plan,
@@ -91,6 +102,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
         return fail(QStringLiteral("%1: %2").arg(path, f.errorString()));
       QByteArray bytes = f.readAll();
       doc->artifact.assign(bytes.begin(), bytes.end());
+      noteHostLoad(*doc);
       // One pass through the gate; sizes, plan and summary come from it.
       std::string name = QFileInfo(path).fileName().toStdString();
       auto info = kiln::verifyArtifact(doc->artifact, name);
@@ -148,6 +160,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
       return failModel(result.takeError());
     doc->compileMs = timer.nsecsElapsed() / 1e6;
     doc->artifact = std::move(result->artifact);
+    noteHostLoad(*doc);
     doc->controlFlow = result->controlFlow;
     // The views keep the plan they drew (same options, same plan).
     doc->plan = planned ? planned : result->plan;

@@ -45,7 +45,7 @@ static int budgetKiB(int64_t bytes) {
 }
 
 QString ExportDialog::targetLabel(const std::string &target) {
-  return tr("%1 (%2)").arg(QString::fromStdString(kiln::targetDisplayName(target)), QString::fromStdString(target));
+  return kiln::views::targetLabel(target);
 }
 
 ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectPath, QWidget *parent)
@@ -120,6 +120,9 @@ ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectP
   for (QSpinBox *box : {ramBudget_, flashBudget_})
     connect(box, &QSpinBox::valueChanged, this, &ExportDialog::showBudgetCheck);
   connect(&watcher_, &QFutureWatcher<ExportWork>::finished, this, &ExportDialog::finished);
+  connect(&checkWatcher_, &QFutureWatcher<QString>::finished, this, &ExportDialog::checkFinished);
+  budgetTarget_ = chosenTarget();
+  budgetsByTarget_[budgetTarget_] = project_.exportSettings.budget;
   targetChanged(); // a bare-metal target gets the C module
   bundleFor_ = chosenRequest();
   showPlanned();
@@ -170,7 +173,11 @@ void ExportDialog::buildForm(QVBoxLayout *layout) {
   layout->addLayout(form);
 }
 
-ExportDialog::~ExportDialog() { watcher_.waitForFinished(); }
+ExportDialog::~ExportDialog() {
+  cancel_->store(true); // a build still running stops at its next phase
+  watcher_.waitForFinished();
+  checkWatcher_.waitForFinished();
+}
 
 QString ExportDialog::folderFor(const kiln::ExportRequest &request) const {
   // Beside the model (kiln::defaultExportDir), as `kiln export` writes it.
@@ -189,16 +196,36 @@ void ExportDialog::targetChanged() {
       artifact->setToolTip(bare ? tr("A bare-metal target cannot load a .kiln artifact: it gets a static C module")
                                 : QString());
     }
+  // On bare metal the C module is the only format, whoever chose it: a
+  // hosted target chosen next gets the artifact back.
   forcingFormat_ = true;
-  if (bare && format_->currentIndex() == 0) {
+  if (bare) {
     format_->setCurrentIndex(1);
     formatForced_ = true;
-  } else if (!bare && formatForced_) {
+  } else if (formatForced_) {
     format_->setCurrentIndex(0);
     formatForced_ = false;
   }
   forcingFormat_ = false;
+  // Budgets belong to a device: the last target's stay with it, this one's
+  // come back (none for a target not budgeted yet).
+  const std::string target = chosenTarget();
+  if (target != budgetTarget_) {
+    auto had = budgetsByTarget_.find(budgetTarget_);
+    budgetsByTarget_[budgetTarget_] =
+        budgetFrom(had == budgetsByTarget_.end() ? kiln::MemoryBudget() : had->second);
+    budgetTarget_ = target;
+    const kiln::MemoryBudget now = storedBudget();
+    const QSignalBlocker blockRam(ramBudget_), blockFlash(flashBudget_);
+    ramBudget_->setValue(budgetKiB(now.ramBytes));
+    flashBudget_->setValue(budgetKiB(now.flashBytes));
+  }
   choicesChanged();
+}
+
+kiln::MemoryBudget ExportDialog::storedBudget() const {
+  auto at = budgetsByTarget_.find(budgetTarget_);
+  return at == budgetsByTarget_.end() ? kiln::MemoryBudget() : at->second;
 }
 
 void ExportDialog::choicesChanged() {
@@ -223,6 +250,46 @@ void ExportDialog::choicesChanged() {
   message_->clear();
   showPlanned();
   showBudgetCheck();
+  startCheck();
+}
+
+void ExportDialog::startCheck() {
+  const int generation = ++checkGeneration_;
+  refusal_.clear();
+  updateButtons();
+  kiln::ExportRequest request = chosenRequest();
+  auto cancel = cancel_;
+  request.onPhase = [cancel](kiln::CompilePhase) { return !cancel->load(); };
+  if (checkWatcher_.isRunning())
+    return; // checkFinished starts the check of the newest choices
+  checkedGeneration_ = generation;
+  checkWatcher_.setFuture(QtConcurrent::run([request]() -> QString {
+    if (llvm::Error e = kiln::checkExportRequest(request))
+      return errorText(std::move(e));
+    return {};
+  }));
+}
+
+void ExportDialog::checkFinished() {
+  if (checkedGeneration_ != checkGeneration_) {
+    startCheck(); // the choices changed while it ran
+    return;
+  }
+  refusal_ = checkWatcher_.result();
+  if (!refusal_.isEmpty())
+    showError(refusal_);
+  updateButtons();
+  emit checked(!refusal_.isEmpty());
+}
+
+void ExportDialog::updateButtons() {
+  const bool can = !isBusy() && refusal_.isEmpty();
+  compute_->setEnabled(can);
+  export_->setEnabled(can);
+  const QString why =
+      refusal_.isEmpty() ? QString() : tr("Not possible with these choices: %1").arg(refusal_);
+  compute_->setToolTip(why);
+  export_->setToolTip(why);
 }
 
 void ExportDialog::setWorkingRecipe(const kiln::BuildRecipe &recipe) {
@@ -240,10 +307,11 @@ void ExportDialog::setTarget(const std::string &target) {
     target_->setCurrentIndex(i);
 }
 
-kiln::MemoryBudget ExportDialog::chosenBudget() const {
+kiln::MemoryBudget ExportDialog::chosenBudget() const { return budgetFrom(storedBudget()); }
+
+kiln::MemoryBudget ExportDialog::budgetFrom(const kiln::MemoryBudget &had) const {
   // A budget the user left alone keeps its bytes (a hand-written one need
   // not be whole KiB).
-  const kiln::MemoryBudget &had = project_.exportSettings.budget;
   auto bytes = [](QSpinBox *box, int64_t before) {
     return box->value() == budgetKiB(before) ? before : int64_t(box->value()) * 1024;
   };
@@ -306,6 +374,10 @@ void ExportDialog::showPlanned() {
 }
 
 void ExportDialog::showBudgetCheck() {
+  if (overBudgetOffered_) { // Export Anyway was for the budgets shown before
+    overBudgetOffered_ = false;
+    export_->setText(tr("Export"));
+  }
   std::vector<kiln::BudgetCheck> checks;
   if (bundle_)
     checks = kiln::checkBudget(bundle_->footprint, chosenBudget()); // the footprint does not depend on them
@@ -396,9 +468,12 @@ void ExportDialog::exportNow() {
 }
 
 void ExportDialog::start(bool write) {
-  if (isBusy())
+  if (isBusy() || !refusal_.isEmpty())
     return;
   kiln::ExportRequest request = chosenRequest();
+  auto cancel = cancel_;
+  request.onPhase = [cancel](kiln::CompilePhase) { return !cancel->load(); };
+  const bool overBudgetConfirmed = write && overBudgetOffered_;
   writing_ = write;
   writingTo_ = QDir::cleanPath(folder_->text().trimmed());
   // The manifest records the budgets: a bundle built with others is
@@ -408,33 +483,55 @@ void ExportDialog::start(bool write) {
     have = bundle_;
   bundleFor_ = request;
   message_->setStyleSheet(QString());
-  message_->setText(have ? tr("Writing\u2026") : tr("Compiling for %1\u2026").arg(targetLabel(request.recipe.target)));
-  compute_->setEnabled(false);
-  export_->setEnabled(false);
+  message_->setText(have ? tr("Writing\u2026")
+                         : tr("Compiling for %1\u2026").arg(targetLabel(request.recipe.target)));
   std::string dir = writingTo_.toStdString();
-  watcher_.setFuture(QtConcurrent::run([request, have, write, dir]() -> ExportWork {
-    ExportWork w;
-    if (have) {
-      w.bundle = have;
-    } else {
-      auto b = kiln::buildExportBundle(request);
-      if (!b) {
-        w.error = errorText(b.takeError());
+  watcher_.setFuture(
+      QtConcurrent::run([request, have, write, dir, cancel, overBudgetConfirmed]() -> ExportWork {
+        ExportWork w;
+        if (have) {
+          w.bundle = have;
+        } else {
+          auto b = kiln::buildExportBundle(request);
+          if (!b) {
+            w.cancelled = cancel->load();
+            w.error = errorText(b.takeError());
+            return w;
+          }
+          w.bundle = std::move(*b);
+        }
+        if (write && cancel->load()) {
+          w.cancelled = true;
+          return w;
+        }
+        auto checks = kiln::checkBudget(w.bundle->footprint, request.budget);
+        if (write && !overBudgetConfirmed &&
+            std::any_of(checks.begin(), checks.end(),
+                        [](const kiln::BudgetCheck &c) { return c.exceeded; })) {
+          w.overBudget = true;
+          w.ok = true;
+          return w;
+        }
+        if (write) {
+          if (llvm::Error e = kiln::writeExportBundle(*w.bundle, dir)) {
+            w.error = errorText(std::move(e));
+            w.ok = false;
+            return w;
+          }
+          w.written = true;
+        }
+        w.ok = true;
         return w;
-      }
-      w.bundle = std::move(*b);
-    }
-    if (write) {
-      if (llvm::Error e = kiln::writeExportBundle(*w.bundle, dir)) {
-        w.error = errorText(std::move(e));
-        w.ok = false;
-        return w;
-      }
-      w.written = true;
-    }
-    w.ok = true;
-    return w;
-  }));
+      }));
+  updateButtons();
+}
+
+void ExportDialog::reject() {
+  if (isBusy()) {
+    cancel_->store(true); // the build stops at its next phase; nothing is written
+    message_->setText(tr("Cancelled: nothing written."));
+  }
+  QDialog::reject();
 }
 
 QString ExportDialog::summaryText() const {
@@ -451,8 +548,12 @@ QString ExportDialog::summaryText() const {
 
 void ExportDialog::finished() {
   ExportWork w = watcher_.result();
-  compute_->setEnabled(true);
-  export_->setEnabled(true);
+  updateButtons();
+  if (w.cancelled) {
+    message_->setText(tr("Cancelled: nothing written."));
+    writing_ ? emit exported(false) : emit footprintReady(false);
+    return;
+  }
   if (w.bundle)
     bundle_ = w.bundle;
   if (bundle_)
@@ -471,7 +572,22 @@ void ExportDialog::finished() {
     emit footprintReady(true);
     return;
   }
+  if (w.overBudget) {
+    // Asked in the dialog, not in a second window: Export Anyway writes it.
+    emit footprintReady(true);
+    overBudgetOffered_ = true;
+    export_->setText(tr("Export Anyway"));
+    message_->setStyleSheet(QStringLiteral("color: #b00000"));
+    message_->setText(
+        tr("Nothing written: the build does not fit the budgets above. Change the choices, or "
+           "press Export Anyway to write it as it is."));
+    fitResults();
+    emit exported(false);
+    return;
+  }
   emit footprintReady(true);
+  overBudgetOffered_ = false;
+  export_->setText(tr("Export"));
   writtenDir_ = writingTo_;
   open_->setEnabled(true);
   message_->setText(tr("Wrote %1 files into %2. Repeat with: %3")

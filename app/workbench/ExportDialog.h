@@ -29,6 +29,9 @@
 #include <QDialog>
 #include <QFutureWatcher>
 
+#include <atomic>
+#include <map>
+#include <memory>
 #include <optional>
 
 class QComboBox;
@@ -47,6 +50,11 @@ struct ExportWork {
   QString error;
   std::optional<kiln::ExportBundle> bundle;
   bool written = false;
+  /// Not written: the bundle exceeds a budget and writing it was not
+  /// confirmed (Export Anyway).
+  bool overBudget = false;
+  /// The dialog was closed while the worker ran: nothing written.
+  bool cancelled = false;
 };
 
 class ExportDialog : public QDialog {
@@ -84,9 +92,20 @@ public:
 
   /// Builds the bundle and shows its footprint (nothing written).
   void computeFootprint();
-  /// Builds (if needed) and writes the bundle into the folder.
+  /// Builds (if needed) and writes the bundle into the folder. A bundle
+  /// that exceeds a budget is not written: the message says so and the
+  /// Export button becomes Export Anyway, which writes it (until a choice
+  /// changes).
   void exportNow();
   bool isBusy() const { return watcher_.isRunning(); }
+  /// Close while a bundle is built: the build stops at its next phase and
+  /// nothing is written.
+  void reject() override;
+  /// The quick check of the chosen target and model (checkExportRequest)
+  /// is running.
+  bool isChecking() const { return checkWatcher_.isRunning(); }
+  /// What that check refused ("" when the choices can be built).
+  QString refusal() const { return refusal_; }
   /// The last bundle built (for the current choices), if any.
   const std::optional<kiln::ExportBundle> &bundle() const { return bundle_; }
   QString writtenDir() const { return writtenDir_; }
@@ -113,12 +132,23 @@ public:
 
 signals:
   void footprintReady(bool ok);
+  /// The quick check of the chosen target ended (`refused` = its error).
+  void checked(bool refused);
   /// The bundle was written (ok) or writing failed.
   void exported(bool ok);
 
 private:
   void buildForm(QVBoxLayout *layout);
   void start(bool write);
+  /// Starts checkExportRequest of the choices on a worker (a target change).
+  void startCheck();
+  void checkFinished();
+  /// Compute and Export enabled unless busy or refused.
+  void updateButtons();
+  /// The chosen target's budgets as last kept (budgetsByTarget_).
+  kiln::MemoryBudget storedBudget() const;
+  /// The budgets typed, bytes; a box left at `had`'s KiB keeps its bytes.
+  kiln::MemoryBudget budgetFrom(const kiln::MemoryBudget &had) const;
   void finished();
   void targetChanged();
   void choicesChanged();
@@ -137,6 +167,17 @@ private:
   QSpinBox *ramBudget_, *flashBudget_;
   QLineEdit *folder_;
   QLabel *planned_, *footprint_, *budget_, *budgetIcon_, *message_;
+  /// Budgets typed for each target this session (a board's budgets do not
+  /// follow to another target); the dialog opened with the project's.
+  std::map<std::string, kiln::MemoryBudget> budgetsByTarget_;
+  std::string budgetTarget_;
+  /// Set by reject(): the worker's compile stops and writes nothing.
+  std::shared_ptr<std::atomic<bool>> cancel_ = std::make_shared<std::atomic<bool>>(false);
+  /// Export Anyway was offered for these choices.
+  bool overBudgetOffered_ = false;
+  QFutureWatcher<QString> checkWatcher_;
+  int checkGeneration_ = 0, checkedGeneration_ = 0;
+  QString refusal_;
   QPushButton *compute_, *export_, *open_, *browse_;
   /// Scrolls the results (planned, footprint, budget check, message).
   QScrollArea *results_;

@@ -41,9 +41,11 @@
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
+#include <QShowEvent>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
+#include <QTimer>
 #include <QToolBar>
 
 #include <algorithm>
@@ -94,6 +96,7 @@ MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   if (!restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray()))
     resize(defaultWindowSize());
   applyDefaultLayout();
+  defaultState_ = saveState(kLayoutVersion);
   // A state saved by another layout version is refused and the default stays.
   restoreState(settings.value(QStringLiteral("window/state")).toByteArray(), kLayoutVersion);
   updateActions();
@@ -106,6 +109,41 @@ QSize MainWindow::defaultWindowSize() const {
   QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect(QPoint(), QSize(1600, 1000));
   QSize size(screen.width() * 85 / 100, screen.height() * 85 / 100);
   return size.expandedTo(smallest).boundedTo(screen.size().expandedTo(smallest));
+}
+
+void MainWindow::fitToScreen() {
+  if (!screen() || isFullScreen() || isMaximized())
+    return;
+  const QRect avail = screen()->availableGeometry();
+  // A screen below the layout's smallest size (1024x700) keeps that size:
+  // squeezing the docks further would hide controls.
+  if (avail.width() < 1024 || avail.height() < 700)
+    return;
+  const QSize frame = frameGeometry().size() - size(); // title bar and borders
+  const QSize room = avail.size() - frame;
+  if (width() > room.width() || height() > room.height())
+    resize(size().boundedTo(room));
+  // Then inside the screen: the title bar never above its top edge.
+  QRect f = frameGeometry();
+  int x = std::clamp(f.left(), avail.left(), std::max(avail.left(), avail.right() - f.width() + 1));
+  int y = std::clamp(f.top(), avail.top(), std::max(avail.top(), avail.bottom() - f.height() + 1));
+  if (x != f.left() || y != f.top())
+    move(x, y);
+}
+
+void MainWindow::showEvent(QShowEvent *event) {
+  QMainWindow::showEvent(event);
+  if (!fittedToScreen_) {
+    fittedToScreen_ = true;
+    fitToScreen();
+  }
+}
+
+void MainWindow::resetLayout() {
+  restoreState(defaultState_, kLayoutVersion);
+  for (QDockWidget *d : docks_)
+    d->setFloating(false);
+  applyDefaultLayout();
 }
 
 void MainWindow::applyDefaultLayout() {
@@ -372,6 +410,9 @@ void MainWindow::createActions() {
                                   [this](bool on) { on ? showFullScreen() : showNormal(); });
   full->setCheckable(true);
   full->setShortcuts(withKey(QKeySequence(Qt::Key_F11), QKeySequence::FullScreen));
+  QAction *reset = view->addAction(tr("&Reset Layout"), this, &MainWindow::resetLayout);
+  reset->setObjectName(QStringLiteral("resetLayout"));
+  reset->setToolTip(tr("Every panel back where and as large as a new window has it"));
   view->addSeparator();
   for (QDockWidget *d : docks_)
     view->addAction(d->toggleViewAction());
@@ -396,7 +437,12 @@ void MainWindow::updateActions() {
   cancelButton_->setEnabled(compiling);
   cancelAction_->setEnabled(compiling);
   closeAction_->setEnabled(doc_ != nullptr);
-  runAction_->setEnabled(doc_ && !doc_->artifact.empty() && !isRunning() && !stale_);
+  runAction_->setEnabled(doc_ && !doc_->artifact.empty() && doc_->hostLoadError.isEmpty() &&
+                         !isRunning() && !stale_);
+  runAction_->setToolTip(
+      doc_ && !doc_->hostLoadError.isEmpty()
+          ? tr("This computer cannot run the artifact: %1").arg(doc_->hostLoadError)
+          : tr("Run the artifact on this machine with random inputs and show measured times"));
 }
 
 void MainWindow::setStale(bool stale) {
@@ -534,14 +580,17 @@ void MainWindow::showCompiled(const ModelDocument &doc, const QString &path) {
     diagnostics_->add(DiagnosticsView::Severity::Warning, path, tr("plan check: %1").arg(QString::fromStdString(v)));
   if (doc.isArtifact && doc.artifactCommands >= 0) {
     // No reflection data: the counts come from the command list itself.
-    diagnostics_->add(DiagnosticsView::Severity::Note, path,
-                      tr("read in %1 ms without reflection data: %2 dispatch commands, %3 commands, "
-                         "%4 waves, arena %5 bytes, artifact %6 bytes (per-dispatch views need "
-                         "--reflection=true)")
-                          .arg(doc.compileMs, 0, 'f', 0)
-                          .arg(doc.artifactDispatches).arg(doc.artifactCommands)
-                          .arg(plan.schedule.waves).arg(plan.memory.arenaBytes)
-                          .arg(doc.sizes ? doc.sizes->fileBytes : 0));
+    diagnostics_->add(
+        DiagnosticsView::Severity::Note, path,
+        tr("read in %1 ms without reflection data: %2 dispatch commands, %3 commands, "
+           "%4 waves, arena %5 bytes, artifact %6 bytes (the per-dispatch views need "
+           "reflection data: open the model, or an artifact built with the default profile)")
+            .arg(doc.compileMs, 0, 'f', 0)
+            .arg(doc.artifactDispatches)
+            .arg(doc.artifactCommands)
+            .arg(plan.schedule.waves)
+            .arg(plan.memory.arenaBytes)
+            .arg(doc.sizes ? doc.sizes->fileBytes : 0));
     return;
   }
   // The If/Loop/Scan nodes the importer folded, selected or unrolled, and why.
@@ -575,6 +624,16 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
   auto plan = doc_ ? doc_->plan : nullptr;
   if (!sameModel)
     graph_->searchBox()->clear(); // the last model's dispatch name
+  graph_->setNote(
+      doc_ && doc_->isArtifact && doc_->artifactCommands >= 0
+          ? tr("%1 has no reflection data (it was built with the stripped profile), so the graph, "
+               "timeline and memory map have nothing to draw: %2 dispatches in %3 commands. Its "
+               "section sizes are in Sizes. Open the model, or an artifact built with the default "
+               "profile, to see every dispatch.")
+                .arg(QFileInfo(doc_->path).fileName())
+                .arg(doc_->artifactDispatches)
+                .arg(doc_->artifactCommands)
+          : QString());
   if (!samePlan) {
     selection_->clear();
     dispatchModel_->setPlan(plan);

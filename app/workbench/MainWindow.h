@@ -138,6 +138,13 @@ public:
   /// The one shared selection (rows of dispatchModel()).
   QItemSelectionModel *selectionModel() const { return selection_; }
   QPushButton *cancelButton() const { return cancelButton_; }
+  /// Build > Run on Host.
+  QAction *runAction() const { return runAction_; }
+  /// View > Reset Layout: every dock back where and as large as a new
+  /// window puts it (applyDefaultLayout) for the window's present size,
+  /// the default docks shown again; the document stays.
+  void resetLayout();
+
   /// The dock holding `view` (nullptr for the central graph).
   QDockWidget *dockOf(QWidget *view) const;
   /// Milliseconds the last document change took to update every view's
@@ -182,6 +189,12 @@ signals:
 
 protected:
   void closeEvent(QCloseEvent *event) override;
+  /// On the first show, a window larger than its screen's available area
+  /// (a geometry saved on a larger screen, or a frame that adds to the
+  /// default size) is shrunk and moved to fit it, frame included; on a
+  /// screen below 1024x700 the window keeps that smallest size.
+  void showEvent(QShowEvent *event) override;
+
   void dragEnterEvent(QDragEnterEvent *event) override;
   void dropEvent(QDropEvent *event) override;
 
@@ -205,6 +218,9 @@ private:
   /// available area, at least 1024x700 pixels (the smallest window the
   /// default layout is made for), within the screen where it is larger.
   QSize defaultWindowSize() const;
+  /// Shrinks and moves the window into its screen's available area.
+  void fitToScreen();
+
   /// Sizes the default docks for the current window size: the left dock
   /// about a fifth of the width (240-340 px), the inspector as wide or as
   /// wide as its controls need, the bottom strip about a quarter of the
@@ -242,6 +258,10 @@ private:
   /// Brings the diagnostics dock to the front.
   void raiseDiagnostics();
 
+  /// The dock layout of a new window (saveState after applyDefaultLayout),
+  /// which resetLayout restores.
+  QByteArray defaultState_;
+  bool fittedToScreen_ = false;
   kiln::views::GraphPanel *graph_ = nullptr;
   kiln::views::TimelineView *timeline_ = nullptr;
   kiln::views::MemoryView *memory_ = nullptr;

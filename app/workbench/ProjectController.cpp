@@ -209,7 +209,8 @@ void ProjectController::connectSelection(QItemSelectionModel *selection) {
 void ProjectController::showArtifactToRun() {
   auto doc = host_->document();
   run_->setArtifact(doc ? doc->artifact : std::vector<uint8_t>(),
-                    doc ? QFileInfo(doc->path).fileName() : QString());
+                    doc ? QFileInfo(doc->path).fileName() : QString(),
+                    doc ? doc->hostLoadError : QString());
 }
 
 void ProjectController::onDocumentShown() {
@@ -237,6 +238,12 @@ void ProjectController::onCompileFinished(bool ok) {
   // The import's own data says whether dynamic inputs stopped it.
   const std::vector<DynamicInput> &unfixed = host_->lastUnfixedInputs();
   bool dynamic = ours && !unfixed.empty();
+  if (!ok && host_->lastOpenCancelled() && !host_->isCompiling() && shown &&
+      shown->path == modelPath_ && shown->artifact.empty())
+    tuning_->showMessage(
+        tr("Code generation cancelled: the plan is shown, with no artifact to run or compare "
+           "(Build generates it)."),
+        false);
   if (ours && !dynamic && !host_->lastOpenCancelled() && !host_->isCompiling())
     tuning_->showMessage(tr("The build failed: %1 (Undo or Reset Tuning if a setting caused it)")
                              .arg(host_->lastDiagnostic()),
@@ -345,7 +352,7 @@ void ProjectController::warn(const QString &file, const QString &message) {
 
 bool ProjectController::setting(kiln::Project &project, llvm::StringRef key, const std::string &value) {
   if (llvm::Error err = kiln::setRecipeOption(project.recipe, key, value)) {
-    QString why = errorText(std::move(err));
+    QString why = QString::fromStdString(kiln::settingErrorText(std::move(err)));
     warn(projectPath_, tr("not applied: %1").arg(why));
     tuning_->showMessage(why, true);
     return false;
@@ -509,7 +516,7 @@ kiln::CompileOptions ProjectController::compileOptions(const kiln::Project &proj
   recipe.format = kiln::recipeIsBareMetal(recipe) ? kiln::OutputFormat::CModule : kiln::OutputFormat::Artifact;
   auto made = kiln::recipeCompileOptions(recipe);
   if (!made) {
-    QString e = errorText(made.takeError());
+    QString e = QString::fromStdString(kiln::settingErrorText(made.takeError()));
     if (error)
       *error = e;
     return {};
@@ -790,6 +797,7 @@ void ProjectController::replan() {
                                         ? tr("bare metal: code is generated as a C module on Export")
                                         : tr("code generation follows")),
                            false);
+      showCompare(); // builds of the settings before are marked
       emit replanFinished(true);
     }, Qt::QueuedConnection);
   }));
@@ -916,7 +924,15 @@ void ProjectController::discoverInputs() {
 
 // --- Compare --------------------------------------------------------------
 
-void ProjectController::showCompare() { compare_->setBuilds(labelA_, a_, labelB_, b_); }
+void ProjectController::showCompare() {
+  auto label = [this](const QString &text, const std::optional<kiln::BuildSummary> &side,
+                      const kiln::BuildRecipe &recipe, bool pinned) {
+    return side && !pinned && !(recipe == project_.recipe) ? tr("%1 (earlier settings)").arg(text)
+                                                           : text;
+  };
+  compare_->setBuilds(label(labelA_, a_, recipeA_, pinnedA_), a_,
+                      label(labelB_, b_, recipeB_, false), b_);
+}
 
 void ProjectController::measureLatency(std::optional<kiln::BuildSummary> &a, const std::vector<uint8_t> &aBytes,
                                        std::optional<kiln::BuildSummary> &b, const std::vector<uint8_t> &bBytes,
@@ -967,6 +983,7 @@ void ProjectController::summarize(std::vector<uint8_t> a, std::vector<uint8_t> b
     p->recipe.reflection.reset();
   }
   kiln::CompileOptions dOptions = compileOptions(dp), sOptions = compileOptions(sp);
+  const kiln::BuildRecipe recipe = project_.recipe;
   bool host = project_.recipe.target == "host" || modelPath_.isEmpty();
   bool needA = a.empty() && compileStripped;
   auto known = measurement_;
@@ -1001,25 +1018,30 @@ void ProjectController::summarize(std::vector<uint8_t> a, std::vector<uint8_t> b
       if (host)
         measureLatency(out.a, a, out.b, b, known);
     }
-    QMetaObject::invokeMethod(this, [this, out, labelA, labelB] {
-      --comparing_;
-      if (!out.error.isEmpty()) {
-        compare_->setBusy(tr("Compare failed: %1").arg(out.error));
-        error(modelPath_, tr("compare: %1").arg(out.error));
-        emit compareFinished(false);
-        return;
-      }
-      if (out.a) {
-        a_ = out.a;
-        labelA_ = labelA;
-      }
-      if (out.b) {
-        b_ = out.b;
-        labelB_ = labelB;
-      }
-      showCompare();
-      emit compareFinished(true);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this,
+        [this, out, labelA, labelB, recipe] {
+          --comparing_;
+          if (!out.error.isEmpty()) {
+            compare_->setBusy(tr("Compare failed: %1").arg(out.error));
+            error(modelPath_, tr("compare: %1").arg(out.error));
+            emit compareFinished(false);
+            return;
+          }
+          if (out.a) {
+            a_ = out.a;
+            labelA_ = labelA;
+            recipeA_ = recipe;
+          }
+          if (out.b) {
+            b_ = out.b;
+            labelB_ = labelB;
+            recipeB_ = recipe;
+          }
+          showCompare();
+          emit compareFinished(true);
+        },
+        Qt::QueuedConnection);
   }));
 }
 
@@ -1033,6 +1055,7 @@ void ProjectController::compareDefaultVsStripped() {
       !project_.recipe.debugSymbols && !project_.recipe.reflection && !host_->isCompiling())
     a = doc->artifact;
   b_.reset();
+  pinnedA_ = false;
   summarize(std::move(a), {}, true, tr("default"), tr("stripped"));
 }
 
@@ -1041,6 +1064,7 @@ void ProjectController::pinCurrent() {
   if (!doc || doc->artifact.empty() || comparing_)
     return;
   b_.reset();
+  pinnedA_ = true;
   summarize(doc->artifact, {}, false, tr("before (%1)").arg(undo_->undoText().isEmpty() ? tr("as opened") : undo_->undoText()),
             QString());
 }

@@ -327,6 +327,11 @@ private:
   int comparing_ = 0;
   QString labelA_, labelB_;
   std::optional<kiln::BuildSummary> a_, b_;
+  /// The settings each side was built with: a side whose settings have
+  /// changed since is labelled "(earlier settings)", except a pinned
+  /// "before" build, which is earlier by design.
+  kiln::BuildRecipe recipeA_, recipeB_;
+  bool pinnedA_ = false;
   /// The Run dock's last measurement and the artifact it measured: Compare
   /// shows it for that build instead of measuring it a second time.
   std::pair<std::vector<uint8_t>, kiln::LatencyStats> measurement_;

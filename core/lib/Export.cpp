@@ -451,12 +451,24 @@ static std::string reportOf(const BundleParts &parts) {
   return report;
 }
 
+llvm::Error checkExportRequest(const ExportRequest &request) {
+  auto options = recipeCompileOptions(request.recipe);
+  if (!options)
+    return options.takeError();
+  options->maxBufferBytes = request.maxBufferBytes;
+  options->onPhase = request.onPhase;
+  // planOnly runs the target checks compile() runs before code generation.
+  auto planned = planOnly(request.model, *options);
+  return planned ? llvm::Error::success() : planned.takeError();
+}
+
 llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   auto recipeOptions = recipeCompileOptions(request.recipe);
   if (!recipeOptions)
     return recipeOptions.takeError();
   CompileOptions options = std::move(*recipeOptions);
   options.maxBufferBytes = request.maxBufferBytes;
+  options.onPhase = request.onPhase;
 
   auto modelBytes = llvm::MemoryBuffer::getFile(request.model, /*IsText=*/false,
                                                 /*RequiresNullTerminator=*/false);

@@ -204,6 +204,66 @@ static std::optional<bool> parseBool(llvm::StringRef text) {
   return std::nullopt;
 }
 
+char SettingError::ID = 0;
+
+void SettingError::log(llvm::raw_ostream &os) const { os << commandLine; }
+
+std::error_code SettingError::convertToErrorCode() const { return llvm::inconvertibleErrorCode(); }
+
+/// A refused setting `key`: the command line's sentence and the same fact
+/// without flag syntax (SettingError).
+static llvm::Error settingError(llvm::StringRef key, const llvm::Twine &commandLine,
+                                const llvm::Twine &detail) {
+  return llvm::make_error<SettingError>(key.str(), commandLine.str(), detail.str());
+}
+
+std::string settingDisplayName(llvm::StringRef key) {
+  static const std::pair<const char *, const char *> names[] = {
+      {"target", "Target"},
+      {"target-cpu", "CPU"},
+      {"target-cpu-features", "CPU features"},
+      {"profile", "Profile"},
+      {"debug-symbols", "Debug symbols"},
+      {"reflection", "Reflection data"},
+      {"fusion", "Fusion"},
+      {"check-bounds", "Bounds checks"},
+      {"output-format", "Output format"},
+      {"module-name", "Module name"},
+      {"no-fusion", "No fusion for dispatch"},
+      {"tile", "Tile sizes"},
+      {"fix-shape", "Input shape"},
+      {"fix-value", "Input value"},
+  };
+  for (const auto &[k, name] : names)
+    if (key == k)
+      return name;
+  return key.str();
+}
+
+std::string settingErrorText(llvm::Error error) {
+  std::string text;
+  llvm::handleAllErrors(
+      std::move(error),
+      [&](const SettingError &e) { text = settingDisplayName(e.key) + ": " + e.detail; },
+      [&](const llvm::ErrorInfoBase &e) { text = e.message(); });
+  return text;
+}
+
+llvm::Expected<std::vector<int64_t>> parseTileSizes(llvm::StringRef text) {
+  if (text.trim().empty())
+    return makeError("no sizes (one per loop, 0 = the whole loop)");
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.split(parts, ',');
+  std::vector<int64_t> sizes;
+  for (llvm::StringRef part : parts) {
+    int64_t v;
+    if (part.trim().getAsInteger(10, v) || v < 0)
+      return makeError(quoted(part.trim()) + " " + kTileSizeRule);
+    sizes.push_back(v);
+  }
+  return sizes;
+}
+
 static void addNoFusion(BuildRecipe &recipe, int64_t id) {
   auto at = std::lower_bound(recipe.noFusion.begin(), recipe.noFusion.end(), id);
   if (at == recipe.noFusion.end() || *at != id)
@@ -212,7 +272,7 @@ static void addNoFusion(BuildRecipe &recipe, int64_t id) {
 
 llvm::Error applyProfile(llvm::StringRef profile, CompileOptions &options) {
   if (std::string why = profileReason(profile); !why.empty())
-    return makeError("--profile=" + why);
+    return settingError("profile", "--profile=" + why, why);
   options.debugSymbols = profile == "default";
   options.reflection = profile == "default";
   return llvm::Error::success();
@@ -228,23 +288,17 @@ bool recipeIsBareMetal(const BuildRecipe &recipe) {
 /// "--tile=ID=S0,S1,...": adds or replaces one dispatch's sizes.
 static llvm::Error setTile(BuildRecipe &recipe, llvm::StringRef text) {
   auto bad = [&](const llvm::Twine &why) {
-    return makeError("--tile=" + quoted(text) + ": " + why);
+    return settingError("tile", "--tile=" + quoted(text) + ": " + why, quoted(text) + ": " + why);
   };
   auto [idText, sizesText] = text.split('=');
   int64_t id;
   if (idText.trim().getAsInteger(10, id) || id < 0 || sizesText.trim().empty())
     return bad("expected DISPATCH=SIZES, e.g. 3=1,8,0,0 (dispatch id from `kiln inspect`, "
                "one size per loop, 0 = whole loop)");
-  llvm::SmallVector<llvm::StringRef> parts;
-  sizesText.split(parts, ',');
-  std::vector<int64_t> sizes;
-  for (llvm::StringRef part : parts) {
-    int64_t v;
-    if (part.trim().getAsInteger(10, v) || v < 0)
-      return bad(quoted(part.trim()) + " " + kTileSizeRule);
-    sizes.push_back(v);
-  }
-  recipe.tiles[id] = std::move(sizes);
+  auto sizes = parseTileSizes(sizesText);
+  if (!sizes)
+    return bad(llvm::toString(sizes.takeError()));
+  recipe.tiles[id] = std::move(*sizes);
   return llvm::Error::success();
 }
 
@@ -252,7 +306,8 @@ static llvm::Error setTile(BuildRecipe &recipe, llvm::StringRef text) {
 /// separates the input, which may be a name holding '=').
 static llvm::Error setFixShape(BuildRecipe &recipe, llvm::StringRef text) {
   auto bad = [&](const llvm::Twine &why) {
-    return makeError("--fix-shape=" + quoted(text) + ": " + why);
+    return settingError("fix-shape", "--fix-shape=" + quoted(text) + ": " + why,
+                        quoted(text) + ": " + why);
   };
   size_t eq = text.rfind('=');
   if (eq == llvm::StringRef::npos || eq == 0)
@@ -270,8 +325,10 @@ static llvm::Error setFixShape(BuildRecipe &recipe, llvm::StringRef text) {
   if (std::string why = shapeReason(shape); !why.empty())
     return bad(why);
   if (recipe.fixedShapes.count(input))
-    return makeError("--fix-shape fixes input " + quoted(input) +
-                     " twice; give one shape per input");
+    return settingError(
+        "fix-shape",
+        "--fix-shape fixes input " + quoted(input) + " twice; give one shape per input",
+        "input " + quoted(input) + " has a shape already; give one shape per input");
   recipe.fixedShapes[input] = std::move(shape);
   return llvm::Error::success();
 }
@@ -280,7 +337,8 @@ static llvm::Error setFixShape(BuildRecipe &recipe, llvm::StringRef text) {
 /// separates the input, which may be a name holding '=').
 static llvm::Error setFixValue(BuildRecipe &recipe, llvm::StringRef text) {
   auto bad = [&](const llvm::Twine &why) {
-    return makeError("--fix-value=" + quoted(text) + ": " + why);
+    return settingError("fix-value", "--fix-value=" + quoted(text) + ": " + why,
+                        quoted(text) + ": " + why);
   };
   size_t eq = text.rfind('=');
   if (eq == llvm::StringRef::npos || eq == 0)
@@ -290,8 +348,10 @@ static llvm::Error setFixValue(BuildRecipe &recipe, llvm::StringRef text) {
   if (!values)
     return bad(llvm::toString(values.takeError()));
   if (recipe.fixedValues.count(input))
-    return makeError("--fix-value fixes input " + quoted(input) +
-                     " twice; give one value per input");
+    return settingError(
+        "fix-value",
+        "--fix-value fixes input " + quoted(input) + " twice; give one value per input",
+        "input " + quoted(input) + " has a value already; give one value per input");
   recipe.fixedValues[input] = std::move(*values);
   return llvm::Error::success();
 }
@@ -300,7 +360,7 @@ static llvm::Error setFixValue(BuildRecipe &recipe, llvm::StringRef text) {
 /// fix-value).
 static llvm::Error setScalar(BuildRecipe &recipe, llvm::StringRef key, llvm::StringRef value) {
   auto check = [&](const std::string &why) {
-    return why.empty() ? llvm::Error::success() : makeError("--" + key + "=" + why);
+    return why.empty() ? llvm::Error::success() : settingError(key, "--" + key + "=" + why, why);
   };
   if (key == "target") {
     if (llvm::Error err = check(targetReason(value)))
@@ -357,45 +417,54 @@ llvm::Error setRecipeOption(BuildRecipe &recipe, llvm::StringRef key, llvm::Stri
 // --- The fields together ---------------------------------------------------
 
 llvm::Error validateRecipe(const BuildRecipe &recipe) {
-  auto check = [](const llvm::Twine &flag, const std::string &why) {
-    return why.empty() ? llvm::Error::success() : makeError("--" + flag + why);
+  // `value` is the setting's text before the reason ("'3=1,a': "), empty
+  // when the reason names the value itself.
+  auto check = [](llvm::StringRef key, const std::string &value, const std::string &why) {
+    return why.empty() ? llvm::Error::success()
+                       : settingError(key, "--" + key + "=" + value + why, value + why);
   };
-  if (llvm::Error err = check("target=", targetReason(recipe.target)))
+  if (llvm::Error err = check("target", "", targetReason(recipe.target)))
     return err;
-  if (llvm::Error err = check("profile=", profileReason(recipe.profile)))
+  if (llvm::Error err = check("profile", "", profileReason(recipe.profile)))
     return err;
-  if (llvm::Error err = check("module-name=", moduleNameReason(recipe.moduleName)))
+  if (llvm::Error err = check("module-name", "", moduleNameReason(recipe.moduleName)))
     return err;
   for (const auto &[id, sizes] : recipe.tiles) {
     std::string why = dispatchIdReason(id);
     if (why.empty())
       why = tileSizesReason(sizes);
     if (llvm::Error err =
-            check("tile=" + quoted(std::to_string(id) + "=" + joined(sizes, ",")) + ": ", why))
+            check("tile", quoted(std::to_string(id) + "=" + joined(sizes, ",")) + ": ", why))
       return err;
   }
   for (int64_t id : recipe.noFusion)
-    if (llvm::Error err = check("no-fusion=", dispatchIdReason(id)))
+    if (llvm::Error err = check("no-fusion", "", dispatchIdReason(id)))
       return err;
   for (const auto &[input, shape] : recipe.fixedShapes) {
     std::string why = input.empty() ? "no input name (a name or an index)" : shapeReason(shape);
-    if (llvm::Error err =
-            check("fix-shape=" + quoted(input + "=" + joined(shape, "x")) + ": ", why))
+    if (llvm::Error err = check("fix-shape", quoted(input + "=" + joined(shape, "x")) + ": ", why))
       return err;
   }
   for (const auto &[input, values] : recipe.fixedValues) {
     std::string why = input.empty() ? "no input name (a name or an index)" : valueReason(values);
     if (llvm::Error err =
-            check("fix-value=" + quoted(input + "=" + fixValueText(values)) + ": ", why))
+            check("fix-value", quoted(input + "=" + fixValueText(values)) + ": ", why))
       return err;
   }
   if (recipe.checkBounds && recipe.format == OutputFormat::CModule)
-    return makeError("--check-bounds builds a .kiln artifact (the runtime reports a "
-                     "refused access); C modules are not supported");
+    return settingError(
+        "check-bounds",
+        "--check-bounds builds a .kiln artifact (the runtime reports a "
+        "refused access); C modules are not supported",
+        "bounds-checked kernels need the .kiln artifact format (the runtime reports "
+        "a refused access); C modules are not supported");
   if (recipe.format == OutputFormat::Artifact && recipeIsBareMetal(recipe))
-    return makeError("--target=" + recipe.target +
-                     " is bare metal: nothing there loads a .kiln artifact's shared object; "
-                     "use --output-format=c-module");
+    return settingError("target",
+                        "--target=" + recipe.target +
+                            " is bare metal: nothing there loads a .kiln artifact's shared object; "
+                            "use --output-format=c-module",
+                        recipe.target + " is bare metal: nothing there loads a .kiln artifact; "
+                                        "choose the static C module format");
   return llvm::Error::success();
 }
 

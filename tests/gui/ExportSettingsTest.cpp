@@ -211,7 +211,14 @@ private slots:
     dialog->ramBudgetBox()->setValue(shortKiB);
     dialog->flashBudgetBox()->setValue(1024);
 
+    // Over budget: nothing written until Export Anyway.
     QSignalSpy exported(dialog, &ExportDialog::exported);
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exported));
+    QCOMPARE(exported.last().at(0).toBool(), false);
+    QVERIFY(!QFileInfo::exists(dir + "/manifest.json"));
+    QCOMPARE(dialog->exportButton()->text(), QStringLiteral("Export Anyway"));
+    exported.clear();
     dialog->exportButton()->click();
     QVERIFY(waitSignal(exported));
     QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
@@ -374,6 +381,83 @@ private slots:
     auto saved = kiln::loadProject(path.toStdString());
     QVERIFY(bool(saved));
     QCOMPARE(saved->recipe.fusion, fusion);
+  }
+
+  /// What a target cannot take is said when it is chosen; a build over
+  /// budget is written only when confirmed; budgets and the C module stay
+  /// with the board they were chosen for; Close stops an export.
+  void deviceChoicesStayWithTheirTarget() {
+    ExportDialog *dialog = ctl()->openExportDialog();
+    QSignalSpy checked(dialog, &ExportDialog::checked);
+    // The Cortex-M0+ has no FPU: this float model is refused by the quick
+    // check (a plan), before any Compute.
+    dialog->setTarget("thumbv6m-none-eabi");
+    QVERIFY(QTest::qWaitFor([&] { return !dialog->isChecking() && checked.count() > 0; }, 120000));
+    QVERIFY2(dialog->refusal().contains("no FPU"), qPrintable(dialog->refusal()));
+    QVERIFY(!dialog->computeButton()->isEnabled());
+    QVERIFY(!dialog->exportButton()->isEnabled());
+    QVERIFY(dialog->messageLabel()->text().contains("no FPU"));
+    QVERIFY(dialog->exportButton()->toolTip().contains("no FPU"));
+
+    // The M4 takes it; a budget it exceeds stops the write until confirmed.
+    checked.clear();
+    dialog->setTarget("thumbv7em-none-eabihf");
+    QVERIFY(QTest::qWaitFor([&] { return !dialog->isChecking() && checked.count() > 0; }, 120000));
+    QVERIFY2(dialog->refusal().isEmpty(), qPrintable(dialog->refusal()));
+    QVERIFY(dialog->exportButton()->isEnabled());
+    dialog->ramBudgetBox()->setValue(1); // 1 KiB: the arena alone is more
+    const QString tight = tmp.filePath("tight");
+    dialog->folderEdit()->setText(tight);
+    QSignalSpy exported(dialog, &ExportDialog::exported);
+    dialog->exportNow();
+    QVERIFY(waitSignal(exported));
+    QCOMPARE(exported.last().at(0).toBool(), false);
+    QVERIFY(dialog->budgetExceeded());
+    QVERIFY(!QFile::exists(tight + "/manifest.json"));
+    QCOMPARE(dialog->exportButton()->text(), QStringLiteral("Export Anyway"));
+    QVERIFY(dialog->messageLabel()->text().contains("Nothing written"));
+    exported.clear();
+    dialog->exportNow();
+    QVERIFY(waitSignal(exported));
+    QVERIFY(exported.last().at(0).toBool());
+    QVERIFY(QFile::exists(tight + "/manifest.json"));
+    QCOMPARE(dialog->exportButton()->text(), QStringLiteral("Export"));
+
+    // aarch64 Linux: the artifact and no budgets; the M4 gets its own back.
+    dialog->setTarget("aarch64-linux-gnu");
+    QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("kiln"));
+    QCOMPARE(dialog->ramBudgetBox()->value(), 0);
+    QCOMPARE(dialog->chosenBudget().ramBytes, int64_t(0));
+    dialog->setTarget("thumbv7em-none-eabihf");
+    QCOMPARE(dialog->ramBudgetBox()->value(), 1);
+
+    dialog->close();
+
+    // Close while it builds: the build stops and nothing is written. (A
+    // dialog of its own: Export's deletes itself when closed.)
+    ExportDialog closing(ctl()->project(), ctl()->projectPath());
+    closing.setTarget("host");
+    const QString stopped = tmp.filePath("stopped");
+    closing.folderEdit()->setText(stopped);
+    QVERIFY(QTest::qWaitFor([&] { return !closing.isChecking(); }, 120000));
+    QSignalSpy ended(&closing, &ExportDialog::exported);
+    closing.exportNow();
+    QVERIFY(closing.isBusy());
+    closing.reject();
+    QVERIFY(waitSignal(ended));
+    QCOMPARE(ended.last().at(0).toBool(), false);
+    QVERIFY(!QFile::exists(stopped + "/manifest.json"));
+    QVERIFY(closing.messageLabel()->text().contains("Cancelled"));
+
+    // A dialog that opens on a saved Cortex-M0+ C module export: a hosted
+    // target chosen next gets the artifact, not the M0+'s format.
+    kiln::Project p = ctl()->project();
+    p.exportSettings.target = "thumbv6m-none-eabi";
+    p.exportSettings.format = kiln::OutputFormat::CModule;
+    ExportDialog reopened(p, ctl()->projectPath());
+    QCOMPARE(reopened.formatBox()->currentData().toString(), QStringLiteral("c-module"));
+    reopened.setTarget("aarch64-linux-gnu");
+    QCOMPARE(reopened.formatBox()->currentData().toString(), QStringLiteral("kiln"));
   }
 };
 

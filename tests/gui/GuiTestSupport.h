@@ -12,6 +12,7 @@
 #include "kiln/Plan.h"
 
 #include <QByteArray>
+#include <QComboBox>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -31,6 +32,16 @@ inline QString modelCacheDir() {
     return QString::fromLocal8Bit(env);
   const char *home = std::getenv("HOME");
   return QString::fromLocal8Bit(home ? home : "/tmp") + "/.cache/kiln/models";
+}
+
+/// Chooses the item of a target list (Tune, Export) whose data is the
+/// target name `target` ("thumbv7em-none-eabihf"); false if it has none.
+inline bool chooseTarget(QComboBox *box, const QString &target) {
+  int i = box->findData(target);
+  if (i < 0)
+    return false;
+  box->setCurrentIndex(i);
+  return true;
 }
 
 /// The real models, in RealModelTest's order.

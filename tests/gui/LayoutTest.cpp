@@ -26,16 +26,17 @@
 #include "Workbench.h"
 
 #include <QAbstractButton>
-#include <QCheckBox>
-#include <QPushButton>
-#include <QScrollArea>
 #include <QAction>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFile>
 #include <QFontInfo>
 #include <QLineEdit>
 #include <QMenuBar>
+#include <QPushButton>
+#include <QScreen>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStyle>
@@ -252,6 +253,27 @@ private slots:
       fit->trigger();
       checkReadable();
     }
+  }
+
+  /// Panels squeezed, hidden or floated, then View > Reset Layout: the
+  /// default layout again at the window's size (checkLayout's rules).
+  void resetLayoutAfterSqueeze() {
+    QAction *reset = w->findChild<QAction *>(QStringLiteral("resetLayout"));
+    QVERIFY(reset);
+    resizeTo(QSize(1600, 1000));
+    w->resizeDocks({dock("timeline")}, {600}, Qt::Vertical);
+    w->resizeDocks({dock("dispatches")}, {40}, Qt::Horizontal);
+    dock("inspector")->hide();
+    resizeTo(QSize(1024, 700));
+    QVERIFY(dock("timeline")->height() > 700 / 3); // squeezed: the graph has little room
+    reset->trigger();
+    QApplication::processEvents();
+    QVERIFY(dock("inspector")->isVisible());
+    QVERIFY2(dock("timeline")->height() <= 280,
+             qPrintable(QString::number(dock("timeline")->height())));
+    QVERIFY2(dock("dispatches")->width() >= 240,
+             qPrintable(QString::number(dock("dispatches")->width())));
+    checkLayout(QSize(1024, 700));
   }
 
   void savedLayoutVersioned() {

@@ -259,6 +259,31 @@ private slots:
     QVERIFY(waitBuilt());
   }
 
+  /// Esc during the code generation that follows a re-plan: Tune says the
+  /// code was cancelled, never still "code generation follows".
+  void cancelledCodeGenerationIsSaid() {
+    QSignalSpy replanned(ctl(), &ProjectController::replanFinished);
+    ctl()->setBuildDelay(60000); // the build waits for buildNow()
+    kiln::Project p = ctl()->project();
+    p.recipe.fusion = !p.recipe.fusion;
+    ctl()->setProject(p, "fusion");
+    QVERIFY(replanned.count() > 0 || replanned.wait(120000));
+    QVERIFY(replanned.last().at(0).toBool());
+    QLabel *message = ctl()->tuningView()->messageLabel();
+    QVERIFY2(message->text().contains("code generation follows"), qPrintable(message->text()));
+    ctl()->buildNow();
+    QVERIFY(w->isCompiling());
+    w->activateWindow();
+    QTest::keyClick(w.get(), Qt::Key_Escape);
+    QVERIFY(QTest::qWaitFor([&] { return !w->isCompiling(); }, 120000));
+    QCoreApplication::processEvents();
+    QVERIFY2(message->text().startsWith("Code generation cancelled"), qPrintable(message->text()));
+    QVERIFY(!message->text().contains("follows"));
+    ctl()->setBuildDelay(800); // the default
+    ctl()->undoStack()->undo();
+    QVERIFY(waitBuilt());
+  }
+
   void shapeFixFromDiagnostics() {
     QString model = copyModel(badModelPath("dynamic_batch"), "fix_me.tflite");
     QString projectFile = QString::fromStdString(kiln::projectPathFor(model.toStdString()));

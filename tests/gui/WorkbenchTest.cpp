@@ -19,12 +19,14 @@
 #include "PhaseProgress.h"
 #include "PlanModels.h"
 #include "ProjectController.h"
+#include "RunPanel.h"
 #include "SizesView.h"
 #include "TimelineView.h"
 #include "Workbench.h"
 
 #include "kiln/Artifact.h"
 #include "kiln/Recipe.h"
+#include "kiln/Targets.h"
 
 #include "kiln/Project.h"
 
@@ -34,10 +36,12 @@
 #include <QElapsedTimer>
 #include <QFile>
 #include <QItemSelectionModel>
+#include <QLabel>
 #include <QMenuBar>
 #include <QMimeData>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -112,6 +116,7 @@ private slots:
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName("KilnTest");
     QCoreApplication::setApplicationName("kiln-workbench-test");
+    QSettings().clear(); // no layout or recent files of an earlier run
     w = std::make_unique<MainWindow>();
     w->resize(1600, 1000);
     w->show();
@@ -593,6 +598,44 @@ private slots:
     QVERIFY2(w->diagnostics()->lastMessage().contains(
                  QStringLiteral("%1 commands").arg(summary->commands)),
              qPrintable(w->diagnostics()->lastMessage()));
+    // The empty graph says why, and this host runs the artifact.
+    QLabel *note = w->graphPanel()->noteLabel();
+    QVERIFY(note->isVisibleTo(w.get()));
+    QVERIFY2(note->text().contains("no reflection data") &&
+                 note->text().contains(QStringLiteral("%1 dispatches").arg(summary->dispatches)),
+             qPrintable(note->text()));
+    QVERIFY(w->runAction()->isEnabled());
+
+    // A stripped aarch64 artifact: the same note, and nothing offers to run
+    // it here (the runtime refuses another architecture).
+    kiln::CompileOptions ao = so;
+    QVERIFY(!kiln::applyTarget("aarch64-linux-gnu", ao.target));
+    auto arm = kiln::compileArtifact(modelPath("alexa").toStdString(), ao);
+    QVERIFY(bool(arm));
+    QString apath = dir.filePath("alexa-aarch64.kiln");
+    QFile af(apath);
+    QVERIFY(af.open(QIODevice::WriteOnly));
+    af.write(reinterpret_cast<const char *>(arm->data()), qint64(arm->size()));
+    af.close();
+    w->openFile(apath);
+    QVERIFY(waitForCompile(*w));
+    QVERIFY(note->isVisibleTo(w.get()));
+    QVERIFY(!w->document()->hostLoadError.isEmpty());
+    QVERIFY2(w->document()->hostLoadError.contains("aarch64"),
+             qPrintable(w->document()->hostLoadError));
+    QVERIFY(!w->runAction()->isEnabled());
+    QVERIFY(w->runAction()->toolTip().contains(w->document()->hostLoadError));
+    auto *panel = w->findChild<RunPanel *>();
+    QVERIFY(panel);
+    QVERIFY(!panel->runButton()->isEnabled());
+    QVERIFY(!panel->run());
+    QVERIFY2(panel->latencyLabel()->text().contains("cannot run"),
+             qPrintable(panel->latencyLabel()->text()));
+    // A full artifact again: no note.
+    w->openFile(path);
+    QVERIFY(waitForCompile(*w));
+    QVERIFY(!note->isVisibleTo(w.get()));
+    QVERIFY(w->runAction()->isEnabled());
   }
 
   void runOnHostMeasures() {

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Recipe.h"
+#include "kiln/Error.h"
 #include "kiln/Project.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -301,7 +302,26 @@ TEST(Recipe, EachBadValueIsOneErrorNamingTheFlagAndTheValue) {
     EXPECT_NE(message.find(c.reason), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
     EXPECT_TRUE(r == everySetting()); // unchanged
+    // The workbench's line: the setting's display name, the same value and
+    // reason, no flag.
+    std::string shown = kiln::settingErrorText(kiln::setRecipeOption(r, c.key, c.value));
+    EXPECT_EQ(shown.rfind(kiln::settingDisplayName(c.key) + ": ", 0), 0u) << shown;
+    EXPECT_NE(shown.find(c.value), std::string::npos) << shown;
+    EXPECT_NE(shown.find(c.reason), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("--"), std::string::npos) << shown;
   }
+  EXPECT_EQ(kiln::settingDisplayName("tile"), "Tile sizes");
+  EXPECT_EQ(kiln::settingDisplayName("reflection"), "Reflection data");
+  // Errors of other kinds pass through unchanged.
+  EXPECT_EQ(kiln::settingErrorText(kiln::makeError("m.tflite: no such file")),
+            "m.tflite: no such file");
+  // Tile sizes alone: the one parser the Tune cells use too.
+  auto sizes = kiln::parseTileSizes("1, 8,0");
+  ASSERT_TRUE(bool(sizes)) << llvm::toString(sizes.takeError());
+  EXPECT_EQ(*sizes, (std::vector<int64_t>{1, 8, 0}));
+  EXPECT_EQ(errorText(kiln::parseTileSizes("1,x").takeError()),
+            "'x' is not a tile size (a whole number >= 0)");
+  EXPECT_EQ(errorText(kiln::parseTileSizes(" ").takeError()).rfind("no sizes", 0), 0u);
   // A long module name: the flag, the start of the value and the count.
   std::string longName(101, 'a');
   BuildRecipe r;
@@ -419,6 +439,15 @@ TEST(Recipe, ValidateChecksFieldsSetDirectlyAndTheirCombination) {
   EXPECT_TRUE(kiln::recipeIsBareMetal(r));
   EXPECT_EQ(message(r), "--target=thumbv7em-none-eabihf is bare metal: nothing there loads a "
                         ".kiln artifact's shared object; use --output-format=c-module");
+  EXPECT_EQ(kiln::settingErrorText(kiln::validateRecipe(r)),
+            "Target: thumbv7em-none-eabihf is bare metal: nothing there loads a .kiln artifact; "
+            "choose the static C module format");
+  r.checkBounds = true;
+  r.format = kiln::OutputFormat::CModule;
+  EXPECT_EQ(kiln::settingErrorText(kiln::validateRecipe(r))
+                .rfind("Bounds checks: bounds-checked kernels need", 0),
+            0u);
+  r.checkBounds = false;
   r.format = kiln::OutputFormat::CModule;
   EXPECT_EQ(message(r), "");
   r.target = "aarch64-linux-gnu";

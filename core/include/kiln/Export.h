@@ -71,6 +71,10 @@ struct ExportRequest {
   /// and report.md (and the budgets into the command that repeats the
   /// build).
   MemoryBudget budget;
+  /// Progress and cancellation, passed to the compiler as
+  /// CompileOptions::onPhase (returning false stops the build at the next
+  /// phase: "compilation cancelled"). Empty = none; not part of the bundle.
+  std::function<bool(CompilePhase)> onPhase;
 };
 
 /// Memory one dispatch needs on the device, bytes.
@@ -180,6 +184,13 @@ struct DeviceBuild {
 /// Compiles `path` with `options` (target already applied) and measures
 /// it as buildExportBundle would. Errors are the compiler's.
 llvm::Expected<DeviceBuild> buildForDevice(const std::string &path, CompileOptions options);
+
+/// The checks of `request` that need no code generation, in about the
+/// time of a plan: the recipe, the model, and the target's own limits (an
+/// integer-only target such as the Cortex-M0+ refuses a float model). What
+/// the Export dialog asks as soon as a target is chosen. Errors: those
+/// buildExportBundle would give for the same reasons.
+llvm::Error checkExportRequest(const ExportRequest &request);
 
 /// Compiles `request` and assembles the bundle without writing anything (the
 /// Export dialog shows the footprint before writing). Errors are the

@@ -90,6 +90,44 @@ const std::vector<std::string> &recipeKeys();
 /// '-').
 const std::vector<std::string> &recipeJsonKeys();
 
+/// A build setting refused by setRecipeOption, validateRecipe or
+/// applyProfile, as data: the setting's key (a recipeKeys() name), the
+/// command line's sentence (message(): "--tile='4=abc': 'abc' is not ...",
+/// what `kiln` prints) and the same fact without flag syntax (`detail`:
+/// "'4=abc': 'abc' is not ..."), which a GUI puts after the setting's
+/// display name (settingDisplayName). llvm::toString() of one gives the
+/// command line's sentence.
+class SettingError : public llvm::ErrorInfo<SettingError> {
+public:
+  static char ID;
+  SettingError(std::string key, std::string commandLine, std::string detail)
+      : key(std::move(key)), commandLine(std::move(commandLine)), detail(std::move(detail)) {}
+  void log(llvm::raw_ostream &os) const override;
+  std::error_code convertToErrorCode() const override;
+
+  std::string key;
+  std::string commandLine;
+  std::string detail;
+};
+
+/// The name a GUI gives the setting `key` (a recipeKeys() name): "tile" is
+/// "Tile sizes", "fix-shape" "Input shape", "reflection" "Reflection data"
+/// ...; the key itself for one it does not know.
+std::string settingDisplayName(llvm::StringRef key);
+
+/// An error's one line as a GUI shows it: a SettingError as "Tile sizes
+/// '4=abc': 'abc' is not a tile size ..." (settingDisplayName and its
+/// detail, no flag names); any other error as llvm::toString gives it.
+/// Consumes `error`.
+std::string settingErrorText(llvm::Error error);
+
+/// The one parser of a tile's sizes (the part of --tile=ID=SIZES after
+/// the '='; a Tune cell of the workbench): whole numbers >= 0 separated by
+/// ',' ("1,8,0,0"; 0 = the whole loop). Whether they suit the dispatch's
+/// loops is checkTileSizes's job. Errors: one line without the flag,
+/// naming the offending text ("'abc' is not a tile size ...", "no sizes").
+llvm::Expected<std::vector<int64_t>> parseTileSizes(llvm::StringRef text);
+
 /// Applies one setting given as text, as on the command line: `key` is a
 /// recipeKeys() name, `value` its text ("tile" adds or replaces one
 /// dispatch's sizes, "fix-shape" and "fix-value" add one input,
