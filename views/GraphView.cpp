@@ -176,11 +176,10 @@ void GraphCanvas::highlightNodes(GraphNode::Kind kind, const std::vector<int64_t
     if (first < 0)
       first = i;
   }
-  if (reveal && first >= 0) {
-    scrolling_ = true;
+  // Scrolling to the selection leaves the readable view: later resizes
+  // keep the selection where it is.
+  if (reveal && first >= 0)
     ensureVisible(items_[first], 40, 40);
-    scrolling_ = false;
-  }
 }
 
 std::vector<int64_t> GraphCanvas::highlightedNodes(GraphNode::Kind kind) const {
