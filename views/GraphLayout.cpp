@@ -134,6 +134,7 @@ void addEdges(const kiln::CompilationPlan &plan, bool collapsed, const NodeIndex
         e.to = r;
         e.buffer = root;
         e.bytes = bytes;
+        e.tooltip = QStringLiteral("buffer %1, %2").arg(root).arg(formatBytes(bytes));
         if (!collapsed)
           e.label = formatBytes(bytes);
         out.edges.push_back(e);
@@ -142,13 +143,18 @@ void addEdges(const kiln::CompilationPlan &plan, bool collapsed, const NodeIndex
 }
 
 /// Each node's box (at the origin) measured with Qt's `font`: the bold
-/// title and the lines under it, padded.
+/// title and the lines under it, each elided in the middle to
+/// kMaxNodeChars average characters, padded.
 void sizeNodes(GraphLayout &out, bool collapsed, const QFont &font) {
   QFont bold = font;
   bold.setBold(true);
   QFontMetricsF fm(font), fmb(bold);
   const double pad = collapsed ? 6 : 10;
+  const double widest = kMaxNodeChars * fm.averageCharWidth();
   for (GraphNode &n : out.nodes) {
+    n.title = fmb.elidedText(n.title, Qt::ElideMiddle, widest);
+    for (QString &l : n.lines)
+      l = fm.elidedText(l, Qt::ElideMiddle, widest);
     double w = fmb.horizontalAdvance(n.title);
     for (const QString &l : n.lines)
       w = std::max(w, fm.horizontalAdvance(l));
@@ -206,7 +212,8 @@ void placeWithDot(GraphLayout &out, bool collapsed, const QFont &font) {
     const GraphNode &n = out.nodes[i];
     std::string name = "n" + std::to_string(i);
     Agnode_t *gn = agnode(g, name.data(), 1);
-    set(gn, "shape", n.kind == GraphNode::Dispatch ? "box" : "ellipse");
+    const bool box = n.kind == GraphNode::Dispatch || n.kind == GraphNode::Operator;
+    set(gn, "shape", box ? "box" : "ellipse");
     set(gn, "fixedsize", "true");
     set(gn, "label", "");
     set(gn, "width", std::to_string(n.rect.width() / 72.0));
@@ -233,14 +240,133 @@ void placeWithDot(GraphLayout &out, bool collapsed, const QFont &font) {
   agclose(g);
 }
 
+// --- The source graph ----------------------------------------------------------
+
+QString shapeText(const kiln::SourceTensor &t) {
+  return QString::fromStdString(kiln::sourceShapeText(t));
+}
+
+/// "tensor 'conv_2d' 1x8x8x4 float32" (and its quantization): an edge's
+/// or an end point's tooltip line.
+QString tensorText(const kiln::SourceTensor &t) {
+  QString text =
+      QStringLiteral("tensor '%1' %2 %3")
+          .arg(QString::fromStdString(t.name), shapeText(t), QString::fromStdString(t.elementType));
+  if (t.quantization)
+    text +=
+        QStringLiteral(", ") + QString::fromStdString(kiln::describeQuantization(*t.quantization));
+  return text;
+}
+
+/// Operator `op`'s node: its type; in full mode its name and one line of
+/// the shapes of its constant inputs ("weights 8x3x3x3, 8"); the tooltip
+/// has the operator as the plan writes it, the name and every operand.
+GraphNode operatorNode(const kiln::SourceGraph &g, const kiln::SourceOperator &op, bool collapsed) {
+  GraphNode n;
+  n.kind = GraphNode::Operator;
+  n.id = op.index;
+  n.title = QString::fromStdString(op.type);
+  QStringList weights;
+  QString tip = QStringLiteral("%1 #%2").arg(QString::fromStdString(op.type)).arg(op.index);
+  if (!op.name.empty())
+    tip += QStringLiteral("\n") + QString::fromStdString(op.name);
+  for (int t : op.inputs)
+    if (t >= 0) {
+      tip += QStringLiteral("\nin: ") + tensorText(g.tensors[t]);
+      if (g.tensors[t].isConstant) {
+        weights << shapeText(g.tensors[t]);
+        tip += QStringLiteral(" (weights, %1)").arg(formatBytes(g.tensors[t].bytes));
+      }
+    }
+  for (int t : op.outputs)
+    if (t >= 0)
+      tip += QStringLiteral("\nout: ") + tensorText(g.tensors[t]);
+  n.tooltip = tip;
+  if (!collapsed) {
+    if (!op.name.empty())
+      n.lines << QString::fromStdString(op.name);
+    if (!weights.isEmpty())
+      n.lines << QStringLiteral("weights ") + weights.join(QStringLiteral(", "));
+  }
+  return n;
+}
+
+/// The model input or output node of tensor `t`: its name (and in full mode
+/// its shape).
+GraphNode endNode(const kiln::SourceGraph &g, int t, size_t position, GraphNode::Kind kind,
+                  bool collapsed) {
+  GraphNode n;
+  n.kind = kind;
+  n.id = t;
+  n.title = QString::fromStdString(g.tensors[t].name);
+  if (!collapsed)
+    n.lines << shapeText(g.tensors[t]);
+  n.tooltip =
+      QStringLiteral("%1 %2\n%3")
+          .arg(kind == GraphNode::Input ? QStringLiteral("input") : QStringLiteral("output"))
+          .arg(position)
+          .arg(tensorText(g.tensors[t]));
+  return n;
+}
+
+/// Sizes and places `out`'s nodes and edges (both graphs).
+void placeGraph(GraphLayout &out, bool collapsed, const QFont &font) {
+  sizeNodes(out, collapsed, font);
+  placeWithDot(out, collapsed, font);
+}
+
 } // namespace
 
 GraphLayout layoutPlan(const kiln::CompilationPlan &plan, bool collapsed, const QFont &font) {
   GraphLayout out;
   const NodeIndex index = addNodes(plan, collapsed, out);
   addEdges(plan, collapsed, index, out);
-  sizeNodes(out, collapsed, font);
-  placeWithDot(out, collapsed, font);
+  placeGraph(out, collapsed, font);
+  return out;
+}
+
+GraphLayout layoutSourceGraph(const kiln::SourceGraph &graph, bool collapsed, const QFont &font) {
+  GraphLayout out;
+  // Where each tensor comes from: an operator's node or an input's.
+  std::vector<int> source(graph.tensors.size(), -1);
+  for (size_t k = 0; k < graph.inputs.size(); ++k)
+    if (int t = graph.inputs[k]; t >= 0 && source[t] < 0) {
+      source[t] = int(out.nodes.size());
+      out.nodes.push_back(endNode(graph, t, k, GraphNode::Input, collapsed));
+    }
+  std::vector<int> opNode(graph.operators.size());
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    opNode[i] = int(out.nodes.size());
+    out.nodes.push_back(operatorNode(graph, graph.operators[i], collapsed));
+    for (int t : graph.operators[i].outputs)
+      if (t >= 0)
+        source[t] = opNode[i];
+  }
+  auto edge = [&](int t, int to) {
+    if (t < 0 || source[t] < 0 || graph.tensors[t].isConstant)
+      return;
+    GraphEdge e;
+    e.from = source[t];
+    e.to = to;
+    e.buffer = t;
+    e.tooltip = tensorText(graph.tensors[t]);
+    if (!collapsed)
+      e.label = shapeText(graph.tensors[t]);
+    out.edges.push_back(e);
+  };
+  for (size_t i = 0; i < graph.operators.size(); ++i) {
+    std::set<int> seen; // an operator reading one tensor twice (x * x): one edge
+    for (int t : graph.operators[i].inputs)
+      if (seen.insert(t).second)
+        edge(t, opNode[i]);
+  }
+  for (size_t k = 0; k < graph.outputs.size(); ++k)
+    if (int t = graph.outputs[k]; t >= 0) {
+      int node = int(out.nodes.size());
+      out.nodes.push_back(endNode(graph, t, k, GraphNode::Output, collapsed));
+      edge(t, node);
+    }
+  placeGraph(out, collapsed, font);
   return out;
 }
 

@@ -13,11 +13,13 @@
 #include "ProjectController.h"
 #include "RunPanel.h"
 #include "SizesView.h"
+#include "SourceGraphView.h"
 #include "TimelineView.h"
 #include "TuningView.h"
 
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
+#include "kiln/SourceGraph.h"
 
 #include <QAction>
 #include <QApplication>
@@ -28,6 +30,7 @@
 #include <QElapsedTimer>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QHeaderView>
 #include <QInputDialog>
 #include <QItemSelectionModel>
@@ -47,6 +50,7 @@
 #include <QThread>
 #include <QTimer>
 #include <QToolBar>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <algorithm>
 
@@ -79,7 +83,7 @@ protected:
 /// saved by an older layout is ignored (the default layout is used), so an
 /// old cramped arrangement never comes back. Raise it when the default
 /// layout changes.
-static constexpr int kLayoutVersion = 2;
+static constexpr int kLayoutVersion = 3;
 
 MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent) {
   setWindowTitle(tr("Kiln Workbench"));
@@ -219,6 +223,9 @@ QTableView *MainWindow::createTable(QAbstractItemModel *model, const QString &ac
   t->setAlternatingRowColors(true);
   t->verticalHeader()->hide();
   t->horizontalHeader()->setStretchLastSection(true);
+  // Long ONNX names ("Conv \"/model/.../pointwise/Conv\" #12") keep the
+  // end that tells them apart.
+  t->setTextElideMode(Qt::ElideMiddle);
   t->setAccessibleName(accessibleName);
   return t;
 }
@@ -234,7 +241,15 @@ void MainWindow::createDocks() {
   dispatches->raise();
 
   inspector_ = new InspectorView(this);
-  addDock(inspector_, tr("Inspector"), QStringLiteral("inspector"), Qt::RightDockWidgetArea);
+  QDockWidget *inspector =
+      addDock(inspector_, tr("Inspector"), QStringLiteral("inspector"), Qt::RightDockWidgetArea);
+  // The model's own graph beside the dispatch graph, tabbed with the
+  // inspector (the inspector in front).
+  source_ = new SourceGraphPanel(this);
+  QDockWidget *source =
+      addDock(source_, tr("Source Graph"), QStringLiteral("source"), Qt::RightDockWidgetArea);
+  tabifyDockWidget(inspector, source);
+  inspector->raise();
 
   timeline_ = new TimelineView(this);
   memory_ = new MemoryView(this);
@@ -287,7 +302,7 @@ void MainWindow::createStatusBar() {
 
 void MainWindow::connectViews() {
   // Every view of the document follows (and sets) the one selection.
-  documentViews_ = {graph_->view(), timeline_, memory_, sizes_, inspector_};
+  documentViews_ = {graph_->view(), timeline_, memory_, sizes_, inspector_, source_->view()};
   for (DocumentView *v : documentViews_)
     v->setSelectionModel(selection_);
 
@@ -333,6 +348,28 @@ void MainWindow::connectProject() {
   // What it follows (before anyone else: Tune is current when they look).
   connect(this, &MainWindow::documentShown, project_, &ProjectController::onDocumentShown);
   connect(this, &MainWindow::compileFinished, project_, &ProjectController::onCompileFinished);
+}
+
+void MainWindow::readSourceGraph(const QString &path) {
+  struct Read {
+    std::shared_ptr<const kiln::SourceGraph> graph;
+    QString error;
+  };
+  auto *watcher = new QFutureWatcher<Read>(this);
+  connect(watcher, &QFutureWatcher<Read>::finished, this, [this, watcher, path] {
+    Read r = watcher->result();
+    watcher->deleteLater();
+    source_->view()->setSourceGraph(path, r.graph, r.error);
+  });
+  watcher->setFuture(QtConcurrent::run([file = path.toStdString()] {
+    Read r;
+    auto graph = kiln::readSourceGraph(file);
+    if (graph)
+      r.graph = std::make_shared<const kiln::SourceGraph>(std::move(*graph));
+    else
+      r.error = QString::fromStdString(llvm::toString(graph.takeError()));
+    return r;
+  }));
 }
 
 void MainWindow::raiseDiagnostics() {
@@ -649,6 +686,9 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
     graph->setTransform(zoom);
     graph->centerOn(centre);
   }
+  // Another model: its own graph, read beside the plan.
+  if (doc_ && !sameModel && !doc_->isArtifact)
+    readSourceGraph(doc_->path);
   if (doc_) {
     setWindowFilePath(doc_->path);
     setWindowTitle(tr("%1 \u2014 Kiln Workbench").arg(QFileInfo(doc_->path).fileName()));

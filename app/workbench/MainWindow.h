@@ -8,9 +8,10 @@
 // to open (or is cancelled before its plan) changes only the diagnostics.
 // Shows the plan in dockable views sharing
 // one dispatch selection: graph (central), dispatch/command/buffer tables,
-// timeline, buffer aliasing, sizes, inspector, diagnostics. Default layout:
-// the graph in the middle with most of the room, Dispatches and Tune tabbed
-// on the left (full height), the inspector on the right, the plots, the
+// timeline, buffer aliasing, sizes, inspector, the source model's own graph,
+// diagnostics. Default layout: the graph in the middle with most of the
+// room, Dispatches and Tune tabbed on the left (full height), the inspector
+// and the source graph tabbed on the right, the plots, the
 // command and buffer tables and the panels tabbed in a strip under the
 // graph and the inspector; every dock is created in createDocks(). Dock
 // layout (versioned: an older layout's state is ignored) and recent files
@@ -57,6 +58,7 @@ class MemoryView;
 class PhaseProgress;
 class RunPanel;
 class SizesView;
+class SourceGraphPanel;
 class TimelineView;
 class TuningView;
 } // namespace kiln::views
@@ -131,6 +133,9 @@ public:
   kiln::views::MemoryView *memoryView() const { return memory_; }
   kiln::views::SizesView *sizesView() const { return sizes_; }
   kiln::views::InspectorView *inspectorView() const { return inspector_; }
+  /// The source graph and its operator details (the "Source Graph" dock,
+  /// tabbed with the inspector).
+  kiln::views::SourceGraphPanel *sourceGraphPanel() const { return source_; }
   kiln::views::DiagnosticsView *diagnostics() const { return diagnostics_; }
   kiln::views::PhaseProgress *phaseProgress() const { return progress_; }
   kiln::views::DispatchListModel *dispatchModel() const { return dispatchModel_; }
@@ -257,6 +262,10 @@ private:
   QTableView *createTable(QAbstractItemModel *model, const QString &accessibleName);
   /// Brings the diagnostics dock to the front.
   void raiseDiagnostics();
+  /// Reads the source graph of the model at `path` on a worker thread
+  /// (kiln::readSourceGraph) and hands it, or the reader's error, to the
+  /// Source Graph dock.
+  void readSourceGraph(const QString &path);
 
   /// The dock layout of a new window (saveState after applyDefaultLayout),
   /// which resetLayout restores.
@@ -267,6 +276,7 @@ private:
   kiln::views::MemoryView *memory_ = nullptr;
   kiln::views::SizesView *sizes_ = nullptr;
   kiln::views::InspectorView *inspector_ = nullptr;
+  kiln::views::SourceGraphPanel *source_ = nullptr;
   kiln::views::DiagnosticsView *diagnostics_ = nullptr;
   kiln::views::PhaseProgress *progress_ = nullptr;
   kiln::views::TuningView *tuning_ = nullptr;

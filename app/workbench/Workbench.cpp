@@ -8,6 +8,7 @@
 #include "MemoryView.h"
 #include "PlanModels.h"
 #include "SizesView.h"
+#include "SourceGraphView.h"
 #include "TimelineView.h"
 
 #include "kiln/Recipe.h"
@@ -111,6 +112,36 @@ QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStrin
       g->ensureVisible(node, 40, 40); // the selection, as a click shows it
     bool usual = size == QSize(1600, 1000);
     save(&window, dir + (usual ? QStringLiteral("/window.png") : QStringLiteral("/window-1024x700.png")), written);
+  }
+
+  // The source graph beside the dispatch graph at both sizes: its dock in
+  // front, the selected dispatch's operators highlighted.
+  if (QDockWidget *sourceDock = window.dockOf(window.sourceGraphPanel())) {
+    SourceGraphView *source = window.sourceGraphPanel()->view();
+    QElapsedTimer reading;
+    reading.start();
+    while (source->waitingForGraph() && reading.elapsed() < 60000)
+      QApplication::processEvents(QEventLoop::AllEvents, 50);
+    sourceDock->raise();
+    for (QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
+      window.resize(size);
+      QApplication::processEvents();
+      source->readableView();
+      window.graphView()->readableView();
+      std::vector<int64_t> ops = source->highlightedOperators();
+      if (QRectF node = ops.empty() ? QRectF() : source->operatorRect(ops.front()); !node.isEmpty())
+        source->ensureVisible(node, 40, 40);
+      if (QRectF node = window.graphView()->nodeRect(window.graphView()->selectedDispatch());
+          !node.isEmpty())
+        window.graphView()->ensureVisible(node, 40, 40);
+      bool usual = size == QSize(1600, 1000);
+      save(&window,
+           dir + (usual ? QStringLiteral("/source-graph.png")
+                        : QStringLiteral("/source-graph-1024x700.png")),
+           written);
+    }
+    if (QDockWidget *inspector = window.dockOf(window.inspectorView()))
+      inspector->raise();
   }
 
   // Each view on its own, as a floating dock of a readable size.

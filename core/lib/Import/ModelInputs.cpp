@@ -12,7 +12,7 @@
 
 #include "Import.h"
 #include "ONNXModel.h"
-#include "tflite_generated.h"
+#include "TFLiteModel.h"
 
 #include "kiln/Artifact.h"
 
@@ -86,13 +86,10 @@ const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const st
 /// shape_signature (or, in old converters' files, shape) holds -1.
 static llvm::Expected<std::vector<ModelInput>> tfliteInputs(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name) {
   namespace schema = ::kiln::tflite;
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size(), /*max_depth=*/128, /*max_tables=*/10000000);
-  if (!schema::VerifyModelBuffer(verifier))
-    return makeError(name + ": the TFLite flatbuffer is truncated or corrupted (" + llvm::Twine(bytes.size()) +
-                     " bytes; flatbuffers verification failed)");
-  const schema::Model *model = schema::GetModel(bytes.data());
-  if (!model->subgraphs() || model->subgraphs()->size() == 0)
-    return makeError(name + ": the model has no subgraph");
+  std::string why;
+  const schema::Model *model = tfl::readTFLiteModel(bytes.data(), bytes.size(), why);
+  if (!model)
+    return makeError(name + ": " + why);
   const schema::SubGraph *graph = model->subgraphs()->Get(0);
   std::vector<ModelInput> out;
   if (!graph->inputs() || !graph->tensors())

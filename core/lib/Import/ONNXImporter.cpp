@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import.h"
 #include "ONNXConverter.h"
+#include "ONNXNodeTitle.h"
 #include "ONNXTensorFolding.h"
 
 #include "kiln/Error.h"
@@ -96,15 +97,6 @@ std::optional<std::vector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
     out[k] = da == 1 ? db : da;
   }
   return out;
-}
-
-/// "Conv \"conv1\"#12" (the NameLoc text the plan reads: name '#' index).
-static std::string nodeTitle(const Node &node) {
-  std::string name = node.name;
-  for (char &c : name) // messages are one line
-    if (static_cast<unsigned char>(c) < 0x20)
-      c = ' ';
-  return node.opType + (name.empty() ? "" : " \"" + name + "\"");
 }
 
 /// A value of the graph during import.

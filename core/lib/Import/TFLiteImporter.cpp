@@ -7,6 +7,7 @@
 // see in TFLiteOpContext.cpp (TFLiteModelImporter.h lists the files).
 //
 //===----------------------------------------------------------------------===//
+#include "TFLiteModel.h"
 #include "TFLiteModelImporter.h"
 
 #include "kiln/Options.h"
@@ -254,21 +255,10 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
 }
 
 llvm::Error ModelImporter::readModel() {
-  if (bytes.empty())
-    return fail("the file is empty (0 bytes); expected a TFLite, ONNX or TOSA .mlir model");
-  if (bytes.size() < 8 ||
-      !flatbuffers::BufferHasIdentifier(bytes.data(), schema::ModelIdentifier()))
-    return fail("not a TFLite model: the flatbuffer file identifier 'TFL3' is "
-                "missing (supported inputs: .tflite, .onnx, TOSA .mlir)");
-  flatbuffers::Verifier verifier(bytes.data(), bytes.size(),
-                                 /*max_depth=*/128, /*max_tables=*/10000000);
-  if (!schema::VerifyModelBuffer(verifier))
-    return fail("the TFLite flatbuffer is truncated or corrupted (" +
-                llvm::Twine(bytes.size()) +
-                " bytes; flatbuffers verification failed)");
-  model = schema::GetModel(bytes.data());
-  if (!model->subgraphs() || model->subgraphs()->size() == 0)
-    return fail("the model has no subgraph");
+  std::string why;
+  model = readTFLiteModel(bytes.data(), bytes.size(), why);
+  if (!model)
+    return fail(why);
   if (model->subgraphs()->size() != 1)
     return fail("the model has " + llvm::Twine(model->subgraphs()->size()) +
                 " subgraphs; Kiln compiles single-subgraph models (control "
