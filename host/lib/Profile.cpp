@@ -52,6 +52,15 @@ bool isIntegerDispatch(const CompilationPlan &plan, const Dispatch &d) {
 
 const char *workUnit(bool integer) { return integer ? "OP" : "FLOP"; }
 
+std::string describeDispatchKernel(const CompilationPlan &plan, const Dispatch &d) {
+  std::string text = describeKernel(d.kernel);
+  const std::string flop = " FLOP/cycle";
+  if (isIntegerDispatch(plan, d) && text.size() >= flop.size() &&
+      text.compare(text.size() - flop.size(), flop.size(), flop) == 0)
+    text.replace(text.size() - flop.size(), flop.size(), " OP/cycle");
+  return text;
+}
+
 /// Each dispatch command's traced intervals, ns, by command index.
 static std::map<int64_t, std::vector<double>>
 commandIntervals(const std::vector<TraceEvent> &trace) {
@@ -86,7 +95,7 @@ profileDispatches(const CompilationPlan &plan, const std::vector<TraceEvent> *tr
     row.stackBytes = memory[i].dynamicStack ? -1 : memory[i].stackBytes;
     row.dynamicStack = memory[i].dynamicStack;
     row.kernel = kernelTileText(d.kernel);
-    row.kernelDetail = describeKernel(d.kernel);
+    row.kernelDetail = describeDispatchKernel(plan, d);
     rowOf[d.id] = rows.size();
     rows.push_back(std::move(row));
   }

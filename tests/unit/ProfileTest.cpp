@@ -85,6 +85,11 @@ TEST(Profile, Int8ConvolutionCountsIntegerOperations) {
   EXPECT_EQ(conv->work, 2 * (3 * 3 * 5) * (3 * 3 * 4));
   // The input is 1x7x7x4 int8: 196 bytes of what the dispatch reads.
   EXPECT_GE(conv->bytesRead, 196);
+  // Its kernel's rate is per cycle in OP too.
+  EXPECT_EQ(conv->kernelDetail.find("FLOP"), std::string::npos) << conv->kernelDetail;
+  const kiln::Dispatch &d = plan->dispatches[conv - rows.data()];
+  if (d.kernel.tileRows > 0)
+    EXPECT_NE(conv->kernelDetail.find(" OP/cycle"), std::string::npos) << conv->kernelDetail;
 }
 
 TEST(Profile, MeasuredTimesAreMediansOfTheTrace) {

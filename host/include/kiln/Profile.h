@@ -58,6 +58,11 @@ bool isIntegerDispatch(const CompilationPlan &plan, const Dispatch &d);
 /// The unit of a dispatch's work: "OP" when `integer`, else "FLOP".
 const char *workUnit(bool integer);
 
+/// describeKernel(d.kernel) in the dispatch's unit: "gemm 4x3x8, 24x24 KxN
+/// (N contiguous), 32 FLOP/cycle", or "... 32 OP/cycle" for an integer
+/// dispatch (isIntegerDispatch).
+std::string describeDispatchKernel(const CompilationPlan &plan, const Dispatch &d);
+
 /// One row of the profile: one dispatch of the plan.
 struct DispatchProfile {
   int64_t id = 0;
@@ -98,8 +103,9 @@ struct DispatchProfile {
   /// or dynamicStack).
   int64_t stackBytes = -1;
   bool dynamicStack = false;
-  /// kernelTileText ("gemm 4x3x8", "loops") and describeKernel (the whole
-  /// strategy: register tile, weight layout, expected FLOP/cycle).
+  /// kernelTileText ("gemm 4x3x8", "loops") and describeDispatchKernel
+  /// (the whole strategy: register tile, weight layout, expected FLOP or
+  /// OP per cycle).
   std::string kernel;
   std::string kernelDetail;
 };
