@@ -29,6 +29,8 @@ QString formatFlops(int64_t flops, bool integer) {
 
 QString formatRate(double perSecond, bool integer) {
   const QString unit = QString::fromLatin1(kiln::workUnit(integer)) + QStringLiteral("/s");
+  if (perSecond < 1e3)
+    return QStringLiteral("%1 %2").arg(perSecond, 0, 'f', 0).arg(unit);
   if (perSecond < 1e6)
     return QStringLiteral("%1 k%2").arg(perSecond / 1e3, 0, 'f', 1).arg(unit);
   if (perSecond < 1e9)

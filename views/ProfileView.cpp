@@ -227,7 +227,9 @@ void ProfileView::show(std::vector<kiln::DispatchProfile> rows, bool measured, c
   double total = 0;
   for (const kiln::DispatchProfile &p : rows)
     total += std::max(p.timeNs, 0.0);
-  caption_->setText(tr("%1; %2 over %3 dispatches").arg(how, formatNs(total)).arg(rows.size()));
+  caption_->setText(tr("%1; %3 dispatches, %2 summed (dispatches of one wave may run at once)")
+                        .arg(how, formatNs(total))
+                        .arg(rows.size()));
   model_->setRows(std::move(rows), measured);
   fitColumns(table_);
   highlight(currentDispatch());

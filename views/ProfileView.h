@@ -103,7 +103,7 @@ public:
   QLabel *caption() const { return caption_; }
 
 private:
-  /// Shows `rows` with the caption "HOW; TOTAL over N dispatches".
+  /// Shows `rows` with the caption "HOW; N dispatches, TOTAL summed ...".
   void show(std::vector<kiln::DispatchProfile> rows, bool measured, const QString &how);
   /// The shared selection's dispatch (-1: none).
   int64_t currentDispatch() const;
