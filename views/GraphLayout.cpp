@@ -2,6 +2,8 @@
 #include "GraphLayout.h"
 #include "PlanModels.h"
 
+#include "kiln/Profile.h"
+
 #include <QFontMetricsF>
 
 #include <graphviz/cgraph.h>
@@ -30,8 +32,10 @@ struct NodeIndex {
 };
 
 /// Dispatch `d`'s node: its name, fused operators, workgroups, tile sizes
-/// and FLOPs (collapsed: "12 CONV_2D +2"), and a tooltip with everything.
-GraphNode dispatchNode(const kiln::Dispatch &d, bool collapsed) {
+/// and work (FLOP, or OP when `integer`; collapsed: "12 CONV_2D +2"), and
+/// a tooltip with everything (`kernel`: kiln::describeDispatchKernel).
+GraphNode dispatchNode(const kiln::Dispatch &d, bool collapsed, bool integer,
+                       const QString &kernel) {
   GraphNode n;
   n.kind = GraphNode::Dispatch;
   n.id = d.id;
@@ -40,9 +44,9 @@ GraphNode dispatchNode(const kiln::Dispatch &d, bool collapsed) {
           "%1 (dispatch %2)\n%3\nworkgroups %4, tiles %5\n%6, reads %7, writes %8\nkernel %9")
           .arg(QString::fromStdString(d.name))
           .arg(d.id)
-          .arg(opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d), formatFlops(d.flops),
-               formatBytes(d.bytesRead), formatBytes(d.bytesWritten),
-               QString::fromStdString(kiln::describeKernel(d.kernel)));
+          .arg(opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d),
+               formatFlops(d.flops, integer), formatBytes(d.bytesRead), formatBytes(d.bytesWritten),
+               kernel);
   if (collapsed) {
     QString first =
         d.ops.empty() ? QStringLiteral("?") : QString::fromStdString(d.ops.front().name);
@@ -53,7 +57,7 @@ GraphNode dispatchNode(const kiln::Dispatch &d, bool collapsed) {
     for (const kiln::SourceOp &op : d.ops)
       n.lines << opText(op);
     n.lines << QStringLiteral("wg %1  tiles %2").arg(gridText(d), tilesText(d));
-    n.lines << QStringLiteral("%1  %2").arg(formatFlops(d.flops),
+    n.lines << QStringLiteral("%1  %2").arg(formatFlops(d.flops, integer),
                                             QString::fromStdString(kiln::kernelTileText(d.kernel)));
   }
   return n;
@@ -80,7 +84,9 @@ NodeIndex addNodes(const kiln::CompilationPlan &plan, bool collapsed, GraphLayou
   NodeIndex index;
   for (const kiln::Dispatch &d : plan.dispatches) {
     index.ofDispatch[d.id] = int(out.nodes.size());
-    out.nodes.push_back(dispatchNode(d, collapsed));
+    out.nodes.push_back(
+        dispatchNode(d, collapsed, kiln::isIntegerDispatch(plan, d),
+                     QString::fromStdString(kiln::describeDispatchKernel(plan, d))));
   }
   for (const kiln::Buffer &b : plan.memory.buffers) {
     if ((b.kind != kiln::BufferKind::Input && b.kind != kiln::BufferKind::Output) || b.aliasOf >= 0)

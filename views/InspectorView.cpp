@@ -3,6 +3,8 @@
 #include "IrHighlighter.h"
 #include "PlanModels.h"
 
+#include "kiln/Profile.h"
+
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFontDatabase>
@@ -185,8 +187,11 @@ void InspectorView::showDispatch(int64_t id) {
              .arg(i < d->loopKinds.size() ? QString::fromStdString(d->loopKinds[i]) : QString())
              .arg(d->loopRanges[i])
              .arg(i < d->tileSizes.size() ? QString::number(d->tileSizes[i]) : QStringLiteral("?")));
-  item(nullptr, tr("FLOPs"), QStringLiteral("%1 (%2)").arg(d->flops).arg(formatFlops(d->flops)));
-  auto *kernel = item(nullptr, tr("Kernel"), QString::fromStdString(kiln::describeKernel(d->kernel)));
+  const bool integer = kiln::isIntegerDispatch(plan, *d);
+  item(nullptr, integer ? tr("Integer operations") : tr("FLOPs"),
+       QStringLiteral("%1 (%2)").arg(d->flops).arg(formatFlops(d->flops, integer)));
+  auto *kernel =
+      item(nullptr, tr("Kernel"), QString::fromStdString(kiln::describeDispatchKernel(plan, *d)));
   if (d->kernel.tileRows > 0) {
     item(kernel, tr("strategy"), QString::fromStdString(d->kernel.kind));
     item(kernel, tr("register tile"),
@@ -194,7 +199,8 @@ void InspectorView::showDispatch(int64_t id) {
              .arg(d->kernel.tileRows).arg(d->kernel.tileVectors).arg(d->kernel.lanes)
              .arg(d->kernel.tileRows * d->kernel.tileVectors));
     item(kernel, tr("weight layout"), QString::fromStdString(d->kernel.weightLayout));
-    item(kernel, tr("expected FLOP/cycle"), QString::number(d->kernel.flopsPerCycle, 'g', 3));
+    item(kernel, integer ? tr("expected OP/cycle") : tr("expected FLOP/cycle"),
+         QString::number(d->kernel.flopsPerCycle, 'g', 3));
   }
   if (kiln::entryPointOf(*d) != d->name)
     item(kernel, tr("entry point"),

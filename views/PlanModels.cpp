@@ -2,6 +2,7 @@
 #include "PlanModels.h"
 
 #include "kiln/Targets.h"
+#include "kiln/Profile.h"
 
 #include <QFont>
 #include <QLocale>
@@ -21,14 +22,26 @@ QString formatBytes(int64_t bytes) {
   return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 2);
 }
 
-QString formatFlops(int64_t flops) {
+QString formatFlops(int64_t flops, bool integer) {
+  const QString unit = QString::fromLatin1(kiln::workUnit(integer));
   if (flops < 1000)
-    return QStringLiteral("%1 FLOP").arg(flops);
+    return QStringLiteral("%1 %2").arg(flops).arg(unit);
   if (flops < 1000000)
-    return QStringLiteral("%1 kFLOP").arg(flops / 1e3, 0, 'f', 1);
+    return QStringLiteral("%1 k%2").arg(flops / 1e3, 0, 'f', 1).arg(unit);
   if (flops < 1000000000)
-    return QStringLiteral("%1 MFLOP").arg(flops / 1e6, 0, 'f', 2);
-  return QStringLiteral("%1 GFLOP").arg(flops / 1e9, 0, 'f', 2);
+    return QStringLiteral("%1 M%2").arg(flops / 1e6, 0, 'f', 2).arg(unit);
+  return QStringLiteral("%1 G%2").arg(flops / 1e9, 0, 'f', 2).arg(unit);
+}
+
+QString formatRate(double perSecond, bool integer) {
+  const QString unit = QString::fromLatin1(kiln::workUnit(integer)) + QStringLiteral("/s");
+  if (perSecond < 1e3)
+    return QStringLiteral("%1 %2").arg(perSecond, 0, 'f', 0).arg(unit);
+  if (perSecond < 1e6)
+    return QStringLiteral("%1 k%2").arg(perSecond / 1e3, 0, 'f', 1).arg(unit);
+  if (perSecond < 1e9)
+    return QStringLiteral("%1 M%2").arg(perSecond / 1e6, 0, 'f', 1).arg(unit);
+  return QStringLiteral("%1 G%2").arg(perSecond / 1e9, 0, 'f', 2).arg(unit);
 }
 
 QString opText(const kiln::SourceOp &op) { return QString::fromStdString(kiln::sourceOpText(op)); }
@@ -115,8 +128,9 @@ QVariant DispatchListModel::data(const QModelIndex &index, int role) const {
     return index.column() >= Flops ? QVariant(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
   if (role == Qt::ToolTipRole)
     return QStringLiteral("%1\n%2\nworkgroups %3, tiles %4\n%5, reads %6, writes %7")
-        .arg(QString::fromStdString(d.name), opsText(d, QStringLiteral("\n")), gridText(d), tilesText(d),
-             formatFlops(d.flops), formatBytes(d.bytesRead), formatBytes(d.bytesWritten));
+        .arg(QString::fromStdString(d.name), opsText(d, QStringLiteral("\n")), gridText(d),
+             tilesText(d), formatFlops(d.flops, kiln::isIntegerDispatch(*plan_, d)),
+             formatBytes(d.bytesRead), formatBytes(d.bytesWritten));
   if (role != Qt::DisplayRole)
     return {};
   switch (index.column()) {
@@ -133,9 +147,14 @@ QVariant DispatchListModel::data(const QModelIndex &index, int role) const {
 }
 
 QVariant DispatchListModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o == Qt::Horizontal && role == Qt::ToolTipRole && section == Flops)
+    return tr("Operations: FLOP for a floating-point dispatch, OP (integer operations) for an "
+              "integer one; "
+              "2 per multiply-accumulate");
   if (o != Qt::Horizontal || role != Qt::DisplayRole)
     return QAbstractTableModel::headerData(section, o, role);
-  static const char *names[] = {"Id", "Name", "Operators", "Workgroups", "Tiles", "FLOPs", "Read", "Written"};
+  static const char *names[] = {"Id",    "Name", "Operators", "Workgroups",
+                                "Tiles", "Work", "Read",      "Written"};
   return section >= 0 && section < NumColumns ? QString::fromLatin1(names[section]) : QVariant();
 }
 

@@ -25,10 +25,14 @@ namespace kiln::views {
 QString formatBytes(int64_t bytes);
 /// How every view names a device target (a kiln::knownTargets() name):
 /// its display name and the name the recipe and `--target=` take,
-/// "Arm Cortex-M4F (thumbv7em-none-eabihf)".
+/// "Cortex-M4F bare metal (thumbv7em-none-eabihf)".
 QString targetLabel(const std::string &target);
-/// "1.2 MFLOP"-style text.
-QString formatFlops(int64_t flops);
+/// "1.2 MFLOP"-style text of a dispatch's work (Dispatch::flops); "1.2
+/// MOP" when `integer` (kiln::isIntegerDispatch: integer operations).
+QString formatFlops(int64_t flops, bool integer = false);
+/// "3.4 GFLOP/s"-style text of a rate (work per second); "GOP/s" when
+/// `integer`.
+QString formatRate(double perSecond, bool integer = false);
 /// How every view names a source operator: "CONV_2D #12" (its name and
 /// its index in the model), the name alone when the index is unknown.
 QString opText(const kiln::SourceOp &op);
@@ -46,11 +50,16 @@ int64_t aliasRoot(const kiln::CompilationPlan &plan, int64_t id);
 enum Roles {
   /// The dispatch id / buffer id / command index of a row (qint64).
   IdRole = Qt::UserRole + 1,
+  /// A cell's exact value where its text is rounded or has units (bytes,
+  /// ns, a share as a fraction): what sorting compares and Save Table as
+  /// CSV writes (tableRecords); cells without one sort and export as
+  /// their text.
+  ValueRole = Qt::UserRole + 2,
 };
 
 /// One row per dispatch: id, name, fused operators, workgroups, tile sizes,
-/// FLOPs, bytes read, bytes written. The shared selection lives on this
-/// model (rows are in plan order, row == position in plan.dispatches).
+/// work (FLOP, or OP for an integer dispatch), bytes read, bytes written. The shared selection
+/// lives on this model (rows are in plan order, row == position in plan.dispatches).
 class DispatchListModel : public QAbstractTableModel {
   Q_OBJECT
 public:

@@ -6,25 +6,6 @@
 
 namespace kiln::views {
 
-double CostModel::durationUs(const kiln::CompilationPlan &plan, const kiln::Command &c) const {
-  if (c.kind == kiln::CommandKind::Barrier)
-    return barrierUs;
-  int64_t bytes = 0;
-  int64_t flops = 0;
-  if (c.kind == kiln::CommandKind::Dispatch && c.dispatch >= 0) {
-    for (const kiln::Dispatch &d : plan.dispatches)
-      if (d.id == c.dispatch) {
-        flops = d.flops;
-        bytes = d.bytesRead + d.bytesWritten;
-        break;
-      }
-  } else {
-    for (const kiln::BindingRef &b : c.bindings)
-      bytes += b.length;
-  }
-  return launchUs + std::max(flops / flopsPerUs, bytes / bytesPerUs);
-}
-
 TimelineData estimateTimeline(const kiln::CompilationPlan &plan, const CostModel &model) {
   TimelineData data;
   for (int64_t w = 0; w < plan.schedule.waves; ++w)

@@ -10,6 +10,7 @@
 #define KILN_VIEWS_TIMELINE_H
 
 #include "kiln/Plan.h"
+#include "kiln/Profile.h"
 #include "kiln/Run.h"
 
 #include <QStringList>
@@ -19,16 +20,9 @@
 
 namespace kiln::views {
 
-/// Throughput assumed by the estimate: time of a command = launch overhead
-/// + max(FLOPs / flopsPerUs, bytes moved / bytesPerUs) (a roofline).
-struct CostModel {
-  double flopsPerUs = 8000;  ///< 8 GFLOP/s, one scalar-ish core.
-  double bytesPerUs = 10000; ///< 10 GB/s.
-  double launchUs = 0.5;     ///< Per command.
-  double barrierUs = 0.2;    ///< Per barrier.
-  /// Estimated duration of command `c` of `plan`, microseconds.
-  double durationUs(const kiln::CompilationPlan &plan, const kiln::Command &c) const;
-};
+/// The estimate's roofline cost model: the one kiln::CostModel the
+/// Profile dock's estimated times come from too (kiln/Profile.h).
+using CostModel = kiln::CostModel;
 
 /// One non-barrier command (or, measured, one workgroup) on a lane.
 struct TimelineBar {

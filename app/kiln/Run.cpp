@@ -12,6 +12,7 @@
 #include "kiln/Compiler.h"
 #include "kiln/Npy.h"
 #include "kiln/Plan.h"
+#include "kiln/Profile.h"
 #include "kiln/ReadFile.h"
 #include "kiln/Run.h"
 #include "kiln/TensorTypes.h"
@@ -200,14 +201,8 @@ int runRun() {
   std::string traceJson;
   if (runOptions.trace) {
     std::vector<std::string> names;
-    if (plan) {
-      std::map<int64_t, std::string> byId;
-      for (const kiln::Dispatch &d : plan->dispatches)
-        byId[d.id] = kiln::dispatchLabel(d);
-      for (const kiln::Command &c : plan->schedule.commands)
-        names.push_back(c.kind == kiln::CommandKind::Dispatch ? byId[c.dispatch]
-                                                              : kiln::toString(c.kind));
-    }
+    if (plan)
+      names = kiln::traceCommandNames(*plan);
     traceJson = kiln::traceToChromeJson(result->trace, names);
     files.push_back({tracePath, [&traceJson](llvm::raw_ostream &os) { os << traceJson; }});
   }

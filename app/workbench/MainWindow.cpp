@@ -10,12 +10,15 @@
 #include "MemoryView.h"
 #include "PhaseProgress.h"
 #include "PlanModels.h"
+#include "ProfileView.h"
 #include "ProjectController.h"
 #include "RunPanel.h"
 #include "SizesView.h"
 #include "SourceGraphView.h"
+#include "TableSupport.h"
 #include "TimelineView.h"
 #include "TuningView.h"
+#include "ViewExport.h"
 
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
@@ -45,6 +48,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QShowEvent>
+#include <QSortFilterProxyModel>
 #include <QStatusBar>
 #include <QTableView>
 #include <QThread>
@@ -255,15 +259,20 @@ void MainWindow::createDocks() {
   memory_ = new MemoryView(this);
   sizes_ = new SizesView(this);
   diagnostics_ = new DiagnosticsView(this);
+  profile_ = new ProfileView(this);
+  commandTable_ = createTable(commandModel_, tr("Commands"));
+  bufferTable_ = createTable(bufferModel_, tr("Buffers"));
   auto *tDock = addDock(timeline_, tr("Timeline"), QStringLiteral("timeline"), Qt::BottomDockWidgetArea);
+  auto *pDock =
+      addDock(profile_, tr("Profile"), QStringLiteral("profile"), Qt::BottomDockWidgetArea);
   auto *mDock = addDock(memory_, tr("Memory"), QStringLiteral("memory"), Qt::BottomDockWidgetArea);
-  auto *cDock = addDock(createTable(commandModel_, tr("Commands")), tr("Commands"),
-                        QStringLiteral("commands"), Qt::BottomDockWidgetArea);
-  auto *bDock = addDock(createTable(bufferModel_, tr("Buffers")), tr("Buffers"),
-                        QStringLiteral("buffers"), Qt::BottomDockWidgetArea);
+  auto *cDock =
+      addDock(commandTable_, tr("Commands"), QStringLiteral("commands"), Qt::BottomDockWidgetArea);
+  auto *bDock =
+      addDock(bufferTable_, tr("Buffers"), QStringLiteral("buffers"), Qt::BottomDockWidgetArea);
   auto *sDock = addDock(sizes_, tr("Sizes"), QStringLiteral("sizes"), Qt::BottomDockWidgetArea);
   auto *gDock = addDock(diagnostics_, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
-  QDockWidget *strip[] = {tDock, mDock, cDock, bDock, sDock, gDock};
+  QDockWidget *strip[] = {tDock, pDock, mDock, cDock, bDock, sDock, gDock};
   for (size_t i = 1; i < std::size(strip); ++i)
     tabifyDockWidget(strip[i - 1], strip[i]);
   tDock->raise();
@@ -302,7 +311,7 @@ void MainWindow::createStatusBar() {
 
 void MainWindow::connectViews() {
   // Every view of the document follows (and sets) the one selection.
-  documentViews_ = {graph_->view(), timeline_, memory_, sizes_, inspector_, source_->view()};
+  documentViews_ = {graph_->view(), timeline_, profile_, memory_, sizes_, inspector_, source_->view()};
   for (DocumentView *v : documentViews_)
     v->setSelectionModel(selection_);
 
@@ -400,6 +409,20 @@ void MainWindow::createActions() {
   open->setToolTip(tr("Open a TFLite model, a TOSA .mlir file or a .kiln artifact"));
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   updateRecentMenu();
+  exportMenu_ = file->addMenu(tr("&Export View"));
+  ExportSources sources;
+  sources.graph = graph_->view();
+  sources.timeline = timeline_->plot();
+  sources.memory = memory_->plot();
+  sources.tables = {{tr("Dispatches"), dispatchModel_},
+                    {tr("Profile"), profile_->proxy()},
+                    {tr("Commands"), commandModel_},
+                    {tr("Buffers"), bufferModel_},
+                    {tr("Section Sizes"), sizes_->model()}};
+  sources.document = [this] { return doc_; };
+  sources.measured = [this] { return measuredRun(); };
+  exporter_ = new ViewExporter(std::move(sources), this);
+  exporter_->addActions(exportMenu_);
   file->addSeparator();
   closeAction_ = file->addAction(tr("&Close"), this, &MainWindow::closeDocument);
   closeAction_->setShortcuts(withKey(QKeySequence(Qt::CTRL | Qt::Key_W), QKeySequence::Close));
@@ -480,6 +503,8 @@ void MainWindow::updateActions() {
       doc_ && !doc_->hostLoadError.isEmpty()
           ? tr("This computer cannot run the artifact: %1").arg(doc_->hostLoadError)
           : tr("Run the artifact on this machine with random inputs and show measured times"));
+  if (exporter_)
+    exporter_->updateActions();
 }
 
 void MainWindow::setStale(bool stale) {
@@ -676,7 +701,8 @@ void MainWindow::setDocument(std::shared_ptr<const ModelDocument> doc, const QSt
     dispatchModel_->setPlan(plan);
     commandModel_->setPlan(plan);
     bufferModel_->setPlan(plan);
-    dispatchTable_->resizeColumnsToContents();
+    for (QTableView *t : {dispatchTable_, commandTable_, bufferTable_})
+      fitColumns(t);
   }
   // The plan's views redraw only for another plan; sizes and the
   // inspector follow every document.
@@ -809,6 +835,7 @@ void MainWindow::onRunFinished(bool ok) {
   } else if (current) {
     measured_ = std::make_unique<MeasuredRun>(r.measured);
     timeline_->setMeasured(*measured_);
+    profile_->setMeasured(*measured_);
     diagnostics_->add(DiagnosticsView::Severity::Note, path,
                       tr("ran on the host: %1; %2 trace events").arg(latency).arg(r.measured.events.size()));
     if (r.measured.droppedEvents > 0)

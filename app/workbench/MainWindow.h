@@ -56,6 +56,7 @@ class GraphView;
 class InspectorView;
 class MemoryView;
 class PhaseProgress;
+class ProfileView;
 class RunPanel;
 class SizesView;
 class SourceGraphPanel;
@@ -68,6 +69,7 @@ namespace kiln::workbench {
 class HostRunJob;
 class IrJob;
 class ProjectController;
+class ViewExporter;
 
 /// The workbench's main window.
 class MainWindow : public QMainWindow, public ProjectHost {
@@ -132,6 +134,10 @@ public:
   kiln::views::TimelineView *timelineView() const { return timeline_; }
   kiln::views::MemoryView *memoryView() const { return memory_; }
   kiln::views::SizesView *sizesView() const { return sizes_; }
+  kiln::views::ProfileView *profileView() const { return profile_; }
+  /// File > Export View (its actions, and save() for tests).
+  ViewExporter *viewExporter() const { return exporter_; }
+  QMenu *exportViewMenu() const { return exportMenu_; }
   kiln::views::InspectorView *inspectorView() const { return inspector_; }
   /// The source graph and its operator details (the "Source Graph" dock,
   /// tabbed with the inspector).
@@ -209,8 +215,9 @@ private:
   void createModels();
   /// Every view and its dock, in the default layout (tab order follows
   /// creation): the graph in the middle; Dispatches and Tune tabbed on the
-  /// left; the inspector on the right; timeline, memory, commands,
-  /// buffers, sizes, diagnostics, Compare and Run tabbed along the bottom.
+  /// left; the inspector on the right; timeline, profile, memory,
+  /// commands, buffers, sizes, diagnostics, Compare and Run tabbed along
+  /// the bottom.
   void createDocks();
   /// Status bar: summary, per-phase progress, Cancel.
   void createStatusBar();
@@ -275,6 +282,7 @@ private:
   kiln::views::TimelineView *timeline_ = nullptr;
   kiln::views::MemoryView *memory_ = nullptr;
   kiln::views::SizesView *sizes_ = nullptr;
+  kiln::views::ProfileView *profile_ = nullptr;
   kiln::views::InspectorView *inspector_ = nullptr;
   kiln::views::SourceGraphPanel *source_ = nullptr;
   kiln::views::DiagnosticsView *diagnostics_ = nullptr;
@@ -294,6 +302,9 @@ private:
   QPushButton *cancelButton_ = nullptr;
   QLabel *summary_ = nullptr;
   QMenu *recentMenu_ = nullptr;
+  QMenu *exportMenu_ = nullptr;
+  ViewExporter *exporter_ = nullptr;
+  QTableView *commandTable_ = nullptr, *bufferTable_ = nullptr;
   QAction *closeAction_ = nullptr, *runAction_ = nullptr, *cancelAction_ = nullptr;
   bool stale_ = false;
   QList<QDockWidget *> docks_;

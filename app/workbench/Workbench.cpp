@@ -7,6 +7,7 @@
 #include "InspectorView.h"
 #include "MemoryView.h"
 #include "PlanModels.h"
+#include "ProfileView.h"
 #include "SizesView.h"
 #include "SourceGraphView.h"
 #include "TimelineView.h"
@@ -24,6 +25,9 @@
 #include <QFileInfo>
 #include <QIcon>
 #include <QItemSelectionModel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPainter>
 #include <QPixmap>
 #include <QTableView>
 #include <QTimer>
@@ -81,6 +85,62 @@ static bool save(QWidget *w, const QString &path, QStringList &written) {
   }
   written << path;
   return true;
+}
+
+/// The window with the Profile dock raised, sorted by time (largest
+/// first), at 1600x1000 (profile.png) and 1024x700 (profile-1024x700.png).
+static void saveProfileShots(MainWindow &window, const QString &dir, QStringList &written) {
+  QDockWidget *dock = window.dockOf(window.profileView());
+  if (!dock)
+    return;
+  dock->raise();
+  window.profileView()->table()->sortByColumn(ProfileModel::Time, Qt::DescendingOrder);
+  for (QSize size : {QSize(1600, 1000), QSize(1024, 700)}) {
+    window.resize(size);
+    QApplication::processEvents();
+    bool usual = size == QSize(1600, 1000);
+    save(&window,
+         dir + (usual ? QStringLiteral("/profile.png") : QStringLiteral("/profile-1024x700.png")),
+         written);
+  }
+  window.resize(1600, 1000);
+  window.profileView()->table()->sortByColumn(ProfileModel::Id, Qt::AscendingOrder);
+  for (QDockWidget *d : window.docks())
+    if (d->objectName() == QLatin1String("timeline"))
+      d->raise();
+  QApplication::processEvents();
+}
+
+/// File > Export View open over the window (export-view.png): the menus are
+/// popups of their own, drawn onto the window's picture where they open.
+static void saveExportMenuShot(MainWindow &window, const QString &dir, QStringList &written) {
+  QMenu *exportMenu = window.exportViewMenu();
+  QMenu *file = exportMenu ? qobject_cast<QMenu *>(exportMenu->parentWidget()) : nullptr;
+  if (!file)
+    return;
+  window.resize(1600, 1000);
+  QApplication::processEvents();
+  const QPoint fileAt = window.menuBar()->mapTo(
+      &window, window.menuBar()->actionGeometry(file->menuAction()).bottomLeft());
+  file->popup(window.mapToGlobal(fileAt));
+  QApplication::processEvents();
+  file->setActiveAction(exportMenu->menuAction());
+  const QPoint exportAt = fileAt + file->actionGeometry(exportMenu->menuAction()).topRight();
+  exportMenu->popup(window.mapToGlobal(exportAt));
+  QApplication::processEvents();
+  QPixmap picture = window.grab();
+  {
+    QPainter painter(&picture);
+    painter.drawPixmap(fileAt, file->grab());
+    painter.drawPixmap(exportAt, exportMenu->grab());
+  }
+  exportMenu->hide();
+  file->hide();
+  const QString path = dir + QStringLiteral("/export-view.png");
+  if (picture.save(path))
+    written << path;
+  else
+    std::fprintf(stderr, "kiln-workbench: cannot write %s\n", qPrintable(path));
 }
 
 QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStringList &failing) {
@@ -194,6 +254,10 @@ QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStrin
     window.runOnHost();
     if (waitForRun(window))
       shoot(window.timelineView(), QStringLiteral("timeline-measured"), QSize(1300, 500));
+  }
+  if (doc) {
+    saveProfileShots(window, dir, written);
+    saveExportMenuShot(window, dir, written);
   }
   return written;
 }

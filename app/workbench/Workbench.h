@@ -28,7 +28,9 @@ int drawAllViews(MainWindow &window);
 
 /// Writes one PNG per view of the open document into `dir` (created if
 /// needed): window (1600x1000), window-1024x700, graph, graph-collapsed, dispatches, timeline,
-/// timeline-measured, memory, sizes, inspector, diagnostics. The files in
+/// timeline-measured, memory, sizes, inspector, diagnostics, profile and
+/// profile-1024x700 (the Profile dock, measured), export-view (File >
+/// Export View open). The files in
 /// `failing` are opened just before the diagnostics shot, so it shows their
 /// errors (the document stays). Returns the files written; errors go to
 /// stderr.
