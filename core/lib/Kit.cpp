@@ -103,12 +103,12 @@ std::optional<HostedKit> hostedKitOf(const std::string &name) {
   const DeviceTarget *row = findDeviceTarget(target);
   if (target.empty() || !row || row->bareMetal || !llvm::StringRef(row->triple).contains("linux"))
     return std::nullopt;
-  HostedKit kit{target, "", "", "gcc g++ make"};
+  HostedKit kit{target, "", "", "gcc make"};
   if (target != hostTargetName()) {
     const std::string arch = llvm::Triple(row->triple).getArchName().str();
     kit.cross = target + "-";
     kit.runner = "qemu-" + arch + " -L /usr/" + target;
-    kit.packages = "gcc-" + target + " g++-" + target + " make (make), qemu-user (make run)";
+    kit.packages = "gcc-" + target + " make (make), qemu-user (make run)";
   }
   return kit;
 }

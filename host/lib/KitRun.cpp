@@ -63,11 +63,9 @@ std::string missingKitTools(const std::string &target) {
     const std::string linuxTarget = linuxTargetOf(target);
     if (thisMachineRuns(linuxTarget)) {
       tools.push_back({"gcc", "gcc"});
-      tools.push_back({"g++", "g++"});
     } else {
       const std::string arch = linuxTarget.substr(0, linuxTarget.find('-'));
       tools.push_back({linuxTarget + "-gcc", "gcc-" + linuxTarget});
-      tools.push_back({linuxTarget + "-g++", "g++-" + linuxTarget});
       tools.push_back({"qemu-" + arch, "qemu-user"});
     }
   }

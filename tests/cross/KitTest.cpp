@@ -135,7 +135,8 @@ TEST(FirmwareKit, CortexM0PlusKitOfPersonDetectMatchesHostAndTFLite) {
 TEST(FirmwareKit, Aarch64KitRunsUnderQemuUserAndMatchesHostAndTFLite) {
   if (!haveTool("aarch64-linux-gnu-gcc") || !haveTool("aarch64-linux-gnu-g++") ||
       !haveTool("qemu-aarch64"))
-    GTEST_SKIP() << "needs aarch64-linux-gnu-gcc, -g++ and qemu-aarch64 (Debian packages "
+    GTEST_SKIP() << "needs aarch64-linux-gnu-gcc (the kit), -g++ (Kiln's build of the runtime "
+                    "archive) and qemu-aarch64 (Debian packages "
                     "gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user; re-run cmake "
                     "after installing them so the build makes the aarch64 runtime archive)";
   expectPersonDetectKitMatches("aarch64-linux-gnu", "");

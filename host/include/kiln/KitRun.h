@@ -23,7 +23,7 @@ namespace kiln {
 
 /// The first tool missing on this machine that building and running the
 /// kit of `target` needs (make, arm-none-eabi-gcc, qemu-system-arm; or the
-/// target's gcc and g++ and qemu-ARCH), as one sentence naming the tool and
+/// target's gcc and qemu-ARCH), as one sentence naming the tool and
 /// its Debian package; "" when all are found (on PATH).
 std::string missingKitTools(const std::string &target);
 
