@@ -351,7 +351,8 @@ private slots:
     for (const std::string &name : kitFiles)
       QVERIFY2(written.count(QString::fromStdString(name)), name.c_str());
     QCOMPARE(written.size(), size_t(4 + 7 + 2));
-    QVERIFY(written["Makefile"].contains("qemu-system-arm -M mps2-an386"));
+    QVERIFY(written["Makefile"].contains("QEMU = qemu-system-arm"));
+    QVERIFY(written["Makefile"].contains("$(QEMU) -M mps2-an386"));
     QJsonObject manifest = QJsonDocument::fromJson(written["manifest.json"]).object();
     QCOMPARE(manifest["kit"].toObject()["board"].toString(), QStringLiteral("mps2-an386"));
     auto saved = kiln::loadProject(ctl()->projectPath().toStdString());
