@@ -80,7 +80,7 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
     return report.pass ? 0 : 3;
   }
   llvm::outs() << "kit of " << model << " for " << request.recipe.target << " built in "
-               << result->dir << " and run " << report.sampleNames[0]
+               << result->dir << " and run on " << result->device
                << "; compared with the host build on the same inputs\n";
   printMetricsHeader();
   printMetrics(report.sampleNames[0], report.overall);

@@ -162,7 +162,7 @@ llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const 
                             : "qemu-" + linuxTarget.substr(0, linuxTarget.find('-')));
   ValidationReport &r = out.report;
   r.outputs = ran->outputs;
-  r.sampleNames = {"on " + out.device};
+  r.sampleNames = {out.device};
   r.samples = {*metrics};
   r.overall = *metrics;
   r.outputValues = std::move(got);

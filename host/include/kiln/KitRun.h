@@ -40,7 +40,7 @@ struct OnTargetReport {
   /// The bundle's folder and the board or runner ("mps2-an386").
   std::string dir;
   std::string device;
-  /// One sample (the kit's inputs), outputs compared with the host's:
+  /// One sample (the kit's inputs) named by `device`, outputs compared with the host's:
   /// integer outputs in LSB (Tolerance::lsb, exact by default), f32 within
   /// atol + rtol x |host|.
   ValidationReport report;
