@@ -3,6 +3,7 @@
 // kiln validate MODEL|ARTIFACT DIR [--json] [--atol=A --rtol=R]
 //               [--tolerance-lsb=N] [--samples=N] (exit 3 when outputs differ)
 // kiln validate MODEL --target=T --on-target [--kit-input=FILE.npy ...]
+// kiln validate BUNDLE --on-target (a folder `kiln export --kit` wrote)
 //               [--json] [--atol=A --rtol=R] [--tolerance-lsb=N]
 //
 //===----------------------------------------------------------------------===//
@@ -68,10 +69,19 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
   request.recipe.format = kiln::recipeIsBareMetal(request.recipe) ? kiln::OutputFormat::CModule
                                                                   : kiln::OutputFormat::Artifact;
   request.kit = std::move(*kit);
+  const bool bundle = llvm::sys::fs::is_directory(model);
+  // A bundle holds its settings: only the comparison's flags apply.
+  if (bundle &&
+      (recipeFlagsGiven() || targetName.getNumOccurrences() || !request.kit.inputs.empty()))
+    return usage("kiln validate " + model +
+                 " --on-target runs the bundle's kit with its own settings; build flags, "
+                 "--target and --kit-input apply to a model");
   llvm::SmallString<128> dir;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-on-target", dir))
-    return fail("cannot create a folder for the kit: " + ec.message());
-  auto result = kiln::validateKitOnTarget(request, dir.str().str(), tolerance);
+  if (!bundle)
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-on-target", dir))
+      return fail("cannot create a folder for the kit: " + ec.message());
+  auto result = bundle ? kiln::validateKitBundle(model, tolerance)
+                       : kiln::validateKitOnTarget(request, dir.str().str(), tolerance);
   if (!result)
     return fail(model + ": " + llvm::toString(result.takeError()));
   const kiln::ValidationReport &report = result->report;
@@ -79,8 +89,10 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
     llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(report)) << "\n";
     return report.pass ? 0 : 3;
   }
-  llvm::outs() << "kit of " << model << " for " << request.recipe.target << " built in "
-               << result->dir << " and run on " << result->device
+  llvm::outs() << (bundle ? "kit in " + model
+                          : "kit of " + model + " for " + request.recipe.target + " built in " +
+                                result->dir)
+               << " run on " << result->device
                << "; compared with the host build on the same inputs\n";
   printMetricsHeader();
   printMetrics(report.sampleNames[0], report.overall);
@@ -97,8 +109,8 @@ int runValidate() {
   validation.tolerance.rtol = validateRtol;
   validation.tolerance.lsb = validateLsb;
   if (onDevice && paths.size() != 1)
-    return usage("kiln validate --on-target takes one model; " + llvm::Twine(paths.size()) +
-                 " paths given");
+    return usage("kiln validate --on-target takes one model or bundle folder; " +
+                 llvm::Twine(paths.size()) + " paths given");
   if (!onDevice && targetName.getNumOccurrences())
     return usage("--target applies to kiln validate --on-target (without it the host "
                  "build is validated)");

@@ -326,7 +326,10 @@ static std::string manifestOf(const BundleParts &parts) {
                                           {"bytes", static_cast<int64_t>(in.bytes.size())},
                                           {"sha256", sha256Hex(in.bytes)}});
     const CortexMBoard *board = cortexMBoardOf(request.recipe.target);
+    // "model": the path as given (as in "command"), for `kiln validate
+    // BUNDLE --on-target`'s host build.
     manifest["kit"] = llvm::json::Object{
+        {"model", request.model},
         {"board", board ? llvm::json::Value(board->machine) : llvm::json::Value(nullptr)},
         {"files", std::move(files)},
         {"inputs", std::move(inputs)}};

@@ -15,9 +15,11 @@
 #include "llvm/ADT/Triple.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Host.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
 
 #include <optional>
 
@@ -103,21 +105,29 @@ llvm::Expected<std::vector<std::vector<uint8_t>>> runKit(const std::string &dir,
   return parseKitOutputs(output);
 }
 
-llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const std::string &dir,
-                                                   const Tolerance &tolerance) {
-  request.kit.enabled = true;
+namespace {
+
+/// The device a kit of `target` runs on, as reports name it.
+std::string deviceOf(const std::string &target) {
+  if (const CortexMBoard *board = cortexMBoardOf(target))
+    return board->machine;
+  const std::string linuxTarget = linuxTargetOf(target);
+  return thisMachineRuns(linuxTarget) ? "this machine"
+                                      : "qemu-" + linuxTarget.substr(0, linuxTarget.find('-'));
+}
+
+/// Runs the kit in `dir` and compares its outputs with the host build of
+/// `request` (its recipe for this machine, as a .kiln) on `inputs` (empty:
+/// the pattern of the host build's signature).
+llvm::Expected<OnTargetReport> compareKitWithHost(const ExportRequest &request,
+                                                  std::vector<KitInput> inputs,
+                                                  const std::string &dir,
+                                                  const Tolerance &tolerance) {
   if (std::string missing = missingKitTools(request.recipe.target); !missing.empty())
     return makeError(missing);
-  auto bundle = buildExportBundle(request);
-  if (!bundle)
-    return bundle.takeError();
-  if (llvm::Error err = writeExportBundle(*bundle, dir, {}, {request.model}))
-    return std::move(err);
   auto device = runKit(dir);
   if (!device)
     return device.takeError();
-
-  // The host build: the same settings for this machine, as a .kiln.
   BuildRecipe host = request.recipe;
   host.target = "host";
   host.targetCpu.clear();
@@ -130,10 +140,16 @@ llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const 
   auto compiled = compile(request.model, *options);
   if (!compiled)
     return compiled.takeError();
-  std::vector<NpyArray> inputs;
-  for (const KitInput &in : bundle->kitInputs)
-    inputs.push_back({in.dtype, in.shape, in.bytes});
-  auto ran = runArtifact(compiled->artifact, inputs);
+  if (inputs.empty()) {
+    auto pattern = kitPatternInputs(compiled->inputs);
+    if (!pattern)
+      return pattern.takeError();
+    inputs = std::move(*pattern);
+  }
+  std::vector<NpyArray> arrays;
+  for (const KitInput &in : inputs)
+    arrays.push_back({in.dtype, in.shape, in.bytes});
+  auto ran = runArtifact(compiled->artifact, arrays);
   if (!ran)
     return makeError("the host build of " + request.model + ": " + llvm::toString(ran.takeError()));
   if (device->size() != ran->outputValues.size())
@@ -154,12 +170,7 @@ llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const 
     return metrics.takeError();
   OnTargetReport out;
   out.dir = dir;
-  const CortexMBoard *board = cortexMBoardOf(request.recipe.target);
-  const std::string linuxTarget = linuxTargetOf(request.recipe.target);
-  out.device = board ? board->machine
-                     : (thisMachineRuns(linuxTarget)
-                            ? "this machine"
-                            : "qemu-" + linuxTarget.substr(0, linuxTarget.find('-')));
+  out.device = deviceOf(request.recipe.target);
   ValidationReport &r = out.report;
   r.outputs = ran->outputs;
   r.sampleNames = {out.device};
@@ -170,6 +181,73 @@ llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const 
   for (const ValidationMetrics &m : *metrics)
     r.pass = r.pass && m.outsideTolerance == 0;
   return out;
+}
+
+} // namespace
+
+llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const std::string &dir,
+                                                   const Tolerance &tolerance) {
+  request.kit.enabled = true;
+  if (std::string missing = missingKitTools(request.recipe.target); !missing.empty())
+    return makeError(missing);
+  auto bundle = buildExportBundle(request);
+  if (!bundle)
+    return bundle.takeError();
+  if (llvm::Error err = writeExportBundle(*bundle, dir, {}, {request.model}))
+    return std::move(err);
+  return compareKitWithHost(request, bundle->kitInputs, dir, tolerance);
+}
+
+llvm::Expected<OnTargetReport> validateKitBundle(const std::string &dir,
+                                                 const Tolerance &tolerance) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  const std::string where = path.str().str();
+  auto text = llvm::MemoryBuffer::getFile(where);
+  if (!text)
+    return makeError(where + ": cannot read (" + text.getError().message() +
+                     "); give a folder `kiln export --kit` wrote");
+  auto parsed = llvm::json::parse((*text)->getBuffer());
+  if (!parsed)
+    return makeError(where + ": " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *manifest = parsed->getAsObject();
+  const llvm::json::Object *kit = manifest ? manifest->getObject("kit") : nullptr;
+  const llvm::json::Object *recipeJson = manifest ? manifest->getObject("recipe") : nullptr;
+  const llvm::json::Object *model = manifest ? manifest->getObject("model") : nullptr;
+  if (!kit || !recipeJson || !model || !kit->getString("model") || !kit->getArray("inputs"))
+    return makeError(where + ": the bundle has no firmware kit (export it with --kit)");
+  ExportRequest request;
+  request.model = kit->getString("model")->str();
+  auto recipe = recipeFromJson(*recipeJson, where);
+  if (!recipe)
+    return recipe.takeError();
+  request.recipe = std::move(*recipe);
+  // The host build must be of the model the kit was built from.
+  auto modelBytes = llvm::MemoryBuffer::getFile(request.model, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false);
+  if (!modelBytes)
+    return makeError(where + ": the kit's model " + request.model + " cannot be read (" +
+                     modelBytes.getError().message() +
+                     "; the path is as the export was given it, from the folder it ran in)");
+  llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>((*modelBytes)->getBufferStart()),
+                                (*modelBytes)->getBufferSize());
+  if (llvm::toHex(llvm::SHA256::hash(bytes), /*LowerCase=*/true) !=
+      model->getString("sha256").value_or(""))
+    return makeError(where + ": " + request.model +
+                     " is not the model the kit was exported from (its SHA-256 differs); "
+                     "export the kit again");
+  std::vector<KitInput> inputs;
+  for (const llvm::json::Value &v : *kit->getArray("inputs")) {
+    const llvm::json::Object *in = v.getAsObject();
+    const std::string source = in ? in->getString("source").value_or("").str() : "";
+    if (source == "pattern")
+      continue;
+    auto array = readNpyFile(source);
+    if (!array)
+      return makeError(where + ": the kit's input " + llvm::toString(array.takeError()));
+    inputs.push_back({source, array->dtype, array->shape, std::move(array->data)});
+  }
+  return compareKitWithHost(request, std::move(inputs), dir, tolerance);
 }
 
 } // namespace kiln

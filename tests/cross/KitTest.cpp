@@ -9,7 +9,9 @@
 //     (--kit-input) the printed output bytes equal the host runtime's and
 //     TensorFlow Lite 2.9's (output_0.npy);
 //   - the pattern input (no --kit-input) is the sequence kit.h documents;
-//   - `kiln validate --on-target` runs the kit and passes against the host;
+//   - `kiln validate --on-target` runs the kit and passes against the host,
+//     for a model and for a bundle's folder (which fails once its input is
+//     edited);
 //   - errors: a model over the RAM budget stops the link with the export's
 //     figures, a missing runtime archive and a missing tool are one line
 //     each, a --kit-input of the wrong shape names the file and the input.
@@ -185,6 +187,27 @@ TEST(FirmwareKit, PatternInputIsTheDocumentedSequenceAndRunsAsOnTheHost) {
   ASSERT_EQ(printed.size(), 1u);
   ASSERT_EQ(host.size(), 1u);
   EXPECT_EQ(printed[0], host[0].data);
+
+  // `kiln validate BUNDLE --on-target` runs the bundle's own kit: it
+  // passes, and fails (exit status 3) once its input no longer is the
+  // pattern the host build gets.
+  const std::string validate =
+      kilnBinary() + " validate " + shellQuote(dir.file("kit")) + " --on-target";
+  CommandResult passed = runCommand(validate);
+  EXPECT_EQ(passed.exitCode, 0) << passed.output;
+  EXPECT_NE(passed.output.find("PASS: every element of output on mps2-an385 equal to the "
+                               "reference"),
+            std::string::npos)
+      << passed.output;
+  std::string edited = buffers;
+  edited.replace(edited.find("0x8b,"), 5, "0x00,");
+  std::ofstream(dir.file("kit/kit_buffers.c"), std::ios::binary) << edited;
+  CommandResult failed = runCommand(validate);
+  EXPECT_EQ(failed.exitCode, 3) << failed.output;
+  EXPECT_NE(failed.output.find("FAIL: every element of output on mps2-an385"), std::string::npos)
+      << failed.output;
+  CommandResult flags = runCommand(validate + " --target=thumbv6m-none-eabi");
+  EXPECT_EQ(flags.exitCode, 2) << flags.output;
 }
 
 TEST(FirmwareKit, ValidateOnTargetRunsTheKitAndPassesAgainstTheHost) {

@@ -1,6 +1,7 @@
 //===- kiln/KitRun.h - Run a firmware kit and validate it -------*- C++ -*-===//
 //
-// `kiln validate MODEL --target=T --on-target`: exports the model with a
+// `kiln validate MODEL --target=T --on-target` (or an exported BUNDLE's
+// folder): exports the model with a
 // firmware kit (kiln/Kit.h), builds it with the kit's Makefile, runs it on
 // the device (`make run`: QEMU's board for a Cortex-M, qemu-user for a
 // foreign Linux architecture, directly for this machine's) and compares
@@ -53,6 +54,17 @@ struct OnTargetReport {
 /// Errors: the export's, a missing tool, runKit's, the host run's.
 llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const std::string &dir,
                                                    const Tolerance &tolerance);
+
+/// `kiln validate BUNDLE --on-target`: runs the kit a `kiln export --kit`
+/// wrote into `dir` as it is there (edits to its main.c included) and
+/// compares with the host build of the model and recipe its manifest.json
+/// records ("kit": {"model"}, the path as the export was given it;
+/// "recipe"), on the kit's inputs (the --kit-input files named there, or
+/// the pattern). Errors: no manifest or no kit in it, a model that cannot
+/// be read or whose SHA-256 is not the manifest's, and
+/// validateKitOnTarget's.
+llvm::Expected<OnTargetReport> validateKitBundle(const std::string &dir,
+                                                 const Tolerance &tolerance);
 
 } // namespace kiln
 
