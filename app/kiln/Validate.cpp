@@ -91,7 +91,7 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
   }
   llvm::outs() << (bundle ? "kit in " + model
                           : "kit of " + model + " for " + request.recipe.target + " built in " +
-                                result->dir)
+                                result->dir + " and")
                << " run on " << result->device
                << "; compared with the host build on the same inputs\n";
   printMetricsHeader();
