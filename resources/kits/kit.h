@@ -3,8 +3,9 @@
  *
  * kit_buffers.c holds the model's inputs as C arrays: the bytes of the
  * .npy files given with --kit-input, else a deterministic pattern (element
- * i of every input is (37 i + 11) mod 256 - 128 for integer inputs, as the
- * element type stores it, and that value / 128 for float inputs), and, on
+ * i of every input is v = (37 i + 11) mod 256 - 128 for signed integer
+ * types, v + 128 for unsigned ones, i mod 2 for bool and v / 128 for f32
+ * and f64; kiln::kitPatternInputs), and, on
  * Cortex-M, the output buffers and the arena. All are aligned to 64 bytes,
  * as the C module and the runtime ask.
  *
