@@ -57,6 +57,7 @@ echo "installed kiln compiled add_scale.mlir into $(stat -c %s "$work/add.kiln")
 # (build/lib/kiln/TARGET), and a kit of the installed kiln for this machine
 # that finds its archive in ../lib/kiln beside /usr/bin and runs.
 for dir in "$build"/lib/kiln/*/; do
+  [ -d "$dir" ] || continue
   target=$(basename "$dir")
   [ -s "$work/root/usr/lib/kiln/$target/libkiln_runtime.a" ] ||
     { echo "missing /usr/lib/kiln/$target/libkiln_runtime.a"; exit 1; }
