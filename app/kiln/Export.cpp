@@ -1,6 +1,7 @@
 //===- Export.cpp - kiln export -------------------------------------------===//
 //
-// kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module] -o DIR
+// kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module]
+//             [--kit [--kit-input=FILE.npy ...]] -o DIR
 //
 //===----------------------------------------------------------------------===//
 #include "Kiln.h"
@@ -51,6 +52,10 @@ int runExport() {
   if (!bufferBytes)
     return fail(bufferBytes.takeError());
   request.maxBufferBytes = *bufferBytes;
+  const bool kitGiven = kitFlag;
+  auto kit = kitRequestOfFlags(kitGiven);
+  if (!kit)
+    return fail(kit.takeError());
   if (request.model.empty() == project.empty())
     return usage("kiln export takes a model file or --project=FILE.kilnproj (one of them)");
   if (!project.empty()) {
@@ -69,6 +74,7 @@ int runExport() {
       request.budget.ramBytes = exported.budget.ramBytes;
     if (!flashBudget.getNumOccurrences())
       request.budget.flashBytes = exported.budget.flashBytes;
+    kit->enabled = kit->enabled || exported.kit.enabled;
     if (dir.empty())
       dir = kiln::projectExportDir(*loaded, project);
     if (dir.empty())
@@ -82,6 +88,7 @@ int runExport() {
       return fail(recipe.takeError());
     request.recipe = *recipe;
   }
+  request.kit = std::move(*kit);
   warnUnusedSettings(request.recipe);
   return exportRequest(request, dir.empty() ? kiln::defaultExportDir(request) : dir);
 }

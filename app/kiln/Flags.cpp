@@ -12,6 +12,7 @@
 
 #include "kiln/Artifact.h"
 #include "kiln/AtomicWrite.h"
+#include "kiln/Error.h"
 #include "kiln/Export.h"
 #include "kiln/ModelInputs.h"
 #include "kiln/Options.h"
@@ -248,7 +249,7 @@ cl::opt<uint64_t> maxBufferBytes(
 // target and output (compile, export)
 cl::opt<std::string> targetName("target", cl::desc(targetHelp()), cl::value_desc("name"),
                                 cl::sub(compileCmd), cl::sub(runCmd), cl::sub(inspectCmd),
-                                cl::sub(exportCmd), cl::cat(kilnCategory));
+                                cl::sub(exportCmd), cl::sub(validateCmd), cl::cat(kilnCategory));
 cl::opt<std::string> ramBudget("ram-budget",
                                cl::desc("Warn when RAM (arena + I/O + kernel stack) "
                                         "exceeds this: bytes, or with K, KiB, M, MiB "
@@ -284,6 +285,26 @@ cl::opt<std::string> projectFile("project",
                                           "export uses its export settings)"),
                                  cl::value_desc("file.kilnproj"), cl::sub(compileCmd),
                                  cl::sub(exportCmd), cl::cat(kilnCategory));
+
+// firmware kits (export, validate --on-target; kiln/Kit.h)
+cl::opt<bool> kitFlag("kit",
+                      cl::desc("Add a firmware kit to the bundle: for a Cortex-M target "
+                               "startup code, a linker script sized for the board, main.c "
+                               "and a Makefile for arm-none-eabi-gcc (make run: QEMU); for a "
+                               "Linux target the runtime archive, runtime.h, main.c and a "
+                               "Makefile"),
+                      cl::sub(exportCmd), cl::cat(kilnCategory));
+cl::list<std::string> kitInputs("kit-input",
+                                cl::desc("An input the kit's program runs on, one .npy per "
+                                         "model input in order (default: a deterministic "
+                                         "pattern, see kit.h)"),
+                                cl::value_desc("file.npy"), cl::sub(exportCmd),
+                                cl::sub(validateCmd), cl::cat(kilnCategory));
+cl::opt<bool> onTarget("on-target",
+                       cl::desc("Build the model's firmware kit for --target, run it on the "
+                                "device (QEMU's board for a Cortex-M, qemu-user for a foreign "
+                                "Linux) and compare its outputs with the host build's"),
+                       cl::sub(validateCmd), cl::cat(kilnCategory));
 
 /// The build flags given (the recipe's settings, kiln/Recipe.h), as
 /// (recipe key, value text) in recipeKeys() order. Read before anything
@@ -430,6 +451,21 @@ llvm::Expected<kiln::MemoryBudget> memoryBudget() {
     *bytes = *parsed;
   }
   return budget;
+}
+
+llvm::Expected<kiln::KitRequest> kitRequestOfFlags(bool enabled) {
+  kiln::KitRequest kit;
+  kit.enabled = enabled;
+  if (!enabled && !kitInputs.empty())
+    return usageError("--kit-input applies with --kit (kiln export) or --on-target "
+                      "(kiln validate)");
+  for (const std::string &file : kitInputs) {
+    auto array = kiln::readNpyFile(file);
+    if (!array)
+      return kiln::makeError("--kit-input=" + file + ": " + llvm::toString(array.takeError()));
+    kit.inputs.push_back({file, array->dtype, array->shape, std::move(array->data)});
+  }
+  return kit;
 }
 
 int runOptionsOfFlags(kiln::RunOptions &options) {

@@ -84,6 +84,9 @@ extern cl::opt<std::string> moduleName;
 extern cl::opt<std::string> exportModel;
 extern cl::opt<std::string> exportOutput;
 extern cl::opt<std::string> projectFile;
+extern cl::opt<bool> kitFlag;
+extern cl::list<std::string> kitInputs;
+extern cl::opt<bool> onTarget;
 
 // --- Shared functions (Flags.cpp, Output.cpp) and the subcommands ----------
 
@@ -125,6 +128,13 @@ std::vector<kiln::OutputFile> dumpFiles(const kiln::CompilationPlan &plan, const
 
 /// The budgets of --ram-budget and --flash-budget (0 = none given).
 llvm::Expected<kiln::MemoryBudget> memoryBudget();
+
+/// The firmware kit of the flags: `enabled` (--kit, or validate's
+/// --on-target) and each --kit-input .npy read (kiln::readNpyFile; the
+/// model's signature checks them when the kit is built). Errors: a file
+/// that cannot be read, naming --kit-input; --kit-input without a kit (a
+/// usage error).
+llvm::Expected<kiln::KitRequest> kitRequestOfFlags(bool enabled);
 
 /// Reads --benchmark, --device and --threads (kiln run, kiln diff) into
 /// `options`; 0, or the exit status of the usage error printed.

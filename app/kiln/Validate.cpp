@@ -2,15 +2,22 @@
 //
 // kiln validate MODEL|ARTIFACT DIR [--json] [--atol=A --rtol=R]
 //               [--tolerance-lsb=N] [--samples=N] (exit 3 when outputs differ)
+// kiln validate MODEL --target=T --on-target [--kit-input=FILE.npy ...]
+// kiln validate BUNDLE --on-target (a folder `kiln export --kit` wrote)
+//               [--json] [--atol=A --rtol=R] [--tolerance-lsb=N]
 //
 //===----------------------------------------------------------------------===//
 #include "Kiln.h"
 
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
+#include "kiln/KitRun.h"
 #include "kiln/ReadFile.h"
+#include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,15 +40,81 @@ static void printMetrics(const std::string &sample,
                                  (long long)m.outsideTolerance, (long long)m.differing);
 }
 
+/// The header of the metrics table.
+static void printMetricsHeader() {
+  llvm::outs() << "sample       output                       elements   max |error|         "
+                  "rmse      cosine  outside   differ\n";
+}
+
+/// The report's verdict line; the exit status (0 pass, 3 outputs differ).
+static int printVerdict(const kiln::ValidationReport &report, const std::string &what) {
+  llvm::outs() << (report.pass ? "PASS" : "FAIL") << ": every element of " << what << " "
+               << kiln::passCriterionText(report) << (report.pass ? "" : " does not hold") << "\n";
+  return report.pass ? 0 : 3;
+}
+
+/// kiln validate MODEL --target=T --on-target: the model's kit run on the
+/// device against the host build (kiln/KitRun.h).
+static int validateOnTarget(const std::string &model, const kiln::Tolerance &tolerance,
+                            bool asJson) {
+  auto kit = kitRequestOfFlags(true);
+  if (!kit)
+    return fail(kit.takeError());
+  auto recipe = recipeOfFlags();
+  if (!recipe)
+    return fail(recipe.takeError());
+  kiln::ExportRequest request;
+  request.model = model;
+  request.recipe = *recipe;
+  request.recipe.format = kiln::recipeIsBareMetal(request.recipe) ? kiln::OutputFormat::CModule
+                                                                  : kiln::OutputFormat::Artifact;
+  request.kit = std::move(*kit);
+  const bool bundle = llvm::sys::fs::is_directory(model);
+  // A bundle holds its settings: only the comparison's flags apply.
+  if (bundle &&
+      (recipeFlagsGiven() || targetName.getNumOccurrences() || !request.kit.inputs.empty()))
+    return usage("kiln validate " + model +
+                 " --on-target runs the bundle's kit with its own settings; build flags, "
+                 "--target and --kit-input apply to a model");
+  llvm::SmallString<128> dir;
+  if (!bundle)
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-on-target", dir))
+      return fail("cannot create a folder for the kit: " + ec.message());
+  auto result = bundle ? kiln::validateKitBundle(model, tolerance)
+                       : kiln::validateKitOnTarget(request, dir.str().str(), tolerance);
+  if (!result)
+    return fail(model + ": " + llvm::toString(result.takeError()));
+  const kiln::ValidationReport &report = result->report;
+  if (asJson) {
+    llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(report)) << "\n";
+    return report.pass ? 0 : 3;
+  }
+  llvm::outs() << (bundle ? "kit in " + model
+                          : "kit of " + model + " for " + request.recipe.target + " built in " +
+                                result->dir + " and")
+               << " run on " << result->device
+               << "; compared with the host build on the same inputs\n";
+  printMetricsHeader();
+  printMetrics(report.sampleNames[0], report.overall);
+  return printVerdict(report, "output on " + result->device);
+}
+
 int runValidate() {
   const std::vector<std::string> paths(validatePaths.begin(), validatePaths.end());
+  const bool onDevice = onTarget;
   const bool asJson = inspectJson;
   kiln::ValidationOptions validation;
   validation.stackedSamples = validateSamples;
   validation.tolerance.atol = validateAtol;
   validation.tolerance.rtol = validateRtol;
   validation.tolerance.lsb = validateLsb;
-  if (paths.size() != 2)
+  if (onDevice && paths.size() != 1)
+    return usage("kiln validate --on-target takes one model or bundle folder; " +
+                 llvm::Twine(paths.size()) + " paths given");
+  if (!onDevice && targetName.getNumOccurrences())
+    return usage("--target applies to kiln validate --on-target (without it the host "
+                 "build is validated)");
+  if (!onDevice && paths.size() != 2)
     return usage("kiln validate takes a model or artifact and a folder; " +
                  llvm::Twine(paths.size()) + " given");
   if (!(validation.tolerance.atol >= 0) || !(validation.tolerance.rtol >= 0))
@@ -52,6 +125,13 @@ int runValidate() {
   if (validation.stackedSamples < 0)
     return usage("--samples=" + llvm::Twine(validation.stackedSamples) +
                  " must be at least 1 (or absent)");
+  if (onDevice) {
+    if (validation.stackedSamples)
+      return usage("--samples applies to a folder of samples, not to --on-target");
+    return validateOnTarget(paths[0], validation.tolerance, asJson);
+  }
+  if (!kitInputs.empty())
+    return usage("--kit-input applies with --on-target");
   // validateArtifact checks the folder (one place for the CLI and the
   // workbench).
   const std::string &path = paths[0], &dir = paths[1];
@@ -85,18 +165,14 @@ int runValidate() {
     llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(*report)) << "\n";
     return report->pass ? 0 : 3;
   }
-  llvm::outs() << "sample       output                       elements   max |error|         "
-                  "rmse      cosine  outside   differ\n";
+  printMetricsHeader();
   if (report->samples.size() > 1)
     for (size_t s = 0; s < report->samples.size(); ++s)
       printMetrics(report->sampleNames[s], report->samples[s]);
   printMetrics(report->samples.size() > 1 ? "all " + std::to_string(report->samples.size())
                                           : report->sampleNames[0],
                report->overall);
-  llvm::outs() << (report->pass ? "PASS" : "FAIL") << ": every element of "
-               << report->samples.size() << " sample(s) " << kiln::passCriterionText(*report)
-               << (report->pass ? "" : " does not hold") << "\n";
-  return report->pass ? 0 : 3;
+  return printVerdict(*report, std::to_string(report->samples.size()) + " sample(s)");
 }
 
 } // namespace kiln::cli

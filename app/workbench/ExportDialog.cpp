@@ -3,6 +3,7 @@
 
 #include "PlanModels.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDesktopServices>
 #include <QDialogButtonBox>
@@ -116,6 +117,7 @@ ExportDialog::ExportDialog(const kiln::Project &project, const QString &projectP
     choicesChanged();
   });
   connect(profile_, &QComboBox::currentIndexChanged, this, changed);
+  connect(kit_, &QCheckBox::toggled, this, changed);
   connect(folder_, &QLineEdit::textChanged, this, &ExportDialog::showPlanned);
   for (QSpinBox *box : {ramBudget_, flashBudget_})
     connect(box, &QSpinBox::valueChanged, this, &ExportDialog::showBudgetCheck);
@@ -169,6 +171,13 @@ void ExportDialog::buildForm(QVBoxLayout *layout) {
   form->addRow(tr("Profile"), profile_);
   form->addRow(tr("RAM budget"), ramBudget_);
   form->addRow(tr("Flash budget"), flashBudget_);
+  kit_ = new QCheckBox(tr("Add a project that builds and runs it on the device"), this);
+  kit_->setChecked(project_.exportSettings.kit);
+  kit_->setToolTip(tr("Cortex-M: startup code, a linker script sized for the board, main.c and a "
+                      "Makefile for arm-none-eabi-gcc (make run: QEMU). Linux: the runtime "
+                      "archive for the target, runtime.h, main.c and a Makefile. The program runs "
+                      "the model on a deterministic pattern and prints every output."));
+  form->addRow(tr("Firmware kit"), kit_);
   form->addRow(tr("Folder"), folderRow);
   layout->addLayout(form);
 }
@@ -243,7 +252,8 @@ void ExportDialog::choicesChanged() {
       }
   if (wasDefault || before.isEmpty())
     folder_->setText(defaultFolder());
-  if (!(chosenRequest().recipe == bundleFor_.recipe)) {
+  const kiln::ExportRequest chosen = chosenRequest();
+  if (!(chosen.recipe == bundleFor_.recipe) || !(chosen.kit == bundleFor_.kit)) {
     bundle_.reset();
     footprint_->setText(tr("Flash and RAM: press Compute (nothing is written)."));
   }
@@ -339,6 +349,7 @@ kiln::Project ExportDialog::chosenProject() const {
   kiln::parseOutputFormat(format_->currentData().toString().toStdString(), format);
   e.format = format == working.format ? std::nullopt : std::optional(format);
   e.budget = chosenBudget();
+  e.kit = kit_->isChecked();
   QString dir = QDir::cleanPath(folder_->text().trimmed());
   QString base = QFileInfo(projectPath_).absolutePath();
   QString rel = QDir(base).relativeFilePath(dir);
@@ -479,7 +490,10 @@ void ExportDialog::start(bool write) {
   // The manifest records the budgets: a bundle built with others is
   // rebuilt to be written.
   std::optional<kiln::ExportBundle> have;
-  if (bundle_ && request.recipe == bundleFor_.recipe && (!write || request.budget == bundleFor_.budget))
+  // The kit's linker script holds the budgets: a written bundle is built
+  // for the budgets shown.
+  if (bundle_ && request.recipe == bundleFor_.recipe && request.kit == bundleFor_.kit &&
+      (!write || request.budget == bundleFor_.budget))
     have = bundle_;
   bundleFor_ = request;
   message_->setStyleSheet(QString());

@@ -3,7 +3,9 @@
 // Device target (listed by name beside the triple, kiln::targetDisplayName),
 // output format (.kiln or static C module; a bare-metal target switches to
 // the C module at once and back when a hosted one is chosen again),
-// profile, flash and RAM budgets (KiB) and folder. These are the project's
+// profile, flash and RAM budgets (KiB), a "Firmware kit" box (the bundle
+// then holds what builds and runs it on the device, kiln/Kit.h, with the
+// pattern inputs) and folder. These are the project's
 // export settings (kiln::ExportSettings), kept apart from the working
 // build: exporting never changes the target, format or profile the
 // workbench builds and runs. The dialog says what will be written (files,
@@ -34,6 +36,7 @@
 #include <memory>
 #include <optional>
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSpinBox;
@@ -118,6 +121,8 @@ public:
   /// RAM and flash budgets, KiB (0 shows "none").
   QSpinBox *ramBudgetBox() const { return ramBudget_; }
   QSpinBox *flashBudgetBox() const { return flashBudget_; }
+  /// Adds a firmware kit (kiln::ExportSettings::kit).
+  QCheckBox *kitBox() const { return kit_; }
   /// What Export will write: format, target, files and folder.
   QLabel *plannedLabel() const { return planned_; }
   QLabel *footprintLabel() const { return footprint_; }
@@ -165,6 +170,7 @@ private:
   QString projectPath_;
   QComboBox *target_, *format_, *profile_;
   QSpinBox *ramBudget_, *flashBudget_;
+  QCheckBox *kit_;
   QLineEdit *folder_;
   QLabel *planned_, *footprint_, *budget_, *budgetIcon_, *message_;
   /// Budgets typed for each target this session (a board's budgets do not

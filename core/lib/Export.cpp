@@ -5,6 +5,7 @@
 #include "kiln/AtomicWrite.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Kit.h"
 #include "kiln/Plan.h"
 
 #include "Artifact/CModuleWriter.h"
@@ -65,6 +66,10 @@ static std::string commandOf(const ExportRequest &r) {
     cmd += " --ram-budget=" + std::to_string(r.budget.ramBytes);
   if (r.budget.flashBytes > 0)
     cmd += " --flash-budget=" + std::to_string(r.budget.flashBytes);
+  if (r.kit.enabled)
+    cmd += " --kit";
+  for (const KitInput &input : r.kit.inputs)
+    cmd += " " + shellWord("--kit-input=" + input.file);
   return cmd;
 }
 
@@ -311,6 +316,24 @@ static std::string manifestOf(const BundleParts &parts) {
                                            {"exceeded", c.exceeded}});
     manifest["budgets"] = std::move(budgets);
   }
+  if (request.kit.enabled) {
+    // The kit's own files (in "files" too) and what its program runs on.
+    llvm::json::Array files, inputs;
+    for (const std::string &f : kitFileNames(request, parts.moduleName))
+      files.push_back(f);
+    for (const KitInput &in : bundle.kitInputs)
+      inputs.push_back(llvm::json::Object{{"source", in.file.empty() ? "pattern" : in.file},
+                                          {"bytes", static_cast<int64_t>(in.bytes.size())},
+                                          {"sha256", sha256Hex(in.bytes)}});
+    const CortexMBoard *board = cortexMBoardOf(request.recipe.target);
+    // "model": the path as given (as in "command"), for `kiln validate
+    // BUNDLE --on-target`'s host build.
+    manifest["kit"] = llvm::json::Object{
+        {"model", request.model},
+        {"board", board ? llvm::json::Value(board->machine) : llvm::json::Value(nullptr)},
+        {"files", std::move(files)},
+        {"inputs", std::move(inputs)}};
+  }
   int64_t dispatchCommands = 0;
   for (const Command &c : plan.schedule.commands)
     dispatchCommands += c.kind == CommandKind::Dispatch;
@@ -403,6 +426,21 @@ static std::string reportOf(const BundleParts &parts) {
         os << "| " << c.memory << " | " << c.bytes << " | " << c.budgetBytes << " | "
            << (c.exceeded ? "**exceeded**: " : "within: ") << c.message << " |\n";
       os << "\n";
+    }
+    if (request.kit.enabled) {
+      const CortexMBoard *board = cortexMBoardOf(request.recipe.target);
+      os << "## Firmware kit\n\n"
+         << (board ? "`make` builds " + moduleName + ".elf with arm-none-eabi-gcc (" +
+                         board->cpuFlags + "); `make run` runs it on QEMU's " + board->machine +
+                         " (" + board->core + " code) and prints every output over semihosting.\n\n"
+                   : "`make` builds " + name + " with Kiln's runtime built for " +
+                         request.recipe.target + " (libkiln_runtime.a); `make run` runs it on " +
+                         name + ".kiln and prints every output.\n\n")
+         << "Inputs (kit_buffers.c): "
+         << (request.kit.inputs.empty() ? std::string("the deterministic pattern of kit.h")
+                                        : "the --kit-input files")
+         << ". Outputs: one `kiln-output K BYTES HEX` line each; `kiln validate "
+            "--on-target` compares them with the host's.\n\n";
     }
     if (sections) {
       os << "## Sections of " << name << ".kiln\n\n| section | bytes |\n|---|---:|\n";
@@ -498,6 +536,13 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
 
   bundle.footprint = footprintOf(*compiled, sections);
   bundle.budgetChecks = checkBudget(bundle.footprint, request.budget);
+  if (request.kit.enabled) {
+    auto kit = buildKitFiles({request, *compiled, bundle.footprint, name, moduleName});
+    if (!kit)
+      return kit.takeError();
+    bundle.files.insert(bundle.files.end(), kit->files.begin(), kit->files.end());
+    bundle.kitInputs = std::move(kit->inputs);
+  }
 
   const BundleParts parts{request,
                           options,
@@ -556,14 +601,17 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
 
 std::vector<std::string> exportFileNames(const ExportRequest &request) {
   std::vector<std::string> names;
+  std::string module = request.recipe.moduleName.empty() ? moduleNameFromPath(request.model)
+                                                         : request.recipe.moduleName;
   if (request.recipe.format == OutputFormat::Artifact) {
     names.push_back(llvm::sys::path::stem(request.model).str() + ".kiln");
   } else {
-    std::string module = request.recipe.moduleName.empty() ? moduleNameFromPath(request.model)
-                                                            : request.recipe.moduleName;
     for (const char *suffix : {".h", ".c", "_constants.c", "_kernels.o"})
       names.push_back(module + suffix);
   }
+  if (request.kit.enabled)
+    for (const std::string &f : kitFileNames(request, module))
+      names.push_back(f);
   names.push_back("manifest.json");
   names.push_back("report.md");
   return names;

@@ -48,7 +48,8 @@ llvm::Expected<Project> loadProject(const std::string &path) {
 /// its own.
 static const std::vector<std::string> kExportRecipeKeys = {"target", "target_cpu", "target_cpu_features",
                                                            "profile", "output_format"};
-static const std::vector<std::string> kExportBudgetKeys = {"ram_budget_bytes", "flash_budget_bytes"};
+static const std::vector<std::string> kExportBudgetKeys = {"ram_budget_bytes", "flash_budget_bytes",
+                                                           "kit"};
 
 /// Reads the "export" object of a project (`value`); `path` names the file
 /// in errors. Each recipe key is checked by the recipe's own reader.
@@ -64,6 +65,13 @@ static llvm::Expected<ExportSettings> parseExportSettings(const llvm::json::Valu
     const std::string name = key.str();
     if (llvm::is_contained(kExportRecipeKeys, name)) {
       recipeKeys[name] = v;
+      continue;
+    }
+    if (name == "kit") {
+      std::optional<bool> kit = v.getAsBoolean();
+      if (!kit)
+        return makeError(path + ": \"export.kit\" must be true or false (add a firmware kit)");
+      settings.kit = *kit;
       continue;
     }
     int64_t *budget = name == "ram_budget_bytes"     ? &settings.budget.ramBytes
@@ -114,6 +122,8 @@ static llvm::json::Object exportSettingsToJson(const ExportSettings &settings) {
     object["ram_budget_bytes"] = settings.budget.ramBytes;
   if (settings.budget.flashBytes > 0)
     object["flash_budget_bytes"] = settings.budget.flashBytes;
+  if (settings.kit)
+    object["kit"] = true;
   return object;
 }
 
@@ -140,6 +150,7 @@ ExportRequest projectExportRequest(const Project &project, const std::string &pr
   request.model = projectModelPath(project, projectPath);
   request.recipe = exportRecipe(project);
   request.budget = project.exportSettings.budget;
+  request.kit.enabled = project.exportSettings.kit;
   return request;
 }
 

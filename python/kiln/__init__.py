@@ -650,7 +650,7 @@ def export(model: Union[PathLike, bytes, None] = None, *, target: Optional[str] 
            profile: Optional[str] = None, output_format: Optional[str] = None,
            out_dir: Optional[PathLike] = None, ram_budget: Union[int, str, None] = None,
            flash_budget: Union[int, str, None] = None, project: Optional[PathLike] = None,
-           **recipe: Any) -> dict:
+           kit: bool = False, **recipe: Any) -> dict:
     """Compiles for a device and writes a deployment bundle, as ``kiln export``.
 
     model: the model's path (the bundle and its manifest name it), or its
@@ -663,6 +663,10 @@ def export(model: Union[PathLike, bytes, None] = None, *, target: Optional[str] 
         model, or the project's export folder.
     ram_budget, flash_budget: bytes (int) or text with K/KiB/M/MiB ("256K");
         the verdict is recorded in manifest.json and a budget exceeded warns.
+    kit: add a firmware kit, as ``kiln export --kit`` with the pattern
+        inputs (a Cortex-M project with a Makefile, or for a Linux target the
+        runtime archive, found in ../lib/kiln/TARGET beside the Python
+        interpreter as the .deb installs it; README, "Firmware kits").
     The other build settings (cpu=, tiles=, fix_shapes=, ...) as kiln.compile:
 {recipe}
     Returns {"dir": folder, "files": [file names], "command": the kiln export
@@ -688,14 +692,16 @@ def export(model: Union[PathLike, bytes, None] = None, *, target: Optional[str] 
             raise TypeError(f"{what}= takes bytes as an int or text like '256K', got "
                             f"{type(b).__name__}")
     out = "" if out_dir is None else os.fspath(out_dir)
+    if not isinstance(kit, bool):
+        raise TypeError(f"kit= takes True or False, got {type(kit).__name__}")
     if project_path:
-        text = _kiln.export("", project_path, settings, out, budgets[0], budgets[1])
+        text = _kiln.export("", project_path, settings, out, budgets[0], budgets[1], kit)
     else:
         if isinstance(model, (bytes, bytearray, memoryview)) and not out:
             raise TypeError("export() of model bytes needs out_dir= (the default folder "
                             "is beside the model's file)")
         with _model_file(model) as path:  # type: ignore[arg-type]
-            text = _kiln.export(path, "", settings, out, budgets[0], budgets[1])
+            text = _kiln.export(path, "", settings, out, budgets[0], budgets[1], kit)
     result = json.loads(text)
     _warn(result["warnings"])
     for check in result["budgets"]:

@@ -193,8 +193,9 @@ std::string validateJson(std::string_view artifact, const std::string &what,
 }
 
 std::string exportBundle(const Source &source, const std::string &outDir,
-                         const std::string &ramBudget, const std::string &flashBudget) {
+                         const std::string &ramBudget, const std::string &flashBudget, bool kit) {
   ExportRequest request;
+  request.kit.enabled = kit;
   std::string dir = outDir;
   if (!ramBudget.empty())
     request.budget.ramBytes = unwrap(parseBudgetBytes("--ram-budget", ramBudget));
@@ -211,6 +212,7 @@ std::string exportBundle(const Source &source, const std::string &outDir,
       request.budget.ramBytes = fromProject.budget.ramBytes;
     if (flashBudget.empty())
       request.budget.flashBytes = fromProject.budget.flashBytes;
+    request.kit.enabled = kit || fromProject.kit.enabled;
   }
   if (!source.project.empty() && dir.empty()) {
     dir = projectDir;

@@ -114,9 +114,10 @@ std::string validateJson(std::string_view artifact, const std::string &what,
 /// "warnings": [...], "budgets": [{memory, bytes, budget_bytes, exceeded,
 /// message}], "manifest": {manifest.json}} as JSON text. `outDir`
 /// empty: the project's export folder, or the CLI's default folder beside
-/// the model. Budgets as --ram-budget= / --flash-budget= text ("" = none).
+/// the model. Budgets as --ram-budget= / --flash-budget= text ("" = none);
+/// `kit`: add a firmware kit with the pattern inputs (--kit; kiln/Kit.h).
 std::string exportBundle(const Source &source, const std::string &outDir,
-                         const std::string &ramBudget, const std::string &flashBudget);
+                         const std::string &ramBudget, const std::string &flashBudget, bool kit);
 
 /// Writes a C module's files into `dir` as `kiln compile
 /// --output-format=c-module -o DIR` does (all or nothing).

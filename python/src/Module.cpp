@@ -372,13 +372,14 @@ void defineBuildFunctions(py::module_ &m) {
   m.def(
       "export",
       [](const std::string &model, const std::string &project, const Pairs &settings,
-         const std::string &outDir, const std::string &ramBudget, const std::string &flashBudget) {
+         const std::string &outDir, const std::string &ramBudget, const std::string &flashBudget,
+         bool kit) {
         Source source = sourceOf(model, project, settingsOf(settings));
         py::gil_scoped_release release;
-        return exportBundle(source, outDir, ramBudget, flashBudget);
+        return exportBundle(source, outDir, ramBudget, flashBudget, kit);
       },
       py::arg("model"), py::arg("project"), py::arg("settings"), py::arg("out_dir"),
-      py::arg("ram_budget"), py::arg("flash_budget"));
+      py::arg("ram_budget"), py::arg("flash_budget"), py::arg("kit"));
 }
 
 /// Reading artifacts: inspect, section sizes, diff, recognition.

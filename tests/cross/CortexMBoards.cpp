@@ -7,6 +7,8 @@
 
 #include "TestSupport.h"
 
+#include "kiln/Kit.h"
+
 #include "llvm/Support/Error.h"
 
 #include <chrono>
@@ -16,14 +18,30 @@
 
 namespace kiln::test {
 
-CortexMBoard cortexM4Board() {
-  return {"thumbv7em-none-eabihf", "mps2-an386",
-          "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16", "mps2_an386.ld"};
+static CortexMBoard boardOf(const char *target) {
+  const kiln::CortexMBoard *board = kiln::cortexMBoardOf(target);
+  return board ? CortexMBoard{board->target, board->machine, board->cpuFlags}
+               : CortexMBoard{target, "(no board)", ""};
 }
 
-CortexMBoard cortexM0PlusBoard() {
-  return {"thumbv6m-none-eabi", "mps2-an385", "-mcpu=cortex-m0plus -mthumb -mfloat-abi=soft",
-          "mps2_an385.ld"};
+CortexMBoard cortexM4Board() { return boardOf("thumbv7em-none-eabihf"); }
+
+CortexMBoard cortexM0PlusBoard() { return boardOf("thumbv6m-none-eabi"); }
+
+std::string cortexMKitDir() { return KILN_KITS_DIR "/cortexm"; }
+
+std::string writeLinkerScript(const CortexMBoard &board, const std::string &dir) {
+  const kiln::CortexMBoard *b = kiln::cortexMBoardOf(board.target);
+  kiln::FirmwareLayout layout;
+  layout.flashBytes = b ? b->flashBytes : 0;
+  layout.ramBytes = b ? b->ramBytes : 0;
+  layout.stackBytes = 256 * 1024;
+  layout.title = "a Cortex-M test program for " + board.target;
+  layout.flashMessage = "the test program does not fit in flash";
+  layout.ramMessage = "the test program does not fit in RAM";
+  const std::string path = dir + "/firmware.ld";
+  std::ofstream(path) << (b ? kiln::firmwareLinkerScript(*b, layout) : "");
+  return path;
 }
 
 void PrintTo(const CortexMBoard &board, std::ostream *os) {
@@ -104,11 +122,12 @@ static std::string moduleSources(const std::string &dir, const std::string &name
 ModuleRun runOnBoard(const CortexMBoard &board, const std::string &dir, const std::string &name,
                      const std::vector<std::vector<uint8_t>> &inputs,
                      const std::vector<size_t> &outputBytes) {
-  const std::string m = KILN_CROSS_DIR "/cortexm";
+  const std::string m = KILN_CROSS_DIR "/cortexm", kit = cortexMKitDir();
   std::string cc = "arm-none-eabi-gcc -O2 " + board.cpuFlags +
-                   " -std=c11 -Wall -Wextra -Werror -nostartfiles -T " + m + "/" +
-                   board.linkerScript + " -Wl,--no-warn-execstack -DKILN_MODULE=" + name + " -I" +
-                   shellQuote(dir) + " -I" + m + " " + m + "/startup.c " + m + "/module_main.c " +
+                   " -std=c11 -Wall -Wextra -Werror -nostartfiles -T " +
+                   shellQuote(writeLinkerScript(board, dir)) +
+                   " -Wl,--no-warn-execstack -DKILN_MODULE=" + name + " -I" + shellQuote(dir) +
+                   " -I" + kit + " " + kit + "/startup.c " + m + "/module_main.c " +
                    moduleSources(dir, name) + " -lm -lc -lgcc -o " + shellQuote(dir + "/prog.elf");
   ModuleRun run;
   CommandResult built = runCommand(cc);

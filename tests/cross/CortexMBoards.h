@@ -1,8 +1,10 @@
 //===- CortexMBoards.h - Kiln C modules on QEMU's Cortex-M boards -*- C++ -*-===//
 //
 // The Cortex-M C module tests build a static C module with
-// arm-none-eabi-gcc (cortexm/startup.c, cortexm/module_main.c, a board's
-// linker script), run it under qemu-system-arm with semihosting (I/O as
+// arm-none-eabi-gcc (the firmware kits' resources/kits/cortexm/startup.c
+// and a linker script written by kiln::firmwareLinkerScript for the board,
+// with this folder's cortexm/module_main.c), run it under qemu-system-arm
+// with semihosting (I/O as
 // input_K.bin / output_K.bin files in QEMU's working directory), and build
 // the same module for the host with the system C compiler
 // (../module_main.c) to compare outputs byte for byte.
@@ -28,19 +30,24 @@
 
 namespace kiln::test {
 
-/// A QEMU board that runs one device target's C modules.
+/// A QEMU board that runs one device target's C modules: the fields of
+/// kiln::cortexMBoardOf(target) the tests use.
 struct CortexMBoard {
   /// The --target= name, e.g. "thumbv6m-none-eabi".
   std::string target;
   /// qemu-system-arm -M, e.g. "mps2-an385".
   std::string machine;
-  /// arm-none-eabi-gcc's CPU and ABI flags (they pick newlib's and
-  /// libgcc's multilib: thumb/v6-m/nofp for the M0+, thumb/v7e-m+fp/hard
-  /// for the M4F).
+  /// arm-none-eabi-gcc's CPU and ABI flags.
   std::string cpuFlags;
-  /// Linker script in tests/cross/cortexm.
-  std::string linkerScript;
 };
+
+/// The folder of the kits' Cortex-M sources (startup.c, semihost.h).
+std::string cortexMKitDir();
+
+/// Writes DIR/firmware.ld for `board` (kiln::firmwareLinkerScript: the
+/// board's 4 MiB of flash and RAM, a 256 KiB stack after .bss, which holds
+/// module_main.c's 3 MiB pool) and returns its path.
+std::string writeLinkerScript(const CortexMBoard &board, const std::string &dir);
 
 /// "thumbv6m-none-eabi on mps2-an385" (test names and failure messages).
 void PrintTo(const CortexMBoard &board, std::ostream *os);
@@ -75,7 +82,8 @@ std::string writeCModule(const std::string &model, const std::string &name,
                          const std::string &target, kiln::CompileOptions options,
                          const std::string &dir, kiln::CompileResult *compiled = nullptr);
 
-/// Links the C module `name` in `dir` for `board` (-O2, -Werror) and runs it
+/// Links the C module `name` in `dir` for `board` (-O2, -Werror; the
+/// linker script written into `dir`) and runs it
 /// under QEMU on `inputs` (raw bytes per input), reading `outputBytes[K]`
 /// bytes of output K.
 ModuleRun runOnBoard(const CortexMBoard &board, const std::string &dir, const std::string &name,

@@ -86,12 +86,13 @@ TEST(CortexM0Plus, UnalignedWordLoadFaultsOnMps2An385) {
   if (std::string why = missingCortexMTools(); !why.empty())
     GTEST_SKIP() << why;
   TempDir dir;
-  const std::string m = KILN_CROSS_DIR "/cortexm";
+  const std::string m = KILN_CROSS_DIR "/cortexm", kit = cortexMKitDir();
   const CortexMBoard board = cortexM0PlusBoard();
   CommandResult built =
-      runCommand("arm-none-eabi-gcc -O2 " + board.cpuFlags + " -nostartfiles -T " + m + "/" +
-                 board.linkerScript + " -Wl,--no-warn-execstack -I" + m + " " + m + "/startup.c " +
-                 m + "/unaligned_main.c -lc -lgcc -o " + shellQuote(dir.file("prog.elf")));
+      runCommand("arm-none-eabi-gcc -O2 " + board.cpuFlags + " -nostartfiles -T " +
+                 shellQuote(writeLinkerScript(board, dir.path())) + " -Wl,--no-warn-execstack -I" +
+                 kit + " " + kit + "/startup.c " + m + "/unaligned_main.c -lc -lgcc -o " +
+                 shellQuote(dir.file("prog.elf")));
   ASSERT_EQ(built.exitCode, 0) << built.output;
   CommandResult ran = runCommand("cd " + shellQuote(dir.path()) +
                                  " && timeout 60 qemu-system-arm -M " + board.machine +

@@ -21,6 +21,7 @@
 
 #include "kiln/Artifact.h"
 #include "kiln/Export.h"
+#include "kiln/Kit.h"
 #include "kiln/Run.h"
 
 #include "llvm/Support/JSON.h"
@@ -155,15 +156,23 @@ TEST_P(CrossTarget, CortexM4CModuleMatchesReference) {
   const std::string name = GetParam();
   TempDir dir;
   writeCModule(name, "thumbv7em-none-eabihf", dir.path());
-  const std::string m = KILN_CROSS_DIR "/cortexm";
-  std::string cc = "arm-none-eabi-gcc -O2 -mcpu=cortex-m4 -mthumb -mfloat-abi=hard "
-                   "-mfpu=fpv4-sp-d16 -std=c11 -Wall -Wextra -Werror -nostartfiles -T " +
-                   m + "/mps2_an386.ld -Wl,--no-warn-execstack -DKILN_MODULE=" + name +
-                   " -I" + shellQuote(dir.path()) + " -I" + m + " " + m + "/startup.c " + m +
-                   "/module_main.c " + shellQuote(dir.file(name + ".c")) + " " +
-                   shellQuote(dir.file(name + "_constants.c")) + " " +
-                   shellQuote(dir.file(name + "_kernels.o")) + " -lm -lc -lgcc -o " +
-                   shellQuote(dir.file("prog.elf"));
+  const std::string m = KILN_CROSS_DIR "/cortexm", kit = KILN_KITS_DIR "/cortexm";
+  // The firmware kits' linker script for the board, with a 256 KiB stack.
+  const kiln::CortexMBoard *board = kiln::cortexMBoardOf("thumbv7em-none-eabihf");
+  ASSERT_NE(board, nullptr);
+  kiln::FirmwareLayout layout{board->flashBytes, board->ramBytes, 256 * 1024, name, "flash", "RAM"};
+  writeBytes(dir.file("firmware.ld"), [&] {
+    std::string script = kiln::firmwareLinkerScript(*board, layout);
+    return std::vector<uint8_t>(script.begin(), script.end());
+  }());
+  std::string cc =
+      "arm-none-eabi-gcc -O2 " + board->cpuFlags +
+      " -std=c11 -Wall -Wextra -Werror -nostartfiles -T " + shellQuote(dir.file("firmware.ld")) +
+      " -Wl,--no-warn-execstack -DKILN_MODULE=" + name + " -I" + shellQuote(dir.path()) + " -I" +
+      kit + " " + kit + "/startup.c " + m + "/module_main.c " + shellQuote(dir.file(name + ".c")) +
+      " " + shellQuote(dir.file(name + "_constants.c")) + " " +
+      shellQuote(dir.file(name + "_kernels.o")) + " -lm -lc -lgcc -o " +
+      shellQuote(dir.file("prog.elf"));
   CommandResult built = runCommand(cc);
   ASSERT_EQ(built.exitCode, 0) << cc << "\n" << built.output;
   writeRawInputs(dir.path(), realModelInputs(name));

@@ -15,6 +15,9 @@
 //     same bytes, and reopening the dialog (and the model) restores them;
 //   - after Compute and after Export every field of the dialog is visible
 //     at its minimum size hint's height (widget geometry);
+//   - the "Firmware kit" box adds the kit's files (planned before Export,
+//     written, the project keeps "kit", `kiln export --project=` writes the
+//     same bytes, a screenshot of the dialog);
 //   - a project file that cannot be written is named in Diagnostics (which
 //     is raised) and Tune's message line keeps "Not saved" after the
 //     re-plan and the build.
@@ -325,6 +328,55 @@ private slots:
     QCOMPARE(dialog->chosenTarget(), std::string("thumbv7em-none-eabihf"));
     QCOMPARE(int64_t(dialog->ramBudgetBox()->value()) * 1024, ram);
     dialog->close();
+  }
+
+  /// The "Firmware kit" box: a Cortex-M kit beside the C module, the same
+  /// files the CLI writes from the project.
+  void firmwareKitBoxAddsTheKit() {
+    ExportDialog *dialog = ctl()->openExportDialog();
+    QCOMPARE(dialog->chosenTarget(), std::string("thumbv7em-none-eabihf"));
+    QVERIFY(!dialog->kitBox()->isChecked());
+    QVERIFY(!dialog->plannedLabel()->text().contains("Makefile"));
+    dialog->kitBox()->setChecked(true);
+    QVERIFY(dialog->chosenProject().exportSettings.kit);
+    const QString dir = tmp.filePath("m4-kit");
+    dialog->folderEdit()->setText(dir);
+    const std::vector<std::string> kitFiles = {"main.c",        "startup.c", "semihost.h", "kit.h",
+                                               "kit_buffers.c", "alexa.ld",  "Makefile"};
+    const QString planned = dialog->plannedLabel()->text();
+    for (const std::string &name : kitFiles)
+      QVERIFY2(planned.contains(QString::fromStdString(name)), qPrintable(planned));
+    QSignalSpy exported(dialog, &ExportDialog::exported);
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exported));
+    QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));
+    const QString shots = qEnvironmentVariable("KILN_SCREENSHOT_DIR");
+    if (!shots.isEmpty())
+      QVERIFY(dialog->grab().save(shots + "/export-dialog-kit.png"));
+    dialog->close();
+    auto written = folderFiles(dir);
+    for (const std::string &name : kitFiles)
+      QVERIFY2(written.count(QString::fromStdString(name)), name.c_str());
+    QCOMPARE(written.size(), size_t(4 + 7 + 2));
+    QVERIFY(written["Makefile"].contains("QEMU = qemu-system-arm"));
+    QVERIFY(written["Makefile"].contains("$(QEMU) -M mps2-an386"));
+    QJsonObject manifest = QJsonDocument::fromJson(written["manifest.json"]).object();
+    QCOMPARE(manifest["kit"].toObject()["board"].toString(), QStringLiteral("mps2-an386"));
+    auto saved = kiln::loadProject(ctl()->projectPath().toStdString());
+    QVERIFY2(bool(saved), saved ? "" : llvm::toString(saved.takeError()).c_str());
+    QVERIFY(saved->exportSettings.kit);
+
+    const QString cliDir = tmp.filePath("m4-kit-cli");
+    QProcess cli;
+    cli.start(KILN_BINARY_PATH, {"export", "--project=" + ctl()->projectPath(), "-o", cliDir});
+    QVERIFY(cli.waitForFinished(300000));
+    QVERIFY2(cli.exitCode() == 0, cli.readAllStandardError().constData());
+    auto cliFiles = folderFiles(cliDir);
+    QCOMPARE(cliFiles.size(), written.size());
+    for (const auto &[name, bytes] : written)
+      QVERIFY2(cliFiles[name] == bytes, qPrintable(name + " differs from kiln export --project's"));
+    ctl()->undoStack()->undo(); // the kit off again
+    QVERIFY(!ctl()->project().exportSettings.kit);
   }
 
   /// A project file that cannot be written: the warning names it in

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the .deb with CPack, unpacks it into a temporary root and runs the
 # installed tools: `kiln --version`, a compile of a TOSA model and of a real
-# model, builds examples/c against the installed runtime through its
+# model, a firmware kit (kiln export --kit) for this machine built and run,
+# builds examples/c against the installed runtime through its
 # kiln-runtime.pc and runs it, imports the installed Python package and runs
 # a model with it, and checks the package's file list and dependencies.
 #   package_test.sh BUILD_DIR SOURCE_DIR
@@ -52,6 +53,20 @@ printed=$("$work/run_model" "$work/add.kiln" 3 -5)
 case "$printed" in *"output 0 'sum' values: -1 -1 -1 -1 -1 -1"*) ;;
   *) echo "the example built against the package printed:"; echo "$printed"; exit 1 ;; esac
 echo "installed kiln compiled add_scale.mlir into $(stat -c %s "$work/add.kiln") bytes"
+# The firmware kits' runtime archives, one folder per target the build made
+# (build/lib/kiln/TARGET), and a kit of the installed kiln for this machine
+# that finds its archive in ../lib/kiln beside /usr/bin and runs.
+for dir in "$build"/lib/kiln/*/; do
+  [ -d "$dir" ] || continue
+  target=$(basename "$dir")
+  [ -s "$work/root/usr/lib/kiln/$target/libkiln_runtime.a" ] ||
+    { echo "missing /usr/lib/kiln/$target/libkiln_runtime.a"; exit 1; }
+done
+"$kiln" export "$src/tests/data/mlir/add_scale.mlir" --target=host --kit -o "$work/kit" > /dev/null
+printed=$(make -s -C "$work/kit" run)
+case "$printed" in *"kiln-output 0 24 "*"kiln-done"*) ;;
+  *) echo "the installed kiln's host kit printed:"; echo "$printed"; exit 1 ;; esac
+echo "installed kiln exported a host kit that ran: $(ls "$work/root/usr/lib/kiln" | tr '\n' ' ')"
 # The Python package, when this build has it (python3-dev, pybind11-dev and
 # python3-numpy installed): in Debian's dist-packages, importable from the
 # unpacked tree, compiling and running the same model.

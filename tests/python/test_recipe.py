@@ -117,6 +117,25 @@ def test_export_equals_cli(tmp_path):
     assert not result["budgets"][0]["exceeded"]
 
 
+def test_export_with_a_kit_equals_cli(tmp_path):
+    """kit=True writes the Cortex-M firmware kit `kiln export --kit` writes."""
+    model = model_path("alexa")
+    result = kiln.export(model, target="thumbv7em-none-eabihf", output_format="c-module",
+                         out_dir=tmp_path / "py", kit=True)
+    cli("export", model, "--target=thumbv7em-none-eabihf", "--output-format=c-module", "--kit",
+        "-o", tmp_path / "cli")
+    names = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert sorted(result["files"]) == names
+    for name in ("main.c", "startup.c", "kit_buffers.c", "alexa.ld", "Makefile"):
+        assert name in names
+    for name in names:
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    assert result["manifest"]["kit"]["board"] == "mps2-an386"
+    assert " --kit" in result["command"]
+    with pytest.raises(TypeError, match="kit= takes True or False"):
+        kiln.export(model, out_dir=tmp_path / "bad", kit="yes")
+
+
 def test_export_budget_exceeded_warns(tmp_path):
     with pytest.warns(kiln.BuildWarning, match="exceeds the budget"):
         result = kiln.export(model_path("alexa"), out_dir=tmp_path, ram_budget=16)

@@ -9,7 +9,11 @@
 //     resolved options and the command that repeats the build, every
 //     file's bytes and SHA-256, bytes per section, flash and RAM needs, one
 //     row per dispatch,
-//   - report.md: the same for people.
+//   - report.md: the same for people,
+//   - with a firmware kit (ExportRequest::kit, `--kit`; kiln/Kit.h): the
+//     files that build and run it on the device (startup code, linker
+//     script and Makefile for a Cortex-M; the runtime archive and a
+//     program for a Linux target).
 // Nothing in a bundle depends on the time, the host or the output path, so
 // two exports with the same options are byte-identical.
 //
@@ -57,6 +61,32 @@ struct MemoryBudget {
 /// the text.
 llvm::Expected<int64_t> parseBudgetBytes(llvm::StringRef flag, llvm::StringRef text);
 
+/// One input of a firmware kit: the array its program runs the model on.
+struct KitInput {
+  /// The .npy file it came from as the user named it (`--kit-input=`);
+  /// empty for the deterministic pattern (kitPatternInputs, kiln/Kit.h).
+  std::string file;
+  /// NumPy descriptor ("|i1", "<f4") and shape; they must equal the
+  /// model's input.
+  std::string dtype;
+  std::vector<int64_t> shape;
+  /// The elements, row-major, little-endian.
+  std::vector<uint8_t> bytes;
+
+  bool operator==(const KitInput &other) const = default;
+};
+
+/// Whether and how an export adds a firmware kit (`kiln export --kit
+/// [--kit-input=FILE.npy ...]`, the Export dialog's "Firmware kit" box).
+struct KitRequest {
+  bool enabled = false;
+  /// One per model input, in signature order; empty = the deterministic
+  /// pattern for every input.
+  std::vector<KitInput> inputs;
+
+  bool operator==(const KitRequest &other) const = default;
+};
+
 /// What to export: the model and how to build it.
 struct ExportRequest {
   /// The model file (.tflite or TOSA .mlir), as the user named it.
@@ -75,6 +105,8 @@ struct ExportRequest {
   /// CompileOptions::onPhase (returning false stops the build at the next
   /// phase: "compilation cancelled"). Empty = none; not part of the bundle.
   std::function<bool(CompilePhase)> onPhase;
+  /// The firmware kit, if any (kiln/Kit.h says what it holds).
+  KitRequest kit;
 };
 
 /// Memory one dispatch needs on the device, bytes.
@@ -169,6 +201,9 @@ struct ExportBundle {
   std::vector<BudgetCheck> budgetChecks;
   /// The compiler's warnings (CompileResult::warnings).
   std::vector<std::string> warnings;
+  /// With a kit: the inputs its program runs on (the request's, or the
+  /// pattern), one per model input; empty without a kit.
+  std::vector<KitInput> kitInputs;
 };
 
 /// A model compiled for its device and measured, nothing written: what
@@ -194,7 +229,9 @@ llvm::Error checkExportRequest(const ExportRequest &request);
 
 /// Compiles `request` and assembles the bundle without writing anything (the
 /// Export dialog shows the footprint before writing). Errors are the
-/// compiler's (unknown target, bad model, ...).
+/// compiler's (unknown target, bad model, ...) and, with a kit,
+/// buildKitFiles' (kiln/Kit.h: a target with no kit, a missing runtime
+/// archive, kit inputs that do not match the model).
 llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 
 /// Writes `bundle` into `dir` (created if missing) with
@@ -217,7 +254,8 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
 /// artifact (NAME = the model's file name without extension), or the C
 /// module's NAME.h, NAME.c, NAME_constants.c, NAME_kernels.o (NAME = the
 /// recipe's module name, else derived from the model's file name as the
-/// compiler derives it), then manifest.json and report.md.
+/// compiler derives it), then the kit's files (kitFileNames, kiln/Kit.h)
+/// when the request has a kit, then manifest.json and report.md.
 std::vector<std::string> exportFileNames(const ExportRequest &request);
 
 /// The folder `kiln export` writes to without -o: MODEL-TARGET-PROFILE

@@ -20,7 +20,8 @@
 //     "export": {                         // ExportSettings; unset keys omitted
 //       "target": "thumbv7em-none-eabihf", "target_cpu": "", "target_cpu_features": "",
 //       "profile": "stripped", "output_format": "c-module",
-//       "ram_budget_bytes": 262144, "flash_budget_bytes": 1048576
+//       "ram_budget_bytes": 262144, "flash_budget_bytes": 1048576,
+//       "kit": true                       // add a firmware kit (kiln/Kit.h)
 //     },
 //     ... the working recipe's keys (recipeToJson): "target", "target_cpu",
 //     "target_cpu_features", "profile", "debug_symbols", "reflection",
@@ -66,6 +67,9 @@ struct ExportSettings {
   /// Flash and RAM budgets of the device, bytes (0 = none), checked in the
   /// bundle's manifest and report.
   MemoryBudget budget;
+  /// Add a firmware kit (kiln/Kit.h) with the pattern inputs; the kit's
+  /// --kit-input files are a command-line choice and are not kept.
+  bool kit = false;
 
   bool operator==(const ExportSettings &other) const = default;
 };
@@ -96,7 +100,7 @@ BuildRecipe exportRecipe(const Project &project);
 
 /// The request `kiln export --project=PROJECTPATH` and the workbench's
 /// Export dialog build: the model resolved against the project's folder,
-/// exportRecipe() and the export settings' budgets.
+/// exportRecipe() and the export settings' budgets and kit.
 ExportRequest projectExportRequest(const Project &project, const std::string &projectPath);
 
 /// `model.tflite` -> `model.tflite.kilnproj` (same folder): the project

@@ -1,7 +1,10 @@
-/* Reset code and semihosting for the Cortex-M test programs under QEMU
- * (mps2-an386 for thumbv7em, mps2-an385 for thumbv6m; -semihosting). The
- * vector table holds the initial stack pointer and the reset handler;
- * faults end the run with a failing exit.
+/* Reset code and semihosting for Kiln's Cortex-M firmware kits (`kiln
+ * export --kit`) and the Cortex-M tests, under QEMU (mps2-an386 for
+ * thumbv7em, mps2-an385 for thumbv6m; -semihosting) or on a real part with
+ * a debugger that serves semihosting. The vector table holds the initial
+ * stack pointer and the reset handler; faults end the run with a failing
+ * exit. The reset handler copies .data from its load address in flash
+ * (firmware.ld: __data_load__) to RAM, clears .bss and calls main().
  * Semihosting calls follow ARM's "Semihosting for AArch32 and AArch64"
  * specification (operation in r0, argument block in r1, BKPT 0xAB on
  * M-profile). */
@@ -12,6 +15,7 @@
 
 extern uint32_t __stack_top;
 extern uint32_t __bss_start__, __bss_end__;
+extern uint32_t __data_start__, __data_end__, __data_load__;
 int main(void);
 
 intptr_t kiln_semihost(int operation, const void *argument) {
@@ -53,12 +57,27 @@ void kiln_reset_handler(void) {
   *ccr |= 1u << 3;
   __asm__ volatile("dsb\n isb" ::: "memory");
 #endif
+  if (&__data_load__ != &__data_start__)
+    memcpy(&__data_start__, &__data_load__,
+           (size_t)((char *)&__data_end__ - (char *)&__data_start__));
   memset(&__bss_start__, 0, (size_t)((char *)&__bss_end__ - (char *)&__bss_start__));
   kiln_semihost_exit(main() == 0);
 }
 
 __attribute__((section(".vectors"), used)) static const void *const kiln_vectors[16] = {
-    &__stack_top,       kiln_reset_handler, kiln_fault_handler, kiln_fault_handler,
-    kiln_fault_handler, kiln_fault_handler, kiln_fault_handler, 0,
-    0,                  0,                  0,                  kiln_fault_handler,
-    kiln_fault_handler, 0,                  kiln_fault_handler, kiln_fault_handler};
+    &__stack_top,
+    kiln_reset_handler,
+    kiln_fault_handler,
+    kiln_fault_handler,
+    kiln_fault_handler,
+    kiln_fault_handler,
+    kiln_fault_handler,
+    0,
+    0,
+    0,
+    0,
+    kiln_fault_handler,
+    kiln_fault_handler,
+    0,
+    kiln_fault_handler,
+    kiln_fault_handler};

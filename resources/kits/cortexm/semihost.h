@@ -1,6 +1,6 @@
-/* Semihosting for the Cortex-M test programs (see startup.c). */
-#ifndef KILN_TESTS_SEMIHOST_H
-#define KILN_TESTS_SEMIHOST_H
+/* Semihosting for the Cortex-M firmware kits and tests (see startup.c). */
+#ifndef KILN_KIT_SEMIHOST_H
+#define KILN_KIT_SEMIHOST_H
 
 #include <stdint.h>
 
