@@ -160,6 +160,95 @@ QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) cons
   return {};
 }
 
+OutputAgreementModel::OutputAgreementModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+void OutputAgreementModel::setComparison(const std::vector<kiln::OutputAgreement> &rows) {
+  beginResetModel();
+  rows_ = rows;
+  endResetModel();
+}
+
+int OutputAgreementModel::rowCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+int OutputAgreementModel::columnCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : NumColumns;
+}
+
+QVariant OutputAgreementModel::data(const QModelIndex &index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount())
+    return {};
+  const kiln::OutputAgreement &m = rows_[index.row()];
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double v = nan;
+  switch (index.column()) {
+  case Elements:
+    v = double(m.elements);
+    break;
+  case MaxError:
+    v = m.maxAbsError;
+    break;
+  case Rmse:
+    v = m.rmse;
+    break;
+  case Cosine:
+    v = m.cosine;
+    break;
+  case Top1:
+    v = m.classifier ? m.top1Agreement : nan;
+    break;
+  default:
+    break;
+  }
+  if (role == Qt::DisplayRole) {
+    if (index.column() == Output)
+      return QString::fromStdString(m.name);
+    if (index.column() == Elements)
+      return QLocale().toString(qint64(m.elements));
+    if (std::isnan(v))
+      return index.column() == Top1 ? QStringLiteral("\u2013") : QString();
+    if (index.column() == Cosine)
+      return QString::number(v, 'f', 8);
+    if (index.column() == Top1)
+      return QStringLiteral("%1%").arg(100.0 * v, 0, 'f', 1);
+    return QString::number(v, 'e', 4);
+  }
+  if (role == Qt::EditRole && index.column() != Output)
+    return v;
+  if (role == Qt::TextAlignmentRole && index.column() != Output)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == Output)
+    return m.dequantizedA || m.dequantizedB
+               ? tr("Integer values dequantized (real = scale \u00d7 (q \u2212 zero point)) in %1")
+                     .arg(m.dequantizedA && m.dequantizedB ? tr("both models")
+                          : m.dequantizedA                 ? tr("model A")
+                                                           : tr("model B"))
+               : tr("Compared as stored");
+  if (role == Qt::ToolTipRole && index.column() == Top1 && !m.classifier)
+    return tr("Top-1 agreement applies to classifier outputs ([N] or [1, N], N \u2265 2)");
+  return {};
+}
+
+QVariant OutputAgreementModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    return {};
+  switch (section) {
+  case Output:
+    return tr("Output");
+  case Elements:
+    return tr("Elements");
+  case MaxError:
+    return tr("Max |error|");
+  case Rmse:
+    return tr("RMSE");
+  case Cosine:
+    return tr("Cosine");
+  case Top1:
+    return tr("Top-1 agreement");
+  }
+  return {};
+}
+
 CompareView::CompareView(QWidget *parent) : QWidget(parent) {
   auto *v = new QVBoxLayout(this);
   auto *bar = new QHBoxLayout;
@@ -185,6 +274,27 @@ CompareView::CompareView(QWidget *parent) : QWidget(parent) {
   table_->setAlternatingRowColors(true);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   v->addWidget(table_, 1);
+  // What quantization costs: the open model against another, per output.
+  auto *outputsBar = new QHBoxLayout;
+  model2_ = new QPushButton(tr("Compare outputs with model\u2026"), this);
+  model2_->setToolTip(
+      tr("Run the open model and another (its float or int8 twin, another export) on "
+         "the same random inputs and compare every output"));
+  outputsBar->addWidget(model2_);
+  outputsBar->addStretch(1);
+  v->addLayout(outputsBar);
+  outputsCaption_ = new QLabel(tr("No second model compared yet."), this);
+  outputsCaption_->setWordWrap(true);
+  v->addWidget(outputsCaption_);
+  outputsModel_ = new OutputAgreementModel(this);
+  outputsTable_ = new QTableView(this);
+  outputsTable_->setModel(outputsModel_);
+  outputsTable_->setAccessibleName(tr("Output agreement"));
+  outputsTable_->verticalHeader()->hide();
+  outputsTable_->setAlternatingRowColors(true);
+  outputsTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  v->addWidget(outputsTable_, 1);
+  connect(model2_, &QPushButton::clicked, this, &CompareView::modelComparisonRequested);
   connect(stripped_, &QPushButton::clicked, this, &CompareView::defaultVsStrippedRequested);
   connect(pin_, &QPushButton::clicked, this, &CompareView::pinRequested);
   connect(current_, &QPushButton::clicked, this, &CompareView::currentRequested);
@@ -218,5 +328,18 @@ QString CompareView::emptyText() {
 }
 
 void CompareView::setBusy(const QString &text) { caption_->setText(text.toHtmlEscaped()); }
+
+void CompareView::setOutputComparison(const QString &labelA, const QString &labelB,
+                                      const kiln::ModelComparison &c) {
+  outputsModel_->setComparison(c.outputs);
+  outputsCaption_->setText(tr("<b>A</b> = %1<br><b>B</b> = %2<br>on %3")
+                               .arg(labelA.toHtmlEscaped(), labelB.toHtmlEscaped(),
+                                    QString::fromStdString(c.inputSource).toHtmlEscaped()));
+  outputsTable_->setToolTip(QString::fromStdString(kiln::formatModelComparison(c)));
+}
+
+void CompareView::setOutputsBusy(const QString &text) {
+  outputsCaption_->setText(text.toHtmlEscaped());
+}
 
 } // namespace kiln::views

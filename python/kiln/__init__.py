@@ -143,10 +143,35 @@ def _format_doc(doc: str) -> str:
     return doc.replace("{recipe}", _RECIPE_DOC)
 
 
-TensorInfo = collections.namedtuple("TensorInfo", ["name", "shape", "dtype"])
-TensorInfo.__doc__ = """One model input or output: name (str), shape (tuple of int, elements per
-dimension, row-major) and dtype (numpy.dtype: float32, float16, int32, int64,
-int8, uint8 or bool)."""
+class TensorInfo(collections.namedtuple("TensorInfo", ["name", "shape", "dtype"])):
+    """One model input or output: name (str), shape (tuple of int, elements per
+    dimension, row-major) and dtype (numpy.dtype: float32, float16, int32, int64,
+    int8, uint8 or bool); a 3-tuple.
+
+    Its quantization (artifacts of format 1.2; real = scale * (q - zero_point)),
+    as TensorFlow Lite's Interpreter.get_input_details() gives it:
+      quantization: (scale: float, zero_point: int), (0.0, 0) for a float
+          tensor and for a per-channel one;
+      quantization_parameters: {"scales": numpy float32 array,
+          "zero_points": numpy int32 array, "quantized_dimension": int}, the
+          arrays empty for a float tensor, one entry per tensor or one per
+          index of dimension quantized_dimension (0 unless per channel).
+    """
+
+    def __new__(cls, name: str, shape: Tuple[int, ...], dtype: Any, scales: Sequence[float] = (),
+                zero_points: Sequence[int] = (), quantized_dimension: int = -1) -> "TensorInfo":
+        self = super().__new__(cls, name, shape, dtype)
+        scales_array = np.array(scales, dtype=np.float32)
+        zero_points_array = np.array(zero_points, dtype=np.int32)
+        per_tensor = quantized_dimension < 0 and len(scales_array) == 1
+        self.quantization = ((float(scales_array[0]), int(zero_points_array[0])) if per_tensor
+                             else (0.0, 0))
+        self.quantization_parameters = {
+            "scales": scales_array,
+            "zero_points": zero_points_array,
+            "quantized_dimension": max(quantized_dimension, 0),
+        }
+        return self
 
 
 def _fail(message: str) -> "Error":
