@@ -25,6 +25,7 @@
 class QLabel;
 class QPushButton;
 class QPlainTextEdit;
+class QTabWidget;
 class QTableView;
 
 namespace kiln::views {
@@ -108,6 +109,11 @@ public:
   QTableView *outputsTable() const { return outputsTable_; }
   QLabel *outputsCaption() const { return outputsCaption_; }
   QPushButton *modelButton() const { return model2_; }
+  /// The outputs tab's caption while nothing is compared.
+  static QString outputsEmptyText();
+  /// "Builds" (index 0) and "Outputs" (1); showing an output comparison
+  /// selects Outputs.
+  QTabWidget *tabs() const { return tabs_; }
 
 signals:
   /// Default vs stripped of the current settings.
@@ -129,6 +135,7 @@ private:
   OutputAgreementModel *outputsModel_;
   QTableView *outputsTable_;
   QLabel *outputsCaption_;
+  QTabWidget *tabs_;
 };
 
 } // namespace kiln::views

@@ -15,6 +15,8 @@
 #include "TuningView.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Compare.h"
+#include "kiln/ReadFile.h"
 #include "kiln/Run.h"
 
 #include <QAction>

@@ -3,6 +3,7 @@
 #include "MainWindow.h"
 #include "ProjectController.h"
 
+#include "CompareView.h"
 #include "DiagnosticsView.h"
 #include "GraphView.h"
 #include "InspectorView.h"
@@ -192,12 +193,17 @@ QStringList saveCompareScreenshots(MainWindow &window, const QString &dir, const
                  qPrintable(window.diagnostics()->lastMessage()));
     return written;
   }
-  if (QDockWidget *dock = window.dockOf(ctl->compareView())) {
+  QDockWidget *dock = window.dockOf(ctl->compareView());
+  if (dock) {
     dock->show();
     dock->raise();
   }
   for (QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
     window.resize(size);
+    QApplication::processEvents();
+    // Room for the table: the bottom docks at a third of the window.
+    if (dock)
+      window.resizeDocks({dock}, {size.height() / 3}, Qt::Vertical);
     QApplication::processEvents();
     bool usual = size == QSize(1600, 1000);
     save(&window,

@@ -26,6 +26,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -77,7 +78,10 @@ private slots:
   void tableEqualsTheCoreFunction() {
     CompareView *view = ctl()->compareView();
     QCOMPARE(view->modelButton()->text(), QStringLiteral("Compare outputs with model\u2026"));
+    QCOMPARE(view->outputsModel()->rowCount(), 0);
     QVERIFY(compareWith(twin("gemm_qdq.onnx")));
+    QCOMPARE(view->tabs()->currentIndex(), 1); // the Outputs tab shows the result
+    QCOMPARE(view->tabs()->tabText(1), QStringLiteral("Outputs"));
     // The same comparison, computed here with the core function.
     auto b = kiln::compileArtifact(twin("gemm_qdq.onnx").toStdString(), kiln::CompileOptions());
     QVERIFY(bool(b));
