@@ -59,6 +59,7 @@ __all__ = [
     "Error",
     "Module",
     "TensorInfo",
+    "compare",
     "compile",
     "diff",
     "export",
@@ -669,6 +670,47 @@ def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir:
 
 
 validate.__doc__ = _format_doc(validate.__doc__ or "")
+
+
+def compare(a: Union[PathLike, bytes, Artifact], b: Union[PathLike, bytes, Artifact], *,
+            samples: int = 8, seed: int = 1, inputs: Optional[PathLike] = None,
+            device: str = "local-sync", threads: Optional[int] = None) -> dict:
+    """What quantization costs: runs two models on the same inputs and
+    compares every output, as ``kiln validate A --compare-with=B --json``.
+
+    a, b: .kiln paths, bytes or Artifacts, or model paths (compiled for this
+        host with the default settings): a float model and its int8 twin, two
+        exports. Their inputs and outputs must have the same shapes.
+    samples, seed: random inputs in real units (uniform over a quantized
+        input's range, else [-1, 1)), quantized for each model that takes
+        integers; or inputs: a folder of input_K.npy (float32 real values or
+        the input's own integers; N x the shape for N samples).
+    device, threads: as kiln.load.
+
+    Returns {"samples", "inputs": where they came from, "outputs": [{name,
+    elements, max_abs_error, rmse, cosine, top1_agreement (None unless a
+    classifier output, [N] or [1, N]), dequantized_a, dequantized_b}]},
+    integer outputs dequantized (real = scale * (q - zero_point)).
+
+    Raises kiln.Error with the CLI's message (signatures that differ, a
+    missing input file, a model that does not compile); ValueError for a
+    bad samples, seed, device or threads.
+    """
+    samples = _count(samples, "samples=", 1, _MAX_RUNS)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed={seed!r} must be an integer in [0, 2**64)")
+    device = _device(device)
+    threads = _threads(device, threads)
+    built = []
+    for model in (a, b):
+        data, name = _artifact_or_model(model)
+        if data is None:
+            data = compile(model).bytes  # type: ignore[arg-type]
+            name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "model"
+        built.append((data, name))
+    text = _kiln.compare(built[0][0], built[1][0], built[0][1], built[1][1], samples, seed,
+                         os.fspath(inputs) if inputs is not None else "", device, threads)
+    return json.loads(text)
 
 
 def export(model: Union[PathLike, bytes, None] = None, *, target: Optional[str] = None,

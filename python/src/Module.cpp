@@ -451,6 +451,18 @@ void defineRunFunctions(py::module_ &m) {
       py::arg("artifact"), py::arg("what"), py::arg("dir"), py::arg("samples"), py::arg("atol"),
       py::arg("rtol"), py::arg("lsb"), py::arg("device"), py::arg("threads"));
   m.def(
+      "compare",
+      [](const py::bytes &a, const py::bytes &b, const std::string &nameA, const std::string &nameB,
+         int64_t samples, uint64_t seed, const std::string &inputDir, const std::string &device,
+         int64_t threads) {
+        Device d = deviceOf(device, threads);
+        std::string_view va = viewOf(a), vb = viewOf(b);
+        py::gil_scoped_release release;
+        return compareJson(va, vb, nameA, nameB, samples, seed, inputDir, d);
+      },
+      py::arg("a"), py::arg("b"), py::arg("name_a"), py::arg("name_b"), py::arg("samples"),
+      py::arg("seed"), py::arg("input_dir"), py::arg("device"), py::arg("threads"));
+  m.def(
       "benchmark",
       [](const py::bytes &artifact, unsigned runs, const std::string &device, int64_t threads) {
         Device d = deviceOf(device, threads);

@@ -48,3 +48,30 @@ def test_float_model_has_none():
     assert x.quantization_parameters["scales"].size == 0
     assert x.quantization_parameters["zero_points"].size == 0
     assert x.quantization_parameters["quantized_dimension"] == 0
+
+
+def test_compare_float_model_and_its_int8_twin_as_the_cli_does():
+    """kiln.compare equals `kiln validate --compare-with --json`, and on the
+    Gemm classifier and its QDQ twin the float64 reference of
+    gemm_meta.json (tests/reference/make_quant_twins.py)."""
+    import json
+
+    from conftest import cli
+
+    twins = DATA / "quant_twins"
+    meta = json.loads((twins / "gemm_meta.json").read_text())
+    got = kiln.compare(twins / "gemm_float.onnx", twins / "gemm_qdq.onnx",
+                       samples=meta["samples"], seed=meta["seed"])
+    want = json.loads(cli("validate", twins / "gemm_float.onnx",
+                          f"--compare-with={twins / 'gemm_qdq.onnx'}",
+                          f"--samples={meta['samples']}", "--json").stdout)
+    assert got["outputs"] == want["outputs"]
+    (y,) = got["outputs"]
+    step = meta["output_scale"]
+    assert y["max_abs_error"] == pytest.approx(meta["expected"]["max_abs_error"], abs=step)
+    assert y["cosine"] == pytest.approx(meta["expected"]["cosine"], abs=1e-4)
+    assert y["top1_agreement"] == meta["expected"]["top1_agreement"]
+    same = kiln.compare(PERSON_DETECT, PERSON_DETECT, samples=2)
+    assert same["outputs"][0]["max_abs_error"] == 0 and same["outputs"][0]["cosine"] == 1
+    with pytest.raises(kiln.Error, match="input 0 is 1x96x96x1xi8"):
+        kiln.compare(PERSON_DETECT, IDENTITY, samples=1)
