@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLocale>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -160,31 +161,152 @@ QVariant CompareModel::headerData(int section, Qt::Orientation o, int role) cons
   return {};
 }
 
+OutputAgreementModel::OutputAgreementModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+void OutputAgreementModel::setComparison(const std::vector<kiln::OutputAgreement> &rows) {
+  beginResetModel();
+  rows_ = rows;
+  endResetModel();
+}
+
+int OutputAgreementModel::rowCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+int OutputAgreementModel::columnCount(const QModelIndex &parent) const {
+  return parent.isValid() ? 0 : NumColumns;
+}
+
+QVariant OutputAgreementModel::data(const QModelIndex &index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount())
+    return {};
+  const kiln::OutputAgreement &m = rows_[index.row()];
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  double v = nan;
+  switch (index.column()) {
+  case Elements:
+    v = double(m.elements);
+    break;
+  case MaxError:
+    v = m.maxAbsError;
+    break;
+  case Rmse:
+    v = m.rmse;
+    break;
+  case Cosine:
+    v = m.cosine;
+    break;
+  case Top1:
+    v = m.classifier ? m.top1Agreement : nan;
+    break;
+  default:
+    break;
+  }
+  if (role == Qt::DisplayRole) {
+    if (index.column() == Output)
+      return QString::fromStdString(m.name);
+    if (index.column() == Elements)
+      return QLocale().toString(qint64(m.elements));
+    if (std::isnan(v))
+      return index.column() == Top1 ? QStringLiteral("\u2013") : QString();
+    if (index.column() == Cosine)
+      return QString::number(v, 'f', 8);
+    if (index.column() == Top1)
+      return QStringLiteral("%1%").arg(100.0 * v, 0, 'f', 1);
+    return QString::number(v, 'e', 4);
+  }
+  if (role == Qt::EditRole && index.column() != Output)
+    return v;
+  if (role == Qt::TextAlignmentRole && index.column() != Output)
+    return int(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::ToolTipRole && index.column() == Output)
+    return m.dequantizedA || m.dequantizedB
+               ? tr("Integer values dequantized (real = scale \u00d7 (q \u2212 zero point)) in %1")
+                     .arg(m.dequantizedA && m.dequantizedB ? tr("both models")
+                          : m.dequantizedA                 ? tr("model A")
+                                                           : tr("model B"))
+               : tr("Compared as stored");
+  if (role == Qt::ToolTipRole && index.column() == Top1 && !m.classifier)
+    return tr("Top-1 agreement applies to classifier outputs ([N] or [1, N], N \u2265 2)");
+  return {};
+}
+
+QVariant OutputAgreementModel::headerData(int section, Qt::Orientation o, int role) const {
+  if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    return {};
+  switch (section) {
+  case Output:
+    return tr("Output");
+  case Elements:
+    return tr("Elements");
+  case MaxError:
+    return tr("Max |error|");
+  case Rmse:
+    return tr("RMSE");
+  case Cosine:
+    return tr("Cosine");
+  case Top1:
+    return tr("Top-1 agreement");
+  }
+  return {};
+}
+
 CompareView::CompareView(QWidget *parent) : QWidget(parent) {
-  auto *v = new QVBoxLayout(this);
+  // Two tabs: the builds of this model side by side, and this model's
+  // outputs against another model's.
+  auto *outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  tabs_ = new QTabWidget(this);
+  outer->addWidget(tabs_);
+  auto *builds = new QWidget(tabs_);
+  auto *v = new QVBoxLayout(builds);
   auto *bar = new QHBoxLayout;
-  stripped_ = new QPushButton(tr("Default vs stripped"), this);
+  stripped_ = new QPushButton(tr("Default vs stripped"), builds);
   stripped_->setToolTip(tr("Build the current settings with both profiles and compare (latency measured on this host)"));
-  pin_ = new QPushButton(tr("Keep current as A"), this);
+  pin_ = new QPushButton(tr("Keep current as A"), builds);
   pin_->setToolTip(tr("Keep the current build as A (\u201cbefore\u201d), then change settings"));
-  current_ = new QPushButton(tr("Compare A with current"), this);
+  current_ = new QPushButton(tr("Compare A with current"), builds);
   current_->setToolTip(tr("Show the current build as B (\u201cafter\u201d)"));
   bar->addWidget(stripped_);
   bar->addWidget(pin_);
   bar->addWidget(current_);
   bar->addStretch(1);
   v->addLayout(bar);
-  caption_ = new QLabel(emptyText(), this);
+  caption_ = new QLabel(emptyText(), builds);
   caption_->setWordWrap(true);
   v->addWidget(caption_);
   model_ = new CompareModel(this);
-  table_ = new QTableView(this);
+  table_ = new QTableView(builds);
   table_->setModel(model_);
   table_->setAccessibleName(tr("Compare"));
   table_->verticalHeader()->hide();
   table_->setAlternatingRowColors(true);
   table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
   v->addWidget(table_, 1);
+  tabs_->addTab(builds, tr("Builds"));
+  // What quantization costs: the open model against another, per output.
+  auto *outputs = new QWidget(tabs_);
+  auto *o = new QVBoxLayout(outputs);
+  auto *outputsBar = new QHBoxLayout;
+  model2_ = new QPushButton(tr("Compare outputs with model\u2026"), outputs);
+  model2_->setToolTip(
+      tr("Run the open model and another (its float or int8 twin, another export) on "
+         "the same random inputs and compare every output"));
+  outputsBar->addWidget(model2_);
+  outputsBar->addStretch(1);
+  o->addLayout(outputsBar);
+  outputsCaption_ = new QLabel(outputsEmptyText(), outputs);
+  outputsCaption_->setWordWrap(true);
+  o->addWidget(outputsCaption_);
+  outputsModel_ = new OutputAgreementModel(this);
+  outputsTable_ = new QTableView(outputs);
+  outputsTable_->setModel(outputsModel_);
+  outputsTable_->setAccessibleName(tr("Output agreement"));
+  outputsTable_->verticalHeader()->hide();
+  outputsTable_->setAlternatingRowColors(true);
+  outputsTable_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  o->addWidget(outputsTable_, 1);
+  tabs_->addTab(outputs, tr("Outputs"));
+  connect(model2_, &QPushButton::clicked, this, &CompareView::modelComparisonRequested);
   connect(stripped_, &QPushButton::clicked, this, &CompareView::defaultVsStrippedRequested);
   connect(pin_, &QPushButton::clicked, this, &CompareView::pinRequested);
   connect(current_, &QPushButton::clicked, this, &CompareView::currentRequested);
@@ -218,5 +340,28 @@ QString CompareView::emptyText() {
 }
 
 void CompareView::setBusy(const QString &text) { caption_->setText(text.toHtmlEscaped()); }
+
+QString CompareView::outputsEmptyText() {
+  return tr(
+      "No second model compared yet. Press <b>Compare outputs with model\u2026</b> and choose "
+      "another model or artifact with the same inputs and outputs (the float twin of an int8 "
+      "model, another export): both run on the same seeded random inputs, integer outputs "
+      "dequantized, as <tt>kiln validate A --compare-with=B</tt> does.");
+}
+
+void CompareView::setOutputComparison(const QString &labelA, const QString &labelB,
+                                      const kiln::ModelComparison &c) {
+  tabs_->setCurrentIndex(1);
+  outputsModel_->setComparison(c.outputs);
+  outputsCaption_->setText(tr("<b>A</b> = %1<br><b>B</b> = %2<br>on %3")
+                               .arg(labelA.toHtmlEscaped(), labelB.toHtmlEscaped(),
+                                    QString::fromStdString(c.inputSource).toHtmlEscaped()));
+  outputsTable_->setToolTip(QString::fromStdString(kiln::formatModelComparison(c)));
+}
+
+void CompareView::setOutputsBusy(const QString &text) {
+  tabs_->setCurrentIndex(1);
+  outputsCaption_->setText(text.toHtmlEscaped());
+}
 
 } // namespace kiln::views

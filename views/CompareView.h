@@ -4,13 +4,17 @@
 // bytes per section, total, arena and lower bound, dispatch, command and
 // wave counts and, when measured, median latency, each with B - A: the
 // rows of `kiln diff A B` (kiln::formatBuildDiff), from the same
-// kiln::BuildSummary numbers.
+// kiln::BuildSummary numbers. Below, what quantization costs: the open
+// model against another (a float model and its int8 twin, two exports) on
+// the same inputs, per output, the table of `kiln validate A
+// --compare-with=B` (kiln::compareModels).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_VIEWS_COMPAREVIEW_H
 #define KILN_VIEWS_COMPAREVIEW_H
 
 #include "kiln/Artifact.h"
+#include "kiln/Compare.h"
 
 #include <QAbstractTableModel>
 #include <QWidget>
@@ -21,6 +25,7 @@
 class QLabel;
 class QPushButton;
 class QPlainTextEdit;
+class QTabWidget;
 class QTableView;
 
 namespace kiln::views {
@@ -57,6 +62,27 @@ private:
   bool latencyNoise_ = false;
 };
 
+/// What quantization costs: one row per output of a kiln::ModelComparison
+/// (kiln/Compare.h compareModels), columns output, elements, max |error|,
+/// RMSE, cosine, top-1 agreement ("-" for an output that is no
+/// classifier). EditRole gives the numbers (NaN for no top-1).
+class OutputAgreementModel : public QAbstractTableModel {
+  Q_OBJECT
+public:
+  enum Column { Output, Elements, MaxError, Rmse, Cosine, Top1, NumColumns };
+  explicit OutputAgreementModel(QObject *parent = nullptr);
+  void setComparison(const std::vector<kiln::OutputAgreement> &rows);
+  const std::vector<kiln::OutputAgreement> &rows() const { return rows_; }
+
+  int rowCount(const QModelIndex &parent = {}) const override;
+  int columnCount(const QModelIndex &parent = {}) const override;
+  QVariant data(const QModelIndex &index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+private:
+  std::vector<kiln::OutputAgreement> rows_;
+};
+
 class CompareView : public QWidget {
   Q_OBJECT
 public:
@@ -75,6 +101,19 @@ public:
   QPushButton *strippedButton() const { return stripped_; }
   QPushButton *pinButton() const { return pin_; }
   QPushButton *currentButton() const { return current_; }
+  /// Outputs: the open model against another one on the same inputs.
+  void setOutputComparison(const QString &labelA, const QString &labelB,
+                           const kiln::ModelComparison &c);
+  void setOutputsBusy(const QString &text);
+  OutputAgreementModel *outputsModel() const { return outputsModel_; }
+  QTableView *outputsTable() const { return outputsTable_; }
+  QLabel *outputsCaption() const { return outputsCaption_; }
+  QPushButton *modelButton() const { return model2_; }
+  /// The outputs tab's caption while nothing is compared.
+  static QString outputsEmptyText();
+  /// "Builds" (index 0) and "Outputs" (1); showing an output comparison
+  /// selects Outputs.
+  QTabWidget *tabs() const { return tabs_; }
 
 signals:
   /// Default vs stripped of the current settings.
@@ -83,13 +122,20 @@ signals:
   void pinRequested();
   /// Compare A with the current build ("after").
   void currentRequested();
+  /// Compare the open model's outputs with another model's (chosen in a
+  /// file dialog by the controller).
+  void modelComparisonRequested();
 
 private:
   CompareModel *model_;
   QTableView *table_;
   QLabel *caption_;
-  QPushButton *stripped_, *pin_, *current_;
+  QPushButton *stripped_, *pin_, *current_, *model2_;
   QString diffText_;
+  OutputAgreementModel *outputsModel_;
+  QTableView *outputsTable_;
+  QLabel *outputsCaption_;
+  QTabWidget *tabs_;
 };
 
 } // namespace kiln::views

@@ -72,7 +72,8 @@ cl::SubCommand inspectCmd("inspect", "Print the dispatches, schedule and memory 
                                      "plan of a model or artifact");
 cl::SubCommand diffCmd("diff", "Per-section size difference of two artifacts");
 cl::SubCommand validateCmd("validate", "Run a model or artifact on DIR/input_K.npy and compare "
-                                       "with DIR/output_K.npy (max error, RMSE, cosine)");
+                                       "with DIR/output_K.npy (max error, RMSE, cosine), or "
+                                       "compare two models (--compare-with)");
 cl::SubCommand exportCmd("export", "Compile for a device and write a bundle: the "
                                    "artifact or C module, manifest.json, report.md");
 
@@ -138,7 +139,8 @@ cl::list<std::string> diffPaths(cl::Positional, cl::desc("<a.kiln> <b.kiln>"), c
 // validate
 cl::list<std::string> validatePaths(cl::Positional,
                                     cl::desc("<model|artifact> <dir with input_K.npy, "
-                                             "output_K.npy>"),
+                                             "output_K.npy> (with --compare-with: the dir "
+                                             "is optional, input_K.npy only)"),
                                     cl::sub(validateCmd));
 
 cl::opt<int64_t> validateSamples(
@@ -146,6 +148,16 @@ cl::opt<int64_t> validateSamples(
     cl::desc("DIR/input_K.npy and output_K.npy each hold N samples stacked on a leading axis "
              "(default: one sample, or DIR/sample_S/ folders of them)"),
     cl::value_desc("N"), cl::init(0), cl::sub(validateCmd), cl::cat(kilnCategory));
+cl::opt<std::string> validateCompareWith(
+    "compare-with",
+    cl::desc("Compare the model with model or artifact B on the same inputs, output by output "
+             "(max |error|, RMSE, cosine, top-1 agreement; integer outputs dequantized): "
+             "random inputs, or DIR/input_K.npy when a folder is given"),
+    cl::value_desc("B"), cl::sub(validateCmd), cl::cat(kilnCategory));
+cl::opt<uint64_t> validateSeed("seed",
+                               cl::desc("Seed of --compare-with's random inputs (default 1)"),
+                               cl::value_desc("S"), cl::init(1), cl::sub(validateCmd),
+                               cl::cat(kilnCategory));
 cl::opt<double> validateAtol("atol",
                              cl::desc("Absolute tolerance: an element passes when "
                                       "|error| <= atol + rtol x |reference| (default 1e-4)"),

@@ -32,6 +32,30 @@
 
 namespace kiln::cli {
 
+/// Scale and zero point of each quantized input and output ("input 0
+/// 'input' quantization: scale 0.00784314 zero point -1"): the signature's
+/// own (artifact format 1.2, a compiled model), else the plan's record
+/// (older artifacts with reflection; `plan` may be null).
+static void printQuantizationRows(const std::vector<kiln::IOInfo> &inputs,
+                                  const std::vector<kiln::IOInfo> &outputs,
+                                  const kiln::CompilationPlan *plan) {
+  auto rows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string text;
+      if (list[i].quantization.quantized())
+        text = kiln::quantizationText(list[i].quantization);
+      else if (const kiln::TensorQuantization *q =
+                   plan ? kiln::findQuantization(*plan, list[i].name) : nullptr)
+        text = kiln::describeQuantization(*q);
+      if (!text.empty())
+        llvm::outs() << llvm::left_justify(std::string(kind) + " " + std::to_string(i), 10) << "'"
+                     << list[i].name << "' quantization: " << text << "\n";
+    }
+  };
+  rows("input", inputs);
+  rows("output", outputs);
+}
+
 /// `kiln inspect` of an artifact without reflection: what the artifact
 /// holds, and which rows need the plan.
 static int inspectStripped(const std::string &path, const kiln::ArtifactDescription &d, bool asJson,
@@ -48,8 +72,9 @@ static int inspectStripped(const std::string &path, const kiln::ArtifactDescript
     return 0;
   }
   llvm::outs() << llvm::sys::path::filename(path) << "\n"
-               << kiln::formatArtifactDescription(d, true) << llvm::left_justify("plan", 10)
-               << kiln::planMissingReason() << "\n";
+               << kiln::formatArtifactDescription(d, true);
+  printQuantizationRows(d.inputs, d.outputs, nullptr);
+  llvm::outs() << llvm::left_justify("plan", 10) << kiln::planMissingReason() << "\n";
   return 0;
 }
 
@@ -164,18 +189,9 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
   if (planned)
     llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs)
                  << kiln::formatControlFlow(planned->controlFlow);
-  // Scale and zero point of each quantized input and output.
-  if (planned || description) {
-    auto quantRows = [&](const char *kind, const std::vector<kiln::IOInfo> &list) {
-      for (size_t i = 0; i < list.size(); ++i)
-        if (const kiln::TensorQuantization *q = kiln::findQuantization(p, list[i].name))
-          llvm::outs() << llvm::left_justify(std::string(kind) + " " + std::to_string(i), 10) << "'"
-                       << list[i].name << "' quantization: " << kiln::describeQuantization(*q)
-                       << "\n";
-    };
-    quantRows("input", planned ? planned->inputs : description->inputs);
-    quantRows("output", planned ? planned->outputs : description->outputs);
-  }
+  if (planned || description)
+    printQuantizationRows(planned ? planned->inputs : description->inputs,
+                          planned ? planned->outputs : description->outputs, &p);
   // The model's own dynamic dimensions (what --fix-shape sized above).
   if (modelInputs &&
       llvm::any_of(*modelInputs, [](const kiln::ModelInput &in) { return in.isDynamic(); }))

@@ -57,6 +57,8 @@ extern cl::opt<bool> inspectSizes;
 extern cl::list<std::string> diffPaths;
 extern cl::list<std::string> validatePaths;
 extern cl::opt<int64_t> validateSamples;
+extern cl::opt<std::string> validateCompareWith;
+extern cl::opt<uint64_t> validateSeed;
 extern cl::opt<double> validateAtol;
 extern cl::opt<double> validateRtol;
 extern cl::opt<int64_t> validateLsb;

@@ -5,11 +5,13 @@
 // kiln validate MODEL --target=T --on-target [--kit-input=FILE.npy ...]
 // kiln validate BUNDLE --on-target (a folder `kiln export --kit` wrote)
 //               [--json] [--atol=A --rtol=R] [--tolerance-lsb=N]
+// kiln validate A --compare-with=B [DIR] [--samples=N] [--seed=S] [--json]
 //
 //===----------------------------------------------------------------------===//
 #include "Kiln.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Compare.h"
 #include "kiln/Compiler.h"
 #include "kiln/KitRun.h"
 #include "kiln/ReadFile.h"
@@ -22,6 +24,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,11 +100,101 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
   printMetricsHeader();
   printMetrics(report.sampleNames[0], report.overall);
   return printVerdict(report, "output on " + result->device);
+
+/// The recipe of the command line as compile options, read once before
+/// anything compiles (compiling resets llvm::cl options; see runRun).
+/// Null after printing the error (`code` then holds the exit status).
+static std::optional<kiln::CompileOptions> flagOptions(int &code) {
+  auto recipe = recipeOfFlags();
+  if (!recipe) {
+    code = fail(recipe.takeError());
+    return std::nullopt;
+  }
+  auto options = compileOptionsOf(*recipe);
+  if (!options) {
+    code = fail(options.takeError());
+    return std::nullopt;
+  }
+  return std::move(*options);
+}
+
+/// The artifact bytes of `path`: the file itself when it is an artifact
+/// (refused when `recipeGiven`: it is compiled already), else the model
+/// compiled with `options`. Null after printing the error (`code` then
+/// holds the exit status).
+static std::optional<std::vector<uint8_t>> artifactOf(const std::string &path,
+                                                      const kiln::CompileOptions &options,
+                                                      bool recipeGiven, int &code) {
+  auto buffer = kiln::readRegularFile(path, "a .kiln, .tflite, .onnx or .mlir file");
+  if (!buffer) {
+    code = fail(buffer.takeError());
+    return std::nullopt;
+  }
+  llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
+                                (*buffer)->getBufferSize());
+  if (kiln::isArtifact(path, bytes)) {
+    if (recipeGiven) {
+      code = alreadyCompiled(path, "validating");
+      return std::nullopt;
+    }
+    return std::vector<uint8_t>(bytes.begin(), bytes.end());
+  }
+  auto compiled = kiln::compile(path, options);
+  if (!compiled) {
+    code = fail(compiled.takeError());
+    return std::nullopt;
+  }
+  printWarnings(compiled->warnings);
+  return std::move(compiled->artifact);
+}
+
+/// kiln validate A --compare-with=B [DIR] [--samples=N] [--seed=S]
+/// [--json]: the two models on the same inputs, output by output
+/// (kiln/Compare.h compareModels).
+static int runCompare(const std::vector<std::string> &paths) {
+  if (paths.empty() || paths.size() > 2)
+    return usage("kiln validate A --compare-with=B takes model A and optionally a folder of "
+                 "input_K.npy; " +
+                 llvm::Twine(paths.size()) + " paths given");
+  kiln::ModelComparisonOptions options;
+  options.seed = validateSeed;
+  if (paths.size() == 2)
+    options.inputDir = paths[1];
+  else if (validateSamples.getNumOccurrences())
+    options.samples = validateSamples;
+  if (options.samples < 1)
+    return usage("--samples=" + llvm::Twine(options.samples) + " must be at least 1");
+  if (paths.size() == 2 && validateSamples.getNumOccurrences())
+    return usage("--samples is for random inputs; DIR/input_K.npy give their own count "
+                 "(a leading axis of N samples)");
+  const std::string other = validateCompareWith;
+  const bool asJson = inspectJson, recipeGiven = recipeFlagsGiven();
+  int code = 1;
+  auto compileOptions = flagOptions(code);
+  if (!compileOptions)
+    return code;
+  // Both models are built with the command line's recipe.
+  auto a = artifactOf(paths[0], *compileOptions, recipeGiven, code);
+  if (!a)
+    return code;
+  auto b = artifactOf(other, *compileOptions, recipeGiven, code);
+  if (!b)
+    return code;
+  auto c = kiln::compareModels(*a, *b, paths[0], other, options);
+  if (!c)
+    return fail(c.takeError());
+  if (asJson)
+    llvm::outs() << llvm::formatv("{0:2}", kiln::modelComparisonToJson(*c)) << "\n";
+  else
+    llvm::outs() << "A " << paths[0] << "\nB " << other << "\n" << kiln::formatModelComparison(*c);
+  return 0;
 }
 
 int runValidate() {
   const std::vector<std::string> paths(validatePaths.begin(), validatePaths.end());
   const bool onDevice = onTarget;
+  if (validateCompareWith.getNumOccurrences())
+    return runCompare(paths);
   const bool asJson = inspectJson;
   kiln::ValidationOptions validation;
   validation.stackedSamples = validateSamples;
@@ -135,30 +228,14 @@ int runValidate() {
   // validateArtifact checks the folder (one place for the CLI and the
   // workbench).
   const std::string &path = paths[0], &dir = paths[1];
-  auto recipe = recipeOfFlags();
-  if (!recipe)
-    return fail(recipe.takeError());
-  auto options = compileOptionsOf(*recipe);
-  if (!options)
-    return fail(options.takeError());
-  std::vector<uint8_t> compiledArtifact;
-  auto buffer = kiln::readRegularFile(std::string(path), "a .kiln, .tflite, .onnx or .mlir file");
-  if (!buffer)
-    return fail(buffer.takeError());
-  llvm::ArrayRef<uint8_t> artifact(reinterpret_cast<const uint8_t *>((*buffer)->getBufferStart()),
-                                   (*buffer)->getBufferSize());
-  const bool isArtifact = kiln::isArtifact(path, artifact);
-  if (isArtifact && recipeFlagsGiven())
-    return alreadyCompiled(path, "validating");
-  if (!isArtifact) {
-    auto compiled = kiln::compile(path, *options);
-    if (!compiled)
-      return fail(compiled.takeError());
-    printWarnings(compiled->warnings);
-    compiledArtifact = std::move(compiled->artifact);
-    artifact = compiledArtifact;
-  }
-  auto report = kiln::validateArtifact(artifact, dir, validation);
+  int code = 1;
+  auto compileOptions = flagOptions(code);
+  if (!compileOptions)
+    return code;
+  auto artifact = artifactOf(path, *compileOptions, recipeFlagsGiven(), code);
+  if (!artifact)
+    return code;
+  auto report = kiln::validateArtifact(*artifact, dir, validation);
   if (!report)
     return fail(path + ": " + llvm::toString(report.takeError()));
   if (asJson) {

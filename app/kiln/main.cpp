@@ -9,6 +9,7 @@
 //   kiln diff A.kiln B.kiln [--json] [--benchmark=N] [--device=...] [--threads=N]
 //   kiln validate MODEL|ARTIFACT DIR [--json] [--atol=A --rtol=R] [--tolerance-lsb=N]
 //            (exit 3 when outputs differ)
+//   kiln validate A --compare-with=B [DIR] [--samples=N] [--seed=S] [--json]
 //   kiln export MODEL --target=T [--profile=P] [--output-format=kiln|c-module] -o DIR
 //   kiln --version
 //

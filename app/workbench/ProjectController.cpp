@@ -15,12 +15,15 @@
 #include "TuningView.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Compare.h"
+#include "kiln/ReadFile.h"
 #include "kiln/Run.h"
 
 #include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -182,6 +185,8 @@ void ProjectController::connectCompare() {
   connect(compare_, &CompareView::defaultVsStrippedRequested, this, &ProjectController::compareDefaultVsStripped);
   connect(compare_, &CompareView::pinRequested, this, &ProjectController::pinCurrent);
   connect(compare_, &CompareView::currentRequested, this, &ProjectController::compareWithCurrent);
+  connect(compare_, &CompareView::modelComparisonRequested, this,
+          &ProjectController::compareOutputsWithModel);
 }
 
 void ProjectController::connectRun() {
@@ -1075,6 +1080,69 @@ void ProjectController::compareWithCurrent() {
     return;
   summarize({}, doc->artifact, false, QString(),
             tr("after (%1)").arg(undo_->undoText().isEmpty() ? tr("as opened") : undo_->undoText()));
+}
+
+void ProjectController::compareOutputsWithModel() {
+  auto doc = host_->document();
+  if (!doc || doc->artifact.empty() || comparingOutputs_)
+    return;
+  QString path = QFileDialog::getOpenFileName(
+      dialogParent_, tr("Compare outputs with model"), QFileInfo(modelPath_).absolutePath(),
+      tr("Models and artifacts (*.tflite *.onnx *.mlir *.kiln);;All files (*)"));
+  if (!path.isEmpty())
+    compareOutputsWith(path);
+}
+
+void ProjectController::compareOutputsWith(const QString &path) {
+  auto doc = host_->document();
+  if (!doc || doc->artifact.empty() || comparingOutputs_)
+    return;
+  ++comparingOutputs_;
+  const QString labelA = QFileInfo(doc->path).fileName(), labelB = QFileInfo(path).fileName();
+  compare_->setOutputsBusy(tr("Running %1 and %2 on the same inputs\u2026").arg(labelA, labelB));
+  std::vector<uint8_t> a = doc->artifact;
+  std::string other = path.toStdString();
+  kiln::ModelComparisonOptions options;
+  options.run = hostRunOptions();
+  futures_.push_back(QtConcurrent::run([=, this]() {
+    QString failure;
+    std::optional<kiln::ModelComparison> result;
+    std::vector<uint8_t> b;
+    if (kiln::isArtifactFile(other)) {
+      auto bytes = kiln::readRegularFile(other, "a .kiln artifact");
+      if (bytes)
+        b.assign((*bytes)->getBufferStart(), (*bytes)->getBufferEnd());
+      else
+        failure = errorText(bytes.takeError());
+    } else {
+      auto built = kiln::compileArtifact(other, kiln::CompileOptions());
+      if (built)
+        b = std::move(*built);
+      else
+        failure = errorText(built.takeError());
+    }
+    if (failure.isEmpty()) {
+      auto c = kiln::compareModels(a, b, labelA.toStdString(), labelB.toStdString(), options);
+      if (c)
+        result = std::move(*c);
+      else
+        failure = errorText(c.takeError());
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, failure, result, labelA, labelB, path] {
+          --comparingOutputs_;
+          if (!result) {
+            compare_->setOutputsBusy(tr("Compare failed: %1").arg(failure));
+            error(path, tr("compare outputs: %1").arg(failure));
+            emit outputsCompared(false);
+            return;
+          }
+          compare_->setOutputComparison(labelA, labelB, *result);
+          emit outputsCompared(true);
+        },
+        Qt::QueuedConnection);
+  }));
 }
 
 // --- Export ---------------------------------------------------------------

@@ -142,6 +142,14 @@ public:
   void pinCurrent();
   void compareWithCurrent();
   bool isComparing() const { return comparing_ > 0; }
+  /// Compare's outputs table: the open model's build against the model or
+  /// artifact at `path` (a model is compiled for this host with default
+  /// settings) on the same random inputs (kiln::compareModels, in a job off
+  /// the GUI thread); emits outputsCompared. compareOutputsWithModel asks
+  /// for the file with a QFileDialog first.
+  void compareOutputsWithModel();
+  void compareOutputsWith(const QString &path);
+  bool isComparingOutputs() const { return comparingOutputs_ > 0; }
 
   /// Opens the Export dialog (non-modal; the controller keeps it).
   ExportDialog *openExportDialog();
@@ -161,6 +169,7 @@ signals:
   void projectChanged();
   void replanFinished(bool ok);
   void compareFinished(bool ok);
+  void outputsCompared(bool ok);
   void inputsDiscovered();
   /// The inputs that may be fixed to values were read (valueInputs()).
   void valueInputsRead();
@@ -325,6 +334,7 @@ private:
   /// Shape fixes from the command line and the diagnostics panel.
   std::vector<kiln::ShapeFix> baseFixes_;
   int comparing_ = 0;
+  int comparingOutputs_ = 0;
   QString labelA_, labelB_;
   std::optional<kiln::BuildSummary> a_, b_;
   /// The settings each side was built with: a side whose settings have

@@ -1,7 +1,9 @@
 //===- Workbench.cpp - Command line, screenshots and benchmark -----------===//
 #include "Workbench.h"
 #include "MainWindow.h"
+#include "ProjectController.h"
 
+#include "CompareView.h"
 #include "DiagnosticsView.h"
 #include "GraphView.h"
 #include "InspectorView.h"
@@ -262,6 +264,51 @@ QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStrin
   return written;
 }
 
+QStringList saveCompareScreenshots(MainWindow &window, const QString &dir, const QString &other) {
+  QStringList written;
+  QDir().mkpath(dir);
+  // The open model's own build is compared: wait for its code.
+  QElapsedTimer waited;
+  waited.start();
+  while ((!window.document() || window.document()->artifact.empty()) && waited.elapsed() < 300000)
+    QApplication::processEvents(QEventLoop::WaitForMoreEvents, 100);
+  ProjectController *ctl = window.projectController();
+  QEventLoop loop;
+  bool ok = false;
+  QObject::connect(ctl, &ProjectController::outputsCompared, &loop, [&](bool result) {
+    ok = result;
+    loop.quit();
+  });
+  QTimer::singleShot(600000, &loop, &QEventLoop::quit);
+  ctl->compareOutputsWith(other);
+  if (ctl->isComparingOutputs())
+    loop.exec();
+  if (!ok) {
+    std::fprintf(stderr, "kiln-workbench: comparing with %s failed: %s\n", qPrintable(other),
+                 qPrintable(window.diagnostics()->lastMessage()));
+    return written;
+  }
+  QDockWidget *dock = window.dockOf(ctl->compareView());
+  if (dock) {
+    dock->show();
+    dock->raise();
+  }
+  for (QSize size : {QSize(1024, 700), QSize(1600, 1000)}) {
+    window.resize(size);
+    QApplication::processEvents();
+    // Room for the table: the bottom docks at a third of the window.
+    if (dock)
+      window.resizeDocks({dock}, {size.height() / 3}, Qt::Vertical);
+    QApplication::processEvents();
+    bool usual = size == QSize(1600, 1000);
+    save(&window,
+         dir + (usual ? QStringLiteral("/compare-quantization.png")
+                      : QStringLiteral("/compare-quantization-1024x700.png")),
+         written);
+  }
+  return written;
+}
+
 static int benchmark(MainWindow &window, const QStringList &files, int runs) {
   // Open -> the plan drawn in every view (code generation still running),
   // -> the default build's code shown, -> the stripped build done.
@@ -358,8 +405,16 @@ int runWorkbench(int argc, char **argv) {
                            QStringLiteral("Open each FILE N times, print median times from open to the plan drawn, to "
                                           "the code generated and to the stripped build done."),
                            QStringLiteral("n"));
+  QCommandLineOption compareWith(
+      QStringLiteral("compare-with"),
+      QStringLiteral(
+          "With --screenshots: compare FILE's outputs with the model's on the same inputs "
+          "(Compare) "
+          "and write compare-quantization.png and compare-quantization-1024x700.png instead."),
+      QStringLiteral("file"));
   parser.addOption(fixShape);
   parser.addOption(screenshots);
+  parser.addOption(compareWith);
   parser.addOption(bench);
   parser.process(app);
   // Batch modes neither read nor write the user's layout and recent files.
@@ -395,9 +450,13 @@ int runWorkbench(int argc, char **argv) {
       std::fprintf(stderr, "kiln-workbench: %s\n", qPrintable(window.diagnostics()->lastMessage()));
       return 1;
     }
-    for (const QString &f : saveScreenshots(window, parser.value(screenshots), files.mid(1)))
+    const QStringList shots =
+        parser.isSet(compareWith)
+            ? saveCompareScreenshots(window, parser.value(screenshots), parser.value(compareWith))
+            : saveScreenshots(window, parser.value(screenshots), files.mid(1));
+    for (const QString &f : shots)
       std::printf("wrote %s\n", qPrintable(f));
-    return 0;
+    return shots.isEmpty() ? 1 : 0;
   }
   window.show();
   if (!files.isEmpty())

@@ -36,6 +36,13 @@ int drawAllViews(MainWindow &window);
 /// stderr.
 QStringList saveScreenshots(MainWindow &window, const QString &dir, const QStringList &failing = {});
 
+/// Compares the open model's outputs with the model or artifact `other`
+/// (ProjectController::compareOutputsWith) and writes the window with the
+/// Compare dock raised at 1024x700 and 1600x1000: compare-quantization-
+/// 1024x700.png and compare-quantization.png in `dir`. Returns the files
+/// written (none when the comparison fails; the error goes to stderr).
+QStringList saveCompareScreenshots(MainWindow &window, const QString &dir, const QString &other);
+
 /// Runs the application: parses arguments, shows the window, opens files.
 int runWorkbench(int argc, char **argv);
 

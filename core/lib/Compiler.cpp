@@ -458,6 +458,32 @@ static llvm::Error bufferize(PipelineRun &run) {
   return llvm::Error::success();
 }
 
+/// The quantization of each integer input and output the plan records
+/// (CompilationPlan::quantization, by tensor name) into the artifact's
+/// signature and the result's: what TFLite's get_input_details() reports.
+/// ONNX models record none (their importer keeps no I/O quantization).
+static void attachIOQuantization(PipelineRun &run) {
+  auto attach = [&](std::vector<TensorSpec> &specs, std::vector<IOInfo> *infos) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      TensorSpec &t = specs[i];
+      if (t.type != ElementKind::I8 && t.type != ElementKind::U8 && t.type != ElementKind::I32)
+        continue;
+      const TensorQuantization *q = findQuantization(run.plan, t.name);
+      // A summarized record (weights only) cannot describe a tensor.
+      if (!q || q->channels > 0 || q->scales.empty())
+        continue;
+      t.quantization.scales = q->scales;
+      t.quantization.zeroPoints.assign(q->zeroPoints.begin(), q->zeroPoints.end());
+      // One pair is per tensor whatever the file's quantized_dimension.
+      t.quantization.dimension = q->scales.size() == 1 ? -1 : static_cast<int32_t>(q->dimension);
+      if (infos && i < infos->size())
+        (*infos)[i].quantization = t.quantization;
+    }
+  };
+  attach(run.spec.inputs, run.result ? &run.result->inputs : nullptr);
+  attach(run.spec.outputs, run.result ? &run.result->outputs : nullptr);
+}
+
 /// Waves, barriers and the memory plan of the bufferized @main, each
 /// dispatch's kernel strategy, identical kernels merged; the plan checked
 /// (a violated invariant is a Kiln bug, and a loud one beats a wrong
@@ -475,6 +501,7 @@ static llvm::Error schedule(PipelineRun &run) {
     return built.takeError();
   CompilationPlan &plan = run.plan = std::move(*built);
   plan.source = c.source;
+  attachIOQuantization(run);
   // Each dispatch's kernel strategy, as kiln-register-tile-contractions
   // will lower it for this target.
   for (auto fn : c.module->getOps<func::FuncOp>())

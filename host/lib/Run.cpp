@@ -210,6 +210,11 @@ IOInfo infoOf(const kiln_tensor_info_t &t) {
   info.dtype = dtypeOf(t.element_type);
   info.shape.assign(t.shape, t.shape + t.rank);
   info.byteSize = t.byte_size;
+  if (t.quantized) {
+    info.quantization.scales.assign(t.scales, t.scales + t.quantization_count);
+    info.quantization.zeroPoints.assign(t.zero_points, t.zero_points + t.quantization_count);
+    info.quantization.dimension = t.quantized_dimension;
+  }
   return info;
 }
 

@@ -59,6 +59,7 @@ __all__ = [
     "Error",
     "Module",
     "TensorInfo",
+    "compare",
     "compile",
     "diff",
     "export",
@@ -143,10 +144,35 @@ def _format_doc(doc: str) -> str:
     return doc.replace("{recipe}", _RECIPE_DOC)
 
 
-TensorInfo = collections.namedtuple("TensorInfo", ["name", "shape", "dtype"])
-TensorInfo.__doc__ = """One model input or output: name (str), shape (tuple of int, elements per
-dimension, row-major) and dtype (numpy.dtype: float32, float16, int32, int64,
-int8, uint8 or bool)."""
+class TensorInfo(collections.namedtuple("TensorInfo", ["name", "shape", "dtype"])):
+    """One model input or output: name (str), shape (tuple of int, elements per
+    dimension, row-major) and dtype (numpy.dtype: float32, float16, int32, int64,
+    int8, uint8 or bool); a 3-tuple.
+
+    Its quantization (artifacts of format 1.2; real = scale * (q - zero_point)),
+    as TensorFlow Lite's Interpreter.get_input_details() gives it:
+      quantization: (scale: float, zero_point: int), (0.0, 0) for a float
+          tensor and for a per-channel one;
+      quantization_parameters: {"scales": numpy float32 array,
+          "zero_points": numpy int32 array, "quantized_dimension": int}, the
+          arrays empty for a float tensor, one entry per tensor or one per
+          index of dimension quantized_dimension (0 unless per channel).
+    """
+
+    def __new__(cls, name: str, shape: Tuple[int, ...], dtype: Any, scales: Sequence[float] = (),
+                zero_points: Sequence[int] = (), quantized_dimension: int = -1) -> "TensorInfo":
+        self = super().__new__(cls, name, shape, dtype)
+        scales_array = np.array(scales, dtype=np.float32)
+        zero_points_array = np.array(zero_points, dtype=np.int32)
+        per_tensor = quantized_dimension < 0 and len(scales_array) == 1
+        self.quantization = ((float(scales_array[0]), int(zero_points_array[0])) if per_tensor
+                             else (0.0, 0))
+        self.quantization_parameters = {
+            "scales": scales_array,
+            "zero_points": zero_points_array,
+            "quantized_dimension": max(quantized_dimension, 0),
+        }
+        return self
 
 
 def _fail(message: str) -> "Error":
@@ -644,6 +670,47 @@ def validate(model_or_artifact: Union[PathLike, bytes, Artifact], reference_dir:
 
 
 validate.__doc__ = _format_doc(validate.__doc__ or "")
+
+
+def compare(a: Union[PathLike, bytes, Artifact], b: Union[PathLike, bytes, Artifact], *,
+            samples: int = 8, seed: int = 1, inputs: Optional[PathLike] = None,
+            device: str = "local-sync", threads: Optional[int] = None) -> dict:
+    """What quantization costs: runs two models on the same inputs and
+    compares every output, as ``kiln validate A --compare-with=B --json``.
+
+    a, b: .kiln paths, bytes or Artifacts, or model paths (compiled for this
+        host with the default settings): a float model and its int8 twin, two
+        exports. Their inputs and outputs must have the same shapes.
+    samples, seed: random inputs in real units (uniform over a quantized
+        input's range, else [-1, 1)), quantized for each model that takes
+        integers; or inputs: a folder of input_K.npy (float32 real values or
+        the input's own integers; N x the shape for N samples).
+    device, threads: as kiln.load.
+
+    Returns {"samples", "inputs": where they came from, "outputs": [{name,
+    elements, max_abs_error, rmse, cosine, top1_agreement (None unless a
+    classifier output, [N] or [1, N]), dequantized_a, dequantized_b}]},
+    integer outputs dequantized (real = scale * (q - zero_point)).
+
+    Raises kiln.Error with the CLI's message (signatures that differ, a
+    missing input file, a model that does not compile); ValueError for a
+    bad samples, seed, device or threads.
+    """
+    samples = _count(samples, "samples=", 1, _MAX_RUNS)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"seed={seed!r} must be an integer in [0, 2**64)")
+    device = _device(device)
+    threads = _threads(device, threads)
+    built = []
+    for model in (a, b):
+        data, name = _artifact_or_model(model)
+        if data is None:
+            data = compile(model).bytes  # type: ignore[arg-type]
+            name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "model"
+        built.append((data, name))
+    text = _kiln.compare(built[0][0], built[1][0], built[0][1], built[1][1], samples, seed,
+                         os.fspath(inputs) if inputs is not None else "", device, threads)
+    return json.loads(text)
 
 
 def export(model: Union[PathLike, bytes, None] = None, *, target: Optional[str] = None,

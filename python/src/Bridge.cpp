@@ -8,6 +8,7 @@
 
 #include "kiln/Artifact.h"
 #include "kiln/AtomicWrite.h"
+#include "kiln/Compare.h"
 #include "kiln/Compiler.h"
 #include "kiln/Export.h"
 #include "kiln/ModelInputs.h"
@@ -190,6 +191,20 @@ std::string validateJson(std::string_view artifact, const std::string &what,
   if (!report)
     throw Failure(what + ": " + llvm::toString(report.takeError()));
   return jsonText(validationReportToJson(*report));
+}
+
+std::string compareJson(std::string_view a, std::string_view b, const std::string &nameA,
+                        const std::string &nameB, int64_t samples, uint64_t seed,
+                        const std::string &inputDir, const Device &device) {
+  ModelComparisonOptions options;
+  options.samples = samples;
+  options.seed = seed;
+  options.inputDir = inputDir;
+  options.run = runOptionsOf(device);
+  auto c = compareModels(bytesOf(a), bytesOf(b), nameA, nameB, options);
+  if (!c)
+    throw Failure(llvm::toString(c.takeError()));
+  return jsonText(modelComparisonToJson(*c));
 }
 
 std::string exportBundle(const Source &source, const std::string &outDir,

@@ -109,6 +109,14 @@ std::string validateJson(std::string_view artifact, const std::string &what,
                          const std::string &dir, int64_t samples, double atol, double rtol,
                          int64_t lsb, const Device &device);
 
+/// `kiln validate A --compare-with=B --json` (kiln::compareModels): two
+/// artifacts on the same inputs, `samples` random ones seeded with `seed`,
+/// or DIR/input_K.npy when `inputDir` is not empty; errors name `nameA` or
+/// `nameB`.
+std::string compareJson(std::string_view a, std::string_view b, const std::string &nameA,
+                        const std::string &nameB, int64_t samples, uint64_t seed,
+                        const std::string &inputDir, const Device &device);
+
 /// `kiln export MODEL --target=... [-o DIR]` / `kiln export --project=FILE`:
 /// writes the bundle and returns {"dir", "files": [names], "command",
 /// "warnings": [...], "budgets": [{memory, bytes, budget_bytes, exceeded,

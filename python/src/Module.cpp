@@ -97,6 +97,10 @@ struct Tensor {
   char kind = 0;
   int itemSize = 0;
   py::tuple shapeTuple;
+  /// kiln_tensor_info_t's quantization: empty for a float tensor.
+  std::vector<float> scales;
+  std::vector<int32_t> zeroPoints;
+  int32_t quantizedDimension = -1;
 };
 
 Tensor tensorOf(const kiln_tensor_info_t &info) {
@@ -122,6 +126,11 @@ Tensor tensorOf(const kiln_tensor_info_t &info) {
   for (size_t i = 0; i < t.shape.size(); ++i)
     shape[i] = py::int_(t.shape[i]);
   t.shapeTuple = shape;
+  if (info.quantized) {
+    t.scales.assign(info.scales, info.scales + info.quantization_count);
+    t.zeroPoints.assign(info.zero_points, info.zero_points + info.quantization_count);
+    t.quantizedDimension = info.quantized_dimension;
+  }
   return t;
 }
 
@@ -297,11 +306,14 @@ public:
     return result;
   }
 
-  /// [(name, shape, dtype)] of the inputs or outputs.
+  /// [(name, shape, dtype, scales, zero_points, quantized_dimension)] of
+  /// the inputs or outputs (kiln.TensorInfo's fields; scales and zero points
+  /// lists, empty for a float tensor, quantized_dimension -1 per tensor).
   static py::list infoOf(const std::vector<Tensor> &tensors) {
     py::list out;
     for (const Tensor &t : tensors)
-      out.append(py::make_tuple(t.name, t.shapeTuple, t.dtype));
+      out.append(py::make_tuple(t.name, t.shapeTuple, t.dtype, py::cast(t.scales),
+                                py::cast(t.zeroPoints), t.quantizedDimension));
     return out;
   }
 
@@ -439,6 +451,18 @@ void defineRunFunctions(py::module_ &m) {
       },
       py::arg("artifact"), py::arg("what"), py::arg("dir"), py::arg("samples"), py::arg("atol"),
       py::arg("rtol"), py::arg("lsb"), py::arg("device"), py::arg("threads"));
+  m.def(
+      "compare",
+      [](const py::bytes &a, const py::bytes &b, const std::string &nameA, const std::string &nameB,
+         int64_t samples, uint64_t seed, const std::string &inputDir, const std::string &device,
+         int64_t threads) {
+        Device d = deviceOf(device, threads);
+        std::string_view va = viewOf(a), vb = viewOf(b);
+        py::gil_scoped_release release;
+        return compareJson(va, vb, nameA, nameB, samples, seed, inputDir, d);
+      },
+      py::arg("a"), py::arg("b"), py::arg("name_a"), py::arg("name_b"), py::arg("samples"),
+      py::arg("seed"), py::arg("input_dir"), py::arg("device"), py::arg("threads"));
   m.def(
       "benchmark",
       [](const py::bytes &artifact, unsigned runs, const std::string &device, int64_t threads) {

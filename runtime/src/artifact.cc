@@ -96,6 +96,63 @@ static kiln_status_t checkTensor(const fb::TensorDesc *t, const char *what, uint
   }
 }
 
+/// The quantization of input/output `index` (`what`, already a valid
+/// tensor): absent, or on an i8/u8/i32 tensor with as many zero points as
+/// scales, one pair per tensor (dimension -1) or shape[dimension] pairs,
+/// every scale finite and positive, every zero point in the element type's
+/// range. Data loss naming the tensor otherwise.
+static kiln_status_t checkQuantization(const fb::TensorDesc *t, const char *what, uint32_t index) {
+  const fb::Quantization *q = t->quantization();
+  if (!q)
+    return kiln_status_ok();
+  const char *name = t->name() ? t->name()->c_str() : "";
+  auto type = static_cast<unsigned>(t->element_type());
+  int64_t lo = INT32_MIN, hi = INT32_MAX;
+  if (type == KILN_I8)
+    lo = -128, hi = 127;
+  else if (type == KILN_U8)
+    lo = 0, hi = 255;
+  else if (type != KILN_I32)
+    return makeStatus(KILN_DATA_LOSS,
+                      "artifact's %s %u '%.40s' is %s but has a quantization; only i8, u8 and "
+                      "i32 tensors are quantized",
+                      what, index, name,
+                      kiln_element_type_name(static_cast<kiln_element_type_t>(type)));
+  uint32_t scales = q->scales() ? q->scales()->size() : 0;
+  uint32_t zeroPoints = q->zero_points() ? q->zero_points()->size() : 0;
+  int32_t dim = q->quantized_dimension();
+  uint32_t rank = t->shape() ? t->shape()->size() : 0;
+  if (dim < -1 || dim >= static_cast<int64_t>(rank))
+    return makeStatus(KILN_DATA_LOSS,
+                      "artifact's %s %u '%.40s' is quantized along dimension %d of a rank-%u "
+                      "tensor",
+                      what, index, name, dim, rank);
+  int64_t want = dim < 0 ? 1 : t->shape()->Get(static_cast<flatbuffers::uoffset_t>(dim));
+  if (scales != want || zeroPoints != want)
+    return makeStatus(KILN_DATA_LOSS,
+                      "artifact's %s %u '%.40s' has %u scales and %u zero points; its "
+                      "quantization (dimension %d) needs %lld of each",
+                      what, index, name, scales, zeroPoints, dim, static_cast<long long>(want));
+  for (uint32_t c = 0; c < scales; ++c) {
+    float scale = q->scales()->Get(c);
+    // Written so that NaN fails too.
+    if (!(scale > 0.0f && scale <= 3.4028234663852886e38f))
+      return makeStatus(KILN_DATA_LOSS,
+                        "artifact's %s %u '%.40s' has scale %g at channel %u; scales are finite "
+                        "and positive",
+                        what, index, name, static_cast<double>(scale), c);
+    int64_t zp = q->zero_points()->Get(c);
+    if (zp < lo || zp > hi)
+      return makeStatus(KILN_DATA_LOSS,
+                        "artifact's %s %u '%.40s' has zero point %lld at channel %u, outside "
+                        "%s's range %lld..%lld",
+                        what, index, name, static_cast<long long>(zp), c,
+                        kiln_element_type_name(static_cast<kiln_element_type_t>(type)),
+                        static_cast<long long>(lo), static_cast<long long>(hi));
+  }
+  return kiln_status_ok();
+}
+
 } // namespace kiln::runtime
 
 namespace {
@@ -160,12 +217,24 @@ kiln_status_t checkAlignment(const fb::Artifact *a, const uint8_t *bytes) {
           return false;
     return true;
   };
+  // Quantization parameters are read in place through the 4-byte pointers
+  // of kiln_tensor_info_t.
+  auto quantizationAligned = [&](const auto *list) {
+    if (list)
+      for (const fb::TensorDesc *t : *list)
+        if (t && t->quantization() &&
+            (!elementsAligned(t->quantization()->scales(), bytes, 4) ||
+             !elementsAligned(t->quantization()->zero_points(), bytes, 4)))
+          return false;
+    return true;
+  };
   const fb::IOTable *io = a->io();
-  if ((io && (!shapesAligned(io->inputs()) || !shapesAligned(io->outputs()))) ||
+  if ((io && (!shapesAligned(io->inputs()) || !shapesAligned(io->outputs()) ||
+              !quantizationAligned(io->inputs()) || !quantizationAligned(io->outputs()))) ||
       !shapesAligned(a->constants()) ||
       (a->memory_plan() && !elementsAligned(a->memory_plan()->allocations(), bytes, 8)))
-    return makeStatus(KILN_DATA_LOSS, "artifact is corrupted: a shape or the memory plan is not "
-                                      "8-byte aligned in the file");
+    return makeStatus(KILN_DATA_LOSS, "artifact is corrupted: a shape, a quantization or the "
+                                      "memory plan is not aligned in the file");
   return kiln_status_ok();
 }
 
@@ -197,11 +266,15 @@ kiln_status_t checkSignature(const fb::IOTable *io) {
     return makeStatus(KILN_DATA_LOSS, "artifact has no I/O description table");
   for (flatbuffers::uoffset_t i = 0; i < io->inputs()->size(); ++i) {
     kiln_status_t s = kiln::runtime::checkTensor(io->inputs()->Get(i), "input", i);
+    if (s.code == KILN_OK)
+      s = kiln::runtime::checkQuantization(io->inputs()->Get(i), "input", i);
     if (s.code != KILN_OK)
       return s;
   }
   for (flatbuffers::uoffset_t i = 0; i < io->outputs()->size(); ++i) {
     kiln_status_t s = kiln::runtime::checkTensor(io->outputs()->Get(i), "output", i);
+    if (s.code == KILN_OK)
+      s = kiln::runtime::checkQuantization(io->outputs()->Get(i), "output", i);
     if (s.code != KILN_OK)
       return s;
   }

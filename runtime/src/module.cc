@@ -154,7 +154,7 @@ const char *kiln_runtime_version(void) {
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "0.0.0"
 #endif
-  return KILN_VERSION_STRING " (format 1.1)";
+  return KILN_VERSION_STRING " (format 1.2)";
 }
 
 } // extern "C"
@@ -242,6 +242,19 @@ static kiln_status_t fillInfo(const fb::TensorDesc *desc, kiln_tensor_info_t *ou
   for (size_t i = 0; i < out->rank; ++i)
     out->shape[i] = desc->shape()->Get(static_cast<flatbuffers::uoffset_t>(i));
   tensorByteSize(desc, &out->byte_size);
+  // The gate checked the counts, the dimension and every value.
+  out->quantized_dimension = -1;
+  if (const fb::Quantization *q = desc->quantization()) {
+    out->quantized = 1;
+    out->quantized_dimension = q->quantized_dimension();
+    out->quantization_count = q->scales()->size();
+    out->scales = q->scales()->data();
+    out->zero_points = q->zero_points()->data();
+    if (out->quantized_dimension < 0) {
+      out->scale = out->scales[0];
+      out->zero_point = out->zero_points[0];
+    }
+  }
   return kiln_status_ok();
 }
 

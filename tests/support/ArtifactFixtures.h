@@ -18,6 +18,7 @@
 #include "kiln/runtime.h"
 #include "kiln_artifact_generated.h"
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -67,6 +68,14 @@ struct HandArtifact {
   /// The size table (name, bytes); none when empty.
   std::vector<std::pair<std::string, uint64_t>> sections;
   std::string triple = "x86_64-unknown-linux-gnu";
+  /// Element type of input "x"; keep inputShape's bytes at 16 for the
+  /// default bindings (i8 / u8: 16 elements).
+  kiln::artifact::ElementType inputType = kiln::artifact::ElementType::f32;
+  /// Input "x"'s quantization (TensorDesc.quantization) when `quantized`.
+  bool quantized = false;
+  std::vector<float> scales;
+  std::vector<int32_t> zeroPoints;
+  int32_t quantizedDimension = -1;
 };
 
 /// Serializes `a` and appends the checksum trailer.
@@ -97,8 +106,12 @@ inline std::vector<uint8_t> buildArtifact(const HandArtifact &a) {
                                                &c.workgroups, &bindings));
   }
   auto plan = fb::CreateMemoryPlanDirect(fbb, a.arenaBytes, 0, &a.allocations);
+  flatbuffers::Offset<fb::Quantization> quantization;
+  if (a.quantized)
+    quantization =
+        fb::CreateQuantizationDirect(fbb, &a.scales, &a.zeroPoints, a.quantizedDimension);
   std::vector<flatbuffers::Offset<fb::TensorDesc>> ins = {
-      fb::CreateTensorDescDirect(fbb, "x", fb::ElementType::f32, &a.inputShape)};
+      fb::CreateTensorDescDirect(fbb, "x", a.inputType, &a.inputShape, quantization)};
   std::vector<flatbuffers::Offset<fb::TensorDesc>> outs = {
       fb::CreateTensorDescDirect(fbb, "y", fb::ElementType::f32, &a.outputShape)};
   auto io = fb::CreateIOTableDirect(fbb, &ins, &outs);
@@ -243,6 +256,53 @@ inline std::vector<GateCase> gateCases() {
   add("too_many_sections", KILN_DATA_LOSS, "lists 17 sections, at most 16", [](HandArtifact &a) {
     a.sections.assign(17, {"io", 1});
   });
+  // Quantization (format 1.2): on an i8[16] input unless the case says.
+  auto quantized = [](HandArtifact &a, std::vector<float> scales, std::vector<int32_t> zeroPoints,
+                      int32_t dimension = -1) {
+    a.inputType = fb::ElementType::i8;
+    a.inputShape = {16};
+    a.quantized = true;
+    a.scales = std::move(scales);
+    a.zeroPoints = std::move(zeroPoints);
+    a.quantizedDimension = dimension;
+  };
+  add("quantization_negative_scale", KILN_DATA_LOSS,
+      "input 0 'x' has scale -0.5 at channel 0; scales are finite and positive",
+      [&](HandArtifact &a) { quantized(a, {-0.5f}, {0}); });
+  add("quantization_nan_scale", KILN_DATA_LOSS, "input 0 'x' has scale nan at channel 0",
+      [&](HandArtifact &a) { quantized(a, {std::nanf("")}, {0}); });
+  add("quantization_zero_point_out_of_range", KILN_DATA_LOSS,
+      "input 0 'x' has zero point 128 at channel 0, outside i8's range -128..127",
+      [&](HandArtifact &a) { quantized(a, {0.5f}, {128}); });
+  add("quantization_u8_zero_point_negative", KILN_DATA_LOSS,
+      "input 0 'x' has zero point -1 at channel 0, outside u8's range 0..255",
+      [&](HandArtifact &a) {
+        quantized(a, {0.5f}, {-1});
+        a.inputType = fb::ElementType::u8;
+      });
+  add("quantization_wrong_count", KILN_DATA_LOSS,
+      "input 0 'x' has 3 scales and 3 zero points; its quantization (dimension 1) needs 8 of "
+      "each",
+      [&](HandArtifact &a) {
+        quantized(a, {0.5f, 0.5f, 0.5f}, {0, 0, 0}, 1);
+        a.inputShape = {2, 8};
+      });
+  add("quantization_counts_differ", KILN_DATA_LOSS,
+      "input 0 'x' has 1 scales and 2 zero points; its quantization (dimension -1) needs 1 of "
+      "each",
+      [&](HandArtifact &a) {
+        quantized(a, {0.5f}, {0, 0});
+      });
+  add("quantization_dimension_past_rank", KILN_DATA_LOSS,
+      "input 0 'x' is quantized along dimension 1 of a rank-1 tensor",
+      [&](HandArtifact &a) { quantized(a, {0.5f}, {0}, 1); });
+  add("quantization_of_a_float_tensor", KILN_DATA_LOSS,
+      "input 0 'x' is f32 but has a quantization; only i8, u8 and i32 tensors are quantized",
+      [&](HandArtifact &a) {
+        quantized(a, {0.5f}, {0});
+        a.inputType = fb::ElementType::f32;
+        a.inputShape = {4};
+      });
   return cases;
 }
 

@@ -58,6 +58,8 @@ std::vector<BadArtifact> badArtifacts() {
        "its byte size overflows 64 bits"},
       {"arena_too_large.kiln", gateCase("arena_above_address_space"),
        "asks for a 9223372036854775808-byte arena"},
+      {"quantization_negative_scale.kiln", gateCase("quantization_negative_scale"),
+       "input 0 'x' has scale -0.5 at channel 0; scales are finite and positive"},
       {"not_an_artifact.kiln", std::vector<uint8_t>(text.begin(), text.end()),
        "not a Kiln artifact"},
       {"empty.kiln", {}, "not a Kiln artifact: 0 bytes"},

@@ -612,3 +612,25 @@ TEST(CpuFeatures, MissingFeatureIsRefusedBeforeAnyCodeRuns) {
 #endif
 
 } // namespace
+
+TEST(ArtifactGate, QuantizationThatPassesAndOldArtifacts) {
+  // Per channel along dimension 1 of i8[2, 8]: 8 scales and zero points in
+  // range pass; so does an artifact of format 1.1 (no quantization field).
+  kiln::test::HandArtifact perChannel;
+  perChannel.inputType = kiln::artifact::ElementType::i8;
+  perChannel.inputShape = {2, 8};
+  perChannel.quantized = true;
+  perChannel.scales = {0.5f, 0.25f, 1, 2, 3, 4, 5, 6};
+  perChannel.zeroPoints = {-128, 127, 0, 1, 2, 3, 4, 5};
+  perChannel.quantizedDimension = 1;
+  std::vector<uint8_t> bytes = kiln::test::buildArtifact(perChannel);
+  kiln_status_t s = kiln_artifact_verify(bytes.data(), bytes.size(), nullptr);
+  EXPECT_EQ(s.code, KILN_OK) << s.message;
+  kiln::test::HandArtifact old;
+  old.formatMinor = 1;
+  bytes = kiln::test::buildArtifact(old);
+  kiln_artifact_info_t info;
+  s = kiln_artifact_verify(bytes.data(), bytes.size(), &info);
+  EXPECT_EQ(s.code, KILN_OK) << s.message;
+  EXPECT_EQ(info.format_minor, 1u);
+}

@@ -193,7 +193,9 @@ struct ArtifactDescription {
 std::string formatSignature(const std::vector<IOInfo> &inputs, const std::vector<IOInfo> &outputs,
                             const std::vector<FixedInput> &fixed = {});
 
-/// The tensors as JSON: [{name, element_type, shape, bytes, alignment}].
+/// The tensors as JSON: [{name, element_type, shape, bytes, alignment}],
+/// a quantized one with "quantization": {"scales": [...], "zero_points":
+/// [...], "quantized_dimension": -1 or the channel dimension}.
 llvm::json::Array signatureToJson(const std::vector<IOInfo> &tensors);
 
 /// Describes the artifact `bytes` the gate verified (`info` from

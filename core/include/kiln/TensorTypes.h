@@ -21,6 +21,26 @@
 
 namespace kiln {
 
+/// The affine quantization of an integer input or output, as the TensorFlow
+/// Lite schema's QuantizationParameters record it (and the artifact's
+/// TensorDesc.quantization, runtime.h's kiln_tensor_info_t carry it):
+/// real = scales[c] * (q - zeroPoints[c]). Empty for a float tensor.
+struct IOQuantization {
+  /// One (per tensor) or one per index of `dimension`; finite, positive.
+  std::vector<float> scales;
+  /// As many as `scales`, in the element type's range (i8 -128..127, u8
+  /// 0..255).
+  std::vector<int32_t> zeroPoints;
+  /// The channel dimension of a per-channel quantization; -1 per tensor.
+  int32_t dimension = -1;
+
+  bool quantized() const { return !scales.empty(); }
+};
+
+/// "scale 0.00390625 zero point -128" (per tensor, %g), "per-channel: 8
+/// scales, min 0.01 max 0.02, dimension 3", or "none".
+std::string quantizationText(const IOQuantization &q);
+
 /// Description of one model input or output, from the artifact.
 struct IOInfo {
   std::string name;
@@ -28,6 +48,9 @@ struct IOInfo {
   std::vector<int64_t> shape;
   /// Bytes (the runtime's byte_size: elements x element size).
   uint64_t byteSize = 0;
+  /// Its quantization (format 1.2 artifacts; a compiled TFLite model's
+  /// quantized I/O); empty for float tensors and older artifacts.
+  IOQuantization quantization;
 };
 
 /// What the ONNX importer did with one control-flow node (If, Loop, Scan),

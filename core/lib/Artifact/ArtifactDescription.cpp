@@ -46,6 +46,11 @@ signatureOf(const flatbuffers::Vector<flatbuffers::Offset<fb::TensorDesc>> *list
         bytes *= static_cast<uint64_t>(d); // the gate checked the product
       }
     s.byteSize = bytes;
+    if (const fb::Quantization *q = t->quantization()) { // the gate checked it
+      s.quantization.scales.assign(q->scales()->begin(), q->scales()->end());
+      s.quantization.zeroPoints.assign(q->zero_points()->begin(), q->zero_points()->end());
+      s.quantization.dimension = q->quantized_dimension();
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -269,12 +274,23 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
 
 llvm::json::Array signatureToJson(const std::vector<IOInfo> &tensors) {
   llvm::json::Array out;
-  for (const IOInfo &t : tensors)
-    out.push_back(llvm::json::Object{{"name", t.name},
-                                     {"element_type", elementTypeName(t.dtype)},
-                                     {"shape", llvm::json::Array(t.shape)},
-                                     {"bytes", static_cast<int64_t>(t.byteSize)},
-                                     {"alignment", static_cast<int64_t>(npyDtypeSize(t.dtype))}});
+  for (const IOInfo &t : tensors) {
+    llvm::json::Object o{{"name", t.name},
+                         {"element_type", elementTypeName(t.dtype)},
+                         {"shape", llvm::json::Array(t.shape)},
+                         {"bytes", static_cast<int64_t>(t.byteSize)},
+                         {"alignment", static_cast<int64_t>(npyDtypeSize(t.dtype))}};
+    if (t.quantization.quantized()) {
+      llvm::json::Array scales;
+      for (float v : t.quantization.scales)
+        scales.push_back(static_cast<double>(v));
+      o["quantization"] =
+          llvm::json::Object{{"scales", std::move(scales)},
+                             {"zero_points", llvm::json::Array(t.quantization.zeroPoints)},
+                             {"quantized_dimension", t.quantization.dimension}};
+    }
+    out.push_back(std::move(o));
+  }
   return out;
 }
 

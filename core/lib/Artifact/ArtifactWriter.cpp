@@ -42,8 +42,14 @@ createAlignedBytes(flatbuffers::FlatBufferBuilder &fbb,
 
 static flatbuffers::Offset<fb::TensorDesc>
 createTensorDesc(flatbuffers::FlatBufferBuilder &fbb, const TensorSpec &t) {
-  return fb::CreateTensorDescDirect(
-      fbb, t.name.c_str(), static_cast<fb::ElementType>(t.type), &t.shape);
+  // Absent (not an empty table) for a float tensor: readers tell
+  // "not quantized" by its absence.
+  flatbuffers::Offset<fb::Quantization> quantization;
+  if (t.quantization.quantized())
+    quantization = fb::CreateQuantizationDirect(
+        fbb, &t.quantization.scales, &t.quantization.zeroPoints, t.quantization.dimension);
+  return fb::CreateTensorDescDirect(fbb, t.name.c_str(), static_cast<fb::ElementType>(t.type),
+                                    &t.shape, quantization);
 }
 
 std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {

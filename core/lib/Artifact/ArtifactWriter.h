@@ -19,11 +19,14 @@ namespace kiln {
 /// Element types as stored in the artifact (kiln.artifact.ElementType).
 enum class ElementKind : uint8_t { F32 = 0, F16 = 1, I32 = 2, I64 = 3, I8 = 4, U8 = 5, I1 = 6 };
 
-/// A model input or output: name, element type, static shape (elements).
+/// A model input or output: name, element type, static shape (elements),
+/// and for a quantized integer tensor its quantization (from the plan's
+/// CompilationPlan::quantization; empty otherwise).
 struct TensorSpec {
   std::string name;
   ElementKind type = ElementKind::F32;
   std::vector<int64_t> shape;
+  IOQuantization quantization;
 };
 
 /// A constant (weights) with its raw little-endian bytes.
@@ -98,7 +101,7 @@ struct ArtifactSpec {
 
 /// Format version written by this compiler (kiln_artifact.fbs header).
 inline constexpr uint32_t kArtifactFormatMajor = 1;
-inline constexpr uint32_t kArtifactFormatMinor = 1;
+inline constexpr uint32_t kArtifactFormatMinor = 2;
 
 /// Size of the checksum trailer after the flatbuffer, bytes.
 inline constexpr size_t kArtifactTrailerBytes = 8;

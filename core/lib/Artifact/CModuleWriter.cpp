@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <map>
 
 namespace kiln {
@@ -173,9 +174,45 @@ std::string bannerOf(const ArtifactSpec &spec) {
          ". Do not edit. */\n";
 }
 
+/// `v` as a C float literal that reads back as the same float ("%.9g"
+/// gives every float32 exactly).
+static std::string floatLiteral(float v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
+  std::string s = text;
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return s + "f";
+}
+
+/// The quantization macros of tensor `prefix` ("NAME_INPUT0"): none for a
+/// float tensor; per tensor PREFIX_SCALE and PREFIX_ZERO_POINT; per channel
+/// PREFIX_QUANTIZED_DIMENSION, PREFIX_QUANTIZATION_COUNT and the lists
+/// PREFIX_SCALES and PREFIX_ZERO_POINTS as brace initializers (TFLite's
+/// QuantizationParameters; real = scale * (q - zero_point)).
+static void writeQuantizationMacros(llvm::raw_ostream &os, const std::string &prefix,
+                                    const IOQuantization &q) {
+  if (!q.quantized())
+    return;
+  if (q.dimension < 0) {
+    os << "#define " << prefix << "_SCALE " << floatLiteral(q.scales[0]) << "\n"
+       << "#define " << prefix << "_ZERO_POINT (" << q.zeroPoints[0] << ")\n";
+    return;
+  }
+  os << "#define " << prefix << "_QUANTIZED_DIMENSION " << q.dimension << "\n"
+     << "#define " << prefix << "_QUANTIZATION_COUNT " << q.scales.size() << "u\n"
+     << "#define " << prefix << "_SCALES {";
+  for (size_t c = 0; c < q.scales.size(); ++c)
+    os << (c ? ", " : "") << floatLiteral(q.scales[c]);
+  os << "}\n#define " << prefix << "_ZERO_POINTS {";
+  for (size_t c = 0; c < q.zeroPoints.size(); ++c)
+    os << (c ? ", " : "") << q.zeroPoints[c];
+  os << "}\n";
+}
+
 /// NAME.h: the size macros (arena, alignment, constants, I/O counts, each
-/// input's and output's bytes), their constant twins, the constants array
-/// and NAME_run's declaration.
+/// input's and output's bytes and quantization), their constant twins, the
+/// constants array and NAME_run's declaration.
 std::string writeHeader(const CModule &m) {
   const ArtifactSpec &spec = m.spec;
   const std::string &name = m.name, &NAME = m.NAME;
@@ -192,16 +229,23 @@ std::string writeHeader(const CModule &m) {
      << "#define " << NAME << "_CONSTANTS_BYTES " << m.constants.bytes << "u\n"
      << "#define " << NAME << "_NUM_INPUTS " << spec.inputs.size() << "u\n"
      << "#define " << NAME << "_NUM_OUTPUTS " << spec.outputs.size() << "u\n\n";
-  for (size_t i = 0; i < spec.inputs.size(); ++i)
-    os << "/* Input " << i << ": \"" << commentSafe(spec.inputs[i].name) << "\", "
-       << typeName(spec.inputs[i].type) << ", " << shapeText(spec.inputs[i].shape)
-       << ". */\n#define " << NAME << "_INPUT" << i << "_BYTES " << tensorBytes(spec.inputs[i])
-       << "u\n";
-  for (size_t i = 0; i < spec.outputs.size(); ++i)
-    os << "/* Output " << i << ": \"" << commentSafe(spec.outputs[i].name) << "\", "
-       << typeName(spec.outputs[i].type) << ", " << shapeText(spec.outputs[i].shape)
-       << ". */\n#define " << NAME << "_OUTPUT" << i << "_BYTES " << tensorBytes(spec.outputs[i])
-       << "u\n";
+  bool quantized = false;
+  auto tensorMacros = [&](const char *kind, const char *KIND, const std::vector<TensorSpec> &list) {
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string prefix = NAME + "_" + KIND + std::to_string(i);
+      os << "/* " << kind << " " << i << ": \"" << commentSafe(list[i].name) << "\", "
+         << typeName(list[i].type) << ", " << shapeText(list[i].shape) << ". */\n#define " << prefix
+         << "_BYTES " << tensorBytes(list[i]) << "u\n";
+      writeQuantizationMacros(os, prefix, list[i].quantization);
+      quantized = quantized || list[i].quantization.quantized();
+    }
+  };
+  tensorMacros("Input", "INPUT", spec.inputs);
+  tensorMacros("Output", "OUTPUT", spec.outputs);
+  if (quantized)
+    os << "/* Quantized tensors (_SCALE, _ZERO_POINT; per channel _SCALES,\n"
+       << " * _ZERO_POINTS along _QUANTIZED_DIMENSION), as TFLite's input\n"
+       << " * details give them: real = scale * (q - zero_point). */\n";
   os << "\n/* The macros above as constants, for code generic over modules. */\n"
      << "extern const size_t " << name << "_arena_bytes;\n"
      << "extern const size_t " << name << "_num_inputs;\n"

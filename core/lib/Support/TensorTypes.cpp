@@ -1,6 +1,8 @@
 //===- TensorTypes.cpp - Element types and I/O signatures -----------------===//
 #include "kiln/TensorTypes.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <utility>
 
 namespace kiln {
@@ -47,6 +49,21 @@ std::string tensorTypeText(const std::vector<int64_t> &shape, const std::string 
   for (int64_t d : shape)
     s += std::to_string(d) + "x";
   return s + elementTypeName(dtype);
+}
+
+std::string quantizationText(const IOQuantization &q) {
+  if (!q.quantized())
+    return "none";
+  char text[160];
+  if (q.dimension < 0) {
+    std::snprintf(text, sizeof(text), "scale %g zero point %d", q.scales.front(),
+                  q.zeroPoints.empty() ? 0 : q.zeroPoints.front());
+    return text;
+  }
+  auto [lo, hi] = std::minmax_element(q.scales.begin(), q.scales.end());
+  std::snprintf(text, sizeof(text), "per-channel: %zu scales, min %g max %g, dimension %d",
+                q.scales.size(), *lo, *hi, q.dimension);
+  return text;
 }
 
 } // namespace kiln

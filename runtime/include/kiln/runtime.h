@@ -52,7 +52,7 @@ extern "C" {
 
 /* Artifact format version this runtime reads (major must match exactly). */
 #define KILN_FORMAT_MAJOR 1
-#define KILN_FORMAT_MINOR 1
+#define KILN_FORMAT_MINOR 2
 
 /* Every status a runtime call returns has one of these codes
  * (kiln_status_code_name spells them). */
@@ -89,14 +89,39 @@ typedef enum kiln_element_type_e {
 
 #define KILN_MAX_RANK 8
 
-/* Description of one model input or output. `name` points into the
- * artifact buffer and lives as long as the module. */
+/* Description of one model input or output. `name`, `scales` and
+ * `zero_points` point into the artifact buffer and live as long as the
+ * module.
+ *
+ * Quantization (format 1.2; absent in older artifacts): the affine
+ * quantization of an integer tensor as the TensorFlow Lite schema's
+ * QuantizationParameters record it and TFLite's interpreter reports it in
+ * get_input_details(): real = scale * (q - zero_point), q the stored
+ * integer.
+ *  - not quantized (a float tensor, or an integer one without parameters):
+ *    quantized 0, scale 0.0f, zero_point 0, quantized_dimension -1,
+ *    quantization_count 0, scales and zero_points NULL;
+ *  - per tensor: quantized 1, `scale` and `zero_point` the parameters,
+ *    quantized_dimension -1, quantization_count 1 (scales[0] == scale);
+ *  - per channel (one pair per index of dimension quantized_dimension):
+ *    quantized 1, quantization_count = shape[quantized_dimension], the
+ *    pairs in scales[c], zero_points[c]; scale 0.0f and zero_point 0, as
+ *    TFLite's "quantization" tuple is (0.0, 0) for a per-channel tensor.
+ * kiln_artifact_verify guarantees every scale finite and positive and
+ * every zero point in the element type's range (i8 -128..127, u8 0..255). */
 typedef struct kiln_tensor_info_t {
   const char *name;
   kiln_element_type_t element_type;
   size_t rank;
   int64_t shape[KILN_MAX_RANK];
   size_t byte_size; /* product of shape x element size, in bytes */
+  int quantized;
+  float scale;
+  int32_t zero_point;
+  int32_t quantized_dimension;
+  size_t quantization_count;
+  const float *scales;
+  const int32_t *zero_points;
 } kiln_tensor_info_t;
 
 typedef struct kiln_module_t kiln_module_t;
@@ -115,7 +140,7 @@ size_t kiln_element_type_size(kiln_element_type_t type);
 /* Short name of `type`: "f32", "f16", "i32", ... */
 const char *kiln_element_type_name(kiln_element_type_t type);
 
-/* Version string of this runtime, e.g. "0.1.0 (format 1.1)": the Kiln
+/* Version string of this runtime, e.g. "0.1.0 (format 1.2)": the Kiln
  * release, then the artifact format version it reads (KILN_FORMAT_MAJOR,
  * KILN_FORMAT_MINOR). An artifact's own format version, producer and target
  * come from kiln_module_artifact_info (or kiln_artifact_verify). */
@@ -178,7 +203,11 @@ int kiln_artifact_recognize(const void *data, size_t size);
  * the "KILN" identifier, the checksum trailer, the format version, the
  * flatbuffer structure, then every size and index the runtime will use:
  * tensor byte sizes (element size x dimensions, overflow-checked, at most
- * PTRDIFF_MAX), the arena and memory plan, every command's kind, executable
+ * PTRDIFF_MAX), each input's and output's quantization (only on an i8, u8
+ * or i32 tensor; as many zero points as scales; one pair per tensor, or
+ * shape[quantized_dimension] pairs for 0 <= quantized_dimension < rank;
+ * scales finite and positive; zero points in the element type's range;
+ * the message names the tensor), the arena and memory plan, every command's kind, executable
  * and entry point, workgroup counts (each >= 1; a dispatch's and a wave's
  * total fit 32 bits), and every binding's [offset, +length) inside its
  * buffer (input, output, constant data or arena), constant data inside the
