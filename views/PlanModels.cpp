@@ -1,8 +1,8 @@
 //===- PlanModels.cpp - Item models over the plan's plain structs --------===//
 #include "PlanModels.h"
 
-#include "kiln/Targets.h"
 #include "kiln/Profile.h"
+#include "kiln/Targets.h"
 
 #include <QFont>
 #include <QLocale>

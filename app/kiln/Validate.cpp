@@ -100,6 +100,7 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
   printMetricsHeader();
   printMetrics(report.sampleNames[0], report.overall);
   return printVerdict(report, "output on " + result->device);
+}
 
 /// The recipe of the command line as compile options, read once before
 /// anything compiles (compiling resets llvm::cl options; see runRun).

@@ -311,7 +311,8 @@ void MainWindow::createStatusBar() {
 
 void MainWindow::connectViews() {
   // Every view of the document follows (and sets) the one selection.
-  documentViews_ = {graph_->view(), timeline_, profile_, memory_, sizes_, inspector_, source_->view()};
+  documentViews_ = {graph_->view(), timeline_,  profile_,       memory_,
+                    sizes_,         inspector_, source_->view()};
   for (DocumentView *v : documentViews_)
     v->setSelectionModel(selection_);
 

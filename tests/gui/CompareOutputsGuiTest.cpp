@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "CompareView.h"
 #include "DiagnosticsView.h"
+#include "GuiTestSupport.h"
 #include "HostRunJob.h"
 #include "MainWindow.h"
 #include "ProjectController.h"
@@ -58,9 +59,7 @@ class CompareOutputsGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-compare-outputs-gui-test");
+    kiln::guitest::startTestSettings("kiln-compare-outputs-gui-test");
     w = std::make_unique<MainWindow>();
     w->resize(1600, 1000);
     w->show();

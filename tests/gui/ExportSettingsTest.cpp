@@ -117,9 +117,7 @@ class ExportSettingsTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-export-settings-test");
+    startTestSettings("kiln-workbench-export-settings-test");
     QVERIFY(tmp.isValid());
     QVERIFY2(QFile::exists(modelPath("alexa")), "run the fetch_models fixture first");
     model = tmp.filePath("alexa.tflite");
@@ -347,6 +345,13 @@ private slots:
     for (const std::string &name : kitFiles)
       QVERIFY2(planned.contains(QString::fromStdString(name)), qPrintable(planned));
     QSignalSpy exported(dialog, &ExportDialog::exported);
+    dialog->exportButton()->click();
+    QVERIFY(waitSignal(exported));
+    // The project's budgets (from the slots before) do not fit: confirmed.
+    QVERIFY(dialog->budgetExceeded());
+    QCOMPARE(exported.last().at(0).toBool(), false);
+    QCOMPARE(dialog->exportButton()->text(), QStringLiteral("Export Anyway"));
+    exported.clear();
     dialog->exportButton()->click();
     QVERIFY(waitSignal(exported));
     QVERIFY2(exported.last().at(0).toBool(), qPrintable(dialog->messageLabel()->text()));

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DiagnosticsView.h"
+#include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "ProjectController.h"
 #include "ShapesPanel.h"
@@ -84,9 +85,7 @@ class FixValueGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-fix-value-test");
+    kiln::guitest::startTestSettings("kiln-workbench-fix-value-test");
     QVERIFY(tmp.isValid());
     model = tmp.filePath("scale.onnx");
     QVERIFY(QFile::copy(QStringLiteral(KILN_TEST_DATA_DIR "/onnx/fix_value/scale.onnx"), model));

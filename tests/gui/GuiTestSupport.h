@@ -13,9 +13,12 @@
 
 #include <QByteArray>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
+#include <QSettings>
+#include <QStandardPaths>
 #include <QString>
 #include <QStringList>
 
@@ -32,6 +35,18 @@ inline QString modelCacheDir() {
     return QString::fromLocal8Bit(env);
   const char *home = std::getenv("HOME");
   return QString::fromLocal8Bit(home ? home : "/tmp") + "/.cache/kiln/models";
+}
+
+/// A GUI tests settings, first thing in initTestCase: QStandardPaths
+/// test mode, organization "KilnTest", application `application`, and
+/// nothing kept from an earlier run (QSettings cleared: its saved layout,
+/// geometry and recent files), so the test sees a new user's window
+/// whatever ran on this machine before.
+inline void startTestSettings(const char *application) {
+  QStandardPaths::setTestModeEnabled(true);
+  QCoreApplication::setOrganizationName("KilnTest");
+  QCoreApplication::setApplicationName(application);
+  QSettings().clear();
 }
 
 /// Chooses the item of a target list (Tune, Export) whose data is the
@@ -70,6 +85,13 @@ inline QStringList badModels() {
 inline QString badModelPath(const QString &name) { return QStringLiteral(KILN_TEST_DATA_DIR "/bad/") + name + ".tflite"; }
 
 /// The bytes of `path` (empty if it cannot be read).
+/// Writes `bytes` (an artifact) to `path`; false if it cannot.
+inline bool writeAll(const QString &path, const std::vector<uint8_t> &bytes) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly) && f.write(reinterpret_cast<const char *>(bytes.data()),
+                                                 qint64(bytes.size())) == qint64(bytes.size());
+}
+
 inline QByteArray readAll(const QString &path) {
   QFile f(path);
   return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();

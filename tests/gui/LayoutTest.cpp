@@ -216,10 +216,7 @@ class LayoutTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-layout-test");
-    QSettings().clear(); // no developer's saved layout
+    startTestSettings("kiln-workbench-layout-test");
     QVERIFY2(QFile::exists(modelPath("blazeface")), "run the fetch_models fixture first");
     w = std::make_unique<MainWindow>();
     w->show();

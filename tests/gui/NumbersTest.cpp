@@ -94,10 +94,7 @@ class NumbersTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-numbers-test");
-    QSettings().clear();
+    startTestSettings("kiln-workbench-numbers-test");
     QVERIFY(tmp.isValid());
     QVERIFY2(QFile::exists(modelPath("alexa")), "run the fetch_models fixture first");
     QVERIFY(QFile::copy(modelPath("alexa"), tmp.filePath("alexa.tflite")));

@@ -86,9 +86,7 @@ class OpenFlowTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-open-flow-test");
+    startTestSettings("kiln-workbench-open-flow-test");
     QVERIFY(tmp.isValid());
     QVERIFY2(QFile::exists(modelPath("blazeface")), "run the fetch_models fixture first");
     w = std::make_unique<MainWindow>();

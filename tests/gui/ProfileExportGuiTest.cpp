@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GraphView.h"
+#include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "PlanModels.h"
 #include "ProfileView.h"
@@ -84,9 +85,7 @@ class ProfileExportGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-profile-export-gui-test");
+    kiln::guitest::startTestSettings("kiln-profile-export-gui-test");
     w = std::make_unique<MainWindow>();
     w->resize(1600, 1000);
     w->show();

@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GraphView.h"
+#include "GuiTestSupport.h"
 #include "InspectorView.h"
 #include "MainWindow.h"
 #include "PlanModels.h"
@@ -59,9 +60,7 @@ class QuantizationGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-quantization-gui-test");
+    kiln::guitest::startTestSettings("kiln-quantization-gui-test");
     w = std::make_unique<MainWindow>();
     w->resize(1600, 1000);
     w->show();

@@ -72,10 +72,7 @@ class SettingsGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-settings-gui-test");
-    QSettings().clear();
+    startTestSettings("kiln-settings-gui-test");
     QVERIFY(tmp.isValid());
     QVERIFY2(QFile::exists(modelPath("alexa")), "run the fetch_models fixture first");
     QVERIFY(QFile::copy(modelPath("alexa"), tmp.filePath("alexa.tflite")));

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DiagnosticsView.h"
+#include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "ProjectController.h"
 #include "ShapeFixModels.h"
@@ -68,9 +69,7 @@ class ShapeFixGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-shape-fix-test");
+    kiln::guitest::startTestSettings("kiln-workbench-shape-fix-test");
     QVERIFY(tmp.isValid());
     model = tmp.filePath("audio.tflite");
     QVERIFY(kiln::test::writeAudioModel(model.toStdString()));

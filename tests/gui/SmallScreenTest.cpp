@@ -7,6 +7,7 @@
 // their frames, and every default dock is shown in it.
 //
 //===----------------------------------------------------------------------===//
+#include "GuiTestSupport.h"
 #include "MainWindow.h"
 
 #include <QApplication>
@@ -27,10 +28,7 @@ class SmallScreenTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-small-screen-test");
-    QSettings().clear();
+    kiln::guitest::startTestSettings("kiln-workbench-small-screen-test");
     QScreen *screen = QGuiApplication::primaryScreen();
     QVERIFY(screen);
     QCOMPARE(screen->availableGeometry().size(), QSize(1024, 700)); // the configured screen
@@ -43,8 +41,10 @@ private slots:
     QApplication::processEvents();
     const QRect avail = m.screen()->availableGeometry();
     QVERIFY2(m.frameGeometry().height() > m.height(), "the configured screen gives windows frames");
-    QVERIFY2(avail.contains(m.frameGeometry()),
-             qPrintable(QStringLiteral("window %1 on screen %2").arg(text(m.frameGeometry()), text(avail))));
+    QVERIFY2(
+        avail.contains(m.frameGeometry()),
+        qPrintable(
+            QStringLiteral("window %1 on screen %2").arg(text(m.frameGeometry()), text(avail))));
     for (QDockWidget *d : m.docks())
       if (!d->isFloating() && !d->visibleRegion().isEmpty())
         QVERIFY2(m.rect().contains(d->geometry()), qPrintable(d->objectName()));
@@ -52,13 +52,16 @@ private slots:
 
   void geometryFromALargerScreenIsShrunk() {
     MainWindow m;
-    m.setGeometry(QRect(QPoint(300, 200), QSize(1600, 1000))); // as restored from a 1920x1200 screen
+    m.setGeometry(
+        QRect(QPoint(300, 200), QSize(1600, 1000))); // as restored from a 1920x1200 screen
     m.show();
     QVERIFY(QTest::qWaitForWindowExposed(&m));
     QApplication::processEvents();
     const QRect avail = m.screen()->availableGeometry();
-    QVERIFY2(avail.contains(m.frameGeometry()),
-             qPrintable(QStringLiteral("window %1 on screen %2").arg(text(m.frameGeometry()), text(avail))));
+    QVERIFY2(
+        avail.contains(m.frameGeometry()),
+        qPrintable(
+            QStringLiteral("window %1 on screen %2").arg(text(m.frameGeometry()), text(avail))));
     QSettings().clear();
   }
 };

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "GraphView.h"
+#include "GuiTestSupport.h"
 #include "MainWindow.h"
 #include "SourceGraphView.h"
 #include "Workbench.h"
@@ -95,9 +96,7 @@ class SourceGraphGuiTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-source-graph-gui-test");
+    kiln::guitest::startTestSettings("kiln-source-graph-gui-test");
     w = std::make_unique<MainWindow>();
     w->resize(1600, 1000);
     w->show();

@@ -173,9 +173,7 @@ class TuningTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-tuning-test");
+    startTestSettings("kiln-workbench-tuning-test");
     QVERIFY(tmp.isValid());
     for (const QString &m : {QStringLiteral("blazeface"), QStringLiteral("alexa")})
       QVERIFY2(QFile::exists(modelPath(m)), "run the fetch_models fixture first");

@@ -113,10 +113,7 @@ class WorkbenchTest : public QObject {
 
 private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
-    QCoreApplication::setOrganizationName("KilnTest");
-    QCoreApplication::setApplicationName("kiln-workbench-test");
-    QSettings().clear(); // no layout or recent files of an earlier run
+    startTestSettings("kiln-workbench-test");
     w = std::make_unique<MainWindow>();
     w->resize(1600, 1000);
     w->show();
@@ -553,10 +550,7 @@ private slots:
     auto bytes = kiln::compileArtifact(modelPath("alexa").toStdString(), {});
     QVERIFY(bool(bytes));
     QString path = dir.filePath("alexa.kiln");
-    QFile f(path);
-    QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write(reinterpret_cast<const char *>(bytes->data()), qint64(bytes->size()));
-    f.close();
+    QVERIFY(writeAll(path, *bytes));
     w->openFile(path);
     QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
     auto doc = w->document();
@@ -576,10 +570,7 @@ private slots:
     auto small = kiln::compileArtifact(modelPath("alexa").toStdString(), so);
     QVERIFY(bool(small));
     QString spath = dir.filePath("alexa-stripped.kiln");
-    QFile sf(spath);
-    QVERIFY(sf.open(QIODevice::WriteOnly));
-    sf.write(reinterpret_cast<const char *>(small->data()), qint64(small->size()));
-    sf.close();
+    QVERIFY(writeAll(spath, *small));
     int warnings = w->diagnostics()->count(DiagnosticsView::Severity::Warning);
     w->openFile(spath);
     QVERIFY(waitForCompile(*w));
@@ -613,10 +604,7 @@ private slots:
     auto arm = kiln::compileArtifact(modelPath("alexa").toStdString(), ao);
     QVERIFY(bool(arm));
     QString apath = dir.filePath("alexa-aarch64.kiln");
-    QFile af(apath);
-    QVERIFY(af.open(QIODevice::WriteOnly));
-    af.write(reinterpret_cast<const char *>(arm->data()), qint64(arm->size()));
-    af.close();
+    QVERIFY(writeAll(apath, *arm));
     w->openFile(apath);
     QVERIFY(waitForCompile(*w));
     QVERIFY(note->isVisibleTo(w.get()));
