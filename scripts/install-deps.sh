@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake ninja-build ccache g++ pkg-config dpkg-dev file
+  cmake ninja-build ccache g++ make pkg-config dpkg-dev file
   # scripts/check-format.sh: clang-format 14 and git-clang-format.
   clang-format
   llvm-16-dev llvm-16-tools libmlir-16-dev mlir-16-tools lld-16 liblld-16-dev
