@@ -560,6 +560,45 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   return bundle;
 }
 
+/// What writeExportBundle needs of a bundle's manifest.json (its "model"
+/// "file" and "files" records): the model's file name and each file's
+/// SHA-256 by name. Empty when the text is not such a manifest.
+struct ManifestRecord {
+  std::string modelFile;
+  std::map<std::string, std::string> sha256;
+};
+
+static std::optional<ManifestRecord> manifestRecordOf(llvm::StringRef text) {
+  auto parsed = llvm::json::parse(text);
+  if (!parsed) {
+    llvm::consumeError(parsed.takeError());
+    return std::nullopt;
+  }
+  const llvm::json::Object *manifest = parsed->getAsObject();
+  const llvm::json::Object *model = manifest ? manifest->getObject("model") : nullptr;
+  const llvm::json::Array *files = manifest ? manifest->getArray("files") : nullptr;
+  if (!model || !model->getString("file") || !files ||
+      manifest->getString("format") != "kiln-export-1")
+    return std::nullopt;
+  ManifestRecord record;
+  record.modelFile = model->getString("file")->str();
+  for (const llvm::json::Value &v : *files)
+    if (const llvm::json::Object *f = v.getAsObject())
+      if (auto name = f->getString("name"), sha = f->getString("sha256"); name && sha)
+        record.sha256[name->str()] = sha->str();
+  return record;
+}
+
+/// The record of the bundle `dir` holds already (its manifest.json), if any.
+static std::optional<ManifestRecord> bundleIn(const std::string &dir) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  auto text = llvm::MemoryBuffer::getFile(path);
+  if (!text)
+    return std::nullopt;
+  return manifestRecordOf((*text)->getBuffer());
+}
+
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
                               const std::vector<OutputFile> &extra,
                               const std::vector<std::string> &reads) {
@@ -569,6 +608,17 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
   if (existed && !llvm::sys::fs::is_directory(dir))
     return makeError(dir + ": exists and is not a folder; give -o a folder (the export writes " +
                      std::to_string(bundle.files.size()) + " files into it)");
+  // Another model's bundle is never replaced (two models with one name,
+  // blazeface.onnx and blazeface.tflite, have one default folder).
+  std::optional<ManifestRecord> before = existed ? bundleIn(dir) : std::nullopt, now;
+  for (const GeneratedFile &f : bundle.files)
+    if (f.name == "manifest.json")
+      now = manifestRecordOf(
+          llvm::StringRef(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size()));
+  if (before && now && before->modelFile != now->modelFile)
+    return makeError(dir + ": holds the export of " + before->modelFile +
+                     " (its manifest.json); this export of " + now->modelFile +
+                     " would replace it: give another folder (-o)");
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
     return makeError(dir + ": cannot create the folder: " + ec.message());
   // A folder made here and left empty by a failed write is removed again
@@ -596,6 +646,23 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
   files.insert(files.end(), extra.begin(), extra.end());
   if (llvm::Error err = writeFilesAtomically(files, reads))
     return cleanUp(std::move(err));
+  // The earlier bundle's files this one does not have (a kit exported
+  // before, a C module's sources) go, when they are as that export wrote
+  // them; a file the user changed stays.
+  if (before && now)
+    for (const auto &[name, sha] : before->sha256) {
+      if (now->sha256.count(name) || name.find('/') != std::string::npos ||
+          name.find('\\') != std::string::npos)
+        continue;
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, name);
+      auto old =
+          llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      if (old && sha256Hex(llvm::ArrayRef<uint8_t>(
+                     reinterpret_cast<const uint8_t *>((*old)->getBufferStart()),
+                     (*old)->getBufferSize())) == sha)
+        (void)llvm::sys::fs::remove(path);
+    }
   return llvm::Error::success();
 }
 

@@ -276,4 +276,40 @@ TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
   EXPECT_FALSE(fs::exists(dir.file("x.kiln")));
 }
 
+// A folder holding another model's bundle is refused and left as it was
+// (blazeface.onnx and blazeface.tflite share a default folder); a second
+// export of the same model replaces the bundle whole: the earlier kit's
+// files go, a file the user edited or added stays.
+TEST(Export, AnotherModelsBundleIsNeverReplaced) {
+  TempDir dir;
+  const std::string out = dir.file("bundle");
+  const std::string alexa = shellQuote(realModelPath("alexa"));
+  CommandResult first = runCommand(kiln("export " + alexa + " --kit -o " + shellQuote(out)));
+  ASSERT_EQ(first.exitCode, 0) << first.output;
+  auto before = filesOf(out);
+  ASSERT_TRUE(before.count("Makefile") && before.count("main.c") && before.count("alexa.kiln"));
+
+  CommandResult other = runCommand(
+      kiln("export " + shellQuote(realModelPath("blazeface")) + " -o " + shellQuote(out)));
+  EXPECT_EQ(other.exitCode, 1) << other.output;
+  for (const char *part :
+       {"holds the export of alexa.tflite", "blazeface.tflite", "another folder"})
+    EXPECT_NE(other.output.find(part), std::string::npos) << other.output;
+  EXPECT_TRUE(filesOf(out) == before); // untouched
+
+  // The user edits main.c and adds a file; the same model without the kit.
+  { std::ofstream(out + "/main.c", std::ios::app) << "/* mine */\n"; }
+  { std::ofstream(out + "/notes.txt") << "mine\n"; }
+  CommandResult again = runCommand(kiln("export " + alexa + " -o " + shellQuote(out)));
+  ASSERT_EQ(again.exitCode, 0) << again.output;
+  auto after = filesOf(out);
+  EXPECT_FALSE(after.count("Makefile")); // the earlier kit's, as written
+  EXPECT_FALSE(after.count("kit_buffers.c"));
+  EXPECT_TRUE(after.count("main.c"));    // edited: kept
+  EXPECT_TRUE(after.count("notes.txt")); // not the bundle's: kept
+  EXPECT_FALSE(manifestOf(out).getObject("kit"));
+  for (const char *name : {"alexa.kiln", "manifest.json", "report.md"})
+    EXPECT_TRUE(after.count(name)) << name;
+}
+
 } // namespace

@@ -238,8 +238,12 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 /// writeFilesAtomically: all files are written under temporary names first
 /// and renamed into place only when every one succeeded, so a failed
 /// export leaves no partial bundle. A name taken by a folder or special
-/// file is refused before anything is written. Files of `dir` that the
-/// bundle does not name are left alone. Errors name the folder or file and
+/// file is refused before anything is written. A folder holding the
+/// bundle of another model (its manifest.json names another model file) is
+/// refused, naming both. After a write, the files an earlier bundle of the
+/// same model listed and this one does not (a kit exported before) are
+/// removed where they are as that export wrote them (same SHA-256); other
+/// files of `dir` are left alone. Errors name the folder or file and
 /// the system's reason.
 /// `extra` files (a CLI's --dump-* files) join the same all-or-nothing
 /// group; `reads` (the model) are never written. A `dir` that exists and
