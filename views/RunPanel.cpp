@@ -37,6 +37,11 @@ RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
   inRow->addWidget(browseFiles_);
   runButton_ = new QPushButton(tr("Run on Host"), this);
   inRow->addWidget(runButton_);
+  cancelButton_ = new QPushButton(tr("Cancel"), this);
+  cancelButton_->setObjectName(QStringLiteral("cancelRun"));
+  cancelButton_->setToolTip(tr("Stop the run before its next wave (Esc)"));
+  cancelButton_->hide();
+  inRow->addWidget(cancelButton_);
   form->addRow(tr("Inputs"), inRow);
   auto *valRow = new QHBoxLayout;
   folder_ = new QLineEdit(this);
@@ -49,6 +54,7 @@ RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
   form->addRow(tr("Reference"), valRow);
   v->addLayout(form);
   latency_ = new QLabel(this);
+  latency_->setWordWrap(true); // "This computer cannot run ..." at 1024x700
   v->addWidget(latency_);
   outputs_ = new QTableWidget(0, 6, this);
   outputs_->setHorizontalHeaderLabels({tr("Output"), tr("Shape"), tr("Min"), tr("Max"), tr("Mean"), tr("First values")});
@@ -82,6 +88,7 @@ RunPanel::RunPanel(QWidget *parent) : QWidget(parent) {
       folder_->setText(d);
   });
   connect(runButton_, &QPushButton::clicked, this, [this] { run(); });
+  connect(cancelButton_, &QPushButton::clicked, this, [this] { cancel(); });
   connect(validateButton_, &QPushButton::clicked, this, [this] { validate(folder_->text()); });
   setArtifact({}, QString());
 }
@@ -91,9 +98,7 @@ void RunPanel::setArtifact(std::vector<uint8_t> artifact, const QString &label,
   artifact_ = std::move(artifact);
   label_ = label;
   cannotRun_ = cannotRun;
-  bool can = !artifact_.empty() && cannotRun_.isEmpty() && !isBusy();
-  runButton_->setEnabled(can);
-  validateButton_->setEnabled(can);
+  updateButtons();
   if (!artifact_.empty() && !cannotRun_.isEmpty())
     latency_->setText(tr("This computer cannot run %1: %2").arg(label_, cannotRun_));
   else if (artifact_.empty())
@@ -111,6 +116,23 @@ void RunPanel::setInputFiles(const QStringList &files) {
 
 bool RunPanel::isBusy() const { return busy_; }
 
+void RunPanel::updateButtons() {
+  bool can = !artifact_.empty() && cannotRun_.isEmpty() && !busy_;
+  runButton_->setEnabled(can);
+  validateButton_->setEnabled(can);
+  cancelButton_->setVisible(busy_);
+  cancelButton_->setEnabled(busy_);
+}
+
+bool RunPanel::cancel() {
+  if (!busy_)
+    return false;
+  cancelButton_->setEnabled(false);
+  message_->setText(tr("Cancelling\u2026"));
+  emit cancelRequested();
+  return true;
+}
+
 bool RunPanel::run() {
   if (isBusy() || artifact_.empty() || !cannotRun_.isEmpty())
     return false;
@@ -121,8 +143,7 @@ bool RunPanel::run() {
   busy_ = true;
   runningArtifact_ = artifact_;
   message_->setText(tr("Running\u2026"));
-  runButton_->setEnabled(false);
-  validateButton_->setEnabled(false);
+  updateButtons();
   emit runRequested(artifact_, files);
   emit runStarted();
   return true;
@@ -135,8 +156,7 @@ bool RunPanel::validate(const QString &folder) {
   busy_ = true;
   runningArtifact_ = artifact_;
   message_->setText(tr("Validating against %1\u2026").arg(folder));
-  runButton_->setEnabled(false);
-  validateButton_->setEnabled(false);
+  updateButtons();
   emit validateRequested(artifact_, folder);
   return true;
 }
@@ -154,12 +174,12 @@ void RunPanel::showResult(const RunPanelResult &result) {
   resultArtifact_ = std::move(runningArtifact_);
   runningArtifact_.clear();
   busy_ = false;
-  bool can = !artifact_.empty() && cannotRun_.isEmpty();
-  runButton_->setEnabled(can);
-  validateButton_->setEnabled(can);
+  updateButtons();
   if (!result_.ok) {
-    message_->setStyleSheet(QStringLiteral("color: #b00000"));
-    message_->setText(result_.error);
+    message_->setStyleSheet(result_.cancelled ? QString() : QStringLiteral("color: #b00000"));
+    message_->setText(result_.cancelled
+                          ? (validation ? tr("Validation cancelled.") : tr("Run cancelled."))
+                          : result_.error);
     validation ? emit validateFinished(false) : emit runFinished(false);
     return;
   }

@@ -30,6 +30,9 @@ namespace kiln::views {
 /// What one run or validation produced (HostRunJob fills it).
 struct RunPanelResult {
   bool ok = false;
+  /// The run or validation stopped because it was asked to (cancel());
+  /// `ok` is false and there are no outputs.
+  bool cancelled = false;
   QString error;
   std::vector<kiln::IOInfo> outputInfos;
   std::vector<kiln::NpyArray> outputs;
@@ -58,6 +61,9 @@ public:
   /// Asks for a validation over `folder` (validateRequested); false if
   /// busy or no artifact.
   bool validate(const QString &folder);
+  /// Asks the run or validation under way to stop (cancelRequested; the
+  /// Cancel button beside Run, shown while busy); false when idle.
+  bool cancel();
   /// True from run() or validate() until runFinished or validateFinished
   /// is emitted.
   bool isBusy() const;
@@ -68,6 +74,7 @@ public:
   /// The line that shows the latency (or what is ready to run).
   QLabel *latencyLabel() const { return latency_; }
   QPushButton *runButton() const { return runButton_; }
+  QPushButton *cancelButton() const { return cancelButton_; }
   QTableWidget *outputTable() const { return outputs_; }
   QTableWidget *metricsTable() const { return metrics_; }
   QLabel *messageLabel() const { return message_; }
@@ -86,6 +93,9 @@ signals:
   /// Validate `artifact` against the references in `folder` (input_K.npy,
   /// output_K.npy) and answer with showResult.
   void validateRequested(const std::vector<uint8_t> &artifact, const QString &folder);
+  /// Stop the run or validation under way (cancel()); showResult follows
+  /// with RunPanelResult::cancelled.
+  void cancelRequested();
   /// A run started (run(): the button, or Build > Run on Host).
   void runStarted();
   void runFinished(bool ok);
@@ -99,10 +109,12 @@ private:
   QString cannotRun_;
   QComboBox *source_;
   QLineEdit *files_, *folder_;
-  QPushButton *runButton_, *validateButton_, *browseFiles_, *browseFolder_;
+  QPushButton *runButton_, *cancelButton_, *validateButton_, *browseFiles_, *browseFolder_;
   QLabel *message_, *latency_;
   QTableWidget *outputs_, *metrics_;
   bool validating_ = false, busy_ = false;
+  /// Shows the buttons for busy_ (Cancel instead of Run and Validate).
+  void updateButtons();
   std::vector<uint8_t> runningArtifact_, resultArtifact_;
   RunPanelResult result_;
 };

@@ -18,35 +18,47 @@
 #include "kiln/Recipe.h"
 #include "kiln/Run.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace kiln::cli {
 
-/// One row per output of `metrics`, labelled with `sample`.
-static void printMetrics(const std::string &sample,
-                         const std::vector<kiln::ValidationMetrics> &metrics) {
-  // Integer outputs: max |error| in LSB (integer units), e.g. "2 LSB".
-  for (const kiln::ValidationMetrics &m : metrics)
-    llvm::outs() << llvm::format("%-12s %-26s %10lld ", sample.substr(0, 12).c_str(),
-                                 m.name.substr(0, 26).c_str(), (long long)m.elements)
-                 << (m.integer ? llvm::format("%9.0f LSB", m.maxAbsError)
-                               : llvm::format("%13.4e", m.maxAbsError))
-                 << llvm::format(" %12.4e %11.8f %8lld %8lld\n", m.rmse, m.cosine,
-                                 (long long)m.outsideTolerance, (long long)m.differing);
-}
+/// One sample's rows of the metrics table: its name and its outputs.
+using MetricsRows =
+    std::vector<std::pair<std::string, const std::vector<kiln::ValidationMetrics> *>>;
 
-/// The header of the metrics table.
-static void printMetricsHeader() {
-  llvm::outs() << "sample       output                       elements   max |error|         "
-                  "rmse      cosine  outside   differ\n";
+/// Prints the metrics table, a row per sample and output: the sample and
+/// output columns as wide as their longest name (at least 12 and 26
+/// characters), so no name is cut. Integer outputs give max |error| in LSB
+/// (integer units), e.g. "2 LSB".
+static void printMetricsTable(const MetricsRows &rows) {
+  int sampleWidth = 12, outputWidth = 26;
+  for (const auto &[sample, metrics] : rows) {
+    sampleWidth = std::max(sampleWidth, int(sample.size()));
+    for (const kiln::ValidationMetrics &m : *metrics)
+      outputWidth = std::max(outputWidth, int(m.name.size()));
+  }
+  const char *sampleTitle = "sample", *outputTitle = "output", *elementsTitle = "elements";
+  llvm::outs() << llvm::format("%-*s %-*s %10s ", sampleWidth, sampleTitle, outputWidth,
+                               outputTitle, elementsTitle)
+               << "  max |error|         rmse      cosine  outside   differ\n";
+  for (const auto &[sample, metrics] : rows)
+    for (const kiln::ValidationMetrics &m : *metrics)
+      llvm::outs() << llvm::format("%-*s %-*s %10lld ", sampleWidth, sample.c_str(), outputWidth,
+                                   m.name.c_str(), (long long)m.elements)
+                   << (m.integer ? llvm::format("%9.0f LSB", m.maxAbsError)
+                                 : llvm::format("%13.4e", m.maxAbsError))
+                   << llvm::format(" %12.4e %11.8f %8lld %8lld\n", m.rmse, m.cosine,
+                                   (long long)m.outsideTolerance, (long long)m.differing);
 }
 
 /// The report's verdict line; the exit status (0 pass, 3 outputs differ).
@@ -79,26 +91,35 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
     return usage("kiln validate " + model +
                  " --on-target runs the bundle's kit with its own settings; build flags, "
                  "--target and --kit-input apply to a model");
+  // The temporary kit is removed afterwards, unless its outputs differ
+  // from the host's: then it stays for the user to look into.
   llvm::SmallString<128> dir;
   if (!bundle)
     if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-on-target", dir))
       return fail("cannot create a folder for the kit: " + ec.message());
+  bool keep = bundle;
+  auto removeKit = llvm::make_scope_exit([&] {
+    if (!keep)
+      (void)llvm::sys::fs::remove_directories(dir);
+  });
   auto result = bundle ? kiln::validateKitBundle(model, tolerance)
                        : kiln::validateKitOnTarget(request, dir.str().str(), tolerance);
   if (!result)
     return fail(model + ": " + llvm::toString(result.takeError()));
   const kiln::ValidationReport &report = result->report;
+  keep = bundle || !report.pass;
   if (asJson) {
     llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(report)) << "\n";
     return report.pass ? 0 : 3;
   }
   llvm::outs() << (bundle ? "kit in " + model
-                          : "kit of " + model + " for " + request.recipe.target + " built in " +
-                                result->dir + " and")
+                   : keep ? "kit of " + model + " for " + request.recipe.target + " built in " +
+                                result->dir + " (kept: its outputs differ) and"
+                          : "kit of " + model + " for " + request.recipe.target +
+                                " built in a temporary folder and")
                << " run on " << result->device
                << "; compared with the host build on the same inputs\n";
-  printMetricsHeader();
-  printMetrics(report.sampleNames[0], report.overall);
+  printMetricsTable({{report.sampleNames[0], &report.overall}});
   return printVerdict(report, "output on " + result->device);
 }
 
@@ -243,13 +264,14 @@ int runValidate() {
     llvm::outs() << llvm::formatv("{0:2}", kiln::validationReportToJson(*report)) << "\n";
     return report->pass ? 0 : 3;
   }
-  printMetricsHeader();
+  MetricsRows rows;
   if (report->samples.size() > 1)
     for (size_t s = 0; s < report->samples.size(); ++s)
-      printMetrics(report->sampleNames[s], report->samples[s]);
-  printMetrics(report->samples.size() > 1 ? "all " + std::to_string(report->samples.size())
-                                          : report->sampleNames[0],
-               report->overall);
+      rows.push_back({report->sampleNames[s], &report->samples[s]});
+  rows.push_back({report->samples.size() > 1 ? "all " + std::to_string(report->samples.size())
+                                             : report->sampleNames[0],
+                  &report->overall});
+  printMetricsTable(rows);
   return printVerdict(*report, std::to_string(report->samples.size()) + " sample(s)");
 }
 

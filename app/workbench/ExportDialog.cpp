@@ -195,6 +195,10 @@ QString ExportDialog::folderFor(const kiln::ExportRequest &request) const {
 
 QString ExportDialog::defaultFolder() const { return folderFor(chosenRequest()); }
 
+bool ExportDialog::folderIsDefault() const {
+  return QDir::cleanPath(folder_->text().trimmed()) == defaultFolder();
+}
+
 void ExportDialog::targetChanged() {
   // A bare-metal target takes only the C module: switch at once (and back
   // to the artifact for a hosted target if this switch made it).

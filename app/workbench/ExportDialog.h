@@ -75,6 +75,10 @@ public:
   /// in the settings, so the export follows the working build there (its
   /// CPU, features and profile overrides too).
   kiln::Project chosenProject() const;
+  /// The folder box holds the default folder of the current choices
+  /// (defaultFolder(): it follows them, so closing the dialog does not pin
+  /// it in the project).
+  bool folderIsDefault() const;
   /// What Export builds: kiln::projectExportRequest of chosenProject().
   kiln::ExportRequest chosenRequest() const;
   /// The working build changed while the dialog is open (a tile, a shape,

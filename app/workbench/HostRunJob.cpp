@@ -36,9 +36,20 @@ kiln::RunOptions hostRunOptions() {
   return options;
 }
 
-RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles) {
+/// RunPanelResult::cancelled when `cancelled` says the failure was asked
+/// for; the error text otherwise.
+static void takeFailure(RunPanelResult &r, llvm::Error e, const std::function<bool()> &cancelled) {
+  r.cancelled = cancelled && cancelled();
+  r.error = r.cancelled ? QObject::tr("run cancelled") : errorText(std::move(e));
+  if (r.cancelled)
+    llvm::consumeError(std::move(e));
+}
+
+RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList &inputFiles,
+                         std::function<bool()> cancelled) {
   RunPanelResult r;
   kiln::RunOptions options = hostRunOptions();
+  options.cancelled = cancelled;
   options.trace = true; // one more run after the timed ones
   std::vector<kiln::NpyArray> inputs;
   if (inputFiles.isEmpty()) {
@@ -50,7 +61,7 @@ RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList
   }
   auto run = kiln::runArtifact(artifact, inputs, options);
   if (!run) {
-    r.error = errorText(run.takeError());
+    takeFailure(r, run.takeError(), cancelled);
     return r;
   }
   r.ok = true;
@@ -65,11 +76,14 @@ RunPanelResult runOnHost(const std::vector<uint8_t> &artifact, const QStringList
   return r;
 }
 
-RunPanelResult validateOnHost(const std::vector<uint8_t> &artifact, const QString &folder) {
+RunPanelResult validateOnHost(const std::vector<uint8_t> &artifact, const QString &folder,
+                              std::function<bool()> cancelled) {
   RunPanelResult r;
-  auto report = kiln::validateArtifact(artifact, folder.toStdString());
+  kiln::ValidationOptions options;
+  options.run.cancelled = cancelled;
+  auto report = kiln::validateArtifact(artifact, folder.toStdString(), options);
   if (!report) {
-    r.error = errorText(report.takeError());
+    takeFailure(r, report.takeError(), cancelled);
     return r;
   }
   r.ok = true;
@@ -84,22 +98,40 @@ HostRunJob::HostRunJob(QObject *parent) : QObject(parent) {
           [this] { emit finished(watcher_.result()); });
 }
 
-HostRunJob::~HostRunJob() { watcher_.waitForFinished(); }
+HostRunJob::~HostRunJob() {
+  cancel();
+  watcher_.waitForFinished();
+}
+
+void HostRunJob::cancel() {
+  if (cancel_ && watcher_.isRunning())
+    cancel_->store(true);
+}
+
+std::shared_ptr<std::atomic<bool>> HostRunJob::start() {
+  cancel_ = std::make_shared<std::atomic<bool>>(false);
+  return cancel_;
+}
 
 void HostRunJob::serve(RunPanel *panel) {
   connect(panel, &RunPanel::runRequested, this, &HostRunJob::run);
   connect(panel, &RunPanel::validateRequested, this, &HostRunJob::validate);
+  connect(panel, &RunPanel::cancelRequested, this, &HostRunJob::cancel);
   connect(this, &HostRunJob::finished, panel, &RunPanel::showResult);
 }
 
 void HostRunJob::run(const std::vector<uint8_t> &artifact, const QStringList &inputFiles) {
-  watcher_.setFuture(
-      QtConcurrent::run([artifact, inputFiles] { return runOnHost(artifact, inputFiles); }));
+  auto flag = start();
+  watcher_.setFuture(QtConcurrent::run([artifact, inputFiles, flag] {
+    return runOnHost(artifact, inputFiles, [flag] { return flag->load(); });
+  }));
 }
 
 void HostRunJob::validate(const std::vector<uint8_t> &artifact, const QString &folder) {
-  watcher_.setFuture(
-      QtConcurrent::run([artifact, folder] { return validateOnHost(artifact, folder); }));
+  auto flag = start();
+  watcher_.setFuture(QtConcurrent::run([artifact, folder, flag] {
+    return validateOnHost(artifact, folder, [flag] { return flag->load(); });
+  }));
 }
 
 } // namespace kiln::workbench

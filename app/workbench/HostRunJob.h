@@ -18,6 +18,9 @@
 #include <QObject>
 #include <QStringList>
 
+#include <atomic>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace kiln::workbench {
@@ -33,19 +36,26 @@ kiln::RunOptions hostRunOptions();
 /// the latency nothing), with `inputFiles` (.npy, in signature order) or,
 /// when empty, seeded random inputs (kiln::randomInputs, seed 1). Blocks:
 /// call it on a worker thread. Errors (a file that cannot be read, the
-/// runtime's) go to RunPanelResult::error.
+/// runtime's) go to RunPanelResult::error. `cancelled` (RunOptions::
+/// cancelled) stops the run before its next wave once it answers true:
+/// RunPanelResult::cancelled, no outputs.
 kiln::views::RunPanelResult runOnHost(const std::vector<uint8_t> &artifact,
-                                      const QStringList &inputFiles = {});
+                                      const QStringList &inputFiles = {},
+                                      std::function<bool()> cancelled = {});
 
 /// Validates `artifact` against `folder`'s input_K.npy and output_K.npy
 /// with kiln::validateArtifact (the folder checks, samples, tolerance and
 /// metrics of `kiln validate DIR`): outputs and metrics, latency unset.
-/// Blocks: call it on a worker thread. Errors go to RunPanelResult::error.
+/// Blocks: call it on a worker thread. Errors go to RunPanelResult::error;
+/// `cancelled` as for runOnHost.
 kiln::views::RunPanelResult validateOnHost(const std::vector<uint8_t> &artifact,
-                                           const QString &folder);
+                                           const QString &folder,
+                                           std::function<bool()> cancelled = {});
 
 /// The Run dock's runs and validations, one at a time (the panel is busy
-/// until it has the answer). Destroying it waits for the worker.
+/// until it has the answer). cancel() (the panel's Cancel, Esc) stops the
+/// one under way before its next wave; destroying the job cancels it and
+/// waits for the worker, so quitting never waits out a long run.
 class HostRunJob : public QObject {
   Q_OBJECT
 public:
@@ -59,13 +69,20 @@ public:
   /// follows.
   void validate(const std::vector<uint8_t> &artifact, const QString &folder);
   bool isRunning() const { return watcher_.isRunning(); }
+  /// Asks the run or validation under way to stop (finished() follows with
+  /// RunPanelResult::cancelled); nothing when none is.
+  void cancel();
 
 signals:
   /// The run or validation is over.
   void finished(const kiln::views::RunPanelResult &result);
 
 private:
+  /// The flag of the run under way (a new one per run, so a late cancel
+  /// never stops the next run).
+  std::shared_ptr<std::atomic<bool>> start();
   QFutureWatcher<kiln::views::RunPanelResult> watcher_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
 };
 
 } // namespace kiln::workbench

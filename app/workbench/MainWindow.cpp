@@ -303,9 +303,10 @@ void MainWindow::createStatusBar() {
   progress_ = new PhaseProgress(this);
   statusBar()->addPermanentWidget(progress_);
   cancelButton_ = new QPushButton(tr("Cancel"), this);
-  cancelButton_->setToolTip(tr("Stop the compilation at the next phase (Esc)"));
+  cancelButton_->setToolTip(tr(
+      "Stop the compilation at the next phase and the run on the host before its next wave (Esc)"));
   cancelButton_->setEnabled(false);
-  connect(cancelButton_, &QPushButton::clicked, this, &MainWindow::cancelCompile);
+  connect(cancelButton_, &QPushButton::clicked, this, &MainWindow::cancelWork);
   statusBar()->addPermanentWidget(cancelButton_);
 }
 
@@ -325,6 +326,9 @@ void MainWindow::connectViews() {
   // status bar) whichever started the run, Ctrl+R or the dock's button.
   connect(run_, &RunPanel::runStarted, this, &MainWindow::onRunStarted);
   connect(run_, &RunPanel::runFinished, this, &MainWindow::onRunFinished);
+  // A validation is cancelled as a run is (Esc, the status bar's Cancel).
+  connect(run_, &RunPanel::validateRequested, this, [this] { updateActions(); });
+  connect(run_, &RunPanel::validateFinished, this, [this] { updateActions(); });
 
   connect(diagnostics_, &DiagnosticsView::operatorActivated, this, [this](qint64 index) {
     int row = dispatchModel_->rowOfSourceOp(index);
@@ -436,7 +440,8 @@ void MainWindow::createActions() {
   runAction_ = build->addAction(tr("&Run on Host"), this, &MainWindow::runOnHost);
   runAction_->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
   runAction_->setToolTip(tr("Run the artifact on this machine with random inputs and show measured times"));
-  cancelAction_ = build->addAction(tr("&Cancel Compilation"), this, &MainWindow::cancelCompile);
+  cancelAction_ = build->addAction(tr("&Cancel"), this, &MainWindow::cancelWork);
+  cancelAction_->setToolTip(tr("Stop the compilation and the run on the host"));
   cancelAction_->setShortcut(QKeySequence(Qt::Key_Escape));
   build->addAction(tr("&Fix Input Shape\u2026"), this, [this] {
     bool ok = false;
@@ -495,8 +500,8 @@ QString MainWindow::aboutText() {
 
 void MainWindow::updateActions() {
   bool compiling = isCompiling();
-  cancelButton_->setEnabled(compiling);
-  cancelAction_->setEnabled(compiling);
+  cancelButton_->setEnabled(compiling || run_->isBusy());
+  cancelAction_->setEnabled(compiling || run_->isBusy());
   closeAction_->setEnabled(doc_ != nullptr);
   runAction_->setEnabled(doc_ && !doc_->artifact.empty() && doc_->hostLoadError.isEmpty() &&
                          !isRunning() && !stale_);
@@ -783,6 +788,11 @@ void MainWindow::cancelCompile() {
   setStatus(tr("Cancelling\u2026"));
 }
 
+void MainWindow::cancelWork() {
+  run_->cancel(); // nothing when no run or validation is under way
+  cancelCompile();
+}
+
 bool MainWindow::applyShapeFix(const QString &text) {
   return applyShapeFix(text, !lastFailed_.isEmpty() ? lastFailed_ : doc_ && !doc_->isArtifact ? doc_->path : QString());
 }
@@ -831,7 +841,9 @@ void MainWindow::onRunFinished(bool ok) {
   const bool current = doc_ && run_->resultArtifact() == doc_->artifact;
   const QString path = doc_ ? doc_->path : QString();
   const QString latency = QString::fromStdString(kiln::latencyText(r.latency));
-  if (!ok) {
+  if (r.cancelled) {
+    diagnostics_->add(DiagnosticsView::Severity::Note, path, tr("run on host cancelled"));
+  } else if (!ok) {
     diagnostics_->add(DiagnosticsView::Severity::Error, path, tr("run on host: %1").arg(r.error));
   } else if (current) {
     measured_ = std::make_unique<MeasuredRun>(r.measured);
@@ -849,9 +861,10 @@ void MainWindow::onRunFinished(bool ok) {
   running_ = false;
   if (summary_->text() == tr("Running on the host\u2026"))
     summary_->setText(isCompiling() ? statusBeforeRun_
-                      : !ok         ? tr("%1; run on host failed (see Diagnostics)").arg(summaryText())
-                      : current     ? tr("%1; run on host: %2").arg(summaryText(), latency)
-                                    : summaryText());
+                      : r.cancelled ? tr("%1; run on host cancelled").arg(summaryText())
+                      : !ok     ? tr("%1; run on host failed (see Diagnostics)").arg(summaryText())
+                      : current ? tr("%1; run on host: %2").arg(summaryText(), latency)
+                                : summaryText());
   updateActions();
   emit runFinished(ok && current);
 }
@@ -922,6 +935,7 @@ void MainWindow::closeEvent(QCloseEvent *event) {
   settings.setValue(QStringLiteral("window/state"), saveState(kLayoutVersion));
   if (job_)
     job_->cancel();
+  runJob_->cancel(); // quitting never waits out a long run
   event->accept();
 }
 

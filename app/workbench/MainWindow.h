@@ -178,6 +178,10 @@ public:
 public slots:
   /// Cancels the running compilation (the worker stops at the next phase).
   void cancelCompile();
+  /// Build > Cancel, Esc and the status bar's Cancel: cancels the
+  /// compilation and the Run dock's run or validation (it stops before its
+  /// next wave, RunPanel::cancel).
+  void cancelWork();
   /// Runs the document's artifact on the host as the Run dock's Run on
   /// Host button does (kiln::views::RunPanel::run: its inputs,
   /// hostRunOptions(), a trace after the timed runs); the dock shows the

@@ -341,8 +341,15 @@ void ProjectController::selectTuningRow(int64_t id) {
 }
 
 ProjectController::~ProjectController() {
+  stopping_ = true;
   for (QFuture<void> &f : futures_)
     f.waitForFinished();
+}
+
+kiln::RunOptions ProjectController::stoppableRunOptions() const {
+  kiln::RunOptions options = hostRunOptions();
+  options.cancelled = [this] { return stopping_.load(); };
+  return options;
 }
 
 void ProjectController::error(const QString &file, const QString &message) {
@@ -579,14 +586,18 @@ void ProjectController::switchModel(const QString &path) {
   // An older workbench's MODEL.kilnproj is read (when it is this model's)
   // and left as it was; changes go to MODEL.EXT.kilnproj.
   const QString readPath = QString::fromStdString(kiln::projectPathToRead(path.toStdString()));
+  // Settings that do not build are not "restored": the model opens with
+  // the defaults (adoptDefaultsForFailedSettings says so, once).
+  const bool failing = failedSettings_.count(path) > 0;
   if (readPath != projectPath_) {
     auto loaded = kiln::loadProject(readPath.toStdString());
     if (loaded) {
       project_ = *loaded;
       project_.model = QFileInfo(path).fileName().toStdString();
-      note(readPath,
-           tr("settings restored from %1 (an older workbench's name); changes are saved in %2")
-               .arg(QFileInfo(readPath).fileName(), QFileInfo(projectPath_).fileName()));
+      if (!failing)
+        note(readPath,
+             tr("settings restored from %1 (an older workbench's name); changes are saved in %2")
+                 .arg(QFileInfo(readPath).fileName(), QFileInfo(projectPath_).fileName()));
     } else {
       llvm::consumeError(loaded.takeError()); // read just now by projectPathToRead
     }
@@ -594,7 +605,8 @@ void ProjectController::switchModel(const QString &path) {
     auto loaded = kiln::loadProject(projectPath_.toStdString());
     if (loaded) {
       project_ = *loaded;
-      note(projectPath_, tr("settings restored from %1").arg(QFileInfo(projectPath_).fileName()));
+      if (!failing)
+        note(projectPath_, tr("settings restored from %1").arg(QFileInfo(projectPath_).fileName()));
     } else {
       QString why = errorText(loaded.takeError());
       auto aside = kiln::setAsideProject(projectPath_.toStdString());
@@ -939,13 +951,14 @@ void ProjectController::showCompare() {
                       label(labelB_, b_, recipeB_, false), b_);
 }
 
-void ProjectController::measureLatency(std::optional<kiln::BuildSummary> &a, const std::vector<uint8_t> &aBytes,
-                                       std::optional<kiln::BuildSummary> &b, const std::vector<uint8_t> &bBytes,
-                                       const std::pair<std::vector<uint8_t>, kiln::LatencyStats> &known) {
+void ProjectController::measureLatency(
+    std::optional<kiln::BuildSummary> &a, const std::vector<uint8_t> &aBytes,
+    std::optional<kiln::BuildSummary> &b, const std::vector<uint8_t> &bBytes,
+    const std::pair<std::vector<uint8_t>, kiln::LatencyStats> &known) const {
   // A build the Run dock measured keeps that measurement (the same numbers
   // in both docks); the others are measured with the same function and
   // options, in alternation when both are (kiln::benchmarkPair).
-  const kiln::RunOptions options = hostRunOptions();
+  const kiln::RunOptions options = stoppableRunOptions();
   auto reuse = [&](std::optional<kiln::BuildSummary> &s, const std::vector<uint8_t> &bytes) {
     if (s && !known.first.empty() && bytes == known.first)
       s->latency = known.second;
@@ -1103,7 +1116,7 @@ void ProjectController::compareOutputsWith(const QString &path) {
   std::vector<uint8_t> a = doc->artifact;
   std::string other = path.toStdString();
   kiln::ModelComparisonOptions options;
-  options.run = hostRunOptions();
+  options.run = stoppableRunOptions();
   futures_.push_back(QtConcurrent::run([=, this]() {
     QString failure;
     std::optional<kiln::ModelComparison> result;
@@ -1156,18 +1169,27 @@ ExportDialog *ProjectController::openExportDialog() {
   dialog->setAttribute(Qt::WA_DeleteOnClose);
   exportDialog_ = dialog;
   connect(this, &ProjectController::projectChanged, dialog, [this, dialog] { dialog->setWorkingRecipe(project_.recipe); });
-  connect(dialog, &ExportDialog::exported, this, [this, dialog](bool ok) {
+  // The dialog's choices become the project's export settings (one
+  // undoable step, when they differ), so the next Export and `kiln export
+  // --project=` start from them: after an export (its folder too), and
+  // when the dialog is closed without one (its folder only when it is not
+  // the default, which follows the choices). The working recipe (what the
+  // workbench builds and runs) is left as it is now.
+  auto keepChoices = [this, dialog](bool pinFolder) {
+    kiln::Project chosen = dialog->chosenProject(), p = project_;
+    p.exportSettings = chosen.exportSettings;
+    if (pinFolder || !dialog->folderIsDefault())
+      p.exportDir = chosen.exportDir;
+    if (!(p == project_))
+      setProject(p, tr("Export settings"));
+  };
+  connect(dialog, &ExportDialog::exported, this, [this, dialog, keepChoices](bool ok) {
     if (!ok)
       return;
     note(dialog->writtenDir(), tr("exported: %1").arg(dialog->summaryText()));
-    // The export's choices become the project's export settings (one
-    // undoable step), so `kiln export --project=` repeats it; the working
-    // recipe (what the workbench builds and runs) is left as it is now.
-    kiln::Project chosen = dialog->chosenProject(), p = project_;
-    p.exportSettings = chosen.exportSettings;
-    p.exportDir = chosen.exportDir;
-    setProject(p, tr("Export settings"));
+    keepChoices(true);
   });
+  connect(dialog, &QDialog::finished, this, [keepChoices] { keepChoices(false); });
   dialog->show();
   return dialog;
 }

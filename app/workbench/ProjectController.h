@@ -41,6 +41,7 @@
 #include <QPointer>
 #include <QTimer>
 
+#include <atomic>
 #include <map>
 #include <optional>
 #include <vector>
@@ -269,10 +270,10 @@ private:
   /// Fills the latency of the summaries `a` and `b` (of the artifacts
   /// `aBytes`, `bBytes`; nullopt: no build on that side): the Run dock's
   /// `known` measurement for its artifact, else measured with
-  /// hostRunOptions(). Blocks: runs on the worker thread.
-  static void measureLatency(std::optional<kiln::BuildSummary> &a, const std::vector<uint8_t> &aBytes,
-                             std::optional<kiln::BuildSummary> &b, const std::vector<uint8_t> &bBytes,
-                             const std::pair<std::vector<uint8_t>, kiln::LatencyStats> &known);
+  /// stoppableRunOptions(). Blocks: runs on the worker thread.
+  void measureLatency(std::optional<kiln::BuildSummary> &a, const std::vector<uint8_t> &aBytes,
+                      std::optional<kiln::BuildSummary> &b, const std::vector<uint8_t> &bBytes,
+                      const std::pair<std::vector<uint8_t>, kiln::LatencyStats> &known) const;
   void error(const QString &file, const QString &message);
   void note(const QString &file, const QString &message);
   /// Selects dispatch `id`'s row in Tune (-1: none) without echoing it
@@ -347,6 +348,12 @@ private:
   std::pair<std::vector<uint8_t>, kiln::LatencyStats> measurement_;
   /// Workers still running (waited for on destruction).
   std::vector<QFuture<void>> futures_;
+  /// Set by the destructor: Compare's measurements and output runs stop
+  /// before their next wave (RunOptions::cancelled), so closing the window
+  /// never waits out a long measurement.
+  std::atomic<bool> stopping_{false};
+  /// hostRunOptions() that stop when the controller is destroyed.
+  kiln::RunOptions stoppableRunOptions() const;
 };
 
 } // namespace kiln::workbench

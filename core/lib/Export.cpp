@@ -560,43 +560,57 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request) {
   return bundle;
 }
 
-/// What writeExportBundle needs of a bundle's manifest.json (its "model"
-/// "file" and "files" records): the model's file name and each file's
-/// SHA-256 by name. Empty when the text is not such a manifest.
-struct ManifestRecord {
-  std::string modelFile;
-  std::map<std::string, std::string> sha256;
-};
-
-static std::optional<ManifestRecord> manifestRecordOf(llvm::StringRef text) {
+llvm::Expected<BundleManifest> parseBundleManifest(llvm::StringRef text, const std::string &path) {
   auto parsed = llvm::json::parse(text);
-  if (!parsed) {
-    llvm::consumeError(parsed.takeError());
-    return std::nullopt;
-  }
+  if (!parsed)
+    return makeError(path + ": " + llvm::toString(parsed.takeError()));
   const llvm::json::Object *manifest = parsed->getAsObject();
-  const llvm::json::Object *model = manifest ? manifest->getObject("model") : nullptr;
-  const llvm::json::Array *files = manifest ? manifest->getArray("files") : nullptr;
-  if (!model || !model->getString("file") || !files ||
-      manifest->getString("format") != "kiln-export-1")
-    return std::nullopt;
-  ManifestRecord record;
-  record.modelFile = model->getString("file")->str();
-  for (const llvm::json::Value &v : *files)
-    if (const llvm::json::Object *f = v.getAsObject())
-      if (auto name = f->getString("name"), sha = f->getString("sha256"); name && sha)
-        record.sha256[name->str()] = sha->str();
-  return record;
+  if (!manifest || manifest->getString("format") != "kiln-export-1")
+    return makeError(path + ": not a Kiln export manifest (format kiln-export-1)");
+  const llvm::json::Object *model = manifest->getObject("model");
+  const llvm::json::Object *recipe = manifest->getObject("recipe");
+  if (!model || !model->getString("file") || !recipe)
+    return makeError(path + ": the manifest has no \"model\" file or no \"recipe\"");
+  BundleManifest m;
+  m.path = path;
+  m.modelFile = model->getString("file")->str();
+  m.modelSha256 = model->getString("sha256").value_or("").str();
+  if (const llvm::json::Array *files = manifest->getArray("files"))
+    for (const llvm::json::Value &v : *files)
+      if (const llvm::json::Object *f = v.getAsObject())
+        if (auto name = f->getString("name"), sha = f->getString("sha256"); name && sha)
+          m.fileSha256[name->str()] = sha->str();
+  m.recipeJson = *recipe;
+  if (const llvm::json::Object *kit = manifest->getObject("kit")) {
+    if (!kit->getString("model") || !kit->getArray("inputs"))
+      return makeError(path + ": the manifest's \"kit\" has no \"model\" or \"inputs\"");
+    m.hasKit = true;
+    m.kitModel = kit->getString("model")->str();
+    for (const llvm::json::Value &v : *kit->getArray("inputs")) {
+      const llvm::json::Object *in = v.getAsObject();
+      m.kitInputSources.push_back(in ? in->getString("source").value_or("").str() : "");
+    }
+  }
+  return m;
 }
 
-/// The record of the bundle `dir` holds already (its manifest.json), if any.
-static std::optional<ManifestRecord> bundleIn(const std::string &dir) {
+llvm::Expected<BundleManifest> readBundleManifest(const std::string &dir) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");
   auto text = llvm::MemoryBuffer::getFile(path);
   if (!text)
+    return makeError(path.str() + ": cannot read (" + text.getError().message() + ")");
+  return parseBundleManifest((*text)->getBuffer(), path.str().str());
+}
+
+/// The manifest of the bundle `dir` holds already, if it holds one.
+static std::optional<BundleManifest> bundleIn(const std::string &dir) {
+  auto m = readBundleManifest(dir);
+  if (!m) {
+    llvm::consumeError(m.takeError()); // no bundle there (or not one of ours)
     return std::nullopt;
-  return manifestRecordOf((*text)->getBuffer());
+  }
+  return std::move(*m);
 }
 
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
@@ -610,16 +624,23 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
                      std::to_string(bundle.files.size()) + " files into it)");
   // Another model's bundle is never replaced (two models with one name,
   // blazeface.onnx and blazeface.tflite, have one default folder).
-  std::optional<ManifestRecord> before = existed ? bundleIn(dir) : std::nullopt, now;
+  std::optional<BundleManifest> before = existed ? bundleIn(dir) : std::nullopt, now;
   for (const GeneratedFile &f : bundle.files)
-    if (f.name == "manifest.json")
-      now = manifestRecordOf(
-          llvm::StringRef(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size()));
+    if (f.name == "manifest.json") {
+      auto written = parseBundleManifest(
+          llvm::StringRef(reinterpret_cast<const char *>(f.bytes.data()), f.bytes.size()),
+          "manifest.json");
+      if (!written)
+        return written.takeError(); // the writer and the reader disagree: a bug
+      now = std::move(*written);
+    }
   if (before && now && before->modelFile != now->modelFile)
     return makeError(dir + ": holds the export of " + before->modelFile +
                      " (its manifest.json); this export of " + now->modelFile +
                      " would replace it: give another folder (-o)");
-  if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+  // rwx for all, less the umask (as mkdir -p): LLVM's default leaves
+  // others out (0750 under umask 022).
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir, true, llvm::sys::fs::all_all))
     return makeError(dir + ": cannot create the folder: " + ec.message());
   // A folder made here and left empty by a failed write is removed again
   // (remove() deletes only an empty folder).
@@ -650,8 +671,8 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
   // before, a C module's sources) go, when they are as that export wrote
   // them; a file the user changed stays.
   if (before && now)
-    for (const auto &[name, sha] : before->sha256) {
-      if (now->sha256.count(name) || name.find('/') != std::string::npos ||
+    for (const auto &[name, sha] : before->fileSha256) {
+      if (now->fileSha256.count(name) || name.find('/') != std::string::npos ||
           name.find('\\') != std::string::npos)
         continue;
       llvm::SmallString<256> path(dir);

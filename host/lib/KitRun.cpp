@@ -200,25 +200,16 @@ llvm::Expected<OnTargetReport> validateKitOnTarget(ExportRequest request, const 
 
 llvm::Expected<OnTargetReport> validateKitBundle(const std::string &dir,
                                                  const Tolerance &tolerance) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, "manifest.json");
-  const std::string where = path.str().str();
-  auto text = llvm::MemoryBuffer::getFile(where);
-  if (!text)
-    return makeError(where + ": cannot read (" + text.getError().message() +
-                     "); give a folder `kiln export --kit` wrote");
-  auto parsed = llvm::json::parse((*text)->getBuffer());
-  if (!parsed)
-    return makeError(where + ": " + llvm::toString(parsed.takeError()));
-  const llvm::json::Object *manifest = parsed->getAsObject();
-  const llvm::json::Object *kit = manifest ? manifest->getObject("kit") : nullptr;
-  const llvm::json::Object *recipeJson = manifest ? manifest->getObject("recipe") : nullptr;
-  const llvm::json::Object *model = manifest ? manifest->getObject("model") : nullptr;
-  if (!kit || !recipeJson || !model || !kit->getString("model") || !kit->getArray("inputs"))
+  auto manifest = readBundleManifest(dir);
+  if (!manifest)
+    return makeError(llvm::toString(manifest.takeError()) +
+                     "; give a folder `kiln export --kit` wrote");
+  const std::string &where = manifest->path;
+  if (!manifest->hasKit)
     return makeError(where + ": the bundle has no firmware kit (export it with --kit)");
   ExportRequest request;
-  request.model = kit->getString("model")->str();
-  auto recipe = recipeFromJson(*recipeJson, where);
+  request.model = manifest->kitModel;
+  auto recipe = recipeFromJson(manifest->recipeJson, where);
   if (!recipe)
     return recipe.takeError();
   request.recipe = std::move(*recipe);
@@ -231,15 +222,12 @@ llvm::Expected<OnTargetReport> validateKitBundle(const std::string &dir,
                      "; the path is as the export was given it, from the folder it ran in)");
   llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>((*modelBytes)->getBufferStart()),
                                 (*modelBytes)->getBufferSize());
-  if (llvm::toHex(llvm::SHA256::hash(bytes), /*LowerCase=*/true) !=
-      model->getString("sha256").value_or(""))
+  if (llvm::toHex(llvm::SHA256::hash(bytes), /*LowerCase=*/true) != manifest->modelSha256)
     return makeError(where + ": " + request.model +
                      " is not the model the kit was exported from (its SHA-256 differs); "
                      "export the kit again");
   std::vector<KitInput> inputs;
-  for (const llvm::json::Value &v : *kit->getArray("inputs")) {
-    const llvm::json::Object *in = v.getAsObject();
-    const std::string source = in ? in->getString("source").value_or("").str() : "";
+  for (const std::string &source : manifest->kitInputSources) {
     if (source == "pattern")
       continue;
     auto array = readNpyFile(source);

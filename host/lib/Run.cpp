@@ -407,8 +407,18 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
   invocation.arena_size = result.arenaBytes;
   invocation.device = &device;
   invocation.trace = nullptr;
+  if (options.cancelled) {
+    invocation.cancelled = [](void *context) -> int {
+      return (*static_cast<const std::function<bool()> *>(context))() ? 1 : 0;
+    };
+    invocation.cancel_context = const_cast<std::function<bool()> *>(&options.cancelled);
+  }
   auto invoke = [&]() -> llvm::Error {
+    if (options.cancelled && options.cancelled())
+      return makeError("run cancelled");
     kiln_status_t s = kiln_module_invoke(module->get(), &invocation);
+    if (s.code == KILN_CANCELLED)
+      return makeError("run " + llvm::Twine(s.message));
     if (s.code != KILN_OK)
       return makeError(s.message);
     return llvm::Error::success();

@@ -146,6 +146,8 @@ const char *kiln_status_code_name(kiln_status_code_t code) {
     return "KILN_UNIMPLEMENTED";
   case KILN_OUT_OF_RANGE:
     return "KILN_OUT_OF_RANGE";
+  case KILN_CANCELLED:
+    return "KILN_CANCELLED";
   }
   return "unknown";
 }
@@ -479,11 +481,16 @@ extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_in
     device = &inline_device;
   }
   const auto *constants = module->artifact->constants();
-  size_t wave_count = 0;
+  size_t wave_count = 0, dispatches_run = 0;
   auto flush = [&]() -> kiln_status_t {
     kiln_status_t s = kiln_status_ok();
-    if (wave_count)
+    if (wave_count && inv->cancelled && inv->cancelled(inv->cancel_context))
+      return makeStatus(KILN_CANCELLED, "cancelled after %zu of %zu dispatches", dispatches_run,
+                        module->info.dispatch_count);
+    if (wave_count) {
       s = device->execute_wave(device->self, module->wave_scratch, wave_count, inv->trace);
+      dispatches_run += wave_count;
+    }
     wave_count = 0;
     if (s.code == KILN_OK)
       s = takeBoundsViolation(module);

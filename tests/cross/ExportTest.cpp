@@ -144,9 +144,12 @@ llvm::json::Object exportTwice(const std::string &name, const std::string &flags
   // With -o, it repeats the build byte for byte anywhere.
   std::string args = command.substr(command.find(' ', std::string("kiln export ").size()));
   TempDir c;
-  CommandResult again = runCommand(kiln("export " + model + args + " -o " +
-                                        shellQuote(c.file("bundle"))));
+  CommandResult again = runCommand(
+      "umask 022; " + kiln("export " + model + args + " -o " + shellQuote(c.file("bundle"))));
   EXPECT_EQ(again.exitCode, 0) << command << "\n" << again.output;
+  // The folder is made as mkdir -p makes it: readable by all under umask
+  // 022 (it was 0750).
+  EXPECT_EQ(fs::status(c.file("bundle")).permissions(), fs::perms(0755));
   auto filesC = filesOf(c.file("bundle"));
   for (const auto &[file, bytes] : filesA)
     EXPECT_TRUE(filesC.count(file) && filesC[file] == bytes) << file << " differs after '"

@@ -213,10 +213,14 @@ TEST(FirmwareKit, PatternInputIsTheDocumentedSequenceAndRunsAsOnTheHost) {
 TEST(FirmwareKit, ValidateOnTargetRunsTheKitAndPassesAgainstTheHost) {
   if (std::string why = missingCortexMTools(); !why.empty())
     GTEST_SKIP() << why;
+  TempDir tmp; // the temporary kit is made here and removed after a pass
   CommandResult ran = runCommand(
-      kilnBinary() + " validate " + shellQuote(kPersonDetect) +
+      "TMPDIR=" + shellQuote(tmp.path()) + " " + kilnBinary() + " validate " +
+      shellQuote(kPersonDetect) +
       " --target=thumbv7em-none-eabihf --on-target --kit-input=" + shellQuote(kPersonInput));
   EXPECT_EQ(ran.exitCode, 0) << ran.output;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << "the passing kit's temporary folder was left";
+  EXPECT_NE(ran.output.find("built in a temporary folder"), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("run on mps2-an386"), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("PASS: every element of output on mps2-an386 equal to the reference"),
             std::string::npos)
@@ -242,10 +246,13 @@ TEST(FirmwareKit, ValidateOnTargetWithoutTheCompilerNamesItsPackage) {
   CommandResult make =
       runCommand("ln -s \"$(command -v make)\" " + shellQuote(dir.file("bin/make")));
   ASSERT_EQ(make.exitCode, 0) << make.output;
+  TempDir tmp; // a refusal leaves no empty folder behind
   CommandResult ran =
-      runCommand("PATH=" + shellQuote(dir.file("bin")) + " " + kilnBinary() + " validate " +
-                 shellQuote(kIntModel) + " --target=thumbv6m-none-eabi --on-target");
+      runCommand("PATH=" + shellQuote(dir.file("bin")) + " TMPDIR=" + shellQuote(tmp.path()) + " " +
+                 kilnBinary() + " validate " + shellQuote(kIntModel) +
+                 " --target=thumbv6m-none-eabi --on-target");
   EXPECT_EQ(ran.exitCode, 1) << ran.output;
+  EXPECT_TRUE(fs::is_empty(tmp.path())) << "the refused kit's temporary folder was left";
   EXPECT_EQ(std::count(ran.output.begin(), ran.output.end(), '\n'), 1) << ran.output;
   EXPECT_NE(ran.output.find("arm-none-eabi-gcc is not installed (Debian package "
                             "gcc-arm-none-eabi libnewlib-arm-none-eabi)"),
@@ -262,7 +269,10 @@ TEST(FirmwareKit, ModelOverTheRamBudgetStopsTheLinkWithTheExportsFigures) {
   ASSERT_EQ(exported.exitCode, 0) << exported.output;
   EXPECT_NE(exported.output.find("exceeds the budget 32 KiB"), std::string::npos)
       << exported.output;
-  const llvm::json::Object *memory = manifestOf(dir).getObject("memory");
+  // The manifest outlives the pointer into it (a temporary's would dangle:
+  // CI read freed memory here).
+  llvm::json::Object manifest = manifestOf(dir);
+  const llvm::json::Object *memory = manifest.getObject("memory");
   ASSERT_NE(memory, nullptr);
   // The linker script's RAM is the budget, and its message quotes the
   // manifest's arena and I/O bytes.

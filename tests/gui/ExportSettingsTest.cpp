@@ -163,13 +163,19 @@ private slots:
     dialog->setTarget("riscv64-linux-gnu");
     QCOMPARE(dialog->formatBox()->currentData().toString(), QStringLiteral("c-module"));
     dialog->close();
+    // Closed without an export, the choices are kept (one undoable step);
+    // undone here, so the slots below start from the defaults.
+    QCOMPARE(ctl()->project().exportSettings.target, std::string("riscv64-linux-gnu"));
+    QVERIFY(ctl()->project().exportSettings.format == kiln::OutputFormat::CModule);
+    ctl()->undoStack()->undo();
+    QVERIFY(ctl()->project().exportSettings == kiln::ExportSettings());
   }
 
   void exportKeepsTheWorkingBuild() {
     const std::vector<uint8_t> artifactBefore = w->document()->artifact;
     QVERIFY(!artifactBefore.empty());
     QVERIFY(runAction() && runAction()->isEnabled());
-    const int undoBefore = ctl()->undoStack()->count();
+    const int undoBefore = ctl()->undoStack()->index();
 
     ExportDialog *dialog = ctl()->openExportDialog();
     dialog->setTarget("thumbv7em-none-eabihf");
@@ -256,7 +262,7 @@ private slots:
     QVERIFY(!w->isCompiling());
     QVERIFY(w->document()->artifact == artifactBefore);
     QVERIFY(runAction()->isEnabled());
-    QCOMPARE(ctl()->undoStack()->count(), undoBefore + 1);
+    QCOMPARE(ctl()->undoStack()->index(), undoBefore + 1);
     QCOMPARE(ctl()->undoStack()->text(undoBefore), QStringLiteral("Export settings"));
 
     // The project file: the export settings apart from the working recipe.
@@ -515,6 +521,41 @@ private slots:
     QCOMPARE(reopened.formatBox()->currentData().toString(), QStringLiteral("c-module"));
     reopened.setTarget("aarch64-linux-gnu");
     QCOMPARE(reopened.formatBox()->currentData().toString(), QStringLiteral("kiln"));
+  }
+
+  // Choices made and the dialog closed without exporting are kept too (the
+  // review found them dropped): one undoable "Export settings" step, no
+  // rebuild; the default folder follows the choices and is not pinned.
+  // Opening and closing it unchanged adds no step.
+  void closingWithoutExportKeepsTheChoices() {
+    QUndoStack *undo = ctl()->undoStack();
+    const kiln::Project before = ctl()->project();
+    ExportDialog *dialog = ctl()->openExportDialog();
+    const int steps = undo->count();
+    dialog->close();
+    QCOMPARE(undo->count(), steps);
+    QVERIFY(ctl()->project() == before);
+
+    dialog = ctl()->openExportDialog();
+    const QString other = dialog->profileBox()->currentText() == QStringLiteral("stripped")
+                              ? QStringLiteral("default")
+                              : QStringLiteral("stripped");
+    dialog->profileBox()->setCurrentText(other);
+    dialog->setTarget("aarch64-linux-gnu");
+    dialog->close(); // no Export pressed
+    QCOMPARE(undo->count(), steps + 1);
+    QCOMPARE(undo->text(undo->index() - 1), QStringLiteral("Export settings"));
+    QCOMPARE(ctl()->project().exportSettings.target, std::string("aarch64-linux-gnu"));
+    QVERIFY(!ctl()->isBuildPending());
+    QVERIFY(ctl()->project().recipe == before.recipe);
+    QCOMPARE(ctl()->project().exportDir, before.exportDir);
+    dialog = ctl()->openExportDialog();
+    QCOMPARE(dialog->chosenTarget(), std::string("aarch64-linux-gnu"));
+    QCOMPARE(dialog->profileBox()->currentText(), other);
+    dialog->close();
+    QCOMPARE(undo->count(), steps + 1);
+    undo->undo();
+    QVERIFY(ctl()->project() == before);
   }
 };
 

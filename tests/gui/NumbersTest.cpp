@@ -14,7 +14,9 @@
 //   - File > Open Recent tells two same-named files apart by their folder;
 //   - the Memory view's axis is in KiB/MiB; the Sizes view hides the
 //     stripped columns without a stripped build; operators are written
-//     "CONV_2D #2" in every view; the Inspector wraps long values.
+//     "CONV_2D #2" in every view; the Inspector wraps long values;
+//   - Esc cancels Run on Host (issue 30's review: a long run could not be
+//     stopped, and Quit waited for it).
 //
 //===----------------------------------------------------------------------===//
 #include "GuiTestSupport.h"
@@ -362,6 +364,45 @@ private slots:
     const int line = t->fontMetrics().height();
     QTRY_VERIFY2(t->visualItemRect(longest).height() >= 2 * line,
                  qPrintable(QStringLiteral("row %1 px, line %2 px").arg(t->visualItemRect(longest).height()).arg(line)));
+  }
+
+  // Esc cancels Run on Host (a run of a large build could not be stopped,
+  // and Quit waited it out at 100% CPU): the Run dock shows Cancel while
+  // busy, the run stops before its next wave, and the window says it was
+  // cancelled, not that it failed. Last: the dock's result is the
+  // cancelled one afterwards.
+  void escCancelsRunOnHost() {
+    RunPanel *run = ctl()->runPanel();
+    QAction *esc = actionWithShortcut(QKeySequence(Qt::Key_Escape));
+    QVERIFY(esc);
+    QVERIFY(!esc->isEnabled()); // nothing to cancel yet
+    QVERIFY(run->cancelButton()->isHidden());
+    QSignalSpy finished(w.get(), &MainWindow::runFinished);
+    w->runOnHost();
+    QVERIFY(w->isRunning());
+    QVERIFY(run->isBusy());
+    QVERIFY(esc->isEnabled());
+    QVERIFY(!run->cancelButton()->isHidden() && run->cancelButton()->isEnabled());
+    QVERIFY(!run->runButton()->isEnabled());
+    esc->trigger(); // 22 runs to go at most: the worker stops at its next check
+    QVERIFY(waitSignal(finished));
+    QCOMPARE(finished.last().at(0).toBool(), false);
+    const RunPanelResult &r = run->result();
+    QVERIFY2(r.cancelled, qPrintable(r.error));
+    QVERIFY(r.outputs.empty());
+    QCOMPARE(run->messageLabel()->text(), tr("Run cancelled."));
+    QCOMPARE(w->diagnostics()->lastMessage(), tr("run on host cancelled"));
+    QVERIFY2(w->statusText().endsWith(tr("run on host cancelled")), qPrintable(w->statusText()));
+    QVERIFY(!w->isRunning() && !run->isBusy());
+    QVERIFY(run->cancelButton()->isHidden());
+    QVERIFY(run->runButton()->isEnabled());
+    QVERIFY(!esc->isEnabled());
+    // A cancel that comes late stops nothing: the next run runs whole.
+    QSignalSpy again(w.get(), &MainWindow::runFinished);
+    w->runOnHost();
+    QVERIFY(waitSignal(again));
+    QVERIFY2(again.last().at(0).toBool(), qPrintable(run->messageLabel()->text()));
+    QVERIFY(run->result().ok && !run->result().cancelled);
   }
 };
 

@@ -110,7 +110,16 @@ private slots:
     bad.exportDir = "out";
     const std::string file = kiln::projectPathFor(model.toStdString());
     QVERIFY(!kiln::saveProject(bad, file));
+    const int messagesBefore = w->diagnostics()->topLevelItemCount();
     QVERIFY2(open(model), qPrintable(w->diagnostics()->lastMessage()));
+    // Diagnostics says it once: "does not build ... default settings",
+    // never also "settings restored" (the review found both).
+    QStringList said;
+    for (int i = messagesBefore; i < w->diagnostics()->topLevelItemCount(); ++i)
+      said << w->diagnostics()->topLevelItem(i)->text(2);
+    QVERIFY2(said.filter("does not build with the settings saved").size() == 1,
+             qPrintable(said.join('\n')));
+    QVERIFY2(said.filter("settings restored").isEmpty(), qPrintable(said.join('\n')));
     // Opened with the defaults; the export folder kept; Tune usable.
     QVERIFY(ctl()->project().recipe == kiln::BuildRecipe());
     QCOMPARE(ctl()->project().exportDir, std::string("out"));

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 using namespace kiln::test;
 
@@ -607,6 +608,42 @@ TEST(Cli, ValidateSamplesAndTolerances) {
   EXPECT_NE(st.output.find("all 2"), std::string::npos) << st.output;
   expectCleanError("validate " + model + " " + stacked + " --samples=3",
                    {"input_0.npy", "--samples=3 needs a leading axis of 3 samples", "2x2x3xf32"});
+}
+
+/// kiln validate prints every output name whole (names were cut at 26
+/// characters, so two long names could read alike): the output column is
+/// as wide as the longest name and the numbers stay in their columns.
+TEST(Cli, ValidateTablePrintsLongNamesWhole) {
+  TempDir tmp;
+  const std::string name = "StatefulPartitionedCall:0/detection_scores_long";
+  const std::string mlir = tmp.file("long.mlir");
+  std::ofstream(mlir) << "func.func @main(%a: tensor<2x3xf32> {kiln.name = \"a\"}) -> "
+                         "(tensor<2x3xf32> {kiln.name = \""
+                      << name
+                      << "\"}) {\n  %0 = \"tosa.add\"(%a, %a) : (tensor<2x3xf32>, "
+                         "tensor<2x3xf32>) -> tensor<2x3xf32>\n  return %0 : tensor<2x3xf32>\n}\n";
+  const std::string dir = tmp.file("sample");
+  std::filesystem::create_directories(dir);
+  std::vector<float> a = {1, 2, 3, 4, 5, 6}, twice;
+  for (float v : a)
+    twice.push_back(2 * v);
+  ASSERT_FALSE(bool(kiln::writeNpyFile(dir + "/input_0.npy", floats({2, 3}, a))));
+  ASSERT_FALSE(bool(kiln::writeNpyFile(dir + "/output_0.npy", floats({2, 3}, twice))));
+  CommandResult ran = runCommand(kilnBinary() + " validate " + shellQuote(mlir) + " " + dir);
+  ASSERT_EQ(ran.exitCode, 0) << ran.output;
+  std::istringstream lines(ran.output);
+  std::string header, row;
+  std::getline(lines, header);
+  std::getline(lines, row);
+  ASSERT_EQ(header.rfind("sample", 0), 0u) << ran.output;
+  const size_t column = header.find("output");
+  EXPECT_EQ(row.find(name), column) << ran.output;
+  // "elements" ends where the row's element count (6) does.
+  const size_t end = column + name.size() + 1 + 10;
+  ASSERT_GE(header.size(), end) << ran.output;
+  EXPECT_EQ(header.substr(end - 8, 8), "elements") << ran.output;
+  ASSERT_GE(row.size(), end) << ran.output;
+  EXPECT_EQ(row.substr(end - 2, 2), " 6") << ran.output;
 }
 
 /// iree-run-module's input and output forms: DIMSxTYPE=@file.bin (raw

@@ -1,6 +1,7 @@
 //===- RuntimeTest.cpp - Runtime C API: loading, checks, invoke -----------===//
 #include "kiln/runtime.h"
 #include "ArtifactFixtures.h"
+#include "RealModels.h"
 #include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
@@ -10,8 +11,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -200,6 +203,109 @@ TEST(Runtime, TimedRunsAreSummarizedOnceAndTracedApart) {
   EXPECT_EQ(stats->device, "local-task");
   EXPECT_EQ(stats->threads, 2u);
   EXPECT_GT(stats->medianMs, 0);
+}
+
+// A run can be stopped between waves (the workbench's Cancel, Esc and Quit
+// during Run on Host; a large build's run once could not be stopped):
+// kiln_invocation_t::cancelled is asked before each wave, the first nonzero
+// answer stops the invocation there with KILN_CANCELLED, and runArtifact
+// asks RunOptions::cancelled before each invocation and each wave.
+TEST(Runtime, CancelledInvocationStopsBeforeTheNextWave) {
+  std::string path = kiln::test::realModelPath("alexa");
+  ASSERT_TRUE(std::filesystem::exists(path)) << kiln::test::missingModelHint(path);
+  auto bytes = kiln::compileArtifact(path, kiln::test::realModelOptions("alexa"));
+  ASSERT_TRUE(static_cast<bool>(bytes)) << llvm::toString(bytes.takeError());
+  Aligned a(*bytes);
+  kiln_module_t *m = nullptr;
+  kiln_status_t s = kiln_module_load(a.data, a.size, &m);
+  ASSERT_EQ(s.code, KILN_OK) << s.message;
+  std::unique_ptr<kiln_module_t, void (*)(kiln_module_t *)> guard(m, kiln_module_release);
+  kiln_artifact_info_t info;
+  ASSERT_EQ(kiln_module_artifact_info(m, &info).code, KILN_OK);
+  ASSERT_GT(info.wave_count, 2u) << "the test needs several waves";
+
+  // Buffers of the model's own sizes; the output starts as a sentinel.
+  std::vector<std::vector<uint8_t>> ins(info.input_count), outs(info.output_count);
+  std::vector<const void *> inPtrs;
+  std::vector<void *> outPtrs;
+  std::vector<size_t> inSizes, outSizes;
+  for (size_t i = 0; i < info.input_count; ++i) {
+    kiln_tensor_info_t t;
+    ASSERT_EQ(kiln_module_input_info(m, i, &t).code, KILN_OK);
+    ins[i].assign(t.byte_size, 0);
+    inPtrs.push_back(ins[i].data());
+    inSizes.push_back(t.byte_size);
+  }
+  for (size_t i = 0; i < info.output_count; ++i) {
+    kiln_tensor_info_t t;
+    ASSERT_EQ(kiln_module_output_info(m, i, &t).code, KILN_OK);
+    outs[i].assign(t.byte_size, 0xa5);
+    outPtrs.push_back(outs[i].data());
+    outSizes.push_back(t.byte_size);
+  }
+  std::vector<uint8_t> arena(kiln_module_arena_bytes(m) + 64);
+  kiln_invocation_t inv{};
+  inv.inputs = inPtrs.data();
+  inv.input_sizes = inSizes.data();
+  inv.input_count = inPtrs.size();
+  inv.outputs = outPtrs.data();
+  inv.output_sizes = outSizes.data();
+  inv.output_count = outPtrs.size();
+  inv.arena = arena.data();
+  inv.arena_size = arena.size();
+
+  // Asked before each wave: answering 1 at once runs nothing.
+  struct Asker {
+    int calls = 0, stopAt = 0;
+  } asker;
+  inv.cancelled = [](void *context) {
+    auto *k = static_cast<Asker *>(context);
+    return ++k->calls >= k->stopAt ? 1 : 0;
+  };
+  inv.cancel_context = &asker;
+  asker.stopAt = 1;
+  s = kiln_module_invoke(m, &inv);
+  EXPECT_EQ(s.code, KILN_CANCELLED);
+  EXPECT_EQ(std::string(s.message),
+            "cancelled after 0 of " + std::to_string(info.dispatch_count) + " dispatches");
+  EXPECT_EQ(asker.calls, 1);
+  EXPECT_STREQ(kiln_status_code_name(KILN_CANCELLED), "KILN_CANCELLED");
+  for (const std::vector<uint8_t> &o : outs)
+    EXPECT_EQ(std::count(o.begin(), o.end(), 0xa5), std::ptrdiff_t(o.size())) << "nothing ran";
+
+  // Answering 0 throughout: the invocation runs whole, asking once per
+  // wave that holds a dispatch.
+  asker = {0, 1 << 30};
+  s = kiln_module_invoke(m, &inv);
+  ASSERT_EQ(s.code, KILN_OK) << s.message;
+  const int dispatchWaves = asker.calls;
+  EXPECT_GT(dispatchWaves, 2);
+  EXPECT_LE(size_t(dispatchWaves), info.wave_count);
+
+  // Stopping at the third wave: some, not all, dispatches ran.
+  asker = {0, 3};
+  s = kiln_module_invoke(m, &inv);
+  EXPECT_EQ(s.code, KILN_CANCELLED);
+  EXPECT_EQ(asker.calls, 3);
+  size_t ran = 0, total = 0;
+  ASSERT_EQ(std::sscanf(s.message, "cancelled after %zu of %zu dispatches", &ran, &total), 2)
+      << s.message;
+  EXPECT_EQ(total, info.dispatch_count);
+  EXPECT_GT(ran, 0u);
+  EXPECT_LT(ran, total);
+
+  // runArtifact: a cancel during the timed runs ends them with one error,
+  // and the invocations stop (1000 timed runs were asked for).
+  int hostCalls = 0;
+  kiln::RunOptions options;
+  options.randomInputs = true;
+  options.benchmarkRuns = 1000;
+  options.cancelled = [&] { return ++hostCalls > 10; };
+  auto cancelled = kiln::runArtifact(*bytes, {}, options);
+  ASSERT_FALSE(static_cast<bool>(cancelled));
+  std::string error = llvm::toString(cancelled.takeError());
+  EXPECT_EQ(error.rfind("run cancelled", 0), 0u) << error;
+  EXPECT_EQ(hostCalls, 11);
 }
 
 // A run with more events than the first trace buffer holds (65536) is

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 namespace kiln {
 
@@ -252,6 +253,37 @@ llvm::Expected<ExportBundle> buildExportBundle(const ExportRequest &request);
 llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir,
                               const std::vector<OutputFile> &extra = {},
                               const std::vector<std::string> &reads = {});
+
+/// What a bundle's manifest.json (format "kiln-export-1", written by
+/// buildExportBundle) records of the export, as the tools that read a
+/// bundle back need it: writeExportBundle (whose bundle a folder holds)
+/// and `kiln validate BUNDLE --on-target` (validateKitBundle).
+struct BundleManifest {
+  /// DIR/manifest.json, as read (errors name it).
+  std::string path;
+  /// "model": the model's file name (no folder) and SHA-256 (hex).
+  std::string modelFile;
+  std::string modelSha256;
+  /// "files": each file's SHA-256 by name.
+  std::map<std::string, std::string> fileSha256;
+  /// "recipe": the settings as given, for recipeFromJson (a manifest of
+  /// an older Kiln whose recipe this one refuses is still a bundle).
+  llvm::json::Object recipeJson;
+  /// "kit" (a firmware kit, kiln/Kit.h): the model's path as the export
+  /// was given it, and each input's source (a .npy path, or "pattern").
+  bool hasKit = false;
+  std::string kitModel;
+  std::vector<std::string> kitInputSources;
+};
+
+/// Reads `text` as the manifest `path` (named in the errors). Errors: not
+/// JSON, not a "kiln-export-1" manifest, a "model" without "file", no
+/// "recipe" object, a "kit" without "model" or "inputs".
+llvm::Expected<BundleManifest> parseBundleManifest(llvm::StringRef text, const std::string &path);
+
+/// parseBundleManifest of DIR/manifest.json; an unreadable file is an
+/// error naming it and the system's reason.
+llvm::Expected<BundleManifest> readBundleManifest(const std::string &dir);
 
 /// The names of the files buildExportBundle() puts in the bundle of
 /// `request`, in writing order, known before compiling: NAME.kiln for an

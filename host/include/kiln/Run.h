@@ -14,6 +14,7 @@
 #include "kiln/Npy.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +41,11 @@ struct RunOptions {
   /// Run on randomInputs() of the artifact's own signature (the `inputs`
   /// given are ignored): one load instead of describeArtifact, then run.
   bool randomInputs = false;
+  /// Asked from the running thread before each invocation and before each
+  /// of its waves (kiln_invocation_t::cancelled): true stops the run with
+  /// the error "run cancelled after N of M dispatches" (the caller that
+  /// set it knows it cancelled). Empty: runs to the end.
+  std::function<bool()> cancelled;
 };
 
 /// One traced interval (runtime's kiln_trace_event_t): a dispatch command

@@ -68,6 +68,10 @@ typedef enum kiln_status_code_e {
                                   outside its binding: "main_dispatch_4
                                   (MaxPool #2) read binding 0 at byte 9216
                                   of 8192 (16 bytes)" */
+  KILN_CANCELLED = 8,          /* kiln_invocation_t::cancelled asked the
+                                  invocation to stop: "cancelled after
+                                  12 of 40 dispatches" (outputs
+                                  incomplete) */
 } kiln_status_code_t;
 
 /* A status: code plus a NUL-terminated message ("" when KILN_OK). */
@@ -362,6 +366,12 @@ typedef struct kiln_invocation_t {
   size_t arena_size;          /* bytes */
   const kiln_device_t *device; /* NULL: local-sync */
   kiln_trace_t *trace;        /* NULL: no tracing */
+  /* NULL: the invocation runs to the end. Otherwise asked before each wave
+   * (with `cancel_context`, from the invoking thread): nonzero stops the
+   * invocation there with KILN_CANCELLED, so a run can be cancelled
+   * within one wave's time (a wave already started completes). */
+  int (*cancelled)(void *cancel_context);
+  void *cancel_context;
 } kiln_invocation_t;
 
 /* Replays the command list once: copies and fills inline, the dispatches
@@ -373,7 +383,8 @@ typedef struct kiln_invocation_t {
  * execute_wave returns (local-sync: none; local-task: see above), and for
  * an artifact built with --check-bounds KILN_OUT_OF_RANGE when a kernel
  * refused an access outside its binding (the message names the dispatch,
- * binding, byte offset and extent; outputs are then incomplete). Buffers
+ * binding, byte offset and extent; outputs are then incomplete), and
+ * KILN_CANCELLED when `cancelled` answered nonzero (outputs incomplete). Buffers
  * are not checked for alignment (see "Alignment" at the top). */
 kiln_status_t kiln_module_invoke(kiln_module_t *module,
                                  const kiln_invocation_t *invocation);
