@@ -16,13 +16,19 @@
 namespace kiln::views {
 
 QString formatNs(double ns) {
-  if (ns < 1000)
+  if (ns < 999.5)
     return QStringLiteral("%1 ns").arg(ns, 0, 'f', 0);
-  if (ns < 1e6)
-    return QStringLiteral("%1 \u00b5s").arg(ns / 1e3, 0, 'g', 3);
-  if (ns < 1e9)
-    return QStringLiteral("%1 ms").arg(ns / 1e6, 0, 'g', 3);
-  return QStringLiteral("%1 s").arg(ns / 1e9, 0, 'g', 3);
+  // Three significant digits in fixed notation; a value that rounds up to
+  // 1000 of a unit is written in the next one ("1.00 ms", not "1e+03 us").
+  static const char *const units[] = {"\u00b5s", "ms", "s"};
+  double v = ns / 1e3;
+  int unit = 0;
+  while (unit < 2 && v >= 999.5) {
+    v /= 1e3;
+    ++unit;
+  }
+  const int decimals = v < 9.995 ? 2 : v < 99.95 ? 1 : 0;
+  return QStringLiteral("%1 %2").arg(v, 0, 'f', decimals).arg(QString::fromUtf8(units[unit]));
 }
 
 //===----------------------------------------------------------------------===//

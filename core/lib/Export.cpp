@@ -637,7 +637,7 @@ llvm::Error writeExportBundle(const ExportBundle &bundle, const std::string &dir
   if (before && now && before->modelFile != now->modelFile)
     return makeError(dir + ": holds the export of " + before->modelFile +
                      " (its manifest.json); this export of " + now->modelFile +
-                     " would replace it: give another folder (-o)");
+                     " would replace it: give another folder");
   // rwx for all, less the umask (as mkdir -p): LLVM's default leaves
   // others out (0750 under umask 022).
   if (std::error_code ec = llvm::sys::fs::create_directories(dir, true, llvm::sys::fs::all_all))
@@ -706,8 +706,12 @@ std::vector<std::string> exportFileNames(const ExportRequest &request) {
 }
 
 std::string defaultExportDir(const ExportRequest &request) {
-  std::string name = llvm::sys::path::stem(request.model).str() + "-" + request.recipe.target +
-                     "-" + request.recipe.profile;
+  // The extension too, as the model's project (MODEL.EXT.kilnproj):
+  // m.onnx and m.tflite beside each other get folders of their own.
+  std::string ext = llvm::sys::path::extension(request.model).str();
+  std::string name = llvm::sys::path::stem(request.model).str() +
+                     (ext.size() > 1 ? "-" + llvm::StringRef(ext).drop_front().lower() : "") + "-" +
+                     request.recipe.target + "-" + request.recipe.profile;
   if (request.recipe.format == OutputFormat::CModule)
     name += "-c";
   // Beside the model, as `kiln compile` writes MODEL.kiln.

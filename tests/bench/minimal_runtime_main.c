@@ -26,8 +26,8 @@ int main(int argc, char **argv) {
   size_t out_size = info.byte_size;
   const void *inputs[1] = {in};
   void *outputs[1] = {out};
-  kiln_invocation_t invocation = {inputs, &in_size, 1, outputs, &out_size, 1,
-                                  arena, sizeof(arena), NULL, NULL};
+  kiln_invocation_t invocation = {inputs, &in_size,      1,    outputs, &out_size, 1,
+                                  arena,  sizeof(arena), NULL, NULL,    NULL,      NULL};
   status = kiln_module_invoke(module, &invocation);
   kiln_module_release(module);
   puts(status.message);

@@ -11,6 +11,7 @@
 #include "TestSupport.h"
 
 #include "kiln/Artifact.h"
+#include "kiln/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
@@ -284,6 +285,13 @@ TEST(Export, BadTargetsFormatsAndFoldersFailClearly) {
 // export of the same model replaces the bundle whole: the earlier kit's
 // files go, a file the user edited or added stays.
 TEST(Export, AnotherModelsBundleIsNeverReplaced) {
+  // Two models of one name have default folders of their own (as their
+  // projects, MODEL.EXT.kilnproj).
+  kiln::ExportRequest onnx, tflite;
+  onnx.model = "sub/m.onnx";
+  tflite.model = "sub/m.tflite";
+  EXPECT_EQ(kiln::defaultExportDir(onnx), "sub/m-onnx-host-default");
+  EXPECT_EQ(kiln::defaultExportDir(tflite), "sub/m-tflite-host-default");
   TempDir dir;
   const std::string out = dir.file("bundle");
   const std::string alexa = shellQuote(realModelPath("alexa"));

@@ -73,8 +73,8 @@ int main(int argc, char **argv) {
   }
   size_t arenaBytes = kiln_module_arena_bytes(module);
   void *arena = aligned_alloc(64, (arenaBytes + 63) / 64 * 64 + 64);
-  kiln_invocation_t invocation = {inputs, inputSizes, numInputs, outputs, outputSizes,
-                                  numOutputs, arena, arenaBytes, NULL, NULL};
+  kiln_invocation_t invocation = {inputs, inputSizes, numInputs, outputs, outputSizes, numOutputs,
+                                  arena,  arenaBytes, NULL,      NULL,    NULL,        NULL};
   status = kiln_module_invoke(module, &invocation);
   if (status.code != KILN_OK) {
     fprintf(stderr, "%s\n", status.message);

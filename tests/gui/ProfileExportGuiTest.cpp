@@ -95,6 +95,18 @@ private slots:
 
   void cleanupTestCase() { w.reset(); }
 
+  // Times in three significant digits, never in exponent form (the review
+  // saw "1e+03 us summed" for 999.6 us).
+  void timesInThreeDigitsWithoutExponents() {
+    QCOMPARE(formatNs(850), QStringLiteral("850 ns"));
+    QCOMPARE(formatNs(999.6), QStringLiteral("1.00 \u00b5s"));
+    QCOMPARE(formatNs(12345), QStringLiteral("12.3 \u00b5s"));
+    QCOMPARE(formatNs(999600), QStringLiteral("1.00 ms"));
+    QCOMPARE(formatNs(123456789), QStringLiteral("123 ms"));
+    QCOMPARE(formatNs(1.5e9), QStringLiteral("1.50 s"));
+    QCOMPARE(formatNs(2.5e12), QStringLiteral("2500 s"));
+  }
+
   void profileShowsTheEstimateThenTheRun() {
     const kiln::CompilationPlan &plan = *w->document()->plan;
     ProfileModel *model = w->profileView()->model();

@@ -117,9 +117,9 @@ TEST(RuntimeAsan, SmallArenaIsRejectedAndRunsStayInBounds) {
   }
   // Exactly-sized heap arena: any write past it is an ASan error.
   uint8_t *small = static_cast<uint8_t *>(std::aligned_alloc(64, 64));
-  kiln_invocation_t inv{inPtrs.data(), inSizes.data(), inPtrs.size(),
-                        outPtrs.data(), outSizes.data(), outPtrs.size(),
-                        small, 64, nullptr, nullptr};
+  kiln_invocation_t inv{inPtrs.data(),   inSizes.data(), inPtrs.size(), outPtrs.data(),
+                        outSizes.data(), outPtrs.size(), small,         64,
+                        nullptr,         nullptr,        nullptr,       nullptr};
   s = kiln_module_invoke(m, &inv);
   EXPECT_EQ(s.code, KILN_RESOURCE_EXHAUSTED);
   char expected[96];

@@ -294,11 +294,11 @@ llvm::Expected<BundleManifest> readBundleManifest(const std::string &dir);
 /// when the request has a kit, then manifest.json and report.md.
 std::vector<std::string> exportFileNames(const ExportRequest &request);
 
-/// The folder `kiln export` writes to without -o: MODEL-TARGET-PROFILE
-/// (the recipe's target and profile)
-/// (with "-c" for a C module) beside the model, by the rule `kiln compile`
-/// follows for MODEL.kiln: `kiln export sub/m.tflite` writes
-/// sub/m-host-default/.
+/// The folder `kiln export` writes to without -o: MODEL-EXT-TARGET-PROFILE
+/// (the model's file name and extension, the recipe's target and profile;
+/// "-c" added for a C module) beside the model: `kiln export sub/m.tflite`
+/// writes sub/m-tflite-host-default/, and m.onnx beside it
+/// m-onnx-host-default/ (one folder per model file, as its project).
 std::string defaultExportDir(const ExportRequest &request);
 
 } // namespace kiln

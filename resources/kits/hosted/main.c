@@ -80,8 +80,9 @@ int main(int argc, char **argv) {
   }
   size_t arenaBytes = kiln_module_arena_bytes(module);
   void *arena = alignedBuffer(arenaBytes);
-  kiln_invocation_t invocation = {kiln_kit_inputs, inputSizes, numInputs,  outputs, outputSizes,
-                                  numOutputs,      arena,      arenaBytes, NULL,    NULL};
+  kiln_invocation_t invocation = {
+      kiln_kit_inputs, inputSizes, numInputs, outputs, outputSizes, numOutputs,
+      arena,           arenaBytes, NULL,      NULL,    NULL,        NULL};
   status = kiln_module_invoke(module, &invocation);
   if (status.code != KILN_OK)
     return fail(path, status.message);
