@@ -3,9 +3,11 @@
 // Every folder of tests/data/ops holds a small float32 model (one operator,
 // or a short chain), seeded inputs and the outputs the real TensorFlow Lite
 // interpreter computed for them (tests/reference/make_op_cases.mjs). Each is
-// compiled and run in-process and compared within 1e-4 * (1 + |reference|).
+// compiled and run in-process and compared within 1e-4 * (1 + |reference|);
+// bool and int32 outputs (comparisons, CAST, FLOOR_DIV) must match exactly.
 //
 //===----------------------------------------------------------------------===//
+#include "IntegerCompare.h"
 #include "TestSupport.h"
 
 #include "kiln/Compiler.h"
@@ -46,7 +48,11 @@ void expectMatchesTFLite(const std::string &name, const kiln::CompileOptions &op
   ASSERT_EQ(result->outputValues.size(), expected.size());
   for (size_t k = 0; k < expected.size(); ++k) {
     SCOPED_TRACE("output " + std::to_string(k));
-    EXPECT_TRUE(allClose(result->outputValues[k], loadNpy(expected[k])));
+    kiln::NpyArray want = loadNpy(expected[k]);
+    if (want.dtype == "<f4")
+      EXPECT_TRUE(allClose(result->outputValues[k], want));
+    else
+      EXPECT_TRUE(integersEqual(result->outputValues[k], want));
   }
 }
 
@@ -127,6 +133,21 @@ TEST(OpCases, MirrorPadRefusesIllegalPaddings) {
     EXPECT_NE(message.find(what), std::string::npos) << message;
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
+}
+
+// CAST to a type Kiln does not compute (int64 here) is refused with one line
+// naming the operator and the casts it supports (tests/data/bad/
+// cast_through_int64.tflite; TFLite runs it).
+TEST(OpCases, CastRefusesUnsupportedTypes) {
+  auto artifact = kiln::compileArtifact(
+      std::string(KILN_TEST_DATA_DIR) + "/bad/cast_through_int64.tflite", kiln::CompileOptions());
+  ASSERT_FALSE(static_cast<bool>(artifact));
+  std::string message = llvm::toString(artifact.takeError());
+  EXPECT_NE(message.find("operator #0 (CAST): casts FLOAT32 to INT64; supported: FLOAT32, INT32 "
+                         "and BOOL to each other"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(TFLite, OpCase, ::testing::ValuesIn(listCases()),

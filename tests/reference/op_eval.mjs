@@ -10,7 +10,9 @@
 // (what a float32 runtime stores between operators). It documents the exact
 // semantics in readable form: the SAME padding split (clamped at 0 when the
 // computed total is negative), the TRANSPOSE_CONV padding rule, resize
-// coordinate maps, the average-pool divisor, MIRROR_PAD's two modes.
+// coordinate maps, the average-pool divisor, MIRROR_PAD's two modes,
+// ROUND's ties to even, FLOOR_MOD's sign, CAST's truncation. int32 and bool
+// results are stored as integers (bool 0 / 1) instead.
 // fusedTanhIgnored: evaluate a fused TANH the way TFLite's float kernels do
 // (as no activation; quirk "fused_tanh_ignored" of the op cases).
 import { fromFloat16Bits } from './tflite_builder.mjs';
@@ -212,9 +214,68 @@ function stridedSlice(x, bT, eT, sT, o, outShape) {
   return out;
 }
 
-function evalOp(op, ins, o, outShape) {
+// Three-way broadcast (SELECT_V2).
+function map3(a, b, c, f) {
+  const s = bshape(bshape(a.shape, b.shape), c.shape); const o = T(s);
+  for (let i = 0; i < o.data.length; i++) { const idx = unravel(i, s); o.data[i] = f(bcastGet(a, idx), bcastGet(b, idx), bcastGet(c, idx)); }
+  return o;
+}
+// Round half to even (TFLite ROUND, reference/round.h RoundToNearest).
+function roundHalfEven(x) {
+  if (!Number.isFinite(x)) return x;
+  const f = Math.floor(x); const d = x - f;
+  if (d > 0.5) return f + 1;
+  if (d < 0.5) return f;
+  return f % 2 === 0 ? f : f + 1;
+}
+// FLOOR_MOD (floor_mod.cc): the remainder with the divisor's sign.
+function floorMod(x, y) {
+  const r = x % y; // C fmod, exact
+  return r !== 0 && (y < 0) !== (r < 0) ? r + y : r;
+}
+const bool = (v) => (v ? 1 : 0);
+// CAST (cast.cc): static_cast per element; float -> int truncates, x -> bool is x != 0.
+function cast(x, dtype) {
+  if (dtype === 'bool') return bool(x !== 0);
+  if (dtype === 'int32') return Math.trunc(x);
+  return x;
+}
+
+function evalOp(op, ins, o, outShape, outDtype) {
   const [a, b, c, d] = ins;
   switch (op.op) {
+    case 'EQUAL': return map2(a, b, (x, y) => bool(x === y));
+    case 'NOT_EQUAL': return map2(a, b, (x, y) => bool(x !== y));
+    case 'GREATER': return map2(a, b, (x, y) => bool(x > y));
+    case 'GREATER_EQUAL': return map2(a, b, (x, y) => bool(x >= y));
+    case 'LESS': return map2(a, b, (x, y) => bool(x < y));
+    case 'LESS_EQUAL': return map2(a, b, (x, y) => bool(x <= y));
+    case 'LOGICAL_AND': return map2(a, b, (x, y) => bool(x && y));
+    case 'LOGICAL_OR': return map2(a, b, (x, y) => bool(x || y));
+    case 'LOGICAL_NOT': return map1(a, (x) => bool(!x));
+    case 'SELECT_V2': return map3(a, b, c, (p, x, y) => (p ? x : y));
+    case 'SELECT': {
+      // Same shapes, or a rank-1 condition choosing slices along dimension 0.
+      const out = T(outShape);
+      for (let i = 0; i < out.data.length; i++) {
+        const idx = unravel(i, outShape);
+        const p = a.shape.length === 1 && outShape.length > 1 ? a.data[idx[0]] : a.data[i];
+        out.data[i] = p ? b.data[i] : c.data[i];
+      }
+      return out;
+    }
+    case 'CAST': return map1(a, (x) => cast(x, outDtype));
+    case 'FLOOR': return map1(a, Math.floor);
+    case 'CEIL': return map1(a, Math.ceil);
+    case 'ROUND': return map1(a, roundHalfEven);
+    case 'SQUARE': return map1(a, (x) => x * x);
+    case 'SIN': return map1(a, Math.sin);
+    case 'COS': return map1(a, Math.cos);
+    case 'ELU': return map1(a, (x) => (x < 0 ? Math.expm1(x) : x));
+    case 'ZEROS_LIKE': return T(a.shape);
+    case 'FLOOR_DIV': return map2(a, b, (x, y) => Math.floor(x / y));
+    case 'FLOOR_MOD': return map2(a, b, floorMod);
+    case 'ADD_N': return T(outShape, ins.reduce((acc, t) => acc.map((v, i) => v + t.data[i]), new Float64Array(numel(outShape))));
     case 'CONV_2D': return conv(a, b, c, o);
     case 'DEPTHWISE_CONV_2D': return dwconv(a, b, c, o);
     case 'TRANSPOSE_CONV': return tconv(a, b, c, d, o);
@@ -316,9 +377,12 @@ export function evaluateModel(sg, inputs, { fusedTanhIgnored = false } = {}) {
   for (const op of sg.operators) {
     const ins = op.inputs.map((i) => (i < 0 ? null : vals[i]));
     const outShape = sg.tensors[op.outputs[0]].shape;
-    const r = evalOp(op, ins, op.options ?? {}, outShape);
+    const outDtype = sg.tensors[op.outputs[0]].dtype ?? 'float32';
+    const r = evalOp(op, ins, op.options ?? {}, outShape, outDtype);
     if (r.shape.join() !== outShape.join()) throw new Error(`${op.op}: computed shape [${r.shape}], declared [${outShape}]`);
-    vals[op.outputs[0]] = T(outShape, r.data.map((v) => Math.fround(v)));
+    // float32 between operators; int32 wraps; bool is 0 or 1.
+    const store = outDtype === 'int32' ? (v) => v | 0 : outDtype === 'bool' ? (v) => (v ? 1 : 0) : Math.fround;
+    vals[op.outputs[0]] = T(outShape, r.data.map(store));
   }
   return sg.outputs.map((ti) => {
     if (!vals[ti]) throw new Error(`output tensor ${ti} has no value`);

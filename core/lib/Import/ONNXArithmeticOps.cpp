@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "TosaMath.h"
 #include "TosaReduce.h"
 
 #include <cmath>
@@ -115,46 +116,13 @@ LogicalResult convertMod(NodeContext &ctx) {
     return failure();
   Value xa = ctx.broadcastRank(*x, rank), yb = ctx.broadcastRank(*y, rank);
   Type element = elementOf(xa);
-  auto type = typeOf(*shape, element);
-  if (isFloat) {
-    Value q = mulOf(ctx, type, xa, ctx.create<tosa::ReciprocalOp>(yb.getType(), yb));
-    Value whole;
-    if (fmod) {
-      Value negative =
-          ctx.create<tosa::GreaterOp>(boolType(ctx, *shape), ctx.scalarF32(0, rank), q);
-      whole = ctx.create<tosa::SelectOp>(type, negative, ctx.create<tosa::CeilOp>(type, q),
-                                         ctx.create<tosa::FloorOp>(type, q));
-    } else {
-      whole = ctx.create<tosa::FloorOp>(type, q);
-    }
-    return ctx.setOutput(0, ctx.create<tosa::SubOp>(type, xa, mulOf(ctx, type, yb, whole)));
-  }
+  if (isFloat)
+    return ctx.setOutput(0, tosa_math::floatRemainder(ctx, xa, yb, fmod));
   if (!element.isInteger(32))
     return ctx.fail("int64 Mod of values computed at run time is not supported (TOSA 0.60 "
                     "divides int32 only); Mod takes float32, int32, and int64 values known "
                     "when the model is compiled");
-  std::vector<int64_t> ones(rank, 1);
-  auto ys = shapeOf(yb);
-  Value zero = ctx.constI32(ones, {0}), one = ctx.constI32(ones, {1});
-  auto yBool = boolType(ctx, ys);
-  Value unsafe =
-      ctx.create<tosa::LogicalOrOp>(yBool, ctx.create<tosa::EqualOp>(yBool, yb, zero),
-                                    ctx.create<tosa::EqualOp>(yBool, yb, ctx.constI32(ones, {-1})));
-  Value divisor = ctx.create<tosa::SelectOp>(yb.getType(), unsafe, one, yb);
-  Value q = ctx.create<tosa::DivOp>(type, xa, divisor);
-  Value r = ctx.create<tosa::SubOp>(type, xa, mulOf(ctx, type, q, divisor));
-  if (!fmod) {
-    // Python's %: a non-zero remainder whose sign differs from y's gets y.
-    auto rBool = boolType(ctx, *shape);
-    Value rNeg = ctx.create<tosa::GreaterOp>(rBool, zero, r);
-    Value yNeg = ctx.create<tosa::GreaterOp>(yBool, zero, divisor);
-    Value differ = ctx.create<tosa::LogicalXorOp>(rBool, rNeg, yNeg);
-    Value nonZero =
-        ctx.create<tosa::LogicalNotOp>(rBool, ctx.create<tosa::EqualOp>(rBool, r, zero));
-    Value fix = ctx.create<tosa::LogicalAndOp>(rBool, differ, nonZero);
-    r = ctx.create<tosa::SelectOp>(type, fix, ctx.create<tosa::AddOp>(type, r, divisor), r);
-  }
-  return ctx.setOutput(0, r);
+  return ctx.setOutput(0, tosa_math::remainderI32(ctx, xa, yb, !fmod));
 }
 
 // --- Shrink -------------------------------------------------------------------

@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "TosaMath.h"
 
 #include <cmath>
 #include <functional>
@@ -201,61 +202,17 @@ LogicalResult foldElementwise(NodeContext &ctx, llvm::ArrayRef<int> slots,
 
 // --- Emission helpers ----------------------------------------------------
 
-Type elementOf(Value v) { return v.getType().cast<ShapedType>().getElementType(); }
-int64_t rankOf(Value v) { return v.getType().cast<RankedTensorType>().getRank(); }
-
-/// The broadcast result type of two equal-rank operands.
-RankedTensorType resultType(Value a, Value b, Type element) {
-  auto ta = a.getType().cast<RankedTensorType>(), tb = b.getType().cast<RankedTensorType>();
-  llvm::SmallVector<int64_t> shape;
-  for (int64_t k = 0; k < ta.getRank(); ++k)
-    shape.push_back(ta.getDimSize(k) == 1 ? tb.getDimSize(k) : ta.getDimSize(k));
-  return RankedTensorType::get(shape, element);
-}
-
-/// A binary TOSA op whose result has `a`'s element type.
-template <typename OpTy> Value binary(NodeContext &ctx, Value a, Value b) {
-  return ctx.create<OpTy>(resultType(a, b, elementOf(a)), a, b);
-}
-
-/// A comparison (tosa.equal / greater / greater_equal): an i1 result.
-template <typename OpTy> Value compare(NodeContext &ctx, Value a, Value b) {
-  return ctx.create<OpTy>(resultType(a, b, ctx.builder().getI1Type()), a, b);
-}
-
-/// tosa.mul with shift 0 (float, int32 or int64).
-Value mul(NodeContext &ctx, Value a, Value b) {
-  return ctx.create<tosa::MulOp>(resultType(a, b, elementOf(a)), a, b,
-                                 ctx.builder().getI32IntegerAttr(0));
-}
-
-template <typename OpTy> Value unary(NodeContext &ctx, Value x) {
-  return ctx.create<OpTy>(x.getType(), x);
-}
-
-/// tosa.select(cond, a, b), all three of one rank, broadcast.
-Value select(NodeContext &ctx, Value cond, Value a, Value b) {
-  llvm::SmallVector<int64_t> shape;
-  for (int64_t k = 0; k < rankOf(a); ++k) {
-    int64_t d = 1;
-    for (Value v : {cond, a, b})
-      d = std::max(d, v.getType().cast<RankedTensorType>().getDimSize(k));
-    shape.push_back(d);
-  }
-  return ctx.create<tosa::SelectOp>(RankedTensorType::get(shape, elementOf(a)), cond, a, b);
-}
-
-/// A ones-shaped tensor of `like`'s rank and element type holding `value`.
-Value scalarLike(NodeContext &ctx, double value, Value like) {
-  Type element = elementOf(like);
-  int64_t rank = rankOf(like);
-  llvm::SmallVector<int64_t> ones(rank, 1);
-  if (element.isF32())
-    return ctx.scalarF32(float(value), rank);
-  if (element.isInteger(32))
-    return ctx.constI32(ones, {int32_t(value)});
-  return ctx.constI64(ones, {int64_t(value)});
-}
+// The shared builders (TosaMath.h): elementOf, rankOf, resultType, binary,
+// compare, mul, unary, select, scalarLike.
+using tosa_math::binary;
+using tosa_math::compare;
+using tosa_math::elementOf;
+using tosa_math::mul;
+using tosa_math::rankOf;
+using tosa_math::resultType;
+using tosa_math::scalarLike;
+using tosa_math::select;
+using tosa_math::unary;
 
 /// The smallest and largest value of an integer element type.
 std::pair<int64_t, int64_t> intRange(Type element) {
@@ -451,11 +408,7 @@ LogicalResult convertElu(NodeContext &ctx) {
   float alpha = ctx.attrFloat("alpha", 1.0f);
   return convertUnaryFloat(
       ctx, [alpha](float x) { return x < 0 ? alpha * (std::exp(x) - 1.0f) : x; },
-      [alpha](NodeContext &c, Value x) {
-        Value expm1 = binary<tosa::SubOp>(c, unary<tosa::ExpOp>(c, x), scalarLike(c, 1, x));
-        Value negative = compare<tosa::GreaterOp>(c, scalarLike(c, 0, x), x);
-        return select(c, negative, mul(c, expm1, scalarLike(c, alpha, x)), x);
-      });
+      [alpha](NodeContext &c, Value x) { return tosa_math::elu(c, x, alpha); });
 }
 
 /// Selu (opset 6): y = gamma * (x > 0 ? x : alpha * exp(x) - alpha), with
@@ -764,28 +717,11 @@ LogicalResult convertSign(NodeContext &ctx) {
   return convertElementwise(ctx, op);
 }
 
-/// Round (11): to the nearest integer, halves to even (numpy.round). TOSA
-/// 0.60 has no round: f = floor(x), d = x - f (exact), y = d > 0.5 or
-/// (d == 0.5 and f odd) ? f + 1 : f. Integral x gives d = 0; for +-inf
-/// d is NaN and x is kept.
+/// Round (11): to the nearest integer, halves to even (numpy.round):
+/// tosa_math::roundHalfEven (TOSA 0.60 has no round).
 LogicalResult convertRound(NodeContext &ctx) {
   return convertUnaryFloat(
-      ctx, [](float x) { return std::nearbyint(x); },
-      [](NodeContext &c, Value x) {
-        Value f = unary<tosa::FloorOp>(c, x);
-        Value d = binary<tosa::SubOp>(c, x, f);
-        Value half = scalarLike(c, 0.5, x);
-        Value halfF = mul(c, f, half);
-        Value odd = compare<tosa::GreaterOp>(c, halfF, unary<tosa::FloorOp>(c, halfF));
-        Value tie = c.create<tosa::LogicalAndOp>(odd.getType(),
-                                                 compare<tosa::EqualOp>(c, d, half), odd);
-        Value up = c.create<tosa::LogicalOrOp>(odd.getType(),
-                                               compare<tosa::GreaterOp>(c, d, half), tie);
-        Value rounded = select(c, up, binary<tosa::AddOp>(c, f, scalarLike(c, 1, x)), f);
-        // inf - floor(inf) is NaN: keep x where it is not finite.
-        Value finite = compare<tosa::EqualOp>(c, d, d);
-        return select(c, finite, rounded, x);
-      });
+      ctx, [](float x) { return std::nearbyint(x); }, tosa_math::roundHalfEven);
 }
 
 /// erf(|x|) for |x| >= 0.5: Abramowitz and Stegun, Handbook of
@@ -866,54 +802,16 @@ LogicalResult convertGelu(NodeContext &ctx) {
       });
 }
 
-/// x = k pi + r with integral k and |r| <= pi/2, by Cody-Waite reduction:
-/// pi = C1 + C2 + C3 (Cephes' sinf split, times 4), k * C1 exact for
-/// |k| < 2^16; accurate to about 1e-7 * |k|. `odd` is true where k is odd.
-struct ReducedAngle {
-  Value r, odd;
-};
-ReducedAngle reduceByPi(NodeContext &c, Value x) {
-  static constexpr double c1 = 3.140625, c2 = 9.67502593994140625e-4,
-                          c3 = 1.509957990978376432e-7;
-  Value k = unary<tosa::FloorOp>(c, binary<tosa::AddOp>(c, mul(c, x, scalarLike(c, M_1_PI, x)),
-                                                        scalarLike(c, 0.5, x)));
-  Value r = x;
-  for (double part : {c1, c2, c3})
-    r = binary<tosa::SubOp>(c, r, mul(c, k, scalarLike(c, part, x)));
-  Value halfK = mul(c, k, scalarLike(c, 0.5, x));
-  return {r, compare<tosa::GreaterOp>(c, halfK, unary<tosa::FloorOp>(c, halfK))};
-}
+using tosa_math::evenPolynomial;
+using tosa_math::reduceByPi;
+using tosa_math::ReducedAngle;
 
-/// sum_k coef[k] r2^k by Horner's rule.
-Value evenPolynomial(NodeContext &c, Value r2, llvm::ArrayRef<double> coef) {
-  Value p = scalarLike(c, coef.back(), r2);
-  for (int k = int(coef.size()) - 2; k >= 0; --k)
-    p = binary<tosa::AddOp>(c, mul(c, p, r2), scalarLike(c, coef[k], r2));
-  return p;
-}
-
-/// Sin (7) / Cos (7): TOSA 0.60 has neither. x = k pi + r (reduceByPi),
-/// sin(x) = (-1)^k sin(r), cos(x) = (-1)^k cos(r), with the Maclaurin
-/// series of sin to r^11 / cos to r^12 (truncation below 6e-8 on
-/// |r| <= pi/2). Float32, shape of x; large |x| loses accuracy as float32
-/// range reduction does (about 1e-7 |x| / pi: 0.03 at |x| = 1e6; README,
-/// "Special values"), and the result is clamped to [-1, 1], so no |x|
-/// gives a value no sine has (the reduction's r grows without bound past
-/// |x| = 2^16 pi). NaN and +-inf give NaN.
+/// Sin (7) / Cos (7): TOSA 0.60 has neither; tosa_math::sinOrCos (range
+/// reduction by pi and a series). Float32, shape of x.
 LogicalResult convertSinCos(NodeContext &ctx, bool cosine) {
   return convertUnaryFloat(
       ctx, [cosine](float x) { return cosine ? std::cos(x) : std::sin(x); },
-      [cosine](NodeContext &c, Value x) {
-        ReducedAngle a = reduceByPi(c, x);
-        Value r2 = mul(c, a.r, a.r);
-        Value y = cosine ? evenPolynomial(c, r2, {1.0, -1.0 / 2, 1.0 / 24, -1.0 / 720,
-                                                  1.0 / 40320, -1.0 / 3628800,
-                                                  1.0 / 479001600})
-                         : mul(c, a.r,
-                               evenPolynomial(c, r2, {1.0, -1.0 / 6, 1.0 / 120, -1.0 / 5040,
-                                                      1.0 / 362880, -1.0 / 39916800}));
-        return clampTo(c, select(c, a.odd, unary<tosa::NegateOp>(c, y), y), -1, 1);
-      });
+      [cosine](NodeContext &c, Value x) { return tosa_math::sinOrCos(c, x, cosine); });
 }
 LogicalResult convertSin(NodeContext &ctx) { return convertSinCos(ctx, false); }
 LogicalResult convertCos(NodeContext &ctx) { return convertSinCos(ctx, true); }

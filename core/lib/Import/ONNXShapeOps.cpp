@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
 #include "ONNXTensorFolding.h"
+#include "TosaMath.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -1109,17 +1110,9 @@ LogicalResult convertRange(NodeContext &ctx) {
 
 // --- Cast, CastLike ---------------------------------------------------------------------
 
-/// Float -> integer on SSA values with ONNX's truncation toward zero (tosa.cast
-/// rounds to nearest): ceil for negative values, floor otherwise, then cast.
-Value truncatingCast(NodeContext &ctx, Value v, RankedTensorType to) {
-  auto type = v.getType().cast<RankedTensorType>();
-  auto boolType = RankedTensorType::get(type.getShape(), ctx.builder().getI1Type());
-  Value zero = filledConst(ctx, type.getElementType(), type.getShape(), 0.0);
-  Value negative = ctx.create<tosa::GreaterOp>(boolType, zero, v);
-  Value up = ctx.create<tosa::CeilOp>(type, v), down = ctx.create<tosa::FloorOp>(type, v);
-  Value truncated = ctx.create<tosa::SelectOp>(type, negative, up, down);
-  return ctx.create<tosa::CastOp>(to, truncated);
-}
+// Float -> integer on SSA values truncates toward zero:
+// tosa_math::truncatingCast (tosa.cast rounds to nearest).
+using tosa_math::truncatingCast;
 
 /// Casts input 0 to ONNX type `to`: folded for constants (castTensor);
 /// on SSA values float types stay f32 (every float type is f32 in Kiln's

@@ -9,6 +9,7 @@
 //   TFLiteConvOps.cpp        CONV_2D DEPTHWISE_CONV_2D TRANSPOSE_CONV
 //                            FULLY_CONNECTED BATCH_MATMUL pools
 //   TFLiteElementwiseOps.cpp binary and unary elementwise, activations
+//   TFLiteLogicalOps.cpp     comparisons, LOGICAL_*, SELECT/SELECT_V2, CAST
 //   TFLiteShapeOps.cpp       reshape/squeeze/expand_dims/transpose/concat/
 //                            pad/slice/strided_slice/gather/resize/dequantize
 //   TFLiteReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
@@ -161,6 +162,7 @@ using ConverterTable = std::map<BuiltinOperator, ConverterFn>;
 
 void registerConvOps(ConverterTable &table);
 void registerElementwiseOps(ConverterTable &table);
+void registerLogicalOps(ConverterTable &table);
 void registerShapeOps(ConverterTable &table);
 void registerReductionOps(ConverterTable &table);
 /// The int8 converters (TFLiteQuantizedOps.cpp): operators with int8/uint8
@@ -171,6 +173,18 @@ void registerQuantizedOps(ConverterTable &table);
 const ConverterTable &converters();
 /// All registered int8 converters.
 const ConverterTable &quantizedConverters();
+
+/// Inputs 0 .. count-1 of the operator, reshaped to one rank (the largest of
+/// theirs and output 0's, by prepending 1s), after checking that their
+/// shapes broadcast numpy-style (each dimension equal or 1). Fails, naming
+/// the dimension, when they do not.
+mlir::FailureOr<llvm::SmallVector<mlir::Value, 4>> broadcastOperands(OpContext &ctx, int count);
+
+/// An element type as the converters' errors name it: "float32", "int32",
+/// "bool", "int8" (others as MLIR prints them).
+std::string typeText(mlir::Type element);
+/// A tensor type as errors name it: its shape and typeText(element).
+std::string typeText(mlir::RankedTensorType type);
 
 /// Bytes of a TFLite element type (0 if unknown).
 size_t tensorTypeSize(schema::TensorType type);

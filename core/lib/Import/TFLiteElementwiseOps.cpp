@@ -1,14 +1,20 @@
 //===- TFLiteElementwiseOps.cpp - Elementwise operators and activations ---===//
 //
-// ADD SUB MUL DIV MAXIMUM MINIMUM SQUARED_DIFFERENCE POW PRELU (binary) and
-// RELU RELU6 RELU_N1_TO_1 LEAKY_RELU LOGISTIC HARD_SWISH TANH EXP LOG NEG ABS
-// SQRT RSQRT (unary), float32 only.
+// ADD SUB MUL DIV MAXIMUM MINIMUM SQUARED_DIFFERENCE POW PRELU FLOOR_DIV
+// FLOOR_MOD ADD_N (n-ary) and RELU RELU6 RELU_N1_TO_1 LEAKY_RELU LOGISTIC
+// HARD_SWISH ELU TANH EXP LOG NEG ABS SQRT RSQRT FLOOR CEIL ROUND SQUARE SIN
+// COS ZEROS_LIKE (unary), float32; FLOOR_DIV, FLOOR_MOD, ADD_N and
+// ZEROS_LIKE also int32.
 //
 // Binary ops broadcast numpy-style: both operands are first reshaped to the
 // same rank (TOSA requires equal ranks and broadcasts size-1 dimensions).
+// ROUND, SIN, COS, ELU and the remainders are the lowerings the ONNX
+// importer uses too (TosaMath.h).
 //
 //===----------------------------------------------------------------------===//
+#include "Import.h"
 #include "TFLiteConverter.h"
+#include "TosaMath.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,37 +36,21 @@ LogicalResult requireF32(OpContext &ctx, Value value, int input) {
                   os.str() + "; only float32 is supported");
 }
 
-/// Both inputs, reshaped to the output's rank.
+/// Both inputs, reshaped to one rank, with a check that their shapes
+/// broadcast (broadcastOperands).
 LogicalResult binaryOperands(OpContext &ctx, Value &lhs, Value &rhs) {
-  auto a = ctx.input(0);
-  auto b = ctx.input(1);
-  if (failed(a) || failed(b))
+  auto operands = broadcastOperands(ctx, 2);
+  if (failed(operands))
     return failure();
-  int64_t rank = std::max<int64_t>(
-      {static_cast<int64_t>(ctx.outputShape(0).size()),
-       a->getType().cast<RankedTensorType>().getRank(),
-       b->getType().cast<RankedTensorType>().getRank()});
-  lhs = ctx.broadcastRank(*a, rank);
-  rhs = ctx.broadcastRank(*b, rank);
+  lhs = (*operands)[0];
+  rhs = (*operands)[1];
   return success();
 }
 
-/// Both float32 inputs, reshaped to the output's rank, with a check that
-/// their shapes broadcast (each dimension equal or 1 on one side).
+/// Both inputs as binaryOperands gives them, each float32.
 LogicalResult floatBinaryOperands(OpContext &ctx, Value &lhs, Value &rhs) {
-  if (failed(binaryOperands(ctx, lhs, rhs)) ||
-      failed(requireF32(ctx, lhs, 0)) || failed(requireF32(ctx, rhs, 1)))
-    return failure();
-  auto l = lhs.getType().cast<RankedTensorType>();
-  auto r = rhs.getType().cast<RankedTensorType>();
-  for (int64_t i = 0; i < l.getRank(); ++i) {
-    int64_t a = l.getDimSize(i), b = r.getDimSize(i);
-    if (a != b && a != 1 && b != 1)
-      return ctx.fail("input shapes do not broadcast (dimension " +
-                      llvm::Twine(i) + ": " + llvm::Twine(a) + " vs " +
-                      llvm::Twine(b) + ")");
-  }
-  return success();
+  return success(succeeded(binaryOperands(ctx, lhs, rhs)) && succeeded(requireF32(ctx, lhs, 0)) &&
+                 succeeded(requireF32(ctx, rhs, 1)));
 }
 
 RankedTensorType broadcastType(OpContext &ctx, Value lhs, Value rhs) {
@@ -215,6 +205,73 @@ LogicalResult convertPrelu(OpContext &ctx) {
       0, ctx.create<tosa::SelectOp>(type, nonNegative, x, mul(ctx, x, alpha)));
 }
 
+/// Both inputs of FLOOR_DIV / FLOOR_MOD, reshaped to one rank: two float32
+/// or two int32 tensors.
+LogicalResult numericBinaryOperands(OpContext &ctx, Value &lhs, Value &rhs) {
+  if (failed(binaryOperands(ctx, lhs, rhs)))
+    return failure();
+  Type a = tosa_math::elementOf(lhs), b = tosa_math::elementOf(rhs);
+  if (a != b || !(a.isF32() || a.isInteger(32)))
+    return ctx.fail("inputs have element types " + typeText(a) + " and " + typeText(b) +
+                    "; supported: two float32 or two int32 tensors");
+  return success();
+}
+
+/// FLOOR_DIV: floor(a / b), broadcast (tensorflow/lite/kernels/floor_div.cc).
+/// float32: tosa.floor(a * tosa.reciprocal(b)) (MLIR 16's tosa.div is int32
+/// only; one extra rounding, see convertDiv). int32: tosa_math::floorDivideI32
+/// (b = 0, where TFLite stops with "Division by 0", gives a).
+LogicalResult convertFloorDiv(OpContext &ctx) {
+  Value l, r;
+  if (failed(numericBinaryOperands(ctx, l, r)))
+    return failure();
+  if (tosa_math::elementOf(l).isInteger(32))
+    return ctx.setOutput(0, tosa_math::floorDivideI32(ctx, l, r));
+  Value inverse = ctx.create<tosa::ReciprocalOp>(r.getType(), r);
+  return ctx.setOutput(0, tosa_math::unary<tosa::FloorOp>(ctx, mul(ctx, l, inverse)));
+}
+
+/// FLOOR_MOD: a - b * floor(a / b), broadcast: the remainder with the
+/// divisor's sign (tensorflow/lite/kernels/floor_mod.cc: fmod(a, b), plus b
+/// where that is non-zero and of the other sign). float32:
+/// tosa_math::floatRemainder; int32: tosa_math::remainderI32 (b = 0 gives 0,
+/// TFLite stops with "Division by 0").
+LogicalResult convertFloorMod(OpContext &ctx) {
+  Value l, r;
+  if (failed(numericBinaryOperands(ctx, l, r)))
+    return failure();
+  if (tosa_math::elementOf(l).isInteger(32))
+    return ctx.setOutput(0, tosa_math::remainderI32(ctx, l, r, /*floored=*/true));
+  return ctx.setOutput(0, tosa_math::floatRemainder(ctx, l, r, /*truncated=*/false));
+}
+
+/// ADD_N: the sum of its N >= 1 inputs, all of one shape and element type
+/// (float32 or int32; tensorflow/lite/kernels/add_n.cc), left to right ->
+/// a chain of tosa.add.
+LogicalResult convertAddN(OpContext &ctx) {
+  if (ctx.numInputs() < 1)
+    return ctx.fail("has no inputs; ADD_N takes one or more");
+  auto first = ctx.input(0);
+  if (failed(first))
+    return failure();
+  auto type = first->getType().cast<RankedTensorType>();
+  if (!type.getElementType().isF32() && !type.getElementType().isInteger(32))
+    return ctx.fail("input 0 has element type " + typeText(type.getElementType()) +
+                    "; supported: float32, int32");
+  Value sum = *first;
+  for (int i = 1; i < ctx.numInputs(); ++i) {
+    auto x = ctx.input(i);
+    if (failed(x))
+      return failure();
+    if (x->getType() != type)
+      return ctx.fail("input " + llvm::Twine(i) + " is " +
+                      typeText(x->getType().cast<RankedTensorType>()) + ", input 0 " +
+                      typeText(type) + "; ADD_N adds tensors of one shape and element type");
+    sum = ctx.create<tosa::AddOp>(type, sum, *x);
+  }
+  return ctx.setOutput(0, sum);
+}
+
 // --- Unary ---------------------------------------------------------------
 
 /// RELU: max(x, 0) -> tosa.clamp [0, FLT_MAX].
@@ -328,6 +385,67 @@ LogicalResult convertRsqrt(OpContext &ctx) {
   return convertUnary<tosa::RsqrtOp>(ctx);
 }
 
+/// FLOOR: round toward -inf -> tosa.floor.
+LogicalResult convertFloor(OpContext &ctx) { return convertUnary<tosa::FloorOp>(ctx); }
+
+/// CEIL: round toward +inf -> tosa.ceil.
+LogicalResult convertCeil(OpContext &ctx) { return convertUnary<tosa::CeilOp>(ctx); }
+
+/// ROUND: to the nearest integer, halves to even
+/// (tensorflow/lite/kernels/internal/reference/round.h RoundToNearest) ->
+/// tosa_math::roundHalfEven.
+LogicalResult convertRound(OpContext &ctx) {
+  auto x = unaryOperand(ctx);
+  if (failed(x))
+    return failure();
+  return ctx.setOutput(0, tosa_math::roundHalfEven(ctx, *x));
+}
+
+/// SQUARE: x * x -> tosa.mul(x, x).
+LogicalResult convertSquare(OpContext &ctx) {
+  auto x = unaryOperand(ctx);
+  if (failed(x))
+    return failure();
+  return ctx.setOutput(0, mul(ctx, *x, *x));
+}
+
+/// SIN / COS: tosa_math::sinOrCos (TOSA 0.60 has neither: range reduction
+/// by pi and a series, within about 1e-7 for |x| up to a few hundred).
+LogicalResult convertSinCos(OpContext &ctx, bool cosine) {
+  auto x = unaryOperand(ctx);
+  if (failed(x))
+    return failure();
+  return ctx.setOutput(0, tosa_math::sinOrCos(ctx, *x, cosine));
+}
+LogicalResult convertSin(OpContext &ctx) { return convertSinCos(ctx, false); }
+LogicalResult convertCos(OpContext &ctx) { return convertSinCos(ctx, true); }
+
+/// ELU: x < 0 ? exp(x) - 1 : x (alpha 1; TFLite's ELU has no options,
+/// tensorflow/lite/kernels/internal/reference/elu.h) -> tosa_math::elu.
+LogicalResult convertElu(OpContext &ctx) {
+  auto x = unaryOperand(ctx);
+  if (failed(x))
+    return failure();
+  return ctx.setOutput(0, tosa_math::elu(ctx, *x, 1.0));
+}
+
+/// ZEROS_LIKE: zeros of x's shape and element type (float32, int32 or bool)
+/// -> a splat tosa.const (x itself is not read: 0 * x would keep NaN).
+LogicalResult convertZerosLike(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto type = x->getType().cast<RankedTensorType>();
+  Type element = type.getElementType();
+  if (!element.isF32() && !element.isInteger(32) && !element.isInteger(1))
+    return ctx.fail("input 0 has element type " + typeText(element) +
+                    "; supported: float32, int32, bool");
+  Attribute zero = element.isF32() ? Attribute(ctx.builder().getF32FloatAttr(0.0f))
+                                   : Attribute(ctx.builder().getIntegerAttr(element, 0));
+  auto attr = DenseElementsAttr::get(type, zero);
+  return ctx.setOutput(0, ctx.create<tosa::ConstOp>(type, attr));
+}
+
 } // namespace
 
 void registerElementwiseOps(ConverterTable &table) {
@@ -341,6 +459,9 @@ void registerElementwiseOps(ConverterTable &table) {
   table[BuiltinOperator::SQUARED_DIFFERENCE] = convertSquaredDifference;
   table[BuiltinOperator::POW] = convertPow;
   table[BuiltinOperator::PRELU] = convertPrelu;
+  table[BuiltinOperator::FLOOR_DIV] = convertFloorDiv;
+  table[BuiltinOperator::FLOOR_MOD] = convertFloorMod;
+  table[BuiltinOperator::ADD_N] = convertAddN;
   // Activations.
   table[BuiltinOperator::RELU] = convertRelu;
   table[BuiltinOperator::RELU6] = convertRelu6;
@@ -348,6 +469,7 @@ void registerElementwiseOps(ConverterTable &table) {
   table[BuiltinOperator::LOGISTIC] = convertLogistic;
   table[BuiltinOperator::LEAKY_RELU] = convertLeakyRelu;
   table[BuiltinOperator::HARD_SWISH] = convertHardSwish;
+  table[BuiltinOperator::ELU] = convertElu;
   // Unary math.
   table[BuiltinOperator::TANH] = convertTanh;
   table[BuiltinOperator::EXP] = convertExp;
@@ -356,6 +478,57 @@ void registerElementwiseOps(ConverterTable &table) {
   table[BuiltinOperator::ABS] = convertAbs;
   table[BuiltinOperator::SQRT] = convertSqrt;
   table[BuiltinOperator::RSQRT] = convertRsqrt;
+  table[BuiltinOperator::FLOOR] = convertFloor;
+  table[BuiltinOperator::CEIL] = convertCeil;
+  table[BuiltinOperator::ROUND] = convertRound;
+  table[BuiltinOperator::SQUARE] = convertSquare;
+  table[BuiltinOperator::SIN] = convertSin;
+  table[BuiltinOperator::COS] = convertCos;
+  table[BuiltinOperator::ZEROS_LIKE] = convertZerosLike;
+}
+
+std::string typeText(Type element) {
+  if (element.isF32())
+    return "float32";
+  if (element.isInteger(1))
+    return "bool";
+  if (element.isInteger(32))
+    return "int32";
+  if (element.isInteger(8))
+    return "int8";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << element;
+  return os.str();
+}
+
+std::string typeText(RankedTensorType type) {
+  return shapeString(type.getShape()) + " " + typeText(type.getElementType());
+}
+
+FailureOr<llvm::SmallVector<Value, 4>> broadcastOperands(OpContext &ctx, int count) {
+  llvm::SmallVector<Value, 4> values;
+  int64_t rank = static_cast<int64_t>(ctx.outputShape(0).size());
+  for (int i = 0; i < count; ++i) {
+    auto v = ctx.input(i);
+    if (failed(v))
+      return failure();
+    values.push_back(*v);
+    rank = std::max(rank, v->getType().cast<RankedTensorType>().getRank());
+  }
+  for (Value &v : values)
+    v = ctx.broadcastRank(v, rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = 1;
+    for (Value v : values) {
+      int64_t n = v.getType().cast<RankedTensorType>().getDimSize(d);
+      if (n != 1 && size != 1 && n != size)
+        return ctx.fail("input shapes do not broadcast (dimension " + llvm::Twine(d) + ": " +
+                        llvm::Twine(size) + " vs " + llvm::Twine(n) + ")");
+      size = std::max(size, n);
+    }
+  }
+  return values;
 }
 
 } // namespace kiln::tfl

@@ -82,6 +82,7 @@ const ConverterTable &converters() {
     ConverterTable t;
     registerConvOps(t);
     registerElementwiseOps(t);
+    registerLogicalOps(t);
     registerShapeOps(t);
     registerReductionOps(t);
     return t;
@@ -168,6 +169,15 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
       v[i] = static_cast<int8_t>(data[i] ^ flip);
     auto type = RankedTensorType::get(shape, builder.getIntegerType(8));
     attr = DenseElementsAttr::get(type, llvm::ArrayRef<int8_t>(v));
+    break;
+  }
+  case schema::TensorType::BOOL: {
+    // One byte per element, non-zero is true.
+    llvm::SmallVector<bool> v(count);
+    for (int64_t i = 0; i < count; ++i)
+      v[i] = data[i] != 0;
+    auto type = RankedTensorType::get(shape, builder.getI1Type());
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<bool>(v));
     break;
   }
   case schema::TensorType::INT64: {
@@ -292,10 +302,10 @@ llvm::Error ModelImporter::declareSignature(Signature &signature) {
       return fail("model input " + llvm::Twine(position) +
                   " refers to a missing tensor");
     Type element = ioElementType(t->type());
-    if (!element || t->type() == schema::TensorType::BOOL)
+    if (!element)
       return fail("input '" + tensorName(t, index) + "' has element type " +
                   schema::EnumNameTensorType(t->type()) +
-                  "; supported input types: FLOAT32, INT32, INT8, UINT8");
+                  "; supported input types: FLOAT32, INT32, INT8, UINT8, BOOL");
     auto shape = inputShape(position, index);
     if (!shape)
       return shape.takeError();
@@ -314,11 +324,10 @@ llvm::Error ModelImporter::declareSignature(Signature &signature) {
       return fail("model output " + llvm::Twine(position) +
                   " refers to a missing tensor");
     Type element = ioElementType(t->type());
-    if (!element || t->type() == schema::TensorType::INT32 ||
-        t->type() == schema::TensorType::BOOL)
+    if (!element)
       return fail("output '" + tensorName(t, index) + "' has element type " +
                   schema::EnumNameTensorType(t->type()) +
-                  "; supported output types: FLOAT32, INT8, UINT8");
+                  "; supported output types: FLOAT32, INT32, INT8, UINT8, BOOL");
     signature.outputs.push_back(RankedTensorType::get(shapeOf(index), element));
   }
   return llvm::Error::success();
