@@ -84,6 +84,7 @@ const ConverterTable &converters() {
     registerElementwiseOps(t);
     registerShapeOps(t);
     registerReductionOps(t);
+    registerMovementOps(t);
     return t;
   }();
   return table;
