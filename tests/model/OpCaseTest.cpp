@@ -146,8 +146,8 @@ TEST(OpCases, MovementOpsRefuseComputedShapeOperands) {
        "operator #0 (ARG_MAX): the axis (input 1) must be a constant; a computed axis is not "
        "supported"},
       {"broadcast_to_computed_shape.tflite",
-       "operator #0 (BROADCAST_TO): the shape (input 1) must be a constant (or a folded SHAPE); "
-       "a computed shape is not supported"},
+       "operator #0 (BROADCAST_TO): the shape (input 1) must be a constant; a computed shape "
+       "(other than a SHAPE or BROADCAST_ARGS result) is not supported"},
   };
   for (const auto &[file, what] : cases)
     expectRefused(file, "operator #0 (", what);

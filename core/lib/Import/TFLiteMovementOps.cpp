@@ -42,12 +42,20 @@ FailureOr<int64_t> normalizedAxis(OpContext &ctx, int64_t axis, int64_t rank) {
   return a;
 }
 
+/// The integers of input `i`, which must be constant (or folded): else
+/// fails with "<what> (input i) must be a constant; <computed> are not
+/// supported".
+FailureOr<std::vector<int64_t>> requiredInts(OpContext &ctx, int i, const char *what,
+                                             const char *computed) {
+  if (!ctx.isConstant(i))
+    return ctx.fail(llvm::Twine(what) + " (input " + llvm::Twine(i) + ") must be a constant; " +
+                    computed + " not supported");
+  return ctx.constantInts(i);
+}
+
 /// The constant scalar (or one-element) axis of input `i`, normalized.
 FailureOr<int64_t> constantAxis(OpContext &ctx, int i, int64_t rank) {
-  if (!ctx.isConstant(i))
-    return ctx.fail("the axis (input " + llvm::Twine(i) +
-                    ") must be a constant; a computed axis is not supported");
-  auto axis = ctx.constantInts(i);
+  auto axis = requiredInts(ctx, i, "the axis", "a computed axis is");
   if (failed(axis))
     return failure();
   if (axis->size() != 1)
@@ -178,10 +186,7 @@ LogicalResult convertSplitV(OpContext &ctx) {
   if (failed(operand))
     return failure();
   auto [x, in, axis] = *operand;
-  if (!ctx.isConstant(1))
-    return ctx.fail("size_splits (input 1) must be a constant; computed split sizes are not "
-                    "supported");
-  auto sizes = ctx.constantInts(1);
+  auto sizes = requiredInts(ctx, 1, "size_splits", "computed split sizes are");
   if (failed(sizes))
     return failure();
   int64_t known = 0, open = -1;
@@ -252,10 +257,8 @@ LogicalResult convertBroadcastTo(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
-  if (!ctx.isConstant(1))
-    return ctx.fail("the shape (input 1) must be a constant (or a folded SHAPE); a computed "
-                    "shape is not supported");
-  auto shape = ctx.constantInts(1);
+  auto shape = requiredInts(ctx, 1, "the shape",
+                            "a computed shape (other than a SHAPE or BROADCAST_ARGS result) is");
   if (failed(shape))
     return failure();
   auto in = shapeOf(*x);
@@ -272,9 +275,7 @@ LogicalResult convertBroadcastTo(OpContext &ctx) {
 /// scalar value (fill.cc). A constant value becomes a splat tosa.const, a
 /// computed one is broadcast (tosa.tile).
 LogicalResult convertFill(OpContext &ctx) {
-  if (!ctx.isConstant(0))
-    return ctx.fail("dims (input 0) must be a constant; computed dims are not supported");
-  auto dims = ctx.constantInts(0);
+  auto dims = requiredInts(ctx, 0, "dims", "computed dims are");
   if (failed(dims))
     return failure();
   if (llvm::any_of(*dims, [](int64_t d) { return d <= 0; }))
@@ -378,9 +379,7 @@ LogicalResult convertReverseV2(OpContext &ctx) {
   if (failed(x))
     return failure();
   int64_t rank = shapeOf(*x).size();
-  if (!ctx.isConstant(1))
-    return ctx.fail("the axis (input 1) must be a constant; a computed axis is not supported");
-  auto axes = ctx.constantInts(1);
+  auto axes = requiredInts(ctx, 1, "the axis", "a computed axis is");
   if (failed(axes))
     return failure();
   Value v = *x;
