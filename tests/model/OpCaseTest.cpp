@@ -112,6 +112,19 @@ TEST_P(WideVectorOpCase, MatchesTFLiteWithAVX512Tiles) {
 // The suite must not silently shrink to nothing.
 TEST(OpCases, FolderIsPopulated) { EXPECT_GE(listCases().size(), 50u); }
 
+/// Compiling tests/data/bad/`file` fails with one line holding `where` and
+/// `what`.
+void expectRefused(const char *file, const char *where, const char *what) {
+  SCOPED_TRACE(file);
+  auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/bad/" + file,
+                                        kiln::CompileOptions());
+  ASSERT_FALSE(static_cast<bool>(artifact));
+  std::string message = llvm::toString(artifact.takeError());
+  EXPECT_NE(message.find(where), std::string::npos) << message;
+  EXPECT_NE(message.find(what), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 // MIRROR_PAD paddings beyond the mode's limit (REFLECT: dim - 1, SYMMETRIC:
 // dim) or not constant are refused with one line naming the operator
 // (tests/data/bad/mirror_pad_*.tflite; TFLite itself runs the first two).
@@ -123,16 +136,27 @@ TEST(OpCases, MirrorPadRefusesIllegalPaddings) {
        "paddings [5, 0] of dimension 1 (size 4) are out of range: SYMMETRIC mode pads each side by 0 to 4"},
       {"mirror_pad_computed_paddings.tflite", "input 1 must be a constant tensor"},
   };
-  for (const auto &[file, what] : cases) {
-    SCOPED_TRACE(file);
-    auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/bad/" + file,
-                                          kiln::CompileOptions());
-    ASSERT_FALSE(static_cast<bool>(artifact));
-    std::string message = llvm::toString(artifact.takeError());
-    EXPECT_NE(message.find("operator #0 (MIRROR_PAD): "), std::string::npos) << message;
-    EXPECT_NE(message.find(what), std::string::npos) << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  }
+  for (const auto &[file, what] : cases)
+    expectRefused(file, "operator #0 (MIRROR_PAD): ", what);
+}
+
+// SPLIT_V sizes, an ARG_MAX axis and a BROADCAST_TO shape that are graph
+// inputs, not constants, are refused with one line naming the operator and
+// what it supports (tests/data/bad/*_computed_*.tflite).
+TEST(OpCases, MovementOpsRefuseComputedShapeOperands) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"split_v_computed_sizes.tflite",
+       "operator #0 (SPLIT_V): size_splits (input 1) must be a constant; computed split sizes "
+       "are not supported"},
+      {"arg_max_computed_axis.tflite",
+       "operator #0 (ARG_MAX): the axis (input 1) must be a constant; a computed axis is not "
+       "supported"},
+      {"broadcast_to_computed_shape.tflite",
+       "operator #0 (BROADCAST_TO): the shape (input 1) must be a constant; a computed shape "
+       "(other than a SHAPE or BROADCAST_ARGS result) is not supported"},
+  };
+  for (const auto &[file, what] : cases)
+    expectRefused(file, "operator #0 (", what);
 }
 
 // CAST to a type Kiln does not compute (int64 here) is refused with one line

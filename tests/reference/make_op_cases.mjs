@@ -199,9 +199,15 @@ export class Graph {
   }
 
   op(op, inputs, outShape, options, { version = 1, name, dtype = 'float32' } = {}) {
-    const out = this.tensor(name ?? op.toLowerCase(), outShape, dtype);
-    this.operators.push({ op, inputs, outputs: [out], ...(options ? { options } : {}), ...(version !== 1 ? { version } : {}) });
-    return out;
+    return this.opN(op, inputs, [outShape], options, { version, name, dtype })[0];
+  }
+
+  // An operator with one output per shape in outShapes (UNPACK, SPLIT):
+  // returns the output tensor indices.
+  opN(op, inputs, outShapes, options, { version = 1, name, dtype = 'float32' } = {}) {
+    const outs = outShapes.map((s) => this.tensor(name ?? op.toLowerCase(), s, dtype));
+    this.operators.push({ op, inputs, outputs: outs, ...(options ? { options } : {}), ...(version !== 1 ? { version } : {}) });
+    return outs;
   }
 
   output(...idx) { this.outputs.push(...idx); }
@@ -342,10 +348,11 @@ function resize(g, op, x, [oh, ow], { alignCorners = false, halfPixel = false } 
   return g.op(op, [x, size], [n, oh, ow, c], { align_corners: alignCorners, half_pixel_centers: halfPixel }, { version });
 }
 
-function gather(g, params, indices, indicesShape, axis) {
+// indicesTensor: a computed index tensor instead of the constant `indices`.
+function gather(g, params, indices, indicesShape, axis, indicesTensor) {
   const s = g.shape(params);
   const a = axis < 0 ? axis + s.length : axis;
-  const idx = g.i32('indices', indices, indicesShape);
+  const idx = indicesTensor ?? g.i32('indices', indices, indicesShape);
   return g.op('GATHER', [params, idx], [...s.slice(0, a), ...indicesShape, ...s.slice(a + 1)], { axis });
 }
 
@@ -382,6 +389,12 @@ export const KNOWN_REFERENCE_BUGS = {
     + 'input comes out as -0 instead of alpha * x (the [1,1,3], [3] and [4,4,3] slopes are right)',
   depthwise_3x1_same_s2: 'SAME padding whose computed total is negative along W (kernel width 1, stride 2 on 8: (4-1)*2+1-8 = -1, '
     + 'TFLite clamps it to 0): the interpreter returns only the bias for every output element',
+  reverse_v2_two_axes: 'this TFLite build\'s REVERSE_V2 kernel handles one axis only: it logs "Current does not support more than 1 axis." '
+    + 'and leaves the output unwritten (TensorFlow\'s ReverseV2 and TFLite\'s later reverse.cc, op version 3, reverse every listed axis)',
+  ...Object.fromEntries(['shape_broadcast_to', 'shape_int64_broadcast_to', 'broadcast_args_shape'].map((n) => [n,
+    'BROADCAST_TO whose shape is computed (a SHAPE output) has a dynamic output tensor, which TFLite allocates during Invoke; '
+    + 'the wasm runner (tflite_runtime.mjs) reads every output through the view it took before Infer() and gets all zeros '
+    + '(most likely this, not a kernel bug: the same BROADCAST_TO with a constant shape, broadcast_to_*, agrees)'])),
 };
 // Single-op case: input(s) -> op -> output.
 const single = (fn) => (g) => { g.output(fn(g)); };
@@ -820,6 +833,149 @@ add('gather_axis_1_indices_rank1', 'GATHER params [3,5,2] axis 1 indices [0,4,4,
 add('gather_axis_0_indices_rank2', 'GATHER params [6,3] axis 0 indices [[0,5],[2,2]]', single((g) => gather(g, g.input([6, 3]), [0, 5, 2, 2], [2, 2], 0)));
 add('gather_axis_1_indices_rank2', 'GATHER params [2,5,3] axis 1 indices [[4,0,1],[3,3,2]]', single((g) => gather(g, g.input([2, 5, 3]), [4, 0, 1, 3, 3, 2], [2, 3], 1)));
 add('gather_axis_neg1', 'GATHER params [3,6] axis -1 indices [5,0]', single((g) => gather(g, g.input([3, 6]), [5, 0], [2], -1)));
+
+// PACK / UNPACK / SPLIT / SPLIT_V ----------------------------------------
+const normAxis = (axis, rank) => (axis < 0 ? axis + rank : axis);
+const packCase = (name, shape, n, axis) => add(name, `PACK of ${n} inputs [${shape}] axis ${axis}`, single((g) => {
+  const xs = Array.from({ length: n }, () => g.input(shape));
+  const out = [...shape]; out.splice(normAxis(axis, shape.length + 1), 0, n);
+  return g.op('PACK', xs, out, { values_count: n, axis });
+}));
+packCase('pack_axis0_3_inputs', [2, 3], 3, 0);
+packCase('pack_axis_neg1', [2, 3], 2, -1);
+packCase('pack_axis1_rank3', [2, 3, 4], 2, 1);
+const multi = (fn) => (g) => { g.output(...fn(g)); };
+const unpackCase = (name, shape, axis) => add(name, `UNPACK [${shape}] axis ${axis}: every output checked`, multi((g) => {
+  const ax = normAxis(axis, shape.length); const out = shape.filter((_, d) => d !== ax);
+  return g.opN('UNPACK', [g.input(shape)], new Array(shape[ax]).fill(out), { num: shape[ax], axis });
+}));
+unpackCase('unpack_axis0', [3, 2, 4], 0);
+unpackCase('unpack_axis_neg1', [2, 3, 4], -1);
+const splitCase = (name, shape, axis, n) => add(name, `SPLIT [${shape}] axis ${axis} into ${n}: every output checked`, multi((g) => {
+  const ax = normAxis(axis, shape.length); const out = [...shape]; out[ax] /= n;
+  const axisT = g.i32('axis', [axis], []);
+  return g.opN('SPLIT', [axisT, g.input(shape)], new Array(n).fill(out), { num_splits: n });
+}));
+splitCase('split_axis1_3', [2, 6, 3], 1, 3);
+splitCase('split_axis_neg1_2', [2, 3, 4], -1, 2);
+splitCase('split_axis0_1', [2, 3], 0, 1);
+const splitVCase = (name, shape, sizes, axis) => add(name, `SPLIT_V [${shape}] size_splits [${sizes}] axis ${axis}: every output checked`, multi((g) => {
+  const ax = normAxis(axis, shape.length);
+  const known = sizes.filter((v) => v !== -1).reduce((x, y) => x + y, 0);
+  const outs = sizes.map((v) => { const o = [...shape]; o[ax] = v === -1 ? shape[ax] - known : v; return o; });
+  return g.opN('SPLIT_V', [g.input(shape), g.i32('size_splits', sizes), g.i32('axis', [axis], [])], outs, { num_splits: sizes.length });
+}));
+splitVCase('split_v_sizes', [2, 7], [2, 4, 1], 1);
+splitVCase('split_v_minus1', [5, 3], [1, -1, 2], 0);
+splitVCase('split_v_neg_axis_minus1', [2, 3, 6], [4, -1], -1);
+
+// SHAPE / BROADCAST_TO / BROADCAST_ARGS / FILL ------------------------------
+const broadcastToCase = (name, shape, to) => add(name, `BROADCAST_TO [${shape}] to [${to}]`,
+  single((g) => g.op('BROADCAST_TO', [g.input(shape), g.i32('shape', to)], to, undefined, { version: 2 })));
+broadcastToCase('broadcast_to_rank_up', [3, 1], [2, 3, 4]);
+broadcastToCase('broadcast_to_same_rank', [1, 4, 1], [2, 4, 3]);
+broadcastToCase('broadcast_to_rank5', [1, 3, 1, 1, 2], [2, 3, 2, 2, 2]);
+add('shape_broadcast_to', 'SHAPE of input 0 [2,3,4] (int32) as the shape of BROADCAST_TO of input 1 [3,1]: SHAPE folds at compile time', single((g) => {
+  const a = g.input([2, 3, 4]); const b = g.input([3, 1]);
+  const s = g.op('SHAPE', [a], [3], { out_type: 'INT32' }, { dtype: 'int32' });
+  return g.op('BROADCAST_TO', [b, s], [2, 3, 4], undefined, { version: 2 });
+}));
+add('shape_int64_broadcast_to', 'SHAPE out_type INT64 of input 0 [2,1,3] as the shape of BROADCAST_TO of input 1 [1,3]', single((g) => {
+  const a = g.input([2, 1, 3]); const b = g.input([1, 3]);
+  const s = g.op('SHAPE', [a], [3], { out_type: 'INT64' }, { dtype: 'int64' });
+  return g.op('BROADCAST_TO', [b, s], [2, 1, 3], undefined, { version: 2 });
+}));
+add('broadcast_args_shape', 'BROADCAST_ARGS of SHAPE(input 0 [2,1,4]) and constant [3,1] -> [2,3,4], the shape of BROADCAST_TO of input 1 [3,1]', single((g) => {
+  const a = g.input([2, 1, 4]); const b = g.input([3, 1]);
+  const s = g.op('SHAPE', [a], [3], { out_type: 'INT32' }, { dtype: 'int32' });
+  const args = g.op('BROADCAST_ARGS', [s, g.i32('shape_b', [3, 1])], [3], undefined, { dtype: 'int32' });
+  return g.op('BROADCAST_TO', [b, args], [2, 3, 4], undefined, { version: 2 });
+}));
+add('fill_constant_add', 'FILL dims [2,3] value 0.75 (constants), added to input [2,3]', single((g) => {
+  const f = g.op('FILL', [g.i32('dims', [2, 3]), g.weights('value', [], { values: [0.75] })], [2, 3], {});
+  return binary(g, 'ADD', g.input([2, 3]), f);
+}));
+add('fill_computed_value', 'FILL dims [2,3,4] with the computed scalar REDUCE_MAX(input [5])', single((g) => {
+  const m = reduce(g, 'REDUCE_MAX', g.input([5]), [0], false);
+  return g.op('FILL', [g.i32('dims', [2, 3, 4]), m], [2, 3, 4], {});
+}));
+
+// ARG_MAX / ARG_MIN: the index output gathers from a constant table
+// (10 + index), so the case's output is float32 and names the index.
+const argCase = (name, desc, op, shape, axis, type, transform) => add(name, `${op} [${shape}] axis ${axis} output_type ${type}${desc}, then GATHER of 10 + index`, single((g) => {
+  const ax = normAxis(axis, shape.length);
+  const idx = g.op(op, [g.input(shape, transform ? { transform } : {}), g.i32('axis', [axis], [])], shape.filter((_, d) => d !== ax), { output_type: type }, { dtype: type.toLowerCase() });
+  const table = g.weights('table', [shape[ax]], { values: Array.from({ length: shape[ax] }, (_, k) => 10 + k) });
+  return gather(g, table, null, g.shape(idx), 0, idx);
+}));
+const ROUND2 = { desc: 'round(2 * x)', range: '{-2, -1, 0, 1, 2}', fn: (x) => Math.round(2 * x) };
+argCase('arg_max_axis1_int32', '', 'ARG_MAX', [3, 5], 1, 'INT32');
+argCase('arg_max_axis_neg1_int64', '', 'ARG_MAX', [2, 3, 6], -1, 'INT64');
+argCase('arg_max_ties_axis0', ' on rounded inputs (ties: TFLite returns the first index)', 'ARG_MAX', [6, 4], 0, 'INT32', ROUND2);
+argCase('arg_min_axis1_int64', '', 'ARG_MIN', [4, 5], 1, 'INT64');
+argCase('arg_min_ties_axis1', ' on rounded inputs (ties: the first index)', 'ARG_MIN', [3, 7], 1, 'INT32', ROUND2);
+
+// DEPTH_TO_SPACE / SPACE_TO_DEPTH / LOG_SOFTMAX ---------------------------
+add('depth_to_space_block2', 'DEPTH_TO_SPACE [1,2,3,8] block 2 -> [1,4,6,2]',
+  single((g) => g.op('DEPTH_TO_SPACE', [g.input([1, 2, 3, 8])], [1, 4, 6, 2], { block_size: 2 })));
+add('depth_to_space_block3_batch2', 'DEPTH_TO_SPACE [2,2,2,18] block 3 -> [2,6,6,2]',
+  single((g) => g.op('DEPTH_TO_SPACE', [g.input([2, 2, 2, 18])], [2, 6, 6, 2], { block_size: 3 })));
+add('space_to_depth_block2', 'SPACE_TO_DEPTH [1,4,6,3] block 2 -> [1,2,3,12]',
+  single((g) => g.op('SPACE_TO_DEPTH', [g.input([1, 4, 6, 3])], [1, 2, 3, 12], { block_size: 2 })));
+add('log_softmax_rank2', 'LOG_SOFTMAX on [3,10] (last axis); input x3',
+  single((g) => g.op('LOG_SOFTMAX', [g.input([3, 10], { transform: T.scale(3) })], [3, 10], {})));
+add('log_softmax_rank4', 'LOG_SOFTMAX on [1,2,3,8]; input x3',
+  single((g) => g.op('LOG_SOFTMAX', [g.input([1, 2, 3, 8], { transform: T.scale(3) })], [1, 2, 3, 8], {})));
+
+// L2_NORMALIZATION / REVERSE_V2 / GATHER_ND --------------------------------
+add('l2_normalization_rank2', 'L2_NORMALIZATION on [3,10] (last axis)',
+  single((g) => g.op('L2_NORMALIZATION', [g.input([3, 10])], [3, 10], { fused_activation_function: 'NONE' })));
+add('l2_normalization_rank4', 'L2_NORMALIZATION on [1,2,3,8]',
+  single((g) => g.op('L2_NORMALIZATION', [g.input([1, 2, 3, 8])], [1, 2, 3, 8], { fused_activation_function: 'NONE' })));
+add('l2_normalization_tiny', 'L2_NORMALIZATION on [2,4] with |x| < 1e-8: the norm is floored at epsilon 1e-6',
+  single((g) => g.op('L2_NORMALIZATION', [g.input([2, 4], { transform: T.scale(1e-8) })], [2, 4], { fused_activation_function: 'NONE' })));
+const reverseCase = (name, shape, axes) => add(name, `REVERSE_V2 [${shape}] axis [${axes}]`,
+  single((g) => g.op('REVERSE_V2', [g.input(shape), g.i32('axis', axes)], shape, {}, { version: axes.length > 1 ? 3 : 1 })));
+reverseCase('reverse_v2_axis1', [2, 3, 4], [1]);
+reverseCase('reverse_v2_neg_axis', [3, 5], [-1]);
+reverseCase('reverse_v2_two_axes', [2, 3, 4], [0, 2]);
+const gatherNdCase = (name, params, indices, iShape) => add(name, `GATHER_ND params [${params}] indices ${JSON.stringify(indices)} (shape [${iShape}])`,
+  single((g) => {
+    const m = iShape[iShape.length - 1];
+    return g.op('GATHER_ND', [g.input(params), g.i32('indices', indices, iShape)], [...iShape.slice(0, -1), ...params.slice(m)], {});
+  }));
+gatherNdCase('gather_nd_elements', [4, 3], [0, 1, 3, 2, 1, 0], [3, 2]);
+gatherNdCase('gather_nd_slices', [4, 3, 2], [2, 0], [2, 1]);
+gatherNdCase('gather_nd_rank3_indices', [3, 4, 5], [0, 3, 2, 1, 1, 1, 2, 0], [2, 2, 2]);
+
+// EMBEDDING_LOOKUP / L2_POOL_2D / SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND -----
+add('embedding_lookup_rows', 'EMBEDDING_LOOKUP ids [3,0,3,1] into value [5,4] (a graph input)', single((g) => {
+  const value = g.input([5, 4]);
+  return g.op('EMBEDDING_LOOKUP', [g.i32('ids', [3, 0, 3, 1]), value], [4, 4]);
+}));
+add('embedding_lookup_rank3', 'EMBEDDING_LOOKUP ids [2,2] into value [3,2,3]', single((g) => {
+  const value = g.input([3, 2, 3]);
+  return g.op('EMBEDDING_LOOKUP', [g.i32('ids', [2, 2]), value], [2, 2, 3]);
+}));
+add('l2_pool_2d_valid_2x2', 'L2_POOL_2D 2x2 stride 2 VALID on [1,4,6,3]', single((g) => pool(g, 'L2_POOL_2D', g.input([1, 4, 6, 3]), { fh: 2, stride: 2, padding: 'VALID' })));
+add('l2_pool_2d_same_3x3_relu', 'L2_POOL_2D 3x3 stride 1 SAME on [1,5,5,2] (edge windows average fewer elements), fused RELU6; input x4',
+  single((g) => pool(g, 'L2_POOL_2D', g.input([1, 5, 5, 2], { transform: T.scale(4) }), { fh: 3, stride: 1, padding: 'SAME', act: 'RELU6' })));
+const s2bCase = (name, shape, block, pads) => add(name, `SPACE_TO_BATCH_ND [${shape}] block [${block}] paddings ${JSON.stringify(pads)}`, single((g) => {
+  const sp = shape.slice(1, -1).map((d, i) => (d + pads[i][0] + pads[i][1]) / block[i]);
+  const out = [shape[0] * block.reduce((x, y) => x * y, 1), ...sp, shape[shape.length - 1]];
+  return g.op('SPACE_TO_BATCH_ND', [g.input(shape), g.i32('block_shape', block), g.i32('paddings', pads.flat(), [block.length, 2])], out, {});
+}));
+s2bCase('space_to_batch_nd_2x2', [1, 4, 4, 3], [2, 2], [[0, 0], [0, 0]]);
+s2bCase('space_to_batch_nd_padded', [2, 3, 5, 2], [2, 3], [[1, 0], [0, 1]]);
+s2bCase('space_to_batch_nd_rank3', [1, 5, 2], [2], [[0, 1]]);
+const b2sCase = (name, shape, block, crops) => add(name, `BATCH_TO_SPACE_ND [${shape}] block [${block}] crops ${JSON.stringify(crops)}`, single((g) => {
+  const sp = shape.slice(1, -1).map((d, i) => d * block[i] - crops[i][0] - crops[i][1]);
+  const out = [shape[0] / block.reduce((x, y) => x * y, 1), ...sp, shape[shape.length - 1]];
+  return g.op('BATCH_TO_SPACE_ND', [g.input(shape), g.i32('block_shape', block), g.i32('crops', crops.flat(), [block.length, 2])], out, {});
+}));
+b2sCase('batch_to_space_nd_2x2', [4, 2, 2, 3], [2, 2], [[0, 0], [0, 0]]);
+b2sCase('batch_to_space_nd_cropped', [12, 2, 2, 2], [2, 3], [[1, 0], [0, 2]]);
+b2sCase('batch_to_space_nd_rank3', [2, 3, 2], [2], [[0, 1]]);
 
 // RESIZE ----------------------------------------------------------------
 const RESIZE_SIZES = [['up2x', [1, 4, 4, 2], [8, 8]], ['5x5_to_8x7', [1, 5, 5, 2], [8, 7]], ['down_8x8_to_3x5', [1, 8, 8, 2], [3, 5]]];
@@ -1405,6 +1561,25 @@ async function writeBadModels() {
       operators: [{ op: 'MIRROR_PAD', inputs: [0, 1], outputs: [2], options: { mode: 'REFLECT' } }],
       inputs: [0, 1], outputs: [2], description: 'kiln bad model: MIRROR_PAD whose paddings are a graph input',
     }),
+    // Data movement operators whose shape-like operand is a graph input.
+    'split_v_computed_sizes.tflite': buildTfliteModel({
+      tensors: [f32('input', [2, 6]), { name: 'size_splits', shape: [2], dtype: 'int32' },
+        { name: 'axis', shape: [], dtype: 'int32', data: Int32Array.from([1]) }, f32('split_v', [2, 2]), f32('split_v_1', [2, 4])],
+      operators: [{ op: 'SPLIT_V', inputs: [0, 1, 2], outputs: [3, 4], options: { num_splits: 2 } }],
+      inputs: [0, 1], outputs: [3, 4], description: 'kiln bad model: SPLIT_V whose size_splits are a graph input',
+    }),
+    'arg_max_computed_axis.tflite': buildTfliteModel({
+      tensors: [f32('input', [3, 5]), { name: 'axis', shape: [], dtype: 'int32' }, { name: 'arg_max', shape: [3], dtype: 'int32' },
+        f32('table', [5], { data: Float32Array.from([10, 11, 12, 13, 14]) }), f32('gather', [3])],
+      operators: [{ op: 'ARG_MAX', inputs: [0, 1], outputs: [2], options: { output_type: 'INT32' } },
+        { op: 'GATHER', inputs: [3, 2], outputs: [4], options: { axis: 0 } }],
+      inputs: [0, 1], outputs: [4], description: 'kiln bad model: ARG_MAX whose axis is a graph input',
+    }),
+    'broadcast_to_computed_shape.tflite': buildTfliteModel({
+      tensors: [f32('input', [3, 1]), { name: 'shape', shape: [2], dtype: 'int32' }, f32('broadcast_to', [3, 4])],
+      operators: [{ op: 'BROADCAST_TO', version: 2, inputs: [0, 1], outputs: [2] }],
+      inputs: [0, 1], outputs: [2], description: 'kiln bad model: BROADCAST_TO whose shape is a graph input',
+    }),
   };
   for (const [name, bytes] of Object.entries(models)) write(name, bytes);
   write('truncated.tflite', goodBytes.subarray(0, 100));
@@ -1448,6 +1623,9 @@ async function writeBadModels() {
     'mirror_pad_reflect_too_large.tflite': 'MIRROR_PAD REFLECT of [1,3,3,1] with paddings [[0,0],[3,0],[1,1],[0,0]]: 3 before H exceeds REFLECT\'s limit dim - 1 = 2.',
     'mirror_pad_symmetric_too_large.tflite': 'MIRROR_PAD SYMMETRIC of [2,4] with paddings [[0,0],[5,0]]: 5 exceeds SYMMETRIC\'s limit dim = 4.',
     'mirror_pad_computed_paddings.tflite': 'MIRROR_PAD REFLECT of [2,4] whose paddings [2,2] int32 are a second graph input, not a constant.',
+    'split_v_computed_sizes.tflite': 'SPLIT_V of [2,6] along constant axis 1 into 2 outputs ([2,2], [2,4]) whose size_splits [2] int32 are a second graph input, not a constant.',
+    'arg_max_computed_axis.tflite': 'ARG_MAX (output_type INT32) of [3,5] whose axis (int32 scalar) is a second graph input, not a constant, then GATHER of the constant [10..14] at the indices (a float32 output).',
+    'broadcast_to_computed_shape.tflite': 'BROADCAST_TO (version 2) of [3,1] to [3,4] whose shape [2] int32 is a second graph input, not a constant.',
     'truncated.tflite': `the first 100 bytes of a valid ${goodBytes.length}-byte CONV_2D model.`,
     'garbled.tflite': `the first 8 bytes (root offset + "TFL3") of that valid CONV_2D model, then ${goodBytes.length - 8} seeded random bytes (same length, ${goodBytes.length} bytes).`,
     'not_tflite.tflite': 'a one-line text file.',

@@ -241,7 +241,115 @@ function cast(x, dtype) {
   return x;
 }
 
-function evalOp(op, ins, o, outShape, outDtype) {
+// Data movement and shape operators (TFLite pack.cc, unpack.cc, split.cc,
+// split_v.cc, shape.cc, broadcast_to.cc, broadcast_args.cc, fill.cc,
+// reference/depth_to_space.h, space_to_depth.h, arg_min_max.h,
+// log_softmax.h). Multi-output ones return one tensor per output.
+const normAxis = (axis, rank) => (axis < 0 ? axis + rank : axis);
+function pack(ins, o, outShape) {
+  const ax = normAxis(o.axis ?? 0, outShape.length); const out = T(outShape);
+  for (let i = 0; i < out.data.length; i++) { const idx = unravel(i, outShape); const k = idx[ax]; idx.splice(ax, 1); out.data[i] = at(ins[k], idx); }
+  return out;
+}
+// Consecutive parts of x along axis, sizes[k] elements each.
+function splitParts(x, axis, sizes) {
+  const ax = normAxis(axis, x.shape.length); let offset = 0;
+  return sizes.map((n) => {
+    const shape = [...x.shape]; shape[ax] = n; const out = T(shape); const from = offset;
+    for (let i = 0; i < out.data.length; i++) { const idx = unravel(i, shape); idx[ax] += from; out.data[i] = at(x, idx); }
+    offset += n;
+    return out;
+  });
+}
+function splitV(x, sizesT, axisT) {
+  const ax = normAxis(axisT.data[0], x.shape.length); const sizes = Array.from(sizesT.data);
+  const open = sizes.indexOf(-1);
+  if (open >= 0) sizes[open] = x.shape[ax] - sizes.reduce((s, v, k) => s + (k === open ? 0 : v), 0);
+  return splitParts(x, ax, sizes);
+}
+function argMinMax(x, axisT, outShape, isMax) {
+  const ax = normAxis(axisT.data[0], x.shape.length); const out = T(outShape);
+  for (let i = 0; i < out.data.length; i++) {
+    const idx = unravel(i, outShape); let best = 0; let bestV;
+    for (let k = 0; k < x.shape[ax]; k++) {
+      const src = [...idx]; src.splice(ax, 0, k); const v = at(x, src);
+      if (k === 0 || (isMax ? v > bestV : v < bestV)) { best = k; bestV = v; } // ties: the first index
+    }
+    out.data[i] = best;
+  }
+  return out;
+}
+function depthToSpace(x, bs, outShape) {
+  const oc = outShape[3]; const out = T(outShape);
+  for (let i = 0; i < out.data.length; i++) {
+    const [n, y, xx, c] = unravel(i, outShape);
+    out.data[i] = at(x, [n, Math.floor(y / bs), Math.floor(xx / bs), ((y % bs) * bs + (xx % bs)) * oc + c]);
+  }
+  return out;
+}
+function spaceToDepth(x, bs, outShape) {
+  const ic = x.shape[3]; const out = T(outShape);
+  for (let i = 0; i < out.data.length; i++) {
+    const [n, y, xx, c] = unravel(i, outShape); const blk = Math.floor(c / ic);
+    out.data[i] = at(x, [n, y * bs + Math.floor(blk / bs), xx * bs + (blk % bs), c % ic]);
+  }
+  return out;
+}
+function logSoftmax(x) {
+  const depth = x.shape[x.shape.length - 1]; const out = T(x.shape);
+  for (let r = 0; r < x.data.length / depth; r++) {
+    const row = x.data.subarray(r * depth, (r + 1) * depth); const m = Math.max(...row);
+    const lse = Math.log(row.reduce((s, v) => s + Math.exp(v - m), 0));
+    for (let k = 0; k < depth; k++) out.data[r * depth + k] = row[k] - m - lse;
+  }
+  return out;
+}
+
+function l2Normalize(x) {
+  const depth = x.shape[x.shape.length - 1]; const out = T(x.shape);
+  for (let r = 0; r < x.data.length / depth; r++) {
+    const row = x.data.subarray(r * depth, (r + 1) * depth);
+    const norm = Math.max(Math.sqrt(row.reduce((s, v) => s + v * v, 0)), 1e-6); // l2normalization.h epsilon
+    for (let k = 0; k < depth; k++) out.data[r * depth + k] = row[k] / norm;
+  }
+  return out;
+}
+function gatherNd(params, idx, outShape) {
+  const m = idx.shape[idx.shape.length - 1]; const lead = idx.shape.length - 1; const out = T(outShape);
+  for (let i = 0; i < out.data.length; i++) {
+    const o = unravel(i, outShape); const tuple = [];
+    for (let j = 0; j < m; j++) tuple.push(at(idx, [...o.slice(0, lead), j]));
+    out.data[i] = at(params, [...tuple, ...o.slice(lead)]);
+  }
+  return out;
+}
+
+// SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND on [N, spatial..., C] (1 or 2
+// spatial dims): batch b = (i * bw + j) * N + n holds padded position
+// (y * bh + i, x * bw + j) of image n.
+function spaceToBatch(x, block, pads, outShape) {
+  const s2 = x.shape.length === 4; const n = x.shape[0]; const out = T(outShape);
+  const [bh, bw] = s2 ? block : [block[0], 1];
+  for (let i = 0; i < out.data.length; i++) {
+    const o = unravel(i, outShape); const b = o[0]; const nn = b % n; const blk = Math.floor(b / n);
+    const y = o[1] * bh + Math.floor(blk / bw) - pads[0]; const xx = s2 ? o[2] * bw + (blk % bw) - pads[2] : 0;
+    const inside = y >= 0 && y < x.shape[1] && (!s2 || (xx >= 0 && xx < x.shape[2]));
+    out.data[i] = inside ? at(x, s2 ? [nn, y, xx, o[3]] : [nn, y, o[2]]) : 0;
+  }
+  return out;
+}
+function batchToSpace(x, block, crops, outShape) {
+  const s2 = x.shape.length === 4; const out = T(outShape); const n = outShape[0];
+  const [bh, bw] = s2 ? block : [block[0], 1];
+  for (let i = 0; i < out.data.length; i++) {
+    const o = unravel(i, outShape); const y = o[1] + crops[0]; const xx = s2 ? o[2] + crops[2] : 0;
+    const b = ((y % bh) * bw + (xx % bw)) * n + o[0];
+    out.data[i] = at(x, s2 ? [b, Math.floor(y / bh), Math.floor(xx / bw), o[3]] : [b, Math.floor(y / bh), o[2]]);
+  }
+  return out;
+}
+
+function evalOp(op, ins, o, outShape, outDtype, outShapes) {
   const [a, b, c, d] = ins;
   switch (op.op) {
     case 'EQUAL': return map2(a, b, (x, y) => bool(x === y));
@@ -276,6 +384,30 @@ function evalOp(op, ins, o, outShape, outDtype) {
     case 'FLOOR_DIV': return map2(a, b, (x, y) => Math.floor(x / y));
     case 'FLOOR_MOD': return map2(a, b, floorMod);
     case 'ADD_N': return T(outShape, ins.reduce((acc, t) => acc.map((v, i) => v + t.data[i]), new Float64Array(numel(outShape))));
+    case 'PACK': return pack(ins, o, outShape);
+    case 'UNPACK': return outShapes.map((s, k) => T(s, splitParts(a, o.axis ?? 0, outShapes.map(() => 1))[k].data));
+    case 'SPLIT': { const n = o.num_splits; const ax = normAxis(a.data[0], b.shape.length); return splitParts(b, ax, new Array(n).fill(b.shape[ax] / n)); }
+    case 'SPLIT_V': return splitV(a, b, c);
+    case 'SHAPE': return T([a.shape.length], Float64Array.from(a.shape));
+    case 'BROADCAST_ARGS': return T(outShape, Float64Array.from(bshape(Array.from(a.data), Array.from(b.data))));
+    case 'BROADCAST_TO': { const out = T(outShape); for (let i = 0; i < out.data.length; i++) out.data[i] = bcastGet(a, unravel(i, outShape)); return out; }
+    case 'FILL': return T(outShape, new Float64Array(numel(outShape)).fill(b.data[0]));
+    case 'ARG_MAX': return argMinMax(a, b, outShape, true);
+    case 'ARG_MIN': return argMinMax(a, b, outShape, false);
+    case 'DEPTH_TO_SPACE': return depthToSpace(a, o.block_size, outShape);
+    case 'SPACE_TO_DEPTH': return spaceToDepth(a, o.block_size, outShape);
+    case 'LOG_SOFTMAX': return logSoftmax(a);
+    case 'L2_NORMALIZATION': return l2Normalize(a);
+    case 'REVERSE_V2': {
+      const axes = new Set(Array.from(b.data, (v) => normAxis(v, a.shape.length))); const out = T(a.shape);
+      for (let i = 0; i < out.data.length; i++) out.data[i] = at(a, unravel(i, a.shape).map((q, dd) => (axes.has(dd) ? a.shape[dd] - 1 - q : q)));
+      return out;
+    }
+    case 'GATHER_ND': return gatherNd(a, b, outShape);
+    case 'EMBEDDING_LOOKUP': { const out = T(outShape); const row = numel(outShape.slice(1)); for (let i = 0; i < out.data.length; i++) out.data[i] = b.data[a.data[Math.floor(i / row)] * row + (i % row)]; return out; }
+    case 'L2_POOL_2D': return act(map1(pool(map1(a, (v) => v * v), { ...o, fused_activation_function: 'NONE' }, true), Math.sqrt), o.fused_activation_function);
+    case 'SPACE_TO_BATCH_ND': return spaceToBatch(a, Array.from(b.data), Array.from(c.data), outShape);
+    case 'BATCH_TO_SPACE_ND': return batchToSpace(a, Array.from(b.data), Array.from(c.data), outShape);
     case 'CONV_2D': return conv(a, b, c, o);
     case 'DEPTHWISE_CONV_2D': return dwconv(a, b, c, o);
     case 'TRANSPOSE_CONV': return tconv(a, b, c, d, o);
@@ -376,13 +508,16 @@ export function evaluateModel(sg, inputs, { fusedTanhIgnored = false } = {}) {
   });
   for (const op of sg.operators) {
     const ins = op.inputs.map((i) => (i < 0 ? null : vals[i]));
-    const outShape = sg.tensors[op.outputs[0]].shape;
-    const outDtype = sg.tensors[op.outputs[0]].dtype ?? 'float32';
-    const r = evalOp(op, ins, op.options ?? {}, outShape, outDtype);
-    if (r.shape.join() !== outShape.join()) throw new Error(`${op.op}: computed shape [${r.shape}], declared [${outShape}]`);
-    // float32 between operators; int32 wraps; bool is 0 or 1.
-    const store = outDtype === 'int32' ? (v) => v | 0 : outDtype === 'bool' ? (v) => (v ? 1 : 0) : Math.fround;
-    vals[op.outputs[0]] = T(outShape, r.data.map(store));
+    const outShapes = op.outputs.map((ti) => sg.tensors[ti].shape);
+    const outDtypes = op.outputs.map((ti) => sg.tensors[ti].dtype ?? 'float32');
+    const r = evalOp(op, ins, op.options ?? {}, outShapes[0], outDtypes[0], outShapes);
+    (Array.isArray(r) ? r : [r]).forEach((t, k) => {
+      if (t.shape.join() !== outShapes[k].join()) throw new Error(`${op.op}: computed shape [${t.shape}] for output ${k}, declared [${outShapes[k]}]`);
+      // float32 between operators; int32 wraps; bool is 0 or 1 (int64 stays as computed).
+      const dt = outDtypes[k];
+      const store = dt === 'int32' ? (v) => v | 0 : dt === 'bool' ? (v) => (v ? 1 : 0) : dt === 'int64' ? (v) => v : Math.fround;
+      vals[op.outputs[k]] = T(outShapes[k], t.data.map(store));
+    });
   }
   return sg.outputs.map((ti) => {
     if (!vals[ti]) throw new Error(`output tensor ${ti} has no value`);

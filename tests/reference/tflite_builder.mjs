@@ -45,6 +45,9 @@ export const BUILTIN = {
   FLOOR: 8, LESS: 58, GREATER: 61, GREATER_EQUAL: 62, LESS_EQUAL: 63, SELECT: 64, SIN: 66, EQUAL: 71,
   NOT_EQUAL: 72, LOGICAL_OR: 84, LOGICAL_AND: 86, LOGICAL_NOT: 87, FLOOR_DIV: 90, SQUARE: 92,
   ZEROS_LIKE: 93, FLOOR_MOD: 95, CEIL: 104, ADD_N: 106, COS: 108, ELU: 111, ROUND: 116, SELECT_V2: 123,
+  DEPTH_TO_SPACE: 5, SPACE_TO_DEPTH: 26, SPLIT: 49, LOG_SOFTMAX: 50, ARG_MAX: 56, SHAPE: 77, ARG_MIN: 79,
+  PACK: 83, UNPACK: 88, FILL: 94, SPLIT_V: 102, BROADCAST_ARGS: 145, L2_NORMALIZATION: 11, REVERSE_V2: 105,
+  GATHER_ND: 107, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -106,10 +109,22 @@ export const OPTIONS = {
   CumsumOptions: [['exclusive', 'bool'], ['reverse', 'bool']],
   CastOptions: [['in_data_type', 'i8'], ['out_data_type', 'i8']],
   MirrorPadOptions: [['mode', 'i8']],
+  PackOptions: [['values_count', 'i32'], ['axis', 'i32']],
+  UnpackOptions: [['num', 'i32'], ['axis', 'i32']],
+  SplitOptions: [['num_splits', 'i32']],
+  SplitVOptions: [['num_splits', 'i32']],
+  ShapeOptions: [['out_type', 'i8']],
+  ArgMaxOptions: [['output_type', 'i8']],
+  ArgMinOptions: [['output_type', 'i8']],
+  DepthToSpaceOptions: [['block_size', 'i32']],
+  SpaceToDepthOptions: [['block_size', 'i32']],
+  L2NormOptions: [[ACT, 'i8']],
   // Field-less options tables.
   PadOptions: [], PadV2Options: [], TransposeOptions: [], ExpOptions: [], DequantizeOptions: [],
   MaximumMinimumOptions: [], NegOptions: [], SliceOptions: [], ExpandDimsOptions: [], PowOptions: [],
   SquaredDifferenceOptions: [], AbsOptions: [], HardSwishOptions: [], BroadcastToOptions: [],
+  LogSoftmaxOptions: [], FillOptions: [], ReverseV2Options: [], GatherNdOptions: [],
+  SpaceToBatchNDOptions: [], BatchToSpaceNDOptions: [],
 };
 
 // Which options table each builtin takes (ops not listed have none).
@@ -127,12 +142,19 @@ export const OP_OPTIONS = {
   LEAKY_RELU: 'LeakyReluOptions', SQUARED_DIFFERENCE: 'SquaredDifferenceOptions', ABS: 'AbsOptions',
   HARD_SWISH: 'HardSwishOptions', BATCH_MATMUL: 'BatchMatMulOptions', CUMSUM: 'CumsumOptions',
   BROADCAST_TO: 'BroadcastToOptions', MIRROR_PAD: 'MirrorPadOptions',
+  PACK: 'PackOptions', UNPACK: 'UnpackOptions', SPLIT: 'SplitOptions', SPLIT_V: 'SplitVOptions',
+  SHAPE: 'ShapeOptions', ARG_MAX: 'ArgMaxOptions', ARG_MIN: 'ArgMinOptions', DEPTH_TO_SPACE: 'DepthToSpaceOptions',
+  SPACE_TO_DEPTH: 'SpaceToDepthOptions', LOG_SOFTMAX: 'LogSoftmaxOptions', FILL: 'FillOptions',
+  L2_NORMALIZATION: 'L2NormOptions', REVERSE_V2: 'ReverseV2Options', GATHER_ND: 'GatherNdOptions',
+  L2_POOL_2D: 'Pool2DOptions', SPACE_TO_BATCH_ND: 'SpaceToBatchNDOptions', BATCH_TO_SPACE_ND: 'BatchToSpaceNDOptions',
 };
 
 // Enum-valued option fields (by field name): name -> value.
 export const ENUMS = {
   padding: { SAME: 0, VALID: 1 },
   mode: { REFLECT: 0, SYMMETRIC: 1 }, // MirrorPadOptions.mode (MirrorPadMode)
+  out_type: { INT32: 2, INT64: 4 }, // ShapeOptions.out_type (TensorType)
+  output_type: { INT32: 2, INT64: 4 }, // ArgMaxOptions / ArgMinOptions.output_type
   fused_activation_function: { NONE: 0, RELU: 1, RELU_N1_TO_1: 2, RELU6: 3, TANH: 4, SIGN_BIT: 5 },
 };
 

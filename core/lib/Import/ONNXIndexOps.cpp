@@ -177,15 +177,8 @@ LogicalResult convertGatherND(NodeContext &ctx) {
   FailureOr<Value> x = ctx.input(0);
   if (failed(idx) || failed(x))
     return failure();
-  Value tuples = ctx.reshape(*idx, {batch, l, m});
-  auto tupleType = i32Type(ctx, {batch, l, m});
-  tuples = mulI32(ctx, tupleType, tuples, ctx.constI32({1, 1, m}, strides));
-  Value rows = ctx.create<tosa::ReduceSumOp>(i32Type(ctx, {batch, l, 1}), tuples,
-                                             ctx.builder().getI64IntegerAttr(2));
-  Value values = ctx.reshape(*x, {batch, k, inner});
-  Type element = x->getType().cast<RankedTensorType>().getElementType();
-  Value gathered = ctx.create<tosa::GatherOp>(RankedTensorType::get({batch, l, inner}, element),
-                                              values, ctx.reshape(rows, {batch, l}));
+  Value gathered = ctx.gatherTuples(ctx.reshape(*x, {batch, k, inner}),
+                                    ctx.reshape(*idx, {batch, l, m}), strides);
   return ctx.setOutput(0, ctx.reshape(gathered, out));
 }
 

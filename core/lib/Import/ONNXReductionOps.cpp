@@ -218,23 +218,6 @@ LogicalResult convertSoftmax(NodeContext &ctx) {
   return ctx.setOutput(0, ctx.reshape(out, shape));
 }
 
-/// Index (i32, [outer, 1, inner]) of the first maximum along dimension 1 of
-/// an [outer, K, inner] view (the last maximum with `last`).
-Value argMaxMiddle(NodeContext &ctx, Value v, bool last) {
-  auto shape = shapeOf(v);
-  int64_t outer = shape[0], k = shape[1], inner = shape[2];
-  auto &b = ctx.builder();
-  if (last) // the first maximum of the reversed axis is the last one
-    v = ctx.create<tosa::ReverseOp>(v.getType(), v, b.getI64IntegerAttr(1));
-  Value idx = ctx.create<tosa::ArgMaxOp>(
-      RankedTensorType::get({outer, inner}, b.getI32Type()), v, b.getI64IntegerAttr(1));
-  idx = ctx.reshape(idx, {outer, 1, inner});
-  if (last)
-    idx = ctx.create<tosa::SubOp>(idx.getType(), ctx.constI32({1, 1, 1}, {int32_t(k - 1)}),
-                                  idx);
-  return idx;
-}
-
 /// Hardmax: 1 at the first maximum along the axis (see softmaxView), 0
 /// elsewhere; the output has the input's shape.
 LogicalResult convertHardmax(NodeContext &ctx) {
@@ -246,7 +229,7 @@ LogicalResult convertHardmax(NodeContext &ctx) {
   if (failed(view))
     return failure();
   Value v = ctx.reshape(*x, *view);
-  Value idx = argMaxMiddle(ctx, v, false);
+  Value idx = ctx.argMaxMiddle(v, false);
   int64_t k = (*view)[1];
   std::vector<int32_t> iota(k);
   for (int64_t i = 0; i < k; ++i)
@@ -278,7 +261,7 @@ LogicalResult convertArgMax(NodeContext &ctx) {
                              product(s.drop_front(axis + 1))});
   if (ctx.node().opType == "ArgMin")
     v = mul(ctx, v, ctx.scalarF32(-1.0f, 3));
-  Value idx = argMaxMiddle(ctx, v, ctx.attrInt("select_last_index", 0) != 0);
+  Value idx = ctx.argMaxMiddle(v, ctx.attrInt("select_last_index", 0) != 0);
   auto idxShape = shapeOf(idx);
   idx = ctx.create<tosa::CastOp>(RankedTensorType::get(idxShape, ctx.builder().getI64Type()),
                                  idx);

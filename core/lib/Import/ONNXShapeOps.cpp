@@ -57,65 +57,6 @@ Value sliceAxis(NodeContext &ctx, Value v, int64_t d, int64_t start, int64_t siz
   return ctx.slice(v, begin, sizes);
 }
 
-/// `v` viewed as rank 3 [outer, D, inner] around dimension `d` (TOSA's
-/// reverse and tile take ranks 1 to 4, so any rank works this way).
-llvm::SmallVector<int64_t, 3> axisView(llvm::ArrayRef<int64_t> shape, int64_t d) {
-  return {product(shape.take_front(d)), shape[d], product(shape.drop_front(d + 1))};
-}
-
-/// tosa.reverse of dimension `d`.
-Value reverseAxis(NodeContext &ctx, Value v, int64_t d) {
-  llvm::SmallVector<int64_t> shape(shapeOf(v));
-  if (shape[d] == 1)
-    return v;
-  Value view = ctx.reshape(v, axisView(shape, d));
-  view = ctx.create<tosa::ReverseOp>(view.getType(), view, ctx.builder().getI64IntegerAttr(1));
-  return ctx.reshape(view, shape);
-}
-
-/// Dimension `d` of `v` repeated `times` times (tosa.tile on the rank-3 view).
-Value tileAxis(NodeContext &ctx, Value v, int64_t d, int64_t times) {
-  if (times == 1)
-    return v;
-  llvm::SmallVector<int64_t> shape(shapeOf(v));
-  auto view = axisView(shape, d);
-  Value x = ctx.reshape(v, view);
-  llvm::SmallVector<int64_t> tiled = {view[0], view[1] * times, view[2]};
-  x = ctx.create<tosa::TileOp>(typeLike(x, tiled), x,
-                               ctx.builder().getDenseI64ArrayAttr({1, times, 1}));
-  shape[d] *= times;
-  return ctx.reshape(x, shape);
-}
-
-/// ONNX Tile of `v` by `repeats`: one tosa.tile for ranks 1 to 4, one per
-/// repeated dimension above.
-Value tileValue(NodeContext &ctx, Value v, llvm::ArrayRef<int64_t> repeats) {
-  if (llvm::all_of(repeats, [](int64_t r) { return r == 1; }))
-    return v;
-  if (repeats.size() <= 4) {
-    llvm::SmallVector<int64_t> shape(shapeOf(v));
-    for (size_t d = 0; d < shape.size(); ++d)
-      shape[d] *= repeats[d];
-    return ctx.create<tosa::TileOp>(typeLike(v, shape), v,
-                                    ctx.builder().getDenseI64ArrayAttr(repeats));
-  }
-  for (size_t d = 0; d < repeats.size(); ++d)
-    v = tileAxis(ctx, v, d, repeats[d]);
-  return v;
-}
-
-/// tosa.concat of `parts` along `axis` (or the one part).
-Value concatValues(NodeContext &ctx, llvm::ArrayRef<Value> parts, int64_t axis) {
-  if (parts.size() == 1)
-    return parts.front();
-  llvm::SmallVector<int64_t> shape(shapeOf(parts.front()));
-  shape[axis] = 0;
-  for (Value p : parts)
-    shape[axis] += shapeOf(p)[axis];
-  return ctx.create<tosa::ConcatOp>(typeLike(parts.front(), shape), parts,
-                                    ctx.builder().getI64IntegerAttr(axis));
-}
-
 /// A tosa.const of `shape` filled with `value` (pad values, broadcast
 /// operands).
 Value filledConst(NodeContext &ctx, Type element, llvm::ArrayRef<int64_t> shape, double value) {
@@ -439,7 +380,7 @@ LogicalResult convertConcat(NodeContext &ctx) {
       return failure();
     values.push_back(*v);
   }
-  return ctx.setOutput(0, concatValues(ctx, values, axis));
+  return ctx.setOutput(0, ctx.concat(values, axis));
 }
 
 /// The part sizes of Split along a dimension of `size`: the split attribute
@@ -599,7 +540,7 @@ Value strideAxis(NodeContext &ctx, Value v, int64_t d, int64_t count, int64_t st
     padded[d] = full;
     v = ctx.create<tosa::PadOp>(typeLike(v, padded), v, ctx.constI32({rank, 2}, pads));
   }
-  auto view = axisView(shapeOf(v), d);
+  auto view = TosaBuilder::axisView(shapeOf(v), d);
   Value x = ctx.reshape(v, {view[0], count, step, view[2]});
   x = ctx.slice(x, {0, 0, 0, 0}, {view[0], count, 1, view[2]});
   shape[d] = count;
@@ -669,7 +610,7 @@ LogicalResult convertSlice(NodeContext &ctx) {
   Value v = ctx.slice(*x, begin, size);
   for (int64_t d = 0; d < rank; ++d) {
     if ((*sel)[d].step < 0)
-      v = reverseAxis(ctx, v, d);
+      v = ctx.reverseAxis(v, d);
     if (std::abs((*sel)[d].step) > 1)
       v = strideAxis(ctx, v, d, (*sel)[d].count, std::abs((*sel)[d].step));
   }
@@ -867,22 +808,22 @@ FailureOr<Value> padAxis(NodeContext &ctx, Value v, int64_t d, int64_t before, i
   llvm::SmallVector<Value> parts;
   if (mode == "edge") {
     if (before)
-      parts.push_back(tileAxis(ctx, sliceAxis(ctx, v, d, 0, 1), d, before));
+      parts.push_back(ctx.tileAxis(sliceAxis(ctx, v, d, 0, 1), d, before));
     parts.push_back(v);
     if (after)
-      parts.push_back(tileAxis(ctx, sliceAxis(ctx, v, d, size - 1, 1), d, after));
-    return concatValues(ctx, parts, d);
+      parts.push_back(ctx.tileAxis(sliceAxis(ctx, v, d, size - 1, 1), d, after));
+    return ctx.concat(parts, d);
   }
   if (before >= size || after >= size)
     return ctx.fail("reflect pads [" + llvm::Twine(before) + ", " + llvm::Twine(after) +
                     "] of dimension " + llvm::Twine(d) + " (size " + llvm::Twine(size) +
                     ") must each be below the dimension's size");
   if (before)
-    parts.push_back(reverseAxis(ctx, sliceAxis(ctx, v, d, 1, before), d));
+    parts.push_back(ctx.reverseAxis(sliceAxis(ctx, v, d, 1, before), d));
   parts.push_back(v);
   if (after)
-    parts.push_back(reverseAxis(ctx, sliceAxis(ctx, v, d, size - 1 - after, after), d));
-  return concatValues(ctx, parts, d);
+    parts.push_back(ctx.reverseAxis(sliceAxis(ctx, v, d, size - 1 - after, after), d));
+  return ctx.concat(parts, d);
 }
 
 /// Binds output 0 to `padded` (constant-mode padding of the data by
@@ -1005,7 +946,7 @@ LogicalResult bindTiled(NodeContext &ctx, std::vector<int64_t> in, std::vector<i
   std::vector<int64_t> repeats(rank);
   for (int64_t d = 0; d < rank; ++d)
     repeats[d] = out[d] / in[d];
-  return ctx.setOutput(0, tileValue(ctx, v, repeats));
+  return ctx.setOutput(0, ctx.tile(v, repeats));
 }
 
 /// Tile: dimension d repeated repeats[d] times (input 1, constant; opset

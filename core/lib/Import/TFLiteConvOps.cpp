@@ -356,7 +356,11 @@ FailureOr<Value> buildBatchMatMul(OpContext &ctx, Type accumulator,
 
 namespace {
 
-LogicalResult convertPool(OpContext &ctx, bool isMax) {
+/// MAX_POOL_2D, AVERAGE_POOL_2D and L2_POOL_2D (isMax false, l2 true:
+/// sqrt of the average of x^2 over the window's non-padding elements,
+/// reference_ops.h L2Pool; TOSA: tosa.mul, tosa.avg_pool2d, then sqrt as
+/// tosa.reciprocal of tosa.rsqrt, as SQRT lowers it) on NHWC f32.
+LogicalResult convertPool(OpContext &ctx, bool isMax, bool l2 = false) {
   const auto *opts = ctx.options<schema::Pool2DOptions>();
   if (!opts)
     return ctx.fail("missing Pool2DOptions");
@@ -377,6 +381,9 @@ LogicalResult convertPool(OpContext &ctx, bool isMax) {
           right = fitted->right;
   auto b = ctx.builder();
   auto type = ctx.f32Type(ctx.outputShape(0));
+  Value x = *input;
+  if (l2)
+    x = ctx.create<tosa::MulOp>(x.getType(), x, x, b.getI32IntegerAttr(0));
   Value pool;
   if (isMax)
     pool = ctx.create<tosa::MaxPool2dOp>(
@@ -387,9 +394,11 @@ LogicalResult convertPool(OpContext &ctx, bool isMax) {
     // TOSA avg_pool2d divides by the number of non-padding elements in the
     // window, as TFLite's AVERAGE_POOL_2D does.
     pool = ctx.create<tosa::AvgPool2dOp>(
-        type, *input, b.getDenseI64ArrayAttr({kh, kw}),
-        b.getDenseI64ArrayAttr({sh, sw}),
+        type, x, b.getDenseI64ArrayAttr({kh, kw}), b.getDenseI64ArrayAttr({sh, sw}),
         b.getDenseI64ArrayAttr({top, bottom, left, right}), nullptr);
+  if (l2)
+    pool = ctx.create<tosa::ReciprocalOp>(pool.getType(),
+                                          ctx.create<tosa::RsqrtOp>(pool.getType(), pool));
   auto out = ctx.applyActivation(pool, opts->fused_activation_function());
   if (failed(out))
     return failure();
@@ -398,6 +407,7 @@ LogicalResult convertPool(OpContext &ctx, bool isMax) {
 
 LogicalResult convertMaxPool(OpContext &ctx) { return convertPool(ctx, true); }
 LogicalResult convertAvgPool(OpContext &ctx) { return convertPool(ctx, false); }
+LogicalResult convertL2Pool(OpContext &ctx) { return convertPool(ctx, false, true); }
 
 } // namespace
 
@@ -409,6 +419,7 @@ void registerConvOps(ConverterTable &table) {
   table[BuiltinOperator::BATCH_MATMUL] = convertBatchMatMul;
   table[BuiltinOperator::MAX_POOL_2D] = convertMaxPool;
   table[BuiltinOperator::AVERAGE_POOL_2D] = convertAvgPool;
+  table[BuiltinOperator::L2_POOL_2D] = convertL2Pool;
 }
 
 } // namespace kiln::tfl

@@ -7,12 +7,18 @@
 //
 // Converters are grouped by family, one file each:
 //   TFLiteConvOps.cpp        CONV_2D DEPTHWISE_CONV_2D TRANSPOSE_CONV
-//                            FULLY_CONNECTED BATCH_MATMUL pools
+//                            FULLY_CONNECTED BATCH_MATMUL pools (max, avg, L2)
 //   TFLiteElementwiseOps.cpp binary and unary elementwise, activations
 //   TFLiteLogicalOps.cpp     comparisons, LOGICAL_*, SELECT/SELECT_V2, CAST
 //   TFLiteShapeOps.cpp       reshape/squeeze/expand_dims/transpose/concat/
-//                            pad/slice/strided_slice/gather/resize/dequantize
-//   TFLiteReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
+//                            pad/slice/strided_slice/gather/embedding_lookup/
+//                            resize/dequantize
+//   TFLiteReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX LOG_SOFTMAX
+//                            L2_NORMALIZATION
+//   TFLiteMovementOps.cpp    pack/unpack/split/split_v/shape/broadcast_to/
+//                            broadcast_args/fill/depth_to_space/
+//                            space_to_depth/arg_max/arg_min/reverse_v2/
+//                            gather_nd/space_to_batch_nd/batch_to_space_nd
 // and their int8 forms in TFLiteQuantized<Family>Ops.cpp (TFLiteQuantizedOps.h).
 // The importer itself: TFLiteModelImporter.h.
 //
@@ -71,7 +77,8 @@ public:
   /// SSA value of input `i`; constants become tosa.const (f16 data is
   /// widened to f32). Fails (with a message) if the slot is absent.
   mlir::FailureOr<mlir::Value> input(int i);
-  /// True if input `i` is backed by a constant buffer.
+  /// True if input `i` is backed by a constant buffer (or was folded by an
+  /// earlier operator, setConstantOutput).
   bool isConstant(int i) const;
   /// Constant input `i` as integers (int32/int64 buffers); fails if not a
   /// constant integer tensor.
@@ -116,6 +123,12 @@ public:
   /// the declared output type only in shape with equal element count, a
   /// tosa.reshape is inserted; any other mismatch is an error.
   mlir::LogicalResult setOutput(int i, mlir::Value value);
+
+  /// Binds output `i` (an INT32 or INT64 tensor) to the constant `values`
+  /// computed at import, shaped as the output records it; later operators
+  /// see it as a constant input (isConstant, constantInts). SHAPE and
+  /// BROADCAST_ARGS fold this way.
+  mlir::LogicalResult setConstantOutput(int i, llvm::ArrayRef<int64_t> values);
 
   /// Records an error "operator #N (NAME): <message>" and returns failure.
   mlir::LogicalResult fail(const llvm::Twine &message);
@@ -165,6 +178,10 @@ void registerElementwiseOps(ConverterTable &table);
 void registerLogicalOps(ConverterTable &table);
 void registerShapeOps(ConverterTable &table);
 void registerReductionOps(ConverterTable &table);
+/// PACK UNPACK SPLIT SPLIT_V SHAPE BROADCAST_TO BROADCAST_ARGS FILL
+/// DEPTH_TO_SPACE SPACE_TO_DEPTH ARG_MAX ARG_MIN REVERSE_V2 GATHER_ND
+/// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND (TFLiteMovementOps.cpp).
+void registerMovementOps(ConverterTable &table);
 /// The int8 converters (TFLiteQuantizedOps.cpp): operators with int8/uint8
 /// tensors, bit-exact with TensorFlow Lite's integer kernels.
 void registerQuantizedOps(ConverterTable &table);

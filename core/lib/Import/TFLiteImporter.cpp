@@ -85,6 +85,7 @@ const ConverterTable &converters() {
     registerLogicalOps(t);
     registerShapeOps(t);
     registerReductionOps(t);
+    registerMovementOps(t);
     return t;
   }();
   return table;

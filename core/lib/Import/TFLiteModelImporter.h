@@ -28,6 +28,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ public:
   const schema::Model *model = nullptr;
   const schema::SubGraph *graph = nullptr;
   std::vector<Value> values;
+  /// Integer tensors an operator folded at import (SHAPE, BROADCAST_ARGS:
+  /// shapes are static), by tensor index; OpContext::isConstant and
+  /// constantInts read them as if the model stored them.
+  std::map<int, std::vector<int64_t>> foldedInts;
   /// Affine quantization of each tensor (int8, uint8 and quantized int32
   /// tensors), checked by checkQuantization.
   std::vector<std::optional<TensorQuant>> quant;

@@ -49,7 +49,8 @@ const schema::Tensor *OpContext::outputTensor(int i) const {
   return i >= 0 && i < numOutputs() ? importer.tensor(op->outputs()->Get(i)) : nullptr;
 }
 bool OpContext::isConstant(int i) const {
-  return hasInput(i) && !importer.constantData(op->inputs()->Get(i)).empty();
+  return hasInput(i) && (!importer.constantData(op->inputs()->Get(i)).empty() ||
+                         importer.foldedInts.count(op->inputs()->Get(i)));
 }
 
 std::vector<int64_t> OpContext::inputShape(int i) const {
@@ -162,6 +163,9 @@ FailureOr<std::vector<int64_t>> OpContext::constantInts(int i) {
   if (!isConstant(i))
     return fail("input " + llvm::Twine(i) +
                 " must be a constant tensor (computed shapes are not supported)");
+  if (auto folded = importer.foldedInts.find(op->inputs()->Get(i));
+      folded != importer.foldedInts.end())
+    return folded->second;
   const schema::Tensor *t = inputTensor(i);
   llvm::ArrayRef<uint8_t> data = importer.constantData(op->inputs()->Get(i));
   std::vector<int64_t> out;
@@ -276,6 +280,28 @@ LogicalResult OpContext::setOutput(int i, Value value) {
   }
   importer.values[op->outputs()->Get(i)] = value;
   return success();
+}
+
+LogicalResult OpContext::setConstantOutput(int i, llvm::ArrayRef<int64_t> values) {
+  const schema::Tensor *t = outputTensor(i);
+  if (!t || (t->type() != schema::TensorType::INT32 && t->type() != schema::TensorType::INT64))
+    return fail("output " + llvm::Twine(i) + " must be an INT32 or INT64 tensor");
+  std::vector<int64_t> shape = outputShape(i);
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= ShapedType::isDynamic(d) ? -1 : d;
+  if (count != static_cast<int64_t>(values.size()))
+    return fail("computes " + llvm::Twine(values.size()) + " values for output '" +
+                tensorName(t, op->outputs()->Get(i)) + "', which records shape " +
+                shapeString(shape));
+  std::vector<int32_t> narrow;
+  for (int64_t v : values) {
+    if (v < INT32_MIN || v > INT32_MAX)
+      return fail("value " + llvm::Twine(v) + " does not fit int32");
+    narrow.push_back(static_cast<int32_t>(v));
+  }
+  importer.foldedInts[op->outputs()->Get(i)] = values.vec();
+  return setOutput(i, constI32(shape, narrow));
 }
 
 FailureOr<Value> OpContext::applyActivation(Value value, schema::ActivationFunctionType act) {

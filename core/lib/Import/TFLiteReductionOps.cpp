@@ -1,7 +1,7 @@
 //===- TFLiteReductionOps.cpp - Reductions and softmax --------------------===//
 //
-// MEAN SUM REDUCE_MAX REDUCE_MIN over constant axes, and SOFTMAX, float32
-// only.
+// MEAN SUM REDUCE_MAX REDUCE_MIN over constant axes, SOFTMAX, LOG_SOFTMAX
+// and L2_NORMALIZATION, float32 only.
 //
 // A reduction over several axes of a tensor of any rank is TOSA reductions
 // of one axis each after a reshape (kiln::reduceDims, TosaReduce.h).
@@ -145,11 +145,14 @@ LogicalResult convertReduceMin(OpContext &ctx) {
 /// axis (SoftmaxOptions.beta). The input is viewed as [rows, depth]; then
 /// tosa.reduce_max, tosa.sub, tosa.mul by beta (skipped for beta 1),
 /// tosa.exp, tosa.reduce_sum and tosa.mul by tosa.reciprocal of the sum.
+/// LOG_SOFTMAX (no options, beta 1): (x - max) - log(sum(exp(x - max)))
+/// (reference/log_softmax.h), the same steps with tosa.log and tosa.sub.
 LogicalResult convertSoftmax(OpContext &ctx) {
   // Without an options table TFLite runs with the schema default beta 0
   // (a uniform output); follow it.
+  bool logSoftmax = ctx.code() == BuiltinOperator::LOG_SOFTMAX;
   const auto *opts = ctx.options<schema::SoftmaxOptions>();
-  float beta = opts ? opts->beta() : 0.0f;
+  float beta = logSoftmax ? 1.0f : opts ? opts->beta() : 0.0f;
   auto x = ctx.input(0);
   if (failed(x) || failed(requireF32(ctx, *x, 0)))
     return failure();
@@ -173,9 +176,43 @@ LogicalResult convertSoftmax(OpContext &ctx) {
     shifted = mulF32(shifted, ctx.scalarF32(beta, 2));
   Value e = ctx.create<tosa::ExpOp>(matrix, shifted);
   Value sum = reduceAxis(ctx, e, 1, Reduction::Sum);
+  if (logSoftmax) {
+    Value log = ctx.create<tosa::LogOp>(sum.getType(), sum);
+    return ctx.setOutput(0, ctx.reshape(ctx.create<tosa::SubOp>(matrix, shifted, log), shape));
+  }
   Value inverse = ctx.create<tosa::ReciprocalOp>(sum.getType(), sum);
   Value out = mulF32(e, inverse);
   return ctx.setOutput(0, ctx.reshape(out, shape));
+}
+
+/// L2_NORMALIZATION: x / max(sqrt(sum(x^2)), 1e-6) over the last axis
+/// (reference/l2normalization.h, epsilon 1e-6). TOSA on the [rows, depth]
+/// view: tosa.mul, tosa.reduce_sum, tosa.maximum with 1e-12 (= epsilon^2,
+/// so that sqrt(max(s, eps^2)) = max(sqrt(s), eps)), tosa.rsqrt, tosa.mul.
+/// A fused activation other than NONE is refused.
+LogicalResult convertL2Normalization(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::L2NormOptions>();
+  if (opts && opts->fused_activation_function() != schema::ActivationFunctionType::NONE)
+    return ctx.fail(std::string("fused activation ") +
+                    schema::EnumNameActivationFunctionType(opts->fused_activation_function()) +
+                    " is not supported (supported: NONE)");
+  auto x = ctx.input(0);
+  if (failed(x) || failed(requireF32(ctx, *x, 0)))
+    return failure();
+  auto shape = x->getType().cast<RankedTensorType>().getShape();
+  if (shape.empty())
+    return ctx.fail("expects an input of rank 1 or more (it normalizes the last axis)");
+  int64_t depth = shape.back(), rows = 1;
+  for (int64_t d : shape.drop_back())
+    rows *= d;
+  auto mulF32 = [&](Value a, Value b) {
+    return ctx.create<tosa::MulOp>(a.getType(), a, b, ctx.builder().getI32IntegerAttr(0));
+  };
+  Value v = ctx.reshape(*x, {rows, depth});
+  Value sum = reduceAxis(ctx, mulF32(v, v), 1, Reduction::Sum);
+  Value floor = ctx.create<tosa::MaximumOp>(sum.getType(), sum, ctx.scalarF32(1e-12f, 2));
+  Value inverse = ctx.create<tosa::RsqrtOp>(sum.getType(), floor);
+  return ctx.setOutput(0, ctx.reshape(mulF32(v, inverse), shape));
 }
 
 } // namespace
@@ -186,6 +223,8 @@ void registerReductionOps(ConverterTable &table) {
   table[BuiltinOperator::REDUCE_MAX] = convertReduceMax;
   table[BuiltinOperator::REDUCE_MIN] = convertReduceMin;
   table[BuiltinOperator::SOFTMAX] = convertSoftmax;
+  table[BuiltinOperator::LOG_SOFTMAX] = convertSoftmax;
+  table[BuiltinOperator::L2_NORMALIZATION] = convertL2Normalization;
 }
 
 } // namespace kiln::tfl

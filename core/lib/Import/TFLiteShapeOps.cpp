@@ -1,7 +1,8 @@
 //===- TFLiteShapeOps.cpp - Data movement and shape operators -------------===//
 //
 // RESHAPE SQUEEZE EXPAND_DIMS DEQUANTIZE CONCATENATION PAD PADV2 MIRROR_PAD
-// TRANSPOSE SLICE STRIDED_SLICE GATHER RESIZE_BILINEAR RESIZE_NEAREST_NEIGHBOR
+// TRANSPOSE SLICE STRIDED_SLICE GATHER EMBEDDING_LOOKUP RESIZE_BILINEAR
+// RESIZE_NEAREST_NEIGHBOR
 // -> TOSA.
 // Shape-like operands (perm, begin/end/size, resize size) must be constants:
 // Kiln compiles static shapes. Data movement converters keep the element
@@ -53,18 +54,6 @@ Value slice(OpContext &ctx, Value v, llvm::ArrayRef<int64_t> start,
   return ctx.create<tosa::SliceOp>(typeLike(v, size), v,
                                    b.getDenseI64ArrayAttr(start),
                                    b.getDenseI64ArrayAttr(size));
-}
-
-/// tosa.reverse of dimension `d` of `v`, on a rank-3 view [outer, D, inner]
-/// (tosa.reverse takes ranks 1 to 4, so any rank works this way).
-Value reverseAxis(OpContext &ctx, Value v, int64_t d) {
-  llvm::SmallVector<int64_t> shape(shapeOf(v));
-  llvm::ArrayRef<int64_t> dims(shape);
-  Value view = ctx.reshape(v, {product(dims.take_front(d)), shape[d],
-                               product(dims.drop_front(d + 1))});
-  view = ctx.create<tosa::ReverseOp>(view.getType(), view,
-                                     ctx.builder().getI64IntegerAttr(1));
-  return ctx.reshape(view, shape);
 }
 
 /// The new shape of a RESHAPE / SQUEEZE / EXPAND_DIMS of an input of shape
@@ -567,7 +556,7 @@ static FailureOr<Value> emitSliceSelections(OpContext &ctx, Value x,
   //    forward from index 0.
   for (int64_t d = 0; d < rank; ++d)
     if (sel[d].stride < 0)
-      v = reverseAxis(ctx, v, d);
+      v = ctx.reverseAxis(v, d);
 
   // 3. Pad strided dimensions whose range ends early to whole strides.
   if (llvm::any_of(padAfter, [](int64_t p) { return p > 0; })) {
@@ -623,26 +612,27 @@ LogicalResult convertStridedSlice(OpContext &ctx) {
 /// indices, tosa.tile otherwise. Constant indices are range-checked (TFLite
 /// rejects out-of-range indices); computed ones are clamped to [0, K) so the
 /// generated code never reads outside params.
-LogicalResult convertGather(OpContext &ctx) {
-  const auto *opts = ctx.options<schema::GatherOptions>();
-  int64_t axis = opts ? opts->axis() : 0;
-  int64_t batchDims = opts ? opts->batch_dims() : 0;
-  auto params = ctx.input(0);
+/// The gather of convertGather with params input `pIn`, indices input
+/// `iIn` and the given axis and batch_dims (GATHER: 0, 1 and GatherOptions;
+/// EMBEDDING_LOOKUP: 1, 0, axis 0).
+LogicalResult gatherAlong(OpContext &ctx, int pIn, int iIn, int64_t axis, int64_t batchDims) {
+  const int64_t axisGiven = axis, batchGiven = batchDims;
+  auto params = ctx.input(pIn);
   if (failed(params))
     return failure();
-  auto pShape = ctx.inputShape(0), iShape = ctx.inputShape(1);
+  auto pShape = ctx.inputShape(pIn), iShape = ctx.inputShape(iIn);
   int64_t rank = pShape.size(), iRank = iShape.size();
   if (rank < 1)
     return ctx.fail("params must have rank 1 or more");
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis >= rank)
-    return ctx.fail("axis " + llvm::Twine(opts ? opts->axis() : 0) +
-                    " is out of range for params of rank " + llvm::Twine(rank));
+    return ctx.fail("axis " + llvm::Twine(axisGiven) + " is out of range for params of rank " +
+                    llvm::Twine(rank));
   if (batchDims < 0)
     batchDims += iRank;
   if (batchDims < 0 || batchDims > iRank || batchDims > axis)
-    return ctx.fail("batch_dims " + llvm::Twine(opts ? opts->batch_dims() : 0) +
+    return ctx.fail("batch_dims " + llvm::Twine(batchGiven) +
                     " must lie in [0, min(axis, indices rank)]");
   for (int64_t d = 0; d < batchDims; ++d)
     if (pShape[d] != iShape[d])
@@ -660,8 +650,8 @@ LogicalResult convertGather(OpContext &ctx) {
   Value values = ctx.reshape(*params, {batch * outer, k, inner});
 
   Value indices;
-  if (ctx.isConstant(1)) {
-    auto constant = ctx.constantInts(1);
+  if (ctx.isConstant(iIn)) {
+    auto constant = ctx.constantInts(iIn);
     if (failed(constant))
       return failure();
     if (static_cast<int64_t>(constant->size()) != batch * width)
@@ -682,7 +672,7 @@ LogicalResult convertGather(OpContext &ctx) {
         }
     indices = ctx.constI32({batch * outer, width}, data);
   } else {
-    auto computed = ctx.input(1);
+    auto computed = ctx.input(iIn);
     if (failed(computed))
       return failure();
     auto type = computed->getType().cast<RankedTensorType>();
@@ -701,6 +691,20 @@ LogicalResult convertGather(OpContext &ctx) {
   Value gathered = ctx.create<tosa::GatherOp>(
       typeLike(values, {batch * outer, width, inner}), values, indices);
   return ctx.setOutput(0, gathered);
+}
+
+LogicalResult convertGather(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::GatherOptions>();
+  return gatherAlong(ctx, 0, 1, opts ? opts->axis() : 0, opts ? opts->batch_dims() : 0);
+}
+
+/// EMBEDDING_LOOKUP (inputs: ids [K] int32, value [N, ...]): output[k, ...]
+/// = value[ids[k], ...] (embedding_lookup.cc), i.e. GATHER of value along
+/// axis 0 by ids.
+LogicalResult convertEmbeddingLookup(OpContext &ctx) {
+  if (ctx.inputShape(0).size() != 1)
+    return ctx.fail("ids (input 0) must be 1-D, not " + dimsString(ctx.inputShape(0)));
+  return gatherAlong(ctx, 1, 0, 0, 0);
 }
 
 /// One spatial axis of a tosa.resize: output index o samples input
@@ -833,7 +837,7 @@ LogicalResult convertMirrorPad(OpContext &ctx) {
       llvm::SmallVector<int64_t> begin(rank, 0), size(current);
       begin[d] = start;
       size[d] = count;
-      return reverseAxis(ctx, slice(ctx, v, begin, size), d);
+      return ctx.reverseAxis(slice(ctx, v, begin, size), d);
     };
     llvm::SmallVector<Value> parts;
     if (before)
@@ -863,6 +867,7 @@ void registerShapeOps(ConverterTable &table) {
   table[BuiltinOperator::SLICE] = convertSlice;
   table[BuiltinOperator::STRIDED_SLICE] = convertStridedSlice;
   table[BuiltinOperator::GATHER] = convertGather;
+  table[BuiltinOperator::EMBEDDING_LOOKUP] = convertEmbeddingLookup;
   table[BuiltinOperator::RESIZE_BILINEAR] = convertResize;
   table[BuiltinOperator::RESIZE_NEAREST_NEIGHBOR] = convertResize;
 }

@@ -125,6 +125,107 @@ Value TosaBuilder::padZeros(Value value, llvm::ArrayRef<int64_t> before,
                                 scalarOf(element, 0.0, 0), nullptr);
 }
 
+llvm::SmallVector<int64_t, 3> TosaBuilder::axisView(llvm::ArrayRef<int64_t> shape, int64_t d) {
+  auto product = [](llvm::ArrayRef<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t x : dims)
+      n *= x;
+    return n;
+  };
+  return {product(shape.take_front(d)), shape[d], product(shape.drop_front(d + 1))};
+}
+
+Value TosaBuilder::reverseAxis(Value value, int64_t d) {
+  llvm::SmallVector<int64_t> shape(value.getType().cast<RankedTensorType>().getShape());
+  if (shape[d] == 1)
+    return value;
+  Value view = reshape(value, axisView(shape, d));
+  view = b->create<tosa::ReverseOp>(location, view.getType(), view, b->getI64IntegerAttr(1));
+  return reshape(view, shape);
+}
+
+Value TosaBuilder::tileAxis(Value value, int64_t d, int64_t times) {
+  if (times == 1)
+    return value;
+  auto type = value.getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  auto view = axisView(shape, d);
+  Value x = reshape(value, view);
+  llvm::SmallVector<int64_t> tiled = {view[0], view[1] * times, view[2]};
+  x = b->create<tosa::TileOp>(location, RankedTensorType::get(tiled, type.getElementType()), x,
+                              b->getDenseI64ArrayAttr({1, times, 1}));
+  shape[d] *= times;
+  return reshape(x, shape);
+}
+
+Value TosaBuilder::tile(Value value, llvm::ArrayRef<int64_t> repeats) {
+  if (llvm::all_of(repeats, [](int64_t r) { return r == 1; }))
+    return value;
+  if (repeats.size() <= 4) {
+    auto type = value.getType().cast<RankedTensorType>();
+    llvm::SmallVector<int64_t> shape(type.getShape());
+    for (size_t d = 0; d < shape.size(); ++d)
+      shape[d] *= repeats[d];
+    return b->create<tosa::TileOp>(location, RankedTensorType::get(shape, type.getElementType()),
+                                   value, b->getDenseI64ArrayAttr(repeats));
+  }
+  for (size_t d = 0; d < repeats.size(); ++d)
+    value = tileAxis(value, d, repeats[d]);
+  return value;
+}
+
+Value TosaBuilder::broadcastTo(Value value, llvm::ArrayRef<int64_t> shape) {
+  value = broadcastRank(value, shape.size());
+  auto in = value.getType().cast<RankedTensorType>().getShape();
+  llvm::SmallVector<int64_t> repeats;
+  for (size_t d = 0; d < shape.size(); ++d)
+    repeats.push_back(in[d] == shape[d] ? 1 : shape[d]);
+  return tile(value, repeats);
+}
+
+Value TosaBuilder::concat(llvm::ArrayRef<Value> parts, int64_t axis) {
+  if (parts.size() == 1)
+    return parts.front();
+  auto type = parts.front().getType().cast<RankedTensorType>();
+  llvm::SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = 0;
+  for (Value p : parts)
+    shape[axis] += p.getType().cast<RankedTensorType>().getDimSize(axis);
+  return b->create<tosa::ConcatOp>(location, RankedTensorType::get(shape, type.getElementType()),
+                                   parts, b->getI64IntegerAttr(axis));
+}
+
+Value TosaBuilder::argMaxMiddle(Value value, bool last) {
+  auto shape = value.getType().cast<RankedTensorType>().getShape();
+  int64_t outer = shape[0], k = shape[1], inner = shape[2];
+  if (last) // the first maximum of the reversed axis is the last one
+    value = b->create<tosa::ReverseOp>(location, value.getType(), value, b->getI64IntegerAttr(1));
+  Value idx =
+      b->create<tosa::ArgMaxOp>(location, RankedTensorType::get({outer, inner}, b->getI32Type()),
+                                value, b->getI64IntegerAttr(1));
+  idx = reshape(idx, {outer, 1, inner});
+  if (last)
+    idx =
+        b->create<tosa::SubOp>(location, idx.getType(), constI32({1, 1, 1}, {int32_t(k - 1)}), idx);
+  return idx;
+}
+
+Value TosaBuilder::gatherTuples(Value values, Value tuples, llvm::ArrayRef<int32_t> strides) {
+  auto tupleType = tuples.getType().cast<RankedTensorType>();
+  int64_t batch = tupleType.getDimSize(0), l = tupleType.getDimSize(1);
+  int64_t m = static_cast<int64_t>(strides.size());
+  Value scaled = b->create<tosa::MulOp>(location, tupleType, tuples, constI32({1, 1, m}, strides),
+                                        b->getI32IntegerAttr(0));
+  Value rows =
+      b->create<tosa::ReduceSumOp>(location, RankedTensorType::get({batch, l, 1}, b->getI32Type()),
+                                   scaled, b->getI64IntegerAttr(2));
+  auto valuesType = values.getType().cast<RankedTensorType>();
+  return b->create<tosa::GatherOp>(
+      location,
+      RankedTensorType::get({batch, l, valuesType.getDimSize(2)}, valuesType.getElementType()),
+      values, reshape(rows, {batch, l}));
+}
+
 Value TosaBuilder::clamp(Value value, float lo, float hi) {
   // Saturating float -> int32 (NaN bounds do not occur: callers pass
   // literal or attribute bounds the converters checked).

@@ -13,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
 
@@ -60,6 +61,39 @@ public:
   /// itself when nothing is padded.
   mlir::Value padZeros(mlir::Value value, llvm::ArrayRef<int64_t> before,
                        llvm::ArrayRef<int64_t> after);
+  /// `shape` viewed as rank 3 around dimension `d`: [prod(shape[:d]),
+  /// shape[d], prod(shape[d+1:])] (TOSA's reverse and tile take ranks 1 to
+  /// 4, so any rank works through this view).
+  static llvm::SmallVector<int64_t, 3> axisView(llvm::ArrayRef<int64_t> shape, int64_t d);
+  /// tosa.reverse of dimension `d` of `value` (on its axisView); `value`
+  /// itself when that dimension has size 1.
+  mlir::Value reverseAxis(mlir::Value value, int64_t d);
+  /// Dimension `d` of `value` repeated `times` times (tosa.tile on the
+  /// axisView): element o comes from o[d] % shape[d].
+  mlir::Value tileAxis(mlir::Value value, int64_t d, int64_t times);
+  /// `value` with dimension d repeated repeats[d] times (one entry per
+  /// dimension): one tosa.tile for ranks 1 to 4, one tileAxis per repeated
+  /// dimension above; `value` itself when every repeat is 1.
+  mlir::Value tile(mlir::Value value, llvm::ArrayRef<int64_t> repeats);
+  /// `value` broadcast (numpy rules) to `shape`, which has rank >= its rank
+  /// and, per dimension, either its size or a size where it has 1: a
+  /// reshape to the rank (broadcastRank), then tile().
+  mlir::Value broadcastTo(mlir::Value value, llvm::ArrayRef<int64_t> shape);
+  /// tosa.concat of `parts` (same shape off `axis`) along `axis`; the one
+  /// part itself.
+  mlir::Value concat(llvm::ArrayRef<mlir::Value> parts, int64_t axis);
+  /// Index (i32, shaped [outer, 1, inner]) of the first maximum along
+  /// dimension 1 of an f32 [outer, K, inner] `value` (the last maximum with
+  /// `last`: tosa.argmax of the reversed axis, k - 1 - index). tosa.argmax
+  /// returns the first of equal maxima, as TFLite's arg_min_max.h and ONNX
+  /// ArgMax (select_last_index 0) do.
+  mlir::Value argMaxMiddle(mlir::Value value, bool last);
+  /// GatherND's gather: `values` [B, K, C] read at rows given by index
+  /// tuples `tuples` (i32 [B, L, m], each component in range) that address
+  /// K as m dimensions with row-major `strides` (m entries): the tuples
+  /// dotted with the strides (tosa.mul, tosa.reduce_sum), one tosa.gather.
+  /// Result [B, L, C]. ONNX GatherND and TFLite GATHER_ND.
+  mlir::Value gatherTuples(mlir::Value values, mlir::Value tuples, llvm::ArrayRef<int32_t> strides);
   /// tosa.clamp of a float tensor to [lo, hi] (either may be infinite). The
   /// integer bounds TOSA 0.60 also takes (unused for float inputs) are the
   /// float bounds saturated to [-2^31, 2^31 - 1], so the op reads the same
