@@ -23,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -104,8 +105,14 @@ static int validateOnTarget(const std::string &model, const kiln::Tolerance &tol
   });
   auto result = bundle ? kiln::validateKitBundle(model, tolerance)
                        : kiln::validateKitOnTarget(request, dir.str().str(), tolerance);
-  if (!result)
-    return fail(model + ": " + llvm::toString(result.takeError()));
+  if (!result) {
+    // The model named once: the compiler's errors start with its file name.
+    std::string why = llvm::toString(result.takeError());
+    const std::string file = llvm::sys::path::filename(model).str();
+    bool named =
+        llvm::StringRef(why).startswith(file + ":") || llvm::StringRef(why).startswith(model + ":");
+    return fail(named ? why : model + ": " + why);
+  }
   const kiln::ValidationReport &report = result->report;
   keep = bundle || !report.pass;
   if (asJson) {

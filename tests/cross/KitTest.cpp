@@ -260,6 +260,20 @@ TEST(FirmwareKit, ValidateOnTargetWithoutTheCompilerNamesItsPackage) {
       << ran.output;
 }
 
+// A model the compiler refuses is named once, as the compiler names it
+// (the review saw "m/embedding.tflite: embedding.tflite: input ...").
+TEST(FirmwareKit, ValidateOnTargetNamesARefusedModelOnce) {
+  const std::string model = std::string(KILN_TEST_DATA_DIR) + "/bad/unsupported_op.tflite";
+  CommandResult ran = runCommand(kilnBinary() + " validate " + shellQuote(model) +
+                                 " --target=thumbv7em-none-eabihf --on-target");
+  EXPECT_EQ(ran.exitCode, 1) << ran.output;
+  size_t count = 0;
+  for (size_t at = ran.output.find("unsupported_op.tflite:"); at != std::string::npos;
+       at = ran.output.find("unsupported_op.tflite:", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << ran.output;
+}
+
 TEST(FirmwareKit, ModelOverTheRamBudgetStopsTheLinkWithTheExportsFigures) {
   if (std::string why = missingCortexMTools(); !why.empty())
     GTEST_SKIP() << why;

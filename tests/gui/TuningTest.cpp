@@ -602,7 +602,7 @@ private slots:
     ExportDialog *dialog = ctl()->openExportDialog();
     QVERIFY(dialog);
     dialog->setTarget("aarch64-linux-gnu");
-    QCOMPARE(dialog->folderEdit()->text(), tmp.filePath("alexa-aarch64-linux-gnu-default"));
+    QCOMPARE(dialog->folderEdit()->text(), tmp.filePath("alexa-tflite-aarch64-linux-gnu-default"));
 
     // An unwritable folder: explained, nothing else changes.
     QFile file(tmp.filePath("plain-file"));

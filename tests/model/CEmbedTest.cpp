@@ -198,13 +198,25 @@ TEST(CEmbed, ExampleBuiltThroughPkgConfigRunsModelWithArena) {
 }
 
 TEST(CEmbed, StatusCodeNames) {
-  const char *names[] = {"KILN_OK",           "KILN_INVALID_ARGUMENT",   "KILN_DATA_LOSS",
-                         "KILN_INCOMPATIBLE", "KILN_RESOURCE_EXHAUSTED", "KILN_INTERNAL",
-                         "KILN_UNIMPLEMENTED", "KILN_OUT_OF_RANGE"};
-  kiln_status_code_t codes[] = {KILN_OK,           KILN_INVALID_ARGUMENT,   KILN_DATA_LOSS,
-                                KILN_INCOMPATIBLE, KILN_RESOURCE_EXHAUSTED, KILN_INTERNAL,
-                                KILN_UNIMPLEMENTED, KILN_OUT_OF_RANGE};
-  for (size_t i = 0; i < 8; ++i)
+  const char *names[] = {"KILN_OK",
+                         "KILN_INVALID_ARGUMENT",
+                         "KILN_DATA_LOSS",
+                         "KILN_INCOMPATIBLE",
+                         "KILN_RESOURCE_EXHAUSTED",
+                         "KILN_INTERNAL",
+                         "KILN_UNIMPLEMENTED",
+                         "KILN_OUT_OF_RANGE",
+                         "KILN_CANCELLED"};
+  kiln_status_code_t codes[] = {KILN_OK,
+                                KILN_INVALID_ARGUMENT,
+                                KILN_DATA_LOSS,
+                                KILN_INCOMPATIBLE,
+                                KILN_RESOURCE_EXHAUSTED,
+                                KILN_INTERNAL,
+                                KILN_UNIMPLEMENTED,
+                                KILN_OUT_OF_RANGE,
+                                KILN_CANCELLED};
+  for (size_t i = 0; i < 9; ++i)
     EXPECT_STREQ(kiln_status_code_name(codes[i]), names[i]);
 
   // Values outside the enumeration, passed as a C caller can (an int).
@@ -212,7 +224,7 @@ TEST(CEmbed, StatusCodeNames) {
   std::ofstream(tmp.file("names.c"))
       << "#include <kiln/runtime.h>\n#include <stdio.h>\n"
          "int main(void) {\n"
-         "  int codes[] = {-1, 8, 1000};\n"
+         "  int codes[] = {-1, 9, 1000};\n"
          "  for (int i = 0; i < 3; ++i)\n"
          "    printf(\"%s\\n\", kiln_status_code_name((kiln_status_code_t)codes[i]));\n"
          "  return 0;\n}\n";
