@@ -58,6 +58,10 @@ struct ModelDocument {
   /// What the ONNX importer did with each If, Loop and Scan and why
   /// (CompileResult::controlFlow); empty for TFLite and artifacts.
   std::vector<kiln::ControlFlowDecision> controlFlow;
+  /// The compiler's warnings (CompileResult::warnings: a model compiled at
+  /// its recorded input shapes, a setting that changed nothing), one
+  /// sentence each, as `kiln` prints them; empty for artifacts.
+  std::vector<std::string> warnings;
 };
 
 /// A traced host run of the document's artifact.

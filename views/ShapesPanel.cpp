@@ -272,7 +272,11 @@ void ShapesPanel::setInputs(const std::vector<DynamicInput> &inputs, const std::
         const auto &f = fixed_[i];
         if (d < f.size())
           e->setText(QString::number(f[d]));
-        e->setPlaceholderText(symbolOf(in, d).isEmpty() ? tr("size") : symbolOf(in, d));
+        // Unfixed: the ONNX symbol, else the size the build uses (a TFLite
+        // input's recorded size, or the compiler's suggestion).
+        e->setPlaceholderText(!symbolOf(in, d).isEmpty() ? symbolOf(in, d)
+                              : d < in.suggestion.size() ? QString::number(in.suggestion[d])
+                                                         : tr("size"));
         e->setToolTip(dimensionTip(in, d));
         int input = int(i);
         connect(e, &QLineEdit::editingFinished, this, [this, input] { commit(input); });

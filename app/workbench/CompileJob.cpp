@@ -162,6 +162,7 @@ void CompileJob::start(const QString &path, const kiln::CompileOptions &baseOpti
     doc->artifact = std::move(result->artifact);
     noteHostLoad(*doc);
     doc->controlFlow = result->controlFlow;
+    doc->warnings = result->warnings;
     // The views keep the plan they drew (same options, same plan).
     doc->plan = planned ? planned : result->plan;
     auto sizes = kiln::readSectionSizes(doc->artifact, QFileInfo(path).fileName().toStdString());

@@ -44,6 +44,7 @@
 #include <QMimeData>
 #include <QPainter>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScreen>
 #include <QScrollArea>
 #include <QSettings>
@@ -661,6 +662,16 @@ void MainWindow::showCompiled(const ModelDocument &doc, const QString &path) {
             .arg(doc.sizes ? doc.sizes->fileBytes : 0));
     return;
   }
+  // What `kiln` prints as warnings (a model compiled at its recorded input
+  // shapes, a setting that changed nothing).
+  // Another size of a recorded input shape is set in Tune's shapes panel.
+  static const QRegularExpression otherSize(
+      QStringLiteral(R"(for another size give (--fix-shape=\S+))"));
+  for (const std::string &w : doc.warnings)
+    diagnostics_->add(DiagnosticsView::Severity::Warning, path,
+                      QString::fromStdString(w).replace(
+                          otherSize, tr("for another size set it under Tune's dynamic input "
+                                        "dimensions (on the command line: \\1)")));
   // The If/Loop/Scan nodes the importer folded, selected or unrolled, and why.
   for (const kiln::ControlFlowDecision &d : doc.controlFlow)
     diagnostics_->add(DiagnosticsView::Severity::Note, path,

@@ -627,8 +627,10 @@ void ProjectController::switchModel(const QString &path) {
                        false);
   adoptPendingFixes();
   // Fixed shapes name dynamic inputs: list them (a model that fails on a
-  // dynamic dimension starts the same search when its build fails).
-  if (!project_.recipe.fixedShapes.empty())
+  // dynamic dimension starts the same search when its build fails). A
+  // TFLite input that records its sizes builds at them, and is listed too.
+  if (!project_.recipe.fixedShapes.empty() ||
+      path.endsWith(QStringLiteral(".tflite"), Qt::CaseInsensitive))
     discoverInputs();
   // An ONNX model's small inputs can be fixed to values.
   if (path.endsWith(QStringLiteral(".onnx"), Qt::CaseInsensitive))
@@ -918,7 +920,9 @@ void ProjectController::discoverInputs() {
         if (in.isDynamic() && in.hasShape)
           found.push_back(dynamicInputOf(in));
     if (!found.empty()) {
-      auto plan = kiln::planModel(path, options);
+      // A TFLite input that records its sizes plans at them: that shape is
+      // the one shown (the import's warning names it too).
+      auto plan = kiln::planOnly(path, options);
       if (!plan) {
         llvm::Error e = plan.takeError();
         for (const kiln::UnfixedInput &u : kiln::unfixedInputsOf(e))
@@ -926,6 +930,11 @@ void ProjectController::discoverInputs() {
             if (d.index == u.input.index)
               d = dynamicInputOf(u.input, u.suggestion);
         llvm::consumeError(std::move(e));
+      } else {
+        for (DynamicInput &d : found)
+          for (const kiln::IOInfo &io : plan->inputs)
+            if (QString::fromStdString(io.name) == d.name && io.shape.size() == d.signature.size())
+              d.suggestion = io.shape;
       }
     }
     QMetaObject::invokeMethod(this, [this, gen, found] {

@@ -13,7 +13,8 @@
 // (MainWindow::lastUnfixedInputs). Last, an ONNX model with a symbolic
 // batch (tests/data/model_inputs/symbolic_n.onnx) opens, is fixed by the same
 // button, shows its symbol "N" in the shapes panel and its node names in
-// the plan.
+// the plan. A TFLite batch that records its size opens at it, with the
+// compiler's warning in Diagnostics.
 //
 //===----------------------------------------------------------------------===//
 #include "DiagnosticsView.h"
@@ -211,6 +212,44 @@ private slots:
         add |= op.name == "Add \"add\"" && op.sourceIndex == 1;
       }
     QVERIFY(relu && add);
+    QVERIFY(waitBuilt());
+  }
+
+  /// A TFLite batch -1 recorded as 1 (writePairModel: a and b [-1,4],
+  /// shape [1,4]) opens with no --fix-shape at [1,4], as TFLite runs it;
+  /// Diagnostics shows the compiler's warning, and Tune's shapes panel
+  /// offers each batch, showing the recorded size.
+  void recordedBatchOpensAtItsRecordedShape() {
+    QString pair = tmp.filePath("pair.tflite");
+    QVERIFY(kiln::test::writePairModel(pair.toStdString()));
+    int warningsBefore = w->diagnostics()->count(DiagnosticsView::Severity::Warning);
+    w->openFile(pair);
+    QVERIFY2(waitForCompile(*w), qPrintable(w->diagnostics()->lastMessage()));
+    QCOMPARE(ctl()->modelPath(), QFileInfo(pair).absoluteFilePath());
+    QVERIFY(ctl()->project().recipe.fixedShapes.empty());
+    QVERIFY(w->document() && w->document()->plan);
+    QCOMPARE(w->diagnostics()->count(DiagnosticsView::Severity::Warning), warningsBefore + 1);
+    QString warning;
+    for (int i = 0; i < w->diagnostics()->topLevelItemCount(); ++i)
+      if (w->diagnostics()->topLevelItem(i)->text(2).contains(QStringLiteral("recorded shape")))
+        warning = w->diagnostics()->topLevelItem(i)->text(2);
+    QVERIFY2(warning.contains(
+                 QStringLiteral("input 'a' (input 0) has a dynamic dimension 0 (shape signature "
+                                "[-1,4]): compiled at its recorded shape 1x4")),
+             qPrintable(warning));
+    QVERIFY2(
+        warning.contains(QStringLiteral("Tune's dynamic input dimensions (on the command line: "
+                                        "--fix-shape=a=Nx4")),
+        qPrintable(warning));
+    QVERIFY(QTest::qWaitFor([&] { return !ctl()->isDiscovering(); }, 60000));
+    QCOMPARE(int(ctl()->dynamicInputs().size()), 2);
+    QCOMPARE(ctl()->dynamicInputs()[1].name, QStringLiteral("b"));
+    QCOMPARE(ctl()->dynamicInputs()[1].suggestion, (std::vector<int64_t>{1, 4}));
+    // Not fixed: empty, the recorded size shown as the field's placeholder.
+    QLineEdit *batch = ctl()->tuningView()->shapes()->edit(1, 0);
+    QVERIFY(batch && !batch->isReadOnly());
+    QCOMPARE(batch->text(), QString());
+    QCOMPARE(batch->placeholderText(), QStringLiteral("1"));
     QVERIFY(waitBuilt());
   }
 };

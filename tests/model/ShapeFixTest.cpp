@@ -189,9 +189,12 @@ TEST(ShapeFix, BatchMatMulKeepsBroadcastBatchDimensions) {
 }
 
 // The suggestion of the "dynamic dimension" error compiles: the recorded
-// shape (1 for each dynamic dimension) where it does, else the first size
-// the model mentions that works (audio: 1x1 fails at the RESHAPE to
-// [-1,2000], 2 and 3 as well, 2000 fills one frame).
+// shape (1 for each dynamic dimension; 1 also where `shape` records -1)
+// where it does, else the first size the model mentions that works (audio:
+// 1x1 fails at the RESHAPE to [-1,2000], 2 and 3 as well, 2000 fills one
+// frame; image: 1x1x1x1 is smaller than the 3x3 VALID filter). A recorded
+// shape that compiles is no error (RecordedShapeCompilesWithOneWarning), so
+// the pair is here with no recorded batch (shape [-1,4]).
 TEST(ShapeFix, SuggestedShapeCompiles) {
   TempDir tmp;
   struct Case {
@@ -201,7 +204,7 @@ TEST(ShapeFix, SuggestedShapeCompiles) {
   };
   std::vector<Case> cases = {
       {"audio.tflite", writeAudioModel, {"--fix-shape=audio=1x2000"}},
-      {"pair.tflite", writePairModel, {"--fix-shape=a=1x4", "--fix-shape=b=1x4"}},
+      {"pair.tflite", writeUnrecordedPairModel, {"--fix-shape=a=1x4", "--fix-shape=b=1x4"}},
       {"image.tflite", writeImageModel, {"--fix-shape=image=1x3x3x1"}}};
   for (const Case &c : cases) {
     std::string model = tmp.file(c.file);
@@ -223,6 +226,58 @@ TEST(ShapeFix, SuggestedShapeCompiles) {
   CommandResult r = runCommand(kilnBinary() + " compile " + shellQuote(tmp.file("audio.tflite")));
   EXPECT_NE(r.output.find("has dynamic dimensions 0 and 1 (shape signature [-1,-1])"), std::string::npos)
       << r.output;
+}
+
+// A dynamic input whose `shape` records a size (TFLite's converter writes
+// batch -1 as recorded 1) compiles at the recorded shape, as TFLite runs
+// it, with one warning naming --fix-shape for another size; a --fix-shape
+// of every dynamic input leaves no warning.
+TEST(ShapeFix, RecordedShapeCompilesWithOneWarning) {
+  TempDir tmp;
+  std::string model = tmp.file("pair.tflite");
+  ASSERT_TRUE(writePairModel(model));
+  std::string a = writeRamp(tmp, "a.npy", {1, 4}), sum = tmp.file("sum.npy");
+  CommandResult r =
+      runCommand(kilnBinary() + " run " + shellQuote(model) + " --input=@" + shellQuote(a) +
+                 " --input=1x4xf32=10,20,30,40 --output=@" + shellQuote(sum));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  std::regex warning("kiln: warning: ");
+  EXPECT_EQ(std::distance(std::sregex_iterator(r.output.begin(), r.output.end(), warning),
+                          std::sregex_iterator()),
+            1)
+      << r.output;
+  for (const char *part : {"input 'a' (input 0) has a dynamic dimension 0 (shape signature "
+                           "[-1,4]): compiled at its recorded shape 1x4, "
+                           "as TFLite runs it; for another size give --fix-shape=a=Nx4",
+                           "input 'b' (input 1)", "--fix-shape=b=Nx4"})
+    EXPECT_NE(r.output.find(part), std::string::npos) << part << "\n" << r.output;
+  // sum = ramp (0, 0.1, 0.2, 0.3) + (10, 20, 30, 40).
+  kiln::NpyArray s = loadNpy(sum);
+  ASSERT_EQ(s.shape, (std::vector<int64_t>{1, 4}));
+  const double want[4] = {10, 20.1, 30.2, 40.3};
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(floats(s)[i], want[i], 1e-5) << i;
+  // Both inputs fixed: no warning; one fixed: the warning names the other.
+  r = runCommand(kilnBinary() + " compile " + shellQuote(model) +
+                 " --fix-shape=a=3x4 --fix-shape=b=3x4 -o " + shellQuote(tmp.file("m.kiln")));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  r = runCommand(kilnBinary() + " compile " + shellQuote(model) + " --fix-shape=a=1x4 -o " +
+                 shellQuote(tmp.file("m.kiln")));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(r.output.find("input 'a'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input 'b' (input 1) has a dynamic dimension 0"), std::string::npos)
+      << r.output;
+  // The artifact's signature is the recorded shape.
+  r = runCommand(kilnBinary() + " inspect " + shellQuote(tmp.file("m.kiln")));
+  ASSERT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_NE(r.output.find("input 1   'b' 1x4xf32, 16 bytes"), std::string::npos) << r.output;
+  // No recorded size (shape [-1,4]): still the error with a suggestion.
+  ASSERT_TRUE(writeUnrecordedPairModel(model));
+  r = runCommand(kilnBinary() + " compile " + shellQuote(model) + " -o " +
+                 shellQuote(tmp.file("m.kiln")));
+  EXPECT_EQ(r.exitCode, 1) << r.output;
+  EXPECT_NE(r.output.find("Kiln compiles static shapes only"), std::string::npos) << r.output;
 }
 
 } // namespace

@@ -1509,9 +1509,14 @@ async function writeBadModels() {
       description: 'kiln bad model: two subgraphs',
     }),
     'dynamic_batch.tflite': buildTfliteModel({
+      tensors: [f32('input', [-1, 8], { shapeSignature: [-1, 8] }), f32('output', [-1, 8], { shapeSignature: [-1, 8] })],
+      operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
+      inputs: [0], outputs: [1], description: 'kiln bad model: dynamic batch with no recorded size (shape [-1,8])',
+    }),
+    'recorded_batch.tflite': buildTfliteModel({
       tensors: [f32('input', [1, 8], { shapeSignature: [-1, 8] }), f32('output', [1, 8], { shapeSignature: [-1, 8] })],
       operators: [{ op: 'RELU', inputs: [0], outputs: [1] }],
-      inputs: [0], outputs: [1], description: 'kiln bad model: dynamic batch (shape_signature [-1,8])',
+      inputs: [0], outputs: [1], description: 'kiln bad model: dynamic batch recorded as 1 (shape [1,8], shape_signature [-1,8])',
     }),
     'invalid_dimension.tflite': buildTfliteModel({
       tensors: [f32('input', [1, 8], { shapeSignature: [-2, 8] }), f32('output', [1, 8], { shapeSignature: [-2, 8] })],
@@ -1612,8 +1617,9 @@ async function writeBadModels() {
     'unsupported_op.tflite': 'RELU then CUMSUM (builtin code 128, deprecated_builtin_code 127, axis constant 1), a valid builtin Kiln does not support; float32 [2,5].',
     'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3). No longer an error: Kiln compiles it (Cli.Int8QuantizedModelRunsAsTfliteComputes); the quantization cases below are variants of it.',
     ...QUANTIZATION_ERROR_WHAT,
-    'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]).',
-    'dynamic_batch.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-1,8] (dynamic batch).',
+    'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]). No longer an error: Kiln compiles subgraph 0, as TFLite runs it (ControlFlow.UnreferencedSubgraphIsIgnored).',
+    'dynamic_batch.tflite': 'RELU whose input and output have shape [-1,8] and shape_signature [-1,8]: a dynamic batch that records no size, as old converters wrote it (Kiln asks for --fix-shape).',
+    'recorded_batch.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-1,8]: a dynamic batch recorded as 1, as every Keras-converted model has it (Kiln compiles it at [1,8] with a warning; not an error).',
     'invalid_dimension.tflite': 'RELU whose input and output have shape [1,8] and shape_signature [-2,8]: -2 is neither a size nor the dynamic marker -1.',
     'element_count_overflow.tflite': 'RELU on float32 [2147483647,2147483647,2147483647]: the element count (about 9.9e27) overflows 64 bits.',
     'huge_intermediate.tflite': 'RESIZE_NEAREST_NEIGHBOR of [1,1,1,8] to 100000x100000 then RELU: a 320000000000-byte tensor, above the 4 GiB default buffer limit of 64-bit targets (the bug-report case user_huge_intermediate, with a consumer).',

@@ -162,16 +162,21 @@ inline bool writeAudioModel(const std::string &path) {
   return m.write(path);
 }
 
-/// Two inputs [-1,4] sharing a batch dimension, added.
-inline bool writePairModel(const std::string &path) {
+/// Two inputs [-1,4] sharing a batch dimension, added. `recorded` is the
+/// size `shape` records for the batch (1, as TFLite's converter writes it;
+/// -1, as old converters did: no recorded size).
+inline bool writePairModel(const std::string &path, int32_t recorded = 1) {
   TinyTflite m;
-  int a = m.tensor("a", {1, 4}, {-1, 4});
-  int b = m.tensor("b", {1, 4}, {-1, 4});
-  int sum = m.tensor("sum", {1, 4}, {-1, 4});
+  int a = m.tensor("a", {recorded, 4}, {-1, 4});
+  int b = m.tensor("b", {recorded, 4}, {-1, 4});
+  int sum = m.tensor("sum", {recorded, 4}, {-1, 4});
   m.op(tflite::BuiltinOperator::ADD, {a, b}, {sum}, tflite::AddOptionsT());
   m.io({a, b}, {sum});
   return m.write(path);
 }
+
+/// writePairModel with no recorded batch size (shape [-1,4]).
+inline bool writeUnrecordedPairModel(const std::string &path) { return writePairModel(path, -1); }
 
 /// An image [1,-1,-1,1] through a 3x3 VALID CONV_2D with two filters.
 inline bool writeImageModel(const std::string &path) {

@@ -21,9 +21,7 @@ using namespace mlir;
 
 namespace kiln {
 
-/// Adds `warnings` to the module's "kiln.warnings" (which the compiler
-/// reports), each sentence once.
-static void addWarnings(ModuleOp module, const std::vector<std::string> &warnings) {
+void addWarnings(ModuleOp module, const std::vector<std::string> &warnings) {
   llvm::SmallVector<llvm::StringRef> all;
   if (auto existing = module->getAttrOfType<ArrayAttr>("kiln.warnings"))
     for (Attribute a : existing)

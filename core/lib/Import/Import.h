@@ -61,19 +61,29 @@ inline constexpr const char *kFixedInputsAttr = "kiln.fixed_inputs";
 /// (ControlFlowDecision), moved into CompileResult::controlFlow.
 inline constexpr const char *kControlFlowAttr = "kiln.control_flow";
 
+/// Adds `warnings` to the module's "kiln.warnings" (which the compiler moves
+/// into CompileResult::warnings and the tools print), each sentence once.
+void addWarnings(mlir::ModuleOp module, const std::vector<std::string> &warnings);
+
 /// The decisions a module's kControlFlowAttr lists (none without it).
 std::vector<ControlFlowDecision> controlFlowOf(mlir::ModuleOp module);
 
 /// The fixed inputs a module's kFixedInputsAttr lists (none without it).
 std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);
 
-/// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs). `filename`
-/// is only used in messages. Errors: not a TFLite file, fails flatbuffers
-/// verification, several subgraphs, quantized or non-float tensors on the
-/// compute path, dynamic dimensions, unsupported or custom operators (named
-/// with their index, with the list of supported ones). `fixes` (checked
-/// beforehand by checkModelShapeFixes, as importModelFile does) gives static
-/// shapes to inputs with dynamic dimensions.
+/// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs): subgraph 0,
+/// with the subgraphs its IF, WHILE and CALL_ONCE operators call converted
+/// in place (TFLiteControlFlowOps.cpp; each decision in kControlFlowAttr).
+/// `filename` is only used in messages. Errors: not a TFLite file, fails flatbuffers
+/// verification, quantized or non-float tensors on the
+/// compute path, dynamic dimensions that record no size, unsupported or
+/// custom operators (named with their index, with the list of supported
+/// ones). `fixes` (checked beforehand by checkModelShapeFixes, as
+/// importModelFile does) gives static shapes to inputs with dynamic
+/// dimensions; an input left unfixed whose `shape` records a size in each
+/// dynamic dimension (Keras' batch -1, recorded 1) compiles at that shape,
+/// as TFLite runs it, with one warning in "kiln.warnings" naming
+/// --fix-shape.
 ///
 /// Locations: every op carries NameLoc("<OPERATOR>#<index>",
 /// NameLoc(<first output tensor name>, FileLineColLoc(<file>, <index>, 0))),

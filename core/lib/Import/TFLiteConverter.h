@@ -130,6 +130,19 @@ public:
   /// BROADCAST_ARGS fold this way.
   mlir::LogicalResult setConstantOutput(int i, llvm::ArrayRef<int64_t> values);
 
+  /// The elements of input `i` when known at import: an INT32, INT64 or
+  /// BOOL constant (bools as 0/1), or a tensor an earlier operator folded
+  /// (setConstantOutput, setKnownOutput); nothing otherwise.
+  std::optional<std::vector<int64_t>> knownInts(int i) const;
+
+  /// setConstantOutput for INT32/INT64 outputs; a BOOL output becomes a
+  /// bool constant of its recorded shape (`values` 0 or 1), known to later
+  /// operators the same way.
+  mlir::LogicalResult setKnownOutput(int i, llvm::ArrayRef<int64_t> values);
+
+  /// The importer (control flow converts subgraphs through it).
+  ModelImporter &owner() { return importer; }
+
   /// Records an error "operator #N (NAME): <message>" and returns failure.
   mlir::LogicalResult fail(const llvm::Twine &message);
 
@@ -185,6 +198,15 @@ void registerMovementOps(ConverterTable &table);
 /// The int8 converters (TFLiteQuantizedOps.cpp): operators with int8/uint8
 /// tensors, bit-exact with TensorFlow Lite's integer kernels.
 void registerQuantizedOps(ConverterTable &table);
+void registerControlFlowOps(ConverterTable &table);
+
+/// Folds operator `ctx` when every input is known at import (knownInts)
+/// and it is integer or bool arithmetic on at most 64 elements (ADD, SUB,
+/// MUL, MAXIMUM, MINIMUM of INT32 without fused activation; the
+/// comparisons; LOGICAL_AND/OR/NOT): its outputs become known constants
+/// (setKnownOutput), so a WHILE's loop counter and condition are computed
+/// while importing. Returns true when it folded the operator.
+mlir::FailureOr<bool> foldKnownOperator(OpContext &ctx);
 
 /// All registered float converters.
 const ConverterTable &converters();

@@ -1,8 +1,14 @@
 //===- TFLiteDynamicInputs.cpp - Dynamic inputs without --fix-shape ---------===//
 //
-// A model input with dynamic dimensions cannot compile without sizes. The
-// error says which input and dimensions, and suggests sizes that import:
-// the recorded shape, or each size the model mentions, tried in turn.
+// A model input with dynamic dimensions (-1 in its shape_signature) whose
+// shape records a size in each of them compiles at that recorded shape, as
+// TFLite and TFLite Micro run it (their interpreters allocate tensors at
+// `shape`; the signature only says a caller may resize), with one warning.
+// An input that records no size (-1 or 0 in `shape`, as old converters
+// wrote), or whose recorded shape does not compile, cannot compile without
+// sizes: the error says which input and dimensions, and suggests sizes that
+// import: the recorded shape, or each size the model mentions, tried in
+// turn.
 //
 //===----------------------------------------------------------------------===//
 #include "TFLiteModelImporter.h"
@@ -56,6 +62,43 @@ static std::vector<int64_t> candidateSizes(const ModelImporter &m, size_t limit)
   return out;
 }
 
+/// The dynamic dimensions of `in` (-1 in its signature or shape).
+static llvm::SmallVector<int64_t> openDimensions(const ModelImporter::UnfixedInput &in) {
+  llvm::SmallVector<int64_t> open;
+  for (size_t d = 0; d < in.signature.size(); ++d)
+    if (in.signature[d] < 0 || in.shape[d] < 0)
+      open.push_back(d);
+  return open;
+}
+
+std::optional<std::vector<ShapeFix>> recordedShapeFixes(const ModelImporter &failed) {
+  std::vector<ShapeFix> out;
+  for (const auto &in : failed.unfixed) {
+    if (in.shape.size() != in.signature.size() ||
+        llvm::any_of(in.shape, [](int64_t d) { return d < 1; }))
+      return std::nullopt;
+    out.push_back({in.name, in.shape});
+  }
+  return out;
+}
+
+std::string recordedShapeWarning(const ModelImporter &failed) {
+  std::string text;
+  for (const auto &in : failed.unfixed) {
+    std::string other;
+    for (size_t d = 0; d < in.shape.size(); ++d)
+      other += (d ? "x" : "") + (llvm::is_contained(openDimensions(in), int64_t(d))
+                                     ? std::string("N")
+                                     : std::to_string(in.shape[d]));
+    text += std::string(text.empty() ? "" : "; ") + "input '" + in.name + "' (input " +
+            std::to_string(in.position) + ") has " + dimensionList(openDimensions(in)) +
+            " (shape signature " + shapeString(in.signature) +
+            "): compiled at its recorded shape " + dimsText(in.shape) +
+            ", as TFLite runs it; for another size give --fix-shape=" + in.name + "=" + other;
+  }
+  return text;
+}
+
 /// The error for model inputs with dynamic dimensions and no --fix-shape,
 /// with sizes that import (tried here, so the suggestion always works): the
 /// recorded shape first (TFLite records 1 for a dynamic dimension), then
@@ -97,10 +140,7 @@ llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> byte
       recordedError = llvm::StringRef(message).drop_front(filename.size() + 2).str();
   }
   const auto &first = unfixed.front();
-  llvm::SmallVector<int64_t> open;
-  for (size_t d = 0; d < first.signature.size(); ++d)
-    if (first.signature[d] < 0 || first.shape[d] < 0)
-      open.push_back(d);
+  llvm::SmallVector<int64_t> open = openDimensions(first);
   std::string message = filename.str() + ": input '" + first.name + "' (input " +
                         std::to_string(first.position) + ") has " + dimensionList(open) +
                         " (shape signature " + shapeString(first.signature) +

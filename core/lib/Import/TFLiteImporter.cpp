@@ -10,6 +10,8 @@
 #include "TFLiteModel.h"
 #include "TFLiteModelImporter.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include "kiln/Options.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -72,6 +74,7 @@ const ConverterTable &quantizedConverters() {
   static const ConverterTable table = [] {
     ConverterTable t;
     registerQuantizedOps(t);
+    registerControlFlowOps(t); // the branches' operators pick their own table
     return t;
   }();
   return table;
@@ -86,6 +89,7 @@ const ConverterTable &converters() {
     registerShapeOps(t);
     registerReductionOps(t);
     registerMovementOps(t);
+    registerControlFlowOps(t);
     return t;
   }();
   return table;
@@ -262,7 +266,131 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   if (llvm::Error err = verifyModule(*module))
     return std::move(err);
   recordQuantization(*module);
+  if (!controlFlow.empty()) {
+    llvm::SmallVector<Attribute> entries;
+    for (const ControlFlowDecision &d : controlFlow)
+      entries.push_back(builder.getDictionaryAttr({
+          builder.getNamedAttr("node", builder.getStringAttr(d.node)),
+          builder.getNamedAttr("op_type", builder.getStringAttr(d.opType)),
+          builder.getNamedAttr("decision", builder.getStringAttr(d.decision)),
+          builder.getNamedAttr("reason", builder.getStringAttr(d.reason)),
+      }));
+    (*module)->setAttr(kControlFlowAttr, builder.getArrayAttr(entries));
+  }
   return std::move(module);
+}
+
+std::string ModelImporter::subgraphName(int index) const {
+  std::string name = "subgraph " + std::to_string(index);
+  if (model && model->subgraphs() && index >= 0 &&
+      index < static_cast<int>(model->subgraphs()->size()))
+    if (const schema::SubGraph *g = model->subgraphs()->Get(index);
+        g && g->name() && g->name()->size())
+      name += " '" + g->name()->str() + "'";
+  return name;
+}
+
+llvm::Expected<std::vector<Value>>
+ModelImporter::inlineSubgraph(int index, llvm::ArrayRef<Value> args,
+                              const std::vector<std::optional<std::vector<int64_t>>> &known,
+                              std::vector<std::optional<std::vector<int64_t>>> &knownOut,
+                              const CallSite &site) {
+  int count = model->subgraphs()->size();
+  if (index <= 0 || index >= count)
+    return makeError("it calls subgraph " + llvm::Twine(index) + "; the model has subgraphs 0 to " +
+                     llvm::Twine(count - 1) + " and subgraph 0 is the model itself");
+  if (site.depth > 16)
+    return makeError("calls nest deeper than 16 (a subgraph that calls itself?)");
+  // The caller's frame, restored on every path out.
+  const schema::SubGraph *callerGraph = graph;
+  std::vector<Value> callerValues = std::move(values);
+  std::map<int, std::vector<int64_t>> callerFolded = std::move(foldedInts);
+  std::vector<std::optional<TensorQuant>> callerQuant = std::move(quant);
+  CallSite callerCall = call;
+  int callerIndex = subgraphIndex;
+  bool callerPropagating = propagating;
+  auto restore = llvm::make_scope_exit([&] {
+    graph = callerGraph;
+    values = std::move(callerValues);
+    foldedInts = std::move(callerFolded);
+    quant = std::move(callerQuant);
+    call = callerCall;
+    subgraphIndex = callerIndex;
+    propagating = callerPropagating;
+  });
+  // Errors come back without the file name: the caller's operator adds its
+  // own context and the file.
+  std::string prefix = filename + ": ";
+  auto plain = [&](llvm::Error err) {
+    std::string message = llvm::toString(std::move(err));
+    error.clear();
+    if (llvm::StringRef(message).startswith(prefix))
+      message = message.substr(prefix.size());
+    return makeError(message);
+  };
+  graph = model->subgraphs()->Get(index);
+  subgraphIndex = index;
+  call = site;
+  foldedInts.clear();
+  if (!graph || !graph->inputs() || !graph->outputs() || !graph->tensors())
+    return makeError("the subgraph has no inputs, outputs or tensors");
+  if (llvm::Error err = checkModel())
+    return plain(std::move(err));
+  if (graph->inputs()->size() != args.size())
+    return makeError("the subgraph takes " + llvm::Twine(graph->inputs()->size()) +
+                     " inputs; the operator gives " + llvm::Twine(args.size()));
+  for (size_t k = 0; k < args.size(); ++k) {
+    int t = graph->inputs()->Get(k);
+    const schema::Tensor *in = tensor(t);
+    if (!in)
+      return makeError("input " + llvm::Twine(k) + " refers to a missing tensor");
+    auto type = args[k].getType().cast<RankedTensorType>();
+    Type element = ioElementType(in->type());
+    std::vector<int64_t> recorded = shapeOf(t);
+    if (!element || element != type.getElementType())
+      return makeError("input " + llvm::Twine(k) + " '" + tensorName(in, t) + "' is " +
+                       schema::EnumNameTensorType(in->type()) +
+                       " but the operator passes another element type");
+    bool sameRank = recorded.size() == static_cast<size_t>(type.getRank());
+    for (size_t d = 0; sameRank && d < recorded.size(); ++d) {
+      if (recorded[d] == type.getDimSize(d))
+        continue;
+      bool open = in->shape_signature() && in->shape_signature()->size() == recorded.size() &&
+                  in->shape_signature()->Get(d) < 0;
+      if (!open)
+        return makeError("input " + llvm::Twine(k) + " '" + tensorName(in, t) + "' records shape " +
+                         shapeString(recorded) + " but the operator passes " +
+                         shapeString(type.getShape()));
+      propagating = true; // a dynamic dimension sized by the call
+    }
+    if (!sameRank)
+      return makeError("input " + llvm::Twine(k) + " '" + tensorName(in, t) + "' records shape " +
+                       shapeString(recorded) + " but the operator passes " +
+                       shapeString(type.getShape()));
+    values[t] = args[k];
+    if (k < known.size() && known[k])
+      foldedInts[t] = *known[k];
+  }
+  if (llvm::Error err = convertOperators())
+    return plain(std::move(err));
+  std::vector<Value> results;
+  knownOut.clear();
+  Location loc = builder.getUnknownLoc();
+  for (unsigned k = 0; k < graph->outputs()->size(); ++k) {
+    int t = graph->outputs()->Get(k);
+    Value v = t >= 0 && t < static_cast<int>(values.size()) ? values[t] : Value();
+    if (!v && !constantData(t).empty())
+      v = materializeConstant(t, loc);
+    if (!v)
+      return makeError("output " + llvm::Twine(k) + " '" + tensorName(tensor(t), t) +
+                       "' is never computed by any operator");
+    results.push_back(v);
+    auto folded = foldedInts.find(t);
+    knownOut.push_back(folded == foldedInts.end()
+                           ? std::nullopt
+                           : std::optional<std::vector<int64_t>>(folded->second));
+  }
+  return results;
 }
 
 llvm::Error ModelImporter::readModel() {
@@ -270,12 +398,12 @@ llvm::Error ModelImporter::readModel() {
   model = readTFLiteModel(bytes.data(), bytes.size(), why);
   if (!model)
     return fail(why);
-  if (model->subgraphs()->size() != 1)
-    return fail("the model has " + llvm::Twine(model->subgraphs()->size()) +
-                " subgraphs; Kiln compiles single-subgraph models (control "
-                "flow such as WHILE/IF and multi-signature models are not "
-                "supported)");
+  // Subgraph 0 is the model, as TFLite runs it; the others are converted
+  // where an IF, WHILE or CALL_ONCE calls them (TFLiteControlFlowOps.cpp).
+  if (model->subgraphs()->size() == 0)
+    return fail("the model has no subgraphs");
   graph = model->subgraphs()->Get(0);
+  subgraphIndex = 0;
   if (!graph->inputs() || !graph->outputs() || !graph->tensors())
     return fail("the subgraph has no inputs, outputs or tensors");
   return llvm::Error::success();
@@ -371,6 +499,15 @@ llvm::Error ModelImporter::convertOperators() {
   for (const schema::Operator *op : *graph->operators()) {
     BuiltinOperator code = effectiveCode(model->operator_codes()->Get(op->opcode_index()));
     OpContext ctx(*this, op, index, code);
+    // Integer and bool arithmetic on values known at import (loop
+    // counters, conditions) is computed here.
+    FailureOr<bool> folded = foldKnownOperator(ctx);
+    if (failed(folded))
+      return fail(error);
+    if (*folded) {
+      ++index;
+      continue;
+    }
     auto floatIt = table.find(code);
     ConverterFn convert = floatIt == table.end() ? nullptr : floatIt->second;
     if (ctx.isQuantized() || !convert) {
@@ -458,6 +595,18 @@ importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
   if (module || !importer.stoppedAtUnfixed)
     return module;
   llvm::consumeError(module.takeError());
+  // Dynamic inputs that record a size compile at it, as TFLite runs them.
+  if (auto recorded = tfl::recordedShapeFixes(importer)) {
+    std::vector<ShapeFix> all = fixes;
+    all.insert(all.end(), recorded->begin(), recorded->end());
+    tfl::ModelImporter atRecorded(context, bytes, filename, all);
+    auto sized = atRecorded.run();
+    if (sized) {
+      addWarnings(**sized, {tfl::recordedShapeWarning(importer)});
+      return sized;
+    }
+    llvm::consumeError(sized.takeError());
+  }
   return tfl::unfixedInputError(context, bytes, filename, fixes, importer);
 }
 

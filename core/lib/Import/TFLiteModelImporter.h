@@ -23,6 +23,7 @@
 #include "kiln/Error.h"
 #include "kiln/ModelInputs.h"
 #include "kiln/Options.h"
+#include "kiln/TensorTypes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -144,6 +145,39 @@ public:
   /// operator instead of read from the file.
   bool propagating = false;
 
+  /// The call being converted in place (an IF branch, a WHILE condition or
+  /// body, a CALL_ONCE initializer; TFLiteControlFlowOps.cpp): empty `text`
+  /// in subgraph 0. Operators converted inside it are named "<OP> in
+  /// <text>" at `index`, the operator of subgraph 0 that the call started
+  /// from, so plans, errors and the source graph point at a node the user
+  /// sees; `depth` counts nested calls.
+  struct CallSite {
+    std::string text;
+    int index = -1;
+    int depth = 0;
+  };
+  CallSite call;
+  /// Index of `graph` among the model's subgraphs.
+  int subgraphIndex = 0;
+  /// What each IF, WHILE and CALL_ONCE became, in conversion order
+  /// (CompileResult::controlFlow; recorded in kControlFlowAttr).
+  std::vector<ControlFlowDecision> controlFlow;
+
+  /// Converts subgraph `index` in place, its inputs bound to `args`
+  /// (`known[k]`: arg k's integer or bool elements when computed at import,
+  /// as foldedInts holds them), and returns its outputs, with the known
+  /// elements of each in `knownOut`. The caller's graph, values, folded
+  /// integers and quantization are restored afterwards. Errors (without
+  /// the file name): no such subgraph, calls nested past 16, arguments
+  /// whose count, element type or shape differ from the subgraph's inputs,
+  /// and the subgraph's own checks and operators.
+  llvm::Expected<std::vector<Value>>
+  inlineSubgraph(int index, llvm::ArrayRef<Value> args,
+                 const std::vector<std::optional<std::vector<int64_t>>> &known,
+                 std::vector<std::optional<std::vector<int64_t>>> &knownOut, const CallSite &site);
+  /// "subgraph 2 'body'".
+  std::string subgraphName(int index) const;
+
   /// A model input with dynamic dimensions that no --fix-shape sizes.
   struct UnfixedInput {
     int position;
@@ -227,6 +261,17 @@ private:
   llvm::Error checkRecordedShapes(func::FuncOp func);
   llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
 };
+
+/// The --fix-shape that sizes each of `failed.unfixed` at its recorded
+/// shape (the tensor's `shape`, which TFLite's interpreter allocates),
+/// or nothing when some input records no size in a dynamic dimension (-1
+/// or 0 in `shape`).
+std::optional<std::vector<ShapeFix>> recordedShapeFixes(const ModelImporter &failed);
+
+/// The one warning of a model compiled at its recorded shapes: each input
+/// of `failed.unfixed` with its dynamic dimensions, the shape used and the
+/// --fix-shape that gives another ("--fix-shape=x=Nx4").
+std::string recordedShapeWarning(const ModelImporter &failed);
 
 /// The error for the model inputs `failed.unfixed` (dynamic dimensions, no
 /// --fix-shape): an UnfixedInputError whose message suggests sizes that

@@ -24,6 +24,12 @@ static Location opLocation(ModelImporter &importer, const schema::Operator *op, 
     name = tensorName(importer.tensor(op->outputs()->Get(0)), op->outputs()->Get(0));
   const schema::OperatorCode *code = importer.model->operator_codes()->Get(op->opcode_index());
   std::string opName = schema::EnumNameBuiltinOperator(ModelImporter::effectiveCode(code));
+  // Inside an inlined call: "ADD in WHILE#3 body (iteration 2)#3", at the
+  // index of the subgraph-0 operator the call started from.
+  if (!importer.call.text.empty()) {
+    opName += " in " + importer.call.text;
+    index = importer.call.index;
+  }
   Location file = FileLineColLoc::get(ctx, importer.filename, index, 0);
   Location tensor = NameLoc::get(StringAttr::get(ctx, name), file);
   return NameLoc::get(StringAttr::get(ctx, opName + "#" + std::to_string(index)), tensor);
@@ -186,6 +192,60 @@ FailureOr<std::vector<int64_t>> OpContext::constantInts(int i) {
                 schema::EnumNameTensorType(t->type()));
   }
   return out;
+}
+
+std::optional<std::vector<int64_t>> OpContext::knownInts(int i) const {
+  if (!hasInput(i))
+    return std::nullopt;
+  int index = op->inputs()->Get(i);
+  if (auto folded = importer.foldedInts.find(index); folded != importer.foldedInts.end())
+    return folded->second;
+  const schema::Tensor *t = inputTensor(i);
+  llvm::ArrayRef<uint8_t> data = importer.constantData(index);
+  if (!t || data.empty())
+    return std::nullopt;
+  std::vector<int64_t> out;
+  switch (t->type()) {
+  case schema::TensorType::INT32:
+    for (size_t k = 0; k + 4 <= data.size(); k += 4) {
+      int32_t x;
+      std::memcpy(&x, data.data() + k, 4);
+      out.push_back(x);
+    }
+    return out;
+  case schema::TensorType::INT64:
+    for (size_t k = 0; k + 8 <= data.size(); k += 8) {
+      int64_t x;
+      std::memcpy(&x, data.data() + k, 8);
+      out.push_back(x);
+    }
+    return out;
+  case schema::TensorType::BOOL:
+    for (uint8_t b : data)
+      out.push_back(b != 0);
+    return out;
+  default:
+    return std::nullopt;
+  }
+}
+
+LogicalResult OpContext::setKnownOutput(int i, llvm::ArrayRef<int64_t> values) {
+  const schema::Tensor *t = outputTensor(i);
+  if (t && t->type() == schema::TensorType::BOOL) {
+    std::vector<int64_t> shape = outputShape(i);
+    auto type = RankedTensorType::get(shape, builder().getI1Type());
+    if (!type.hasStaticShape() || type.getNumElements() != static_cast<int64_t>(values.size()))
+      return fail("computes " + llvm::Twine(values.size()) + " values for output '" +
+                  tensorName(t, op->outputs()->Get(i)) + "', which records shape " +
+                  shapeString(shape));
+    llvm::SmallVector<bool> flags;
+    for (int64_t v : values)
+      flags.push_back(v != 0);
+    importer.foldedInts[op->outputs()->Get(i)] = values.vec();
+    return setOutput(
+        i, builder().create<tosa::ConstOp>(loc(), type, DenseElementsAttr::get(type, flags)));
+  }
+  return setConstantOutput(i, values);
 }
 
 FailureOr<std::vector<float>> OpContext::constantFloats(int i) {
