@@ -195,15 +195,26 @@ function collect() {
 
 const countWhere = (rows, pred) => rows.filter(pred).length;
 
+// QUANTIZE always writes an integer tensor: TFLM's float32 is its float
+// input, which the int8 column covers (the float -> int8 op cases), so it
+// does not count as a float32 kernel here.
+const INTEGER_OUTPUT = new Set(['QUANTIZE']);
+
+/// Whether TFLM's reference kernel runs builtin row `r` in `type` ('float32' or 'int8').
+function tflmRuns(r, type) {
+  if (type === 'float32' && INTEGER_OUTPUT.has(r.e.name)) return false;
+  return r.e[type] === true || r.e[type] === 'any';
+}
+
 /// The summary and the method, above the table.
 function header({ resolver, rows, extra }) {
   const builtins = rows.filter((r) => r.e.kind === 'builtin');
   const custom = rows.length - builtins.length;
-  const tflmFloat = countWhere(builtins, (r) => r.e.float32 === true || r.e.float32 === 'any');
-  const tflmInt8 = countWhere(builtins, (r) => r.e.int8 === true || r.e.int8 === 'any');
+  const tflmFloat = countWhere(builtins, (r) => tflmRuns(r, 'float32'));
+  const tflmInt8 = countWhere(builtins, (r) => tflmRuns(r, 'int8'));
   const yes = (col) => countWhere(builtins, (r) => r[col] === 'yes');
   const only = (col) => countWhere(builtins, (r) => r[col] === 'importer only');
-  const both = (col, tflmCol) => countWhere(builtins, (r) => r[col] === 'yes' && (r.e[tflmCol] === true || r.e[tflmCol] === 'any'));
+  const both = (col, type) => countWhere(builtins, (r) => r[col] === 'yes' && tflmRuns(r, type));
   const t = resolver.tflm;
   return [
     '# TensorFlow Lite Micro operators in Kiln',
@@ -214,12 +225,12 @@ function header({ resolver, rows, extra }) {
     `TFLM's \`MicroMutableOpResolver\` (${t.resolver}, tflite-micro commit`,
     `\`${t.commit.slice(0, 12)}\`, ${t.commit_date}) registers **${rows.length} operators**: ${builtins.length} builtins and`,
     `${custom} custom operators. Of the ${builtins.length} builtins, TFLM's reference kernels take float32`,
-    `in ${tflmFloat} and int8 in ${tflmInt8} (counting byte copies of any type).`,
+    `in ${tflmFloat} and int8 in ${tflmInt8} (counting byte copies of any type; QUANTIZE, float input, counts as int8).`,
     '',
     `- **Kiln float32: ${yes('float')}** of the ${builtins.length} builtins have an op case (${both('float', 'float32')} of the ${tflmFloat} that TFLM runs in float32)` +
-      (only('float') ? `, ${only('float')} more are accepted by the importer without one.` : '.'),
+      (only('float') ? `, ${only('float')} more ${only('float') === 1 ? 'is' : 'are'} accepted by the importer without one.` : '.'),
     `- **Kiln int8: ${yes('int8')}** have an int8/uint8 op case (${both('int8', 'int8')} of the ${tflmInt8} that TFLM runs in int8)` +
-      (only('int8') ? `, ${only('int8')} more are accepted by the importer without one.` : '.'),
+      (only('int8') ? `, ${only('int8')} more ${only('int8') === 1 ? 'is' : 'are'} accepted by the importer without one.` : '.'),
     `- Custom operators (TFLM's signal library, CIRCULAR_BUFFER, detection post-processing, Ethos-U, DECODE): Kiln refuses every`,
     '  custom operator with one error naming it (the refusal models listed in their rows).',
     `- Kiln also imports ${extra.length} operators TFLM does not register (last table).`,
@@ -282,10 +293,21 @@ function extraRows({ extra, cases, tables, other }) {
   return out;
 }
 
+/// The builtins TFLM runs in a type that Kiln has no op case for, per column.
+function gapRows({ rows }) {
+  const out = ['', '## Gaps: TFLM kernels without a Kiln op case', ''];
+  for (const [col, tflmCol, label] of [['float', 'float32', 'float32'], ['int8', 'int8', 'int8']]) {
+    const gaps = rows.filter((r) => r.e.kind === 'builtin' && r[col] !== 'yes' && tflmRuns(r, tflmCol));
+    const names = gaps.map((r) => (r[col] === 'importer only' ? `${r.e.name} (importer only)` : r.e.name));
+    out.push(`- ${label} (${gaps.length}): ${names.join(', ') || 'none'}`);
+  }
+  return out;
+}
+
 /// The whole of docs/operators.md.
 export function render() {
   const data = collect();
-  return [...header(data), ...tableRows(data), ...extraRows(data), ''].join('\n');
+  return [...header(data), ...tableRows(data), ...gapRows(data), ...extraRows(data), ''].join('\n');
 }
 
 function main(argv) {
