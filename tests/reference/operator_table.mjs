@@ -73,7 +73,7 @@ function caseDirs(rel) {
   return fs.readdirSync(dir).filter((d) => fs.existsSync(path.join(dir, d, 'model.tflite'))).sort();
 }
 
-/// The op cases: Map operator -> { float: [case], int8: [case] }. Each
+/// The op cases: Map operator -> { float: Set of case, int8: Set of case }. Each
 /// operator instance counts in the column of its tensors' types.
 function opCases(names) {
   const cases = new Map();
@@ -166,14 +166,29 @@ function otherCell(byLabel) {
   return OTHER_TESTS.filter(([label]) => byLabel.has(label)).map(([label]) => `${label}: ${list(byLabel.get(label))}`).join('; ');
 }
 
+/// Throws unless every entry of tflm_resolver_ops.json is well formed: a
+/// unique name (a BuiltinOperator of core/schema/tflite.fbs for a builtin),
+/// a kind, a source file and float32/int8/int16 each true, false, "any" or null.
+function checkResolver(resolver, known) {
+  const seen = new Set();
+  for (const e of resolver.operators ?? []) {
+    const where = `tflm_resolver_ops.json: ${JSON.stringify(e.name)}`;
+    if (typeof e.name !== 'string' || seen.has(e.name)) throw new Error(`${where}: missing or repeated name`);
+    seen.add(e.name);
+    if (e.kind !== 'builtin' && e.kind !== 'custom') throw new Error(`${where}: kind must be "builtin" or "custom"`);
+    if (e.kind === 'builtin' && !known.has(e.name)) throw new Error(`${where} is not a BuiltinOperator of core/schema/tflite.fbs`);
+    if (typeof e.source !== 'string') throw new Error(`${where}: no source file`);
+    for (const k of ['float32', 'int8', 'int16'])
+      if (![true, false, 'any', null].includes(e[k])) throw new Error(`${where}: ${k} must be true, false, "any" or null`);
+  }
+  if (!seen.size || !resolver.tflm?.commit) throw new Error('tflm_resolver_ops.json: no operators or no tflm.commit');
+}
+
 /// Everything the document says, computed from the repository.
 function collect() {
   const resolver = JSON.parse(fs.readFileSync(path.join(ROOT, 'tests/reference/tflm_resolver_ops.json'), 'utf8'));
   const names = builtinNames();
-  const known = new Set(names.values());
-  for (const e of resolver.operators)
-    if (e.kind === 'builtin' && !known.has(e.name))
-      throw new Error(`tflm_resolver_ops.json: ${e.name} is not a BuiltinOperator of core/schema/tflite.fbs`);
+  checkResolver(resolver, new Set(names.values()));
   const cases = opCases(names);
   const tables = importerTables();
   for (const [op, c] of cases)
