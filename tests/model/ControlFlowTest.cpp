@@ -25,7 +25,9 @@ using namespace kiln::test;
 
 namespace {
 
-std::string caseDir(const std::string &name) { return std::string(KILN_TEST_DATA_DIR) + "/control_flow/" + name; }
+std::string caseDir(const std::string &name) {
+  return std::string(KILN_TEST_DATA_DIR) + "/control_flow/" + name;
+}
 
 std::vector<std::string> listCases() {
   std::vector<std::string> cases;
@@ -99,17 +101,20 @@ TEST(ControlFlow, EachOperatorSaysWhatItBecame) {
   std::vector<std::string> nested = {"operator #0 (WHILE): unrolled 4 iterations"};
   for (int i = 0; i < 4; ++i)
     nested.push_back("operator #2 (IF) in WHILE#0 body (iteration " + std::to_string(i) + "): " +
-                     (i == 2 ? "then branch taken (subgraph 3 'then')" : "else branch taken (subgraph 4 'else')"));
+                     (i == 2 ? "then branch taken (subgraph 3 'then')"
+                             : "else branch taken (subgraph 4 'else')"));
   EXPECT_EQ(decisionsOf("while_body_with_if"), nested);
   std::vector<std::string> once = decisionsOf("call_once_then_relu");
   ASSERT_EQ(once.size(), 1u);
-  EXPECT_EQ(once[0].rfind("operator #0 (CALL_ONCE): initialization converted in place", 0), 0u) << once[0];
+  EXPECT_EQ(once[0].rfind("operator #0 (CALL_ONCE): initialization converted in place", 0), 0u)
+      << once[0];
 }
 
 // A constant branch leaves no trace of the other: the folded IF plans the
 // two operators of its taken branch only, named after the IF.
 TEST(ControlFlow, FoldedBranchOperatorsAreNamedAfterTheirCall) {
-  auto plan = kiln::planModel(caseDir("if_constant_true") + "/model.tflite", kiln::CompileOptions());
+  auto plan =
+      kiln::planModel(caseDir("if_constant_true") + "/model.tflite", kiln::CompileOptions());
   ASSERT_TRUE(static_cast<bool>(plan)) << llvm::toString(plan.takeError());
   std::vector<std::string> names;
   for (const kiln::Dispatch &d : (*plan)->dispatches)
@@ -117,7 +122,8 @@ TEST(ControlFlow, FoldedBranchOperatorsAreNamedAfterTheirCall) {
       names.push_back(op.name);
       EXPECT_EQ(op.sourceIndex, 0) << op.name; // the IF, operator #0 of subgraph 0
     }
-  EXPECT_EQ(names, (std::vector<std::string>{"MUL in IF#0 then branch", "ADD in IF#0 then branch"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"MUL in IF#0 then branch", "ADD in IF#0 then branch"}));
 }
 
 TEST(ControlFlow, RefusalsAreOneLineSayingWhy) {
@@ -130,12 +136,14 @@ TEST(ControlFlow, RefusalsAreOneLineSayingWhy) {
        {"operator #0 (WHILE): its condition (subgraph 1 'cond') depends on input data",
         "a static schedule cannot loop on data"}},
       {"refused_while_too_many_iterations.tflite",
-       {"operator #0 (WHILE): unrolled, the loop passes 512 operations", "Kiln unrolls a WHILE to at most"}},
+       {"operator #0 (WHILE): unrolled, the loop passes 512 operations",
+        "Kiln unrolls a WHILE to at most"}},
       {"refused_if_branches_disagree.tflite",
        {"operator #0 (IF): its condition is computed at run time", "([2,3] and [2,1])",
         "a static schedule cannot branch on data"}},
       {"refused_if_missing_subgraph.tflite",
-       {"operator #0 (IF): in its else branch (subgraph 7): it calls subgraph 7; the model has subgraphs 0 to 1"}},
+       {"operator #0 (IF): in its else branch (subgraph 7): it calls subgraph 7; the model has "
+        "subgraphs 0 to 1"}},
   };
   TempDir tmp;
   for (const Refusal &r : refusals) {
@@ -154,14 +162,15 @@ TEST(ControlFlow, RefusalsAreOneLineSayingWhy) {
 // compiled, as TFLite runs it (tests/data/bad/two_subgraphs.tflite: RELU,
 // and an unreferenced TANH).
 TEST(ControlFlow, UnreferencedSubgraphIsIgnored) {
-  auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/bad/two_subgraphs.tflite",
-                                        kiln::CompileOptions());
+  auto artifact = kiln::compileArtifact(
+      std::string(KILN_TEST_DATA_DIR) + "/bad/two_subgraphs.tflite", kiln::CompileOptions());
   ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
   kiln::NpyArray x;
   x.dtype = "<f4";
   x.shape = {1, 8};
   const float in[8] = {-2, -1, -0.5f, 0, 0.5f, 1, 2, 3};
-  x.data.assign(reinterpret_cast<const uint8_t *>(in), reinterpret_cast<const uint8_t *>(in) + sizeof in);
+  x.data.assign(reinterpret_cast<const uint8_t *>(in),
+                reinterpret_cast<const uint8_t *>(in) + sizeof in);
   auto result = kiln::runArtifact(*artifact, {x});
   ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
   const float *y = reinterpret_cast<const float *>(result->outputValues[0].data.data());

@@ -67,7 +67,8 @@ std::string nodeName(OpContext &ctx) {
 /// Converts subgraph `index` as the operator's `role` ("then", "body
 /// (iteration 2)"); an error names the operator, the role and the subgraph.
 FailureOr<std::vector<Value>> callSubgraph(OpContext &ctx, int index, const std::string &role,
-                                           ArrayRef<Value> args, const Known &known, Known &knownOut) {
+                                           ArrayRef<Value> args, const Known &known,
+                                           Known &knownOut) {
   ModelImporter &m = ctx.owner();
   ModelImporter::CallSite site;
   site.text = std::string(ctx.name()) + "#" + std::to_string(ctx.index()) + " " + role;
@@ -83,14 +84,16 @@ FailureOr<std::vector<Value>> callSubgraph(OpContext &ctx, int index, const std:
 }
 
 /// Binds output `k` to `value`, as a known constant where `known` is.
-LogicalResult bindOutput(OpContext &ctx, int k, Value value, const std::optional<std::vector<int64_t>> &known) {
+LogicalResult bindOutput(OpContext &ctx, int k, Value value,
+                         const std::optional<std::vector<int64_t>> &known) {
   return known ? ctx.setKnownOutput(k, *known) : ctx.setOutput(k, value);
 }
 
 void decide(OpContext &ctx, size_t at, std::string decision, std::string reason) {
   auto &list = ctx.owner().controlFlow;
-  list.insert(list.begin() + std::min(at, list.size()),
-              ControlFlowDecision{nodeName(ctx), ctx.name(), std::move(decision), std::move(reason)});
+  list.insert(
+      list.begin() + std::min(at, list.size()),
+      ControlFlowDecision{nodeName(ctx), ctx.name(), std::move(decision), std::move(reason)});
 }
 
 /// Operations added to `block` after its first `before`, constants aside.
@@ -111,8 +114,10 @@ LogicalResult convertIf(OpContext &ctx) {
   RankedTensorType condType = ctx.inputType(0);
   if (!condType)
     return failure();
-  if (!condType.getElementType().isInteger(1) || !condType.hasStaticShape() || condType.getNumElements() != 1)
-    return ctx.fail("the condition must be one bool (TFLite's IF takes a bool tensor of one element)");
+  if (!condType.getElementType().isInteger(1) || !condType.hasStaticShape() ||
+      condType.getNumElements() != 1)
+    return ctx.fail(
+        "the condition must be one bool (TFLite's IF takes a bool tensor of one element)");
   Known known;
   auto args = operandsFrom(ctx, 1, known);
   if (failed(args))
@@ -129,10 +134,12 @@ LogicalResult convertIf(OpContext &ctx) {
     if (failed(outs))
       return failure();
     if (static_cast<int>(outs->size()) != ctx.numOutputs())
-      return ctx.fail("its taken branch gives " + llvm::Twine(outs->size()) + " outputs for the operator's " +
-                      llvm::Twine(ctx.numOutputs()));
-    decide(ctx, at, taken ? "then branch taken (" + thenName + ")" : "else branch taken (" + elseName + ")",
-           std::string("the condition is ") + (taken ? "true" : "false") + " when the model is compiled");
+      return ctx.fail("its taken branch gives " + llvm::Twine(outs->size()) +
+                      " outputs for the operator's " + llvm::Twine(ctx.numOutputs()));
+    decide(ctx, at,
+           taken ? "then branch taken (" + thenName + ")" : "else branch taken (" + elseName + ")",
+           std::string("the condition is ") + (taken ? "true" : "false") +
+               " when the model is compiled");
     for (int k = 0; k < ctx.numOutputs(); ++k)
       if (failed(bindOutput(ctx, k, (*outs)[k], outKnown[k])))
         return failure();
@@ -140,10 +147,12 @@ LogicalResult convertIf(OpContext &ctx) {
   }
   // Computed at run time: both branches, one select per output.
   Known thenKnown, elseKnown;
-  auto thenOuts = callSubgraph(ctx, o->then_subgraph_index(), "then branch", *args, known, thenKnown);
+  auto thenOuts =
+      callSubgraph(ctx, o->then_subgraph_index(), "then branch", *args, known, thenKnown);
   if (failed(thenOuts))
     return failure();
-  auto elseOuts = callSubgraph(ctx, o->else_subgraph_index(), "else branch", *args, known, elseKnown);
+  auto elseOuts =
+      callSubgraph(ctx, o->else_subgraph_index(), "else branch", *args, known, elseKnown);
   if (failed(elseOuts))
     return failure();
   if (static_cast<int>(thenOuts->size()) != ctx.numOutputs() ||
@@ -157,11 +166,13 @@ LogicalResult convertIf(OpContext &ctx) {
   for (int k = 0; k < ctx.numOutputs(); ++k) {
     Value a = (*thenOuts)[k], b = (*elseOuts)[k];
     if (a.getType() != b.getType())
-      return ctx.fail("its condition is computed at run time and its branches give output " + llvm::Twine(k) +
-                      " different types or shapes (" + shapeString(a.getType().cast<RankedTensorType>().getShape()) +
-                      " and " + shapeString(b.getType().cast<RankedTensorType>().getShape()) +
-                      "); Kiln selects between the branches at run time only where they agree (a static "
-                      "schedule cannot branch on data)");
+      return ctx.fail(
+          "its condition is computed at run time and its branches give output " + llvm::Twine(k) +
+          " different types or shapes (" +
+          shapeString(a.getType().cast<RankedTensorType>().getShape()) + " and " +
+          shapeString(b.getType().cast<RankedTensorType>().getShape()) +
+          "); Kiln selects between the branches at run time only where they agree (a static "
+          "schedule cannot branch on data)");
     auto type = a.getType().cast<RankedTensorType>();
     Value c = ctx.reshape(*cond, llvm::SmallVector<int64_t>(type.getRank(), 1));
     if (failed(ctx.setOutput(k, ctx.create<tosa::SelectOp>(type, c, a, b))))
@@ -182,7 +193,8 @@ LogicalResult convertWhile(OpContext &ctx) {
   if (failed(vars))
     return failure();
   if (static_cast<int>(vars->size()) != ctx.numOutputs())
-    return ctx.fail("has " + llvm::Twine(vars->size()) + " loop variables but " + llvm::Twine(ctx.numOutputs()) +
+    return ctx.fail("has " + llvm::Twine(vars->size()) + " loop variables but " +
+                    llvm::Twine(ctx.numOutputs()) +
                     " outputs; WHILE gives each variable's final value");
   ModelImporter &m = ctx.owner();
   size_t at = m.controlFlow.size();
@@ -195,40 +207,48 @@ LogicalResult convertWhile(OpContext &ctx) {
       return ctx.fail("the loop runs past the " + llvm::Twine(kMaxUnroll) +
                       " iterations Kiln unrolls a WHILE to");
     if (size_t added = addedOps(block, before); added > kMaxUnrolledOps)
-      return ctx.fail("unrolled, the loop passes " + llvm::Twine(kMaxUnrolledOps) + " operations after " +
-                      llvm::Twine(ran) +
-                      " iterations; Kiln unrolls a WHILE to at most that many (compile time grows with "
-                      "the square of the kernels)");
+      return ctx.fail(
+          "unrolled, the loop passes " + llvm::Twine(kMaxUnrolledOps) + " operations after " +
+          llvm::Twine(ran) +
+          " iterations; Kiln unrolls a WHILE to at most that many (compile time grows with "
+          "the square of the kernels)");
     std::string iteration = " (iteration " + std::to_string(ran) + ")";
     Known condKnown;
-    auto cond = callSubgraph(ctx, o->cond_subgraph_index(), "condition" + iteration, *vars, known, condKnown);
+    auto cond = callSubgraph(ctx, o->cond_subgraph_index(), "condition" + iteration, *vars, known,
+                             condKnown);
     if (failed(cond))
       return failure();
     if (cond->size() != 1)
       return ctx.fail("its condition (" + condName + ") gives " + llvm::Twine(cond->size()) +
                       " outputs; a WHILE condition gives one bool");
     if (!condKnown[0])
-      return ctx.fail("its condition (" + condName + ") depends on input data at iteration " + llvm::Twine(ran) +
-                      "; a static schedule cannot loop on data: Kiln unrolls a WHILE whose condition it "
-                      "computes from constants and fixed shapes (a loop counter, a SHAPE)");
+      return ctx.fail(
+          "its condition (" + condName + ") depends on input data at iteration " +
+          llvm::Twine(ran) +
+          "; a static schedule cannot loop on data: Kiln unrolls a WHILE whose condition it "
+          "computes from constants and fixed shapes (a loop counter, a SHAPE)");
     if (condKnown[0]->size() != 1)
-      return ctx.fail("its condition (" + condName + ") gives " + llvm::Twine(condKnown[0]->size()) +
+      return ctx.fail("its condition (" + condName + ") gives " +
+                      llvm::Twine(condKnown[0]->size()) +
                       " elements; a WHILE condition gives one bool");
     if ((*condKnown[0])[0] == 0)
       break;
     Known bodyKnown;
-    auto next = callSubgraph(ctx, o->body_subgraph_index(), "body" + iteration, *vars, known, bodyKnown);
+    auto next =
+        callSubgraph(ctx, o->body_subgraph_index(), "body" + iteration, *vars, known, bodyKnown);
     if (failed(next))
       return failure();
     if (next->size() != vars->size())
       return ctx.fail("its body (" + m.subgraphName(o->body_subgraph_index()) + ") gives " +
-                      llvm::Twine(next->size()) + " outputs for " + llvm::Twine(vars->size()) + " loop variables");
+                      llvm::Twine(next->size()) + " outputs for " + llvm::Twine(vars->size()) +
+                      " loop variables");
     for (size_t k = 0; k < vars->size(); ++k)
       if ((*next)[k].getType() != (*vars)[k].getType())
-        return ctx.fail("its body changes loop variable " + llvm::Twine(k) + " from " +
-                        shapeString((*vars)[k].getType().cast<RankedTensorType>().getShape()) + " to " +
-                        shapeString((*next)[k].getType().cast<RankedTensorType>().getShape()) +
-                        " (or its element type); Kiln unrolls loops whose variables keep their types");
+        return ctx.fail(
+            "its body changes loop variable " + llvm::Twine(k) + " from " +
+            shapeString((*vars)[k].getType().cast<RankedTensorType>().getShape()) + " to " +
+            shapeString((*next)[k].getType().cast<RankedTensorType>().getShape()) +
+            " (or its element type); Kiln unrolls loops whose variables keep their types");
     *vars = std::move(*next);
     known = std::move(bodyKnown);
   }
@@ -253,9 +273,11 @@ LogicalResult convertCallOnce(OpContext &ctx) {
   auto outs = callSubgraph(ctx, o->init_subgraph_index(), "initialization", {}, {}, knownOut);
   if (failed(outs))
     return failure();
-  decide(ctx, at, "initialization converted in place (" + m.subgraphName(o->init_subgraph_index()) + ")",
-         "TFLite runs it once before the first invocation; it gives no tensor the model reads, so it "
-         "adds no dispatch");
+  decide(
+      ctx, at,
+      "initialization converted in place (" + m.subgraphName(o->init_subgraph_index()) + ")",
+      "TFLite runs it once before the first invocation; it gives no tensor the model reads, so it "
+      "adds no dispatch");
   return success();
 }
 
@@ -271,10 +293,11 @@ FailureOr<bool> foldKnownOperator(OpContext &ctx) {
   using B = BuiltinOperator;
   B code = ctx.code();
   bool binary = code == B::ADD || code == B::SUB || code == B::MUL || code == B::MAXIMUM ||
-                code == B::MINIMUM || code == B::LESS || code == B::LESS_EQUAL || code == B::GREATER ||
-                code == B::GREATER_EQUAL || code == B::EQUAL || code == B::NOT_EQUAL ||
-                code == B::LOGICAL_AND || code == B::LOGICAL_OR;
-  if ((!binary && code != B::LOGICAL_NOT) || ctx.numOutputs() != 1 || ctx.numInputs() != (binary ? 2 : 1))
+                code == B::MINIMUM || code == B::LESS || code == B::LESS_EQUAL ||
+                code == B::GREATER || code == B::GREATER_EQUAL || code == B::EQUAL ||
+                code == B::NOT_EQUAL || code == B::LOGICAL_AND || code == B::LOGICAL_OR;
+  if ((!binary && code != B::LOGICAL_NOT) || ctx.numOutputs() != 1 ||
+      ctx.numInputs() != (binary ? 2 : 1))
     return false;
   const schema::Tensor *out = ctx.outputTensor(0);
   if (!out || (out->type() != schema::TensorType::INT32 && out->type() != schema::TensorType::BOOL))
@@ -305,7 +328,8 @@ FailureOr<bool> foldKnownOperator(OpContext &ctx) {
   size_t count = in[0].size();
   if (binary) {
     count = std::max(in[0].size(), in[1].size());
-    if ((in[0].size() != count && in[0].size() != 1) || (in[1].size() != count && in[1].size() != 1))
+    if ((in[0].size() != count && in[0].size() != 1) ||
+        (in[1].size() != count && in[1].size() != 1))
       return false;
   }
   std::vector<int64_t> result(count);
@@ -313,21 +337,50 @@ FailureOr<bool> foldKnownOperator(OpContext &ctx) {
     int64_t a = at(in[0], i), b = binary ? at(in[1], i) : 0;
     int64_t r = 0;
     switch (code) {
-    case B::ADD: r = int32_t(uint32_t(a) + uint32_t(b)); break; // int32 wraps, as TFLite's kernel
-    case B::SUB: r = int32_t(uint32_t(a) - uint32_t(b)); break;
-    case B::MUL: r = int32_t(uint32_t(a) * uint32_t(b)); break;
-    case B::MAXIMUM: r = std::max(a, b); break;
-    case B::MINIMUM: r = std::min(a, b); break;
-    case B::LESS: r = a < b; break;
-    case B::LESS_EQUAL: r = a <= b; break;
-    case B::GREATER: r = a > b; break;
-    case B::GREATER_EQUAL: r = a >= b; break;
-    case B::EQUAL: r = a == b; break;
-    case B::NOT_EQUAL: r = a != b; break;
-    case B::LOGICAL_AND: r = a && b; break;
-    case B::LOGICAL_OR: r = a || b; break;
-    case B::LOGICAL_NOT: r = !a; break;
-    default: return false;
+    case B::ADD:
+      r = int32_t(uint32_t(a) + uint32_t(b));
+      break; // int32 wraps, as TFLite's kernel
+    case B::SUB:
+      r = int32_t(uint32_t(a) - uint32_t(b));
+      break;
+    case B::MUL:
+      r = int32_t(uint32_t(a) * uint32_t(b));
+      break;
+    case B::MAXIMUM:
+      r = std::max(a, b);
+      break;
+    case B::MINIMUM:
+      r = std::min(a, b);
+      break;
+    case B::LESS:
+      r = a < b;
+      break;
+    case B::LESS_EQUAL:
+      r = a <= b;
+      break;
+    case B::GREATER:
+      r = a > b;
+      break;
+    case B::GREATER_EQUAL:
+      r = a >= b;
+      break;
+    case B::EQUAL:
+      r = a == b;
+      break;
+    case B::NOT_EQUAL:
+      r = a != b;
+      break;
+    case B::LOGICAL_AND:
+      r = a && b;
+      break;
+    case B::LOGICAL_OR:
+      r = a || b;
+      break;
+    case B::LOGICAL_NOT:
+      r = !a;
+      break;
+    default:
+      return false;
     }
     result[i] = r;
   }
