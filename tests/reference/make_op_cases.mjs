@@ -1431,6 +1431,16 @@ function quantizationErrorModels() {
       3: { shape: [2, 4] },
     }),
     'mixed_int8_uint8.tflite': buildTfliteModel(mixedAdd),
+    // int8 PACK whose second input has another scale and zero point than the output.
+    'int8_pack_mismatched_quantization.tflite': buildTfliteModel({
+      tensors: [
+        { name: 'a', shape: [2, 3], dtype: 'int8', ...q([0.05], [-17]) },
+        { name: 'b', shape: [2, 3], dtype: 'int8', ...q([0.1], [2]) },
+        { name: 'packed', shape: [2, 2, 3], dtype: 'int8', ...q([0.05], [-17]) },
+      ],
+      operators: [{ op: 'PACK', version: 2, inputs: [0, 1], outputs: [2], options: { values_count: 2, axis: 0 } }],
+      inputs: [0, 1], outputs: [2], description: 'kiln bad model: int8 PACK of inputs with different quantization',
+    }),
     // The per-channel CONV_2D above in uint8, with 4 weight scales for 4 channels.
     'uint8_per_channel_weights.tflite': buildTfliteModel({
       ...conv,
@@ -1461,6 +1471,7 @@ const QUANTIZATION_ERROR_WHAT = {
   'int8_without_quantization.tflite': 'int8_quantized.tflite whose int8 input \'input\' has no quantization parameters.',
   'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values).',
   'per_channel_activation.tflite': 'int8_quantized.tflite on a [2,8] input (output [2,4]) whose int8 input \'input\' carries 2 scales (0.05, 0.06) and 2 zero points (-2, 1) on quantized_dimension 0: activations are quantized per tensor.',
+  'int8_pack_mismatched_quantization.tflite': 'int8 PACK (version 2, axis 0) of \'a\' [2,3] (scale 0.05, zero point -17) and \'b\' [2,3] (scale 0.1, zero point 2) to [2,2,3] (scale 0.05, zero point -17): TFLite\'s pack.cc Prepare requires every input quantized as the output.',
   'mixed_int8_uint8.tflite': 'ADD (version 2) of int8 \'a\' [1,8] (scale 0.05, zero point -2) and uint8 \'b\' [1,8] (scale 0.05, zero point 128) to int8 \'sum\' (scale 0.1): one operator mixing INT8 and UINT8.',
   'uint8_per_channel_weights.tflite': 'per_channel_scale_count.tflite in uint8 (CONV_2D version 1; input zero point 126, output zero point 131) whose uint8 weights \'conv_weights\' [4,1,1,2] carry 4 per-channel scales (zero points 128) on quantized_dimension 0: per-channel scales are for int8 weights only.',
   'int8_without_zero_point.tflite': 'int8_quantized.tflite whose int8 input \'input\' has scale 0.05 but no zero_point vector (1 scale, 0 zero points).',

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #include "Import.h"
 #include "TFLiteConverter.h"
+#include "TFLiteQuantizedOps.h"
 
 #include <algorithm>
 #include <climits>
@@ -339,13 +340,16 @@ LogicalResult convertDepthToSpace(OpContext &ctx) {
 /// ARG_MAX / ARG_MIN (inputs: input, axis): index of the first maximum /
 /// minimum along the constant axis, which is removed (arg_min_max.h: ties
 /// give the lowest index); output_type INT32 or INT64 (Kiln computes both
-/// in i32). ArgMin is ArgMax of -x (negation is exact).
+/// in i32). Input float32, or int8/uint8 (the raw values compared; uint8 is
+/// computed as int8, x - 128, which keeps the order), widened to i32.
+/// ArgMin is ArgMax of -x (negation is exact in f32 and i32).
 LogicalResult convertArgMax(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
-  if (!x->getType().cast<RankedTensorType>().getElementType().isF32())
-    return ctx.fail("only float32 inputs are supported");
+  Type element = x->getType().cast<RankedTensorType>().getElementType();
+  if (!element.isF32() && !element.isInteger(8))
+    return ctx.fail("only float32, int8 and uint8 inputs are supported");
   llvm::SmallVector<int64_t> shape(shapeOf(*x));
   if (shape.empty())
     return ctx.fail("expects an input of rank 1 or more");
@@ -363,9 +367,13 @@ LogicalResult convertArgMax(OpContext &ctx) {
     return ctx.fail(std::string("output_type ") + schema::EnumNameTensorType(type) +
                     " is not supported (supported: INT32, INT64)");
   Value v = ctx.reshape(*x, TosaBuilder::axisView(shape, *axis));
-  if (ctx.code() == BuiltinOperator::ARG_MIN)
-    v = ctx.create<tosa::MulOp>(v.getType(), v, ctx.scalarF32(-1.0f, 3),
-                                ctx.builder().getI32IntegerAttr(0));
+  bool integer = element.isInteger(8);
+  if (integer)
+    v = ctx.create<tosa::CastOp>(RankedTensorType::get(shapeOf(v), ctx.builder().getI32Type()), v);
+  if (ctx.code() == BuiltinOperator::ARG_MIN) {
+    Value minusOne = integer ? ctx.constI32({1, 1, 1}, {-1}) : ctx.scalarF32(-1.0f, 3);
+    v = ctx.create<tosa::MulOp>(v.getType(), v, minusOne, ctx.builder().getI32IntegerAttr(0));
+  }
   Value idx = ctx.argMaxMiddle(v, false);
   shape.erase(shape.begin() + *axis);
   return ctx.setOutput(0, ctx.reshape(idx, shape));
@@ -510,7 +518,8 @@ LogicalResult bindBlockResult(OpContext &ctx, const BlockOperands &op, Value v) 
   return ctx.setOutput(0, v);
 }
 
-/// SPACE_TO_BATCH_ND: zero-pad H and W, then move each (i, j) position of a
+/// SPACE_TO_BATCH_ND: pad H and W with zeros (int8/uint8: with the output's
+/// zero point, as space_to_batch_nd.cc does), then move each (i, j) position of a
 /// bh x bw block to batch (i * bw + j) * N + n (space_to_batch_nd.cc):
 /// [N, H, W, C] -> [bh*bw*N, H'/bh, W'/bw, C]. TOSA: tosa.pad, reshape to
 /// [N, H'/bh, bh, W'/bw, bw, C], transpose to [bh, bw, N, H'/bh, W'/bw, C],
@@ -526,7 +535,11 @@ LogicalResult convertSpaceToBatchNd(OpContext &ctx) {
     return ctx.fail("the padded spatial size [" + llvm::Twine(h) + ", " + llvm::Twine(w) +
                     "] is not divisible by block_shape [" + llvm::Twine(op->bh) + ", " +
                     llvm::Twine(op->bw) + "]");
-  Value v = ctx.padZeros(ctx.reshape(op->x, s), {0, e[0], e[2], 0}, {0, e[1], e[3], 0});
+  Value v = ctx.reshape(op->x, s);
+  if (const TensorQuant *q = ctx.outputQuant(0)) // int8: the output's zero point
+    v = quant::padSpatial(ctx, v, {e[0], e[1], e[2], e[3]}, q->zeroPoint());
+  else
+    v = ctx.padZeros(v, {0, e[0], e[2], 0}, {0, e[1], e[3], 0});
   int64_t oh = h / op->bh, ow = w / op->bw;
   v = ctx.transpose(ctx.reshape(v, {s[0], oh, op->bh, ow, op->bw, s[3]}), {2, 4, 0, 1, 3, 5});
   return bindBlockResult(ctx, *op, ctx.reshape(v, {op->bh * op->bw * s[0], oh, ow, s[3]}));
