@@ -435,6 +435,15 @@ add('resize_nearest_neighbor_up2x', 'RESIZE_NEAREST_NEIGHBOR 4x4 -> 8x8',
 add('resize_nearest_neighbor_half_pixel', 'RESIZE_NEAREST_NEIGHBOR 5x5 -> 8x7 half_pixel_centers',
   single((g) => resize(g, 'RESIZE_NEAREST_NEIGHBOR', g.input([1, 5, 5, 2], q(0.05, -3)), [8, 7], { halfPixel: true })));
 
+// REDUCE_MAX / REDUCE_MIN (output quantized as the input: the raw values compare alike)
+add('reduce_max_axis1', 'REDUCE_MAX over axis 1 of [3,7,4]',
+  single((g) => g.op('REDUCE_MAX', [g.input([3, 7, 4], q(0.05, -17)), g.i32('axes', [1])], [3, 4], q(0.05, -17), { keep_dims: false }, { version: 2 })));
+add('reduce_min_hw_keepdims_uint8', 'uint8 REDUCE_MIN over H and W of [1,4,5,3] (keep_dims)',
+  single((g) => g.op('REDUCE_MIN', [g.input([1, 4, 5, 3], q(0.05, 120), { dtype: 'uint8' }), g.i32('axes', [1, 2])], [1, 1, 1, 3], q(0.05, 120), { keep_dims: true }, { version: 2 })));
+add('reduce_max_mismatched_quantization', 'REDUCE_MAX whose output has another scale and zero point than its input',
+  single((g) => g.op('REDUCE_MAX', [g.input([3, 7], q(0.05, -17)), g.i32('axes', [1])], [3], q(0.1, 3), { keep_dims: false }, { version: 2 })),
+  { refused: 'int8 REDUCE_MAX requires the output to have the input scale and zero point (reduce.cc:721, at Eval)' });
+
 // Data movement added with issue 31 (TFLite copies bytes; the output keeps
 // the input's scale and zero point; SPACE_TO_BATCH_ND pads with it).
 const qm = q(0.05, -17);

@@ -2,12 +2,12 @@
 //
 // PACK UNPACK SPLIT SPLIT_V SHAPE BROADCAST_TO BROADCAST_ARGS FILL
 // DEPTH_TO_SPACE SPACE_TO_DEPTH ARG_MAX ARG_MIN REVERSE_V2 GATHER_ND
-// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND -> TOSA.
+// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND CUMSUM -> TOSA.
 // Semantics: TFLite's reference kernels (tensorflow/lite/kernels/pack.cc,
 // unpack.cc, split.cc, split_v.cc, shape.cc, broadcast_to.cc,
 // broadcast_args.cc, fill.cc, internal/reference/depth_to_space.h,
 // space_to_depth.h, arg_min_max.h, reverse.cc, gather_nd.cc,
-// space_to_batch_nd.cc, batch_to_space_nd.cc). Axes, split sizes, shapes and FILL's
+// space_to_batch_nd.cc, batch_to_space_nd.cc, cumsum.cc). Axes, split sizes, shapes and FILL's
 // dims must be constants (Kiln compiles static shapes); SHAPE and BROADCAST_ARGS fold to constants
 // at import. Data movement keeps the input's element type (f32 or i32).
 //
@@ -404,6 +404,52 @@ LogicalResult convertReverseV2(OpContext &ctx) {
   return ctx.setOutput(0, v);
 }
 
+/// CUMSUM (inputs: input, axis; CumsumOptions exclusive, reverse): running
+/// sums along the constant axis (tensorflow/lite/kernels/cumsum.cc,
+/// reference_ops::CumSum, which accumulates each line in order); exclusive
+/// leaves each element out of its own sum (the first is 0), reverse sums
+/// from the end. float32 and int32 (TFLite also has int64). TOSA: a
+/// Hillis-Steele scan, ceil(log2 K) steps of v + (v shifted by 2^i along
+/// the axis, zeros shifted in); int32 sums are exact, float32 ones are
+/// added in a tree order instead of left to right (the last bits may
+/// differ from TFLite's).
+LogicalResult convertCumsum(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  Type element = x->getType().cast<RankedTensorType>().getElementType();
+  if (!element.isF32() && !element.isInteger(32))
+    return ctx.fail("only float32 and int32 inputs are supported");
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  if (shape.empty())
+    return ctx.fail("expects an input of rank 1 or more");
+  auto axis = constantAxis(ctx, 1, shape.size());
+  if (failed(axis))
+    return failure();
+  bool exclusive = false, reverse = false;
+  if (const auto *o = ctx.options<schema::CumsumOptions>()) {
+    exclusive = o->exclusive();
+    reverse = o->reverse();
+  }
+  // v shifted by s along the axis: s zeros in front, the last s dropped.
+  auto shifted = [&](Value v, int64_t s) {
+    llvm::SmallVector<int64_t> before(shape.size(), 0), after(shape.size(), 0),
+        start(shape.size(), 0);
+    before[*axis] = s;
+    return ctx.slice(ctx.padZeros(v, before, after), start, shape);
+  };
+  Value v = *x;
+  if (reverse)
+    v = ctx.reverseAxis(v, *axis);
+  if (exclusive && shape[*axis] > 0)
+    v = shifted(v, 1);
+  for (int64_t s = 1; s < shape[*axis]; s *= 2)
+    v = ctx.create<tosa::AddOp>(v.getType(), v, shifted(v, s));
+  if (reverse)
+    v = ctx.reverseAxis(v, *axis);
+  return ctx.setOutput(0, v);
+}
+
 /// GATHER_ND (inputs: params, indices [..., m]): output[i...] =
 /// params[indices[i..., 0], ..., indices[i..., m-1], ...], shape
 /// indices.shape[:-1] + params.shape[m:] (reference/reference_ops.h
@@ -585,6 +631,7 @@ void registerMovementOps(ConverterTable &table) {
   table[BuiltinOperator::ARG_MIN] = convertArgMax;
   table[BuiltinOperator::REVERSE_V2] = convertReverseV2;
   table[BuiltinOperator::GATHER_ND] = convertGatherNd;
+  table[BuiltinOperator::CUMSUM] = convertCumsum;
   table[BuiltinOperator::SPACE_TO_BATCH_ND] = convertSpaceToBatchNd;
   table[BuiltinOperator::BATCH_TO_SPACE_ND] = convertBatchToSpaceNd;
 }

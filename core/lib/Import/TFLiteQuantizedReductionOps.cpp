@@ -1,7 +1,7 @@
 //===- TFLiteQuantizedReductionOps.cpp - int8 reductions and SOFTMAX --------===//
 //
-// MEAN (TFLite's integer mean and requantization) and SOFTMAX (TFLite's
-// exp lookup table and fixed-point normalization).
+// MEAN (TFLite's integer mean and requantization), SOFTMAX (TFLite's
+// exp lookup table and fixed-point normalization), REDUCE_MAX / REDUCE_MIN.
 // Semantics: tensorflow/lite/kernels (reference integer kernels); see
 // TFLiteQuantizedOps.h for the shared builders.
 //
@@ -189,11 +189,31 @@ LogicalResult convertSoftmax(OpContext &ctx) {
   return ctx.setOutput(0, ctx.create<tosa::CastOp>(tensorOf(shape, i8Type(ctx)), clamped));
 }
 
+// --- REDUCE_MAX / REDUCE_MIN ---------------------------------------------------
+
+/// REDUCE_MAX / REDUCE_MIN on int8/uint8 (reduce.cc EvalType on the raw
+/// values): the float converter (tosa.reduce_max / reduce_min on i8) once
+/// the output has the input's scale and zero point, which TFLite 2.9
+/// requires for int8 max and min (reduce.cc:721, checked at Eval).
+LogicalResult convertReduceMaxMin(OpContext &ctx) {
+  auto in = inQuant(ctx, 0);
+  auto out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  if ((*in)->scales != (*out)->scales || (*in)->zeroPoints != (*out)->zeroPoints)
+    return ctx.fail("the output (" + describeQuant(**out) +
+                    ") has another quantization than the input (" + describeQuant(**in) +
+                    "); TFLite's int8 " + ctx.name() + " requires them equal (reduce.cc)");
+  return converters().at(ctx.code())(ctx);
+}
+
 } // namespace
 
 void registerQuantizedReductionOps(ConverterTable &table) {
   table[BuiltinOperator::MEAN] = convertMean;
   table[BuiltinOperator::SOFTMAX] = convertSoftmax;
+  table[BuiltinOperator::REDUCE_MAX] = convertReduceMaxMin;
+  table[BuiltinOperator::REDUCE_MIN] = convertReduceMaxMin;
 }
 
 } // namespace kiln::tfl
