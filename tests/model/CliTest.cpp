@@ -194,6 +194,8 @@ TEST(Cli, BadModelFiles) {
   expectCleanError("compile " + bad("int8_reduce_max_mismatched_quantization.tflite"),
                    {"operator #0 (REDUCE_MAX", "the output (scale 0.1 zero point 3)",
                     "another quantization than the input", "reduce.cc"});
+  expectCleanError("compile " + bad("int8_sum_same_quantization.tflite"),
+                   {"operator #0 (SUM", "an output quantized as the input is not supported"});
   expectCleanError("compile " + bad("uint8_per_channel_weights.tflite"),
                    {"tensor 'conv_weights'", "per-channel quantization is for INT8"});
   expectCleanError("compile " + bad("int8_without_zero_point.tflite"),

@@ -222,7 +222,7 @@ TEST(OpCasesInt8, FolderCoversEveryOperator) {
       "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE", "PACK", "UNPACK", "SPLIT", "SPLIT_V",
       "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
       "BROADCAST_TO", "GATHER_ND", "REVERSE_V2", "MIRROR_PAD", "ARG_MAX", "ARG_MIN",
-      "REDUCE_MAX", "REDUCE_MIN"};
+      "REDUCE_MAX", "REDUCE_MIN", "SUM"};
   // clang-format on
   for (const char *op : operators)
     EXPECT_TRUE(seen.count(op)) << "no int8 case for " << op;

@@ -444,6 +444,14 @@ add('reduce_max_mismatched_quantization', 'REDUCE_MAX whose output has another s
   single((g) => g.op('REDUCE_MAX', [g.input([3, 7], q(0.05, -17)), g.i32('axes', [1])], [3], q(0.1, 3), { keep_dims: false }, { version: 2 })),
   { refused: 'int8 REDUCE_MAX requires the output to have the input scale and zero point (reduce.cc:721, at Eval)' });
 
+// SUM (output with its own scale: TFLite's QuantizedMeanOrSum, compute_sum)
+add('sum_axis1_rescale', 'SUM over axis 1 of [3,6,4] to scale 0.3 zero point -5 (no saturation: |sum| < 6 * 6.4)',
+  single((g) => g.op('SUM', [g.input([3, 6, 4], q(0.05, -17)), g.i32('axes', [1])], [3, 4], q(0.3, -5), { keep_dims: false }, { version: 2 })));
+add('sum_hw_keepdims_saturating', 'SUM over H and W of [1,4,5,8] (keep_dims) to scale 0.02 zero point 10: most sums saturate',
+  single((g) => g.op('SUM', [g.input([1, 4, 5, 8], q(0.05, 3)), g.i32('axes', [1, 2])], [1, 1, 1, 8], q(0.02, 10), { keep_dims: true }, { version: 2 })));
+add('sum_uint8_rescale', 'uint8 SUM over axis 0 of [5,7] to scale 0.2 zero point 100',
+  single((g) => g.op('SUM', [g.input([5, 7], q(0.04, 120), { dtype: 'uint8' }), g.i32('axes', [0])], [7], q(0.2, 100), { keep_dims: false }, { version: 2 })));
+
 // Data movement added with issue 31 (TFLite copies bytes; the output keeps
 // the input's scale and zero point; SPACE_TO_BATCH_ND pads with it).
 const qm = q(0.05, -17);

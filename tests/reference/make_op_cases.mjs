@@ -1453,6 +1453,16 @@ function quantizationErrorModels() {
       operators: [{ op: 'REDUCE_MAX', version: 2, inputs: [0, 1], outputs: [2], options: { keep_dims: false } }],
       inputs: [0], outputs: [2], description: 'kiln bad model: int8 REDUCE_MAX with another output quantization',
     }),
+    // int8 SUM whose output keeps the input's scale and zero point.
+    'int8_sum_same_quantization.tflite': buildTfliteModel({
+      tensors: [
+        { name: 'x', shape: [3, 7], dtype: 'int8', ...q([0.05], [-17]) },
+        { name: 'axes', shape: [1], dtype: 'int32', data: Int32Array.from([1]) },
+        { name: 'sum', shape: [3], dtype: 'int8', ...q([0.05], [-17]) },
+      ],
+      operators: [{ op: 'SUM', version: 2, inputs: [0, 1], outputs: [2], options: { keep_dims: false } }],
+      inputs: [0], outputs: [2], description: 'kiln bad model: int8 SUM with the input quantization on its output',
+    }),
     // int8 PACK whose second input has another scale and zero point than the output.
     'int8_pack_mismatched_quantization.tflite': buildTfliteModel({
       tensors: [
@@ -1494,6 +1504,7 @@ const QUANTIZATION_ERROR_WHAT = {
   'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values).',
   'per_channel_activation.tflite': 'int8_quantized.tflite on a [2,8] input (output [2,4]) whose int8 input \'input\' carries 2 scales (0.05, 0.06) and 2 zero points (-2, 1) on quantized_dimension 0: activations are quantized per tensor.',
   'int8_reduce_max_mismatched_quantization.tflite': 'int8 REDUCE_MAX (version 2) of \'x\' [3,7] (scale 0.05, zero point -17) over axis 1 to [3] (scale 0.1, zero point 3): TFLite\'s reduce.cc requires the output quantized as the input.',
+  'int8_sum_same_quantization.tflite': 'int8 SUM (version 2) of \'x\' [3,7] (scale 0.05, zero point -17) over axis 1 to [3] with the same scale and zero point: TFLite 2.9 then adds the raw int8 values with wraparound; Kiln refuses it.',
   'int8_pack_mismatched_quantization.tflite': 'int8 PACK (version 2, axis 0) of \'a\' [2,3] (scale 0.05, zero point -17) and \'b\' [2,3] (scale 0.1, zero point 2) to [2,2,3] (scale 0.05, zero point -17): TFLite\'s pack.cc Prepare requires every input quantized as the output.',
   'mixed_int8_uint8.tflite': 'ADD (version 2) of int8 \'a\' [1,8] (scale 0.05, zero point -2) and uint8 \'b\' [1,8] (scale 0.05, zero point 128) to int8 \'sum\' (scale 0.1): one operator mixing INT8 and UINT8.',
   'uint8_per_channel_weights.tflite': 'per_channel_scale_count.tflite in uint8 (CONV_2D version 1; input zero point 126, output zero point 131) whose uint8 weights \'conv_weights\' [4,1,1,2] carry 4 per-channel scales (zero points 128) on quantized_dimension 0: per-channel scales are for int8 weights only.',
