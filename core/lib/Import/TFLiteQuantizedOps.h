@@ -11,7 +11,7 @@
 //                                     LEAKY_RELU HARD_SWISH QUANTIZE
 //                                     DEQUANTIZE
 //   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION PACK RESIZE_BILINEAR
-//   TFLiteQuantizedReductionOps.cpp   MEAN SOFTMAX
+//   TFLiteQuantizedReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
 // TFLite's fixed-point arithmetic itself (no MLIR) is in TFLiteQuant.h.
 //
 //===----------------------------------------------------------------------===//
