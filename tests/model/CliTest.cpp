@@ -188,6 +188,14 @@ TEST(Cli, BadModelFiles) {
   expectCleanError("compile " + bad("per_channel_activation.tflite"),
                    {"tensor 'input'", "per-channel scales", "activations per tensor"});
   expectCleanError("compile " + bad("mixed_int8_uint8.tflite"), {"operator #0 (ADD", "mixes INT8 and UINT8"});
+  expectCleanError("compile " + bad("int8_pack_mismatched_quantization.tflite"),
+                   {"operator #0 (PACK", "input 1 (scale 0.1 zero point 2)",
+                    "another quantization than the output", "pack.cc"});
+  expectCleanError("compile " + bad("int8_reduce_max_mismatched_quantization.tflite"),
+                   {"operator #0 (REDUCE_MAX", "the output (scale 0.1 zero point 3)",
+                    "another quantization than the input", "reduce.cc"});
+  expectCleanError("compile " + bad("int8_sum_same_quantization.tflite"),
+                   {"operator #0 (SUM", "an output quantized as the input is not supported"});
   expectCleanError("compile " + bad("uint8_per_channel_weights.tflite"),
                    {"tensor 'conv_weights'", "per-channel quantization is for INT8"});
   expectCleanError("compile " + bad("int8_without_zero_point.tflite"),

@@ -213,12 +213,18 @@ TEST(OpCasesInt8, FolderCoversEveryOperator) {
     ASSERT_TRUE(static_cast<bool>(info)) << llvm::toString(info.takeError());
     seen.insert(info->operators.begin(), info->operators.end());
   }
-  for (const char *op :
-       {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "ADD", "SUB", "MUL",
-        "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "HARD_SWISH",
-        "LEAKY_RELU", "RELU", "RELU6", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE",
-        "CONCATENATION", "PAD", "SLICE", "STRIDED_SLICE", "GATHER", "RESIZE_BILINEAR",
-        "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE"})
+  // clang-format off
+  const char *const operators[] = {
+      "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "ADD", "SUB", "MUL",
+      "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "HARD_SWISH",
+      "LEAKY_RELU", "RELU", "RELU6", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE",
+      "CONCATENATION", "PAD", "SLICE", "STRIDED_SLICE", "GATHER", "RESIZE_BILINEAR",
+      "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE", "PACK", "UNPACK", "SPLIT", "SPLIT_V",
+      "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
+      "BROADCAST_TO", "GATHER_ND", "REVERSE_V2", "MIRROR_PAD", "ARG_MAX", "ARG_MIN",
+      "REDUCE_MAX", "REDUCE_MIN", "SUM"};
+  // clang-format on
+  for (const char *op : operators)
     EXPECT_TRUE(seen.count(op)) << "no int8 case for " << op;
   EXPECT_GE(listCases().size(), 50u);
 }

@@ -159,6 +159,19 @@ TEST(OpCases, MovementOpsRefuseComputedShapeOperands) {
     expectRefused(file, "operator #0 (", what);
 }
 
+// CUMSUM with an axis that is a graph input, or of a type Kiln does not sum
+// (bool), is refused with one line naming the operator
+// (tests/data/bad/cumsum_*.tflite).
+TEST(OpCases, CumsumRefusesComputedAxisAndOtherTypes) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"cumsum_computed_axis.tflite",
+       "the axis (input 1) must be a constant; a computed axis is not supported"},
+      {"cumsum_bool.tflite", "only float32 and int32 inputs are supported"},
+  };
+  for (const auto &[file, what] : cases)
+    expectRefused(file, "operator #0 (CUMSUM): ", what);
+}
+
 // CAST to a type Kiln does not compute (int64 here) is refused with one line
 // naming the operator and the casts it supports (tests/data/bad/
 // cast_through_int64.tflite; TFLite runs it).

@@ -274,7 +274,8 @@ function quantizeFloat(g, op, x) {
 
 // MEAN: same scale and zero point: sum / n truncated toward zero; otherwise
 // round(mean * si / so - zi * si / so) + zo in float32.
-function mean(g, op, x) {
+// The int32 sums of the stored values over the constant axes (input 1).
+function axisSums(g, op, x) {
   const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
   const axes = new Set([...g.tensors[op.inputs[1]].data].map((a) => (a < 0 ? a + X.shape.length : a)));
   const keptShape = X.shape.map((d, i) => (axes.has(i) ? 1 : d));
@@ -285,11 +286,25 @@ function mean(g, op, x) {
     for (let d = 0; d < X.shape.length; d++) if (!axes.has(d)) k += (Math.floor(i / xs[d]) % X.shape[d]) * ks[d];
     sums[k] += x[i];
   }
-  const n = x.length / sums.length;
+  return { X, O, sums, n: x.length / sums.length };
+}
+
+function mean(g, op, x) {
+  const { X, O, sums, n } = axisSums(g, op, x);
   const same = scaleOf(X) === scaleOf(O) && zpOf(X) === zpOf(O);
   const scale = f32(scaleOf(X) / scaleOf(O)); const bias = f32(-zpOf(X) * scale);
   return ARRAY[O.dtype].from(sums, (s) => clamp(same ? Math.trunc(s / n)
     : roundAway(f32(f32(f32(s) / n) * scale + bias)) + zpOf(O), RANGE[O.dtype]));
+}
+
+// SUM with an output scale of its own (QuantizedMeanOrSum, compute_sum):
+// scale = si / so, bias = -zi * scale * n (float32), round(sum * scale +
+// bias) + zo, cast to the 8-bit type WITHOUT saturation: TFLite 2.9 wraps
+// (the typed array's conversion does the same).
+function sum(g, op, x) {
+  const { X, O, sums, n } = axisSums(g, op, x);
+  const scale = f32(scaleOf(X) / scaleOf(O)); const bias = f32(f32(-zpOf(X) * scale) * n);
+  return ARRAY[O.dtype].from(sums, (s) => roundAway(f32(f32(f32(s) * scale) + bias)) + zpOf(O));
 }
 
 // uint8/int8 CONCATENATION; inputs with other scales are requantized in float:
@@ -356,6 +371,7 @@ const KERNELS = {
   AVERAGE_POOL_2D: (g, op, [x]) => pool(g, op, x),
   MAX_POOL_2D: (g, op, [x]) => pool(g, op, x),
   MEAN: (g, op, [x]) => mean(g, op, x),
+  SUM: (g, op, [x]) => sum(g, op, x),
   SOFTMAX: (g, op, [x]) => softmax(g, op, x),
   LOGISTIC: (g, op, [x]) => lut(g, op, x, (v) => f32(1 / f32(1 + f32(Math.exp(-v))))),
   TANH: (g, op, [x]) => lut(g, op, x, (v) => f32(Math.tanh(v))),

@@ -128,6 +128,14 @@ class QGraph {
     return out;
   }
 
+  // Appends op with several outputs (shapes outShapes, one quantization);
+  // returns their indices.
+  opN(op, inputs, outShapes, quantization, options, { version = 1, dtype } = {}) {
+    const outs = outShapes.map((s, k) => this.tensor(`${op.toLowerCase()}_${k}`, s, dtype ?? this.dtype(inputs[0]), quantization));
+    this.operators.push({ op, inputs, outputs: outs, ...(options ? { options } : {}), ...(version !== 1 ? { version } : {}) });
+    return outs;
+  }
+
   output(...idx) { this.outputs.push(...idx); }
 
   spec() {
@@ -426,6 +434,65 @@ add('resize_nearest_neighbor_up2x', 'RESIZE_NEAREST_NEIGHBOR 4x4 -> 8x8',
   single((g) => resize(g, 'RESIZE_NEAREST_NEIGHBOR', g.input([1, 4, 4, 3], q(0.05, -3)), [8, 8])));
 add('resize_nearest_neighbor_half_pixel', 'RESIZE_NEAREST_NEIGHBOR 5x5 -> 8x7 half_pixel_centers',
   single((g) => resize(g, 'RESIZE_NEAREST_NEIGHBOR', g.input([1, 5, 5, 2], q(0.05, -3)), [8, 7], { halfPixel: true })));
+
+// REDUCE_MAX / REDUCE_MIN (output quantized as the input: the raw values compare alike)
+add('reduce_max_axis1', 'REDUCE_MAX over axis 1 of [3,7,4]',
+  single((g) => g.op('REDUCE_MAX', [g.input([3, 7, 4], q(0.05, -17)), g.i32('axes', [1])], [3, 4], q(0.05, -17), { keep_dims: false }, { version: 2 })));
+add('reduce_min_hw_keepdims_uint8', 'uint8 REDUCE_MIN over H and W of [1,4,5,3] (keep_dims)',
+  single((g) => g.op('REDUCE_MIN', [g.input([1, 4, 5, 3], q(0.05, 120), { dtype: 'uint8' }), g.i32('axes', [1, 2])], [1, 1, 1, 3], q(0.05, 120), { keep_dims: true }, { version: 2 })));
+add('reduce_max_mismatched_quantization', 'REDUCE_MAX whose output has another scale and zero point than its input',
+  single((g) => g.op('REDUCE_MAX', [g.input([3, 7], q(0.05, -17)), g.i32('axes', [1])], [3], q(0.1, 3), { keep_dims: false }, { version: 2 })),
+  { refused: 'int8 REDUCE_MAX requires the output to have the input scale and zero point (reduce.cc:721, at Eval)' });
+
+// SUM (output with its own scale: TFLite's QuantizedMeanOrSum, compute_sum)
+add('sum_axis1_rescale', 'SUM over axis 1 of [3,6,4] to scale 0.3 zero point -5 (no saturation: |sum| < 6 * 6.4)',
+  single((g) => g.op('SUM', [g.input([3, 6, 4], q(0.05, -17)), g.i32('axes', [1])], [3, 4], q(0.3, -5), { keep_dims: false }, { version: 2 })));
+add('sum_hw_keepdims_saturating', 'SUM over H and W of [1,4,5,8] (keep_dims) to scale 0.02 zero point 10: most sums saturate',
+  single((g) => g.op('SUM', [g.input([1, 4, 5, 8], q(0.05, 3)), g.i32('axes', [1, 2])], [1, 1, 1, 8], q(0.02, 10), { keep_dims: true }, { version: 2 })));
+add('sum_uint8_rescale', 'uint8 SUM over axis 0 of [5,7] to scale 0.2 zero point 100',
+  single((g) => g.op('SUM', [g.input([5, 7], q(0.04, 120), { dtype: 'uint8' }), g.i32('axes', [0])], [7], q(0.2, 100), { keep_dims: false }, { version: 2 })));
+
+// Data movement added with issue 31 (TFLite copies bytes; the output keeps
+// the input's scale and zero point; SPACE_TO_BATCH_ND pads with it).
+const qm = q(0.05, -17);
+add('pack_axis1', 'PACK two [2,3] inputs on axis 1 -> [2,2,3]',
+  single((g) => g.op('PACK', [g.input([2, 3], qm), g.input([2, 3], qm)], [2, 2, 3], qm, { values_count: 2, axis: 1 }, { version: 2 })));
+add('pack_mismatched_quantization', 'PACK of inputs with different scales',
+  single((g) => g.op('PACK', [g.input([2, 3], qm), g.input([2, 3], q(0.1, 2))], [2, 2, 3], qm, { values_count: 2, axis: 0 }, { version: 2 })),
+  { refused: 'int8 PACK requires every input to have the output scale and zero point (pack.cc Prepare)' });
+add('unpack_axis1_uint8', 'uint8 UNPACK [3,4,2] on axis 1 into 4 outputs [3,2]',
+  (g) => g.output(...g.opN('UNPACK', [g.input([3, 4, 2], q(0.05, 120), { dtype: 'uint8' })], [[3, 2], [3, 2], [3, 2], [3, 2]], q(0.05, 120), { num: 4, axis: 1 })));
+add('split_axis0', 'SPLIT [6,4] on axis 0 into 3 outputs [2,4]',
+  (g) => g.output(...g.opN('SPLIT', [g.i32('axis', [0], []), g.input([6, 4], qm)], [[2, 4], [2, 4], [2, 4]], qm, { num_splits: 3 }, { version: 2, dtype: 'int8' })));
+add('split_v_axis1', 'SPLIT_V [2,7,3] on axis 1 into sizes [2,-1,1]',
+  (g) => g.output(...g.opN('SPLIT_V', [g.input([2, 7, 3], qm), g.i32('size_splits', [2, -1, 1]), g.i32('axis', [1], [])], [[2, 2, 3], [2, 4, 3], [2, 1, 3]], qm,
+    { num_splits: 3 }, { version: 2 })));
+add('depth_to_space_b2', 'DEPTH_TO_SPACE [1,2,3,8] block 2 -> [1,4,6,2]',
+  single((g) => g.op('DEPTH_TO_SPACE', [g.input([1, 2, 3, 8], qm)], [1, 4, 6, 2], qm, { block_size: 2 }, { version: 2 })));
+add('space_to_depth_b2', 'SPACE_TO_DEPTH [1,4,6,3] block 2 -> [1,2,3,12]',
+  single((g) => g.op('SPACE_TO_DEPTH', [g.input([1, 4, 6, 3], qm)], [1, 2, 3, 12], qm, { block_size: 2 }, { version: 2 })));
+add('space_to_batch_nd_pad_zero_point', 'SPACE_TO_BATCH_ND [1,3,5,2] block [2,2] paddings [[1,0],[1,2]]: the padding holds the zero point -17',
+  single((g) => g.op('SPACE_TO_BATCH_ND', [g.input([1, 3, 5, 2], qm), g.i32('block_shape', [2, 2]), g.i32('paddings', [1, 0, 1, 2], [2, 2])], [4, 2, 4, 2], qm, {}, { version: 2 })));
+add('space_to_batch_nd_other_output_quantization', 'SPACE_TO_BATCH_ND [1,3,4,2] block [2,2] paddings [[0,1],[0,0]] whose output has another scale and zero point: TFLite 2.9 copies the bytes and pads with the output zero point 3',
+  single((g) => g.op('SPACE_TO_BATCH_ND', [g.input([1, 3, 4, 2], qm), g.i32('block_shape', [2, 2]), g.i32('paddings', [0, 1, 0, 0], [2, 2])], [4, 2, 2, 2], q(0.1, 3), {}, { version: 2 })));
+add('batch_to_space_nd_crops', 'BATCH_TO_SPACE_ND [4,2,3,3] block [2,2] crops [[0,1],[1,0]] -> [1,3,5,3]',
+  single((g) => g.op('BATCH_TO_SPACE_ND', [g.input([4, 2, 3, 3], qm), g.i32('block_shape', [2, 2]), g.i32('crops', [0, 1, 1, 0], [2, 2])], [1, 3, 5, 3], qm, {}, { version: 2 })));
+add('broadcast_to', 'BROADCAST_TO [3,1] -> [2,3,4]',
+  single((g) => g.op('BROADCAST_TO', [g.input([3, 1], qm), g.i32('shape', [2, 3, 4])], [2, 3, 4], qm, undefined, { version: 2 })));
+add('gather_nd', 'GATHER_ND of [4,3,2] at 3 index pairs -> [3,2]',
+  single((g) => g.op('GATHER_ND', [g.input([4, 3, 2], qm), g.i32('indices', [1, 0, 3, 2, 0, 1], [3, 2])], [3, 2], qm, {})));
+add('reverse_v2_axis1', 'REVERSE_V2 [3,4,2] on axis 1',
+  single((g) => g.op('REVERSE_V2', [g.input([3, 4, 2], qm), g.i32('axis', [1])], [3, 4, 2], qm, {}, { version: 2 })));
+add('mirror_pad_reflect', 'MIRROR_PAD REFLECT [2,3,4] by [[0,0],[1,1],[2,1]]',
+  single((g) => g.op('MIRROR_PAD', [g.input([2, 3, 4], qm), g.i32('paddings', [0, 0, 1, 1, 2, 1], [3, 2])], [2, 5, 7], qm, { mode: 'REFLECT' }, { version: 2 })));
+add('mirror_pad_symmetric_uint8', 'uint8 MIRROR_PAD SYMMETRIC [3,4] by [[2,1],[0,3]]',
+  single((g) => g.op('MIRROR_PAD', [g.input([3, 4], q(0.05, 120), { dtype: 'uint8' }), g.i32('paddings', [2, 1, 0, 3], [2, 2])], [6, 7], q(0.05, 120), { mode: 'SYMMETRIC' }, { version: 2 })));
+add('arg_max_int8_axis1', 'ARG_MAX of int8 [3,40] on axis 1 (ties: the first index), int32 output',
+  single((g) => g.op('ARG_MAX', [g.input([3, 40], qm), g.i32('axis', [1], [])], [3], undefined, { output_type: 'INT32' }, { version: 2, dtype: 'int32' })));
+add('arg_min_int8_axis0', 'ARG_MIN of int8 [50,3] on axis 0 (ties: the first index), int32 output',
+  single((g) => g.op('ARG_MIN', [g.input([50, 3], qm), g.i32('axis', [0], [])], [3], undefined, { output_type: 'INT32' }, { version: 2, dtype: 'int32' })));
+add('arg_max_uint8', 'ARG_MAX of uint8 [4,30] on axis 1',
+  single((g) => g.op('ARG_MAX', [g.input([4, 30], q(0.05, 120), { dtype: 'uint8' }), g.i32('axis', [1], [])], [4], undefined, { output_type: 'INT32' }, { version: 1, dtype: 'int32' })));
 
 // QUANTIZE / DEQUANTIZE
 add('quantize_float_to_int8', 'QUANTIZE float32 in [-3, 3) to int8 scale 0.02 zero point 5 (saturates beyond about +-2.5)',

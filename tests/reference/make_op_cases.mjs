@@ -927,6 +927,18 @@ add('log_softmax_rank2', 'LOG_SOFTMAX on [3,10] (last axis); input x3',
 add('log_softmax_rank4', 'LOG_SOFTMAX on [1,2,3,8]; input x3',
   single((g) => g.op('LOG_SOFTMAX', [g.input([1, 2, 3, 8], { transform: T.scale(3) })], [1, 2, 3, 8], {})));
 
+// CUMSUM (float32 and int32; TFLite 2.9 runs it: the reference) ----------
+const cumsumCase = (name, desc, shape, axis, { exclusive = false, reverse = false, dtype = 'float32' } = {}) => add(name,
+  `CUMSUM ${dtype} [${shape}] axis ${axis}${exclusive ? ' exclusive' : ''}${reverse ? ' reverse' : ''}${desc}`,
+  single((g) => g.op('CUMSUM', [g.input(shape, dtype === 'int32' ? { dtype, transform: T.ints(100) } : {}), g.i32('axis', [axis], [])], shape,
+    { exclusive, reverse }, dtype === 'int32' ? { dtype } : {})));
+cumsumCase('cumsum_axis1', '', [3, 6], 1);
+cumsumCase('cumsum_axis0_long', ' (37 steps: a scan of 6 doublings)', [37, 2], 0);
+cumsumCase('cumsum_exclusive_reverse', '', [4, 5, 3], -2, { exclusive: true, reverse: true });
+cumsumCase('cumsum_exclusive', '', [2, 7], 1, { exclusive: true });
+cumsumCase('cumsum_int32_reverse', ' (inputs in -100..100)', [2, 9], 1, { reverse: true, dtype: 'int32' });
+cumsumCase('cumsum_int32_exclusive_axis0', ' (inputs in -100..100)', [5, 4], 0, { exclusive: true, dtype: 'int32' });
+
 // L2_NORMALIZATION / REVERSE_V2 / GATHER_ND --------------------------------
 add('l2_normalization_rank2', 'L2_NORMALIZATION on [3,10] (last axis)',
   single((g) => g.op('L2_NORMALIZATION', [g.input([3, 10])], [3, 10], { fused_activation_function: 'NONE' })));
@@ -1431,6 +1443,36 @@ function quantizationErrorModels() {
       3: { shape: [2, 4] },
     }),
     'mixed_int8_uint8.tflite': buildTfliteModel(mixedAdd),
+    // int8 REDUCE_MAX whose output has another scale and zero point than its input.
+    'int8_reduce_max_mismatched_quantization.tflite': buildTfliteModel({
+      tensors: [
+        { name: 'x', shape: [3, 7], dtype: 'int8', ...q([0.05], [-17]) },
+        { name: 'axes', shape: [1], dtype: 'int32', data: Int32Array.from([1]) },
+        { name: 'max', shape: [3], dtype: 'int8', ...q([0.1], [3]) },
+      ],
+      operators: [{ op: 'REDUCE_MAX', version: 2, inputs: [0, 1], outputs: [2], options: { keep_dims: false } }],
+      inputs: [0], outputs: [2], description: 'kiln bad model: int8 REDUCE_MAX with another output quantization',
+    }),
+    // int8 SUM whose output keeps the input's scale and zero point.
+    'int8_sum_same_quantization.tflite': buildTfliteModel({
+      tensors: [
+        { name: 'x', shape: [3, 7], dtype: 'int8', ...q([0.05], [-17]) },
+        { name: 'axes', shape: [1], dtype: 'int32', data: Int32Array.from([1]) },
+        { name: 'sum', shape: [3], dtype: 'int8', ...q([0.05], [-17]) },
+      ],
+      operators: [{ op: 'SUM', version: 2, inputs: [0, 1], outputs: [2], options: { keep_dims: false } }],
+      inputs: [0], outputs: [2], description: 'kiln bad model: int8 SUM with the input quantization on its output',
+    }),
+    // int8 PACK whose second input has another scale and zero point than the output.
+    'int8_pack_mismatched_quantization.tflite': buildTfliteModel({
+      tensors: [
+        { name: 'a', shape: [2, 3], dtype: 'int8', ...q([0.05], [-17]) },
+        { name: 'b', shape: [2, 3], dtype: 'int8', ...q([0.1], [2]) },
+        { name: 'packed', shape: [2, 2, 3], dtype: 'int8', ...q([0.05], [-17]) },
+      ],
+      operators: [{ op: 'PACK', version: 2, inputs: [0, 1], outputs: [2], options: { values_count: 2, axis: 0 } }],
+      inputs: [0, 1], outputs: [2], description: 'kiln bad model: int8 PACK of inputs with different quantization',
+    }),
     // The per-channel CONV_2D above in uint8, with 4 weight scales for 4 channels.
     'uint8_per_channel_weights.tflite': buildTfliteModel({
       ...conv,
@@ -1461,6 +1503,9 @@ const QUANTIZATION_ERROR_WHAT = {
   'int8_without_quantization.tflite': 'int8_quantized.tflite whose int8 input \'input\' has no quantization parameters.',
   'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values).',
   'per_channel_activation.tflite': 'int8_quantized.tflite on a [2,8] input (output [2,4]) whose int8 input \'input\' carries 2 scales (0.05, 0.06) and 2 zero points (-2, 1) on quantized_dimension 0: activations are quantized per tensor.',
+  'int8_reduce_max_mismatched_quantization.tflite': 'int8 REDUCE_MAX (version 2) of \'x\' [3,7] (scale 0.05, zero point -17) over axis 1 to [3] (scale 0.1, zero point 3): TFLite\'s reduce.cc requires the output quantized as the input.',
+  'int8_sum_same_quantization.tflite': 'int8 SUM (version 2) of \'x\' [3,7] (scale 0.05, zero point -17) over axis 1 to [3] with the same scale and zero point: TFLite 2.9 then adds the raw int8 values with wraparound; Kiln refuses it.',
+  'int8_pack_mismatched_quantization.tflite': 'int8 PACK (version 2, axis 0) of \'a\' [2,3] (scale 0.05, zero point -17) and \'b\' [2,3] (scale 0.1, zero point 2) to [2,2,3] (scale 0.05, zero point -17): TFLite\'s pack.cc Prepare requires every input quantized as the output.',
   'mixed_int8_uint8.tflite': 'ADD (version 2) of int8 \'a\' [1,8] (scale 0.05, zero point -2) and uint8 \'b\' [1,8] (scale 0.05, zero point 128) to int8 \'sum\' (scale 0.1): one operator mixing INT8 and UINT8.',
   'uint8_per_channel_weights.tflite': 'per_channel_scale_count.tflite in uint8 (CONV_2D version 1; input zero point 126, output zero point 131) whose uint8 weights \'conv_weights\' [4,1,1,2] carry 4 per-channel scales (zero points 128) on quantized_dimension 0: per-channel scales are for int8 weights only.',
   'int8_without_zero_point.tflite': 'int8_quantized.tflite whose int8 input \'input\' has scale 0.05 but no zero_point vector (1 scale, 0 zero points).',
@@ -1492,12 +1537,14 @@ async function writeBadModels() {
       inputs: [0], outputs: [2], description: 'kiln bad model: custom operator',
     }),
     'unsupported_op.tflite': buildTfliteModel({
-      tensors: [f32('input', [2, 5]), f32('relu', [2, 5]), { name: 'axis', shape: [], dtype: 'int32', data: Int32Array.from([1]) }, f32('cumsum', [2, 5])],
+      tensors: [f32('input', [2, 5]), f32('relu', [2, 5]), { name: 'shape', shape: [2], dtype: 'int32', data: Int32Array.from([2, 5]) },
+        f32('random', [2, 5]), f32('sum', [2, 5])],
       operators: [
         { op: 'RELU', inputs: [0], outputs: [1] },
-        { op: 'CUMSUM', inputs: [1, 2], outputs: [3], options: { exclusive: false, reverse: false } },
+        { op: 'RANDOM_UNIFORM', inputs: [2], outputs: [3] },
+        { op: 'ADD', inputs: [1, 3], outputs: [4], options: { fused_activation_function: 'NONE' } },
       ],
-      inputs: [0], outputs: [3], description: 'kiln bad model: CUMSUM (builtin 128), not supported by Kiln',
+      inputs: [0], outputs: [4], description: 'kiln bad model: RANDOM_UNIFORM (builtin 148), not supported by Kiln',
     }),
     'int8_quantized.tflite': int8Fc('kiln bad model: int8-quantized FULLY_CONNECTED'),
     ...quantizationErrorModels(),
@@ -1580,6 +1627,17 @@ async function writeBadModels() {
         { op: 'GATHER', inputs: [3, 2], outputs: [4], options: { axis: 0 } }],
       inputs: [0, 1], outputs: [4], description: 'kiln bad model: ARG_MAX whose axis is a graph input',
     }),
+    'cumsum_computed_axis.tflite': buildTfliteModel({
+      tensors: [f32('input', [2, 5]), { name: 'axis', shape: [], dtype: 'int32' }, f32('cumsum', [2, 5])],
+      operators: [{ op: 'CUMSUM', inputs: [0, 1], outputs: [2], options: { exclusive: false, reverse: false } }],
+      inputs: [0, 1], outputs: [2], description: 'kiln bad model: CUMSUM whose axis is a graph input',
+    }),
+    'cumsum_bool.tflite': buildTfliteModel({
+      tensors: [{ name: 'input', shape: [2, 5], dtype: 'bool' }, { name: 'axis', shape: [], dtype: 'int32', data: Int32Array.from([1]) },
+        { name: 'cumsum', shape: [2, 5], dtype: 'bool' }],
+      operators: [{ op: 'CUMSUM', inputs: [0, 1], outputs: [2], options: { exclusive: false, reverse: false } }],
+      inputs: [0], outputs: [2], description: 'kiln bad model: CUMSUM of a bool tensor',
+    }),
     'broadcast_to_computed_shape.tflite': buildTfliteModel({
       tensors: [f32('input', [3, 1]), { name: 'shape', shape: [2], dtype: 'int32' }, f32('broadcast_to', [3, 4])],
       operators: [{ op: 'BROADCAST_TO', version: 2, inputs: [0, 1], outputs: [2] }],
@@ -1614,7 +1672,7 @@ async function writeBadModels() {
 
   const what = {
     'custom_op.tflite': 'RELU then a CUSTOM operator (custom_code "MyCustomOp") as operator #1; float32 [1,8].',
-    'unsupported_op.tflite': 'RELU then CUMSUM (builtin code 128, deprecated_builtin_code 127, axis constant 1), a valid builtin Kiln does not support; float32 [2,5].',
+    'unsupported_op.tflite': 'RELU, then RANDOM_UNIFORM (builtin code 148, deprecated_builtin_code 127) of the constant shape [2,5], then ADD of the two: a valid builtin Kiln does not support (a random operator; CUMSUM, the example before, is supported now); float32 [2,5].',
     'int8_quantized.tflite': 'int8 FULLY_CONNECTED (version 4): int8 input [1,8] (scale 0.05, zero_point -2), int8 weights [4,8] (scale 0.02), int32 bias (scale 0.001), int8 output [1,4] (scale 0.1, zero_point 3). No longer an error: Kiln compiles it (Cli.Int8QuantizedModelRunsAsTfliteComputes); the quantization cases below are variants of it.',
     ...QUANTIZATION_ERROR_WHAT,
     'two_subgraphs.tflite': 'two subgraphs: "main" (RELU [1,8]) and an unreferenced "second" (TANH [1,8]). No longer an error: Kiln compiles subgraph 0, as TFLite runs it (ControlFlow.UnreferencedSubgraphIsIgnored).',
@@ -1631,6 +1689,8 @@ async function writeBadModels() {
     'mirror_pad_computed_paddings.tflite': 'MIRROR_PAD REFLECT of [2,4] whose paddings [2,2] int32 are a second graph input, not a constant.',
     'split_v_computed_sizes.tflite': 'SPLIT_V of [2,6] along constant axis 1 into 2 outputs ([2,2], [2,4]) whose size_splits [2] int32 are a second graph input, not a constant.',
     'arg_max_computed_axis.tflite': 'ARG_MAX (output_type INT32) of [3,5] whose axis (int32 scalar) is a second graph input, not a constant, then GATHER of the constant [10..14] at the indices (a float32 output).',
+    'cumsum_computed_axis.tflite': 'CUMSUM of float32 [2,5] whose axis (int32 scalar) is a second graph input, not a constant.',
+    'cumsum_bool.tflite': 'CUMSUM of a bool [2,5] input along constant axis 1: Kiln sums float32 and int32 (TFLite: float32, int32, int64).',
     'broadcast_to_computed_shape.tflite': 'BROADCAST_TO (version 2) of [3,1] to [3,4] whose shape [2] int32 is a second graph input, not a constant.',
     'truncated.tflite': `the first 100 bytes of a valid ${goodBytes.length}-byte CONV_2D model.`,
     'garbled.tflite': `the first 8 bytes (root offset + "TFL3") of that valid CONV_2D model, then ${goodBytes.length - 8} seeded random bytes (same length, ${goodBytes.length} bytes).`,

@@ -324,6 +324,23 @@ function gatherNd(params, idx, outShape) {
   return out;
 }
 
+// CUMSUM (cumsum.cc): running sums along `axis`, accumulated in order
+// (reverse: from the end; exclusive: each sum leaves its own element out).
+function cumsum(x, axis, exclusive, reverse) {
+  const out = T(x.shape); const k = x.shape[axis];
+  const inner = numel(x.shape.slice(axis + 1)); const outer = numel(x.shape.slice(0, axis));
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      let acc = 0;
+      for (let j = 0; j < k; j++) {
+        const idx = (o * k + (reverse ? k - 1 - j : j)) * inner + i;
+        if (exclusive) { out.data[idx] = acc; acc += x.data[idx]; } else { acc += x.data[idx]; out.data[idx] = acc; }
+      }
+    }
+  }
+  return out;
+}
+
 // SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND on [N, spatial..., C] (1 or 2
 // spatial dims): batch b = (i * bw + j) * N + n holds padded position
 // (y * bh + i, x * bw + j) of image n.
@@ -404,6 +421,7 @@ function evalOp(op, ins, o, outShape, outDtype, outShapes) {
       return out;
     }
     case 'GATHER_ND': return gatherNd(a, b, outShape);
+    case 'CUMSUM': return cumsum(a, normAxis(b.data[0], a.shape.length), !!o.exclusive, !!o.reverse);
     case 'EMBEDDING_LOOKUP': { const out = T(outShape); const row = numel(outShape.slice(1)); for (let i = 0; i < out.data.length; i++) out.data[i] = b.data[a.data[Math.floor(i / row)] * row + (i % row)]; return out; }
     case 'L2_POOL_2D': return act(map1(pool(map1(a, (v) => v * v), { ...o, fused_activation_function: 'NONE' }, true), Math.sqrt), o.fused_activation_function);
     case 'SPACE_TO_BATCH_ND': return spaceToBatch(a, Array.from(b.data), Array.from(c.data), outShape);

@@ -2,18 +2,19 @@
 //
 // PACK UNPACK SPLIT SPLIT_V SHAPE BROADCAST_TO BROADCAST_ARGS FILL
 // DEPTH_TO_SPACE SPACE_TO_DEPTH ARG_MAX ARG_MIN REVERSE_V2 GATHER_ND
-// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND -> TOSA.
+// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND CUMSUM -> TOSA.
 // Semantics: TFLite's reference kernels (tensorflow/lite/kernels/pack.cc,
 // unpack.cc, split.cc, split_v.cc, shape.cc, broadcast_to.cc,
 // broadcast_args.cc, fill.cc, internal/reference/depth_to_space.h,
 // space_to_depth.h, arg_min_max.h, reverse.cc, gather_nd.cc,
-// space_to_batch_nd.cc, batch_to_space_nd.cc). Axes, split sizes, shapes and FILL's
+// space_to_batch_nd.cc, batch_to_space_nd.cc, cumsum.cc). Axes, split sizes, shapes and FILL's
 // dims must be constants (Kiln compiles static shapes); SHAPE and BROADCAST_ARGS fold to constants
 // at import. Data movement keeps the input's element type (f32 or i32).
 //
 //===----------------------------------------------------------------------===//
 #include "Import.h"
 #include "TFLiteConverter.h"
+#include "TFLiteQuantizedOps.h"
 
 #include <algorithm>
 #include <climits>
@@ -339,13 +340,16 @@ LogicalResult convertDepthToSpace(OpContext &ctx) {
 /// ARG_MAX / ARG_MIN (inputs: input, axis): index of the first maximum /
 /// minimum along the constant axis, which is removed (arg_min_max.h: ties
 /// give the lowest index); output_type INT32 or INT64 (Kiln computes both
-/// in i32). ArgMin is ArgMax of -x (negation is exact).
+/// in i32). Input float32, or int8/uint8 (the raw values compared; uint8 is
+/// computed as int8, x - 128, which keeps the order), widened to i32.
+/// ArgMin is ArgMax of -x (negation is exact in f32 and i32).
 LogicalResult convertArgMax(OpContext &ctx) {
   auto x = ctx.input(0);
   if (failed(x))
     return failure();
-  if (!x->getType().cast<RankedTensorType>().getElementType().isF32())
-    return ctx.fail("only float32 inputs are supported");
+  Type element = x->getType().cast<RankedTensorType>().getElementType();
+  if (!element.isF32() && !element.isInteger(8))
+    return ctx.fail("only float32, int8 and uint8 inputs are supported");
   llvm::SmallVector<int64_t> shape(shapeOf(*x));
   if (shape.empty())
     return ctx.fail("expects an input of rank 1 or more");
@@ -363,9 +367,13 @@ LogicalResult convertArgMax(OpContext &ctx) {
     return ctx.fail(std::string("output_type ") + schema::EnumNameTensorType(type) +
                     " is not supported (supported: INT32, INT64)");
   Value v = ctx.reshape(*x, TosaBuilder::axisView(shape, *axis));
-  if (ctx.code() == BuiltinOperator::ARG_MIN)
-    v = ctx.create<tosa::MulOp>(v.getType(), v, ctx.scalarF32(-1.0f, 3),
-                                ctx.builder().getI32IntegerAttr(0));
+  bool integer = element.isInteger(8);
+  if (integer)
+    v = ctx.create<tosa::CastOp>(RankedTensorType::get(shapeOf(v), ctx.builder().getI32Type()), v);
+  if (ctx.code() == BuiltinOperator::ARG_MIN) {
+    Value minusOne = integer ? ctx.constI32({1, 1, 1}, {-1}) : ctx.scalarF32(-1.0f, 3);
+    v = ctx.create<tosa::MulOp>(v.getType(), v, minusOne, ctx.builder().getI32IntegerAttr(0));
+  }
   Value idx = ctx.argMaxMiddle(v, false);
   shape.erase(shape.begin() + *axis);
   return ctx.setOutput(0, ctx.reshape(idx, shape));
@@ -393,6 +401,52 @@ LogicalResult convertReverseV2(OpContext &ctx) {
     seen[*axis] = true;
     v = ctx.reverseAxis(v, *axis);
   }
+  return ctx.setOutput(0, v);
+}
+
+/// CUMSUM (inputs: input, axis; CumsumOptions exclusive, reverse): running
+/// sums along the constant axis (tensorflow/lite/kernels/cumsum.cc,
+/// reference_ops::CumSum, which accumulates each line in order); exclusive
+/// leaves each element out of its own sum (the first is 0), reverse sums
+/// from the end. float32 and int32 (TFLite also has int64). TOSA: a
+/// Hillis-Steele scan, ceil(log2 K) steps of v + (v shifted by 2^i along
+/// the axis, zeros shifted in); int32 sums are exact, float32 ones are
+/// added in a tree order instead of left to right (the last bits may
+/// differ from TFLite's).
+LogicalResult convertCumsum(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  Type element = x->getType().cast<RankedTensorType>().getElementType();
+  if (!element.isF32() && !element.isInteger(32))
+    return ctx.fail("only float32 and int32 inputs are supported");
+  llvm::SmallVector<int64_t> shape(shapeOf(*x));
+  if (shape.empty())
+    return ctx.fail("expects an input of rank 1 or more");
+  auto axis = constantAxis(ctx, 1, shape.size());
+  if (failed(axis))
+    return failure();
+  bool exclusive = false, reverse = false;
+  if (const auto *o = ctx.options<schema::CumsumOptions>()) {
+    exclusive = o->exclusive();
+    reverse = o->reverse();
+  }
+  // v shifted by s along the axis: s zeros in front, the last s dropped.
+  auto shifted = [&](Value v, int64_t s) {
+    llvm::SmallVector<int64_t> before(shape.size(), 0), after(shape.size(), 0),
+        start(shape.size(), 0);
+    before[*axis] = s;
+    return ctx.slice(ctx.padZeros(v, before, after), start, shape);
+  };
+  Value v = *x;
+  if (reverse)
+    v = ctx.reverseAxis(v, *axis);
+  if (exclusive && shape[*axis] > 0)
+    v = shifted(v, 1);
+  for (int64_t s = 1; s < shape[*axis]; s *= 2)
+    v = ctx.create<tosa::AddOp>(v.getType(), v, shifted(v, s));
+  if (reverse)
+    v = ctx.reverseAxis(v, *axis);
   return ctx.setOutput(0, v);
 }
 
@@ -510,7 +564,8 @@ LogicalResult bindBlockResult(OpContext &ctx, const BlockOperands &op, Value v) 
   return ctx.setOutput(0, v);
 }
 
-/// SPACE_TO_BATCH_ND: zero-pad H and W, then move each (i, j) position of a
+/// SPACE_TO_BATCH_ND: pad H and W with zeros (int8/uint8: with the output's
+/// zero point, as space_to_batch_nd.cc does), then move each (i, j) position of a
 /// bh x bw block to batch (i * bw + j) * N + n (space_to_batch_nd.cc):
 /// [N, H, W, C] -> [bh*bw*N, H'/bh, W'/bw, C]. TOSA: tosa.pad, reshape to
 /// [N, H'/bh, bh, W'/bw, bw, C], transpose to [bh, bw, N, H'/bh, W'/bw, C],
@@ -526,7 +581,11 @@ LogicalResult convertSpaceToBatchNd(OpContext &ctx) {
     return ctx.fail("the padded spatial size [" + llvm::Twine(h) + ", " + llvm::Twine(w) +
                     "] is not divisible by block_shape [" + llvm::Twine(op->bh) + ", " +
                     llvm::Twine(op->bw) + "]");
-  Value v = ctx.padZeros(ctx.reshape(op->x, s), {0, e[0], e[2], 0}, {0, e[1], e[3], 0});
+  Value v = ctx.reshape(op->x, s);
+  if (const TensorQuant *q = ctx.outputQuant(0)) // int8: the output's zero point
+    v = quant::padSpatial(ctx, v, {e[0], e[1], e[2], e[3]}, q->zeroPoint());
+  else
+    v = ctx.padZeros(v, {0, e[0], e[2], 0}, {0, e[1], e[3], 0});
   int64_t oh = h / op->bh, ow = w / op->bw;
   v = ctx.transpose(ctx.reshape(v, {s[0], oh, op->bh, ow, op->bw, s[3]}), {2, 4, 0, 1, 3, 5});
   return bindBlockResult(ctx, *op, ctx.reshape(v, {op->bh * op->bw * s[0], oh, ow, s[3]}));
@@ -572,6 +631,7 @@ void registerMovementOps(ConverterTable &table) {
   table[BuiltinOperator::ARG_MIN] = convertArgMax;
   table[BuiltinOperator::REVERSE_V2] = convertReverseV2;
   table[BuiltinOperator::GATHER_ND] = convertGatherNd;
+  table[BuiltinOperator::CUMSUM] = convertCumsum;
   table[BuiltinOperator::SPACE_TO_BATCH_ND] = convertSpaceToBatchNd;
   table[BuiltinOperator::BATCH_TO_SPACE_ND] = convertBatchToSpaceNd;
 }

@@ -265,14 +265,33 @@ void registerQuantizedOps(ConverterTable &table) {
   registerQuantizedElementwiseOps(table);
   registerQuantizedShapeOps(table);
   registerQuantizedReductionOps(table);
-  // Data movement copies bytes in TFLite: the float converters are
-  // element-type agnostic.
+  // Data movement copies bytes in TFLite (whatever the output's
+  // quantization: these kernels' Prepare does not compare it; PACK, which
+  // does, is in registerQuantizedShapeOps): the float converters are
+  // element-type agnostic. SPACE_TO_BATCH_ND pads with the output's zero
+  // point; ARG_MAX / ARG_MIN compare the raw int8 values.
   const ConverterTable &floats = converters();
-  for (BuiltinOperator op :
-       {BuiltinOperator::RESHAPE, BuiltinOperator::SQUEEZE,
-        BuiltinOperator::EXPAND_DIMS, BuiltinOperator::TRANSPOSE,
-        BuiltinOperator::SLICE, BuiltinOperator::STRIDED_SLICE,
-        BuiltinOperator::GATHER, BuiltinOperator::RESIZE_NEAREST_NEIGHBOR})
+  for (BuiltinOperator op : {BuiltinOperator::RESHAPE,
+                             BuiltinOperator::SQUEEZE,
+                             BuiltinOperator::EXPAND_DIMS,
+                             BuiltinOperator::TRANSPOSE,
+                             BuiltinOperator::SLICE,
+                             BuiltinOperator::STRIDED_SLICE,
+                             BuiltinOperator::GATHER,
+                             BuiltinOperator::RESIZE_NEAREST_NEIGHBOR,
+                             BuiltinOperator::UNPACK,
+                             BuiltinOperator::SPLIT,
+                             BuiltinOperator::SPLIT_V,
+                             BuiltinOperator::DEPTH_TO_SPACE,
+                             BuiltinOperator::SPACE_TO_DEPTH,
+                             BuiltinOperator::SPACE_TO_BATCH_ND,
+                             BuiltinOperator::BATCH_TO_SPACE_ND,
+                             BuiltinOperator::BROADCAST_TO,
+                             BuiltinOperator::GATHER_ND,
+                             BuiltinOperator::REVERSE_V2,
+                             BuiltinOperator::MIRROR_PAD,
+                             BuiltinOperator::ARG_MAX,
+                             BuiltinOperator::ARG_MIN})
     table[op] = floats.at(op);
 }
 

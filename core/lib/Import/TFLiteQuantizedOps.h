@@ -10,8 +10,8 @@
 //   TFLiteQuantizedElementwiseOps.cpp unary tables, ADD SUB MUL,
 //                                     LEAKY_RELU HARD_SWISH QUANTIZE
 //                                     DEQUANTIZE
-//   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION RESIZE_BILINEAR
-//   TFLiteQuantizedReductionOps.cpp   MEAN SOFTMAX
+//   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION PACK RESIZE_BILINEAR
+//   TFLiteQuantizedReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
 // TFLite's fixed-point arithmetic itself (no MLIR) is in TFLiteQuant.h.
 //
 //===----------------------------------------------------------------------===//

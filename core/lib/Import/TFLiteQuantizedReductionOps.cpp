@@ -1,7 +1,7 @@
 //===- TFLiteQuantizedReductionOps.cpp - int8 reductions and SOFTMAX --------===//
 //
-// MEAN (TFLite's integer mean and requantization) and SOFTMAX (TFLite's
-// exp lookup table and fixed-point normalization).
+// MEAN (TFLite's integer mean and requantization), SOFTMAX (TFLite's
+// exp lookup table and fixed-point normalization), REDUCE_MAX / REDUCE_MIN.
 // Semantics: tensorflow/lite/kernels (reference integer kernels); see
 // TFLiteQuantizedOps.h for the shared builders.
 //
@@ -20,6 +20,25 @@ namespace {
 using namespace quant;
 
 // --- MEAN ---------------------------------------------------------------------
+
+/// Binds output 0 to table[s + 128 n] for each int32 sum s of `sum` (sums
+/// of n int8 values, so s + 128 n indexes the 255 n + 1 entries), reshaped
+/// to `resultShape`: a tosa.gather from the table as an i8 constant.
+LogicalResult bindSumTable(OpContext &ctx, Value sum, int64_t n,
+                           llvm::ArrayRef<int64_t> resultShape, llvm::ArrayRef<int8_t> table) {
+  llvm::ArrayRef<int64_t> kept = shapeOf(sum);
+  int64_t total = 1;
+  for (int64_t d : kept)
+    total *= d;
+  llvm::SmallVector<int64_t> ones(kept.size(), 1);
+  auto i32 = tensorOf(kept, i32Type(ctx));
+  Value index = ctx.create<tosa::AddOp>(i32, sum, ctx.constI32(ones, {int32_t(128 * n)}));
+  Value values = ctx.reshape(constI8(ctx, {static_cast<int64_t>(table.size())}, table),
+                             {1, static_cast<int64_t>(table.size()), 1});
+  Value gathered = ctx.create<tosa::GatherOp>(tensorOf({1, total, 1}, i8Type(ctx)), values,
+                                              ctx.reshape(index, {1, total}));
+  return ctx.setOutput(0, ctx.reshape(gathered, resultShape));
+}
 
 /// MEAN on int8 (TFLite 2.9 reduce.cc EvalMean), by case:
 /// - keep_dims over the H and W of a 4-D input (reference_integer_ops::Mean):
@@ -107,15 +126,7 @@ LogicalResult convertMean(OpContext &ctx) {
       r = std::max(r, static_cast<float>(o.fromUint8 ? 0 : -128));
       table[s + 128 * n] = static_cast<int8_t>(static_cast<int32_t>(r) - outShift);
     }
-    int64_t total = 1;
-    for (int64_t d : kept)
-      total *= d;
-    Value index = ctx.create<tosa::AddOp>(i32, sum, ctx.constI32(ones, {int32_t(128 * n)}));
-    Value values = ctx.reshape(constI8(ctx, {static_cast<int64_t>(table.size())}, table),
-                               {1, static_cast<int64_t>(table.size()), 1});
-    Value gathered = ctx.create<tosa::GatherOp>(tensorOf({1, total, 1}, i8Type(ctx)), values,
-                                                ctx.reshape(index, {1, total}));
-    return ctx.setOutput(0, ctx.reshape(gathered, resultShape));
+    return bindSumTable(ctx, sum, n, resultShape, table);
   }
   Value clamped = clampInt(ctx, result, -128, 127);
   Value narrow = ctx.create<tosa::CastOp>(tensorOf(kept, i8Type(ctx)), clamped);
@@ -189,11 +200,93 @@ LogicalResult convertSoftmax(OpContext &ctx) {
   return ctx.setOutput(0, ctx.create<tosa::CastOp>(tensorOf(shape, i8Type(ctx)), clamped));
 }
 
+// --- SUM ---------------------------------------------------------------------
+
+/// SUM on int8/uint8 with an output quantized differently from the input
+/// (TFLite 2.9 reduce.cc EvalSum -> QuantizedMeanOrSum with compute_sum):
+/// scale = si / so and bias = -zi * scale * n in float32, output
+/// round(sum * scale + bias) + zo, sum the int32 sum of the stored values,
+/// then cast to the 8-bit type WITHOUT saturation (2.9 wraps a result
+/// beyond the type's range; sum_hw_keepdims_saturating shows it); evaluated
+/// at import for every possible sum into a table (at most 1024 elements). An output quantized as
+/// the input makes TFLite sum the raw int8 values with int8 wraparound: refused.
+LogicalResult convertSum(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::ReducerOptions>();
+  bool keepDims = opts && opts->keep_dims();
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  auto input = ctx.input(0);
+  auto axesOr = ctx.constantInts(1);
+  if (failed(in) || failed(out) || failed(input) || failed(axesOr))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  if (i.scales == o.scales && i.zeroPoints == o.zeroPoints)
+    return ctx.fail("an output quantized as the input is not supported (TFLite then adds the "
+                    "raw int8 values with wraparound); give the output its own scale");
+  llvm::ArrayRef<int64_t> shape = shapeOf(*input);
+  int64_t rank = shape.size();
+  llvm::SmallVector<int64_t> kept(shape), resultShape;
+  llvm::SmallVector<bool> reduced(rank, false);
+  for (int64_t a : *axesOr) {
+    if (a < -rank || a >= rank)
+      return ctx.fail("axis " + llvm::Twine(a) + " is out of range for rank " + llvm::Twine(rank));
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  int64_t n = 1;
+  Value sum = ctx.create<tosa::CastOp>(tensorOf(shape, i32Type(ctx)), *input);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      n *= shape[d];
+      kept[d] = 1;
+      sum = ctx.create<tosa::ReduceSumOp>(tensorOf(kept, i32Type(ctx)), sum,
+                                          ctx.builder().getI64IntegerAttr(d));
+    }
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (keepDims || !reduced[d])
+      resultShape.push_back(kept[d]);
+  if (n <= 0 || n > 1024)
+    return ctx.fail("SUM over " + llvm::Twine(n) +
+                    " elements is not supported (1 to 1024 with an int8 output)");
+  const float scale = i.scale() / o.scale();
+  const int32_t shift = i.fromUint8 ? 128 : 0, outShift = o.fromUint8 ? 128 : 0;
+  const float bias = -static_cast<float>(i.zeroPoint() + shift) * scale * static_cast<float>(n);
+  std::vector<int8_t> table(255 * n + 1);
+  for (int64_t s = -128 * n; s <= 127 * n; ++s) {
+    float stored = static_cast<float>(s + shift * n); // the sum TFLite sees
+    int64_t v = static_cast<int64_t>(std::round(stored * scale + bias)) + o.zeroPoint() + outShift;
+    int64_t byte = ((v % 256) + 256) % 256; // static_cast<int8_t / uint8_t>: wraps
+    table[s + 128 * n] =
+        static_cast<int8_t>(o.fromUint8 ? byte - 128 : (byte >= 128 ? byte - 256 : byte));
+  }
+  return bindSumTable(ctx, sum, n, resultShape, table);
+}
+
+// --- REDUCE_MAX / REDUCE_MIN ---------------------------------------------------
+
+/// REDUCE_MAX / REDUCE_MIN on int8/uint8 (reduce.cc EvalType on the raw
+/// values): the float converter (tosa.reduce_max / reduce_min on i8) once
+/// the output has the input's scale and zero point, which TFLite 2.9
+/// requires for int8 max and min (reduce.cc:721, checked at Eval).
+LogicalResult convertReduceMaxMin(OpContext &ctx) {
+  auto in = inQuant(ctx, 0);
+  auto out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  if ((*in)->scales != (*out)->scales || (*in)->zeroPoints != (*out)->zeroPoints)
+    return ctx.fail("the output (" + describeQuant(**out) +
+                    ") has another quantization than the input (" + describeQuant(**in) +
+                    "); TFLite's int8 " + ctx.name() + " requires them equal (reduce.cc)");
+  return converters().at(ctx.code())(ctx);
+}
+
 } // namespace
 
 void registerQuantizedReductionOps(ConverterTable &table) {
   table[BuiltinOperator::MEAN] = convertMean;
   table[BuiltinOperator::SOFTMAX] = convertSoftmax;
+  table[BuiltinOperator::SUM] = convertSum;
+  table[BuiltinOperator::REDUCE_MAX] = convertReduceMaxMin;
+  table[BuiltinOperator::REDUCE_MIN] = convertReduceMaxMin;
 }
 
 } // namespace kiln::tfl

@@ -1,8 +1,8 @@
 //===- TFLiteQuantizedShapeOps.cpp - int8 data movement ---------------------===//
 //
-// PAD, PADV2 and CONCATENATION with TFLite's quantization rules (inputs
-// rescaled to the output's scale), RESIZE_BILINEAR in integer arithmetic.
-// Semantics: tensorflow/lite/kernels (reference integer kernels); see
+// PAD, PADV2, CONCATENATION and PACK with TFLite's quantization rules
+// (inputs rescaled to the output's scale, or required equal to it), RESIZE_BILINEAR in integer
+// arithmetic. Semantics: tensorflow/lite/kernels (reference integer kernels); see
 // TFLiteQuantizedOps.h for the shared builders.
 //
 //===----------------------------------------------------------------------===//
@@ -98,6 +98,26 @@ LogicalResult convertConcatenation(OpContext &ctx) {
                     llvm::Twine(rank));
   return ctx.setOutput(0, ctx.create<tosa::ConcatOp>(ctx.outputType(0), inputs,
                                                      ctx.builder().getI64IntegerAttr(axis)));
+}
+
+/// PACK on int8/uint8: the float converter (it copies bytes, as pack.cc
+/// does) once every input has the output's scale and zero point, which
+/// pack.cc's Prepare requires.
+LogicalResult convertPack(OpContext &ctx) {
+  auto out = outQuant(ctx);
+  if (failed(out))
+    return failure();
+  const TensorQuant &o = **out;
+  for (int k = 0; k < ctx.numInputs(); ++k) {
+    auto q = inQuant(ctx, k);
+    if (failed(q))
+      return failure();
+    if ((*q)->scales != o.scales || (*q)->zeroPoints != o.zeroPoints)
+      return ctx.fail("input " + llvm::Twine(k) + " (" + describeQuant(**q) +
+                      ") has another quantization than the output (" + describeQuant(o) +
+                      "); TFLite's int8 PACK requires them equal (pack.cc Prepare)");
+  }
+  return converters().at(BuiltinOperator::PACK)(ctx);
 }
 
 // --- RESIZE_BILINEAR ---------------------------------------------------------
@@ -204,6 +224,7 @@ void registerQuantizedShapeOps(ConverterTable &table) {
   table[BuiltinOperator::PAD] = convertPad;
   table[BuiltinOperator::PADV2] = convertPad;
   table[BuiltinOperator::CONCATENATION] = convertConcatenation;
+  table[BuiltinOperator::PACK] = convertPack;
   table[BuiltinOperator::RESIZE_BILINEAR] = convertResizeBilinear;
 }
 

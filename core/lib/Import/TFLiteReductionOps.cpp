@@ -85,7 +85,13 @@ FailureOr<llvm::SmallVector<bool>> reducedAxes(OpContext &ctx, int64_t rank) {
 
 template <Reduction kind> LogicalResult convertReduce(OpContext &ctx) {
   auto x = ctx.input(0);
-  if (failed(x) || failed(requireF32(ctx, *x, 0)))
+  if (failed(x))
+    return failure();
+  // REDUCE_MAX / REDUCE_MIN also take int8 (the int8 table calls them with
+  // the output quantized as the input: the raw values compare alike).
+  bool int8MaxMin = (kind == Reduction::Max || kind == Reduction::Min) &&
+                    x->getType().cast<RankedTensorType>().getElementType().isInteger(8);
+  if (!int8MaxMin && failed(requireF32(ctx, *x, 0)))
     return failure();
   auto shape = x->getType().cast<RankedTensorType>().getShape();
   auto reduced = reducedAxes(ctx, shape.size());
