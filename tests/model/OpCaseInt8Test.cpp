@@ -101,13 +101,13 @@ llvm::Expected<CaseInfo> readCaseInfo(const std::string &dir) {
   return info;
 }
 
-/// Element i of an |i1, |u1, <i4 or <f4 array as a double (exact for the
-/// integer types).
+/// Element i of an |i1, |u1, |b1, <i4 or <f4 array as a double (exact for
+/// the integer types; a bool is 0 or 1).
 double element(const kiln::NpyArray &a, int64_t i) {
   const uint8_t *p = a.data.data();
   if (a.dtype == "|i1")
     return static_cast<int8_t>(p[i]);
-  if (a.dtype == "|u1")
+  if (a.dtype == "|u1" || a.dtype == "|b1")
     return p[i];
   int32_t i32;
   float f32;
@@ -134,7 +134,8 @@ LsbDiff compareLsb(const kiln::NpyArray &got, const kiln::NpyArray &want, double
     d.error = "dtype " + got.dtype + ", reference " + want.dtype;
   else if (got.shape != want.shape)
     d.error = "shape differs from the reference";
-  else if (want.dtype != "|i1" && want.dtype != "|u1" && want.dtype != "<i4" && want.dtype != "<f4")
+  else if (want.dtype != "|i1" && want.dtype != "|u1" && want.dtype != "|b1" &&
+           want.dtype != "<i4" && want.dtype != "<f4")
     d.error = "unexpected reference dtype " + want.dtype;
   if (!d.error.empty())
     return d;
@@ -213,14 +214,50 @@ TEST(OpCasesInt8, FolderCoversEveryOperator) {
     ASSERT_TRUE(static_cast<bool>(info)) << llvm::toString(info.takeError());
     seen.insert(info->operators.begin(), info->operators.end());
   }
-  for (const char *op :
-       {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "BATCH_MATMUL", "ADD", "SUB", "MUL",
-        "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "SOFTMAX", "LOGISTIC", "TANH", "HARD_SWISH",
-        "LEAKY_RELU", "RELU", "RELU6", "RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE",
-        "CONCATENATION", "PAD", "SLICE", "STRIDED_SLICE", "GATHER", "RESIZE_BILINEAR",
-        "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE"})
+  for (const char *op : {"CONV_2D",
+                         "DEPTHWISE_CONV_2D",
+                         "FULLY_CONNECTED",
+                         "BATCH_MATMUL",
+                         "ADD",
+                         "SUB",
+                         "MUL",
+                         "AVERAGE_POOL_2D",
+                         "MAX_POOL_2D",
+                         "MEAN",
+                         "SOFTMAX",
+                         "LOGISTIC",
+                         "TANH",
+                         "HARD_SWISH",
+                         "LEAKY_RELU",
+                         "RELU",
+                         "RELU6",
+                         "RESHAPE",
+                         "SQUEEZE",
+                         "EXPAND_DIMS",
+                         "TRANSPOSE",
+                         "CONCATENATION",
+                         "PAD",
+                         "SLICE",
+                         "STRIDED_SLICE",
+                         "GATHER",
+                         "RESIZE_BILINEAR",
+                         "RESIZE_NEAREST_NEIGHBOR",
+                         "QUANTIZE",
+                         "DEQUANTIZE",
+                         "ABS",
+                         "RSQRT",
+                         "MAXIMUM",
+                         "MINIMUM",
+                         "SQUARED_DIFFERENCE",
+                         "PRELU",
+                         "EQUAL",
+                         "NOT_EQUAL",
+                         "GREATER",
+                         "GREATER_EQUAL",
+                         "LESS",
+                         "LESS_EQUAL"})
     EXPECT_TRUE(seen.count(op)) << "no int8 case for " << op;
-  EXPECT_GE(listCases().size(), 50u);
+  EXPECT_GE(listCases().size(), 90u);
 }
 
 // The comparison itself: 1 LSB passes only where allowed, and the count and
@@ -244,6 +281,37 @@ TEST(OpCasesInt8, ComparisonCountsLsb) {
   EXPECT_TRUE(withinLsb(u8got, u8, 1, 1));
   EXPECT_FALSE(withinLsb(u8got, u8, 1, 0));
   EXPECT_FALSE(withinLsb(u8got, want, 1, 1)) << "dtype mismatch must fail";
+}
+
+// Bad operands of the int8 elementwise operators (tests/data/ops_int8_refused,
+// REFUSALS in make_int8_cases.mjs) are refused with one line naming the
+// operator and what is supported.
+TEST(OpCasesInt8, RefusesBadOperands) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"maximum_input_scale_differs",
+       "operator #0 (MAXIMUM): input 1 has scale 0.04 zero point -3, the output scale 0.05 zero "
+       "point -3; int8 MAXIMUM / MINIMUM compare stored values, so the inputs must have the "
+       "output's scale and zero point"},
+      {"minimum_output_zero_point_differs",
+       "operator #0 (MINIMUM): input 0 has scale 0.05 zero point -3, the output scale 0.05 zero "
+       "point 0; int8 MAXIMUM / MINIMUM compare stored values"},
+      {"maximum_shapes_do_not_broadcast",
+       "operator #0 (MAXIMUM): input shapes do not broadcast (dimension 1: 3 vs 4)"},
+      {"greater_input_scale_above_1",
+       "operator #0 (GREATER): input 1 has scale 1.5; TFLite's int8 comparisons take input "
+       "scales below 1 (QuantizeMultiplierSmallerThanOneExp)"},
+      {"prelu_alpha_per_channel", "operator #0 (PRELU): alpha is quantized per channel ("},
+  };
+  for (const auto &[name, what] : cases) {
+    SCOPED_TRACE(name);
+    auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/ops_int8_refused/" +
+                                              name + ".tflite",
+                                          kiln::CompileOptions());
+    ASSERT_FALSE(static_cast<bool>(artifact));
+    std::string message = llvm::toString(artifact.takeError());
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(TFLite, OpCaseInt8, ::testing::ValuesIn(listCases()),

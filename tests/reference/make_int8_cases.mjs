@@ -450,6 +450,97 @@ add('mixed_quantize_conv_dequantize', 'float32 in -> QUANTIZE -> int8 CONV_2D (p
     return g.op('DEQUANTIZE', [y], [1, 6, 6, 4], undefined, undefined, { version: 2, dtype: 'float32' });
   }));
 
+// Arithmetic with int8 forms in TFLite (issue 31): ABS, MAXIMUM, MINIMUM,
+// SQUARED_DIFFERENCE, the comparisons (int8 operands, bool output).
+const bshape = (sa, sb) => {
+  const n = Math.max(sa.length, sb.length);
+  return Array.from({ length: n }, (_, i) => {
+    const x = sa[sa.length - n + i] ?? 1; const y = sb[sb.length - n + i] ?? 1;
+    return x === 1 ? y : x;
+  });
+};
+const binaryNoAct = (g, op, a, b, out, options = out ? {} : undefined, version = 2) => g.op(op, [a, b], bshape(g.shape(a), g.shape(b)), out, options,
+  { version, dtype: out ? undefined : 'bool' });
+add('abs_rescale', 'ABS with an output scale and zero point different from the input (saturates above 127 steps)',
+  single((g) => g.op('ABS', [g.input([4, 64], q(0.05, 7))], [4, 64], q(0.03, -100), {}, { version: 2 })));
+add('abs_same_scale', 'ABS, output with the input scale, zero point -128 (no rescale: |x - zi| + zo)',
+  single((g) => g.op('ABS', [g.input([4, 32], q(0.04, -5))], [4, 32], q(0.04, -128), {}, { version: 2 })));
+add('maximum_broadcast', 'MAXIMUM [2,3,8] and [8] (broadcast), one scale and zero point',
+  single((g) => binaryNoAct(g, 'MAXIMUM', g.input([2, 3, 8], q(0.05, -3)), g.input([8], q(0.05, -3)), q(0.05, -3))));
+add('maximum_uint8', 'uint8 MAXIMUM of two [3,10] inputs, one scale and zero point 120',
+  single((g) => binaryNoAct(g, 'MAXIMUM', g.input([3, 10], q(0.02, 120), { dtype: 'uint8' }), g.input([3, 10], q(0.02, 120), { dtype: 'uint8' }), q(0.02, 120))));
+add('minimum_broadcast_lhs', 'MINIMUM [1,1,6] and [2,4,6] (broadcast lhs), one scale and zero point',
+  single((g) => binaryNoAct(g, 'MINIMUM', g.input([1, 1, 6], q(0.03, 4)), g.input([2, 4, 6], q(0.03, 4)), q(0.03, 4))));
+add('minimum_same_shape', 'MINIMUM of two [4,16] inputs, one scale and zero point',
+  single((g) => binaryNoAct(g, 'MINIMUM', g.input([4, 16], q(0.07, -20)), g.input([4, 16], q(0.07, -20)), q(0.07, -20))));
+add('squared_difference_different_scales', 'SQUARED_DIFFERENCE of [2,4,8] inputs with different scales; output saturates',
+  single((g) => binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([2, 4, 8], q(0.05, -3)), g.input([2, 4, 8], q(0.02, 10)), q(0.1, -128))));
+add('squared_difference_broadcast', 'SQUARED_DIFFERENCE [1,4,4,3] and [3] (broadcast), output multiplier above 1',
+  single((g) => binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([1, 4, 4, 3], q(0.01, 0)), g.input([3], q(0.012, -20)), q(0.004, -128))));
+add('squared_difference_uint8', 'uint8 SQUARED_DIFFERENCE with different scales',
+  single((g) => binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([3, 10], q(0.02, 128), { dtype: 'uint8' }), g.input([3, 10], q(0.03, 100), { dtype: 'uint8' }), q(0.5, 3))),
+  { refused: 'TFLite 2.9 SQUARED_DIFFERENCE has no uint8 kernel ("SquaredDifference only supports FLOAT32 and INT32 now, got 3"; int8 is supported)' });
+for (const [op, lname] of [['EQUAL', 'equal'], ['NOT_EQUAL', 'not_equal'], ['GREATER', 'greater'], ['GREATER_EQUAL', 'greater_equal'], ['LESS', 'less'], ['LESS_EQUAL', 'less_equal']]) {
+  add(`${lname}_different_scales`, `${op} of int8 [4,16] inputs with different scales and zero points (both sides rescaled) -> bool`,
+    single((g) => binaryNoAct(g, op, g.input([4, 16], q(0.05, -3)), g.input([4, 16], q(0.1, 60)))));
+  add(`${lname}_broadcast_same_scale`, `${op} of int8 [2,3,8] and [8] (broadcast), one scale, different zero points -> bool`,
+    single((g) => binaryNoAct(g, op, g.input([2, 3, 8], q(0.02, 5)), g.input([8], q(0.02, -1)))));
+}
+// Scales this small leave (x - zp) * 2^8 * scale a few integer steps, so the
+// rescaled operands often tie (TFLite's precision, not the real values').
+for (const [op, lname] of [['EQUAL', 'equal'], ['NOT_EQUAL', 'not_equal'], ['GREATER_EQUAL', 'greater_equal']]) {
+  add(`${lname}_tiny_scales`, `${op} of int8 [8,16] inputs with scales 0.0002 and 0.0003: the rescaled operands tie often -> bool`,
+    single((g) => binaryNoAct(g, op, g.input([8, 16], q(0.0002, 0)), g.input([8, 16], q(0.0003, 10)))));
+}
+add('rsqrt_rescale', 'RSQRT, input zero point -128 (every input >= 0), output scale 0.03 zero point -100 (saturates for small inputs)',
+  single((g) => g.op('RSQRT', [g.input([4, 64], q(0.05, -128))], [4, 64], q(0.03, -100), undefined, { version: 2 })));
+add('rsqrt_wide_output', 'RSQRT, input scale 0.02 zero point -128, output scale 0.1 zero point -128',
+  single((g) => g.op('RSQRT', [g.input([4, 64], q(0.02, -128))], [4, 64], q(0.1, -128), undefined, { version: 2 })));
+add('prelu_alpha_per_channel_values', 'PRELU [1,4,4,3] with a constant int8 alpha [1,1,3] (broadcast), rescaled output',
+  single((g) => binaryNoAct(g, 'PRELU', g.input([1, 4, 4, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], q(0.004, 0)), q(0.04, 5), null, 1)));
+add('prelu_alpha_input', 'PRELU of [2,16] with alpha a second int8 graph input (zero point 20, alpha in about [-1.5, 0.9]); output saturates',
+  single((g) => binaryNoAct(g, 'PRELU', g.input([2, 16], q(0.06, 10)), g.input([2, 16], q(0.006, 20)), q(0.03, -20), null, 1)));
+add('equal_uint8', 'uint8 EQUAL of [4,16] inputs with different scales and zero points -> bool',
+  single((g) => binaryNoAct(g, 'EQUAL', g.input([4, 16], q(0.05, 128), { dtype: 'uint8' }), g.input([4, 16], q(0.1, 190), { dtype: 'uint8' }))));
+add('less_uint8', 'uint8 LESS of [4,16] inputs with different scales and zero points -> bool',
+  single((g) => binaryNoAct(g, 'LESS', g.input([4, 16], q(0.03, 100), { dtype: 'uint8' }), g.input([4, 16], q(0.04, 140), { dtype: 'uint8' }))));
+
+// Models Kiln refuses (tests/data/ops_int8_refused/<name>.tflite, written by
+// every run, checked byte for byte by --check; not run on TFLite): `error` is
+// the part of Kiln's one-line message tests/model/OpCaseInt8Test.cpp
+// (OpCasesInt8.RefusesBadOperands) expects after "operator #0 (OP): ".
+const REFUSED_DIR = path.join(repo, 'tests/data/ops_int8_refused');
+export const REFUSALS = [
+  { name: 'maximum_input_scale_differs', error: 'input 1 has scale 0.04 zero point -3, the output scale 0.05 zero point -3; int8 MAXIMUM / MINIMUM compare stored values',
+    build: (g) => g.output(binaryNoAct(g, 'MAXIMUM', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.04, -3)), q(0.05, -3))) },
+  { name: 'minimum_output_zero_point_differs', error: 'input 0 has scale 0.05 zero point -3, the output scale 0.05 zero point 0; int8 MAXIMUM / MINIMUM compare stored values',
+    build: (g) => g.output(binaryNoAct(g, 'MINIMUM', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.05, -3)), q(0.05, 0))) },
+  { name: 'maximum_shapes_do_not_broadcast', error: 'broadcast',
+    build: (g) => g.output(g.op('MAXIMUM', [g.input([2, 3], q(0.05, -3)), g.input([4], q(0.05, -3))], [2, 4], q(0.05, -3), {}, { version: 2 })) },
+  { name: 'greater_input_scale_above_1', error: "input 1 has scale 1.5; TFLite's int8 comparisons take input scales below 1",
+    build: (g) => g.output(binaryNoAct(g, 'GREATER', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(1.5, 0)))) },
+  { name: 'prelu_alpha_per_channel', error: 'alpha is quantized per channel',
+    build: (g) => g.output(binaryNoAct(g, 'PRELU', g.input([1, 2, 2, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], qc([0.004, 0.005, 0.006], 2)), q(0.04, 5), null, 1)) },
+];
+
+function refusalModel(r) {
+  const g = new QGraph(`refused/${r.name}`);
+  r.build(g);
+  return buildTfliteModel(g.spec());
+}
+
+function writeRefusals() {
+  fs.mkdirSync(REFUSED_DIR, { recursive: true });
+  for (const r of REFUSALS) fs.writeFileSync(path.join(REFUSED_DIR, `${r.name}.tflite`), refusalModel(r));
+}
+
+function checkRefusals() {
+  return REFUSALS.filter((r) => {
+    const f = path.join(REFUSED_DIR, `${r.name}.tflite`);
+    return !fs.existsSync(f) || !refusalModel(r).equals(fs.readFileSync(f));
+  }).map((r) => `ops_int8_refused/${r.name}.tflite is not what the script builds`);
+}
+
 // Cases on which the native 2.9 result differs from int8_eval.mjs's formulas:
 // operator -> { maxLsb, reason }. Anything else must agree exactly.
 export const KNOWN_FORMULA_DIFFERENCES = {
@@ -476,8 +567,8 @@ function formulaProblems(operators, check) {
 
 // ---------------------------------------------------------------- engines
 
-const ARRAY_OF = { float32: Float32Array, int32: Int32Array, uint8: Uint8Array, int8: Int8Array };
-const NPY_OF = { float32: '<f4', int32: '<i4', uint8: '|u1', int8: '|i1' };
+const ARRAY_OF = { float32: Float32Array, int32: Int32Array, uint8: Uint8Array, int8: Int8Array, bool: Uint8Array };
+const NPY_OF = { float32: '<f4', int32: '<i4', uint8: '|u1', int8: '|i1', bool: '|b1' };
 
 function parseArgs(argv) {
   const o = { only: null, list: false, verbose: false, lib: null };
@@ -707,10 +798,11 @@ async function main() {
     return 0;
   }
   if (o.check) {
-    const problems = checkStored();
+    const problems = [...checkStored(), ...checkRefusals()];
     for (const p of problems) console.log(`FAIL ${p}`);
     return problems.length ? 1 : 0;
   }
+  writeRefusals();
   const native = nativeRunner(nativeLibrary(o.lib));
   // A full run starts from no case folders (README.md stays) so that removed
   // cases disappear.

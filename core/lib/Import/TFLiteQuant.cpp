@@ -142,6 +142,51 @@ int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m) {
       right);
 }
 
+/// gemmlowp's SaturatingRoundingMultiplyByPOT for an exponent >= 0: x *
+/// 2^exponent saturated to int32.
+static int32_t saturatingLeftShift(int32_t x, int exponent) {
+  int64_t r = static_cast<int64_t>(x) * (int64_t{1} << exponent);
+  return static_cast<int32_t>(std::clamp<int64_t>(r, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+}
+
+QuantizedMultiplier invSqrtMultiplier(int32_t input) {
+  if (input <= 1)
+    return {std::numeric_limits<int32_t>::max(), 0};
+  int shift = 11; // TFLite's right shift of the result
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  // Normalize by whole bit pairs into [2^27, 2^29).
+  int leadingZeros = 0;
+  for (uint32_t v = static_cast<uint32_t>(input); !(v & 0x80000000u); v <<= 1)
+    ++leadingZeros;
+  int pairs = (leadingZeros - 1) / 2 - 1;
+  shift -= pairs;
+  input <<= 2 * pairs;
+  // Fixed point with 3 integer bits: raw r means r / 2^28. A product of
+  // values with i and j integer bits has i + j (roundingDoublingHighMul);
+  // back to 3 bits is a saturating left shift by i + j - 3.
+  const int32_t x0 = input >> 1;
+  const int32_t halfInput = roundingDivideByPOT(x0, 1);
+  const int32_t halfThree = (1 << 28) + (1 << 27); // 1.5
+  int32_t x = 1 << 28;                             // 1.0
+  for (int i = 0; i < 5; ++i) {
+    int32_t cube =
+        saturatingLeftShift(roundingDoublingHighMul(roundingDoublingHighMul(x, x), x), 6);
+    int32_t next = roundingDoublingHighMul(halfThree, x) - roundingDoublingHighMul(halfInput, cube);
+    x = saturatingLeftShift(next, 3);
+  }
+  const int32_t halfSqrt2 = 1518500250; // sqrt(2) / 2 with 0 integer bits
+  int32_t multiplier = roundingDoublingHighMul(x, halfSqrt2);
+  if (shift < 0) {
+    multiplier = static_cast<int32_t>(static_cast<uint32_t>(multiplier) << -shift);
+    shift = 0;
+  }
+  return {multiplier, -shift};
+}
+
 // gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
 int16_t roundingDoublingHighMul16(int16_t a, int16_t b) {
   if (a == b && a == std::numeric_limits<int16_t>::min())

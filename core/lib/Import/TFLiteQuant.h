@@ -87,6 +87,13 @@ int32_t roundingDivideByPOT(int32_t x, int exponent);
 /// 31) with TFLite's rounding; shifts above 30 (absurd scales) saturate.
 int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m);
 
+/// TFLite's GetInvSqrtQuantizedMultiplierExp (tensorflow/lite/kernels/
+/// internal/common.h) with reverse_shift -1, as int8 RSQRT calls it:
+/// 1 / sqrt(input) as a multiplier and left shift, by five Newton-Raphson
+/// steps in gemmlowp's 3-integer-bit fixed point on the input normalized
+/// to [2^27, 2^29). `input` >= 0; 0 and 1 give INT32_MAX and shift 0.
+QuantizedMultiplier invSqrtMultiplier(int32_t input);
+
 // gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
 /// (a * b * 2) >> 16 rounded half up, saturating INT16_MIN * INT16_MIN.
 int16_t roundingDoublingHighMul16(int16_t a, int16_t b);
