@@ -301,6 +301,10 @@ TEST(OpCasesInt8, RefusesBadOperands) {
        "operator #0 (GREATER): input 1 has scale 1.5; TFLite's int8 comparisons take input "
        "scales below 1 (QuantizeMultiplierSmallerThanOneExp)"},
       {"prelu_alpha_per_channel", "operator #0 (PRELU): alpha is quantized per channel ("},
+      {"select_v2_value_scale_differs",
+       "operator #0 (SELECT_V2): input 2 has scale 0.04 zero point -3, the output scale 0.05 "
+       "zero point -3; int8 SELECT copies stored values, so both values must have the "
+       "output's scale and zero point"},
   };
   for (const auto &[name, what] : cases) {
     SCOPED_TRACE(name);

@@ -442,6 +442,15 @@ function comparison(g, op, a, b, f) {
     (x, y) => (f(mbqm((x - zpOf(A)) * 256, ma), mbqm((y - zpOf(B)) * 256, mb)) ? 1 : 0));
 }
 
+// SELECT / SELECT_V2 (select.cc): c ? x : y on the stored values, broadcast
+// (SELECT's rank-1 condition, which picks rows, is not used by the cases).
+function select(g, op, c, x, y) {
+  const [C, X, Y] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const [ic, ix, iy] = [C, X, Y].map((t) => broadcaster(t.shape, O.shape));
+  return ARRAY[O.dtype].from({ length: numel(O.shape) }, (_, i) => (c[ic(i)] ? x[ix(i)] : y[iy(i)]));
+}
+
 // Operator -> evaluation (values: the input arrays in operator input order).
 const KERNELS = {
   CONV_2D: (g, op, [x]) => conv(g, op, x, false),
@@ -465,6 +474,8 @@ const KERNELS = {
   CONCATENATION: (g, op, xs) => concatenation(g, op, xs),
   RESIZE_BILINEAR: (g, op, [x]) => resizeBilinear(g, op, x),
   ABS: (g, op, [x]) => abs(g, op, x),
+  SELECT: (g, op, [c, x, y]) => select(g, op, c, x, y),
+  SELECT_V2: (g, op, [c, x, y]) => select(g, op, c, x, y),
   RSQRT: (g, op, [x]) => rsqrt(g, op, x),
   PRELU: (g, op, [x, alpha]) => prelu(g, op, x, alpha),
   MAXIMUM: (g, op, [a, b]) => broadcastBinary(g, op, a, b, ARRAY[g.tensors[op.outputs[0]].dtype], Math.max),

@@ -70,7 +70,7 @@ const outDim = (size, k, stride, dil, padding) => {
 // Quantization parameters: per tensor q(scale, zp), per channel qc([scales], dim).
 const q = (scale, zeroPoint = 0) => ({ scale: [scale], zeroPoint: [zeroPoint], quantizedDimension: 0 });
 const qc = (scales, dim) => ({ scale: scales, zeroPoint: scales.map(() => 0), quantizedDimension: dim });
-const TYPE_RANGE = { int8: [-128, 127], uint8: [0, 255] };
+const TYPE_RANGE = { int8: [-128, 127], uint8: [0, 255], bool: [0, 1] };
 
 // ---------------------------------------------------------------- graph
 
@@ -500,6 +500,16 @@ add('prelu_alpha_per_channel_values', 'PRELU [1,4,4,3] with a constant int8 alph
   single((g) => binaryNoAct(g, 'PRELU', g.input([1, 4, 4, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], q(0.004, 0)), q(0.04, 5), null, 1)));
 add('prelu_alpha_input', 'PRELU of [2,16] with alpha a second int8 graph input (zero point 20, alpha in about [-1.5, 0.9]); output saturates',
   single((g) => binaryNoAct(g, 'PRELU', g.input([2, 16], q(0.06, 10)), g.input([2, 16], q(0.006, 20)), q(0.03, -20), null, 1)));
+add('select_v2_broadcast', 'SELECT_V2 with a bool condition [4,1] (graph input) choosing between int8 [4,8] and [8], one scale and zero point',
+  single((g) => {
+    const c = g.input([4, 1], undefined, { dtype: 'bool' });
+    return g.op('SELECT_V2', [c, g.input([4, 8], q(0.05, -3)), g.input([8], q(0.05, -3))], [4, 8], q(0.05, -3), undefined, { version: 1, dtype: 'int8' });
+  }));
+add('select_uint8', 'uint8 SELECT (v1) with a bool condition [3,10] of the values\' shape, one scale and zero point 130',
+  single((g) => {
+    const c = g.input([3, 10], undefined, { dtype: 'bool' });
+    return g.op('SELECT', [c, g.input([3, 10], q(0.02, 130), { dtype: 'uint8' }), g.input([3, 10], q(0.02, 130), { dtype: 'uint8' })], [3, 10], q(0.02, 130), undefined, { version: 1, dtype: 'uint8' });
+  }));
 add('equal_uint8', 'uint8 EQUAL of [4,16] inputs with different scales and zero points -> bool',
   single((g) => binaryNoAct(g, 'EQUAL', g.input([4, 16], q(0.05, 128), { dtype: 'uint8' }), g.input([4, 16], q(0.1, 190), { dtype: 'uint8' }))));
 add('less_uint8', 'uint8 LESS of [4,16] inputs with different scales and zero points -> bool',
@@ -519,6 +529,8 @@ export const REFUSALS = [
     build: (g) => g.output(g.op('MAXIMUM', [g.input([2, 3], q(0.05, -3)), g.input([4], q(0.05, -3))], [2, 4], q(0.05, -3), {}, { version: 2 })) },
   { name: 'greater_input_scale_above_1', error: "input 1 has scale 1.5; TFLite's int8 comparisons take input scales below 1",
     build: (g) => g.output(binaryNoAct(g, 'GREATER', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(1.5, 0)))) },
+  { name: 'select_v2_value_scale_differs', error: 'input 2 has scale 0.04 zero point -3, the output scale 0.05 zero point -3; int8 SELECT copies stored values',
+    build: (g) => g.output(g.op('SELECT_V2', [g.input([2, 8], undefined, { dtype: 'bool' }), g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.04, -3))], [2, 8], q(0.05, -3), undefined, { version: 1, dtype: 'int8' })) },
   { name: 'prelu_alpha_per_channel', error: 'alpha is quantized per channel',
     build: (g) => g.output(binaryNoAct(g, 'PRELU', g.input([1, 2, 2, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], qc([0.004, 0.005, 0.006], 2)), q(0.04, 5), null, 1)) },
 ];
@@ -643,7 +655,7 @@ function inputDataFor(g) {
 function inputsSource(g) {
   return {
     generator: 'mulberry32', seed: SEED, seed_of_input_k: 'seed + k',
-    int8: 'floor(256*u) - 128', uint8: 'floor(256*u)',
+    int8: 'floor(256*u) - 128', uint8: 'floor(256*u)', ...(g.inputs.some((t) => g.tensors[t].dtype === 'bool') ? { bool: 'floor(2*u)' } : {}),
     float32: Object.fromEntries(Object.entries(g.floatInputRange).map(([k, r]) => [k, `float32(${r} * (-1 + 2*u))`])),
   };
 }

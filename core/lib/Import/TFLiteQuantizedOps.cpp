@@ -266,13 +266,14 @@ void registerQuantizedOps(ConverterTable &table) {
   registerQuantizedShapeOps(table);
   registerQuantizedReductionOps(table);
   // Data movement copies bytes in TFLite: the float converters are
-  // element-type agnostic.
+  // element-type agnostic (SELECT / SELECT_V2 also check that the values
+  // share the output's quantization, TFLiteLogicalOps.cpp).
   const ConverterTable &floats = converters();
   for (BuiltinOperator op :
-       {BuiltinOperator::RESHAPE, BuiltinOperator::SQUEEZE,
-        BuiltinOperator::EXPAND_DIMS, BuiltinOperator::TRANSPOSE,
-        BuiltinOperator::SLICE, BuiltinOperator::STRIDED_SLICE,
-        BuiltinOperator::GATHER, BuiltinOperator::RESIZE_NEAREST_NEIGHBOR})
+       {BuiltinOperator::RESHAPE, BuiltinOperator::SQUEEZE, BuiltinOperator::EXPAND_DIMS,
+        BuiltinOperator::TRANSPOSE, BuiltinOperator::SLICE, BuiltinOperator::STRIDED_SLICE,
+        BuiltinOperator::GATHER, BuiltinOperator::RESIZE_NEAREST_NEIGHBOR, BuiltinOperator::SELECT,
+        BuiltinOperator::SELECT_V2})
     table[op] = floats.at(op);
 }
 
