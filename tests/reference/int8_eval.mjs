@@ -408,6 +408,46 @@ function prelu(g, op, x, alpha) {
   });
 }
 
+// gemmlowp one_over_one_plus_x_for_x_in_0_1 (raw, 0 integer bits): Newton
+// steps in 2-integer-bit fixed point from 48/17 - 32/17 d, d = (1 + a) / 2.
+const wrap = (v) => BigInt.asIntN(32, v);
+const satShift = (x, e) => { const r = x * (1n << BigInt(e)); return r > 2n ** 31n - 1n ? 2n ** 31n - 1n : r < INT32_MIN ? INT32_MIN : r; };
+function oneOverOnePlusX(a) {
+  const sum = a + 2n ** 31n - 1n;
+  const half = (sum + (sum >= 0n ? 1n : -1n)) / 2n;
+  let x = wrap(1515870810n + srdhm(half, -1010580540n));
+  for (let i = 0; i < 3; i++) x = wrap(x + satShift(srdhm(x, wrap((1n << 29n) - srdhm(half, x))), 2));
+  return satShift(x, 1);
+}
+
+// DIV (reference_ops DivElementwise; TFLite Micro div.cc int8): a negative
+// divisor flips both signs; GetReciprocal(y, 31); x shifted left by its
+// CountLeadingSignBits; MBQM-smaller-than-one by the output multiplier with
+// the shifts taken back.
+function quantizedDivide(x, y, m) {
+  if (y < 0) { x = -x; y = -y; }
+  const hp1 = Math.clz32(y);
+  const recipShift = 31 - hp1;
+  const inv = oneOverOnePlusX(wrap(BigInt(y) * (1n << BigInt(hp1)) - 2n ** 31n));
+  const headroom = x >= 0 ? Math.clz32(x) - 1 : Math.clz32(~x) - 1;
+  const unscaled = srdhm(wrap(BigInt(x) * (1n << BigInt(headroom))), inv);
+  const e = recipShift + headroom - m.shift;
+  return e > 31 ? 0 : Number(rdbpot(srdhm(unscaled, m.q31), Math.max(e, 0)));
+}
+
+function div(g, op, a, b) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const m = quantizeMultiplier(f32(scaleOf(A) / f32(scaleOf(B) * scaleOf(O))));
+  const range = activationRange(op.options.fused_activation_function, O);
+  const [lo, hi] = RANGE[O.dtype];
+  return broadcastBinary(g, op, a, b, ARRAY[O.dtype], (x, y) => {
+    const n = x - zpOf(A); const d = y - zpOf(B);
+    const v = d !== 0 ? zpOf(O) + quantizedDivide(n, d, m) : (n > 0 ? hi : n < 0 ? lo : zpOf(O));
+    return clamp(clamp(v, [lo, hi]), range);
+  });
+}
+
 // Elementwise binary over broadcast operands: f(a_i, b_i) into `Out`.
 function broadcastBinary(g, op, a, b, Out, f) {
   const [A, B] = op.inputs.map((i) => g.tensors[i]);
@@ -474,6 +514,7 @@ const KERNELS = {
   CONCATENATION: (g, op, xs) => concatenation(g, op, xs),
   RESIZE_BILINEAR: (g, op, [x]) => resizeBilinear(g, op, x),
   ABS: (g, op, [x]) => abs(g, op, x),
+  DIV: (g, op, [a, b]) => div(g, op, a, b),
   SELECT: (g, op, [c, x, y]) => select(g, op, c, x, y),
   SELECT_V2: (g, op, [c, x, y]) => select(g, op, c, x, y),
   RSQRT: (g, op, [x]) => rsqrt(g, op, x),

@@ -207,10 +207,10 @@ function resize(g, op, x, [oh, ow], { alignCorners = false, halfPixel = false } 
 // ---------------------------------------------------------------- cases
 
 export const CASES = [];
-function add(name, desc, build, { refused } = {}) {
+function add(name, desc, build, { refused, evalReference } = {}) {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad case name ${name}`);
   if (CASES.some((c) => c.name === name)) throw new Error(`duplicate case ${name}`);
-  CASES.push({ name, desc, build, refused });
+  CASES.push({ name, desc, build, refused, evalReference });
 }
 const single = (fn) => (g) => { g.output(fn(g)); };
 
@@ -510,6 +510,24 @@ add('select_uint8', 'uint8 SELECT (v1) with a bool condition [3,10] of the value
     const c = g.input([3, 10], undefined, { dtype: 'bool' });
     return g.op('SELECT', [c, g.input([3, 10], q(0.02, 130), { dtype: 'uint8' }), g.input([3, 10], q(0.02, 130), { dtype: 'uint8' })], [3, 10], q(0.02, 130), undefined, { version: 1, dtype: 'uint8' });
   }));
+add('div_uint8', 'uint8 DIV [3,16] / constant [3,16] (values 1..255, zero point 0: never a division by zero), different scales',
+  single((g) => {
+    const d = g.tensor('divisor', [3, 16], 'uint8', q(0.1, 0), randInts('div_uint8/divisor', 48, 1, 255, Uint8Array));
+    return binaryNoAct(g, 'DIV', g.input([3, 16], q(0.05, 128), { dtype: 'uint8' }), d, q(0.01, 128), { fused_activation_function: 'NONE' }, 1);
+  }));
+add('div_uint8_broadcast_relu', 'uint8 DIV [2,3,8] / [8] (broadcast), fused RELU, output multiplier above 1',
+  single((g) => binaryNoAct(g, 'DIV', g.input([2, 3, 8], q(0.1, 100), { dtype: 'uint8' }), g.input([8], q(0.02, 0), { dtype: 'uint8' }), q(0.01, 10), { fused_activation_function: 'RELU' }, 1)));
+const TFLM_DIV = 'TFLite Micro\'s int8 DIV (tensorflow/lite/micro/kernels/div.cc, reference_ops::DivElementwise); TFLite 2.9 has DIV for uint8 only';
+add('div_int8', 'int8 DIV [4,16] / constant [4,16] (values never the divisor zero point), output multiplier 40',
+  single((g) => {
+    const d = g.tensor('divisor', [4, 16], 'int8', q(0.05, -3), randInts('div_int8/divisor', 64, -2, 127, Int8Array));
+    return binaryNoAct(g, 'DIV', g.input([4, 16], q(0.04, 5)), d, q(0.02, -10), { fused_activation_function: 'NONE' }, 1);
+  }), { evalReference: TFLM_DIV });
+add('div_int8_broadcast_relu6', 'int8 DIV [2,3,8] / constant [8] (broadcast, negative divisors too), fused RELU6',
+  single((g) => {
+    const d = g.tensor('divisor', [8], 'int8', q(0.01, 0), Int8Array.from([-100, -37, -5, 3, 17, 60, 99, 127]));
+    return binaryNoAct(g, 'DIV', g.input([2, 3, 8], q(0.1, 0)), d, q(0.05, -128), { fused_activation_function: 'RELU6' }, 1);
+  }), { evalReference: TFLM_DIV });
 add('equal_uint8', 'uint8 EQUAL of [4,16] inputs with different scales and zero points -> bool',
   single((g) => binaryNoAct(g, 'EQUAL', g.input([4, 16], q(0.05, 128), { dtype: 'uint8' }), g.input([4, 16], q(0.1, 190), { dtype: 'uint8' }))));
 add('less_uint8', 'uint8 LESS of [4,16] inputs with different scales and zero points -> bool',
@@ -531,6 +549,12 @@ export const REFUSALS = [
     build: (g) => g.output(binaryNoAct(g, 'GREATER', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(1.5, 0)))) },
   { name: 'select_v2_value_scale_differs', error: 'input 2 has scale 0.04 zero point -3, the output scale 0.05 zero point -3; int8 SELECT copies stored values',
     build: (g) => g.output(g.op('SELECT_V2', [g.input([2, 8], undefined, { dtype: 'bool' }), g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.04, -3))], [2, 8], q(0.05, -3), undefined, { version: 1, dtype: 'int8' })) },
+  { name: 'div_fused_tanh', error: 'fused activation TANH is not supported on int8 (supported: NONE, RELU, RELU_N1_TO_1, RELU6)',
+    build: (g) => g.output(binaryNoAct(g, 'DIV', g.input([2, 8], q(0.05, 128), { dtype: 'uint8' }), g.input([2, 8], q(0.05, 0), { dtype: 'uint8' }), q(0.01, 128), { fused_activation_function: 'TANH' }, 1)) },
+  { name: 'abs_float_output', error: 'the output has no int8 quantization (scale and zero point); mixed float/int8 operators are not supported',
+    build: (g) => g.output(g.op('ABS', [g.input([2, 8], q(0.05, -3))], [2, 8], undefined, {}, { version: 2, dtype: 'float32' })) },
+  { name: 'squared_difference_float_input', error: 'input 1 has no int8 quantization (scale and zero point); mixed float/int8 operators are not supported',
+    build: (g) => g.output(binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([2, 8], q(0.05, -3)), g.input([2, 8], undefined, { dtype: 'float32' }), q(0.1, -128))) },
   { name: 'prelu_alpha_per_channel', error: 'alpha is quantized per channel',
     build: (g) => g.output(binaryNoAct(g, 'PRELU', g.input([1, 2, 2, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], qc([0.004, 0.005, 0.006], 2)), q(0.04, 5), null, 1)) },
 ];
@@ -759,6 +783,48 @@ async function runCase(c, native) {
   };
 }
 
+// A case whose operator TFLite 2.9 has no kernel for (c.evalReference says
+// which TFLite Micro kernel int8_eval.mjs follows): output_K.npy is
+// int8_eval.mjs's result; TFLite 2.9 is run only to record its refusal (a
+// run that succeeds fails the script: use the native reference then).
+function runEvalCase(c, native) {
+  const g = buildCase(c);
+  const dir = path.join(OUT_DIR, c.name);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'model.tflite'), buildTfliteModel(g.spec()));
+  const inputs = inputDataFor(g);
+  inputs.forEach((d, k) => { const t = g.tensors[g.inputs[k]]; writeNpy(path.join(dir, `input_${k}.npy`), d, t.shape, NPY_OF[t.dtype]); });
+  const outputs = evaluateInt8(g, inputs);
+  const outs = g.outputs.map((ti) => ({ dtype: g.tensors[ti].dtype, shape: g.tensors[ti].shape }));
+  outputs.forEach((d, k) => writeNpy(path.join(dir, `output_${k}.npy`), d, outs[k].shape, NPY_OF[outs[k].dtype]));
+  let tflite;
+  try {
+    native(dir, 'builtin', outs);
+  } catch (e) {
+    tflite = String(e.message).split('\n').filter((l) => /ERROR|failed/i.test(l) && !/tflite_native:/.test(l))
+      .map((l) => l.replace(/^.*?ERROR:\s*/, '').trim()).join(' | ') || 'fails';
+  }
+  if (!tflite) throw new Error(`TFLite 2.9 runs ${c.name}: give it the native reference`);
+  const describe = (ti) => ({ name: g.tensors[ti].name, shape: g.tensors[ti].shape, dtype: g.tensors[ti].dtype, quantization: quantText(g.tensors[ti].quantization) });
+  const operators = g.operators.map((o) => o.op);
+  const check = independentCheck(g, inputs, outputs);
+  const meta = {
+    case: { name: c.name, description: c.desc, operators, inputs: g.inputs.map(describe), outputs: g.outputs.map(describe) },
+    inputs_source: inputsSource(g),
+    reference: 'int8_eval',
+    reference_engine: `tests/reference/int8_eval.mjs, written from ${c.evalReference}`,
+    tflite_2_9: `refuses: ${tflite}`,
+    independent_check: { engine: 'tests/reference/int8_eval.mjs (the reference itself)', comparison: check },
+  };
+  fs.writeFileSync(path.join(dir, 'meta.json'), `${prettyJson(meta)}\n`);
+  return {
+    name: c.name, description: c.desc, operators, inputs: meta.case.inputs, outputs: meta.case.outputs, reference: 'int8_eval', tflite_2_9: meta.tflite_2_9,
+    independent_check: check, wasm_vs_native: [], native_xnnpack_vs_native: [],
+    bytes: fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0),
+  };
+}
+
 // Differences above 1 LSB, or on an operator not in KNOWN_ENGINE_DIFFERENCES.
 function engineProblems(entry) {
   const out = [];
@@ -827,7 +893,7 @@ async function main() {
     const log = [];
     setTfliteLogSink((line) => { if (!/XNNPACK delegate for CPU/.test(line)) log.push(line); });
     try {
-      const entry = await runCase(c, native);
+      const entry = c.evalReference ? runEvalCase(c, native) : await runCase(c, native);
       if (c.refused) {
         failures.push(`${c.name}: expected TFLite to refuse it (${c.refused}) but it ran`);
         fs.rmSync(path.join(OUT_DIR, c.name), { recursive: true, force: true });

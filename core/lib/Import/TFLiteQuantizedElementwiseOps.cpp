@@ -375,6 +375,61 @@ LogicalResult convertRsqrt(OpContext &ctx) {
   });
 }
 
+/// DIV int8 (TFLite Micro tensorflow/lite/micro/kernels/div.cc, reference
+/// DivElementwise; TFLite 2.9 has the same arithmetic for uint8 only):
+/// zo + quantizedDivide(x - zx, y - zy, scale_x / (scale_y scale_out)) (the
+/// multiplier's quotient in float), the fused activation's clamp. The
+/// result depends on both stored values, so it is a 65536-entry table
+/// indexed by (x + 128) 256 + (y + 128) (tosa.gather). A divisor equal to
+/// its zero point (TFLite stops there) gives 127 or -128 by the dividend's
+/// sign, zo for 0 / 0.
+LogicalResult convertDiv(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::DivOptions>();
+  auto a = inQuant(ctx, 0), b = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  const TensorQuant &x = **a, &y = **b, &o = **out;
+  auto act = opts ? opts->fused_activation_function() : schema::ActivationFunctionType::NONE;
+  QuantizedMultiplier m =
+      quantizeMultiplier(static_cast<double>(x.scale() / (y.scale() * o.scale())));
+  std::vector<int8_t> table(65536);
+  for (int32_t p = -128; p <= 127; ++p)
+    for (int32_t q = -128; q <= 127; ++q) {
+      int32_t n = p - x.zeroPoint(), d = q - y.zeroPoint();
+      int32_t v = d != 0 ? o.zeroPoint() + quantizedDivide(n, d, m)
+                         : (n > 0   ? 127
+                            : n < 0 ? -128
+                                    : o.zeroPoint());
+      table[(p + 128) * 256 + (q + 128)] = static_cast<int8_t>(std::clamp(v, -128, 127));
+    }
+  auto operands = broadcastOperands(ctx, 2);
+  if (failed(operands))
+    return failure();
+  auto index = [&](Value v) {
+    auto type = tensorOf(shapeOf(v), i32Type(ctx));
+    llvm::SmallVector<int64_t> ones(shapeOf(v).size(), 1);
+    return ctx.create<tosa::AddOp>(type, ctx.create<tosa::CastOp>(type, v),
+                                   ctx.constI32(ones, {128}));
+  };
+  Value hiIndex = index((*operands)[0]);
+  llvm::SmallVector<int64_t> ones(shapeOf(hiIndex).size(), 1);
+  hiIndex = tosa_math::mul(ctx, hiIndex, ctx.constI32(ones, {256}));
+  Value flat = tosa_math::binary<tosa::AddOp>(ctx, hiIndex, index((*operands)[1]));
+  std::vector<int64_t> shape = ctx.outputShape(0);
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  auto values = tensorOf({1, 65536, 1}, i8Type(ctx));
+  Value constant = ctx.builder().create<tosa::ConstOp>(
+      ctx.loc(), values, DenseElementsAttr::get(values, llvm::ArrayRef<int8_t>(table)));
+  Value picked = ctx.create<tosa::GatherOp>(tensorOf({1, count, 1}, i8Type(ctx)), constant,
+                                            ctx.reshape(flat, {1, count}));
+  auto activated = fusedActivation(ctx, ctx.reshape(picked, shape), act, o);
+  if (failed(activated))
+    return failure();
+  return ctx.setOutput(0, *activated);
+}
+
 /// PRELU int8 (tensorflow/lite/kernels/prelu.cc, reference_ops::
 /// BroadcastPrelu4DSlow; TFLite Micro prelu_common.cc): v = x - zx;
 /// v >= 0 gives MBQM(v, sx / so), otherwise MBQM(v (alpha - za), sx sa /
@@ -505,6 +560,7 @@ void registerQuantizedElementwiseOps(ConverterTable &table) {
   table[BuiltinOperator::ABS] = convertAbs;
   table[BuiltinOperator::RSQRT] = convertRsqrt;
   table[BuiltinOperator::PRELU] = convertPrelu;
+  table[BuiltinOperator::DIV] = convertDiv;
   table[BuiltinOperator::MAXIMUM] = convertMinMax<tosa::MaximumOp>;
   table[BuiltinOperator::MINIMUM] = convertMinMax<tosa::MinimumOp>;
   table[BuiltinOperator::SQUARED_DIFFERENCE] = convertSquaredDifference;
