@@ -6,11 +6,11 @@
 // Lite 2.9's builtin integer kernels (tests/reference/make_int8_cases.mjs;
 // tests/data/ops_int8/README.md; int8 DIV, which 2.9 lacks: int8_eval.mjs's
 // evaluation of TFLite Micro's kernel, meta.json "reference"). Each case is
-// compiled and run in-process and every output element is compared as an integer: exactly, or within 1
-// LSB for the operators of kOneLsbOperators, on which TensorFlow Lite's own
-// engines disagree by 1 LSB. Float outputs (DEQUANTIZE) are compared in
-// units of their LSB, the scale of the dequantized tensor ("lsb" in
-// meta.json).
+// compiled and run in-process and every output element is compared as an
+// integer: exactly, or within 1 LSB for the operators of kOneLsbOperators,
+// on which TensorFlow Lite's own engines disagree by 1 LSB. Float outputs
+// (DEQUANTIZE) are compared in units of their LSB, the scale of the
+// dequantized tensor ("lsb" in meta.json).
 //
 //===----------------------------------------------------------------------===//
 #include "TestSupport.h"
