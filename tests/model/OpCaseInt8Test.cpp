@@ -4,12 +4,13 @@
 // int8 or uint8 operator; one float -> QUANTIZE -> CONV_2D -> DEQUANTIZE
 // chain), inputs over the whole integer range and the outputs of TensorFlow
 // Lite 2.9's builtin integer kernels (tests/reference/make_int8_cases.mjs;
-// tests/data/ops_int8/README.md). Each case is compiled and run in-process
-// and every output element is compared as an integer: exactly, or within 1
-// LSB for the operators of kOneLsbOperators, on which TensorFlow Lite's own
-// engines disagree by 1 LSB. Float outputs (DEQUANTIZE) are compared in
-// units of their LSB, the scale of the dequantized tensor ("lsb" in
-// meta.json).
+// tests/data/ops_int8/README.md; int8 DIV, which 2.9 lacks: int8_eval.mjs's
+// evaluation of TFLite Micro's kernel, meta.json "reference"). Each case is
+// compiled and run in-process and every output element is compared as an
+// integer: exactly, or within 1 LSB for the operators of kOneLsbOperators,
+// on which TensorFlow Lite's own engines disagree by 1 LSB. Float outputs
+// (DEQUANTIZE) are compared in units of their LSB, the scale of the
+// dequantized tensor ("lsb" in meta.json).
 //
 //===----------------------------------------------------------------------===//
 #include "TestSupport.h"
@@ -101,13 +102,13 @@ llvm::Expected<CaseInfo> readCaseInfo(const std::string &dir) {
   return info;
 }
 
-/// Element i of an |i1, |u1, <i4 or <f4 array as a double (exact for the
-/// integer types).
+/// Element i of an |i1, |u1, |b1, <i4 or <f4 array as a double (exact for
+/// the integer types; a bool is 0 or 1).
 double element(const kiln::NpyArray &a, int64_t i) {
   const uint8_t *p = a.data.data();
   if (a.dtype == "|i1")
     return static_cast<int8_t>(p[i]);
-  if (a.dtype == "|u1")
+  if (a.dtype == "|u1" || a.dtype == "|b1")
     return p[i];
   int32_t i32;
   float f32;
@@ -134,7 +135,8 @@ LsbDiff compareLsb(const kiln::NpyArray &got, const kiln::NpyArray &want, double
     d.error = "dtype " + got.dtype + ", reference " + want.dtype;
   else if (got.shape != want.shape)
     d.error = "shape differs from the reference";
-  else if (want.dtype != "|i1" && want.dtype != "|u1" && want.dtype != "<i4" && want.dtype != "<f4")
+  else if (want.dtype != "|i1" && want.dtype != "|u1" && want.dtype != "|b1" &&
+           want.dtype != "<i4" && want.dtype != "<f4")
     d.error = "unexpected reference dtype " + want.dtype;
   if (!d.error.empty())
     return d;
@@ -222,11 +224,13 @@ TEST(OpCasesInt8, FolderCoversEveryOperator) {
       "RESIZE_NEAREST_NEIGHBOR", "QUANTIZE", "DEQUANTIZE", "PACK", "UNPACK", "SPLIT", "SPLIT_V",
       "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
       "BROADCAST_TO", "GATHER_ND", "REVERSE_V2", "MIRROR_PAD", "ARG_MAX", "ARG_MIN",
-      "REDUCE_MAX", "REDUCE_MIN", "SUM"};
+      "REDUCE_MAX", "REDUCE_MIN", "SUM", "ABS", "RSQRT", "MAXIMUM", "MINIMUM",
+      "SQUARED_DIFFERENCE", "PRELU", "EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS",
+      "LESS_EQUAL", "SELECT", "SELECT_V2", "DIV"};
   // clang-format on
   for (const char *op : operators)
     EXPECT_TRUE(seen.count(op)) << "no int8 case for " << op;
-  EXPECT_GE(listCases().size(), 50u);
+  EXPECT_GE(listCases().size(), 90u);
 }
 
 // The comparison itself: 1 LSB passes only where allowed, and the count and
@@ -250,6 +254,48 @@ TEST(OpCasesInt8, ComparisonCountsLsb) {
   EXPECT_TRUE(withinLsb(u8got, u8, 1, 1));
   EXPECT_FALSE(withinLsb(u8got, u8, 1, 0));
   EXPECT_FALSE(withinLsb(u8got, want, 1, 1)) << "dtype mismatch must fail";
+}
+
+// Bad operands of the int8 elementwise operators (tests/data/ops_int8_refused,
+// REFUSALS in make_int8_cases.mjs) are refused with one line naming the
+// operator and what is supported.
+TEST(OpCasesInt8, RefusesBadOperands) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"maximum_input_scale_differs",
+       "operator #0 (MAXIMUM): input 1 has scale 0.04 zero point -3, the output scale 0.05 zero "
+       "point -3; int8 MAXIMUM / MINIMUM compare stored values, so the inputs must have the "
+       "output's scale and zero point"},
+      {"minimum_output_zero_point_differs",
+       "operator #0 (MINIMUM): input 0 has scale 0.05 zero point -3, the output scale 0.05 zero "
+       "point 0; int8 MAXIMUM / MINIMUM compare stored values"},
+      {"maximum_shapes_do_not_broadcast",
+       "operator #0 (MAXIMUM): input shapes do not broadcast (dimension 1: 3 vs 4)"},
+      {"greater_input_scale_above_1",
+       "operator #0 (GREATER): input 1 has scale 1.5; TFLite's int8 comparisons take input "
+       "scales below 1 (QuantizeMultiplierSmallerThanOneExp)"},
+      {"prelu_alpha_per_channel", "operator #0 (PRELU): alpha is quantized per channel ("},
+      {"div_fused_tanh", "operator #0 (DIV): fused activation TANH is not supported on int8 "
+                         "(supported: NONE, RELU, RELU_N1_TO_1, RELU6)"},
+      {"abs_float_output", "operator #0 (ABS): the output has no int8 quantization (scale and "
+                           "zero point); mixed float/int8 operators are not supported"},
+      {"squared_difference_float_input",
+       "operator #0 (SQUARED_DIFFERENCE): input 1 has no int8 quantization (scale and zero "
+       "point); mixed float/int8 operators are not supported"},
+      {"select_v2_value_scale_differs",
+       "operator #0 (SELECT_V2): input 2 has scale 0.04 zero point -3, the output scale 0.05 "
+       "zero point -3; int8 SELECT copies stored values, so both values must have the "
+       "output's scale and zero point"},
+  };
+  for (const auto &[name, what] : cases) {
+    SCOPED_TRACE(name);
+    auto artifact = kiln::compileArtifact(std::string(KILN_TEST_DATA_DIR) + "/ops_int8_refused/" +
+                                              name + ".tflite",
+                                          kiln::CompileOptions());
+    ASSERT_FALSE(static_cast<bool>(artifact));
+    std::string message = llvm::toString(artifact.takeError());
+    EXPECT_NE(message.find(what), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(TFLite, OpCaseInt8, ::testing::ValuesIn(listCases()),

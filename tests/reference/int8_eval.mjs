@@ -359,6 +359,153 @@ function resizeBilinear(g, op, x) {
   return out;
 }
 
+// ABS (elementwise.cc AbsEvalQuantized, TFLite Micro elementwise.cc):
+// |x - zi|, times float32(si / so) as a fixed-point multiplier when the scales
+// differ, plus zo.
+function abs(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const m = quantizeMultiplier(f32(scaleOf(X) / scaleOf(O)));
+  const same = scaleOf(X) === scaleOf(O);
+  return ARRAY[O.dtype].from(x, (q) => {
+    const v = Math.abs(q - zpOf(X));
+    return clamp((same ? v : mbqm(v, m)) + zpOf(O), RANGE[O.dtype]);
+  });
+}
+
+// GetInvSqrtQuantizedMultiplierExp (common.h), reverse_shift -1: 1/sqrt(v)
+// by five Newton steps x = 1.5 x - (v/2) x^3 in 3-integer-bit fixed point
+// (raw / 2^28) on v normalized by bit pairs into [2^27, 2^29).
+function invSqrt(v) {
+  if (v <= 1) return { q31: 2n ** 31n - 1n, shift: 0 };
+  let shift = 11;
+  while (v >= 2 ** 29) { v = Math.trunc(v / 4); shift++; }
+  const pairs = Math.floor((Math.clz32(v) - 1) / 2) - 1;
+  shift -= pairs;
+  v *= 4 ** pairs;
+  const sat = (x, e) => { const r = x * (1n << BigInt(e)); return r > 2n ** 31n - 1n ? 2n ** 31n - 1n : r < INT32_MIN ? INT32_MIN : r; };
+  const halfInput = rdbpot(BigInt(v >> 1), 1);
+  const halfThree = (1n << 28n) + (1n << 27n);
+  let x = 1n << 28n;
+  for (let i = 0; i < 5; i++) {
+    const cube = sat(srdhm(srdhm(x, x), x), 6);
+    x = sat(srdhm(halfThree, x) - srdhm(halfInput, cube), 3);
+  }
+  let q31 = srdhm(x, 1518500250n);
+  if (shift < 0) { q31 = BigInt.asIntN(32, q31 << BigInt(-shift)); shift = 0; }
+  return { q31, shift: -shift };
+}
+
+// RSQRT (elementwise.cc RsqrtEvalQuantized): v = x - zi; 0 -> max; else
+// MBQM(MBQM(1, invSqrt(v) << 20), 1 / (sqrtf(si) * so) >> 20) + zo. Negative
+// v: TFLite stops with an error; Kiln's table gives the type's max there.
+function rsqrt(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const m = quantizeMultiplier(1 / f32(f32(Math.sqrt(scaleOf(X))) * scaleOf(O)));
+  return ARRAY[O.dtype].from(x, (q) => {
+    const v = q - zpOf(X);
+    if (v <= 0) return RANGE[O.dtype][1];
+    const inv = invSqrt(v);
+    const data = mbqm(1, { q31: inv.q31, shift: inv.shift + 20 });
+    return clamp(mbqm(data, { q31: m.q31, shift: m.shift - 20 }) + zpOf(O), RANGE[O.dtype]);
+  });
+}
+
+// PRELU (prelu.cc, BroadcastPrelu4DSlow): v = x - zx; v >= 0: MBQM(v, sx /
+// so), else MBQM(v (alpha - za), sx sa / so) (double multipliers), plus zo.
+function prelu(g, op, x, alpha) {
+  const [X, A] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const m1 = quantizeMultiplier(scaleOf(X) / scaleOf(O));
+  const m2 = quantizeMultiplier((scaleOf(X) * scaleOf(A)) / scaleOf(O));
+  return broadcastBinary(g, op, x, alpha, ARRAY[O.dtype], (xv, av) => {
+    const v = xv - zpOf(X);
+    return clamp((v >= 0 ? mbqm(v, m1) : mbqm(v * (av - zpOf(A)), m2)) + zpOf(O), RANGE[O.dtype]);
+  });
+}
+
+// gemmlowp one_over_one_plus_x_for_x_in_0_1 (raw, 0 integer bits): Newton
+// steps in 2-integer-bit fixed point from 48/17 - 32/17 d, d = (1 + a) / 2.
+const wrap = (v) => BigInt.asIntN(32, v);
+const satShift = (x, e) => { const r = x * (1n << BigInt(e)); return r > 2n ** 31n - 1n ? 2n ** 31n - 1n : r < INT32_MIN ? INT32_MIN : r; };
+function oneOverOnePlusX(a) {
+  const sum = a + 2n ** 31n - 1n;
+  const half = (sum + (sum >= 0n ? 1n : -1n)) / 2n;
+  let x = wrap(1515870810n + srdhm(half, -1010580540n));
+  for (let i = 0; i < 3; i++) x = wrap(x + satShift(srdhm(x, wrap((1n << 29n) - srdhm(half, x))), 2));
+  return satShift(x, 1);
+}
+
+// DIV (reference_ops DivElementwise; TFLite Micro div.cc int8): a negative
+// divisor flips both signs; GetReciprocal(y, 31); x shifted left by its
+// CountLeadingSignBits; MBQM-smaller-than-one by the output multiplier with
+// the shifts taken back.
+function quantizedDivide(x, y, m) {
+  if (y < 0) { x = -x; y = -y; }
+  const hp1 = Math.clz32(y);
+  const recipShift = 31 - hp1;
+  const inv = oneOverOnePlusX(wrap(BigInt(y) * (1n << BigInt(hp1)) - 2n ** 31n));
+  const headroom = x >= 0 ? Math.clz32(x) - 1 : Math.clz32(~x) - 1;
+  const unscaled = srdhm(wrap(BigInt(x) * (1n << BigInt(headroom))), inv);
+  const e = recipShift + headroom - m.shift;
+  return e > 31 ? 0 : Number(rdbpot(srdhm(unscaled, m.q31), Math.max(e, 0)));
+}
+
+function div(g, op, a, b) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const m = quantizeMultiplier(f32(scaleOf(A) / f32(scaleOf(B) * scaleOf(O))));
+  const range = activationRange(op.options.fused_activation_function, O);
+  const [lo, hi] = RANGE[O.dtype];
+  return broadcastBinary(g, op, a, b, ARRAY[O.dtype], (x, y) => {
+    const n = x - zpOf(A); const d = y - zpOf(B);
+    const v = d !== 0 ? zpOf(O) + quantizedDivide(n, d, m) : (n > 0 ? hi : n < 0 ? lo : zpOf(O));
+    return clamp(clamp(v, [lo, hi]), range);
+  });
+}
+
+// Elementwise binary over broadcast operands: f(a_i, b_i) into `Out`.
+function broadcastBinary(g, op, a, b, Out, f) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const [ia, ib] = [broadcaster(A.shape, O.shape), broadcaster(B.shape, O.shape)];
+  const out = new Out(numel(O.shape));
+  for (let i = 0; i < out.length; i++) out[i] = f(a[ia(i)], b[ib(i)]);
+  return out;
+}
+
+// SQUARED_DIFFERENCE (squared_difference.cc, int8): inputs shifted left 7,
+// scaled by s_i / (2 max(s1, s2)), the difference squared, scaled by
+// (2 max)^2 / (2^14 so), plus zo.
+function squaredDifference(g, op, a, b) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const twiceMax = 2 * Math.max(scaleOf(A), scaleOf(B));
+  const [m1, m2] = [quantizeMultiplier(scaleOf(A) / twiceMax), quantizeMultiplier(scaleOf(B) / twiceMax)];
+  const mo = quantizeMultiplier((twiceMax * twiceMax) / (2 ** 14 * scaleOf(O)));
+  return broadcastBinary(g, op, a, b, ARRAY[O.dtype], (x, y) => {
+    const d = mbqm((x - zpOf(A)) * 2 ** 7, m1) - mbqm((y - zpOf(B)) * 2 ** 7, m2);
+    return clamp(mbqm(d * d, mo) + zpOf(O), RANGE[O.dtype]);
+  });
+}
+
+// Comparisons (comparisons.cc, ComparisonWithScaling): each side (x - zp) *
+// 2^8 times its own scale as a fixed-point multiplier, compared -> bool.
+function comparison(g, op, a, b, f) {
+  const [A, B] = op.inputs.map((i) => g.tensors[i]);
+  const [ma, mb] = [quantizeMultiplier(scaleOf(A)), quantizeMultiplier(scaleOf(B))];
+  return broadcastBinary(g, op, a, b, Uint8Array,
+    (x, y) => (f(mbqm((x - zpOf(A)) * 256, ma), mbqm((y - zpOf(B)) * 256, mb)) ? 1 : 0));
+}
+
+// SELECT / SELECT_V2 (select.cc): c ? x : y on the stored values, broadcast
+// (SELECT's rank-1 condition, which picks rows, is not used by the cases).
+function select(g, op, c, x, y) {
+  const [C, X, Y] = op.inputs.map((i) => g.tensors[i]);
+  const O = g.tensors[op.outputs[0]];
+  const [ic, ix, iy] = [C, X, Y].map((t) => broadcaster(t.shape, O.shape));
+  return ARRAY[O.dtype].from({ length: numel(O.shape) }, (_, i) => (c[ic(i)] ? x[ix(i)] : y[iy(i)]));
+}
+
 // Operator -> evaluation (values: the input arrays in operator input order).
 const KERNELS = {
   CONV_2D: (g, op, [x]) => conv(g, op, x, false),
@@ -382,6 +529,21 @@ const KERNELS = {
   DEQUANTIZE: (g, op, [x]) => { const X = g.tensors[op.inputs[0]]; return Float32Array.from(x, (q) => scaleOf(X) * (q - zpOf(X))); },
   CONCATENATION: (g, op, xs) => concatenation(g, op, xs),
   RESIZE_BILINEAR: (g, op, [x]) => resizeBilinear(g, op, x),
+  ABS: (g, op, [x]) => abs(g, op, x),
+  DIV: (g, op, [a, b]) => div(g, op, a, b),
+  SELECT: (g, op, [c, x, y]) => select(g, op, c, x, y),
+  SELECT_V2: (g, op, [c, x, y]) => select(g, op, c, x, y),
+  RSQRT: (g, op, [x]) => rsqrt(g, op, x),
+  PRELU: (g, op, [x, alpha]) => prelu(g, op, x, alpha),
+  MAXIMUM: (g, op, [a, b]) => broadcastBinary(g, op, a, b, ARRAY[g.tensors[op.outputs[0]].dtype], Math.max),
+  MINIMUM: (g, op, [a, b]) => broadcastBinary(g, op, a, b, ARRAY[g.tensors[op.outputs[0]].dtype], Math.min),
+  SQUARED_DIFFERENCE: (g, op, [a, b]) => squaredDifference(g, op, a, b),
+  EQUAL: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x === y),
+  NOT_EQUAL: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x !== y),
+  GREATER: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x > y),
+  GREATER_EQUAL: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x >= y),
+  LESS: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x < y),
+  LESS_EQUAL: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x <= y),
 };
 
 export const EVALUATED_OPERATORS = Object.keys(KERNELS);

@@ -70,7 +70,7 @@ const outDim = (size, k, stride, dil, padding) => {
 // Quantization parameters: per tensor q(scale, zp), per channel qc([scales], dim).
 const q = (scale, zeroPoint = 0) => ({ scale: [scale], zeroPoint: [zeroPoint], quantizedDimension: 0 });
 const qc = (scales, dim) => ({ scale: scales, zeroPoint: scales.map(() => 0), quantizedDimension: dim });
-const TYPE_RANGE = { int8: [-128, 127], uint8: [0, 255] };
+const TYPE_RANGE = { int8: [-128, 127], uint8: [0, 255], bool: [0, 1] };
 
 // ---------------------------------------------------------------- graph
 
@@ -215,10 +215,10 @@ function resize(g, op, x, [oh, ow], { alignCorners = false, halfPixel = false } 
 // ---------------------------------------------------------------- cases
 
 export const CASES = [];
-function add(name, desc, build, { refused } = {}) {
+function add(name, desc, build, { refused, evalReference } = {}) {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`bad case name ${name}`);
   if (CASES.some((c) => c.name === name)) throw new Error(`duplicate case ${name}`);
-  CASES.push({ name, desc, build, refused });
+  CASES.push({ name, desc, build, refused, evalReference });
 }
 const single = (fn) => (g) => { g.output(fn(g)); };
 
@@ -517,6 +517,133 @@ add('mixed_quantize_conv_dequantize', 'float32 in -> QUANTIZE -> int8 CONV_2D (p
     return g.op('DEQUANTIZE', [y], [1, 6, 6, 4], undefined, undefined, { version: 2, dtype: 'float32' });
   }));
 
+// Arithmetic with int8 forms in TFLite (issue 31): ABS, MAXIMUM, MINIMUM,
+// SQUARED_DIFFERENCE, the comparisons (int8 operands, bool output).
+const bshape = (sa, sb) => {
+  const n = Math.max(sa.length, sb.length);
+  return Array.from({ length: n }, (_, i) => {
+    const x = sa[sa.length - n + i] ?? 1; const y = sb[sb.length - n + i] ?? 1;
+    return x === 1 ? y : x;
+  });
+};
+const binaryNoAct = (g, op, a, b, out, options = out ? {} : undefined, version = 2) => g.op(op, [a, b], bshape(g.shape(a), g.shape(b)), out, options,
+  { version, dtype: out ? undefined : 'bool' });
+add('abs_rescale', 'ABS with an output scale and zero point different from the input (saturates above 127 steps)',
+  single((g) => g.op('ABS', [g.input([4, 64], q(0.05, 7))], [4, 64], q(0.03, -100), {}, { version: 2 })));
+add('abs_same_scale', 'ABS, output with the input scale, zero point -128 (no rescale: |x - zi| + zo)',
+  single((g) => g.op('ABS', [g.input([4, 32], q(0.04, -5))], [4, 32], q(0.04, -128), {}, { version: 2 })));
+add('maximum_broadcast', 'MAXIMUM [2,3,8] and [8] (broadcast), one scale and zero point',
+  single((g) => binaryNoAct(g, 'MAXIMUM', g.input([2, 3, 8], q(0.05, -3)), g.input([8], q(0.05, -3)), q(0.05, -3))));
+add('maximum_uint8', 'uint8 MAXIMUM of two [3,10] inputs, one scale and zero point 120',
+  single((g) => binaryNoAct(g, 'MAXIMUM', g.input([3, 10], q(0.02, 120), { dtype: 'uint8' }), g.input([3, 10], q(0.02, 120), { dtype: 'uint8' }), q(0.02, 120))));
+add('minimum_broadcast_lhs', 'MINIMUM [1,1,6] and [2,4,6] (broadcast lhs), one scale and zero point',
+  single((g) => binaryNoAct(g, 'MINIMUM', g.input([1, 1, 6], q(0.03, 4)), g.input([2, 4, 6], q(0.03, 4)), q(0.03, 4))));
+add('minimum_same_shape', 'MINIMUM of two [4,16] inputs, one scale and zero point',
+  single((g) => binaryNoAct(g, 'MINIMUM', g.input([4, 16], q(0.07, -20)), g.input([4, 16], q(0.07, -20)), q(0.07, -20))));
+add('squared_difference_different_scales', 'SQUARED_DIFFERENCE of [2,4,8] inputs with different scales; output saturates',
+  single((g) => binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([2, 4, 8], q(0.05, -3)), g.input([2, 4, 8], q(0.02, 10)), q(0.1, -128))));
+add('squared_difference_broadcast', 'SQUARED_DIFFERENCE [1,4,4,3] and [3] (broadcast), output multiplier above 1',
+  single((g) => binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([1, 4, 4, 3], q(0.01, 0)), g.input([3], q(0.012, -20)), q(0.004, -128))));
+add('squared_difference_uint8', 'uint8 SQUARED_DIFFERENCE with different scales',
+  single((g) => binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([3, 10], q(0.02, 128), { dtype: 'uint8' }), g.input([3, 10], q(0.03, 100), { dtype: 'uint8' }), q(0.5, 3))),
+  { refused: 'TFLite 2.9 SQUARED_DIFFERENCE has no uint8 kernel ("SquaredDifference only supports FLOAT32 and INT32 now, got 3"; int8 is supported)' });
+for (const [op, lname] of [['EQUAL', 'equal'], ['NOT_EQUAL', 'not_equal'], ['GREATER', 'greater'], ['GREATER_EQUAL', 'greater_equal'], ['LESS', 'less'], ['LESS_EQUAL', 'less_equal']]) {
+  add(`${lname}_different_scales`, `${op} of int8 [4,16] inputs with different scales and zero points (both sides rescaled) -> bool`,
+    single((g) => binaryNoAct(g, op, g.input([4, 16], q(0.05, -3)), g.input([4, 16], q(0.1, 60)))));
+  add(`${lname}_broadcast_same_scale`, `${op} of int8 [2,3,8] and [8] (broadcast), one scale, different zero points -> bool`,
+    single((g) => binaryNoAct(g, op, g.input([2, 3, 8], q(0.02, 5)), g.input([8], q(0.02, -1)))));
+}
+// Scales this small leave (x - zp) * 2^8 * scale a few integer steps, so the
+// rescaled operands often tie (TFLite's precision, not the real values').
+for (const [op, lname] of [['EQUAL', 'equal'], ['NOT_EQUAL', 'not_equal'], ['GREATER_EQUAL', 'greater_equal']]) {
+  add(`${lname}_tiny_scales`, `${op} of int8 [8,16] inputs with scales 0.0002 and 0.0003: the rescaled operands tie often -> bool`,
+    single((g) => binaryNoAct(g, op, g.input([8, 16], q(0.0002, 0)), g.input([8, 16], q(0.0003, 10)))));
+}
+add('rsqrt_rescale', 'RSQRT, input zero point -128 (every input >= 0), output scale 0.03 zero point -100 (saturates for small inputs)',
+  single((g) => g.op('RSQRT', [g.input([4, 64], q(0.05, -128))], [4, 64], q(0.03, -100), undefined, { version: 2 })));
+add('rsqrt_wide_output', 'RSQRT, input scale 0.02 zero point -128, output scale 0.1 zero point -128',
+  single((g) => g.op('RSQRT', [g.input([4, 64], q(0.02, -128))], [4, 64], q(0.1, -128), undefined, { version: 2 })));
+add('prelu_alpha_per_channel_values', 'PRELU [1,4,4,3] with a constant int8 alpha [1,1,3] (broadcast), rescaled output',
+  single((g) => binaryNoAct(g, 'PRELU', g.input([1, 4, 4, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], q(0.004, 0)), q(0.04, 5), null, 1)));
+add('prelu_alpha_input', 'PRELU of [2,16] with alpha a second int8 graph input (zero point 20, alpha in about [-1.5, 0.9]); output saturates',
+  single((g) => binaryNoAct(g, 'PRELU', g.input([2, 16], q(0.06, 10)), g.input([2, 16], q(0.006, 20)), q(0.03, -20), null, 1)));
+add('select_v2_broadcast', 'SELECT_V2 with a bool condition [4,1] (graph input) choosing between int8 [4,8] and [8], one scale and zero point',
+  single((g) => {
+    const c = g.input([4, 1], undefined, { dtype: 'bool' });
+    return g.op('SELECT_V2', [c, g.input([4, 8], q(0.05, -3)), g.input([8], q(0.05, -3))], [4, 8], q(0.05, -3), undefined, { version: 1, dtype: 'int8' });
+  }));
+add('select_uint8', 'uint8 SELECT (v1) with a bool condition [3,10] of the values\' shape, one scale and zero point 130',
+  single((g) => {
+    const c = g.input([3, 10], undefined, { dtype: 'bool' });
+    return g.op('SELECT', [c, g.input([3, 10], q(0.02, 130), { dtype: 'uint8' }), g.input([3, 10], q(0.02, 130), { dtype: 'uint8' })], [3, 10], q(0.02, 130), undefined, { version: 1, dtype: 'uint8' });
+  }));
+add('div_uint8', 'uint8 DIV [3,16] / constant [3,16] (values 1..255, zero point 0: never a division by zero), different scales',
+  single((g) => {
+    const d = g.tensor('divisor', [3, 16], 'uint8', q(0.1, 0), randInts('div_uint8/divisor', 48, 1, 255, Uint8Array));
+    return binaryNoAct(g, 'DIV', g.input([3, 16], q(0.05, 128), { dtype: 'uint8' }), d, q(0.01, 128), { fused_activation_function: 'NONE' }, 1);
+  }));
+add('div_uint8_broadcast_relu', 'uint8 DIV [2,3,8] / [8] (broadcast), fused RELU, output multiplier above 1',
+  single((g) => binaryNoAct(g, 'DIV', g.input([2, 3, 8], q(0.1, 100), { dtype: 'uint8' }), g.input([8], q(0.02, 0), { dtype: 'uint8' }), q(0.01, 10), { fused_activation_function: 'RELU' }, 1)));
+const TFLM_DIV = 'TFLite Micro\'s int8 DIV (tensorflow/lite/micro/kernels/div.cc, reference_ops::DivElementwise); TFLite 2.9 has DIV for uint8 only';
+add('div_int8', 'int8 DIV [4,16] / constant [4,16] (values never the divisor zero point), output multiplier 40',
+  single((g) => {
+    const d = g.tensor('divisor', [4, 16], 'int8', q(0.05, -3), randInts('div_int8/divisor', 64, -2, 127, Int8Array));
+    return binaryNoAct(g, 'DIV', g.input([4, 16], q(0.04, 5)), d, q(0.02, -10), { fused_activation_function: 'NONE' }, 1);
+  }), { evalReference: TFLM_DIV });
+add('div_int8_broadcast_relu6', 'int8 DIV [2,3,8] / constant [8] (broadcast, negative divisors too), fused RELU6',
+  single((g) => {
+    const d = g.tensor('divisor', [8], 'int8', q(0.01, 0), Int8Array.from([-100, -37, -5, 3, 17, 60, 99, 127]));
+    return binaryNoAct(g, 'DIV', g.input([2, 3, 8], q(0.1, 0)), d, q(0.05, -128), { fused_activation_function: 'RELU6' }, 1);
+  }), { evalReference: TFLM_DIV });
+add('equal_uint8', 'uint8 EQUAL of [4,16] inputs with different scales and zero points -> bool',
+  single((g) => binaryNoAct(g, 'EQUAL', g.input([4, 16], q(0.05, 128), { dtype: 'uint8' }), g.input([4, 16], q(0.1, 190), { dtype: 'uint8' }))));
+add('less_uint8', 'uint8 LESS of [4,16] inputs with different scales and zero points -> bool',
+  single((g) => binaryNoAct(g, 'LESS', g.input([4, 16], q(0.03, 100), { dtype: 'uint8' }), g.input([4, 16], q(0.04, 140), { dtype: 'uint8' }))));
+
+// Models Kiln refuses (tests/data/ops_int8_refused/<name>.tflite, written by
+// every run, checked byte for byte by --check; not run on TFLite): `error` is
+// the part of Kiln's one-line message tests/model/OpCaseInt8Test.cpp
+// (OpCasesInt8.RefusesBadOperands) expects after "operator #0 (OP): ".
+const REFUSED_DIR = path.join(repo, 'tests/data/ops_int8_refused');
+export const REFUSALS = [
+  { name: 'maximum_input_scale_differs', error: 'input 1 has scale 0.04 zero point -3, the output scale 0.05 zero point -3; int8 MAXIMUM / MINIMUM compare stored values',
+    build: (g) => g.output(binaryNoAct(g, 'MAXIMUM', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.04, -3)), q(0.05, -3))) },
+  { name: 'minimum_output_zero_point_differs', error: 'input 0 has scale 0.05 zero point -3, the output scale 0.05 zero point 0; int8 MAXIMUM / MINIMUM compare stored values',
+    build: (g) => g.output(binaryNoAct(g, 'MINIMUM', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.05, -3)), q(0.05, 0))) },
+  { name: 'maximum_shapes_do_not_broadcast', error: 'broadcast',
+    build: (g) => g.output(g.op('MAXIMUM', [g.input([2, 3], q(0.05, -3)), g.input([4], q(0.05, -3))], [2, 4], q(0.05, -3), {}, { version: 2 })) },
+  { name: 'greater_input_scale_above_1', error: "input 1 has scale 1.5; TFLite's int8 comparisons take input scales below 1",
+    build: (g) => g.output(binaryNoAct(g, 'GREATER', g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(1.5, 0)))) },
+  { name: 'select_v2_value_scale_differs', error: 'input 2 has scale 0.04 zero point -3, the output scale 0.05 zero point -3; int8 SELECT copies stored values',
+    build: (g) => g.output(g.op('SELECT_V2', [g.input([2, 8], undefined, { dtype: 'bool' }), g.input([2, 8], q(0.05, -3)), g.input([2, 8], q(0.04, -3))], [2, 8], q(0.05, -3), undefined, { version: 1, dtype: 'int8' })) },
+  { name: 'div_fused_tanh', error: 'fused activation TANH is not supported on int8 (supported: NONE, RELU, RELU_N1_TO_1, RELU6)',
+    build: (g) => g.output(binaryNoAct(g, 'DIV', g.input([2, 8], q(0.05, 128), { dtype: 'uint8' }), g.input([2, 8], q(0.05, 0), { dtype: 'uint8' }), q(0.01, 128), { fused_activation_function: 'TANH' }, 1)) },
+  { name: 'abs_float_output', error: 'the output has no int8 quantization (scale and zero point); mixed float/int8 operators are not supported',
+    build: (g) => g.output(g.op('ABS', [g.input([2, 8], q(0.05, -3))], [2, 8], undefined, {}, { version: 2, dtype: 'float32' })) },
+  { name: 'squared_difference_float_input', error: 'input 1 has no int8 quantization (scale and zero point); mixed float/int8 operators are not supported',
+    build: (g) => g.output(binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([2, 8], q(0.05, -3)), g.input([2, 8], undefined, { dtype: 'float32' }), q(0.1, -128))) },
+  { name: 'prelu_alpha_per_channel', error: 'alpha is quantized per channel',
+    build: (g) => g.output(binaryNoAct(g, 'PRELU', g.input([1, 2, 2, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], qc([0.004, 0.005, 0.006], 2)), q(0.04, 5), null, 1)) },
+];
+
+function refusalModel(r) {
+  const g = new QGraph(`refused/${r.name}`);
+  r.build(g);
+  return buildTfliteModel(g.spec());
+}
+
+function writeRefusals() {
+  fs.mkdirSync(REFUSED_DIR, { recursive: true });
+  for (const r of REFUSALS) fs.writeFileSync(path.join(REFUSED_DIR, `${r.name}.tflite`), refusalModel(r));
+}
+
+function checkRefusals() {
+  return REFUSALS.filter((r) => {
+    const f = path.join(REFUSED_DIR, `${r.name}.tflite`);
+    return !fs.existsSync(f) || !refusalModel(r).equals(fs.readFileSync(f));
+  }).map((r) => `ops_int8_refused/${r.name}.tflite is not what the script builds`);
+}
+
 // Cases on which the native 2.9 result differs from int8_eval.mjs's formulas:
 // operator -> { maxLsb, reason }. Anything else must agree exactly.
 export const KNOWN_FORMULA_DIFFERENCES = {
@@ -543,8 +670,8 @@ function formulaProblems(operators, check) {
 
 // ---------------------------------------------------------------- engines
 
-const ARRAY_OF = { float32: Float32Array, int32: Int32Array, uint8: Uint8Array, int8: Int8Array };
-const NPY_OF = { float32: '<f4', int32: '<i4', uint8: '|u1', int8: '|i1' };
+const ARRAY_OF = { float32: Float32Array, int32: Int32Array, uint8: Uint8Array, int8: Int8Array, bool: Uint8Array };
+const NPY_OF = { float32: '<f4', int32: '<i4', uint8: '|u1', int8: '|i1', bool: '|b1' };
 
 function parseArgs(argv) {
   const o = { only: null, list: false, verbose: false, lib: null };
@@ -619,7 +746,7 @@ function inputDataFor(g) {
 function inputsSource(g) {
   return {
     generator: 'mulberry32', seed: SEED, seed_of_input_k: 'seed + k',
-    int8: 'floor(256*u) - 128', uint8: 'floor(256*u)',
+    int8: 'floor(256*u) - 128', uint8: 'floor(256*u)', ...(g.inputs.some((t) => g.tensors[t].dtype === 'bool') ? { bool: 'floor(2*u)' } : {}),
     float32: Object.fromEntries(Object.entries(g.floatInputRange).map(([k, r]) => [k, `float32(${r} * (-1 + 2*u))`])),
   };
 }
@@ -723,6 +850,48 @@ async function runCase(c, native) {
   };
 }
 
+// A case whose operator TFLite 2.9 has no kernel for (c.evalReference says
+// which TFLite Micro kernel int8_eval.mjs follows): output_K.npy is
+// int8_eval.mjs's result; TFLite 2.9 is run only to record its refusal (a
+// run that succeeds fails the script: use the native reference then).
+function runEvalCase(c, native) {
+  const g = buildCase(c);
+  const dir = path.join(OUT_DIR, c.name);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'model.tflite'), buildTfliteModel(g.spec()));
+  const inputs = inputDataFor(g);
+  inputs.forEach((d, k) => { const t = g.tensors[g.inputs[k]]; writeNpy(path.join(dir, `input_${k}.npy`), d, t.shape, NPY_OF[t.dtype]); });
+  const outputs = evaluateInt8(g, inputs);
+  const outs = g.outputs.map((ti) => ({ dtype: g.tensors[ti].dtype, shape: g.tensors[ti].shape }));
+  outputs.forEach((d, k) => writeNpy(path.join(dir, `output_${k}.npy`), d, outs[k].shape, NPY_OF[outs[k].dtype]));
+  let tflite;
+  try {
+    native(dir, 'builtin', outs);
+  } catch (e) {
+    tflite = String(e.message).split('\n').filter((l) => /ERROR|failed/i.test(l) && !/tflite_native:/.test(l))
+      .map((l) => l.replace(/^.*?ERROR:\s*/, '').trim()).join(' | ') || 'fails';
+  }
+  if (!tflite) throw new Error(`TFLite 2.9 runs ${c.name}: give it the native reference`);
+  const describe = (ti) => ({ name: g.tensors[ti].name, shape: g.tensors[ti].shape, dtype: g.tensors[ti].dtype, quantization: quantText(g.tensors[ti].quantization) });
+  const operators = g.operators.map((o) => o.op);
+  const check = independentCheck(g, inputs, outputs);
+  const meta = {
+    case: { name: c.name, description: c.desc, operators, inputs: g.inputs.map(describe), outputs: g.outputs.map(describe) },
+    inputs_source: inputsSource(g),
+    reference: 'int8_eval',
+    reference_engine: `tests/reference/int8_eval.mjs, written from ${c.evalReference}`,
+    tflite_2_9: `refuses: ${tflite}`,
+    independent_check: { engine: 'tests/reference/int8_eval.mjs (the reference itself)', comparison: check },
+  };
+  fs.writeFileSync(path.join(dir, 'meta.json'), `${prettyJson(meta)}\n`);
+  return {
+    name: c.name, description: c.desc, operators, inputs: meta.case.inputs, outputs: meta.case.outputs, reference: 'int8_eval', tflite_2_9: meta.tflite_2_9,
+    independent_check: check, wasm_vs_native: [], native_xnnpack_vs_native: [],
+    bytes: fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0),
+  };
+}
+
 // Differences above 1 LSB, or on an operator not in KNOWN_ENGINE_DIFFERENCES.
 function engineProblems(entry) {
   const out = [];
@@ -774,10 +943,11 @@ async function main() {
     return 0;
   }
   if (o.check) {
-    const problems = checkStored();
+    const problems = [...checkStored(), ...checkRefusals()];
     for (const p of problems) console.log(`FAIL ${p}`);
     return problems.length ? 1 : 0;
   }
+  writeRefusals();
   const native = nativeRunner(nativeLibrary(o.lib));
   // A full run starts from no case folders (README.md stays) so that removed
   // cases disappear.
@@ -790,7 +960,7 @@ async function main() {
     const log = [];
     setTfliteLogSink((line) => { if (!/XNNPACK delegate for CPU/.test(line)) log.push(line); });
     try {
-      const entry = await runCase(c, native);
+      const entry = c.evalReference ? runEvalCase(c, native) : await runCase(c, native);
       if (c.refused) {
         failures.push(`${c.name}: expected TFLite to refuse it (${c.refused}) but it ran`);
         fs.rmSync(path.join(OUT_DIR, c.name), { recursive: true, force: true });

@@ -8,10 +8,11 @@
 // Semantics: tensorflow/lite/kernels/comparisons.cc, logical.cc, select.cc
 // and cast.cc. Binary operators and SELECT_V2 broadcast numpy-style
 // (broadcastOperands); SELECT takes equal shapes, or a rank-1 condition
-// that picks whole slices along dimension 0. Operators with int8 / uint8
-// tensors are converted by the int8 table (TFLiteQuantizedOps.cpp), which
-// has none of these: the importer then names the operator and the int8
-// operators it has.
+// that picks whole slices along dimension 0; int8 / uint8 values (the int8
+// table reuses SELECT and SELECT_V2) must share the output's quantization.
+// The int8 comparisons are in TFLiteQuantizedElementwiseOps.cpp; other
+// operators here with int8 / uint8 tensors are refused by the importer,
+// naming the int8 operators it has.
 //
 //===----------------------------------------------------------------------===//
 #include "Import.h"
@@ -110,16 +111,35 @@ LogicalResult convertLogicalNot(OpContext &ctx) {
   return ctx.setOutput(0, tosa_math::unary<tosa::LogicalNotOp>(ctx, *x));
 }
 
+/// Int8 / uint8 SELECT values (select.cc copies the stored values): both
+/// inputs must have the output's scale and zero point.
+LogicalResult checkQuantizedSelect(OpContext &ctx) {
+  const TensorQuant *out = ctx.outputQuant(0);
+  for (int k = 1; k <= 2; ++k) {
+    const TensorQuant *q = ctx.inputQuant(k);
+    if (!q || !out || q->perChannel() || q->scale() != out->scale() ||
+        q->zeroPoint() != out->zeroPoint())
+      return ctx.fail("input " + llvm::Twine(k) + " has " +
+                      (q ? describeQuant(*q) : std::string("no quantization")) + ", the output " +
+                      (out ? describeQuant(*out) : std::string("none")) +
+                      "; int8 SELECT copies stored values, so both values must have the "
+                      "output's scale and zero point");
+  }
+  return success();
+}
+
 /// Checks SELECT / SELECT_V2's operands: a bool condition and two values of
-/// one element type (float32, int32 or bool).
+/// one element type (float32, int32, bool, or int8 / uint8 of the output's
+/// quantization).
 LogicalResult checkSelect(OpContext &ctx, Value cond, Value x, Value y) {
-  if (failed(requireType(ctx, elementOf(cond), 0, false, false, true)) ||
-      failed(requireType(ctx, elementOf(x), 1, true, true, true)))
+  if (failed(requireType(ctx, elementOf(cond), 0, false, false, true)))
+    return failure();
+  if (!elementOf(x).isInteger(8) && failed(requireType(ctx, elementOf(x), 1, true, true, true)))
     return failure();
   if (elementOf(x) != elementOf(y))
     return ctx.fail("inputs 1 and 2 have element types " + typeText(elementOf(x)) + " and " +
                     typeText(elementOf(y)) + "; they must have one element type");
-  return success();
+  return elementOf(x).isInteger(8) ? checkQuantizedSelect(ctx) : success();
 }
 
 /// SELECT_V2: cond ? x : y, the three broadcast numpy-style -> tosa.select.

@@ -142,6 +142,96 @@ int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m) {
       right);
 }
 
+/// gemmlowp's SaturatingRoundingMultiplyByPOT for an exponent >= 0: x *
+/// 2^exponent saturated to int32.
+static int32_t saturatingLeftShift(int32_t x, int exponent) {
+  int64_t r = static_cast<int64_t>(x) * (int64_t{1} << exponent);
+  return static_cast<int32_t>(std::clamp<int64_t>(r, std::numeric_limits<int32_t>::min(),
+                                                  std::numeric_limits<int32_t>::max()));
+}
+
+QuantizedMultiplier invSqrtMultiplier(int32_t input) {
+  if (input <= 1)
+    return {std::numeric_limits<int32_t>::max(), 0};
+  int shift = 11; // TFLite's right shift of the result
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  // Normalize by whole bit pairs into [2^27, 2^29).
+  int leadingZeros = 0;
+  for (uint32_t v = static_cast<uint32_t>(input); !(v & 0x80000000u); v <<= 1)
+    ++leadingZeros;
+  int pairs = (leadingZeros - 1) / 2 - 1;
+  shift -= pairs;
+  input <<= 2 * pairs;
+  // Fixed point with 3 integer bits: raw r means r / 2^28. A product of
+  // values with i and j integer bits has i + j (roundingDoublingHighMul);
+  // back to 3 bits is a saturating left shift by i + j - 3.
+  const int32_t x0 = input >> 1;
+  const int32_t halfInput = roundingDivideByPOT(x0, 1);
+  const int32_t halfThree = (1 << 28) + (1 << 27); // 1.5
+  int32_t x = 1 << 28;                             // 1.0
+  for (int i = 0; i < 5; ++i) {
+    int32_t cube =
+        saturatingLeftShift(roundingDoublingHighMul(roundingDoublingHighMul(x, x), x), 6);
+    int32_t next = roundingDoublingHighMul(halfThree, x) - roundingDoublingHighMul(halfInput, cube);
+    x = saturatingLeftShift(next, 3);
+  }
+  const int32_t halfSqrt2 = 1518500250; // sqrt(2) / 2 with 0 integer bits
+  int32_t multiplier = roundingDoublingHighMul(x, halfSqrt2);
+  if (shift < 0) {
+    multiplier = static_cast<int32_t>(static_cast<uint32_t>(multiplier) << -shift);
+    shift = 0;
+  }
+  return {multiplier, -shift};
+}
+
+static int leadingZeros(uint32_t v) {
+  int n = 0;
+  for (; n < 32 && !(v & 0x80000000u); v <<= 1)
+    ++n;
+  return n;
+}
+
+/// gemmlowp's one_over_one_plus_x_for_x_in_0_1 on `a` (raw, 0 integer
+/// bits): three Newton-Raphson steps in 2-integer-bit fixed point from
+/// 48/17 - 32/17 d, d = (1 + a) / 2; returns 1 / (1 + a) in 0 integer bits.
+static int32_t oneOverOnePlusX(int32_t a) {
+  int64_t sum = static_cast<int64_t>(a) + std::numeric_limits<int32_t>::max();
+  const int32_t halfDenominator = static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t c48over17 = 1515870810, cNeg32over17 = -1010580540, one = 1 << 29;
+  int32_t x = c48over17 + roundingDoublingHighMul(halfDenominator, cNeg32over17);
+  for (int i = 0; i < 3; ++i) {
+    int32_t product = roundingDoublingHighMul(halfDenominator, x);
+    x = x + saturatingLeftShift(roundingDoublingHighMul(x, one - product), 2);
+  }
+  return saturatingLeftShift(x, 1);
+}
+
+int32_t quantizedDivide(int32_t x, int32_t y, QuantizedMultiplier m) {
+  if (y < 0) {
+    x = -x;
+    y = -y;
+  }
+  // GetReciprocal(y, 31): y normalized to [1, 2) as 1 + f, 1 / (1 + f) and
+  // the count of bits above the unit.
+  int headroomPlusOne = leadingZeros(static_cast<uint32_t>(y));
+  int recipShift = 31 - headroomPlusOne;
+  int32_t f = static_cast<int32_t>((static_cast<uint32_t>(y) << headroomPlusOne) - (1u << 31));
+  int32_t inverse = oneOverOnePlusX(f);
+  // CountLeadingSignBits(x), then MultiplyByQuantizedMultiplierGreaterThanOne.
+  int headroom = x >= 0 ? leadingZeros(static_cast<uint32_t>(x)) - 1
+                        : leadingZeros(~static_cast<uint32_t>(x)) - 1;
+  int32_t unscaled =
+      roundingDoublingHighMul(static_cast<int32_t>(static_cast<uint32_t>(x) << headroom), inverse);
+  int exponent = recipShift + headroom - m.shift; // >= 0 for int8 operands
+  if (exponent > 31)
+    return 0;
+  return roundingDivideByPOT(roundingDoublingHighMul(unscaled, m.multiplier),
+                             std::max(exponent, 0));
+}
+
 // gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
 int16_t roundingDoublingHighMul16(int16_t a, int16_t b) {
   if (a == b && a == std::numeric_limits<int16_t>::min())

@@ -87,6 +87,22 @@ int32_t roundingDivideByPOT(int32_t x, int exponent);
 /// 31) with TFLite's rounding; shifts above 30 (absurd scales) saturate.
 int32_t multiplyByQuantizedMultiplier(int32_t x, QuantizedMultiplier m);
 
+/// TFLite's GetInvSqrtQuantizedMultiplierExp (tensorflow/lite/kernels/
+/// internal/common.h) with reverse_shift -1, as int8 RSQRT calls it:
+/// 1 / sqrt(input) as a multiplier and left shift, by five Newton-Raphson
+/// steps in gemmlowp's 3-integer-bit fixed point on the input normalized
+/// to [2^27, 2^29). `input` >= 0; 0 and 1 give INT32_MAX and shift 0.
+QuantizedMultiplier invSqrtMultiplier(int32_t input);
+
+/// The quotient of TFLite's quantized DIV before the output zero point
+/// (tensorflow/lite/kernels/internal/reference/div.h DivElementwise, as
+/// TFLite Micro's int8 DIV runs it): x / y (both already minus their zero
+/// points, y != 0; a negative y flips both signs) as x times GetReciprocal(y)
+/// (gemmlowp's one_over_one_plus_x_for_x_in_0_1 on y normalized to [1, 2))
+/// after shifting x left by its headroom, then multiplied by `m` (scale_x /
+/// (scale_y scale_out)) with the shifts taken back.
+int32_t quantizedDivide(int32_t x, int32_t y, QuantizedMultiplier m);
+
 // gemmlowp's 16-bit primitives, as TFLite's int8 HARD_SWISH uses them.
 /// (a * b * 2) >> 16 rounded half up, saturating INT16_MIN * INT16_MIN.
 int16_t roundingDoublingHighMul16(int16_t a, int16_t b);

@@ -1,14 +1,16 @@
 //===- TFLiteQuantizedElementwiseOps.cpp - int8 elementwise operators -------===//
 //
-// Unary operators as 256-entry tables filled by running TFLite's own
-// integer arithmetic on every int8 value (exact by construction); ADD,
-// SUB and MUL as TFLite's rescale chains.
+// Unary operators (ABS among them) as 256-entry tables filled by running
+// TFLite's own integer arithmetic on every int8 value (exact by
+// construction); ADD, SUB, MUL, SQUARED_DIFFERENCE and the comparisons as
+// TFLite's rescale chains; MAXIMUM / MINIMUM on the stored values.
 // Semantics: tensorflow/lite/kernels (reference integer kernels); see
 // TFLiteQuantizedOps.h for the shared builders.
 //
 //===----------------------------------------------------------------------===//
 #include "TFLiteQuantizedOps.h"
 #include "TFLiteWindow.h"
+#include "TosaMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -190,6 +192,24 @@ FailureOr<std::pair<Value, Value>> widenOperands(OpContext &ctx, int leftShift,
   return std::make_pair(*wx, *wy);
 }
 
+/// Both operands widened as widenOperands does, then each rescaled by its
+/// real multiplier (`realA`, `realB`; TFLite's MultiplyByQuantizedMultiplier
+/// SmallerThanOneExp, which is MultiplyByQuantizedMultiplier for
+/// multipliers below 1): the common first step of ADD, SUB,
+/// SQUARED_DIFFERENCE and the comparisons.
+FailureOr<std::pair<Value, Value>> rescaledOperands(OpContext &ctx, int leftShift,
+                                                    const TensorQuant &a, const TensorQuant &b,
+                                                    double realA, double realB) {
+  auto operands = widenOperands(ctx, leftShift, a, b);
+  if (failed(operands))
+    return failure();
+  auto x = rescale(ctx, operands->first, i32Type(ctx), 0, 0, {realA});
+  auto y = rescale(ctx, operands->second, i32Type(ctx), 0, 0, {realB});
+  if (failed(x) || failed(y))
+    return failure();
+  return std::make_pair(*x, *y);
+}
+
 /// ADD and SUB (TFLite add.cc / sub.cc, int8): both inputs shifted left 20
 /// bits and rescaled by scale_i / (2 max(scale_1, scale_2)), added or
 /// subtracted, rescaled by 2 max(scale) / (2^20 output scale).
@@ -201,18 +221,14 @@ LogicalResult convertAddSub(OpContext &ctx, bool subtract, schema::ActivationFun
     return ctx.fail("per-channel quantized operands are not supported");
   const int leftShift = 20;
   double twiceMax = static_cast<double>(2 * std::max((*a)->scale(), (*b)->scale()));
-  auto operands = widenOperands(ctx, leftShift, **a, **b);
+  auto operands =
+      rescaledOperands(ctx, leftShift, **a, **b, static_cast<double>((*a)->scale()) / twiceMax,
+                       static_cast<double>((*b)->scale()) / twiceMax);
   if (failed(operands))
     return failure();
-  auto x = rescale(ctx, operands->first, i32Type(ctx), 0, 0,
-                   {static_cast<double>((*a)->scale()) / twiceMax});
-  auto y = rescale(ctx, operands->second, i32Type(ctx), 0, 0,
-                   {static_cast<double>((*b)->scale()) / twiceMax});
-  if (failed(x) || failed(y))
-    return failure();
+  Value x = operands->first, y = operands->second;
   auto type = tensorOf(ctx.outputShape(0), i32Type(ctx));
-  Value sum =
-      subtract ? ctx.create<tosa::SubOp>(type, *x, *y) : ctx.create<tosa::AddOp>(type, *x, *y);
+  Value sum = subtract ? ctx.create<tosa::SubOp>(type, x, y) : ctx.create<tosa::AddOp>(type, x, y);
   double outputScale =
       twiceMax / static_cast<double>(static_cast<float>(1 << leftShift) * (*out)->scale());
   return finishProduct(ctx, sum, {outputScale}, **out, act);
@@ -313,6 +329,219 @@ LogicalResult convertHardSwish(OpContext &ctx) {
   });
 }
 
+// --- Arithmetic TFLite has int8 forms of (issue 31) -------------------------
+
+/// ABS int8 (tensorflow/lite/kernels/elementwise.cc AbsEvalQuantized; TFLite
+/// Micro tensorflow/lite/micro/kernels/elementwise.cc): |x - zi|, times
+/// in_scale / out_scale (the float quotient, widened; skipped when the
+/// scales are equal), plus zo, saturated. A table over the 256 inputs.
+LogicalResult convertAbs(OpContext &ctx) {
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  const bool scaled = i.scale() != o.scale();
+  QuantizedMultiplier m = quantizeMultiplier(static_cast<double>(i.scale() / o.scale()));
+  return convertByTable(ctx, [&](int32_t q) {
+    int32_t v = std::abs(q - i.zeroPoint());
+    return o.zeroPoint() + (scaled ? multiplyByQuantizedMultiplier(v, m) : v);
+  });
+}
+
+/// RSQRT int8 (tensorflow/lite/kernels/elementwise.cc RsqrtEvalQuantized;
+/// TFLite Micro elementwise.cc): v = x - zi; v == 0 gives 127; otherwise
+/// 1 / sqrt(v) from invSqrtMultiplier applied to 1 with 20 extra bits, then
+/// multiplied by 1 / (sqrt(in_scale) out_scale) (float product, then the
+/// reciprocal in double) with those 20 bits taken back, plus zo. TFLite
+/// stops with an error on v < 0 ("Rsqrt is only defined for positive
+/// values"); Kiln gives 127 there too (the table needs a value).
+LogicalResult convertRsqrt(OpContext &ctx) {
+  auto in = inQuant(ctx, 0), out = outQuant(ctx);
+  if (failed(in) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &o = **out;
+  QuantizedMultiplier m =
+      quantizeMultiplier(1.0 / static_cast<double>(std::sqrt(i.scale()) * o.scale()));
+  const int kShift = 20;
+  if (m.shift - kShift > 30)
+    return ctx.fail("the output scale is too small for TFLite's int8 RSQRT");
+  return convertByTable(ctx, [&](int32_t q) {
+    int32_t v = q - i.zeroPoint();
+    if (v <= 0)
+      return 127;
+    QuantizedMultiplier inv = invSqrtMultiplier(v);
+    int32_t data = multiplyByQuantizedMultiplier(1, {inv.multiplier, inv.shift + kShift});
+    return o.zeroPoint() + multiplyByQuantizedMultiplier(data, {m.multiplier, m.shift - kShift});
+  });
+}
+
+/// DIV int8 (TFLite Micro tensorflow/lite/micro/kernels/div.cc, reference
+/// DivElementwise; TFLite 2.9 has the same arithmetic for uint8 only):
+/// zo + quantizedDivide(x - zx, y - zy, scale_x / (scale_y scale_out)) (the
+/// multiplier's quotient in float), the fused activation's clamp. The
+/// result depends on both stored values, so it is a 65536-entry table
+/// indexed by (x + 128) 256 + (y + 128) (tosa.gather). A divisor equal to
+/// its zero point (TFLite stops there) gives 127 or -128 by the dividend's
+/// sign, zo for 0 / 0.
+LogicalResult convertDiv(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::DivOptions>();
+  auto a = inQuant(ctx, 0), b = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  const TensorQuant &x = **a, &y = **b, &o = **out;
+  auto act = opts ? opts->fused_activation_function() : schema::ActivationFunctionType::NONE;
+  QuantizedMultiplier m =
+      quantizeMultiplier(static_cast<double>(x.scale() / (y.scale() * o.scale())));
+  std::vector<int8_t> table(65536);
+  for (int32_t p = -128; p <= 127; ++p)
+    for (int32_t q = -128; q <= 127; ++q) {
+      int32_t n = p - x.zeroPoint(), d = q - y.zeroPoint();
+      int32_t v = d != 0 ? o.zeroPoint() + quantizedDivide(n, d, m)
+                         : (n > 0   ? 127
+                            : n < 0 ? -128
+                                    : o.zeroPoint());
+      table[(p + 128) * 256 + (q + 128)] = static_cast<int8_t>(std::clamp(v, -128, 127));
+    }
+  auto operands = broadcastOperands(ctx, 2);
+  if (failed(operands))
+    return failure();
+  auto index = [&](Value v) {
+    auto type = tensorOf(shapeOf(v), i32Type(ctx));
+    llvm::SmallVector<int64_t> ones(shapeOf(v).size(), 1);
+    return ctx.create<tosa::AddOp>(type, ctx.create<tosa::CastOp>(type, v),
+                                   ctx.constI32(ones, {128}));
+  };
+  Value hiIndex = index((*operands)[0]);
+  llvm::SmallVector<int64_t> ones(shapeOf(hiIndex).size(), 1);
+  hiIndex = tosa_math::mul(ctx, hiIndex, ctx.constI32(ones, {256}));
+  Value flat = tosa_math::binary<tosa::AddOp>(ctx, hiIndex, index((*operands)[1]));
+  std::vector<int64_t> shape = ctx.outputShape(0);
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  auto values = tensorOf({1, 65536, 1}, i8Type(ctx));
+  Value constant = ctx.builder().create<tosa::ConstOp>(
+      ctx.loc(), values, DenseElementsAttr::get(values, llvm::ArrayRef<int8_t>(table)));
+  Value picked = ctx.create<tosa::GatherOp>(tensorOf({1, count, 1}, i8Type(ctx)), constant,
+                                            ctx.reshape(flat, {1, count}));
+  auto activated = fusedActivation(ctx, ctx.reshape(picked, shape), act, o);
+  if (failed(activated))
+    return failure();
+  return ctx.setOutput(0, *activated);
+}
+
+/// PRELU int8 (tensorflow/lite/kernels/prelu.cc, reference_ops::
+/// BroadcastPrelu4DSlow; TFLite Micro prelu_common.cc): v = x - zx;
+/// v >= 0 gives MBQM(v, sx / so), otherwise MBQM(v (alpha - za), sx sa /
+/// so) (multipliers in double), plus zo, saturated. Alpha broadcasts.
+LogicalResult convertPrelu(OpContext &ctx) {
+  auto in = inQuant(ctx, 0), alpha = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(in) || failed(alpha) || failed(out))
+    return failure();
+  const TensorQuant &i = **in, &a = **alpha, &o = **out;
+  if (a.perChannel())
+    return ctx.fail("alpha is quantized per channel (" + describeQuant(a) +
+                    "); TFLite's int8 PRELU takes one alpha scale and zero point");
+  auto operands = widenOperands(ctx, 0, i, a);
+  if (failed(operands))
+    return failure();
+  Value x = operands->first;
+  double sx = i.scale(), sa = a.scale(), so = o.scale();
+  auto positive = rescale(ctx, x, i8Type(ctx), 0, o.zeroPoint(), {sx / so});
+  Value product = tosa_math::mul(ctx, x, operands->second);
+  auto negative = rescale(ctx, product, i8Type(ctx), 0, o.zeroPoint(), {sx * sa / so});
+  if (failed(positive) || failed(negative))
+    return failure();
+  Value isPositive =
+      tosa_math::compare<tosa::GreaterEqualOp>(ctx, x, tosa_math::scalarLike(ctx, 0, x));
+  return ctx.setOutput(0, tosa_math::select(ctx, isPositive, *positive, *negative));
+}
+
+/// Fails unless both inputs have output 0's scale and zero point: TFLite's
+/// int8 MAXIMUM / MINIMUM (maximum_minimum.cc, TFLite Micro
+/// maximum_minimum.cc) pick the larger / smaller stored value without
+/// rescaling, which means max / min only on one quantization.
+LogicalResult requireOutputQuant(OpContext &ctx, const TensorQuant &out) {
+  for (int k = 0; k < 2; ++k) {
+    auto q = inQuant(ctx, k);
+    if (failed(q))
+      return failure();
+    if ((*q)->scale() != out.scale() || (*q)->zeroPoint() != out.zeroPoint())
+      return ctx.fail("input " + llvm::Twine(k) + " has " + describeQuant(**q) + ", the output " +
+                      describeQuant(out) +
+                      "; int8 MAXIMUM / MINIMUM compare stored values, so the inputs "
+                      "must have the output's scale and zero point");
+  }
+  return success();
+}
+
+/// MAXIMUM / MINIMUM int8: tosa.maximum / tosa.minimum of the stored
+/// values, broadcast (every operand of one quantization).
+template <typename OpTy> LogicalResult convertMinMax(OpContext &ctx) {
+  auto out = outQuant(ctx);
+  if (failed(out) || failed(requireOutputQuant(ctx, **out)))
+    return failure();
+  auto operands = broadcastOperands(ctx, 2);
+  if (failed(operands))
+    return failure();
+  return ctx.setOutput(0, tosa_math::binary<OpTy>(ctx, (*operands)[0], (*operands)[1]));
+}
+
+/// SQUARED_DIFFERENCE int8 (tensorflow/lite/kernels/squared_difference.cc,
+/// TFLite Micro squared_difference.cc): both inputs shifted left 7 bits
+/// and rescaled by scale_i / (2 max(scale_1, scale_2)), subtracted, the
+/// difference squared in int32, rescaled by (2 max(scale))^2 / (2^14
+/// output scale), plus zo, saturated.
+LogicalResult convertSquaredDifference(OpContext &ctx) {
+  auto a = inQuant(ctx, 0), b = inQuant(ctx, 1), out = outQuant(ctx);
+  if (failed(a) || failed(b) || failed(out))
+    return failure();
+  const int leftShift = 7;
+  double twiceMax = static_cast<double>(2 * std::max((*a)->scale(), (*b)->scale()));
+  auto operands =
+      rescaledOperands(ctx, leftShift, **a, **b, static_cast<double>((*a)->scale()) / twiceMax,
+                       static_cast<double>((*b)->scale()) / twiceMax);
+  if (failed(operands))
+    return failure();
+  auto type = tensorOf(ctx.outputShape(0), i32Type(ctx));
+  Value diff = ctx.create<tosa::SubOp>(type, operands->first, operands->second);
+  Value square = tosa_math::mul(ctx, diff, diff);
+  double outputScale =
+      twiceMax * twiceMax /
+      static_cast<double>(static_cast<float>(1 << (2 * leftShift)) * (*out)->scale());
+  return finishProduct(ctx, square, {outputScale}, **out, schema::ActivationFunctionType::NONE);
+}
+
+/// The comparisons on int8 / uint8 operands (tensorflow/lite/kernels/
+/// comparisons.cc, reference_ops::ComparisonWithScaling; TFLite Micro
+/// comparisons.cc): each operand (x - zp) shifted left 8 bits and
+/// multiplied by its own scale (QuantizeMultiplierSmallerThanOneExp, so
+/// scales must be below 1), then compared as int32 -> bool. `OpTy`, `Swap`
+/// and `Negate` as the float comparisons (TFLiteLogicalOps.cpp).
+template <typename OpTy, bool Swap, bool Negate> LogicalResult convertComparison(OpContext &ctx) {
+  auto a = inQuant(ctx, 0), b = inQuant(ctx, 1);
+  if (failed(a) || failed(b))
+    return failure();
+  for (int k = 0; k < 2; ++k) {
+    const TensorQuant &q = k ? **b : **a;
+    if (q.perChannel())
+      return ctx.fail("per-channel quantized operands are not supported");
+    if (!(q.scale() < 1.0f))
+      return ctx.fail("input " + llvm::Twine(k) + " has scale " + shortNumber(q.scale()) +
+                      "; TFLite's int8 comparisons take input scales below 1 "
+                      "(QuantizeMultiplierSmallerThanOneExp)");
+  }
+  auto operands = rescaledOperands(ctx, 8, **a, **b, static_cast<double>((*a)->scale()),
+                                   static_cast<double>((*b)->scale()));
+  if (failed(operands))
+    return failure();
+  Value x = operands->first, y = operands->second;
+  Value result = Swap ? tosa_math::compare<OpTy>(ctx, y, x) : tosa_math::compare<OpTy>(ctx, x, y);
+  if (Negate)
+    result = tosa_math::unary<tosa::LogicalNotOp>(ctx, result);
+  return ctx.setOutput(0, result);
+}
+
 } // namespace
 
 void registerQuantizedElementwiseOps(ConverterTable &table) {
@@ -328,6 +557,19 @@ void registerQuantizedElementwiseOps(ConverterTable &table) {
   table[BuiltinOperator::MUL] = convertMul;
   table[BuiltinOperator::LEAKY_RELU] = convertLeakyRelu;
   table[BuiltinOperator::HARD_SWISH] = convertHardSwish;
+  table[BuiltinOperator::ABS] = convertAbs;
+  table[BuiltinOperator::RSQRT] = convertRsqrt;
+  table[BuiltinOperator::PRELU] = convertPrelu;
+  table[BuiltinOperator::DIV] = convertDiv;
+  table[BuiltinOperator::MAXIMUM] = convertMinMax<tosa::MaximumOp>;
+  table[BuiltinOperator::MINIMUM] = convertMinMax<tosa::MinimumOp>;
+  table[BuiltinOperator::SQUARED_DIFFERENCE] = convertSquaredDifference;
+  table[BuiltinOperator::EQUAL] = convertComparison<tosa::EqualOp, false, false>;
+  table[BuiltinOperator::NOT_EQUAL] = convertComparison<tosa::EqualOp, false, true>;
+  table[BuiltinOperator::GREATER] = convertComparison<tosa::GreaterOp, false, false>;
+  table[BuiltinOperator::GREATER_EQUAL] = convertComparison<tosa::GreaterEqualOp, false, false>;
+  table[BuiltinOperator::LESS] = convertComparison<tosa::GreaterOp, true, false>;
+  table[BuiltinOperator::LESS_EQUAL] = convertComparison<tosa::GreaterEqualOp, true, false>;
 }
 
 } // namespace kiln::tfl

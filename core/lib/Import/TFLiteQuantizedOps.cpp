@@ -269,7 +269,9 @@ void registerQuantizedOps(ConverterTable &table) {
   // quantization: these kernels' Prepare does not compare it; PACK, which
   // does, is in registerQuantizedShapeOps): the float converters are
   // element-type agnostic. SPACE_TO_BATCH_ND pads with the output's zero
-  // point; ARG_MAX / ARG_MIN compare the raw int8 values.
+  // point; ARG_MAX / ARG_MIN compare the raw int8 values; SELECT /
+  // SELECT_V2 also check that the values share the output's quantization
+  // (TFLiteLogicalOps.cpp).
   const ConverterTable &floats = converters();
   for (BuiltinOperator op : {BuiltinOperator::RESHAPE,
                              BuiltinOperator::SQUEEZE,
@@ -291,7 +293,9 @@ void registerQuantizedOps(ConverterTable &table) {
                              BuiltinOperator::REVERSE_V2,
                              BuiltinOperator::MIRROR_PAD,
                              BuiltinOperator::ARG_MAX,
-                             BuiltinOperator::ARG_MIN})
+                             BuiltinOperator::ARG_MIN,
+                             BuiltinOperator::SELECT,
+                             BuiltinOperator::SELECT_V2})
     table[op] = floats.at(op);
 }
 

@@ -7,7 +7,9 @@
 // (TFLiteConverter.h):
 //   TFLiteQuantizedConvOps.cpp        CONV_2D DEPTHWISE_CONV_2D
 //                                     FULLY_CONNECTED BATCH_MATMUL pools
-//   TFLiteQuantizedElementwiseOps.cpp unary tables, ADD SUB MUL,
+//   TFLiteQuantizedElementwiseOps.cpp unary tables (ABS RSQRT ...), ADD
+//                                     SUB MUL SQUARED_DIFFERENCE MAXIMUM
+//                                     MINIMUM PRELU, the comparisons,
 //                                     LEAKY_RELU HARD_SWISH QUANTIZE
 //                                     DEQUANTIZE
 //   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION PACK RESIZE_BILINEAR
