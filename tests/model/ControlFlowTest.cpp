@@ -66,7 +66,7 @@ TEST_P(ControlFlowCase, MatchesTFLite) {
 INSTANTIATE_TEST_SUITE_P(TFLite, ControlFlowCase, ::testing::ValuesIn(listCases()),
                          [](const auto &info) { return info.param; });
 
-TEST(ControlFlow, CasesArePresent) { EXPECT_GE(listCases().size(), 9u); }
+TEST(ControlFlow, CasesArePresent) { EXPECT_GE(listCases().size(), 10u); }
 
 /// "decision: reason" of each decision the import of case `name` made.
 std::vector<std::string> decisionsOf(const std::string &name) {
@@ -96,6 +96,9 @@ TEST(ControlFlow, EachOperatorSaysWhatItBecame) {
   EXPECT_EQ(decisionsOf("while_counter_5"),
             (std::vector<std::string>{"operator #0 (WHILE): unrolled 5 iterations"}));
   EXPECT_EQ(decisionsOf("while_zero_iterations"),
+            (std::vector<std::string>{"operator #0 (WHILE): unrolled 0 iterations"}));
+  // A condition subgraph whose output is a constant tensor is known too.
+  EXPECT_EQ(decisionsOf("while_constant_false_condition"),
             (std::vector<std::string>{"operator #0 (WHILE): unrolled 0 iterations"}));
   // The loop first, then the IF of each iteration (i == 2 takes then).
   std::vector<std::string> nested = {"operator #0 (WHILE): unrolled 4 iterations"};
@@ -137,12 +140,16 @@ TEST(ControlFlow, RefusalsAreOneLineSayingWhy) {
         "a static schedule cannot loop on data"}},
       {"refused_while_too_many_iterations.tflite",
        {"operator #0 (WHILE): unrolled, the loop passes 512 operations",
-        "Kiln unrolls a WHILE to at most"}},
+        "the most Kiln adds for one WHILE"}},
+      {"refused_while_int32_condition.tflite",
+       {"operator #0 (WHILE): its condition (subgraph 1 'cond') gives an int32 tensor; a WHILE "
+        "condition gives one "
+        "bool"}},
       {"refused_if_branches_disagree.tflite",
        {"operator #0 (IF): its condition is computed at run time", "([2,3] and [2,1])",
         "a static schedule cannot branch on data"}},
       {"refused_if_missing_subgraph.tflite",
-       {"operator #0 (IF): in its else branch (subgraph 7): it calls subgraph 7; the model has "
+       {"operator #0 (IF): its else branch is subgraph 7, which does not exist: the model has "
         "subgraphs 0 to 1"}},
   };
   TempDir tmp;

@@ -220,6 +220,17 @@ const CASES = {
       return [{ data: Int32Array.from([4]), shape: [] }, { data: v, shape: SHAPE }];
     },
   },
+  while_constant_false_condition: {
+    what: 'WHILE whose condition subgraph returns a constant false tensor (no operator computes it): no iteration',
+    model: () => whileModel(SHAPE, {
+      name: 'cond',
+      tensors: [i32('i', []), f32('x', SHAPE), constBool('never', [], [false])],
+      operators: [],
+      inputs: [0, 1], outputs: [2],
+    }, stepGraph(SHAPE, 1.5, -0.25), 'kiln control flow: WHILE, constant false condition'),
+    inputs: () => [{ data: ramp(N, 23), shape: SHAPE }],
+    expect: ([x]) => [{ data: Int32Array.from([0]), shape: [] }, { data: x.data, shape: SHAPE }],
+  },
   call_once_then_relu: {
     what: 'CALL_ONCE of an initialization subgraph (computes a constant sum it returns to no one), then RELU: the model is the RELU',
     model: () => buildTfliteModel({
@@ -257,6 +268,16 @@ const REFUSED = {
       inputs: [0, 1], outputs: [5],
     }, stepGraph(SHAPE, 2, 1), 'kiln control flow: WHILE on data'),
     inputs: () => [{ data: ramp(N, 19), shape: SHAPE }],
+  },
+  refused_while_int32_condition: {
+    what: 'WHILE whose condition gives int32 3 - i instead of a bool',
+    model: () => whileModel(SHAPE, {
+      name: 'cond',
+      tensors: [i32('i', []), f32('x', SHAPE), constI32('three', [], [3]), i32('left', [])],
+      operators: [{ op: 'SUB', inputs: [2, 0], outputs: [3], options: {} }],
+      inputs: [0, 1], outputs: [3],
+    }, stepGraph(SHAPE, 2, 1), 'kiln control flow: WHILE, int32 condition'),
+    inputs: () => [{ data: ramp(N, 24), shape: SHAPE }],
   },
   refused_while_too_many_iterations: {
     what: 'WHILE i < 5000: past the 1024 iterations Kiln unrolls a WHILE to',

@@ -77,10 +77,18 @@ FailureOr<std::vector<Value>> callSubgraph(OpContext &ctx, int index, const std:
   site.index = m.call.text.empty() ? ctx.index() : m.call.index;
   site.depth = m.call.depth + 1;
   auto outs = m.inlineSubgraph(index, args, known, knownOut, site);
-  if (!outs)
-    return ctx.fail("in its " + role + " (" + m.subgraphName(index) +
-                    "): " + llvm::toString(outs.takeError()));
-  return std::move(*outs);
+  if (outs)
+    return std::move(*outs);
+  std::string message = llvm::toString(outs.takeError());
+  // Runaway nesting is said once, by the outermost operator, not once per
+  // level.
+  if (message.find(" nested calls (") != std::string::npos) {
+    m.error = m.call.text.empty() ? nodeName(ctx) + ": " + message : message;
+    return failure();
+  }
+  if (index <= 0 || index >= static_cast<int>(m.model->subgraphs()->size()))
+    return ctx.fail("its " + role + " is " + message);
+  return ctx.fail("in its " + role + " (" + m.subgraphName(index) + "): " + message);
 }
 
 /// Binds output `k` to `value`, as a known constant where `known` is.
@@ -203,15 +211,6 @@ LogicalResult convertWhile(OpContext &ctx) {
   const size_t before = block->getOperations().size();
   int64_t ran = 0;
   for (;; ++ran) {
-    if (ran == kMaxUnroll)
-      return ctx.fail("the loop runs past the " + llvm::Twine(kMaxUnroll) +
-                      " iterations Kiln unrolls a WHILE to");
-    if (size_t added = addedOps(block, before); added > kMaxUnrolledOps)
-      return ctx.fail(
-          "unrolled, the loop passes " + llvm::Twine(kMaxUnrolledOps) + " operations after " +
-          llvm::Twine(ran) +
-          " iterations; Kiln unrolls a WHILE to at most that many (compile time grows with "
-          "the square of the kernels)");
     std::string iteration = " (iteration " + std::to_string(ran) + ")";
     Known condKnown;
     auto cond = callSubgraph(ctx, o->cond_subgraph_index(), "condition" + iteration, *vars, known,
@@ -221,6 +220,12 @@ LogicalResult convertWhile(OpContext &ctx) {
     if (cond->size() != 1)
       return ctx.fail("its condition (" + condName + ") gives " + llvm::Twine(cond->size()) +
                       " outputs; a WHILE condition gives one bool");
+    if (auto type = (*cond)[0].getType().cast<RankedTensorType>();
+        !type.getElementType().isInteger(1))
+      return ctx.fail("its condition (" + condName + ") gives " +
+                      (type.getElementType().isInteger(32) ? std::string("an int32")
+                                                           : std::string("a non-bool")) +
+                      " tensor; a WHILE condition gives one bool (TFLite's while.cc requires it)");
     if (!condKnown[0])
       return ctx.fail(
           "its condition (" + condName + ") depends on input data at iteration " +
@@ -233,6 +238,15 @@ LogicalResult convertWhile(OpContext &ctx) {
                       " elements; a WHILE condition gives one bool");
     if ((*condKnown[0])[0] == 0)
       break;
+    // Another iteration: within the limits?
+    if (ran == kMaxUnroll)
+      return ctx.fail("the loop runs past the " + llvm::Twine(kMaxUnroll) +
+                      " iterations Kiln unrolls a WHILE to");
+    if (size_t added = addedOps(block, before); added > kMaxUnrolledOps)
+      return ctx.fail("unrolled, the loop passes " + llvm::Twine(kMaxUnrolledOps) +
+                      " operations after " + llvm::Twine(ran) +
+                      " iterations, the most Kiln adds for one WHILE (compile time grows with "
+                      "the square of the kernel count)");
     Known bodyKnown;
     auto next =
         callSubgraph(ctx, o->body_subgraph_index(), "body" + iteration, *vars, known, bodyKnown);
@@ -252,7 +266,7 @@ LogicalResult convertWhile(OpContext &ctx) {
     *vars = std::move(*next);
     known = std::move(bodyKnown);
   }
-  decide(ctx, at, "unrolled " + std::to_string(ran) + " iterations",
+  decide(ctx, at, "unrolled " + std::to_string(ran) + (ran == 1 ? " iteration" : " iterations"),
          "the condition (" + condName + ") is known at every iteration when the model is compiled");
   for (int k = 0; k < ctx.numOutputs(); ++k)
     if (failed(bindOutput(ctx, k, (*vars)[k], known[k])))

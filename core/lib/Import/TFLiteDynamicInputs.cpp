@@ -85,10 +85,12 @@ std::optional<std::vector<ShapeFix>> recordedShapeFixes(const ModelImporter &fai
 std::string recordedShapeWarning(const ModelImporter &failed) {
   std::string text;
   for (const auto &in : failed.unfixed) {
+    // One letter per dynamic dimension ("NxM" for [-1,-1]: each its own size).
     std::string other;
+    int letter = 0;
     for (size_t d = 0; d < in.shape.size(); ++d)
       other += (d ? "x" : "") + (llvm::is_contained(openDimensions(in), int64_t(d))
-                                     ? std::string("N")
+                                     ? std::string(1, "NMKLPQ"[std::min(letter++, 5)])
                                      : std::to_string(in.shape[d]));
     text += std::string(text.empty() ? "" : "; ") + "input '" + in.name + "' (input " +
             std::to_string(in.position) + ") has " + dimensionList(openDimensions(in)) +

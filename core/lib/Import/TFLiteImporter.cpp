@@ -280,6 +280,38 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   return std::move(module);
 }
 
+std::optional<std::vector<int64_t>> ModelImporter::knownInts(int index) const {
+  if (auto folded = foldedInts.find(index); folded != foldedInts.end())
+    return folded->second;
+  const schema::Tensor *t = tensor(index);
+  llvm::ArrayRef<uint8_t> data = constantData(index);
+  if (!t || data.empty())
+    return std::nullopt;
+  std::vector<int64_t> out;
+  switch (t->type()) {
+  case schema::TensorType::INT32:
+    for (size_t k = 0; k + 4 <= data.size(); k += 4) {
+      int32_t x;
+      std::memcpy(&x, data.data() + k, 4);
+      out.push_back(x);
+    }
+    return out;
+  case schema::TensorType::INT64:
+    for (size_t k = 0; k + 8 <= data.size(); k += 8) {
+      int64_t x;
+      std::memcpy(&x, data.data() + k, 8);
+      out.push_back(x);
+    }
+    return out;
+  case schema::TensorType::BOOL:
+    for (uint8_t b : data)
+      out.push_back(b != 0);
+    return out;
+  default:
+    return std::nullopt;
+  }
+}
+
 std::string ModelImporter::subgraphName(int index) const {
   std::string name = "subgraph " + std::to_string(index);
   if (model && model->subgraphs() && index >= 0 &&
@@ -297,10 +329,14 @@ ModelImporter::inlineSubgraph(int index, llvm::ArrayRef<Value> args,
                               const CallSite &site) {
   int count = model->subgraphs()->size();
   if (index <= 0 || index >= count)
-    return makeError("it calls subgraph " + llvm::Twine(index) + "; the model has subgraphs 0 to " +
+    return makeError("subgraph " + llvm::Twine(index) +
+                     ", which does not exist: the model has subgraphs 0 to " +
                      llvm::Twine(count - 1) + " and subgraph 0 is the model itself");
-  if (site.depth > 16)
-    return makeError("calls nest deeper than 16 (a subgraph that calls itself?)");
+  if (site.depth > kMaxCallDepth)
+    return makeError(subgraphName(index) + " is called through " + llvm::Twine(kMaxCallDepth) +
+                     " nested calls (a subgraph that calls itself without end?); Kiln converts "
+                     "calls nested at most " +
+                     llvm::Twine(kMaxCallDepth) + " deep");
   // The caller's frame, restored on every path out.
   const schema::SubGraph *callerGraph = graph;
   std::vector<Value> callerValues = std::move(values);
@@ -385,10 +421,7 @@ ModelImporter::inlineSubgraph(int index, llvm::ArrayRef<Value> args,
       return makeError("output " + llvm::Twine(k) + " '" + tensorName(tensor(t), t) +
                        "' is never computed by any operator");
     results.push_back(v);
-    auto folded = foldedInts.find(t);
-    knownOut.push_back(folded == foldedInts.end()
-                           ? std::nullopt
-                           : std::optional<std::vector<int64_t>>(folded->second));
+    knownOut.push_back(knownInts(t)); // folded, or a constant output
   }
   return results;
 }

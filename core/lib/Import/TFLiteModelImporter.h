@@ -175,6 +175,12 @@ public:
   inlineSubgraph(int index, llvm::ArrayRef<Value> args,
                  const std::vector<std::optional<std::vector<int64_t>>> &known,
                  std::vector<std::optional<std::vector<int64_t>>> &knownOut, const CallSite &site);
+  /// The most calls (IF, WHILE, CALL_ONCE) nested in one another.
+  static constexpr int kMaxCallDepth = 16;
+  /// The elements of tensor `index` of `graph` when known at import: an
+  /// INT32, INT64 or BOOL constant (bools as 0/1), or a tensor an operator
+  /// folded (foldedInts); nothing otherwise.
+  std::optional<std::vector<int64_t>> knownInts(int index) const;
   /// "subgraph 2 'body'".
   std::string subgraphName(int index) const;
 

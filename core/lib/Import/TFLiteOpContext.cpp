@@ -197,36 +197,7 @@ FailureOr<std::vector<int64_t>> OpContext::constantInts(int i) {
 std::optional<std::vector<int64_t>> OpContext::knownInts(int i) const {
   if (!hasInput(i))
     return std::nullopt;
-  int index = op->inputs()->Get(i);
-  if (auto folded = importer.foldedInts.find(index); folded != importer.foldedInts.end())
-    return folded->second;
-  const schema::Tensor *t = inputTensor(i);
-  llvm::ArrayRef<uint8_t> data = importer.constantData(index);
-  if (!t || data.empty())
-    return std::nullopt;
-  std::vector<int64_t> out;
-  switch (t->type()) {
-  case schema::TensorType::INT32:
-    for (size_t k = 0; k + 4 <= data.size(); k += 4) {
-      int32_t x;
-      std::memcpy(&x, data.data() + k, 4);
-      out.push_back(x);
-    }
-    return out;
-  case schema::TensorType::INT64:
-    for (size_t k = 0; k + 8 <= data.size(); k += 8) {
-      int64_t x;
-      std::memcpy(&x, data.data() + k, 8);
-      out.push_back(x);
-    }
-    return out;
-  case schema::TensorType::BOOL:
-    for (uint8_t b : data)
-      out.push_back(b != 0);
-    return out;
-  default:
-    return std::nullopt;
-  }
+  return importer.knownInts(op->inputs()->Get(i));
 }
 
 LogicalResult OpContext::setKnownOutput(int i, llvm::ArrayRef<int64_t> values) {
