@@ -78,9 +78,9 @@ inline kiln::CompileOptions modelOptions(const QString &name) {
 
 /// tests/data/bad/*.tflite.
 inline QStringList badModels() {
-  return {"custom_op", "dynamic_batch", "garbled", "int16_activations", "per_channel_scale_count", "not_tflite",
-          "truncated", "two_subgraphs",
-          "unsupported_op"};
+  return {"custom_op",         "dynamic_batch",           "garbled",
+          "int16_activations", "per_channel_scale_count", "not_tflite",
+          "truncated",         "unsupported_op"};
 }
 inline QString badModelPath(const QString &name) { return QStringLiteral(KILN_TEST_DATA_DIR "/bad/") + name + ".tflite"; }
 

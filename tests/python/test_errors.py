@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import kiln
-from conftest import cli_error, model_path
+from conftest import DATA, cli_error, model_path
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +50,19 @@ def test_garbage_model(tmp_path):
 
 
 def test_dynamic_input_not_fixed(tmp_path):
-    model = model_path("embedding")
+    # shape [-1,8]: no recorded size to compile at.
+    model = DATA / "bad" / "dynamic_batch.tflite"
     with pytest.raises(kiln.Error) as e:
         kiln.compile(model)
     same_message(e, cli_error("compile", model, "-o", tmp_path / "x.kiln"))
     assert "--fix-shape" in str(e.value)
+
+
+def test_recorded_batch_compiles_with_the_cli_warning(tmp_path):
+    # embedding's batch is -1 in its shape_signature and recorded as 1.
+    model = model_path("embedding")
+    with pytest.warns(kiln.BuildWarning, match="compiled at its recorded shape 1x76x32x1"):
+        kiln.compile(model)
 
 
 @pytest.mark.parametrize("recipe,flag", [

@@ -48,6 +48,9 @@ def test_verify_fails_on_a_wrong_reference(tmp_path):
 
 
 def test_verify_reports_errors(tmp_path):
-    done = verify("embedding")  # dynamic batch not fixed
+    # A dynamic batch that records no size (shape [-1,8]) needs --fix-shape.
+    model = DATA / "bad" / "dynamic_batch.tflite"
+    done = subprocess.run([sys.executable, str(SCRIPT), str(model)], capture_output=True, text=True,
+                          env=os.environ)
     assert done.returncode == 1
     assert done.stderr.startswith("error: ") and "--fix-shape" in done.stderr
