@@ -3,7 +3,7 @@
 // The cases of tests/data/control_flow (tests/reference/
 // make_control_flow_cases.mjs): models with several subgraphs whose IF,
 // WHILE and CALL_ONCE operators Kiln resolves at import. Each case is
-// compiled and run in-process and compared with TensorFlow Lite 2.9's
+// compiled and run in-process (float32 and int8 branches) and compared with TensorFlow Lite 2.9's
 // builtin kernels (stored outputs, which the script also checks against
 // its own evaluation of the case) within 1e-4 x (1 + |reference|); int32
 // outputs exactly. The importer's decision for each operator (folded
@@ -66,7 +66,7 @@ TEST_P(ControlFlowCase, MatchesTFLite) {
 INSTANTIATE_TEST_SUITE_P(TFLite, ControlFlowCase, ::testing::ValuesIn(listCases()),
                          [](const auto &info) { return info.param; });
 
-TEST(ControlFlow, CasesArePresent) { EXPECT_GE(listCases().size(), 10u); }
+TEST(ControlFlow, CasesArePresent) { EXPECT_GE(listCases().size(), 12u); }
 
 /// "decision: reason" of each decision the import of case `name` made.
 std::vector<std::string> decisionsOf(const std::string &name) {
@@ -89,6 +89,9 @@ TEST(ControlFlow, EachOperatorSaysWhatItBecame) {
   EXPECT_EQ(decisionsOf("if_constant_false"),
             (std::vector<std::string>{"operator #0 (IF): else branch taken (subgraph 2 'else')"}));
   EXPECT_EQ(decisionsOf("if_input_condition_true"),
+            (std::vector<std::string>{"operator #0 (IF): both branches, selected at run time"}));
+  // int8 branches (RELU, REVERSE_V2) select the same way.
+  EXPECT_EQ(decisionsOf("if_int8_branches_false"),
             (std::vector<std::string>{"operator #0 (IF): both branches, selected at run time"}));
   // SUM then LESS: the condition is operator #2's input, computed at run time.
   EXPECT_EQ(decisionsOf("if_computed_condition"),

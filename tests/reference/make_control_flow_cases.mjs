@@ -134,6 +134,42 @@ function ifModel(shape, cond, description) {
   });
 }
 
+/// int8 tensors of one quantization (scale 0.05, zero point -3).
+const Q = { scale: [0.05], zeroPoint: [-3] };
+const i8 = (name, shape, extra = {}) => ({ name, shape, dtype: 'int8', quantization: Q, ...extra });
+
+/// main: (x int8, cond bool) -> IF(cond; then RELU, else REVERSE_V2 on axis 1)(x).
+function int8IfModel(shape) {
+  return buildTfliteModel({
+    description: 'kiln control flow: IF over int8 branches',
+    subgraphs: [
+      {
+        name: 'main',
+        tensors: [i8('x', shape), bool('cond', []), i8('y', shape)],
+        operators: [{ op: 'IF', inputs: [1, 0], outputs: [2], options: { then_subgraph_index: 1, else_subgraph_index: 2 } }],
+        inputs: [0, 1], outputs: [2],
+      },
+      { name: 'then', tensors: [i8('x', shape), i8('y', shape)], operators: [{ op: 'RELU', inputs: [0], outputs: [1] }], inputs: [0], outputs: [1] },
+      {
+        name: 'else',
+        tensors: [i8('x', shape), constI32('axis', [1], [1]), i8('y', shape)],
+        operators: [{ op: 'REVERSE_V2', inputs: [0, 1], outputs: [2] }],
+        inputs: [0], outputs: [2],
+      },
+    ],
+  });
+}
+
+/// int8 values over the whole range from mulberry32(seed).
+function int8Ramp(n, seed) {
+  const r = mulberry32(seed);
+  return Int8Array.from({ length: n }, () => Math.floor(256 * r()) - 128);
+}
+/// RELU on one quantization: max(q, zero point) (the requantization by 1 is exact).
+const reluQ = (x) => x.map((q) => Math.max(q, Q.zeroPoint[0]));
+/// REVERSE_V2 of [rows, cols] along axis 1.
+const reverseCols = (x, [rows, cols]) => Int8Array.from(x, (_, i) => x[Math.floor(i / cols) * cols + (cols - 1 - (i % cols))]);
+
 const SHAPE = [2, 3];
 const N = 6;
 
@@ -230,6 +266,18 @@ const CASES = {
     }, stepGraph(SHAPE, 1.5, -0.25), 'kiln control flow: WHILE, constant false condition'),
     inputs: () => [{ data: ramp(N, 23), shape: SHAPE }],
     expect: ([x]) => [{ data: Int32Array.from([0]), shape: [] }, { data: x.data, shape: SHAPE }],
+  },
+  if_int8_branches_true: {
+    what: 'IF on a bool input over int8 tensors (scale 0.05, zero point -3): then RELU (max(q, -3)), else REVERSE_V2 along axis 1; true here',
+    model: () => int8IfModel(SHAPE),
+    inputs: () => [{ data: int8Ramp(N, 25), shape: SHAPE }, { data: Uint8Array.from([1]), shape: [], descr: '|b1' }],
+    expect: ([x]) => [{ data: reluQ(x.data), shape: SHAPE }],
+  },
+  if_int8_branches_false: {
+    what: 'the same int8 model with the condition false: the reversed rows',
+    model: () => int8IfModel(SHAPE),
+    inputs: () => [{ data: int8Ramp(N, 26), shape: SHAPE }, { data: Uint8Array.from([0]), shape: [], descr: '|b1' }],
+    expect: ([x]) => [{ data: reverseCols(x.data, SHAPE), shape: SHAPE }],
   },
   call_once_then_relu: {
     what: 'CALL_ONCE of an initialization subgraph (computes a constant sum it returns to no one), then RELU: the model is the RELU',
