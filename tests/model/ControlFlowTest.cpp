@@ -12,7 +12,6 @@
 // why.
 //
 //===----------------------------------------------------------------------===//
-#include "IntegerCompare.h"
 #include "TestSupport.h"
 
 #include "kiln/Compiler.h"
@@ -43,24 +42,7 @@ std::vector<std::string> listCases() {
 class ControlFlowCase : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ControlFlowCase, MatchesTFLite) {
-  std::string dir = caseDir(GetParam());
-  auto artifact = kiln::compileArtifact(dir + "/model.tflite", kiln::CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  std::vector<kiln::NpyArray> inputs;
-  for (const std::string &path : numberedFiles(dir, "input"))
-    inputs.push_back(loadNpy(path));
-  auto result = kiln::runArtifact(*artifact, inputs);
-  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
-  std::vector<std::string> expected = numberedFiles(dir, "output");
-  ASSERT_EQ(result->outputValues.size(), expected.size());
-  for (size_t k = 0; k < expected.size(); ++k) {
-    SCOPED_TRACE("output " + std::to_string(k));
-    kiln::NpyArray want = loadNpy(expected[k]);
-    if (want.dtype == "<f4")
-      EXPECT_TRUE(allClose(result->outputValues[k], want));
-    else
-      EXPECT_TRUE(integersEqual(result->outputValues[k], want));
-  }
+  expectFolderMatchesReference(caseDir(GetParam()), kiln::CompileOptions());
 }
 
 INSTANTIATE_TEST_SUITE_P(TFLite, ControlFlowCase, ::testing::ValuesIn(listCases()),

@@ -7,7 +7,6 @@
 // bool and int32 outputs (comparisons, CAST, FLOOR_DIV) must match exactly.
 //
 //===----------------------------------------------------------------------===//
-#include "IntegerCompare.h"
 #include "TestSupport.h"
 
 #include "kiln/Compiler.h"
@@ -36,24 +35,7 @@ class OpCase : public ::testing::TestWithParam<std::string> {};
 /// Compiles case `name` with `options`, runs it on its inputs and compares
 /// every output with the stored reference.
 void expectMatchesTFLite(const std::string &name, const kiln::CompileOptions &options) {
-  std::string dir = std::string(KILN_TEST_DATA_DIR) + "/ops/" + name;
-  auto artifact = kiln::compileArtifact(dir + "/model.tflite", options);
-  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  std::vector<kiln::NpyArray> inputs;
-  for (const std::string &path : numberedFiles(dir, "input"))
-    inputs.push_back(loadNpy(path));
-  auto result = kiln::runArtifact(*artifact, inputs);
-  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
-  std::vector<std::string> expected = numberedFiles(dir, "output");
-  ASSERT_EQ(result->outputValues.size(), expected.size());
-  for (size_t k = 0; k < expected.size(); ++k) {
-    SCOPED_TRACE("output " + std::to_string(k));
-    kiln::NpyArray want = loadNpy(expected[k]);
-    if (want.dtype == "<f4")
-      EXPECT_TRUE(allClose(result->outputValues[k], want));
-    else
-      EXPECT_TRUE(integersEqual(result->outputValues[k], want));
-  }
+  expectFolderMatchesReference(std::string(KILN_TEST_DATA_DIR) + "/ops/" + name, options);
 }
 
 TEST_P(OpCase, MatchesTFLite) { expectMatchesTFLite(GetParam(), kiln::CompileOptions()); }

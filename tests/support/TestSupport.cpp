@@ -1,5 +1,6 @@
 //===- TestSupport.cpp - Shared helpers for Kiln's tests ------------------===//
 #include "TestSupport.h"
+#include "IntegerCompare.h"
 
 #include "kiln/Compiler.h"
 #include "kiln/Run.h"
@@ -183,6 +184,26 @@ std::vector<std::string> numberedFiles(const std::string &dir, const std::string
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+void expectFolderMatchesReference(const std::string &dir, const kiln::CompileOptions &options) {
+  auto artifact = kiln::compileArtifact(dir + "/model.tflite", options);
+  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  std::vector<NpyArray> inputs;
+  for (const std::string &path : numberedFiles(dir, "input"))
+    inputs.push_back(loadNpy(path));
+  auto result = kiln::runArtifact(*artifact, inputs);
+  ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+  std::vector<std::string> expected = numberedFiles(dir, "output");
+  ASSERT_EQ(result->outputValues.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) {
+    SCOPED_TRACE("output " + std::to_string(k));
+    NpyArray want = loadNpy(expected[k]);
+    if (want.dtype == "<f4")
+      EXPECT_TRUE(allClose(result->outputValues[k], want));
+    else
+      EXPECT_TRUE(integersEqual(result->outputValues[k], want));
+  }
 }
 
 } // namespace kiln::test

@@ -3,6 +3,7 @@
 #define KILN_TESTS_TESTSUPPORT_H
 
 #include "kiln/Npy.h"
+#include "kiln/Options.h"
 
 #include <gtest/gtest.h>
 
@@ -63,6 +64,13 @@ private:
 /// does not compile or run.
 std::vector<float> runMlirOnFloats(const std::string &source, const std::vector<int64_t> &shape,
                                    const std::vector<float> &x);
+
+/// Compiles `dir`/model.tflite with `options`, runs it on `dir`'s
+/// input_K.npy and compares every output with output_K.npy: float32 within
+/// 1e-4 x (1 + |reference|) (allClose), other types exactly
+/// (integersEqual). Test failures name the output. The op-case folders of
+/// tests/data/ops and tests/data/control_flow use it.
+void expectFolderMatchesReference(const std::string &dir, const kiln::CompileOptions &options);
 
 /// Reads a .npy file or fails the test.
 NpyArray loadNpy(const std::string &path);

@@ -66,6 +66,21 @@ std::vector<FixedInput> fixedInputsOf(ModuleOp module) {
   return fixed;
 }
 
+void setControlFlow(ModuleOp module, const std::vector<ControlFlowDecision> &decisions) {
+  if (decisions.empty())
+    return;
+  Builder b(module.getContext());
+  llvm::SmallVector<Attribute> entries;
+  for (const ControlFlowDecision &d : decisions)
+    entries.push_back(b.getDictionaryAttr({
+        b.getNamedAttr("node", b.getStringAttr(d.node)),
+        b.getNamedAttr("op_type", b.getStringAttr(d.opType)),
+        b.getNamedAttr("decision", b.getStringAttr(d.decision)),
+        b.getNamedAttr("reason", b.getStringAttr(d.reason)),
+    }));
+  module->setAttr(kControlFlowAttr, b.getArrayAttr(entries));
+}
+
 std::vector<ControlFlowDecision> controlFlowOf(ModuleOp module) {
   std::vector<ControlFlowDecision> decisions;
   auto list = module->getAttrOfType<ArrayAttr>(kControlFlowAttr);

@@ -65,6 +65,10 @@ inline constexpr const char *kControlFlowAttr = "kiln.control_flow";
 /// into CompileResult::warnings and the tools print), each sentence once.
 void addWarnings(mlir::ModuleOp module, const std::vector<std::string> &warnings);
 
+/// Records `decisions` in the module's kControlFlowAttr (nothing when
+/// empty); controlFlowOf reads them back.
+void setControlFlow(mlir::ModuleOp module, const std::vector<ControlFlowDecision> &decisions);
+
 /// The decisions a module's kControlFlowAttr lists (none without it).
 std::vector<ControlFlowDecision> controlFlowOf(mlir::ModuleOp module);
 

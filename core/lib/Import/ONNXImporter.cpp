@@ -411,17 +411,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> GraphImporter::run() {
   for (Value v : results)
     resultTypes.push_back(v.getType());
   func.setType(builder.getFunctionType(argTypes, resultTypes));
-  if (!controlFlow.empty()) {
-    llvm::SmallVector<mlir::Attribute> entries;
-    for (const ControlFlowDecision &d : controlFlow)
-      entries.push_back(builder.getDictionaryAttr({
-          builder.getNamedAttr("node", builder.getStringAttr(d.node)),
-          builder.getNamedAttr("op_type", builder.getStringAttr(d.opType)),
-          builder.getNamedAttr("decision", builder.getStringAttr(d.decision)),
-          builder.getNamedAttr("reason", builder.getStringAttr(d.reason)),
-      }));
-    (*module)->setAttr(kControlFlowAttr, builder.getArrayAttr(entries));
-  }
+  setControlFlow(*module, controlFlow);
   for (size_t i = 0; i < model.outputs.size(); ++i) {
     func.setResultAttr(i, kNameAttr, builder.getStringAttr(model.outputs[i].name));
     auto known = values.find(model.outputs[i].name);

@@ -266,17 +266,7 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   if (llvm::Error err = verifyModule(*module))
     return std::move(err);
   recordQuantization(*module);
-  if (!controlFlow.empty()) {
-    llvm::SmallVector<Attribute> entries;
-    for (const ControlFlowDecision &d : controlFlow)
-      entries.push_back(builder.getDictionaryAttr({
-          builder.getNamedAttr("node", builder.getStringAttr(d.node)),
-          builder.getNamedAttr("op_type", builder.getStringAttr(d.opType)),
-          builder.getNamedAttr("decision", builder.getStringAttr(d.decision)),
-          builder.getNamedAttr("reason", builder.getStringAttr(d.reason)),
-      }));
-    (*module)->setAttr(kControlFlowAttr, builder.getArrayAttr(entries));
-  }
+  setControlFlow(*module, controlFlow);
   return std::move(module);
 }
 

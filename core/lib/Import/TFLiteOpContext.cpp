@@ -169,29 +169,12 @@ FailureOr<std::vector<int64_t>> OpContext::constantInts(int i) {
   if (!isConstant(i))
     return fail("input " + llvm::Twine(i) +
                 " must be a constant tensor (computed shapes are not supported)");
-  if (auto folded = importer.foldedInts.find(op->inputs()->Get(i));
-      folded != importer.foldedInts.end())
-    return folded->second;
   const schema::Tensor *t = inputTensor(i);
-  llvm::ArrayRef<uint8_t> data = importer.constantData(op->inputs()->Get(i));
-  std::vector<int64_t> out;
-  if (t->type() == schema::TensorType::INT32) {
-    for (size_t k = 0; k + 4 <= data.size(); k += 4) {
-      int32_t x;
-      std::memcpy(&x, data.data() + k, 4);
-      out.push_back(x);
-    }
-  } else if (t->type() == schema::TensorType::INT64) {
-    for (size_t k = 0; k + 8 <= data.size(); k += 8) {
-      int64_t x;
-      std::memcpy(&x, data.data() + k, 8);
-      out.push_back(x);
-    }
-  } else {
+  bool folded = importer.foldedInts.count(op->inputs()->Get(i));
+  if (!folded && t->type() != schema::TensorType::INT32 && t->type() != schema::TensorType::INT64)
     return fail("input " + llvm::Twine(i) + " must be INT32 or INT64, not " +
                 schema::EnumNameTensorType(t->type()));
-  }
-  return out;
+  return *knownInts(i);
 }
 
 std::optional<std::vector<int64_t>> OpContext::knownInts(int i) const {
