@@ -39,6 +39,20 @@ inline constexpr const char *kNameAttr = "kiln.name";
 /// as int8 q - 128; see Import/TFLiteQuant.h).
 inline constexpr const char *kElementTypeAttr = "kiln.element_type";
 
+/// Argument and result attribute of @main marking persistent state (TFLite
+/// resource variables, the variable tensors of LSTM and SVDF): the
+/// argument carries a variable's value at the start of an invocation and
+/// the result with the same name its value at the end, which the next
+/// invocation's argument receives. Neither is a model input or output; the
+/// plan keeps the variable in the arena's persistent region
+/// (CompilationPlan::state). The value is the variable's name.
+inline constexpr const char *kStateAttr = "kiln.state";
+
+/// Module attribute listing the state variables in argument order: an
+/// array of {name, initial} dictionaries, `initial` the DenseElementsAttr
+/// every variable holds after load and after kiln_module_reset_state.
+inline constexpr const char *kStateVariablesAttr = "kiln.state_variables";
+
 /// Reads `path` and picks the importer from its contents and name: TFLite
 /// flatbuffer (file identifier "TFL3"), ONNX ModelProto ('.onnx') or MLIR
 /// text/bytecode in the TOSA dialect. A file whose contents contradict its

@@ -119,6 +119,16 @@ public:
     return op->builtin_options_as<T>();
   }
 
+  /// True when input `i` is a variable tensor (is_variable: the state of
+  /// LSTM, RNN and SVDF). input(i) then gives the value the previous
+  /// invocation left in it (0, or an int8 tensor's zero point, after load
+  /// and after a reset; TFLiteStateOps.cpp).
+  bool isVariable(int i) const;
+  /// Writes `value` (the variable's type and shape) into variable input
+  /// `i`: later operators of this invocation and the next invocation read
+  /// it, as TFLite's kernels overwrite their state tensors in place.
+  /// Errors on an input that is not a variable tensor or a type mismatch.
+  mlir::LogicalResult assignVariable(int i, mlir::Value value);
   /// Binds output `i` to `value`. If the value's static type differs from
   /// the declared output type only in shape with equal element count, a
   /// tosa.reshape is inserted; any other mismatch is an error.

@@ -502,6 +502,7 @@ func::FuncOp ModelImporter::createMain(const Signature &signature, Location loc)
     if (tensor(index)->type() == schema::TensorType::UINT8)
       func.setResultAttr(position, kElementTypeAttr, builder.getStringAttr("u8"));
   }
+  mainFunc = func;
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   for (int position = 0; position < static_cast<int>(signature.inputs.size()); ++position) {
@@ -563,10 +564,22 @@ llvm::Error ModelImporter::returnOutputs(func::FuncOp func, const Signature &sig
       v = flipSignBit(v, loc);
     results.push_back(v);
   }
+  finishState(func, results);
   builder.create<func::ReturnOp>(loc, results);
   // The results' types are the computed ones (inferred once --fix-shape
-  // sized a dynamic dimension).
-  func.setType(builder.getFunctionType(signature.inputs, ValueRange(results).getTypes()));
+  // sized a dynamic dimension); state arguments follow the model's inputs.
+  // The attribute lists are rebuilt at the new lengths.
+  llvm::SmallVector<DictionaryAttr> argAttrs, resultAttrs;
+  Block &body = func.getBody().front();
+  for (unsigned i = 0; i < body.getNumArguments(); ++i)
+    argAttrs.push_back(i < signature.inputs.size() ? func.getArgAttrDict(i) : DictionaryAttr());
+  for (unsigned i = 0; i < results.size(); ++i)
+    resultAttrs.push_back(i < signature.outputs.size() ? func.getResultAttrDict(i)
+                                                       : DictionaryAttr());
+  func.setType(builder.getFunctionType(body.getArgumentTypes(), ValueRange(results).getTypes()));
+  func.setAllArgAttrs(argAttrs);
+  func.setAllResultAttrs(resultAttrs);
+  markState(func, signature.outputs.size());
   return llvm::Error::success();
 }
 

@@ -184,6 +184,45 @@ public:
   /// "subgraph 2 'body'".
   std::string subgraphName(int index) const;
 
+  /// A variable the model carries from one invocation to the next
+  /// (TFLiteStateOps.cpp): a resource variable (VAR_HANDLE) or a variable
+  /// tensor (`is_variable`: the state of LSTM, RNN and SVDF). A variable
+  /// read before it is assigned becomes an argument of @main marked
+  /// kStateAttr, and one assigned too a result of the same name; one never
+  /// assigned is its initial value, one never read needs no state.
+  struct StateVariable {
+    /// "tensor 12 of subgraph 0" or "resource 'container/name'".
+    std::string key;
+    /// Shown to users (the tensor's or resource's name).
+    std::string name;
+    /// The value after load and after a reset (TFLite: 0, or the zero
+    /// point of an int8 variable tensor; a resource: what CALL_ONCE's
+    /// initializer assigns).
+    DenseElementsAttr initial;
+    /// @main's argument holding the value at the start of an invocation
+    /// (null until the first read before an assignment).
+    mlir::BlockArgument argument;
+    /// The value at this point of the invocation (null before any use).
+    Value current;
+    bool assigned = false;
+  };
+  std::vector<StateVariable> state;
+  /// @main, once createMain made it.
+  func::FuncOp mainFunc;
+  /// The id (index into `state`) of variable `key`, declared with `name`
+  /// and `initial` on first use (a later call returns the same id and
+  /// keeps the first initial value).
+  size_t declareState(const std::string &key, const std::string &name, DenseElementsAttr initial);
+  /// Variable `id`'s value at this point of the invocation.
+  Value readState(size_t id);
+  /// Makes `value` (of the variable's type) variable `id`'s value from here
+  /// on and at the end of the invocation.
+  void assignState(size_t id, Value value);
+  /// The state variable of tensor `index` of `graph` (which must be a
+  /// variable tensor of type FLOAT32, INT8, INT16 or INT32), declared with
+  /// TFLite's initial value; errors name the tensor and the supported types.
+  llvm::Expected<size_t> variableTensorState(int index);
+
   /// A model input with dynamic dimensions that no --fix-shape sizes.
   struct UnfixedInput {
     int position;
@@ -253,6 +292,15 @@ private:
   llvm::Error convertOperators();
   /// The return of @main and its final type (results as computed).
   llvm::Error returnOutputs(func::FuncOp func, const Signature &signature, Location loc);
+  /// The state variables at the end of @main's body (TFLiteStateOps.cpp):
+  /// an argument never assigned becomes the variable's initial value and
+  /// is erased; each variable read and assigned has its final value
+  /// appended to `results`.
+  void finishState(func::FuncOp func, llvm::SmallVectorImpl<Value> &results);
+  /// After @main's final type is set: kStateAttr on the state arguments and
+  /// the last results (`modelOutputs` results come first), and the module's
+  /// kStateVariablesAttr.
+  void markState(func::FuncOp func, size_t modelOutputs);
   /// MLIR's verifier; a failure is a Kiln bug, reported in one line.
   llvm::Error verifyModule(ModuleOp module);
   /// The kiln.quantization attribute (TFLiteQuant.h) for the plan.

@@ -141,6 +141,14 @@ FailureOr<Value> OpContext::input(int i) {
   if (v)
     return v;
   const schema::Tensor *t = importer.tensor(index);
+  if (t->is_variable()) {
+    // The state the previous invocation left (TFLiteStateOps.cpp).
+    llvm::Expected<size_t> id = importer.variableTensorState(index);
+    if (!id)
+      return fail(llvm::toString(id.takeError()));
+    v = importer.readState(*id);
+    return v;
+  }
   llvm::ArrayRef<uint8_t> data = importer.constantData(index);
   if (data.empty())
     return fail("input " + llvm::Twine(i) + " ('" + tensorName(t, index) +
@@ -163,6 +171,26 @@ FailureOr<Value> OpContext::input(int i) {
                 llvm::Twine(elementSize * count));
   v = importer.materializeConstant(index, location);
   return v;
+}
+
+bool OpContext::isVariable(int i) const {
+  const schema::Tensor *t = inputTensor(i);
+  return t && t->is_variable();
+}
+
+LogicalResult OpContext::assignVariable(int i, Value value) {
+  if (!isVariable(i))
+    return fail("input " + llvm::Twine(i) + " is not a variable tensor");
+  int index = op->inputs()->Get(i);
+  llvm::Expected<size_t> id = importer.variableTensorState(index);
+  if (!id)
+    return fail(llvm::toString(id.takeError()));
+  if (value.getType() != importer.state[*id].initial.getType())
+    return fail("computes state of another type for variable tensor '" + importer.state[*id].name +
+                "'");
+  importer.assignState(*id, value);
+  importer.values[index] = value;
+  return success();
 }
 
 FailureOr<std::vector<int64_t>> OpContext::constantInts(int i) {
