@@ -9,7 +9,7 @@
  *
  *   gcc -O1 -std=c11 -o tflite_native tflite_native.c -ldl
  *   tflite_native LIB.so MODEL.tflite [--xnnpack=FLAGS] [--runs=N [--warmup=W]]
- *                 IN_0.bin ... -- OUT_0.bin ...
+ *                 [--steps=S] IN_0.bin ... -- OUT_0.bin ...
  *
  * Each IN_K.bin holds the raw little-endian bytes of interpreter input K
  * (its TfLiteTensorByteSize exactly); OUT_K.bin receives output K. The
@@ -22,6 +22,10 @@
  * written, W more untimed TfLiteInterpreterInvoke calls (default 0), then N
  * timed ones on the same inputs, each timed alone with CLOCK_MONOTONIC; the
  * JSON gets "warmup": W and "times_ns": [N per-run times in ns, in order].
+ * --steps=S (stateful models: LSTM and SVDF state, resource variables): S
+ * consecutive invokes of one interpreter, so each starts from the state the
+ * previous one left; the input files are S groups of the model's inputs
+ * (step 0's first) and the output files S groups of its outputs.
  * stdout: one JSON object describing inputs and outputs (name, type, dims).
  * Exit status 0 on success, 1 with a message on stderr otherwise.
  *
@@ -209,7 +213,7 @@ int main(int argc, char **argv) {
     return 1;
   int first = 3, xnnpack = 0;
   unsigned long xnnFlags = 0;
-  long runs = 0, warmup = 0;
+  long runs = 0, warmup = 0, steps = 1;
   for (; first < argc && strncmp(argv[first], "--", 2) == 0 && argv[first][2]; ++first) {
     const char *arg = argv[first];
     if (strncmp(arg, "--xnnpack=", 10) == 0) {
@@ -221,11 +225,15 @@ int main(int argc, char **argv) {
     } else if (strncmp(arg, "--runs=", 7) == 0) {
       if ((runs = optionValue(arg, 7)) < 1)
         return fail("--runs=N needs a number of at least 1", arg);
+    } else if (strncmp(arg, "--steps=", 8) == 0) {
+      if ((steps = optionValue(arg, 8)) < 1)
+        return fail("--steps=S needs a number of at least 1", arg);
     } else if (strncmp(arg, "--warmup=", 9) == 0) {
       if ((warmup = optionValue(arg, 9)) < 0)
         return fail("--warmup=W needs a number of at least 0", arg);
     } else {
-      return fail("unknown option (known: --xnnpack=FLAGS, --runs=N, --warmup=W)", arg);
+      return fail("unknown option (known: --xnnpack=FLAGS, --runs=N, --warmup=W, --steps=S)",
+                  arg);
     }
   }
   if (warmup && !runs)
@@ -254,12 +262,17 @@ int main(int argc, char **argv) {
     return fail("TfLiteInterpreterCreate failed", argv[2]);
   if (api.allocateTensors(in) != 0)
     return fail("TfLiteInterpreterAllocateTensors failed", argv[2]);
-  if (setInputs(in, argv + first, sep - first))
-    return 1;
-  if (api.invoke(in) != 0)
-    return fail("TfLiteInterpreterInvoke failed", argv[2]);
-  if (writeOutputs(in, argv + sep + 1, argc - sep - 1))
-    return 1;
+  int inFiles = sep - first, outFiles = argc - sep - 1;
+  if (inFiles % steps || outFiles % steps)
+    return fail("--steps=S needs S groups of input files and of output files", NULL);
+  for (long step = 0; step < steps; ++step) {
+    if (setInputs(in, argv + first + step * (inFiles / steps), inFiles / steps))
+      return 1;
+    if (api.invoke(in) != 0)
+      return fail("TfLiteInterpreterInvoke failed", argv[2]);
+    if (writeOutputs(in, argv + sep + 1 + step * (outFiles / steps), outFiles / steps))
+      return 1;
+  }
   int64_t *times = runs ? malloc((size_t)runs * sizeof *times) : NULL;
   if (runs && (!times || timeInvokes(in, warmup, runs, times)))
     return times ? 1 : fail("out of memory for --runs", NULL);

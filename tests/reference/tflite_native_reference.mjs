@@ -56,7 +56,10 @@ export function buildNative({ cc = process.env.CC || 'cc', dir } = {}) {
 // returns { outputs: [Buffer], info } (info: the program's JSON: version,
 // I/O names, TFLite type codes, dims). Throws with the library's messages
 // when it refuses the model.
-export function runNative({ exe, lib = defaultNativeLib(), model, inputs, outputCount, xnnpackFlags = null }) {
+// `steps` > 1: `inputs` holds steps groups of the model's inputs, run as
+// consecutive invokes of one interpreter (state carried), and `outputs`
+// comes back as steps groups of outputCount.
+export function runNative({ exe, lib = defaultNativeLib(), model, inputs, outputCount, xnnpackFlags = null, steps = 1 }) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-native-run-'));
   try {
     const inFiles = inputs.map((a, k) => {
@@ -64,8 +67,9 @@ export function runNative({ exe, lib = defaultNativeLib(), model, inputs, output
       fs.writeFileSync(f, new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
       return f;
     });
-    const outFiles = Array.from({ length: outputCount }, (_, k) => path.join(tmp, `out_${k}.bin`));
-    const args = [lib, model, ...(xnnpackFlags === null ? [] : [`--xnnpack=${xnnpackFlags}`]), ...inFiles, '--', ...outFiles];
+    const outFiles = Array.from({ length: outputCount * steps }, (_, k) => path.join(tmp, `out_${k}.bin`));
+    const args = [lib, model, ...(xnnpackFlags === null ? [] : [`--xnnpack=${xnnpackFlags}`]),
+      ...(steps > 1 ? [`--steps=${steps}`] : []), ...inFiles, '--', ...outFiles];
     let stdout;
     try {
       stdout = execFileSync(exe, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
