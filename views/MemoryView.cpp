@@ -88,6 +88,12 @@ void MemoryView::setPlan(std::shared_ptr<const kiln::CompilationPlan> plan) {
                          "placed in the arena, x = lifetime in commands, y = offset; aliases share a colour.")
                           .arg(formatBytes(m.arenaBytes)).arg(m.arenaBytes).arg(formatBytes(m.lowerBoundBytes))
                           .arg(m.lowerBoundBytes).arg(QString::fromStdString(m.planner)));
+    if (m.persistentBytes > 0)
+      caption_->setText(caption_->text() +
+                        tr(" Hatched, at the bottom: the persistent region (%1 bytes), %2 state "
+                           "variable(s) the model carries from one invocation to the next.")
+                            .arg(m.persistentBytes)
+                            .arg(plan_->state.size()));
   } else {
     caption_->clear();
   }
@@ -131,6 +137,23 @@ void MemoryView::redraw() {
     r->setPen(QPen(c.darker(150), 0));
     r->setSelectable(false);
     buffers_.push_back(b.id);
+    rects_.push_back(r);
+    highlighted_.push_back(false);
+  }
+  // State variables: persistent, live across every command (and across
+  // invocations), hatched.
+  for (const kiln::StateVariable &v : plan_->state) {
+    if (v.buffer < 0 || v.buffer >= (int64_t)buffers.size())
+      continue;
+    QColor c = pal.color(QPalette::Text);
+    auto *r = new QCPItemRect(plot_);
+    r->topLeft->setCoords(0.0, double(v.offset + v.bytes));
+    r->bottomRight->setCoords(double(std::max<size_t>(1, plan_->schedule.commands.size())),
+                              double(v.offset));
+    r->setBrush(QBrush(c, Qt::BDiagPattern));
+    r->setPen(QPen(c, 0));
+    r->setSelectable(false);
+    buffers_.push_back(v.buffer);
     rects_.push_back(r);
     highlighted_.push_back(false);
   }
@@ -232,6 +255,10 @@ QString MemoryView::tooltipFor(int64_t id) const {
         break;
       }
   QString alias = b.aliasOf >= 0 ? tr("\nalias of buffer %1").arg(b.aliasOf) : QString();
+  for (const kiln::StateVariable &v : plan_->state)
+    if (v.buffer == id)
+      alias += tr("\npersistent: state variable '%1', carried from one invocation to the next")
+                   .arg(QString::fromStdString(v.name));
   return tr("buffer %1: %2, %3 (%4 bytes) at offset %5%6\nproducer: %7\nconsumers: %8\nlives commands %9..%10 (waves %11..%12)")
       .arg(b.id).arg(QString::fromStdString(b.type), formatBytes(b.bytes)).arg(b.bytes).arg(b.offset).arg(alias)
       .arg(producers.isEmpty() ? tr("none") : producers.join(", "))

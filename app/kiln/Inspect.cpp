@@ -185,7 +185,8 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
                << counted(p.schedule.commands.size(), "command", "commands") << " in "
                << counted(p.schedule.waves, "wave", "waves") << ", " << flops << " FLOPs\n"
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
-               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
+               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n"
+               << kiln::formatStateRows(p);
   if (planned)
     llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs)
                  << kiln::formatControlFlow(planned->controlFlow);

@@ -164,17 +164,53 @@ TensorSpec tensorSpecOf(Type type, DictionaryAttr attrs, std::string fallback) {
   return spec;
 }
 
-/// The I/O signature of @main in Kiln's input form.
+/// The I/O signature of @main in Kiln's input form. Arguments and results
+/// marked kStateAttr (after the model's own) are state, not I/O.
 void collectSignature(ModuleOp module, ArtifactSpec &spec) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   FunctionType type = main.getFunctionType();
   for (unsigned i = 0; i < type.getNumInputs(); ++i)
-    spec.inputs.push_back(tensorSpecOf(type.getInput(i), main.getArgAttrDict(i),
-                                       "input" + std::to_string(i)));
+    if (!main.getArgAttr(i, kStateAttr))
+      spec.inputs.push_back(
+          tensorSpecOf(type.getInput(i), main.getArgAttrDict(i), "input" + std::to_string(i)));
   for (unsigned i = 0; i < type.getNumResults(); ++i)
-    spec.outputs.push_back(tensorSpecOf(type.getResult(i),
-                                        main.getResultAttrDict(i),
-                                        "output" + std::to_string(i)));
+    if (!main.getResultAttr(i, kStateAttr))
+      spec.outputs.push_back(
+          tensorSpecOf(type.getResult(i), main.getResultAttrDict(i), "output" + std::to_string(i)));
+}
+
+/// The state variables of kStateVariablesAttr (their names, types and
+/// initial values; the plan places them later): a splat of 1-, 2- or
+/// 4-byte elements as a fill pattern, anything else as its bytes.
+void collectState(ModuleOp module, ArtifactSpec &spec) {
+  auto entries = module->getAttrOfType<ArrayAttr>(kStateVariablesAttr);
+  if (!entries)
+    return;
+  for (Attribute entry : entries) {
+    auto dict = entry.cast<DictionaryAttr>();
+    auto initial = dict.getAs<DenseElementsAttr>("initial");
+    auto type = initial.getType().cast<RankedTensorType>();
+    StateSpec v;
+    v.name = dict.getAs<StringAttr>("name").str();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    for (int64_t d : type.getShape())
+      os << d << "x";
+    os << type.getElementType();
+    v.type = os.str();
+    unsigned bits = type.getElementTypeBitWidth();
+    v.bytes = static_cast<uint64_t>(type.getNumElements()) * (bits / 8);
+    llvm::ArrayRef<char> raw = initial.getRawData();
+    if (initial.isSplat() && (bits == 8 || bits == 16 || bits == 32)) {
+      uint32_t element = 0;
+      std::memcpy(&element, raw.data(), bits / 8);
+      for (unsigned b = 0; b < 32; b += bits)
+        v.fillPattern |= element << b;
+    } else {
+      v.initial.assign(raw.begin(), raw.end());
+    }
+    spec.state.push_back(std::move(v));
+  }
 }
 
 /// Copies the constants kiln-outline-constants recorded into `spec`.
@@ -365,6 +401,7 @@ static llvm::Error importModel(PipelineRun &run) {
   run.spec.producer = producerString();
   run.spec.source = c.source;
   collectSignature(*c.module, run.spec);
+  collectState(*c.module, run.spec);
   if (CompileResult *result = run.result) {
     auto info = [](const TensorSpec &t) {
       IOInfo io;
@@ -448,7 +485,7 @@ static llvm::Error bufferize(PipelineRun &run) {
   if (llvm::Error err = run.c.run("bufferization", buildBufferizationPipeline))
     return err;
   const KernelTarget kernelTarget = run.kernelTarget;
-  const unsigned numInputs = run.spec.inputs.size();
+  const unsigned numInputs = run.spec.inputs.size() + run.spec.state.size();
   if (llvm::Error err = run.c.run("weight packing", [&](PassManager &pm) {
         pm.addPass(createPackWeightsPass(kernelTarget, numInputs));
       }))
@@ -496,7 +533,11 @@ static llvm::Error schedule(PipelineRun &run) {
   std::vector<std::string> outputNames;
   for (const TensorSpec &t : run.spec.outputs)
     outputNames.push_back(t.name);
-  auto built = buildPlan(*c.module, run.spec.inputs.size(), run.spec.constants.size(), outputNames);
+  std::vector<std::string> stateNames;
+  for (const StateSpec &v : run.spec.state)
+    stateNames.push_back(v.name);
+  auto built = buildPlan(*c.module, run.spec.inputs.size() + run.spec.state.size(),
+                         run.spec.constants.size(), outputNames, stateNames);
   if (!built)
     return built.takeError();
   CompilationPlan &plan = run.plan = std::move(*built);
@@ -666,6 +707,7 @@ static void addCommands(PipelineRun &run) {
         bs.offset = b.offset;
         break;
       case BufferKind::Transient:
+      case BufferKind::State:
         bs.source = BindingSource::Arena;
         bs.offset = buf.offset + b.offset;
         break;
@@ -707,6 +749,9 @@ static void writeOutput(PipelineRun &run, std::vector<uint8_t> code) {
   addCommands(run);
   spec.arenaBytes = run.plan.memory.arenaBytes;
   spec.lowerBoundBytes = run.plan.memory.lowerBoundBytes;
+  spec.persistentBytes = run.plan.memory.persistentBytes;
+  for (size_t k = 0; k < spec.state.size() && k < run.plan.state.size(); ++k)
+    spec.state[k].arenaOffset = static_cast<uint64_t>(run.plan.state[k].offset);
   spec.waves = run.plan.schedule.waves;
   addAllocations(run);
   if (run.options.reflection)

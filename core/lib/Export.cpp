@@ -144,7 +144,7 @@ dispatchMemoryOf(const CompilationPlan &plan,
     if (auto c = commandOf.find(d.id); c != commandOf.end())
       for (const BindingRef &b : c->second->bindings) {
         const Buffer &buffer = plan.memory.buffers.at(b.buffer);
-        if (buffer.kind == BufferKind::Transient)
+        if (buffer.kind == BufferKind::Transient || buffer.kind == BufferKind::State)
           arena.push_back({buffer.offset + b.offset, buffer.offset + b.offset + b.length});
         else if (buffer.kind == BufferKind::Constant)
           weights[buffer.index].push_back({b.offset, b.offset + b.length});

@@ -12,9 +12,11 @@
 #include "Support/Message.h"
 
 #include "llvm/ADT/SmallString.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include <algorithm>
 
 #include <cstring>
 
@@ -302,6 +304,125 @@ static llvm::Error allocateTrace(std::vector<kiln_trace_event_t> &events, size_t
   return llvm::Error::success();
 }
 
+/// `given` checked against the signature `want` (count, then each one's
+/// dtype and shape; errors name the input and what was expected), and
+/// their data pointers and sizes for an invocation.
+static llvm::Error bindInputs(const std::vector<IOInfo> &want, const std::vector<NpyArray> &given,
+                              std::vector<const void *> &ptrs, std::vector<size_t> &sizes) {
+  if (given.size() != want.size()) {
+    std::string expected;
+    for (const IOInfo &in : want)
+      expected +=
+          (expected.empty() ? " '" : ", '") + in.name + "' " + tensorTypeText(in.shape, in.dtype);
+    if (want.empty()) // every input fixed (--fix-value) or none at all
+      return makeError("the model takes no inputs, " + llvm::Twine(given.size()) +
+                       " given (inputs fixed to values at compile time are not given again)");
+    return makeError("the model takes " + llvm::Twine(want.size()) + " input(s), " +
+                     llvm::Twine(given.size()) + " given; expected, in order:" + expected);
+  }
+  ptrs.clear();
+  sizes.clear();
+  for (size_t i = 0; i < given.size(); ++i) {
+    const NpyArray &got = given[i];
+    if (got.dtype != want[i].dtype || got.shape != want[i].shape)
+      return makeError("input " + llvm::Twine(i) + " '" + want[i].name + "' expects " +
+                       tensorTypeText(want[i].shape, want[i].dtype) + ", got " +
+                       tensorTypeText(got.shape, got.dtype));
+    ptrs.push_back(got.data.data());
+    sizes.push_back(got.data.size());
+  }
+  return llvm::Error::success();
+}
+
+/// One array per output of the signature `outputs` in `values`, and their
+/// data pointers and sizes for an invocation.
+static llvm::Error allocateOutputs(const std::vector<IOInfo> &outputs,
+                                   std::vector<NpyArray> &values, std::vector<void *> &ptrs,
+                                   std::vector<size_t> &sizes) {
+  values.assign(outputs.size(), NpyArray());
+  ptrs.clear();
+  sizes.clear();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    NpyArray &out = values[i];
+    out.dtype = outputs[i].dtype;
+    out.shape = outputs[i].shape;
+    if (llvm::Error err = allocateBytes(out.data, outputs[i].byteSize,
+                                        "output " + llvm::Twine(i) + " '" + outputs[i].name + "'"))
+      return err;
+    ptrs.push_back(out.data.data());
+    sizes.push_back(out.data.size());
+  }
+  return llvm::Error::success();
+}
+
+/// The HAL device `options` name (local-sync, or local-task with its
+/// threads).
+static llvm::Error createDevice(const RunOptions &options, kiln_device_t &device) {
+  kiln_status_t status;
+  if (options.device == "local-sync")
+    status = kiln_device_create_local_sync(&device);
+  else if (options.device == "local-task")
+    status = kiln_device_create_local_task(options.threads, &device);
+  else
+    return makeError("unknown device '" + options.device + "' (devices: local-sync, local-task)");
+  if (status.code != KILN_OK)
+    return makeError(status.message);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::vector<NpyArray>>>
+runArtifactSteps(llvm::ArrayRef<uint8_t> artifact, const std::vector<std::vector<NpyArray>> &steps,
+                 const RunOptions &options, const std::vector<size_t> &resetBefore) {
+  auto bytes = alignedCopy(artifact);
+  if (!bytes)
+    return bytes.takeError();
+  RunResult result;
+  auto module = loadModule(bytes->get(), artifact.size(), result);
+  if (!module)
+    return module.takeError();
+  AlignedBytes arena;
+  if (result.arenaBytes) {
+    auto allocated = allocateAligned(result.arenaBytes, "the arena");
+    if (!allocated)
+      return allocated.takeError();
+    arena = std::move(*allocated);
+  }
+  kiln_device_t device;
+  if (llvm::Error err = createDevice(options, device))
+    return std::move(err);
+  std::unique_ptr<kiln_device_t, void (*)(kiln_device_t *)> deviceGuard(&device,
+                                                                        kiln_device_release);
+  std::vector<std::vector<NpyArray>> outputs;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    if (std::find(resetBefore.begin(), resetBefore.end(), k) != resetBefore.end())
+      kiln_module_reset_state(module->get());
+    kiln_invocation_t invocation{};
+    std::vector<const void *> inPtrs;
+    std::vector<size_t> inSizes;
+    std::vector<void *> outPtrs;
+    std::vector<size_t> outSizes;
+    std::vector<NpyArray> values;
+    if (llvm::Error err = bindInputs(result.inputs, steps[k], inPtrs, inSizes))
+      return makeError("step " + llvm::Twine(k) + ": " + llvm::toString(std::move(err)));
+    if (llvm::Error err = allocateOutputs(result.outputs, values, outPtrs, outSizes))
+      return std::move(err);
+    invocation.inputs = inPtrs.data();
+    invocation.input_sizes = inSizes.data();
+    invocation.input_count = inPtrs.size();
+    invocation.outputs = outPtrs.data();
+    invocation.output_sizes = outSizes.data();
+    invocation.output_count = outPtrs.size();
+    invocation.arena = arena.get();
+    invocation.arena_size = result.arenaBytes;
+    invocation.device = &device;
+    kiln_status_t s = kiln_module_invoke(module->get(), &invocation);
+    if (s.code != KILN_OK)
+      return makeError("step " + llvm::Twine(k) + ": " + s.message);
+    outputs.push_back(std::move(values));
+  }
+  return outputs;
+}
+
 llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                                       const std::vector<NpyArray> &inputs,
                                       const RunOptions &options) {
@@ -329,44 +450,14 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     generated = std::move(*made);
   }
   const std::vector<NpyArray> &given = options.randomInputs ? generated : inputs;
-  if (given.size() != result.inputs.size()) {
-    std::string expected;
-    for (const IOInfo &in : result.inputs)
-      expected += (expected.empty() ? " '" : ", '") + in.name + "' " +
-                  tensorTypeText(in.shape, in.dtype);
-    if (result.inputs.empty()) // every input fixed (--fix-value) or none at all
-      return makeError("the model takes no inputs, " + llvm::Twine(given.size()) +
-                       " given (inputs fixed to values at compile time are not given again)");
-    return makeError("the model takes " + llvm::Twine(result.inputs.size()) +
-                     " input(s), " + llvm::Twine(given.size()) +
-                     " given; expected, in order:" + expected);
-  }
   std::vector<const void *> inPtrs;
   std::vector<size_t> inSizes;
-  for (size_t i = 0; i < given.size(); ++i) {
-    const IOInfo &want = result.inputs[i];
-    const NpyArray &got = given[i];
-    if (got.dtype != want.dtype || got.shape != want.shape)
-      return makeError("input " + llvm::Twine(i) + " '" + want.name +
-                       "' expects " + tensorTypeText(want.shape, want.dtype) + ", got " +
-                       tensorTypeText(got.shape, got.dtype));
-    inPtrs.push_back(got.data.data());
-    inSizes.push_back(got.data.size());
-  }
-  result.outputValues.resize(result.outputs.size());
+  if (llvm::Error err = bindInputs(result.inputs, given, inPtrs, inSizes))
+    return std::move(err);
   std::vector<void *> outPtrs;
   std::vector<size_t> outSizes;
-  for (size_t i = 0; i < result.outputs.size(); ++i) {
-    NpyArray &out = result.outputValues[i];
-    out.dtype = result.outputs[i].dtype;
-    out.shape = result.outputs[i].shape;
-    if (llvm::Error err = allocateBytes(out.data, result.outputs[i].byteSize,
-                                      "output " + llvm::Twine(i) + " '" +
-                                          result.outputs[i].name + "'"))
-      return std::move(err);
-    outPtrs.push_back(out.data.data());
-    outSizes.push_back(out.data.size());
-  }
+  if (llvm::Error err = allocateOutputs(result.outputs, result.outputValues, outPtrs, outSizes))
+    return std::move(err);
   AlignedBytes arena;
   if (result.arenaBytes) {
     auto allocated = allocateAligned(result.arenaBytes, "the arena");
@@ -375,16 +466,8 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     arena = std::move(*allocated);
   }
   kiln_device_t device;
-  kiln_status_t status;
-  if (options.device == "local-sync")
-    status = kiln_device_create_local_sync(&device);
-  else if (options.device == "local-task")
-    status = kiln_device_create_local_task(options.threads, &device);
-  else
-    return makeError("unknown device '" + options.device +
-                     "' (devices: local-sync, local-task)");
-  if (status.code != KILN_OK)
-    return makeError(status.message);
+  if (llvm::Error err = createDevice(options, device))
+    return std::move(err);
   std::unique_ptr<kiln_device_t, void (*)(kiln_device_t *)> deviceGuard(
       &device, kiln_device_release);
 

@@ -794,8 +794,15 @@ class Module(_kiln.Module):
     Attributes
       inputs, outputs: tuple of TensorInfo(name, shape, dtype), in signature
           order.
-      arena_bytes: int    transient memory the module owns
+      arena_bytes: int    transient memory the module owns (its persistent
+          region included)
+      state_count: int    variables carried from one call to the next
+          (TFLite resource variables, LSTM/RNN/SVDF state; 0: stateless)
       device: str, threads: int
+
+    State: a stateful model's calls each start from the state the previous
+    call left, in the Module's own arena, as TFLite's interpreter does;
+    reset_state() starts over from the initial values.
 
     Calling: module(x) or module(x0, x1, ...) in signature order, or
     module(name=x, ...) by input name (module(**{"input:0": x}) for names

@@ -320,6 +320,12 @@ public:
   py::list inputInfo() const { return infoOf(inputs_); }
   py::list outputInfo() const { return infoOf(outputs_); }
   size_t arenaBytes() const { return arenaBytes_; }
+  size_t stateCount() const { return kiln_module_state_count(module_); }
+  /// kiln_module_reset_state: the next call starts from the initial values.
+  void resetState() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    kiln_module_reset_state(module_);
+  }
   const std::string &device() const { return device_.name; }
   unsigned threads() const { return device_.threads; }
 
@@ -548,6 +554,14 @@ void defineModuleClass(py::module_ &m) {
       .def("_output_info", &Module::outputInfo)
       .def_property_readonly("arena_bytes", &Module::arenaBytes,
                              "Bytes of the transient arena this module owns (one per Module).")
+      .def_property_readonly("state_count", &Module::stateCount,
+                             "Variables the model carries from one call to the next (TFLite "
+                             "resource variables, LSTM/RNN/SVDF state); 0 for a stateless "
+                             "model.")
+      .def("reset_state", &Module::resetState,
+           "reset_state() -> None\n\n"
+           "Sets the model's state variables back to their initial values (as after\n"
+           "loading): the next call starts over. Nothing happens for a stateless model.")
       .def_property_readonly("device", &Module::device,
                              "The HAL device: 'local-sync' or 'local-task'.")
       .def_property_readonly("threads", &Module::threads,

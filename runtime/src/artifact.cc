@@ -312,6 +312,38 @@ kiln_status_t checkConstantsAndCode(const fb::Artifact *a, const uint8_t *bytes)
   return kiln_status_ok();
 }
 
+/// The state variables (format 1.3): each inside the persistent region,
+/// which lies inside the arena, apart from the others, with an initial
+/// value of exactly its size or none (a fill).
+static kiln_status_t checkState(const fb::Artifact *a, const fb::MemoryPlan *plan) {
+  uint64_t persistent = plan->persistent_bytes();
+  if (persistent > a->arena_bytes())
+    return makeStatus(KILN_DATA_LOSS, "persistent region of %llu bytes exceeds the %llu-byte arena",
+                      static_cast<unsigned long long>(persistent),
+                      static_cast<unsigned long long>(a->arena_bytes()));
+  flatbuffers::uoffset_t count = plan->state()->size();
+  for (flatbuffers::uoffset_t i = 0; i < count; ++i) {
+    const fb::StateVariable *v = plan->state()->Get(i);
+    if (!v || !rangeInside(v->arena_offset(), v->bytes(), persistent))
+      return makeStatus(KILN_DATA_LOSS,
+                        "state variable %u [%llu, +%llu) lies outside the %llu-byte persistent "
+                        "region",
+                        i, v ? static_cast<unsigned long long>(v->arena_offset()) : 0ull,
+                        v ? static_cast<unsigned long long>(v->bytes()) : 0ull,
+                        static_cast<unsigned long long>(persistent));
+    if (v->initial() && v->initial()->size() != v->bytes())
+      return makeStatus(KILN_DATA_LOSS, "state variable %u has %u initial bytes for its %llu", i,
+                        v->initial()->size(), static_cast<unsigned long long>(v->bytes()));
+    for (flatbuffers::uoffset_t j = 0; j < i; ++j) {
+      const fb::StateVariable *w = plan->state()->Get(j);
+      if (v->arena_offset() < w->arena_offset() + w->bytes() &&
+          w->arena_offset() < v->arena_offset() + v->bytes())
+        return makeStatus(KILN_DATA_LOSS, "state variables %u and %u overlap", j, i);
+    }
+  }
+  return kiln_status_ok();
+}
+
 kiln_status_t checkMemoryPlan(const fb::Artifact *a) {
   if (a->arena_bytes() > kMaxObjectBytes)
     return makeStatus(KILN_DATA_LOSS, "artifact asks for a %llu-byte arena, above the %llu bytes "
@@ -319,6 +351,11 @@ kiln_status_t checkMemoryPlan(const fb::Artifact *a) {
                       static_cast<unsigned long long>(a->arena_bytes()),
                       static_cast<unsigned long long>(kMaxObjectBytes));
   const fb::MemoryPlan *plan = a->memory_plan();
+  if (plan && plan->state()) {
+    kiln_status_t s = checkState(a, plan);
+    if (s.code != KILN_OK)
+      return s;
+  }
   if (!plan || !plan->allocations())
     return kiln_status_ok();
   flatbuffers::uoffset_t count = plan->allocations()->size();

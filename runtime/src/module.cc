@@ -59,7 +59,48 @@ struct kiln_module_t {
   void **binding_scratch = nullptr;
   /// Per-wave dispatch list handed to the device (sized for the largest wave).
   kiln_dispatch_t *wave_scratch = nullptr;
+  /// The arena whose persistent region holds the state variables' current
+  /// values; null after load and kiln_module_reset_state (the next
+  /// invocation writes the initial values first).
+  void *state_arena = nullptr;
 };
+
+/// Writes every state variable's initial value into `arena`'s persistent
+/// region (kiln.artifact.StateVariable: its initial bytes, or its fill
+/// pattern repeated).
+static void initializeState(const fb::MemoryPlan *plan, uint8_t *arena) {
+  for (const fb::StateVariable *v : *plan->state()) {
+    uint8_t *to = arena + v->arena_offset();
+    if (v->initial()) {
+      memcpy(to, v->initial()->data(), v->bytes());
+      continue;
+    }
+    uint32_t pattern = v->fill_pattern();
+    for (uint64_t i = 0; i < v->bytes(); ++i)
+      to[i] = static_cast<uint8_t>(pattern >> (8 * (i % 4)));
+  }
+}
+
+/// The state check of an invocation: with state variables, the first
+/// invocation after load or reset initializes them in its arena, and every
+/// later one must pass that same arena.
+static kiln_status_t prepareState(kiln_module_t *module, const kiln_invocation_t *inv) {
+  const fb::MemoryPlan *plan = module->artifact->memory_plan();
+  if (!plan || !plan->state() || plan->state()->size() == 0)
+    return kiln_status_ok();
+  if (!module->state_arena) {
+    initializeState(plan, static_cast<uint8_t *>(inv->arena));
+    module->state_arena = inv->arena;
+    return kiln_status_ok();
+  }
+  if (module->state_arena != inv->arena)
+    return makeStatus(KILN_INVALID_ARGUMENT,
+                      "the module's %u state variables live in the arena of its first invocation "
+                      "(%p), not %p: pass the same arena to every invocation, or call "
+                      "kiln_module_reset_state to start over",
+                      plan->state()->size(), module->state_arena, inv->arena);
+  return kiln_status_ok();
+}
 
 /// KILN_OUT_OF_RANGE for the first access a --check-bounds kernel of
 /// `module` refused since the last call (the kernel's workgroup stopped
@@ -156,7 +197,7 @@ const char *kiln_runtime_version(void) {
 #ifndef KILN_VERSION_STRING
 #define KILN_VERSION_STRING "0.0.0"
 #endif
-  return KILN_VERSION_STRING " (format 1.2)";
+  return KILN_VERSION_STRING " (format 1.3)";
 }
 
 } // extern "C"
@@ -433,6 +474,18 @@ extern "C" size_t kiln_module_arena_bytes(const kiln_module_t *module) {
   return module ? module->arena_bytes : 0;
 }
 
+size_t kiln_module_state_count(const kiln_module_t *module) {
+  const fb::MemoryPlan *plan = module ? module->artifact->memory_plan() : nullptr;
+  return plan && plan->state() ? plan->state()->size() : 0;
+}
+
+kiln_status_t kiln_module_reset_state(kiln_module_t *module) {
+  if (!module)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_reset_state: null module");
+  module->state_arena = nullptr;
+  return kiln_status_ok();
+}
+
 extern "C" kiln_status_t kiln_module_artifact_info(const kiln_module_t *module,
                                                    kiln_artifact_info_t *out_info) {
   if (!module || !out_info)
@@ -473,6 +526,9 @@ extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_in
   if (module->arena_bytes > 0 && (!inv->arena || inv->arena_size < module->arena_bytes))
     return makeStatus(KILN_RESOURCE_EXHAUSTED, "arena needs %zu bytes, %zu given",
                       module->arena_bytes, inv->arena ? inv->arena_size : 0);
+  kiln_status_t stateStatus = prepareState(module, inv);
+  if (stateStatus.code != KILN_OK)
+    return stateStatus;
 
   kiln_device_t inline_device;
   const kiln_device_t *device = inv->device;

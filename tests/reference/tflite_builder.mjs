@@ -30,7 +30,7 @@
 //             instead of the top-level tensors/operators/inputs/outputs
 //             (buffers and operator codes are shared by all subgraphs).
 
-const TYPE_IDS = { float32: 0, float16: 1, int32: 2, uint8: 3, int64: 4, bool: 6, int16: 7, int8: 9, float64: 10 };
+const TYPE_IDS = { float32: 0, float16: 1, int32: 2, uint8: 3, int64: 4, bool: 6, int16: 7, int8: 9, float64: 10, resource: 13 };
 
 // BuiltinOperator codes (tensorflow/lite/schema/schema.fbs).
 export const BUILTIN = {
@@ -49,6 +49,7 @@ export const BUILTIN = {
   PACK: 83, UNPACK: 88, FILL: 94, SPLIT_V: 102, BROADCAST_ARGS: 145, L2_NORMALIZATION: 11, REVERSE_V2: 105,
   GATHER_ND: 107, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
   IF: 118, WHILE: 119, CALL_ONCE: 129,
+  VAR_HANDLE: 142, READ_VARIABLE: 143, ASSIGN_VARIABLE: 144,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -75,11 +76,13 @@ export const BUILTIN_OPTIONS_UNION = [
   'QuantizeOptions', 'MatrixSetDiagOptions', 'HardSwishOptions', 'IfOptions', 'WhileOptions',
   'DepthToSpaceOptions', 'NonMaxSuppressionV4Options', 'NonMaxSuppressionV5Options',
   'ScatterNdOptions', 'SelectV2Options', 'DensifyOptions', 'SegmentSumOptions', 'BatchMatMulOptions',
-  'CumsumOptions', 'CallOnceOptions', 'BroadcastToOptions',
+  'CumsumOptions', 'CallOnceOptions', 'BroadcastToOptions', 'Rfft2dOptions', 'Conv3DOptions',
+  'HashtableOptions', 'HashtableFindOptions', 'HashtableImportOptions', 'HashtableSizeOptions',
+  'VarHandleOptions', 'ReadVariableOptions', 'AssignVariableOptions',
 ];
 
 // Options tables: fields in schema order (field id = position; null = a
-// deprecated slot). Kinds: i8 (enums), bool, i32, f32, vec_i32.
+// deprecated slot). Kinds: i8 (enums), bool, i32, f32, vec_i32, str.
 const ACT = 'fused_activation_function';
 export const OPTIONS = {
   Conv2DOptions: [['padding', 'i8'], ['stride_w', 'i32'], ['stride_h', 'i32'], [ACT, 'i8'],
@@ -123,6 +126,9 @@ export const OPTIONS = {
   IfOptions: [['then_subgraph_index', 'i32'], ['else_subgraph_index', 'i32']],
   WhileOptions: [['cond_subgraph_index', 'i32'], ['body_subgraph_index', 'i32']],
   CallOnceOptions: [['init_subgraph_index', 'i32']],
+  VarHandleOptions: [['container', 'str'], ['shared_name', 'str']],
+  ReadVariableOptions: [],
+  AssignVariableOptions: [],
   // Field-less options tables.
   PadOptions: [], PadV2Options: [], TransposeOptions: [], ExpOptions: [], DequantizeOptions: [],
   MaximumMinimumOptions: [], NegOptions: [], SliceOptions: [], ExpandDimsOptions: [], PowOptions: [],
@@ -152,6 +158,7 @@ export const OP_OPTIONS = {
   L2_NORMALIZATION: 'L2NormOptions', REVERSE_V2: 'ReverseV2Options', GATHER_ND: 'GatherNdOptions',
   L2_POOL_2D: 'Pool2DOptions', SPACE_TO_BATCH_ND: 'SpaceToBatchNDOptions', BATCH_TO_SPACE_ND: 'BatchToSpaceNDOptions',
   IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions',
+  VAR_HANDLE: 'VarHandleOptions', READ_VARIABLE: 'ReadVariableOptions', ASSIGN_VARIABLE: 'AssignVariableOptions',
 };
 
 // Enum-valued option fields (by field name): name -> value.
@@ -177,7 +184,8 @@ function optionsTable(op, options) {
       v = ENUMS[key][v];
       if (v === undefined) throw new Error(`${name}.${key}: bad value ${value}`);
     }
-    fields.push([id, kind === 'vec_i32' ? 'off' : kind, kind === 'vec_i32' ? vecI32(v) : v]);
+    if (kind === 'str') fields.push([id, 'off', str(v)]);
+    else fields.push([id, kind === 'vec_i32' ? 'off' : kind, kind === 'vec_i32' ? vecI32(v) : v]);
   }
   return { type: BUILTIN_OPTIONS_UNION.indexOf(name) + 1, table: table(fields) };
 }

@@ -232,8 +232,7 @@ int main(int argc, char **argv) {
       if ((warmup = optionValue(arg, 9)) < 0)
         return fail("--warmup=W needs a number of at least 0", arg);
     } else {
-      return fail("unknown option (known: --xnnpack=FLAGS, --runs=N, --warmup=W, --steps=S)",
-                  arg);
+      return fail("unknown option (known: --xnnpack=FLAGS, --runs=N, --warmup=W, --steps=S)", arg);
     }
   }
   if (warmup && !runs)

@@ -119,11 +119,14 @@ inline const std::string &entryPointOf(const Dispatch &d) {
   return d.entryPoint.empty() ? d.name : d.entryPoint;
 }
 
-/// Where a buffer lives.
-enum class BufferKind { Input, Output, Constant, Transient };
+/// Where a buffer lives. State: a variable carried from one invocation to
+/// the next, in the arena's persistent region (CompilationPlan::state).
+enum class BufferKind { Input, Output, Constant, Transient, State };
 
-/// A buffer of the plan. Transient buffers live in the arena at `offset`;
-/// inputs, outputs and constants live outside it (`index` is their ordinal).
+/// A buffer of the plan. Transient buffers live in the arena at `offset`,
+/// state buffers in its persistent region at `offset` (`index`: the state
+/// variable's ordinal); inputs, outputs and constants live outside it
+/// (`index` is their ordinal).
 struct Buffer {
   int64_t id = 0;
   BufferKind kind = BufferKind::Transient;
@@ -174,12 +177,18 @@ struct Schedule {
   std::vector<Command> commands;
 };
 
-/// The memory plan of the transient arena.
+/// The memory plan of the arena.
 struct MemoryPlan {
-  /// Arena size the runtime must be given, bytes.
+  /// Arena size the runtime must be given, bytes (the persistent region
+  /// included).
   int64_t arenaBytes = 0;
-  /// Maximum over waves of the bytes live at once (no plan can do better).
+  /// Maximum over waves of the bytes live at once, the persistent region
+  /// included (no plan can do better).
   int64_t lowerBoundBytes = 0;
+  /// Bytes [0, persistentBytes) of the arena hold the state variables
+  /// (each at a multiple of 64); transient buffers lie above. 0 for a
+  /// stateless model.
+  int64_t persistentBytes = 0;
   /// Which placement won ("greedy-by-size", "hill-climb").
   std::string planner;
   std::vector<Buffer> buffers;
@@ -250,6 +259,26 @@ struct TensorQuantization {
 /// 0.0012 max 0.0201, dimension 3" (scaleCount() scales).
 std::string describeQuantization(const TensorQuantization &quant);
 
+/// A variable the model carries from one invocation to the next: a TFLite
+/// resource variable (VAR_HANDLE) or variable tensor (the state of LSTM,
+/// RNN and SVDF). It lives in the arena's persistent region, which no
+/// transient buffer reuses, so the caller must pass the same arena to every
+/// invocation. The runtime writes its initial value at the first invocation
+/// after load or kiln_module_reset_state; commands read it, and the
+/// schedule's last copy into it (after every read) leaves the new value for
+/// the next invocation.
+struct StateVariable {
+  /// The tensor's or resource's name in the source model.
+  std::string name;
+  /// The plan buffer (kind State) holding it.
+  int64_t buffer = -1;
+  /// Arena offset (a multiple of 64) and size, bytes.
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  /// Shape and element type, for display ("1x20xf32").
+  std::string type;
+};
+
 /// Everything `kiln inspect` reports about one compilation.
 struct CompilationPlan {
   std::string source;
@@ -258,6 +287,9 @@ struct CompilationPlan {
   MemoryPlan memory;
   /// One entry per model output, in signature order (slot K = output K).
   std::vector<OutputBinding> outputs;
+  /// The state variables, in the order of their buffers' indices (empty
+  /// for a stateless model).
+  std::vector<StateVariable> state;
   /// The quantization of each quantized tensor the model computes or takes
   /// (its inputs and every operator's output) and of its 8-bit weights
   /// (TensorQuantization::readers; int32 biases are left out), sorted by
@@ -307,6 +339,11 @@ std::string planToCsv(const CompilationPlan &plan);
 /// it (e.g. "main_dispatch_1 + main_dispatch_2").
 std::string describeOutputWriters(const CompilationPlan &plan, const OutputBinding &output);
 
+/// The state rows `kiln inspect` prints, "" for a stateless plan: "state
+/// 128 bytes persistent (2 variables, carried across invocations)", then
+/// per variable "  state 0 'count' 1xi32, 4 bytes at arena offset 0".
+std::string formatStateRows(const CompilationPlan &plan);
+
 const char *toString(BufferKind kind);
 const char *toString(CommandKind kind);
 
@@ -317,7 +354,9 @@ const char *toString(CommandKind kind);
 /// of an earlier wave (or inputs/constants); the arena holds every buffer;
 /// every output slot K is bound to buffer K of kind Output whose every byte
 /// exactly one command writes, and every read of an output comes in a
-/// later wave than all its writes.
+/// later wave than all its writes; every state buffer lies in the
+/// persistent region, apart from the others, below every transient buffer,
+/// and is written by exactly one command, after all its reads.
 std::vector<std::string> checkPlan(const CompilationPlan &plan);
 
 } // namespace kiln

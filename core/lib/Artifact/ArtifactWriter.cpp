@@ -119,8 +119,18 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   std::vector<fb::Allocation> allocations;
   for (const ArtifactSpec::Allocation &a : spec.allocations)
     allocations.emplace_back(a.offset, a.bytes, a.aliasOf);
-  auto memoryPlan = fb::CreateMemoryPlanDirect(fbb, spec.arenaBytes,
-                                               spec.lowerBoundBytes, &allocations);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::StateVariable>>> state;
+  if (!spec.state.empty()) {
+    std::vector<flatbuffers::Offset<fb::StateVariable>> entries;
+    for (const StateSpec &v : spec.state)
+      entries.push_back(
+          fb::CreateStateVariableDirect(fbb, v.name.c_str(), v.type.c_str(), v.arenaOffset, v.bytes,
+                                        v.initial.empty() ? nullptr : &v.initial, v.fillPattern));
+    state = fbb.CreateVector(entries);
+  }
+  auto memoryPlan =
+      fb::CreateMemoryPlan(fbb, spec.arenaBytes, spec.lowerBoundBytes,
+                           fbb.CreateVectorOfStructs(allocations), spec.persistentBytes, state);
   closeSection("memory_plan");
 
   auto device = fb::CreateDeviceTableDirect(fbb, "local", spec.waves, maxWave, maxWorkgroups);
@@ -158,10 +168,11 @@ std::vector<uint8_t> writeArtifact(const ArtifactSpec &spec) {
   auto sizesVector = fbb.CreateVector(sizes);
   auto producer = fbb.CreateString(spec.producer);
   auto source = fbb.CreateString(spec.source);
-  auto root = fb::CreateArtifact(
-      fbb, kArtifactFormatMajor, kArtifactFormatMinor, producer, source, io,
-      commandsVector, spec.arenaBytes, executablesVector, constantsVector,
-      reflection, memoryPlan, device, sizesVector);
+  auto root =
+      fb::CreateArtifact(fbb, kArtifactFormatMajor,
+                         spec.state.empty() ? kArtifactStatelessFormatMinor : kArtifactFormatMinor,
+                         producer, source, io, commandsVector, spec.arenaBytes, executablesVector,
+                         constantsVector, reflection, memoryPlan, device, sizesVector);
   fb::FinishArtifactBuffer(fbb, root);
   std::vector<uint8_t> bytes(fbb.GetBufferPointer(),
                              fbb.GetBufferPointer() + fbb.GetSize());

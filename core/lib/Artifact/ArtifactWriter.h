@@ -73,6 +73,18 @@ struct ExecutableSpec {
   std::vector<std::string> requiredCpuFeatures;
 };
 
+/// A state variable of the memory plan (kiln.artifact.StateVariable): its
+/// place in the arena's persistent region and initial value, either
+/// `initial` (`bytes` long) or, when that is empty, `fillPattern` repeated.
+struct StateSpec {
+  std::string name;
+  /// "1x20xf32".
+  std::string type;
+  uint64_t arenaOffset = 0, bytes = 0;
+  std::vector<uint8_t> initial;
+  uint32_t fillPattern = 0;
+};
+
 /// Everything one artifact holds.
 struct ArtifactSpec {
   std::string producer;
@@ -95,13 +107,19 @@ struct ArtifactSpec {
   };
   std::vector<Allocation> allocations;
   uint64_t lowerBoundBytes = 0;
+  /// The persistent region and its state variables (empty: stateless; the
+  /// artifact is then format 1.2, byte for byte as before state existed).
+  uint64_t persistentBytes = 0;
+  std::vector<StateSpec> state;
   /// Device table.
   uint32_t waves = 0;
 };
 
 /// Format version written by this compiler (kiln_artifact.fbs header).
 inline constexpr uint32_t kArtifactFormatMajor = 1;
-inline constexpr uint32_t kArtifactFormatMinor = 2;
+inline constexpr uint32_t kArtifactFormatMinor = 3;
+/// The minor version written for artifacts without state.
+inline constexpr uint32_t kArtifactStatelessFormatMinor = 2;
 
 /// Size of the checksum trailer after the flatbuffer, bytes.
 inline constexpr size_t kArtifactTrailerBytes = 8;

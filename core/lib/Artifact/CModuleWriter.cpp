@@ -259,11 +259,24 @@ std::string writeHeader(const CModule &m) {
      << " *   inputs[i]:  " << NAME << "_INPUTi_BYTES bytes, read only\n"
      << " *   outputs[i]: " << NAME << "_OUTPUTi_BYTES bytes, written\n"
      << " *   arena:      " << NAME << "_ARENA_BYTES bytes of scratch\n"
-     << " * all aligned to " << NAME << "_ALIGNMENT. No allocation, no global\n"
-     << " * state; the arena may be reused between calls. Returns 0. */\n"
-     << "int " << name << "_run(const void *const *inputs, void *const *outputs,\n"
-     << "    void *arena);\n\n"
-     << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << NAME << "_H_ */\n";
+     << " * all aligned to " << NAME << "_ALIGNMENT. No allocation, no global\n";
+  if (spec.state.empty())
+    os << " * state; the arena may be reused between calls. Returns 0. */\n";
+  else
+    os << " * state: the model's " << spec.state.size() << " state variables live in arena bytes\n"
+       << " * [0, " << NAME << "_PERSISTENT_BYTES), which must hold " << name
+       << "_reset_state's values\n"
+       << " * before the first call and are carried from each call to the next\n"
+       << " * (the rest of the arena is scratch). Returns 0. */\n";
+  os << "int " << name << "_run(const void *const *inputs, void *const *outputs,\n"
+     << "    void *arena);\n\n";
+  if (!spec.state.empty())
+    os << "/* Bytes [0, " << NAME << "_PERSISTENT_BYTES) of the arena: the state variables. */\n"
+       << "#define " << NAME << "_PERSISTENT_BYTES " << spec.persistentBytes << "u\n"
+       << "/* Writes every state variable's initial value into `arena`: call it\n"
+       << " * once before the first " << name << "_run and again to start over. */\n"
+       << "void " << name << "_reset_state(void *arena);\n\n";
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << NAME << "_H_ */\n";
   return os.str();
 }
 
@@ -387,6 +400,32 @@ void writeCopyOrFill(llvm::raw_ostream &os, const CModule &m, size_t i, const Co
 
 /// NAME.c: the prologue, then NAME_run's body, one block per command in
 /// schedule order (barriers as comments), then `return 0`.
+/// NAME_reset_state (models with state only): each variable's initial
+/// bytes, or its fill pattern repeated, written at its arena offset.
+void writeStateReset(llvm::raw_ostream &os, const CModule &m) {
+  const ArtifactSpec &spec = m.spec;
+  if (spec.state.empty())
+    return;
+  os << "\nvoid " << m.name << "_reset_state(void *arena) {\n"
+     << "  uint8_t *A = (uint8_t *)arena;\n  uint32_t i;\n";
+  for (size_t k = 0; k < spec.state.size(); ++k) {
+    const StateSpec &v = spec.state[k];
+    os << "  /* state " << k << ": \"" << commentSafe(v.name) << "\" " << commentSafe(v.type)
+       << ", arena [" << v.arenaOffset << ", +" << v.bytes << ") */\n";
+    if (v.initial.empty()) {
+      os << "  for (i = 0; i < " << v.bytes << "u; ++i)\n    A[" << v.arenaOffset
+         << "u + i] = (uint8_t)(" << v.fillPattern << "u >> (8u * (i % 4u)));\n";
+      continue;
+    }
+    os << "  {\n    static const uint8_t init[" << v.bytes << "] = {";
+    for (size_t b = 0; b < v.initial.size(); ++b)
+      os << (b % 16 ? " " : "\n      ") << static_cast<unsigned>(v.initial[b]) << "u,";
+    os << "\n    };\n    for (i = 0; i < " << v.bytes << "u; ++i)\n      A[" << v.arenaOffset
+       << "u + i] = init[i];\n  }\n";
+  }
+  os << "}\n";
+}
+
 std::string writeSource(const CModule &m) {
   std::string source;
   llvm::raw_string_ostream os(source);
@@ -416,6 +455,7 @@ std::string writeSource(const CModule &m) {
     }
   }
   os << "  return 0;\n}\n";
+  writeStateReset(os, m);
   return os.str();
 }
 

@@ -17,8 +17,9 @@
 //     refused (a static schedule cannot loop on data), as is a loop past
 //     1024 iterations or 512 operations.
 //   - CALL_ONCE converts its initialization subgraph in place. It takes and
-//     gives no tensors, and without resource variables (which Kiln refuses
-//     by name) nothing it computes is observable, so it adds no dispatch.
+//     gives no tensors; the constants its ASSIGN_VARIABLEs store become the
+//     variables' initial values (TFLiteStateOps.cpp), and nothing else it
+//     computes is observable, so it adds no dispatch.
 //
 // Semantics: TFLite's kernels tensorflow/lite/kernels/if.cc, while.cc and
 // call_once.cc (one bool condition; WHILE's condition gets the loop
@@ -113,6 +114,36 @@ size_t addedOps(Block *block, size_t before) {
   return n;
 }
 
+/// After both branches of a run-time IF: each state variable a branch
+/// assigned (TFLiteStateOps.cpp) takes select(cond, then value, else value),
+/// a branch that left it alone giving the value before the IF (`before`,
+/// or the invocation's starting value). `afterThen` holds the values the
+/// then branch left; the else branch's are the variables' current values.
+LogicalResult selectBranchState(OpContext &ctx, Value cond, const std::vector<Value> &before,
+                                const std::vector<Value> &afterThen) {
+  ModelImporter &m = ctx.owner();
+  for (size_t i = 0; i < m.state.size(); ++i) {
+    Value start = i < before.size() ? before[i] : Value();
+    Value thenValue = i < afterThen.size() ? afterThen[i] : start;
+    Value elseValue = m.state[i].current;
+    if (thenValue == elseValue)
+      continue;
+    if (!start && (!thenValue || !elseValue)) {
+      m.state[i].current = Value();
+      start = m.readState(i); // the invocation's starting value
+    }
+    thenValue = thenValue ? thenValue : start;
+    elseValue = elseValue ? elseValue : start;
+    auto type = thenValue.getType().cast<RankedTensorType>();
+    if (type != elseValue.getType())
+      return ctx.fail("its branches assign variable '" + m.state[i].name +
+                      "' values of different types");
+    Value c = ctx.reshape(cond, llvm::SmallVector<int64_t>(type.getRank(), 1));
+    m.state[i].current = ctx.create<tosa::SelectOp>(type, c, thenValue, elseValue);
+  }
+  return success();
+}
+
 LogicalResult convertIf(OpContext &ctx) {
   const auto *o = ctx.options<schema::IfOptions>();
   if (!o)
@@ -153,12 +184,21 @@ LogicalResult convertIf(OpContext &ctx) {
         return failure();
     return success();
   }
-  // Computed at run time: both branches, one select per output.
+  // Computed at run time: both branches, one select per output (and per
+  // state variable a branch assigns).
   Known thenKnown, elseKnown;
+  std::vector<Value> stateBefore;
+  for (const ModelImporter::StateVariable &v : m.state)
+    stateBefore.push_back(v.current);
   auto thenOuts =
       callSubgraph(ctx, o->then_subgraph_index(), "then branch", *args, known, thenKnown);
   if (failed(thenOuts))
     return failure();
+  std::vector<Value> stateAfterThen;
+  for (size_t i = 0; i < m.state.size(); ++i) {
+    stateAfterThen.push_back(m.state[i].current);
+    m.state[i].current = i < stateBefore.size() ? stateBefore[i] : Value();
+  }
   auto elseOuts =
       callSubgraph(ctx, o->else_subgraph_index(), "else branch", *args, known, elseKnown);
   if (failed(elseOuts))
@@ -186,6 +226,8 @@ LogicalResult convertIf(OpContext &ctx) {
     if (failed(ctx.setOutput(k, ctx.create<tosa::SelectOp>(type, c, a, b))))
       return failure();
   }
+  if (failed(selectBranchState(ctx, *cond, stateBefore, stateAfterThen)))
+    return failure();
   decide(ctx, at, "both branches, selected at run time",
          "the condition is computed at run time; the branches (" + thenName + ", " + elseName +
              ") give outputs of one type and shape, so both run and each output is selected");
@@ -284,14 +326,19 @@ LogicalResult convertCallOnce(OpContext &ctx) {
   ModelImporter &m = ctx.owner();
   size_t at = m.controlFlow.size();
   Known knownOut;
+  // Its ASSIGN_VARIABLEs give the variables their initial values
+  // (TFLiteStateOps.cpp); nothing else it computes is observable.
+  bool outer = m.initializing;
+  m.initializing = true;
   auto outs = callSubgraph(ctx, o->init_subgraph_index(), "initialization", {}, {}, knownOut);
+  m.initializing = outer;
   if (failed(outs))
     return failure();
-  decide(
-      ctx, at,
-      "initialization converted in place (" + m.subgraphName(o->init_subgraph_index()) + ")",
-      "TFLite runs it once before the first invocation; it gives no tensor the model reads, so it "
-      "adds no dispatch");
+  decide(ctx, at,
+         "initialization converted in place (" + m.subgraphName(o->init_subgraph_index()) + ")",
+         "TFLite runs it once before the first invocation; the values it assigns to variables are "
+         "their initial values (set at load and by kiln_module_reset_state), and it gives no "
+         "tensor the model reads, so it adds no dispatch");
   return success();
 }
 

@@ -71,6 +71,9 @@ public:
   int numOutputs() const;
   /// True if input slot `i` exists and is not the "absent" marker -1.
   bool hasInput(int i) const;
+  /// The model's tensor index of input / output `i` (-1 if absent).
+  int inputIndex(int i) const { return hasInput(i) ? op->inputs()->Get(i) : -1; }
+  int outputIndex(int i) const { return i >= 0 && i < numOutputs() ? op->outputs()->Get(i) : -1; }
   const schema::Tensor *inputTensor(int i) const;
   const schema::Tensor *outputTensor(int i) const;
 
@@ -209,6 +212,8 @@ void registerMovementOps(ConverterTable &table);
 /// tensors, bit-exact with TensorFlow Lite's integer kernels.
 void registerQuantizedOps(ConverterTable &table);
 void registerControlFlowOps(ConverterTable &table);
+/// VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (TFLiteStateOps.cpp).
+void registerStateOps(ConverterTable &table);
 
 /// Folds operator `ctx` when every input is known at import (knownInts)
 /// and it is integer or bool arithmetic on at most 64 elements (ADD, SUB,

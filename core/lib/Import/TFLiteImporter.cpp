@@ -75,6 +75,7 @@ const ConverterTable &quantizedConverters() {
     ConverterTable t;
     registerQuantizedOps(t);
     registerControlFlowOps(t); // the branches' operators pick their own table
+    registerStateOps(t);
     return t;
   }();
   return table;
@@ -90,6 +91,7 @@ const ConverterTable &converters() {
     registerReductionOps(t);
     registerMovementOps(t);
     registerControlFlowOps(t);
+    registerStateOps(t);
     return t;
   }();
   return table;

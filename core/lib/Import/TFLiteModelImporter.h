@@ -207,6 +207,12 @@ public:
     bool assigned = false;
   };
   std::vector<StateVariable> state;
+  /// The variable (key, name) each VAR_HANDLE output names, by (subgraph,
+  /// tensor index).
+  std::map<std::pair<int, int>, std::pair<std::string, std::string>> resources;
+  /// True while CALL_ONCE's initializer is converted: ASSIGN_VARIABLE then
+  /// sets a variable's initial value.
+  bool initializing = false;
   /// @main, once createMain made it.
   func::FuncOp mainFunc;
   /// The id (index into `state`) of variable `key`, declared with `name`

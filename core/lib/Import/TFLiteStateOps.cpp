@@ -21,6 +21,7 @@
 #include "TFLiteModelImporter.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -29,7 +30,7 @@ namespace kiln::tfl {
 /// Until the schedule carries state (persistent arena, runtime reset), a
 /// variable reads its initial value in every invocation and assignments
 /// are dropped: right for one invocation after load.
-static constexpr bool kCarryState = false;
+static constexpr bool kCarryState = true;
 
 size_t ModelImporter::declareState(const std::string &key, const std::string &name,
                                    DenseElementsAttr initial) {
@@ -48,8 +49,12 @@ Value ModelImporter::readState(size_t id) {
   StateVariable &var = state[id];
   if (var.current)
     return var.current;
-  Block &body = mainFunc.getBody().front();
-  var.argument = body.addArgument(var.initial.getType(), mainFunc.getLoc());
+  // No value yet in this invocation (or on this path of a run-time IF): the
+  // value it started with, one argument however many paths read it.
+  if (!var.argument) {
+    Block &body = mainFunc.getBody().front();
+    var.argument = body.addArgument(var.initial.getType(), mainFunc.getLoc());
+  }
   var.current = var.argument;
   return var.current;
 }
@@ -131,6 +136,110 @@ void ModelImporter::markState(func::FuncOp func, size_t modelOutputs) {
   if (!variables.empty())
     func->getParentOfType<ModuleOp>()->setAttr(kStateVariablesAttr,
                                                builder.getArrayAttr(variables));
+}
+
+// --- Resource variables ----------------------------------------------------
+
+namespace {
+
+/// The key and name of the variable a RESOURCE input `i` of `ctx` holds
+/// (the VAR_HANDLE that produced it), or a failure naming the tensor.
+FailureOr<std::pair<std::string, std::string>> resourceOf(OpContext &ctx, int i) {
+  ModelImporter &m = ctx.owner();
+  const schema::Tensor *t = ctx.inputTensor(i);
+  if (!t || t->type() != schema::TensorType::RESOURCE)
+    return ctx.fail("input " + llvm::Twine(i) +
+                    " must be a RESOURCE tensor (a VAR_HANDLE's "
+                    "output)");
+  int index = ctx.inputIndex(i);
+  auto it = m.resources.find({m.subgraphIndex, index});
+  if (it == m.resources.end())
+    return ctx.fail("reads resource '" + tensorName(t, index) +
+                    "', which no VAR_HANDLE before it produced");
+  return it->second;
+}
+
+/// VAR_HANDLE: names a variable (VarHandleOptions container/shared_name;
+/// TFLite's resource_variable.cc keys variables by that pair). No value:
+/// its RESOURCE output tells READ_VARIABLE and ASSIGN_VARIABLE which
+/// variable they use.
+LogicalResult convertVarHandle(OpContext &ctx) {
+  const auto *o = ctx.options<schema::VarHandleOptions>();
+  std::string container = o && o->container() ? o->container()->str() : "";
+  std::string shared = o && o->shared_name() ? o->shared_name()->str() : "";
+  if (ctx.numOutputs() != 1 || !ctx.outputTensor(0) ||
+      ctx.outputTensor(0)->type() != schema::TensorType::RESOURCE)
+    return ctx.fail("must give one RESOURCE output");
+  std::string name = container.empty() ? shared : container + "/" + shared;
+  if (name.empty())
+    name = tensorName(ctx.outputTensor(0), ctx.outputIndex(0));
+  ModelImporter &m = ctx.owner();
+  m.resources[{m.subgraphIndex, ctx.outputIndex(0)}] = {"resource '" + name + "'", name};
+  return success();
+}
+
+/// The value a variable starts from when nothing initializes it: zeros of
+/// `type` (TFLite refuses to read such a variable; Kiln gives 0).
+DenseElementsAttr zerosOf(RankedTensorType type, OpBuilder &b) {
+  Type e = type.getElementType();
+  if (e.isa<FloatType>())
+    return DenseElementsAttr::get(type, b.getFloatAttr(e, 0.0));
+  return DenseElementsAttr::get(type, b.getIntegerAttr(e, 0));
+}
+
+/// READ_VARIABLE: the variable's value at this point of the invocation.
+LogicalResult convertReadVariable(OpContext &ctx) {
+  auto resource = resourceOf(ctx, 0);
+  if (failed(resource))
+    return failure();
+  ModelImporter &m = ctx.owner();
+  RankedTensorType type = ctx.outputType(0);
+  if (!type.hasStaticShape())
+    return ctx.fail("reads variable '" + resource->second + "' into a tensor of dynamic shape");
+  size_t id = m.declareState(resource->first, resource->second, zerosOf(type, ctx.builder()));
+  if (m.state[id].initial.getType() != type)
+    return ctx.fail("reads variable '" + resource->second + "' as " + typeText(type) +
+                    ", but it holds " +
+                    typeText(m.state[id].initial.getType().cast<RankedTensorType>()));
+  return ctx.setOutput(0, m.readState(id));
+}
+
+/// ASSIGN_VARIABLE: the variable's new value. Inside CALL_ONCE's
+/// initializer the value must be a constant: it becomes the value the
+/// variable holds after load and after every reset.
+LogicalResult convertAssignVariable(OpContext &ctx) {
+  auto resource = resourceOf(ctx, 0);
+  if (failed(resource))
+    return failure();
+  FailureOr<Value> value = ctx.input(1);
+  if (failed(value))
+    return failure();
+  auto type = value->getType().cast<RankedTensorType>();
+  ModelImporter &m = ctx.owner();
+  if (m.initializing) {
+    DenseElementsAttr constant;
+    if (!matchPattern(*value, m_Constant(&constant)))
+      return ctx.fail("initializes variable '" + resource->second +
+                      "' with a computed value; Kiln takes initial values that are constants");
+    size_t id = m.declareState(resource->first, resource->second, constant);
+    m.state[id].initial = constant;
+    return success();
+  }
+  size_t id = m.declareState(resource->first, resource->second, zerosOf(type, ctx.builder()));
+  if (m.state[id].initial.getType() != type)
+    return ctx.fail("assigns a " + typeText(type) + " to variable '" + resource->second +
+                    "', which holds " +
+                    typeText(m.state[id].initial.getType().cast<RankedTensorType>()));
+  m.assignState(id, *value);
+  return success();
+}
+
+} // namespace
+
+void registerStateOps(ConverterTable &table) {
+  table[BuiltinOperator::VAR_HANDLE] = convertVarHandle;
+  table[BuiltinOperator::READ_VARIABLE] = convertReadVariable;
+  table[BuiltinOperator::ASSIGN_VARIABLE] = convertAssignVariable;
 }
 
 } // namespace kiln::tfl

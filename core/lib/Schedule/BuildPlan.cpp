@@ -318,6 +318,9 @@ struct PlanState {
   std::map<int64_t, std::vector<int64_t>> inplaceInputs;
   /// Per buffer id, the first and last wave that binds it (-1: none).
   std::vector<int64_t> firstWave, lastWave;
+  /// Per state variable: its State buffer and the buffer of its value at
+  /// the end of the invocation.
+  std::vector<int64_t> stateIn, stateOut;
 };
 
 /// The wave of every logical command (same index) and the wave count.
@@ -326,11 +329,13 @@ struct Waves {
   int64_t count = 0;
 };
 
-/// One buffer per @main argument, in argument order: `numInputs` inputs,
-/// then `numConstants` constants, then the outputs; each at offset 0 of its
-/// own id in `state.where`. Errors on an argument that is not a memref.
+/// One buffer per @main argument, in argument order: `numInputs` inputs
+/// (the last `numState` of them State buffers), then `numConstants`
+/// constants, then `numOutputs` outputs and `numState` final state values
+/// (transient buffers); each at offset 0 of its own id in `state.where`.
+/// Errors on an argument that is not a memref.
 llvm::Error bindArguments(func::FuncOp main, size_t numInputs, size_t numConstants,
-                          PlanState &state) {
+                          size_t numOutputs, size_t numState, PlanState &state) {
   std::vector<Buffer> &buffers = state.plan.memory.buffers;
   for (BlockArgument arg : main.getArguments()) {
     auto type = arg.getType().dyn_cast<MemRefType>();
@@ -339,15 +344,22 @@ llvm::Error bindArguments(func::FuncOp main, size_t numInputs, size_t numConstan
     Buffer buffer;
     buffer.id = buffers.size();
     size_t i = arg.getArgNumber();
-    if (i < numInputs) {
+    if (i + numState < numInputs) {
       buffer.kind = BufferKind::Input;
       buffer.index = i;
+    } else if (i < numInputs) {
+      buffer.kind = BufferKind::State;
+      buffer.index = i - (numInputs - numState);
+      state.stateIn.push_back(buffer.id);
     } else if (i < numInputs + numConstants) {
       buffer.kind = BufferKind::Constant;
       buffer.index = i - numInputs;
-    } else {
+    } else if (i < numInputs + numConstants + numOutputs) {
       buffer.kind = BufferKind::Output;
       buffer.index = i - numInputs - numConstants;
+    } else {
+      buffer.kind = BufferKind::Transient;
+      state.stateOut.push_back(buffer.id);
     }
     buffer.bytes = bytesOf(type);
     buffer.type = typeText(type);
@@ -481,6 +493,45 @@ llvm::Error readCommands(ModuleOp module, func::FuncOp main, PlanState &state) {
                      "' in @main");
   }
   return llvm::Error::success();
+}
+
+/// The last command of each state variable: a copy of its final value
+/// into its State buffer, which assignWaves places after every read of the
+/// old value (write-after-read).
+void appendStateCopies(PlanState &state) {
+  const std::vector<Buffer> &buffers = state.plan.memory.buffers;
+  for (size_t k = 0; k < state.stateIn.size() && k < state.stateOut.size(); ++k) {
+    int64_t bytes = buffers[state.stateIn[k]].bytes;
+    state.logical.push_back(
+        {CommandKind::Copy,
+         -1,
+         {{state.stateOut[k], 0, bytes, false}, {state.stateIn[k], 0, bytes, true}}});
+  }
+}
+
+/// The persistent region: each State buffer at the next multiple of 64
+/// from arena offset 0, every placed transient buffer moved above the
+/// region, the arena and its lower bound grown by it, and one
+/// CompilationPlan::state entry per variable (`names`).
+void placeState(PlanState &state, const std::vector<std::string> &names) {
+  std::vector<Buffer> &buffers = state.plan.memory.buffers;
+  MemoryPlan &memory = state.plan.memory;
+  int64_t persistent = 0;
+  for (size_t k = 0; k < state.stateIn.size(); ++k) {
+    Buffer &buf = buffers[state.stateIn[k]];
+    buf.offset = persistent;
+    persistent += (buf.bytes + 63) / 64 * 64;
+    state.plan.state.push_back({k < names.size() ? names[k] : "state" + std::to_string(k), buf.id,
+                                buf.offset, buf.bytes, buf.type});
+  }
+  if (persistent == 0)
+    return;
+  for (Buffer &buf : buffers)
+    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0)
+      buf.offset += persistent;
+  memory.persistentBytes = persistent;
+  memory.arenaBytes += persistent;
+  memory.lowerBoundBytes += persistent;
 }
 
 /// Outputs hold their final value only: bufferization may compute an
@@ -712,21 +763,27 @@ void placeArena(PlanState &state) {
 } // namespace
 
 llvm::Expected<CompilationPlan> buildPlan(ModuleOp module, size_t numInputs, size_t numConstants,
-                                          const std::vector<std::string> &outputNames) {
+                                          const std::vector<std::string> &outputNames,
+                                          const std::vector<std::string> &stateNames) {
   func::FuncOp main = mainOf(module);
   if (!main)
     return makeError("internal error: no @main to plan");
   PlanState state;
-  if (llvm::Error error = bindArguments(main, numInputs, numConstants, state))
+  if (llvm::Error error = bindArguments(main, numInputs, numConstants, outputNames.size(),
+                                        stateNames.size(), state))
     return error;
+  if (state.stateIn.size() != stateNames.size() || state.stateOut.size() != stateNames.size())
+    return makeError("internal error: @main's state arguments do not match its state variables");
   if (llvm::Error error = readCommands(module, main, state))
     return error;
+  appendStateCopies(state);
   moveOutputIntermediates(state);
   splitVersions(state);
   emitSchedule(state.logical, assignWaves(state.logical), state.plan.schedule);
   computeLiveness(state);
   aliasInPlace(state);
   placeArena(state);
+  placeState(state, stateNames);
 
   CompilationPlan &plan = state.plan;
   for (auto &[id, d] : state.dispatchInfo)

@@ -31,12 +31,18 @@ void coalesceOutputCopies(mlir::ModuleOp module);
 /// Builds the plan of the bufferized module. @main's arguments are
 /// `numInputs` inputs, then `numConstants` constants, then the outputs, one
 /// per entry of `outputNames` (the model's output tensor names in signature
-/// order; plan.outputs binds each slot). Errors are internal (an op @main
+/// order; plan.outputs binds each slot). With state (`stateNames`, the
+/// variables in kStateVariablesAttr order), the last stateNames.size()
+/// inputs are the variables' values at the start of an invocation and the
+/// outputs after the model's their values at the end: each variable gets a
+/// State buffer in the arena's persistent region, its final value a
+/// transient buffer, and one copy from that into the State buffer after
+/// every read (CompilationPlan::state). Errors are internal (an op @main
 /// should not contain).
-llvm::Expected<CompilationPlan> buildPlan(mlir::ModuleOp module,
-                                          size_t numInputs,
+llvm::Expected<CompilationPlan> buildPlan(mlir::ModuleOp module, size_t numInputs,
                                           size_t numConstants,
-                                          const std::vector<std::string> &outputNames);
+                                          const std::vector<std::string> &outputNames,
+                                          const std::vector<std::string> &stateNames = {});
 
 /// Sets every dispatch's `entryPoint`: its own name, or the name of the
 /// first dispatch (in plan order) whose function is the same kernel: equal

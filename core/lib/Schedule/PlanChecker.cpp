@@ -13,6 +13,8 @@ const char *toString(BufferKind kind) {
   case BufferKind::Output: return "output";
   case BufferKind::Constant: return "constant";
   case BufferKind::Transient: return "transient";
+  case BufferKind::State:
+    return "state";
   }
   return "?";
 }
@@ -96,6 +98,63 @@ static void checkOutputs(const CompilationPlan &plan, std::vector<std::string> &
   }
 }
 
+/// State buffers: each inside [0, persistentBytes) and apart from the
+/// others, every transient buffer at or above persistentBytes, one state
+/// variable per state buffer, and exactly one write of each, whole and in a
+/// wave after every read of it (the next invocation then reads the new
+/// value, this one only the old).
+static void checkState(const CompilationPlan &plan, std::vector<std::string> &errors) {
+  const auto &buffers = plan.memory.buffers;
+  const int64_t persistent = plan.memory.persistentBytes;
+  std::vector<const Buffer *> states;
+  for (const Buffer &buf : buffers) {
+    if (buf.kind == BufferKind::Transient && buf.firstCommand >= 0 && buf.offset < persistent)
+      errors.push_back("buffer " + std::to_string(buf.id) + " at arena offset " +
+                       std::to_string(buf.offset) + " lies in the " + std::to_string(persistent) +
+                       "-byte persistent region");
+    if (buf.kind != BufferKind::State)
+      continue;
+    states.push_back(&buf);
+    if (buf.offset < 0 || buf.offset + buf.bytes > persistent)
+      errors.push_back("state buffer " + std::to_string(buf.id) + " [" +
+                       std::to_string(buf.offset) + ", +" + std::to_string(buf.bytes) +
+                       ") lies outside the " + std::to_string(persistent) +
+                       "-byte persistent region");
+  }
+  for (size_t i = 0; i < states.size(); ++i)
+    for (size_t j = i + 1; j < states.size(); ++j)
+      if (states[i]->offset < states[j]->offset + states[j]->bytes &&
+          states[j]->offset < states[i]->offset + states[i]->bytes)
+        errors.push_back("state buffers " + std::to_string(states[i]->id) + " and " +
+                         std::to_string(states[j]->id) + " overlap");
+  if (states.size() != plan.state.size())
+    errors.push_back("the plan has " + std::to_string(states.size()) + " state buffers for " +
+                     std::to_string(plan.state.size()) + " state variables");
+  for (const Buffer *buf : states) {
+    int64_t writes = 0, writeWave = -1, lastReadWave = -1;
+    bool whole = true;
+    for (const Command &cmd : plan.schedule.commands)
+      for (const BindingRef &b : cmd.bindings) {
+        if (b.buffer != buf->id)
+          continue;
+        if (b.write) {
+          ++writes;
+          writeWave = cmd.wave;
+          whole &= b.offset == 0 && b.length == buf->bytes;
+        } else {
+          lastReadWave = std::max(lastReadWave, cmd.wave);
+        }
+      }
+    std::string who = "state buffer " + std::to_string(buf->id);
+    if (writes != 1 || !whole)
+      errors.push_back(who + " is written by " + std::to_string(writes) +
+                       " commands; one whole write is expected");
+    else if (writeWave <= lastReadWave)
+      errors.push_back(who + " is written in wave " + std::to_string(writeWave) +
+                       ", not after its last read (wave " + std::to_string(lastReadWave) + ")");
+  }
+}
+
 std::vector<std::string> checkPlan(const CompilationPlan &plan) {
   std::vector<std::string> errors;
   const auto &buffers = plan.memory.buffers;
@@ -129,7 +188,8 @@ std::vector<std::string> checkPlan(const CompilationPlan &plan) {
       if (b.write || b.buffer < 0 || b.buffer >= static_cast<int64_t>(buffers.size()))
         continue;
       BufferKind kind = buffers[b.buffer].kind;
-      if (kind == BufferKind::Input || kind == BufferKind::Constant)
+      // State buffers hold the previous invocation's value when read.
+      if (kind == BufferKind::Input || kind == BufferKind::Constant || kind == BufferKind::State)
         continue;
       auto it = firstWriteWave.find(b.buffer);
       if (it == firstWriteWave.end() || it->second >= cmd.wave)
@@ -165,6 +225,7 @@ std::vector<std::string> checkPlan(const CompilationPlan &plan) {
                          " are live together and overlap in the arena");
     }
   checkOutputs(plan, errors);
+  checkState(plan, errors);
   if (plan.memory.arenaBytes < plan.memory.lowerBoundBytes)
     errors.push_back("arena (" + std::to_string(plan.memory.arenaBytes) +
                      " bytes) is below the lower bound (" +

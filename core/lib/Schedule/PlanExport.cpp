@@ -56,6 +56,21 @@ std::string describeOutputWriters(const CompilationPlan &plan, const OutputBindi
   return text.empty() ? "nothing" : text;
 }
 
+std::string formatStateRows(const CompilationPlan &plan) {
+  if (plan.state.empty())
+    return "";
+  std::string text = "state     " + std::to_string(plan.memory.persistentBytes) +
+                     " bytes persistent (" + std::to_string(plan.state.size()) +
+                     (plan.state.size() == 1 ? " variable" : " variables") +
+                     ", carried across invocations)\n";
+  for (size_t k = 0; k < plan.state.size(); ++k) {
+    const StateVariable &v = plan.state[k];
+    text += "  state " + std::to_string(k) + " '" + v.name + "' " + v.type + ", " +
+            std::to_string(v.bytes) + " bytes at arena offset " + std::to_string(v.offset) + "\n";
+  }
+  return text;
+}
+
 std::string planToDot(const CompilationPlan &plan) {
   std::ostringstream os;
   os << "digraph dispatches {\n"
@@ -108,6 +123,16 @@ std::string planToDot(const CompilationPlan &plan) {
       std::string node = "in" + std::to_string(b.index);
       os << "  " << node << " [label=\"input " << b.index << "\\n" << escape(b.type)
          << "\", shape=ellipse];\n";
+      writer[b.id] = node;
+    } else if (b.kind == BufferKind::State) {
+      // The value the previous invocation left (its copy-in is no node).
+      std::string node = "state" + std::to_string(b.index);
+      std::string name;
+      for (const StateVariable &v : plan.state)
+        if (v.buffer == b.id)
+          name = " '" + escape(v.name) + "'";
+      os << "  " << node << " [label=\"state " << b.index << name << "\\n"
+         << escape(b.type) << "\", shape=ellipse, style=dashed];\n";
       writer[b.id] = node;
     } else if (b.kind == BufferKind::Output) {
       std::string node = "out" + std::to_string(b.index);

@@ -83,6 +83,13 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
                                    {"buffer", o.buffer},
                                    {"bytes", o.bytes},
                                    {"writers", ints(o.writers)}});
+  json::Array state;
+  for (const StateVariable &v : plan.state)
+    state.push_back(json::Object{{"name", v.name},
+                                 {"buffer", v.buffer},
+                                 {"offset", v.offset},
+                                 {"bytes", v.bytes},
+                                 {"type", v.type}});
   json::Array quantization;
   for (const TensorQuantization &q : plan.quantization) {
     json::Array scales;
@@ -111,6 +118,12 @@ std::string planToJson(const CompilationPlan &plan, bool pretty) {
                               {"lower_bound_bytes", plan.memory.lowerBoundBytes},
                               {"planner", plan.memory.planner},
                               {"buffers", std::move(buffers)}}}};
+  // Stateless plans keep their JSON (and artifacts their bytes) as before.
+  if (!plan.state.empty()) {
+    root["state"] = std::move(state);
+    if (json::Object *memory = root.getObject("memory"))
+      (*memory)["persistent_bytes"] = plan.memory.persistentBytes;
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   if (pretty)
@@ -208,6 +221,12 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
         plan.outputs.push_back({getInt(*o, "slot", 0), getString(*o, "name"),
                                 getInt(*o, "buffer"), getInt(*o, "bytes", 0),
                                 getInts(*o, "writers")});
+  // Absent in artifacts from before state: a stateless plan.
+  if (const json::Array *vs = root->getArray("state"))
+    for (const json::Value &v : *vs)
+      if (const json::Object *o = v.getAsObject())
+        plan.state.push_back({getString(*o, "name"), getInt(*o, "buffer"), getInt(*o, "offset", 0),
+                              getInt(*o, "bytes", 0), getString(*o, "type")});
   // Absent in artifacts from before integer models: a float plan.
   if (const json::Array *qs = root->getArray("quantization"))
     for (const json::Value &v : *qs)
@@ -254,6 +273,7 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
   if (const json::Object *m = root->getObject("memory")) {
     plan.memory.arenaBytes = getInt(*m, "arena_bytes", 0);
     plan.memory.lowerBoundBytes = getInt(*m, "lower_bound_bytes", 0);
+    plan.memory.persistentBytes = getInt(*m, "persistent_bytes", 0);
     plan.memory.planner = getString(*m, "planner");
     if (const json::Array *bs = m->getArray("buffers"))
       for (const json::Value &v : *bs) {
@@ -266,6 +286,7 @@ bool planFromJson(const std::string &text, CompilationPlan &plan, std::string &e
         b.kind = kind == "input"      ? BufferKind::Input
                  : kind == "output"   ? BufferKind::Output
                  : kind == "constant" ? BufferKind::Constant
+                 : kind == "state"    ? BufferKind::State
                                       : BufferKind::Transient;
         b.index = getInt(*o, "index", 0);
         b.bytes = getInt(*o, "bytes", 0);

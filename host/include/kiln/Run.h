@@ -131,6 +131,18 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                                       const std::vector<NpyArray> &inputs,
                                       const RunOptions &options = {});
 
+/// Runs `artifact` once per entry of `steps` (each the inputs of one
+/// invocation, checked as runArtifact checks them), in order, on one
+/// loaded module and one arena, so a model with state (TFLite resource
+/// variables, LSTM and SVDF state; CompilationPlan::state) carries it from
+/// each invocation to the next, starting from the initial values. With
+/// `resetBefore` holding step k, kiln_module_reset_state runs before step k.
+/// Returns the outputs of every step (RunResult::outputValues holds the
+/// last step's). Only options.device and options.threads apply.
+llvm::Expected<std::vector<std::vector<NpyArray>>>
+runArtifactSteps(llvm::ArrayRef<uint8_t> artifact, const std::vector<std::vector<NpyArray>> &steps,
+                 const RunOptions &options = {}, const std::vector<size_t> &resetBefore = {});
+
 /// Reads the I/O signature of an artifact without running it.
 llvm::Expected<RunResult> describeArtifact(llvm::ArrayRef<uint8_t> artifact);
 

@@ -52,7 +52,7 @@ extern "C" {
 
 /* Artifact format version this runtime reads (major must match exactly). */
 #define KILN_FORMAT_MAJOR 1
-#define KILN_FORMAT_MINOR 2
+#define KILN_FORMAT_MINOR 3
 
 /* Every status a runtime call returns has one of these codes
  * (kiln_status_code_name spells them). */
@@ -144,7 +144,7 @@ size_t kiln_element_type_size(kiln_element_type_t type);
 /* Short name of `type`: "f32", "f16", "i32", ... */
 const char *kiln_element_type_name(kiln_element_type_t type);
 
-/* Version string of this runtime, e.g. "0.1.0 (format 1.2)": the Kiln
+/* Version string of this runtime, e.g. "0.1.0 (format 1.3)": the Kiln
  * release, then the artifact format version it reads (KILN_FORMAT_MAJOR,
  * KILN_FORMAT_MINOR). An artifact's own format version, producer and target
  * come from kiln_module_artifact_info (or kiln_artifact_verify). */
@@ -260,6 +260,27 @@ kiln_status_t kiln_module_output_info(const kiln_module_t *module,
 /* Bytes of transient arena kiln_module_invoke needs (may be 0; 0 for a
  * NULL module). */
 size_t kiln_module_arena_bytes(const kiln_module_t *module);
+
+/* State (format 1.3): a model may carry variables from one invocation to
+ * the next (TFLite resource variables; the state of LSTM, RNN and SVDF
+ * layers). They live in the arena's persistent region, bytes [0, N) of
+ * kiln_module_arena_bytes(), which the memory plan never reuses. The first
+ * kiln_module_invoke after kiln_module_load or kiln_module_reset_state
+ * writes their initial values into the arena it is given; each invocation
+ * then leaves their new values there for the next, which must be given the
+ * same arena (same address, contents untouched in between): another
+ * address is KILN_INVALID_ARGUMENT ("the module's 2 state variables live in
+ * the arena of its first invocation ..."). A stateless module has no such
+ * requirement. */
+
+/* Number of state variables (0 for a stateless or NULL module). */
+size_t kiln_module_state_count(const kiln_module_t *module);
+
+/* Sets the state variables back to their initial values: the next
+ * kiln_module_invoke writes them into the arena it is given (which may be
+ * a different one from then on), as after load. Allocates nothing.
+ * Errors: KILN_INVALID_ARGUMENT (NULL module). */
+kiln_status_t kiln_module_reset_state(kiln_module_t *module);
 
 /* The query of a loaded artifact's target and versions: fills `out_info`
  * with what the gate learned when the module was loaded (kiln_artifact_verify's
