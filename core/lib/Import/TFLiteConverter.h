@@ -209,6 +209,8 @@ void registerMovementOps(ConverterTable &table);
 /// tensors, bit-exact with TensorFlow Lite's integer kernels.
 void registerQuantizedOps(ConverterTable &table);
 void registerControlFlowOps(ConverterTable &table);
+/// DENSIFY (TFLiteSparsity.cpp), in the float and the int8 table.
+void registerSparsityOps(ConverterTable &table);
 
 /// Folds operator `ctx` when every input is known at import (knownInts)
 /// and it is integer or bool arithmetic on at most 64 elements (ADD, SUB,

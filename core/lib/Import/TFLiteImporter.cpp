@@ -75,6 +75,7 @@ const ConverterTable &quantizedConverters() {
     ConverterTable t;
     registerQuantizedOps(t);
     registerControlFlowOps(t); // the branches' operators pick their own table
+    registerSparsityOps(t);
     return t;
   }();
   return table;
@@ -90,6 +91,7 @@ const ConverterTable &converters() {
     registerReductionOps(t);
     registerMovementOps(t);
     registerControlFlowOps(t);
+    registerSparsityOps(t);
     return t;
   }();
   return table;
@@ -267,6 +269,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     return std::move(err);
   recordQuantization(*module);
   setControlFlow(*module, controlFlow);
+  if (!densifyNotes.empty())
+    addWarnings(*module, densifyNotes);
   return std::move(module);
 }
 
@@ -436,6 +440,8 @@ llvm::Error ModelImporter::checkModel() {
   if (llvm::Error err = checkTensors())
     return err;
   if (llvm::Error err = checkOperators())
+    return err;
+  if (llvm::Error err = densifySparseTensors())
     return err;
   if (llvm::Error err = checkOperatorTypes())
     return err;
