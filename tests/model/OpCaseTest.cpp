@@ -182,6 +182,9 @@ TEST(OpCases, SparseTensorsRefuseCorruptIndices) {
       {"sparse_segments_not_monotonic.tflite",
        "level 1 (dimension 1, size 10) array_segments[2] = 2 breaks the segments: they start at "
        "0, never decrease and end at the 17 array_indices"},
+      {"sparse_indices_not_increasing.tflite",
+       "level 1 (dimension 1, size 10) array_indices[1] = 5 does not increase within its segment "
+       "(array_indices[0] = 5)"},
       {"sparse_traversal_order_length.tflite",
        "traversal_order [0] has 1 entries; a rank-2 tensor with 0 block dimensions needs 2"},
       {"sparse_too_few_values.tflite",

@@ -234,6 +234,14 @@ const BAD = {
     what: 'sparse_fully_connected_csr with array_segments[2] of level 1 set below array_segments[1]',
     spec: () => corrupt((w) => { const s = w.sparsity.dimMetadata[1].segments; s[2] = s[1] - 1; }),
   },
+  sparse_indices_not_increasing: {
+    what: 'sparse_fully_connected_csr with the second index of the first row of two or more columns repeating the first: two values for one place',
+    spec: () => corrupt((w) => {
+      const { segments, indices } = w.sparsity.dimMetadata[1];
+      const p = segments.findIndex((s, i) => segments[i + 1] - s >= 2);
+      indices[segments[p] + 1] = indices[segments[p]];
+    }),
+  },
   sparse_traversal_order_length: {
     what: 'sparse_fully_connected_csr with traversal_order [0] for its rank-2 weights (2 levels)',
     spec: () => corrupt((w) => { w.sparsity.traversalOrder = [0]; }),
@@ -373,4 +381,6 @@ async function main() {
   console.log(check ? 'sparse cases: all match' : `wrote ${Object.keys(CASES).length} cases and ${Object.keys(BAD).length} corrupt models`);
 }
 
-if (!process.env.SPARSE_EXPERIMENT) main().catch((e) => { console.error(e); process.exit(1); });
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => { console.error(e); process.exit(1); });
+}

@@ -104,7 +104,8 @@ constexpr int64_t kMaxDenseBytes = int64_t(1) << 31;
 /// block size divides, block levels DENSE, each DENSE level's dense_size the
 /// size of its dimension, each SPARSE_CSR level's segments (one per parent
 /// position, plus one) starting at 0, non-decreasing and ending at the
-/// index count, every index inside its dimension. An error names the field,
+/// index count, every index inside its dimension and increasing within its
+/// segment. An error names the field,
 /// the level and the bad value; `who` names the tensor.
 llvm::Expected<SparseLayout> decodeLayout(const schema::Tensor &t, const std::string &who) {
   const schema::SparsityParameters &sp = *t.sparsity();
@@ -141,8 +142,7 @@ llvm::Expected<SparseLayout> decodeLayout(const schema::Tensor &t, const std::st
   }
   if (!sp.dim_metadata() || static_cast<int64_t>(sp.dim_metadata()->size()) != levels)
     return bad("has " + llvm::Twine(sp.dim_metadata() ? sp.dim_metadata()->size() : 0) +
-               " dim_metadata entries; its traversal order has " + llvm::Twine(levels) +
-               " levels");
+               " dim_metadata entries; its traversal order has " + llvm::Twine(levels) + " levels");
   // Block j divides dimension block_map[j] by the dense_size of its level.
   layout.blockSizes.assign(rank, 1);
   for (size_t j = 0; j < blockMap.size(); ++j) {
@@ -167,9 +167,9 @@ llvm::Expected<SparseLayout> decodeLayout(const schema::Tensor &t, const std::st
     const schema::DimensionMetadata *m = sp.dim_metadata()->Get(l);
     SparseLevel level;
     level.dimension = order[l];
-    level.size = level.dimension < rank ? layout.shape[level.dimension] /
-                                              layout.blockSizes[level.dimension]
-                                        : layout.blockSizes[blockMap[level.dimension - rank]];
+    level.size = level.dimension < rank
+                     ? layout.shape[level.dimension] / layout.blockSizes[level.dimension]
+                     : layout.blockSizes[blockMap[level.dimension - rank]];
     std::string where = "level " + std::to_string(l) + " (dimension " +
                         std::to_string(level.dimension) + ", size " + std::to_string(level.size) +
                         ")";
@@ -196,9 +196,8 @@ llvm::Expected<SparseLayout> decodeLayout(const schema::Tensor &t, const std::st
     level.indices = std::move(*indices);
     int64_t count = level.indices.size();
     if (static_cast<int64_t>(level.segments.size()) != positions + 1)
-      return bad(where + " has " + llvm::Twine(level.segments.size()) +
-                 " array_segments; its " + llvm::Twine(positions) +
-                 " parent positions need " + llvm::Twine(positions + 1));
+      return bad(where + " has " + llvm::Twine(level.segments.size()) + " array_segments; its " +
+                 llvm::Twine(positions) + " parent positions need " + llvm::Twine(positions + 1));
     for (int64_t p = 0; p <= positions; ++p) {
       int64_t s = level.segments[p];
       if ((p == 0 && s != 0) || (p > 0 && s < level.segments[p - 1]) || s > count ||
@@ -207,12 +206,21 @@ llvm::Expected<SparseLayout> decodeLayout(const schema::Tensor &t, const std::st
                    " breaks the segments: they start at 0, never decrease and end at the " +
                    llvm::Twine(count) + " array_indices");
     }
-    for (int64_t k = 0; k < count; ++k)
-      if (level.indices[k] < 0 || level.indices[k] >= level.size)
-        return bad(where + " array_indices[" + llvm::Twine(k) + "] = " +
-                   llvm::Twine(level.indices[k]) + " is out of range: the dimension has " +
-                   llvm::Twine(level.size) + " coordinates (shape " + shapeString(layout.shape) +
-                   ")");
+    // Coordinates lie inside the dimension and increase within a segment
+    // (as TFLite's converter writes them), so no two values share a place
+    // and no level has more positions than the dense tensor has elements.
+    for (int64_t p = 0; p < positions; ++p)
+      for (int64_t k = level.segments[p]; k < level.segments[p + 1]; ++k) {
+        int64_t v = level.indices[k];
+        if (v < 0 || v >= level.size)
+          return bad(where + " array_indices[" + llvm::Twine(k) + "] = " + llvm::Twine(v) +
+                     " is out of range: the dimension has " + llvm::Twine(level.size) +
+                     " coordinates (shape " + shapeString(layout.shape) + ")");
+        if (k > level.segments[p] && v <= level.indices[k - 1])
+          return bad(where + " array_indices[" + llvm::Twine(k) + "] = " + llvm::Twine(v) +
+                     " does not increase within its segment (array_indices[" + llvm::Twine(k - 1) +
+                     "] = " + llvm::Twine(level.indices[k - 1]) + ")");
+      }
     positions = count;
     layout.levels.push_back(std::move(level));
   }
@@ -233,7 +241,8 @@ void scatter(const SparseLayout &layout, llvm::ArrayRef<uint8_t> stored, size_t 
     std::vector<int64_t> index(rank, 0);
     for (size_t l = 0; l < layout.levels.size(); ++l)
       if (layout.levels[l].dimension < rank)
-        index[layout.levels[l].dimension] += coords[l] * layout.blockSizes[layout.levels[l].dimension];
+        index[layout.levels[l].dimension] +=
+            coords[l] * layout.blockSizes[layout.levels[l].dimension];
     for (size_t l = 0; l < layout.levels.size(); ++l)
       if (int64_t e = layout.levels[l].dimension; e >= rank)
         index[layout.blockMap[e - rank]] += coords[l];
@@ -267,8 +276,8 @@ llvm::Error ModelImporter::densifySparseTensors() {
     if (!t->sparsity() || densified.count(t))
       continue;
     std::string who = "sparse tensor '" + tensorName(t, i) + "' (index " + std::to_string(i) +
-                      ", " + schema::EnumNameTensorType(t->type()) + " " +
-                      shapeString(shapeOf(i)) + ")";
+                      ", " + schema::EnumNameTensorType(t->type()) + " " + shapeString(shapeOf(i)) +
+                      ")";
     llvm::ArrayRef<uint8_t> stored = constantData(i);
     schema::TensorType type = t->type();
     if (type != schema::TensorType::FLOAT32 && type != schema::TensorType::FLOAT16 &&
@@ -298,12 +307,12 @@ llvm::Error ModelImporter::densifySparseTensors() {
     for (int64_t b : layout->blockSizes)
       blocks += (blocks.empty() ? "" : "x") + std::to_string(b);
     bool blocked = t->sparsity()->block_map() && t->sparsity()->block_map()->size();
-    densifyNotes.push_back(
-        "tensor '" + tensorName(t, i) + "' (sparse " + schema::EnumNameTensorType(type) + " " +
-        shapeString(layout->shape) + ", " + (blocked ? blocks + " blocks" : std::string("CSR")) +
-        ", " + std::to_string(layout->leaves) + " of " + std::to_string(count) +
-        " values stored, " + byteString(stored.size() + layout->indexBytes) +
-        " with its indices) densified at import to " + byteString(dense.size()));
+    densifyNotes.push_back("tensor '" + tensorName(t, i) + "' (sparse " +
+                           schema::EnumNameTensorType(type) + " " + shapeString(layout->shape) +
+                           ", " + (blocked ? blocks + " blocks" : std::string("CSR")) + ", " +
+                           std::to_string(layout->leaves) + " of " + std::to_string(count) +
+                           " values stored, " + byteString(stored.size() + layout->indexBytes) +
+                           " with its indices) densified at import to " + byteString(dense.size()));
     densified[t] = std::move(dense);
   }
   // DENSIFY (TFLite's densify.cc) turns a sparse constant into its dense
@@ -315,12 +324,10 @@ llvm::Error ModelImporter::densifySparseTensors() {
     BuiltinOperator code = effectiveCode(model->operator_codes()->Get(op->opcode_index()));
     if (code == BuiltinOperator::DENSIFY) {
       std::string where = "operator #" + std::to_string(index) + " (DENSIFY)";
-      const schema::Tensor *in = op->inputs() && op->inputs()->size() == 1
-                                     ? tensor(op->inputs()->Get(0))
-                                     : nullptr;
-      const schema::Tensor *out = op->outputs() && op->outputs()->size() == 1
-                                      ? tensor(op->outputs()->Get(0))
-                                      : nullptr;
+      const schema::Tensor *in =
+          op->inputs() && op->inputs()->size() == 1 ? tensor(op->inputs()->Get(0)) : nullptr;
+      const schema::Tensor *out =
+          op->outputs() && op->outputs()->size() == 1 ? tensor(op->outputs()->Get(0)) : nullptr;
       if (!in || !out)
         return fail(where + " takes one input and gives one output");
       int inIndex = op->inputs()->Get(0), outIndex = op->outputs()->Get(0);
