@@ -183,8 +183,8 @@ TEST(Cli, BadModelFiles) {
                     "dimension 0 (quantized_dimension) has 4 channels"});
   expectCleanError("compile " + bad("int8_without_quantization.tflite"),
                    {"tensor 'input' (index 0, INT8)", "no quantization scale", "affine quantization"});
-  expectCleanError("compile " + bad("sparse_weights.tflite"),
-                   {"operator #0 (FULLY_CONNECTED", "sparse tensor 'sparse_weights'", "not supported"});
+  // sparse_weights.tflite (once refused) compiles: its CSR weights are
+  // densified at import with one warning (Cli.SparseWeightsCompileWithOneWarning).
   expectCleanError("compile " + bad("per_channel_activation.tflite"),
                    {"tensor 'input'", "per-channel scales", "activations per tensor"});
   expectCleanError("compile " + bad("mixed_int8_uint8.tflite"), {"operator #0 (ADD", "mixes INT8 and UINT8"});
@@ -345,20 +345,36 @@ TEST(Cli, EveryBadFileGivesOneErrorLineAndNoSignal) {
   // int8_quantized.tflite compiles (Cli.Int8QuantizedModelRunsAsTfliteComputes);
   // recorded_batch.tflite compiles at its recorded shape with a warning
   // (ShapeFix.RecordedShapeCompilesWithOneWarning); two_subgraphs.tflite
-  // compiles its subgraph 0 (ControlFlow.UnreferencedSubgraphIsIgnored).
+  // compiles its subgraph 0 (ControlFlow.UnreferencedSubgraphIsIgnored);
+  // sparse_weights.tflite compiles with its weights densified (one warning).
   // placeholder_code.kiln passes the gate (its code is no ELF object):
   // inspect describes it, run refuses it (Cli.BadArtifactsNameTheirCheck).
   for (const std::string &file : files) {
     bool hostCompiles = llvm::StringRef(file).ends_with("/above_2gib.tflite") ||
                         llvm::StringRef(file).ends_with("/int8_quantized.tflite") ||
                         llvm::StringRef(file).ends_with("/recorded_batch.tflite") ||
-                        llvm::StringRef(file).ends_with("/two_subgraphs.tflite");
+                        llvm::StringRef(file).ends_with("/two_subgraphs.tflite") ||
+                        llvm::StringRef(file).ends_with("/sparse_weights.tflite");
     bool inspectable = llvm::StringRef(file).ends_with("/placeholder_code.kiln");
     bool recorded = llvm::StringRef(file).ends_with("/recorded_batch.tflite");
+    bool sparse = llvm::StringRef(file).ends_with("/sparse_weights.tflite");
     expectOneErrorLineOrSuccess(file, /*mustFail=*/!hostCompiles && !inspectable,
                                 recorded ? "input 'input' (input 0) has a dynamic dimension 0"
+                                : sparse ? "tensor 'sparse_weights' (sparse FLOAT32 [4,8], CSR"
                                          : "");
   }
+}
+
+// A model with sparse weights compiles; the densification is one warning
+// with the stored and dense sizes (core/lib/Import/TFLiteSparsity.cpp).
+TEST(Cli, SparseWeightsCompileWithOneWarning) {
+  TempDir tmp;
+  CommandResult r = runForStderr("compile " + shellQuote(dataFile("bad/sparse_weights.tflite")) +
+                                 " -o " + tmp.file("out.kiln"));
+  EXPECT_EQ(r.exitCode, 0) << r.output;
+  EXPECT_EQ(r.output, "kiln: warning: tensor 'sparse_weights' (sparse FLOAT32 [4,8], CSR, 8 of 32 "
+                      "values stored, 84 bytes with its indices) densified at import to 128 "
+                      "bytes\n");
 }
 
 TEST(Cli, FuzzerRegressionInputsGiveOneErrorLineAndNoSignal) {

@@ -169,6 +169,56 @@ TEST(OpCases, CastRefusesUnsupportedTypes) {
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
 }
 
+// A corrupt sparse tensor (tests/data/bad/sparse_*.tflite, written by
+// tests/reference/make_sparse_cases.mjs) is one error line naming the
+// tensor, the level and the bad index, segment or count; never a crash or
+// an out-of-bounds read.
+TEST(OpCases, SparseTensorsRefuseCorruptIndices) {
+  const char *where = "sparse tensor 'weights' (index 1, FLOAT32 [6,10])";
+  const std::pair<const char *, const char *> cases[] = {
+      {"sparse_index_out_of_range.tflite",
+       "level 1 (dimension 1, size 10) array_indices[3] = 10 is out of range: the dimension has "
+       "10 coordinates (shape [6,10])"},
+      {"sparse_segments_not_monotonic.tflite",
+       "level 1 (dimension 1, size 10) array_segments[2] = 2 breaks the segments: they start at "
+       "0, never decrease and end at the 17 array_indices"},
+      {"sparse_indices_not_increasing.tflite",
+       "level 1 (dimension 1, size 10) array_indices[1] = 5 does not increase within its segment "
+       "(array_indices[0] = 5)"},
+      {"sparse_traversal_order_length.tflite",
+       "traversal_order [0] has 1 entries; a rank-2 tensor with 0 block dimensions needs 2"},
+      {"sparse_too_few_values.tflite",
+       "stores 64 bytes; its sparsity describes 17 values (68 bytes)"},
+  };
+  for (const auto &[file, what] : cases)
+    expectRefused(file, where, what);
+}
+
+// Sparse weights are densified at import: the compile result carries one
+// warning per densified tensor with its stored and dense sizes
+// (tests/data/ops/sparse_*; DENSIFY's output is the same constant, no
+// second warning).
+TEST(OpCases, SparseWeightsReportTheirDensification) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"sparse_fully_connected_1x4",
+       "tensor 'weights' (sparse FLOAT32 [8,32], 1x4 blocks, 96 of 256 values stored, 516 bytes "
+       "with its indices) densified at import to 1 KiB"},
+      {"sparse_densify_4x4_fully_connected",
+       "tensor 'weights' (sparse FLOAT32 [8,16], 4x4 blocks, 112 of 128 values stored, 468 bytes "
+       "with its indices) densified at import to 512 bytes"},
+      {"sparse_densify_fp16_dequantize",
+       "tensor 'weights' (sparse FLOAT16 [8,24], 1x4 blocks, 80 of 192 values stored, 276 bytes "
+       "with its indices) densified at import to 384 bytes"},
+  };
+  for (const auto &[name, warning] : cases) {
+    SCOPED_TRACE(name);
+    auto result = kiln::compile(std::string(KILN_TEST_DATA_DIR) + "/ops/" + name + "/model.tflite",
+                                kiln::CompileOptions());
+    ASSERT_TRUE(static_cast<bool>(result)) << llvm::toString(result.takeError());
+    EXPECT_EQ(result->warnings, std::vector<std::string>{warning});
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(TFLite, OpCase, ::testing::ValuesIn(listCases()),
                          [](const ::testing::TestParamInfo<std::string> &info) {
                            return info.param;

@@ -905,13 +905,17 @@ function engineProblems(entry) {
   return out;
 }
 
+// The sparse_* folders are make_sparse_cases.mjs's (sparse weights): neither
+// checked nor removed here.
+const writtenElsewhere = (name) => name.startsWith('sparse_');
+
 // --check: re-derives the stored data without TFLite (no npm packages, no
 // native library): every case folder's model.tflite and inputs must be what
 // this script builds, and every output of a case int8_eval.mjs models must
 // equal its evaluation (up to KNOWN_FORMULA_DIFFERENCES). Returns failures.
 function checkStored() {
   const failures = [];
-  const folders = fs.readdirSync(OUT_DIR, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const folders = fs.readdirSync(OUT_DIR, { withFileTypes: true }).filter((e) => e.isDirectory() && !writtenElsewhere(e.name)).map((e) => e.name);
   const expected = CASES.filter((c) => !c.refused).map((c) => c.name);
   for (const name of expected.filter((n) => !folders.includes(n))) failures.push(`${name}: folder missing`);
   for (const name of folders.filter((n) => !expected.includes(n))) failures.push(`${name}: no such case`);
@@ -952,7 +956,7 @@ async function main() {
   // A full run starts from no case folders (README.md stays) so that removed
   // cases disappear.
   if (!o.only && fs.existsSync(OUT_DIR)) {
-    for (const e of fs.readdirSync(OUT_DIR, { withFileTypes: true })) if (e.isDirectory()) fs.rmSync(path.join(OUT_DIR, e.name), { recursive: true });
+    for (const e of fs.readdirSync(OUT_DIR, { withFileTypes: true })) if (e.isDirectory() && !writtenElsewhere(e.name)) fs.rmSync(path.join(OUT_DIR, e.name), { recursive: true });
   }
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const index = []; const refused = []; const failures = [];

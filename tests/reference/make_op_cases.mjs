@@ -1262,8 +1262,11 @@ async function main() {
     }
     return 0;
   }
-  // A full run starts from an empty folder so that removed cases disappear.
-  if (!o.only) fs.rmSync(OPS_DIR, { recursive: true, force: true });
+  // A full run starts from an empty folder so that removed cases disappear
+  // (the sparse_* cases are make_sparse_cases.mjs's: kept).
+  if (!o.only && fs.existsSync(OPS_DIR)) {
+    for (const e of fs.readdirSync(OPS_DIR)) if (!e.startsWith('sparse_')) fs.rmSync(path.join(OPS_DIR, e), { recursive: true, force: true });
+  }
   fs.mkdirSync(OPS_DIR, { recursive: true });
 
   const index = [];
@@ -1501,7 +1504,7 @@ const QUANTIZATION_ERROR_WHAT = {
   'uint8_zero_point_out_of_range.tflite': 'uint8 FULLY_CONNECTED (version 1; the int8 weights + 128, zero point 128; output zero point 131) whose uint8 input \'input\' has zero point -1 (uint8 zero points lie in [0, 255]).',
   'per_channel_scale_count.tflite': 'int8 1x1 CONV_2D (version 3) of [1,3,3,2] to 4 channels whose weights \'conv_weights\' [4,1,1,2] carry 3 per-channel scales on quantized_dimension 0.',
   'int8_without_quantization.tflite': 'int8_quantized.tflite whose int8 input \'input\' has no quantization parameters.',
-  'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values).',
+  'sparse_weights.tflite': 'float32 FULLY_CONNECTED (version 8, no bias) whose weights \'sparse_weights\' [4,8] are sparse (rows DENSE, columns SPARSE_CSR, 8 stored values). No longer an error: Kiln densifies the weights at import with one warning (Cli.SparseWeightsCompileWithOneWarning); the sparse cases are make_sparse_cases.mjs\'s.',
   'per_channel_activation.tflite': 'int8_quantized.tflite on a [2,8] input (output [2,4]) whose int8 input \'input\' carries 2 scales (0.05, 0.06) and 2 zero points (-2, 1) on quantized_dimension 0: activations are quantized per tensor.',
   'int8_reduce_max_mismatched_quantization.tflite': 'int8 REDUCE_MAX (version 2) of \'x\' [3,7] (scale 0.05, zero point -17) over axis 1 to [3] (scale 0.1, zero point 3): TFLite\'s reduce.cc requires the output quantized as the input.',
   'int8_sum_same_quantization.tflite': 'int8 SUM (version 2) of \'x\' [3,7] (scale 0.05, zero point -17) over axis 1 to [3] with the same scale and zero point: TFLite 2.9 then adds the raw int8 values with wraparound; Kiln refuses it.',

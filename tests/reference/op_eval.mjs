@@ -455,7 +455,7 @@ function evalOp(op, ins, o, outShape, outDtype, outShapes) {
     case 'AVERAGE_POOL_2D': return pool(a, o, true);
     case 'MEAN': case 'SUM': case 'REDUCE_MAX': case 'REDUCE_MIN': return reduce(a, b, o, op.op, outShape);
     case 'SOFTMAX': return softmax(a, o.beta);
-    case 'RESHAPE': case 'SQUEEZE': case 'EXPAND_DIMS': case 'DEQUANTIZE': return T(outShape, a.data);
+    case 'RESHAPE': case 'SQUEEZE': case 'EXPAND_DIMS': case 'DEQUANTIZE': case 'DENSIFY': return T(outShape, a.data);
     case 'TRANSPOSE': {
       const perm = Array.from(b.data); const out = T(outShape);
       for (let i = 0; i < out.data.length; i++) { const idx = unravel(i, outShape); const src = new Array(perm.length); perm.forEach((p, k) => { src[p] = idx[k]; }); out.data[i] = at(a, src); }

@@ -137,9 +137,10 @@ export function importerTables() {
   for (const file of fs.readdirSync(dir).filter((f) => /^TFLite\w*\.cpp$/.test(f)).sort()) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     // Control flow is registered in both tables (its subgraphs' operators
-    // pick their own).
+    // pick their own), and so is DENSIFY (TFLiteSparsity.cpp: float and
+    // int8 sparse constants).
     const into = file.startsWith('TFLiteQuantized') ? [tables.int8]
-      : file === 'TFLiteControlFlowOps.cpp' ? [tables.float, tables.int8] : [tables.float];
+      : file === 'TFLiteControlFlowOps.cpp' || file === 'TFLiteSparsity.cpp' ? [tables.float, tables.int8] : [tables.float];
     for (const m of text.matchAll(/^void register\w*Ops\(ConverterTable &\w+\) \{\n([\s\S]*?)^\}/gm))
       for (const op of m[1].matchAll(/BuiltinOperator::(\w+)/g)) for (const table of into) table.add(op[1]);
   }

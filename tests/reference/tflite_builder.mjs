@@ -24,8 +24,10 @@
 //             (float16 data: pass the raw Uint16Array bits, see toFloat16Bits),
 //             sparsity: { traversalOrder: [..], blockMap: [..], dimMetadata:
 //             [{ format: 'DENSE', denseSize: N } | { format: 'SPARSE_CSR',
-//             segments: [..], indices: [..] }] } (schema.fbs
-//             SparsityParameters; segments and indices as Int32Vector).
+//             segments: [..], indices: [..], indexType: 'int32' | 'uint16' |
+//             'uint8' }] } (schema.fbs SparsityParameters; segments and
+//             indices as Int32Vector, Uint16Vector or Uint8Vector, default
+//             int32; sparsity.mjs sparsify writes this form).
 //   model:    subgraphs: [{ tensors, operators, inputs, outputs, name }, ...]
 //             instead of the top-level tensors/operators/inputs/outputs
 //             (buffers and operator codes are shared by all subgraphs).
@@ -48,8 +50,8 @@ export const BUILTIN = {
   DEPTH_TO_SPACE: 5, SPACE_TO_DEPTH: 26, SPLIT: 49, LOG_SOFTMAX: 50, ARG_MAX: 56, SHAPE: 77, ARG_MIN: 79,
   PACK: 83, UNPACK: 88, FILL: 94, SPLIT_V: 102, BROADCAST_ARGS: 145, L2_NORMALIZATION: 11, REVERSE_V2: 105,
   GATHER_ND: 107, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
-  IF: 118, WHILE: 119, CALL_ONCE: 129,
   VAR_HANDLE: 142, READ_VARIABLE: 143, ASSIGN_VARIABLE: 144,
+  IF: 118, WHILE: 119, CALL_ONCE: 129, DENSIFY: 124,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -290,6 +292,13 @@ class Writer {
         for (const x of n.v) this.i32(x);
         return at;
       }
+      case 'vec_u16': {
+        this.pad(4);
+        const at = this.len;
+        this.u32(n.v.length);
+        for (const x of n.v) this.u16(x);
+        return at;
+      }
       case 'vec_f32': {
         this.pad(4);
         const at = this.len;
@@ -365,14 +374,23 @@ class Writer {
 
 // SparsityParameters (schema.fbs): DimensionMetadata.format DENSE = 0,
 // SPARSE_CSR = 1; array_segments / array_indices are SparseIndexVector
-// unions, written as Int32Vector (union type 1, table { values: [int] }).
+// unions: Int32Vector (union type 1, table { values: [int] }), Uint16Vector
+// (2, [ushort]) or Uint8Vector (3, [ubyte]), chosen by indexType.
+const INDEX_VECTOR = {
+  int32: [1, (v) => vecI32(v)],
+  uint16: [2, (v) => ({ t: 'vec_u16', v })],
+  uint8: [3, (v) => vecU8(Uint8Array.from(v))],
+};
 function sparsityTable({ traversalOrder, blockMap, dimMetadata }) {
   const dims = dimMetadata.map((d) => {
     if (d.format === 'DENSE') return table([[0, 'i8', 0], [1, 'i32', d.denseSize]]);
     if (d.format !== 'SPARSE_CSR') throw new Error(`bad dimension format ${d.format}`);
-    const int32Vector = (v) => table([[0, 'off', vecI32(v)]]);
-    return table([[0, 'i8', 1], [2, 'u8', 1], [3, 'off', int32Vector(d.segments)],
-      [4, 'u8', 1], [5, 'off', int32Vector(d.indices)]]);
+    const kind = INDEX_VECTOR[d.indexType ?? 'int32'];
+    if (!kind) throw new Error(`bad index type ${d.indexType}`);
+    const [type, vec] = kind;
+    const indexVector = (v) => table([[0, 'off', vec(v)]]);
+    return table([[0, 'i8', 1], [2, 'u8', type], [3, 'off', indexVector(d.segments)],
+      [4, 'u8', type], [5, 'off', indexVector(d.indices)]]);
   });
   const fields = [[0, 'off', vecI32(traversalOrder)], [2, 'off', vecOff(dims)]];
   if (blockMap) fields.push([1, 'off', vecI32(blockMap)]);

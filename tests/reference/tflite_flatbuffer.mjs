@@ -6,6 +6,7 @@
 // independently. Field ids follow tensorflow/lite/schema/schema.fbs.
 
 import { BUILTIN, BUILTIN_OPTIONS_UNION, ENUMS, OPTIONS } from './tflite_builder.mjs';
+import { densify } from './sparsity.mjs';
 
 const BUILTIN_NAMES = Object.fromEntries(Object.entries(BUILTIN).map(([k, v]) => [v, k]));
 const TYPED = { float32: Float32Array, int32: Int32Array, float16: Uint16Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array, bool: Uint8Array, float64: Float64Array };
@@ -94,6 +95,26 @@ function decodeOptions(type, t) {
   return o;
 }
 
+// SparsityParameters (schema.fbs) in tflite_builder.mjs's form; each
+// SparseIndexVector (Int32Vector 1, Uint16Vector 2, Uint8Vector 3) as a
+// plain array, its type in indexType.
+function readSparsity(sp) {
+  const vector = (m, typeField, field) => {
+    const type = m.u8(typeField, 0);
+    const v = m.table(field);
+    if (!v) return [];
+    const p = v.indirect(0);
+    if (!p) return [];
+    const n = v.v.getUint32(p, true);
+    const width = [0, 4, 2, 1][type];
+    const get = (i) => (width === 4 ? v.v.getInt32(p + 4 + 4 * i, true) : width === 2 ? v.v.getUint16(p + 4 + 2 * i, true) : v.v.getUint8(p + 4 + i));
+    return Array.from({ length: n }, (_, i) => get(i));
+  };
+  const dimMetadata = sp.tableVec(2).map((m) => (m.i8(0, 0) === 0 ? { format: 'DENSE', denseSize: m.i32(1, 0) }
+    : { format: 'SPARSE_CSR', segments: vector(m, 2, 3), indices: vector(m, 4, 5), indexType: ['', 'int32', 'uint16', 'uint8'][m.u8(2, 0)] }));
+  return { traversalOrder: sp.i32Vec(0), ...(sp.has(1) ? { blockMap: sp.i32Vec(1) } : {}), dimMetadata };
+}
+
 // Returns { version, subgraphs: [{ name, inputs, outputs, tensors: [{index,
 // name, shape, dtype, buffer, constant, data?}], operators: [{ op, version,
 // inputs, outputs, options? }] }], signatures: [{ key, subgraph, inputs:
@@ -129,6 +150,7 @@ export function parseTflite(bytes) {
         buffer,
         constant: !!b && buffer !== 0 && (b.size > 0 || b.external),
         isVariable: t.bool(5),
+        ...(t.has(6) ? { sparsity: readSparsity(t.table(6)) } : {}),
       };
     }).map((t) => {
       const b = buffers[t.buffer];
@@ -136,7 +158,10 @@ export function parseTflite(bytes) {
       if (!t.constant || !b.size || !ctor) return t;
       // Copy: the buffer data need not be aligned for the typed array.
       const raw = buf.subarray(b.start, b.start + b.size);
-      return { ...t, data: new ctor(Uint8Array.from(raw).buffer) };
+      const data = new ctor(Uint8Array.from(raw).buffer);
+      // A sparse constant reads as its dense form (the stored leaves kept).
+      if (t.sparsity) return { ...t, storedData: data, data: densify(data, t.shape, t.sparsity) };
+      return { ...t, data };
     });
     const operators = sg.tableVec(3).map((o) => {
       const code = codes[o.u32(0, 0)];

@@ -159,7 +159,6 @@ llvm::Error ModelImporter::checkOperatorTypes() {
     std::string types;
     bool int16 = false, floatActivation = false, int8Weight = false;
     bool signedInt8 = false, unsignedInt8 = false;
-    int sparse = -1;
     auto scan = [&](const flatbuffers::Vector<int32_t> *list, bool inputs) {
       if (!list)
         return;
@@ -172,8 +171,6 @@ llvm::Error ModelImporter::checkOperatorTypes() {
         int16 |= type == schema::TensorType::INT16;
         signedInt8 |= type == schema::TensorType::INT8;
         unsignedInt8 |= type == schema::TensorType::UINT8;
-        if (t->sparsity() && sparse < 0)
-          sparse = i;
         bool constant = !constantData(i).empty();
         floatActivation |= inputs && !constant && type == schema::TensorType::FLOAT32;
         int8Weight |= inputs && constant &&
@@ -185,10 +182,6 @@ llvm::Error ModelImporter::checkOperatorTypes() {
     scan(op->outputs(), false);
     std::string where = "operator #" + std::to_string(index) + " (" +
                         schema::EnumNameBuiltinOperator(code) + ", " + types + ")";
-    if (sparse >= 0)
-      return fail(where + " takes the sparse tensor '" + tensorName(tensor(sparse), sparse) +
-                  "': sparse tensors are not supported; convert the model "
-                  "without sparsity (dense weights)");
     if (int16)
       return fail(where + " computes on INT16 tensors: 16-bit activations "
                           "(16x8 quantization) are not supported; Kiln compiles "

@@ -214,6 +214,8 @@ void registerQuantizedOps(ConverterTable &table);
 void registerControlFlowOps(ConverterTable &table);
 /// VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE (TFLiteStateOps.cpp).
 void registerStateOps(ConverterTable &table);
+/// DENSIFY (TFLiteSparsity.cpp), in the float and the int8 table.
+void registerSparsityOps(ConverterTable &table);
 
 /// Folds operator `ctx` when every input is known at import (knownInts)
 /// and it is integer or bool arithmetic on at most 64 elements (ADD, SUB,

@@ -76,6 +76,7 @@ const ConverterTable &quantizedConverters() {
     registerQuantizedOps(t);
     registerControlFlowOps(t); // the branches' operators pick their own table
     registerStateOps(t);
+    registerSparsityOps(t);
     return t;
   }();
   return table;
@@ -92,6 +93,7 @@ const ConverterTable &converters() {
     registerMovementOps(t);
     registerControlFlowOps(t);
     registerStateOps(t);
+    registerSparsityOps(t);
     return t;
   }();
   return table;
@@ -269,6 +271,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
     return std::move(err);
   recordQuantization(*module);
   setControlFlow(*module, controlFlow);
+  if (!densifyNotes.empty())
+    addWarnings(*module, densifyNotes);
   return std::move(module);
 }
 
@@ -438,6 +442,8 @@ llvm::Error ModelImporter::checkModel() {
   if (llvm::Error err = checkTensors())
     return err;
   if (llvm::Error err = checkOperators())
+    return err;
+  if (llvm::Error err = densifySparseTensors())
     return err;
   if (llvm::Error err = checkOperatorTypes())
     return err;

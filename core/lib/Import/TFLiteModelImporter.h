@@ -8,6 +8,8 @@
 //                            (tensors, quantization, operators, shapes) and
 //                            the recorded-shape check after
 //   TFLiteOpContext.cpp      OpContext: what a converter reads and binds
+//   TFLiteSparsity.cpp       sparse constants densified before conversion,
+//                            DENSIFY
 //   TFLiteDynamicInputs.cpp  the error for dynamic inputs without
 //                            --fix-shape, with sizes that compile
 // Converters never see this class; they use OpContext (TFLiteConverter.h).
@@ -91,9 +93,19 @@ public:
     return graph->tensors()->Get(index);
   }
 
-  /// Constant data of tensor `index`, or an empty ref if it has none.
+  /// Dense bytes of each sparse constant (and DENSIFY output) of the
+  /// model, by tensor (TFLiteSparsity.cpp); constantData reads them in
+  /// place of the stored ones.
+  std::map<const schema::Tensor *, std::vector<uint8_t>> densified;
+  /// One warning per densified tensor: its stored and dense sizes.
+  std::vector<std::string> densifyNotes;
+
+  /// Constant data of tensor `index`, or an empty ref if it has none (a
+  /// sparse constant's dense bytes once densifySparseTensors ran).
   llvm::ArrayRef<uint8_t> constantData(int index) const {
     const schema::Tensor *t = tensor(index);
+    if (auto dense = densified.find(t); t && dense != densified.end())
+      return dense->second;
     if (!t || t->buffer() == 0 || !model->buffers() || t->buffer() >= model->buffers()->size())
       return {};
     const schema::Buffer *b = model->buffers()->Get(t->buffer());
@@ -318,6 +330,11 @@ private:
   llvm::Error checkOperators();
   llvm::Error checkOperatorTypes();
   llvm::Error checkShapes();
+  /// Densifies every sparse constant of `graph` (SparsityParameters) into
+  /// `densified`, with a note in `densifyNotes`, and makes each DENSIFY
+  /// output its input's dense constant (TFLiteSparsity.cpp). Errors name
+  /// the tensor and the bad field, level, index or segment.
+  llvm::Error densifySparseTensors();
   llvm::Error checkRecordedShapes(func::FuncOp func);
   llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
 };
