@@ -49,6 +49,7 @@ export const BUILTIN = {
   PACK: 83, UNPACK: 88, FILL: 94, SPLIT_V: 102, BROADCAST_ARGS: 145, L2_NORMALIZATION: 11, REVERSE_V2: 105,
   GATHER_ND: 107, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
   IF: 118, WHILE: 119, CALL_ONCE: 129,
+  UNIDIRECTIONAL_SEQUENCE_RNN: 35, UNIDIRECTIONAL_SEQUENCE_LSTM: 44, BIDIRECTIONAL_SEQUENCE_LSTM: 52,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -123,6 +124,11 @@ export const OPTIONS = {
   IfOptions: [['then_subgraph_index', 'i32'], ['else_subgraph_index', 'i32']],
   WhileOptions: [['cond_subgraph_index', 'i32'], ['body_subgraph_index', 'i32']],
   CallOnceOptions: [['init_subgraph_index', 'i32']],
+  SequenceRNNOptions: [['time_major', 'bool'], [ACT, 'i8'], ['asymmetric_quantize_inputs', 'bool']],
+  UnidirectionalSequenceLSTMOptions: [[ACT, 'i8'], ['cell_clip', 'f32'], ['proj_clip', 'f32'], ['time_major', 'bool'],
+    ['asymmetric_quantize_inputs', 'bool']],
+  BidirectionalSequenceLSTMOptions: [[ACT, 'i8'], ['cell_clip', 'f32'], ['proj_clip', 'f32'], ['merge_outputs', 'bool'],
+    ['time_major', 'bool'], ['asymmetric_quantize_inputs', 'bool']],
   // Field-less options tables.
   PadOptions: [], PadV2Options: [], TransposeOptions: [], ExpOptions: [], DequantizeOptions: [],
   MaximumMinimumOptions: [], NegOptions: [], SliceOptions: [], ExpandDimsOptions: [], PowOptions: [],
@@ -152,6 +158,8 @@ export const OP_OPTIONS = {
   L2_NORMALIZATION: 'L2NormOptions', REVERSE_V2: 'ReverseV2Options', GATHER_ND: 'GatherNdOptions',
   L2_POOL_2D: 'Pool2DOptions', SPACE_TO_BATCH_ND: 'SpaceToBatchNDOptions', BATCH_TO_SPACE_ND: 'BatchToSpaceNDOptions',
   IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions',
+  UNIDIRECTIONAL_SEQUENCE_RNN: 'SequenceRNNOptions', UNIDIRECTIONAL_SEQUENCE_LSTM: 'UnidirectionalSequenceLSTMOptions',
+  BIDIRECTIONAL_SEQUENCE_LSTM: 'BidirectionalSequenceLSTMOptions',
 };
 
 // Enum-valued option fields (by field name): name -> value.

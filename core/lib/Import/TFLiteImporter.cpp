@@ -89,6 +89,7 @@ const ConverterTable &converters() {
     registerShapeOps(t);
     registerReductionOps(t);
     registerMovementOps(t);
+    registerRecurrentOps(t);
     registerControlFlowOps(t);
     return t;
   }();
@@ -534,7 +535,7 @@ llvm::Error ModelImporter::convertOperators() {
     }
     auto floatIt = table.find(code);
     ConverterFn convert = floatIt == table.end() ? nullptr : floatIt->second;
-    if (ctx.isQuantized() || !convert) {
+    if ((ctx.isQuantized() && !convertsIntegerForms(code)) || !convert) {
       const ConverterTable &integer = quantizedConverters();
       auto it = integer.find(code);
       if (it == integer.end())
