@@ -67,8 +67,7 @@ Value mul(OpContext &ctx, Value a, Value b) { return tosa_math::mul(ctx, a, b); 
 std::string label(OpContext &ctx, int i, const std::string &role) {
   const schema::Tensor *t = ctx.inputTensor(i);
   std::string name = t && t->name() ? t->name()->str() : "";
-  return "input " + std::to_string(i) + " (" + role + (name.empty() ? "" : " '" + name + "'") +
-         ")";
+  return "input " + std::to_string(i) + " (" + role + (name.empty() ? "" : " '" + name + "'") + ")";
 }
 
 /// Input `i` present, float32 and of shape `want`; its value.
@@ -169,10 +168,10 @@ LogicalResult checkActivation(OpContext &ctx, ActivationFunctionType act, bool l
   if (act == A::RELU || act == A::RELU_N1_TO_1 || act == A::RELU6 || act == A::TANH ||
       (act == A::NONE && !lstm))
     return success();
-  return ctx.fail(std::string("fused_activation_function ") +
-                  schema::EnumNameActivationFunctionType(act) + " is not supported (supported: " +
-                  (lstm ? "TANH, RELU, RELU_N1_TO_1, RELU6" : "NONE, TANH, RELU, RELU_N1_TO_1, RELU6") +
-                  ")");
+  return ctx.fail(
+      std::string("fused_activation_function ") + schema::EnumNameActivationFunctionType(act) +
+      " is not supported (supported: " +
+      (lstm ? "TANH, RELU, RELU_N1_TO_1, RELU6" : "NONE, TANH, RELU, RELU_N1_TO_1, RELU6") + ")");
 }
 
 /// A fused activation checked by checkActivation.
@@ -274,12 +273,12 @@ LogicalResult readGates(OpContext &ctx, const LstmSlots &s, const Sequence &q,
                     std::to_string(s.biases) + ") must all be given, or all be -1 (CIFG)");
   for (int g = cifg ? 1 : 0; g < 4; ++g) {
     std::string gate = dir + kGate[g];
-    FailureOr<Value> w = floatInput(ctx, s.inputWeights + g, gate + "-gate input weights",
-                                    {cell.cells, q.size});
+    FailureOr<Value> w =
+        floatInput(ctx, s.inputWeights + g, gate + "-gate input weights", {cell.cells, q.size});
     if (failed(w))
       return failure();
-    FailureOr<Value> r = floatInput(ctx, s.recurrentWeights + g,
-                                    gate + "-gate recurrent weights", {cell.cells, cell.outputs});
+    FailureOr<Value> r = floatInput(ctx, s.recurrentWeights + g, gate + "-gate recurrent weights",
+                                    {cell.cells, cell.outputs});
     if (failed(r))
       return failure();
     FailureOr<Value> b = floatInput(ctx, s.biases + g, gate + " gate bias", {cell.cells});
@@ -315,9 +314,8 @@ LogicalResult readOptional(OpContext &ctx, const LstmSlots &s, const std::string
     }
     if (given != 0 && given != needed)
       return ctx.fail(dir + what + " (inputs " + std::to_string(first) + " to " +
-                      std::to_string(first + count - 1) +
-                      ") must all be given or all be -1; " + std::to_string(given) + " of " +
-                      std::to_string(needed) + " are");
+                      std::to_string(first + count - 1) + ") must all be given or all be -1; " +
+                      std::to_string(given) + " of " + std::to_string(needed) + " are");
     for (int k = 0; k < count && given; ++k) {
       if (!ctx.hasInput(first + k))
         continue;
@@ -331,15 +329,15 @@ LogicalResult readOptional(OpContext &ctx, const LstmSlots &s, const std::string
   if (failed(group(s.peepholes, "peephole weights", 3, {0, 1, 3}, cell.p)) ||
       failed(group(s.layerNorm, "layer-norm coefficients", 4, {0, 1, 2, 3}, cell.ln)))
     return failure();
-  FailureOr<Value> proj = optionalInput(ctx, s.projection, dir + "projection weights",
-                                        {cell.outputs, n});
+  FailureOr<Value> proj =
+      optionalInput(ctx, s.projection, dir + "projection weights", {cell.outputs, n});
   if (failed(proj))
     return failure();
   cell.proj = *proj;
   if (!cell.proj && ctx.hasInput(s.projectionBias))
     return ctx.fail(dir + "projection bias (input " + std::to_string(s.projectionBias) +
-                    ") is given without projection weights (input " +
-                    std::to_string(s.projection) + ")");
+                    ") is given without projection weights (input " + std::to_string(s.projection) +
+                    ")");
   FailureOr<Value> pb =
       optionalInput(ctx, s.projectionBias, dir + "projection bias", {cell.outputs});
   if (failed(pb))
@@ -382,8 +380,7 @@ Value normalizeRows(OpContext &ctx, Value x) {
   };
   Value d = sub(ctx, x, rowMean(x));
   Value var = rowMean(mul(ctx, d, d));
-  Value inv =
-      tosa_math::unary<tosa::RsqrtOp>(ctx, add(ctx, var, ctx.scalarF32(1e-8f, 2)));
+  Value inv = tosa_math::unary<tosa::RsqrtOp>(ctx, add(ctx, var, ctx.scalarF32(1e-8f, 2)));
   return mul(ctx, d, inv);
 }
 
@@ -527,9 +524,9 @@ LogicalResult convertBidirectionalLstm(OpContext &ctx) {
   runLstm(ctx, *bw, p, *q, true, hsBw, hBw, cBw);
   Value yFw = stackSteps(ctx, hsFw, opts->time_major());
   Value yBw = stackSteps(ctx, hsBw, opts->time_major());
-  LogicalResult bound = merge ? ctx.setOutput(0, ctx.concat({yFw, yBw}, 2))
-                              : success(succeeded(ctx.setOutput(0, yFw)) &&
-                                        succeeded(ctx.setOutput(1, yBw)));
+  LogicalResult bound =
+      merge ? ctx.setOutput(0, ctx.concat({yFw, yBw}, 2))
+            : success(succeeded(ctx.setOutput(0, yFw)) && succeeded(ctx.setOutput(1, yBw)));
   if (failed(bound) || failed(ctx.assignVariable(kForward.outputState, hFw)) ||
       failed(ctx.assignVariable(kForward.cellState, cFw)) ||
       failed(ctx.assignVariable(kBackward.outputState, hBw)) ||
