@@ -27,7 +27,10 @@
 // the committed files, and the stored outputs of every step with the
 // independent evaluation (no TFLite needed; CTest
 // reference_recurrent_data_check). The public model's folder
-// (tflm_mnist_lstm, README.md there) is checked for its sha256 and inputs.
+// (tflm_mnist_lstm, README.md there) is checked for its sha256 and inputs,
+// and its outputs against modelEvaluator: the same float64 recurrence over
+// the weights read from the file (tflite_flatbuffer.mjs), then RESHAPE,
+// FULLY_CONNECTED and SOFTMAX, the state carried across invocations.
 //
 // Needs the native library for writing (node fetch_models.mjs --bench).
 // Deterministic: two runs give the same files.
@@ -39,6 +42,7 @@ import { fileURLToPath } from 'node:url';
 
 import { buildTfliteModel } from './tflite_builder.mjs';
 import { encodeNpy, readNpy } from './npy.mjs';
+import { parseTflite } from './tflite_flatbuffer.mjs';
 import { mulberry32 } from './prng.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -438,6 +442,79 @@ const PUBLIC = {
   },
 };
 
+/// Independent float64 evaluation of a parsed model file (tflite_flatbuffer.mjs)
+/// made of UNIDIRECTIONAL_SEQUENCE_LSTM, RESHAPE, FULLY_CONNECTED and SOFTMAX
+/// (the public model's operators), over consecutive invocations: the LSTM's
+/// variable tensors carry from one to the next. Returns run(inputs) -> outputs.
+function modelEvaluator(parsed) {
+  const sg = parsed.subgraphs[0];
+  const variables = new Map(); // tensor index -> Float64Array
+  const dataOf = (i) => (i < 0 ? null : sg.tensors[i].data);
+  const lstmCell = (o) => {
+    const t = (k) => dataOf(o.inputs[k]);
+    const w = [1, 2, 3, 4].map(t), r = [5, 6, 7, 8].map(t), b = [12, 13, 14, 15].map(t);
+    const [nCell, nInput] = sg.tensors[o.inputs[2]].shape;
+    const nOutput = sg.tensors[o.inputs[6]].shape[1];
+    const cell = { nInput, nCell, nOutput, w, r, b };
+    if (t(10)) cell.p = [t(9), t(10), t(11)];
+    if (t(16)) { cell.proj = t(16); cell.projBias = t(17); }
+    if (o.inputs.length > 20 && t(21)) cell.ln = [20, 21, 22, 23].map(t);
+    return cell;
+  };
+  return (inputs) => {
+    const values = new Map();
+    sg.inputs.forEach((index, k) => values.set(index, Float64Array.from(inputs[k].data)));
+    const valueOf = (i) => values.get(i) ?? variables.get(i) ?? (sg.tensors[i].isVariable ? new Float64Array(sg.tensors[i].shape.reduce((a, d) => a * d, 1)) : Float64Array.from(sg.tensors[i].data));
+    for (const o of sg.operators) {
+      const opts = o.options ?? {};
+      if (o.op === 'UNIDIRECTIONAL_SEQUENCE_LSTM') {
+        const cell = lstmCell(o);
+        const [d0, d1, I] = sg.tensors[o.inputs[0]].shape;
+        const timeMajor = !!opts.time_major;
+        const dims = { S: timeMajor ? d0 : d1, B: timeMajor ? d1 : d0, I, timeMajor };
+        const h = valueOf(o.inputs[18]), c = valueOf(o.inputs[19]);
+        const states = Array.from({ length: dims.B }, (_, b) => ({ h: h.slice(b * cell.nOutput, (b + 1) * cell.nOutput), c: c.slice(b * cell.nCell, (b + 1) * cell.nCell) }));
+        const y = new Float64Array(dims.S * dims.B * cell.nOutput);
+        const act = opts.fused_activation_function ?? 'NONE';
+        lstmRun(cell, { act, cellClip: opts.cell_clip ?? 0, projClip: opts.proj_clip ?? 0 }, valueOf(o.inputs[0]), dims, states, y, 0, cell.nOutput, false);
+        variables.set(o.inputs[18], Float64Array.from(states.flatMap((st) => Array.from(st.h))));
+        variables.set(o.inputs[19], Float64Array.from(states.flatMap((st) => Array.from(st.c))));
+        values.set(o.outputs[0], y);
+      } else if (o.op === 'RESHAPE') {
+        values.set(o.outputs[0], valueOf(o.inputs[0]));
+      } else if (o.op === 'FULLY_CONNECTED') {
+        const x = valueOf(o.inputs[0]);
+        const [n, k] = sg.tensors[o.inputs[1]].shape;
+        const w = valueOf(o.inputs[1]);
+        const bias = o.inputs[2] >= 0 ? valueOf(o.inputs[2]) : null;
+        const rows = x.length / k;
+        const y = new Float64Array(rows * n);
+        for (let m = 0; m < rows; m++) {
+          const v = matVec(w, n, k, x.subarray(m * k, (m + 1) * k));
+          for (let j = 0; j < n; j++) y[m * n + j] = ACTS[opts.fused_activation_function ?? 'NONE'](v[j] + (bias ? bias[j] : 0));
+        }
+        values.set(o.outputs[0], y);
+      } else if (o.op === 'SOFTMAX') {
+        const x = valueOf(o.inputs[0]);
+        const shape = sg.tensors[o.inputs[0]].shape;
+        const n = shape[shape.length - 1];
+        const y = new Float64Array(x.length);
+        for (let r = 0; r < x.length / n; r++) {
+          const row = x.subarray(r * n, (r + 1) * n);
+          const mx = Math.max(...row);
+          const e = Array.from(row, (v) => Math.exp((v - mx) * (opts.beta ?? 1)));
+          const sum = e.reduce((a, b) => a + b, 0);
+          e.forEach((v, j) => { y[r * n + j] = v / sum; });
+        }
+        values.set(o.outputs[0], y);
+      } else {
+        throw new Error(`modelEvaluator: operator ${o.op} is not evaluated here`);
+      }
+    }
+    return sg.outputs.map((i) => valueOf(i));
+  };
+}
+
 // ---------------------------------------------------------------------------
 
 function close(got, want) {
@@ -521,31 +598,45 @@ async function main() {
     const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
     if (!readme.includes(sha)) problem(`${name}/model.tflite has sha256 ${sha}, which its README.md does not give`);
     const inputs = Array.from({ length: STEPS }, (_, step) => p.inputs(step));
+    const run = modelEvaluator(parseTflite(fs.readFileSync(modelPath)));
+    const expected = inputs.map((group) => run(group));
     if (check) {
-      for (let step = 0; step < STEPS; step++)
+      for (let step = 0; step < STEPS; step++) {
         inputs[step].forEach((t, k) => {
           if (!sameFile(path.join(stepDir(dir, step), `input_${k}.npy`), encodeNpy(t.data, t.shape))) problem(`${name} step ${step} input_${k}.npy is not what this script builds`);
         });
+        expected[step].forEach((e, k) => {
+          const stored = readNpy(path.join(stepDir(dir, step), `output_${k}.npy`));
+          if (!close(stored.data, e).ok) problem(`${name} step ${step} output_${k}.npy differs from the independent evaluation`);
+        });
+      }
       continue;
     }
     const outputCount = p.outputShapes.length;
-    const run = native.runNative({ exe: native.exe, model: modelPath, inputs: inputs.flat().map((t) => t.data), outputCount, steps: STEPS });
+    const tflite = native.runNative({ exe: native.exe, model: modelPath, inputs: inputs.flat().map((t) => t.data), outputCount, steps: STEPS });
+    let maxDiff = 0;
     for (let step = 0; step < STEPS; step++) {
       const d = stepDir(dir, step);
       fs.mkdirSync(d, { recursive: true });
       inputs[step].forEach((t, k) => fs.writeFileSync(path.join(d, `input_${k}.npy`), encodeNpy(t.data, t.shape)));
       p.outputShapes.forEach((shape, k) => {
-        const b = run.outputs[step * outputCount + k];
-        fs.writeFileSync(path.join(d, `output_${k}.npy`), encodeNpy(new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)), shape));
+        const b = tflite.outputs[step * outputCount + k];
+        const got = new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
+        const { ok, max } = close(got, expected[step][k]);
+        maxDiff = Math.max(maxDiff, max);
+        if (!ok) problem(`${name} step ${step}: TFLite's output ${k} differs from the independent evaluation by up to ${max}`);
+        fs.writeFileSync(path.join(d, `output_${k}.npy`), encodeNpy(got, shape));
       });
     }
+    console.log(`${name}: TFLite vs independent max |diff| ${maxDiff.toExponential(2)}`);
     fs.writeFileSync(path.join(dir, 'meta.json'), `${JSON.stringify({
       case: name, what: p.what, steps: STEPS, sha256: sha,
       reference: 'TFLite 2.9 native library, builtin kernels (no delegate), 3 consecutive invokes of one interpreter (state carried)',
       inputs: 'uniform [0, 1) like pixel data, mulberry32 seeds 4200 + step',
+      independent: `tests/reference/make_recurrent_cases.mjs modelEvaluator (float64, state carried), agrees within ${TOL} x (1 + |value|); max |diff| ${maxDiff.toExponential(2)}`,
       layout: 'step 0 at the top level, steps 1 and 2 in step_1/ and step_2/',
     }, null, 2)}\n`);
-    index.push({ name, what: p.what });
+    index.push({ name, what: p.what, tfliteVsIndependent: maxDiff });
   }
   if (!check) fs.mkdirSync(REFUSED_DIR, { recursive: true });
   for (const [name, r] of Object.entries(REFUSED)) {
