@@ -4,7 +4,7 @@
 // make_recurrent_cases.mjs): UNIDIRECTIONAL_SEQUENCE_LSTM (plain, CIFG,
 // peephole, projection with clip, layer norm, time_major, cell_clip,
 // RELU/RELU6 activations, batch 2), UNIDIRECTIONAL_SEQUENCE_RNN (TANH,
-// RELU), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs), and
+// RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs), and
 // TensorFlow Lite Micro's mnist_lstm model. Each folder's first invocation
 // (input_K.npy / output_K.npy at its top level) is compiled and run
 // in-process and compared with TensorFlow Lite 2.9's builtin kernels within
@@ -50,7 +50,7 @@ INSTANTIATE_TEST_SUITE_P(TFLite, RecurrentCase, ::testing::ValuesIn(listCases())
 
 TEST(Recurrent, CasesArePresent) {
   std::vector<std::string> cases = listCases();
-  EXPECT_GE(cases.size(), 19u);
+  EXPECT_GE(cases.size(), 20u);
   EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_mnist_lstm"), cases.end());
   for (const std::string &c : cases)
     for (const char *step : {"step_1", "step_2"})
@@ -79,6 +79,9 @@ TEST(Recurrent, RefusalsAreOneExactLine) {
        "is not a variable tensor (is_variable); TFLite keeps the state in one"},
       {"lstm_sign_bit_activation.tflite",
        "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): fused_activation_function SIGN_BIT is not "
+       "supported (supported: TANH, RELU, RELU_N1_TO_1, RELU6)"},
+      {"lstm_none_activation.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): fused_activation_function NONE is not "
        "supported (supported: TANH, RELU, RELU_N1_TO_1, RELU6)"},
       {"lstm_negative_cell_clip.tflite",
        "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): cell_clip -1 is not supported (0 for no "

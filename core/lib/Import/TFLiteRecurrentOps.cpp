@@ -103,16 +103,17 @@ FailureOr<Value> stateInput(OpContext &ctx, int i, const std::string &role,
   return floatInput(ctx, i, role, want);
 }
 
-/// The refusals that depend on element types only: integer (int8 input,
-/// int16 cell state) and hybrid (float32 input, int8 weights) models.
+/// The refusals that depend on element types only: integer (int8 input;
+/// the integer LSTM keeps an int16 cell state) and hybrid (float32 input,
+/// int8 weights) models.
 LogicalResult checkFloat(OpContext &ctx, const char *what) {
   TensorType in = ctx.hasInput(0) ? ctx.inputTensor(0)->type() : TensorType::FLOAT32;
+  bool lstm = llvm::StringRef(what).endswith("LSTM");
   if (in == TensorType::INT8 || in == TensorType::UINT8 || in == TensorType::INT16)
     return ctx.fail(std::string("int8 ") + what + " is not supported yet (input 0 is " +
                     schema::EnumNameTensorType(in) +
-                    "; TFLite's integer kernel keeps an int16 cell state); Kiln converts "
-                    "float32 " +
-                    what);
+                    (lstm ? "; TFLite's integer kernel keeps an int16 cell state" : "") +
+                    "); Kiln converts float32 " + what);
   if (in != TensorType::FLOAT32)
     return ctx.fail(std::string("input 0 is ") + schema::EnumNameTensorType(in) +
                     "; Kiln converts float32 " + what);
