@@ -10,8 +10,9 @@
 // Kiln's status is derived, never typed: an operator is supported in float32
 // (int8) when a committed op case of tests/data/ops (tests/data/ops_int8;
 // tests/data/control_flow for IF, WHILE, CALL_ONCE) runs it on float
-// (int8/uint8) tensors. Every such folder is a test (OpCaseTest.cpp,
-// OpCaseInt8Test.cpp, ControlFlowTest.cpp list the folders themselves) that must
+// (int8/uint8) tensors; tests/data/state for the recurrent operators).
+// Every such folder is a test (OpCaseTest.cpp, OpCaseInt8Test.cpp,
+// ControlFlowTest.cpp, RecurrentTest.cpp list the folders themselves) that must
 // match TFLite 2.9 or the independent evaluator, so a case on the branch is
 // a passing case. The importer's converter tables (the register...Ops
 // functions of core/lib/Import/TFLite*Ops.cpp) are read as a cross-check:
@@ -40,6 +41,7 @@ const OTHER_TESTS = [
   ['bug reports', 'cases', 'dirs'],
   ['int8 models', 'models/int8', 'files'],
   ['bad-input models', 'bad', 'files'],
+  ['recurrent refusals', 'state/refused', 'files'],
 ];
 
 /// BuiltinOperator code -> name, from the enum of core/schema/tflite.fbs.
@@ -82,7 +84,7 @@ function opCases(names) {
     if (!cases.has(op)) cases.set(op, { float: new Set(), int8: new Set() });
     cases.get(op)[column].add(name);
   };
-  for (const rel of ['ops', 'ops_int8', 'control_flow'])
+  for (const rel of ['ops', 'ops_int8', 'control_flow', 'state'])
     for (const name of caseDirs(rel)) {
       const file = path.join(ROOT, 'tests/data', rel, name, 'model.tflite');
       let ops;

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ONNXConverter.h"
+#include "TosaMath.h"
 
 #include <cctype>
 #include <cmath>
@@ -30,11 +31,9 @@ using namespace mlir;
 namespace kiln::onnx {
 namespace {
 
-/// Most time steps times directions unrolled. Each step is ~15-25 TOSA ops
-/// and the compile time grows about quadratically with the steps (100
-/// steps: ~12 s, 600: over 8 minutes on one core), so longer sequences are
-/// refused rather than left to compile for hours.
-constexpr int64_t kMaxUnrolledSteps = 512;
+using tosa_math::kMaxUnrolledSteps;
+/// x [M, K] times w^T (w [N, K]) plus bias ([N], or null).
+using tosa_math::linear;
 
 enum class Cell { RNN, GRU, LSTM };
 
@@ -127,20 +126,6 @@ FailureOr<Value> directionPart(NodeContext &ctx, int i, int64_t dir, int64_t row
   sz[0] = 1;
   sz[1] = size[0];
   return ctx.reshape(ctx.slice(*v, start, sz), size);
-}
-
-/// x [M, K] times w^T (w [N, K]) plus bias ([N], or null): fully_connected
-/// when w is a constant, else transpose and matmul.
-Value linear(NodeContext &ctx, Value x, Value w, Value bias) {
-  int64_t m = shapeOf(x)[0], k = shapeOf(x)[1], n = shapeOf(w)[0];
-  if (w.getDefiningOp<tosa::ConstOp>() && (!bias || bias.getDefiningOp<tosa::ConstOp>())) {
-    Value b = bias ? bias : ctx.constF32({n}, {0.0f});
-    return ctx.create<tosa::FullyConnectedOp>(ctx.f32Type({m, n}), x, w, b, nullptr);
-  }
-  Value wt = ctx.reshape(ctx.transpose(w, {1, 0}), {1, k, n});
-  Value y = ctx.create<tosa::MatMulOp>(ctx.f32Type({1, m, n}), ctx.reshape(x, {1, m, k}), wt);
-  y = ctx.reshape(y, {m, n});
-  return bias ? add(ctx, y, ctx.reshape(bias, {1, n})) : y;
 }
 
 /// tosa.select(x > threshold, a, b) for rank-2 [B, H] operands.

@@ -149,7 +149,7 @@ llvm::Error ModelImporter::checkQuantization(int index) {
 /// Operator-level type rules of quantized models: 16-bit activations
 /// (16x8 models) and hybrid operators (float activations with int8
 /// weights, dequantized inside the kernel) are refused, naming the operator
-/// and its types.
+/// and its types (the recurrent operators refuse them in their converter).
 llvm::Error ModelImporter::checkOperatorTypes() {
   if (!graph->operators())
     return llvm::Error::success();
@@ -182,14 +182,17 @@ llvm::Error ModelImporter::checkOperatorTypes() {
     scan(op->outputs(), false);
     std::string where = "operator #" + std::to_string(index) + " (" +
                         schema::EnumNameBuiltinOperator(code) + ", " + types + ")";
-    if (int16)
+    // The recurrent converters refuse their int8 (int16 cell state) and
+    // hybrid forms themselves, naming the operator (convertsIntegerForms).
+    bool ownTypes = convertsIntegerForms(code);
+    if (int16 && !ownTypes)
       return fail(where + " computes on INT16 tensors: 16-bit activations "
                           "(16x8 quantization) are not supported; Kiln compiles "
                           "float32, int8 and uint8 models");
     if (signedInt8 && unsignedInt8 && code != BuiltinOperator::QUANTIZE)
       return fail(where + " mixes INT8 and UINT8 tensors; TFLite's kernels take "
                           "one of them per operator (QUANTIZE converts between them)");
-    if (floatActivation && int8Weight && code != BuiltinOperator::DEQUANTIZE)
+    if (floatActivation && int8Weight && code != BuiltinOperator::DEQUANTIZE && !ownTypes)
       return fail(where + " is a hybrid operator (float32 activations with "
                           "int8 weights): not supported; quantize the model fully "
                           "(int8) or keep float32 weights");
@@ -251,7 +254,8 @@ llvm::Error ModelImporter::checkOperators() {
 /// Shapes as recorded in the file, before anything multiplies them: every
 /// dimension is a size (>= 0), or -1 in a shape_signature (dynamic); no
 /// tensor the graph takes, computes or holds as float data is empty (Kiln does not compile
-/// zero-size tensors; TFLite runs them as empty tensors); every element
+/// zero-size tensors; TFLite runs them as empty tensors; operator
+/// intermediates are exempt); every element
 /// count fits in 64 bits.
 llvm::Error ModelImporter::checkShapes() {
   int n = graph->tensors()->size();
@@ -277,6 +281,16 @@ llvm::Error ModelImporter::checkShapes() {
       ++opIndex;
     }
   }
+  // Operator intermediates (the integer LSTM's gate scratch tensors, often
+  // of shape [0]) are declarations for TFLite's kernels that no converter
+  // reads: they need no size.
+  std::vector<bool> intermediate(n, false);
+  if (graph->operators())
+    for (const schema::Operator *op : *graph->operators())
+      if (op->intermediates())
+        for (int32_t t : *op->intermediates())
+          if (t >= 0 && t < n && role[t].empty())
+            intermediate[t] = true;
   for (int i = 0; i < n; ++i) {
     const schema::Tensor *t = graph->tensors()->Get(i);
     std::vector<int64_t> shape, signature;
@@ -302,8 +316,8 @@ llvm::Error ModelImporter::checkShapes() {
                   ": its element count overflows 64 bits");
     // Empty integer constants are legitimate operands (an empty axes list,
     // the new shape of a scalar); empty float data is not.
-    if (role[i].empty() && t->type() != schema::TensorType::FLOAT32 &&
-        t->type() != schema::TensorType::FLOAT16)
+    if (intermediate[i] || (role[i].empty() && t->type() != schema::TensorType::FLOAT32 &&
+                            t->type() != schema::TensorType::FLOAT16))
       continue;
     for (size_t d = 0; d < shape.size(); ++d)
       if (shape[d] == 0 && !(d < signature.size() && signature[d] == -1))

@@ -19,6 +19,10 @@
 //                            broadcast_args/fill/depth_to_space/
 //                            space_to_depth/arg_max/arg_min/reverse_v2/
 //                            gather_nd/space_to_batch_nd/batch_to_space_nd
+//   TFLiteRecurrentOps.cpp   UNIDIRECTIONAL_SEQUENCE_LSTM
+//                            BIDIRECTIONAL_SEQUENCE_LSTM
+//                            UNIDIRECTIONAL_SEQUENCE_RNN (float32, unrolled;
+//                            state in variable tensors)
 // and their int8 forms in TFLiteQuantized<Family>Ops.cpp (TFLiteQuantizedOps.h).
 // The importer itself: TFLiteModelImporter.h.
 //
@@ -216,6 +220,13 @@ void registerControlFlowOps(ConverterTable &table);
 void registerStateOps(ConverterTable &table);
 /// DENSIFY (TFLiteSparsity.cpp), in the float and the int8 table.
 void registerSparsityOps(ConverterTable &table);
+/// UNIDIRECTIONAL_SEQUENCE_LSTM BIDIRECTIONAL_SEQUENCE_LSTM
+/// UNIDIRECTIONAL_SEQUENCE_RNN (TFLiteRecurrentOps.cpp).
+void registerRecurrentOps(ConverterTable &table);
+/// True for operators whose float converter also takes their int8/hybrid
+/// forms, to refuse them with their own message (the recurrent operators:
+/// int8 LSTM keeps an int16 cell state, hybrid models int8 weights).
+bool convertsIntegerForms(BuiltinOperator code);
 
 /// Folds operator `ctx` when every input is known at import (knownInts)
 /// and it is integer or bool arithmetic on at most 64 elements (ADD, SUB,

@@ -91,6 +91,7 @@ const ConverterTable &converters() {
     registerShapeOps(t);
     registerReductionOps(t);
     registerMovementOps(t);
+    registerRecurrentOps(t);
     registerControlFlowOps(t);
     registerStateOps(t);
     registerSparsityOps(t);
@@ -542,7 +543,7 @@ llvm::Error ModelImporter::convertOperators() {
     }
     auto floatIt = table.find(code);
     ConverterFn convert = floatIt == table.end() ? nullptr : floatIt->second;
-    if (ctx.isQuantized() || !convert) {
+    if ((ctx.isQuantized() && !convertsIntegerForms(code)) || !convert) {
       const ConverterTable &integer = quantizedConverters();
       auto it = integer.find(code);
       if (it == integer.end())

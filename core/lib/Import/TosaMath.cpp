@@ -26,6 +26,22 @@ Value mul(TosaBuilder &b, Value x, Value y) {
       .getResult();
 }
 
+Value linear(TosaBuilder &b, Value x, Value w, Value bias) {
+  auto dims = [](Value v) { return v.getType().cast<RankedTensorType>().getShape(); };
+  int64_t m = dims(x)[0], k = dims(x)[1], n = dims(w)[0];
+  OpBuilder &ob = b.builder();
+  if (w.getDefiningOp<tosa::ConstOp>() && (!bias || bias.getDefiningOp<tosa::ConstOp>())) {
+    Value bb = bias ? bias : b.constF32({n}, {0.0f});
+    return ob.create<tosa::FullyConnectedOp>(b.loc(), b.f32Type({m, n}), x, w, bb, nullptr)
+        .getResult();
+  }
+  Value wt = b.reshape(b.transpose(w, {1, 0}), {1, k, n});
+  Value y = ob.create<tosa::MatMulOp>(b.loc(), b.f32Type({1, m, n}), b.reshape(x, {1, m, k}), wt)
+                .getResult();
+  y = b.reshape(y, {m, n});
+  return bias ? binary<tosa::AddOp>(b, y, b.reshape(bias, {1, n})) : y;
+}
+
 Value select(TosaBuilder &b, Value cond, Value x, Value y) {
   llvm::SmallVector<int64_t> shape;
   for (int64_t k = 0; k < rankOf(x); ++k) {

@@ -52,6 +52,20 @@ mlir::Value mul(TosaBuilder &b, mlir::Value x, mlir::Value y);
 /// tosa.select(cond, x, y), all three of one rank, broadcast.
 mlir::Value select(TosaBuilder &b, mlir::Value cond, mlir::Value x, mlir::Value y);
 
+/// The most time steps times directions a recurrent operator is unrolled
+/// to (ONNX LSTM/GRU/RNN, TFLite UNIDIRECTIONAL_SEQUENCE_LSTM/_RNN,
+/// BIDIRECTIONAL_SEQUENCE_LSTM). Each step is ~15-25 TOSA ops and the
+/// compile time grows about quadratically with the steps (100 steps: ~12 s,
+/// 600: over 8 minutes on one core), so longer sequences are refused rather
+/// than left to compile for hours.
+constexpr int64_t kMaxUnrolledSteps = 512;
+
+/// x [M, K] times w^T (w [N, K], f32) plus `bias` ([N], or null): the
+/// matrix product of a recurrent cell's gates. One tosa.fully_connected
+/// when w (and bias) are constants, whose [N, K] weight layout they are
+/// already in; else tosa.transpose and tosa.matmul, then the bias added.
+mlir::Value linear(TosaBuilder &b, mlir::Value x, mlir::Value w, mlir::Value bias);
+
 /// A ones-shaped tensor of `like`'s rank and element type (f32, i1, i32 or
 /// i64) holding `value`.
 mlir::Value scalarLike(TosaBuilder &b, double value, mlir::Value like);

@@ -1,0 +1,122 @@
+//===- RecurrentTest.cpp - TFLite sequence LSTM and RNN (state) -----------===//
+//
+// The state folders of tests/data/state (tests/reference/
+// make_recurrent_cases.mjs): UNIDIRECTIONAL_SEQUENCE_LSTM (plain, CIFG,
+// peephole, projection with clip, layer norm, time_major, cell_clip,
+// RELU/RELU6 activations, batch 2), UNIDIRECTIONAL_SEQUENCE_RNN (TANH,
+// RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs), and
+// TensorFlow Lite Micro's mnist_lstm model. Each folder's first invocation
+// (input_K.npy / output_K.npy at its top level) is compiled and run
+// in-process and compared with TensorFlow Lite 2.9's builtin kernels within
+// 1e-4 x (1 + |reference|); the script checks the stored outputs of all
+// three invocations against its own float64 evaluation. The later
+// invocations (step_1/, step_2/) need the state carried across invocations,
+// which the multi-step runner checks.
+//
+// The refused models (tests/data/state/refused) give one error line naming
+// the operator, the tensor and what is supported.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/Compiler.h"
+
+#include <filesystem>
+
+using namespace kiln::test;
+
+namespace {
+
+std::string stateDir() { return std::string(KILN_TEST_DATA_DIR) + "/state"; }
+
+std::vector<std::string> listCases() {
+  std::vector<std::string> cases;
+  std::error_code ec;
+  for (const auto &entry : std::filesystem::directory_iterator(stateDir(), ec))
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "model.tflite"))
+      cases.push_back(entry.path().filename().string());
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+class RecurrentCase : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RecurrentCase, FirstInvocationMatchesTFLite) {
+  expectFolderMatchesReference(stateDir() + "/" + GetParam(), kiln::CompileOptions());
+}
+
+INSTANTIATE_TEST_SUITE_P(TFLite, RecurrentCase, ::testing::ValuesIn(listCases()),
+                         [](const auto &info) { return info.param; });
+
+TEST(Recurrent, CasesArePresent) {
+  std::vector<std::string> cases = listCases();
+  EXPECT_GE(cases.size(), 20u);
+  EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_mnist_lstm"), cases.end());
+  for (const std::string &c : cases)
+    for (const char *step : {"step_1", "step_2"})
+      EXPECT_TRUE(std::filesystem::exists(stateDir() + "/" + c + "/" + step + "/output_0.npy"))
+          << c << "/" << step;
+}
+
+TEST(Recurrent, RefusalsAreOneExactLine) {
+  struct Refusal {
+    const char *file;
+    const char *message;
+  };
+  const Refusal refusals[] = {
+      {"lstm_rank2_input.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 0 (input 'x') has shape [4,3]; expected "
+       "[batch, time, input_size], static and positive"},
+      {"lstm_missing_forget_weights.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input-to-forget weights (input 2) and "
+       "recurrent-to-forget weights (input 6) must be [n_cell, n_input] and [n_cell, n_output]; "
+       "they are missing and [5,5]"},
+      {"lstm_missing_cell_bias.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 14 (cell gate bias) is missing; it is "
+       "required"},
+      {"lstm_state_not_variable.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 18 (output state 'lstm/output_state') "
+       "is not a variable tensor (is_variable); TFLite keeps the state in one"},
+      {"lstm_sign_bit_activation.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): fused_activation_function SIGN_BIT is not "
+       "supported (supported: TANH, RELU, RELU_N1_TO_1, RELU6)"},
+      {"lstm_none_activation.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): fused_activation_function NONE is not "
+       "supported (supported: TANH, RELU, RELU_N1_TO_1, RELU6)"},
+      {"lstm_negative_cell_clip.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): cell_clip -1 is not supported (0 for no "
+       "clipping, or a positive bound)"},
+      {"lstm_wrong_recurrent_shape.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 7 (cell-gate recurrent weights "
+       "'lstm/bad_recurrent') has shape [5,4]; expected [5,5]"},
+      {"lstm_hybrid_int8_weights.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): hybrid LSTM (float32 input, INT8 input 3 "
+       "(weights 'lstm/cell_input_weights_int8')) is not supported; Kiln converts float32 LSTM "
+       "with float32 weights"},
+      {"rnn_state_not_variable.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_RNN): input 4 (hidden state 'h') is not a variable "
+       "tensor (is_variable); TFLite keeps the state in one"},
+      {"rnn_missing_bias.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_RNN): input 3 (bias) is missing; it is required"},
+      {"bilstm_aux_input.tflite",
+       "operator #0 (BIDIRECTIONAL_SEQUENCE_LSTM): the auxiliary input form (inputs 39 to 47; "
+       "input 39 (auxiliary 'aux') is given) is not supported; Kiln converts the bidirectional "
+       "LSTM without auxiliary input"},
+      // TensorFlow Lite Micro's int8 mnist_lstm (int16 cell state).
+      {"tflm_trained_lstm_int8.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): int8 LSTM is not supported yet (input 0 is "
+       "INT8; TFLite's integer kernel keeps an int16 cell state); Kiln converts float32 LSTM"},
+  };
+  TempDir tmp;
+  for (const Refusal &r : refusals) {
+    std::string model = stateDir() + "/refused/" + r.file;
+    ASSERT_TRUE(std::filesystem::exists(model)) << model;
+    CommandResult c = runCommand(kilnBinary() + " compile " + shellQuote(model) + " -o " +
+                                 shellQuote(tmp.file("m.kiln")));
+    EXPECT_EQ(c.exitCode, 1) << r.file << ": " << c.output;
+    EXPECT_EQ(c.output, std::string("kiln: error: ") + r.file + ": " + r.message + "\n");
+    EXPECT_FALSE(std::filesystem::exists(tmp.file("m.kiln")));
+  }
+}
+
+} // namespace
