@@ -63,7 +63,8 @@ FailureOr<SvdfShape> svdfShape(OpContext &ctx) {
                     llvm::Twine(ctx.numInputs()) + " and " + llvm::Twine(ctx.numOutputs()));
   for (int i : {0, 1, 2, 4})
     if (!ctx.hasInput(i))
-      return ctx.fail("input " + llvm::Twine(i) + " is missing; only the bias (input 3) is optional");
+      return ctx.fail("input " + llvm::Twine(i) +
+                      " is missing; only the bias (input 3) is optional");
   auto x = ctx.inputShape(0), wf = ctx.inputShape(1), wt = ctx.inputShape(2),
        st = ctx.inputShape(4);
   auto shapeText = [](llvm::ArrayRef<int64_t> s) {
@@ -94,8 +95,8 @@ FailureOr<SvdfShape> svdfShape(OpContext &ctx) {
   if (ctx.hasInput(3)) {
     auto bias = ctx.inputShape(3);
     if (bias.size() != 1 || bias[0] != s.units)
-      return ctx.fail("bias " + shapeText(bias) + " is not [num_units] = [" +
-                      llvm::Twine(s.units) + "]");
+      return ctx.fail("bias " + shapeText(bias) + " is not [num_units] = [" + llvm::Twine(s.units) +
+                      "]");
   }
   if (!ctx.isVariable(4))
     return ctx.fail("activation_state (input 4) is not a variable tensor (is_variable); "
@@ -121,9 +122,9 @@ Value shiftIn(OpContext &ctx, const SvdfShape &s, Value state, Value column) {
 Value sumOverRank(OpContext &ctx, const SvdfShape &s, Value perFilter) {
   Type element = tosa_math::elementOf(perFilter);
   Value grouped = ctx.reshape(perFilter, {s.batch, s.units, s.rank});
-  Value summed = ctx.create<tosa::ReduceSumOp>(
-      RankedTensorType::get({s.batch, s.units, 1}, element), grouped,
-      ctx.builder().getI64IntegerAttr(2));
+  Value summed =
+      ctx.create<tosa::ReduceSumOp>(RankedTensorType::get({s.batch, s.units, 1}, element), grouped,
+                                    ctx.builder().getI64IntegerAttr(2));
   return ctx.reshape(summed, {s.batch, s.units});
 }
 
@@ -234,8 +235,7 @@ FailureOr<SvdfQuant> svdfQuant(OpContext &ctx) {
     return ctx.fail("weights_time has zero point " + llvm::Twine(time->zeroPoint) +
                     "; integer SVDF reads it as 0");
   if (stateType == T::INT16 && state->zeroPoint != 0)
-    return ctx.fail("the INT16 activation_state has zero point " +
-                    llvm::Twine(state->zeroPoint) +
+    return ctx.fail("the INT16 activation_state has zero point " + llvm::Twine(state->zeroPoint) +
                     "; TFLite's int16 SVDF state is symmetric (zero point 0)");
   q.in = *in;
   q.feature = *feature;
@@ -254,8 +254,8 @@ Value wrapToStateType(OpContext &ctx, Value value, Type stateType) {
   int64_t half = int64_t{1} << (bits - 1);
   auto i32 = ctx.builder().getI32Type();
   Value shifted = tosa_math::binary<tosa::AddOp>(ctx, value, ctx.scalarOf(i32, double(half), 3));
-  Value masked = tosa_math::binary<tosa::BitwiseAndOp>(
-      ctx, shifted, ctx.scalarOf(i32, double(2 * half - 1), 3));
+  Value masked = tosa_math::binary<tosa::BitwiseAndOp>(ctx, shifted,
+                                                       ctx.scalarOf(i32, double(2 * half - 1), 3));
   return tosa_math::binary<tosa::SubOp>(ctx, masked, ctx.scalarOf(i32, double(half), 3));
 }
 
@@ -280,8 +280,8 @@ FailureOr<Value> featureColumn(OpContext &ctx, const SvdfShape &s, const SvdfQua
   Value column = quant::clampInt(ctx, ctx.reshape(*scaled, {s.batch, s.filters, 1}), lo, hi);
   if (q.state.zeroPoint == 0)
     return column;
-  Value offset = tosa_math::binary<tosa::AddOp>(
-      ctx, column, ctx.scalarOf(i32, double(q.state.zeroPoint), 3));
+  Value offset =
+      tosa_math::binary<tosa::AddOp>(ctx, column, ctx.scalarOf(i32, double(q.state.zeroPoint), 3));
   return wrapToStateType(ctx, offset, q.stateType);
 }
 
@@ -313,8 +313,8 @@ LogicalResult convertQuantizedSvdf(OpContext &ctx) {
   Value next = shiftIn(ctx, s, old, *column);
   Value centered = next;
   if (q->state.zeroPoint != 0)
-    centered = tosa_math::binary<tosa::SubOp>(
-        ctx, next, ctx.scalarOf(i32, double(q->state.zeroPoint), 3));
+    centered =
+        tosa_math::binary<tosa::SubOp>(ctx, next, ctx.scalarOf(i32, double(q->state.zeroPoint), 3));
   // weights_time widened to an i32 constant at import (the time products
   // are i32 anyway).
   auto wtValues = quant::constantValues(*wt);
