@@ -3,7 +3,9 @@
 // The cases of tests/data/state/svdf_* (tests/reference/make_svdf_cases.mjs):
 // one SVDF each, float32 (rank 1 to 3, with and without bias, RELU, batch 2,
 // memory_size 1) and int8 (int16 weights_time and state, several scales,
-// saturating state columns; and TFLM's int8-state form). Each folder holds
+// saturating state columns; and TFLM's int8-state form), and chains of
+// SVDFs sharing one state within an invocation (svdf_*_chained3, so step 0
+// already reads columns an earlier SVDF shifted in). Each folder holds
 // three consecutive invocations (step_1/, step_2/ beside step 0); until the
 // schedule carries state across invocations only step 0 is checked here:
 // compiled and run in-process and compared with the stored reference within
@@ -54,7 +56,7 @@ INSTANTIATE_TEST_SUITE_P(TFLite, SvdfCase, ::testing::ValuesIn(listCases()),
 
 TEST(Svdf, CasesArePresent) {
   std::vector<std::string> cases = listCases();
-  EXPECT_GE(cases.size(), 11u);
+  EXPECT_GE(cases.size(), 13u);
   for (const std::string &name : cases)
     for (const char *step : {"step_1", "step_2"})
       EXPECT_TRUE(std::filesystem::exists(stateDir() + "/" + name + "/" + step + "/output_0.npy"))
@@ -89,8 +91,8 @@ TEST(Svdf, RefusalsAreOneLineSayingWhy) {
   TempDir tmp;
   for (const Refusal &r : refusals) {
     std::string path = stateDir() + "/svdf_refused/" + r.file;
-    CommandResult c =
-        runCommand(kilnBinary() + " compile " + shellQuote(path) + " -o " + shellQuote(tmp.file("m.kiln")));
+    CommandResult c = runCommand(kilnBinary() + " compile " + shellQuote(path) + " -o " +
+                                 shellQuote(tmp.file("m.kiln")));
     EXPECT_EQ(c.exitCode, 1) << r.file << ": " << c.output;
     EXPECT_EQ(c.output, std::string("kiln: error: ") + r.file + ": " + r.message + "\n");
     EXPECT_FALSE(std::filesystem::exists(tmp.file("m.kiln")));

@@ -66,38 +66,55 @@ function floats(n, lo, hi, seed) {
   return Float32Array.from({ length: n }, () => lo + (hi - lo) * r());
 }
 
+/// The model of a case: `chain` SVDFs in a row that share one
+/// activation_state (each reads the state the previous one left, as
+/// TFLite's kernels update it in place), SVDF k reading input k and
+/// writing output k. `tensor(name, shape)` gives the case's tensors.
+function svdfChain({ batch, input, filters, memory, units, rank, chain, act, weights, dtypes, quant, description }) {
+  const tensors = [
+    { name: 'weights_feature', shape: [filters, input], ...weights.wf },
+    { name: 'weights_time', shape: [filters, memory], ...weights.wt },
+    { name: 'activation_state', shape: [batch, memory * filters], isVariable: true, ...dtypes.state },
+  ];
+  if (weights.bias) tensors.push({ name: 'bias', shape: [units], ...weights.bias });
+  const biasIndex = weights.bias ? 3 : -1;
+  const operators = [];
+  const inputs = [], outputs = [];
+  for (let k = 0; k < chain; k++) {
+    const suffix = chain > 1 ? `_${k}` : '';
+    inputs.push(tensors.length);
+    tensors.push({ name: `input${suffix}`, shape: [batch, input], ...dtypes.input });
+    outputs.push(tensors.length);
+    tensors.push({ name: `output${suffix}`, shape: [batch, units], ...dtypes.output });
+    operators.push({
+      op: 'SVDF', inputs: [inputs[k], 0, 1, biasIndex, 2], outputs: [outputs[k]],
+      options: { rank, fused_activation_function: act },
+    });
+  }
+  return buildTfliteModel({ tensors, operators, inputs, outputs, description });
+}
+
 // --- Float cases --------------------------------------------------------------
 
 /// One float SVDF case: sizes, rank, bias or not, fused activation.
-function floatCase({ batch, input, filters, memory, rank, bias = true, act = 'NONE', seed }) {
+function floatCase({ batch, input, filters, memory, rank, bias = true, act = 'NONE', chain = 1, seed }) {
   const units = filters / rank;
   const wf = floats(filters * input, -1, 1, seed + 1);
   const wt = floats(filters * memory, -1, 1, seed + 2);
   const b = bias ? floats(units, -0.5, 0.5, seed + 3) : null;
-  const model = () => {
-    const tensors = [
-      { name: 'input', shape: [batch, input], dtype: 'float32' },
-      { name: 'weights_feature', shape: [filters, input], dtype: 'float32', data: wf },
-      { name: 'weights_time', shape: [filters, memory], dtype: 'float32', data: wt },
-      { name: 'activation_state', shape: [batch, memory * filters], dtype: 'float32', isVariable: true },
-      { name: 'output', shape: [batch, units], dtype: 'float32' },
-    ];
-    if (bias) tensors.push({ name: 'bias', shape: [units], dtype: 'float32', data: b });
-    return buildTfliteModel({
-      tensors,
-      operators: [{
-        op: 'SVDF', inputs: [0, 1, 2, bias ? 5 : -1, 3], outputs: [4],
-        options: { rank, fused_activation_function: act },
-      }],
-      inputs: [0], outputs: [4],
-      description: 'kiln SVDF float32 case',
-    });
-  };
-  const inputs = () => Array.from({ length: STEPS }, (_, s) => [{ data: floats(batch * input, -2, 2, seed + 10 + s), shape: [batch, input] }]);
+  const float = { dtype: 'float32' };
+  const model = () => svdfChain({
+    batch, input, filters, memory, units, rank, chain, act,
+    weights: { wf: { ...float, data: wf }, wt: { ...float, data: wt }, bias: bias ? { ...float, data: b } : null },
+    dtypes: { input: float, output: float, state: float },
+    description: 'kiln SVDF float32 case',
+  });
+  const inputs = () => Array.from({ length: STEPS }, (_, s) => Array.from({ length: chain }, (_, k) => (
+    { data: floats(batch * input, -2, 2, seed + 10 + chain * s + k), shape: [batch, input] })));
   // float64 recurrence over the float32 weights and inputs.
   const expect = (steps) => {
     const state = new Float64Array(batch * filters * memory);
-    return steps.map(([x]) => {
+    return steps.map((group) => group.map((x) => {
       for (let b0 = 0; b0 < batch; b0++)
         for (let f = 0; f < filters; f++) {
           const row = (b0 * filters + f) * memory;
@@ -116,10 +133,10 @@ function floatCase({ batch, input, filters, memory, rank, bias = true, act = 'NO
           }
           y[b0 * units + u] = act === 'RELU' ? Math.max(acc, 0) : acc;
         }
-      return [{ data: y, shape: [batch, units] }];
-    });
+      return { data: y, shape: [batch, units] };
+    }));
   };
-  return { model, inputs, expect, tolerance: 1e-5, what: `float32 SVDF batch ${batch}, input ${input}, ${filters} filters, memory ${memory}, rank ${rank}, ${bias ? 'bias' : 'no bias'}, ${act}` };
+  return { model, inputs, expect, tolerance: 1e-5, what: `float32 SVDF batch ${batch}, input ${input}, ${filters} filters, memory ${memory}, rank ${rank}, ${bias ? 'bias' : 'no bias'}, ${act}${chainText(chain)}` };
 }
 
 // --- Integer cases ------------------------------------------------------------
@@ -128,30 +145,29 @@ function floatCase({ batch, input, filters, memory, rank, bias = true, act = 'NO
 /// weights_time and state of `stateType` ('int16', or 'int8' for TFLM's
 /// int8-state form). Scales: sx input, swf weights_feature, ss state, swt
 /// weights_time, so output; zx, zs, zo zero points.
-function intCase({ batch, input, filters, memory, rank, bias = true, stateType = 'int16', q, wtRange, biasRange = 0, seed }) {
+function intCase({ batch, input, filters, memory, rank, bias = true, stateType = 'int16', q, wtRange, biasRange = 0, chain = 1, seed }) {
   const units = filters / rank;
   const wf = Int8Array.from(ints(filters * input, -127, 127, seed + 1));
   const [tlo, thi] = stateType === 'int16' ? [-32768, 32767] : [-128, 127];
   const wt = (stateType === 'int16' ? Int16Array : Int8Array).from(ints(filters * memory, -wtRange, wtRange, seed + 2));
   const b = bias ? Int32Array.from(ints(units, -biasRange, biasRange, seed + 3)) : null;
   const quant = (scale, zp) => ({ scale: [scale], zeroPoint: [zp] });
-  const model = () => {
-    const tensors = [
-      { name: 'input', shape: [batch, input], dtype: 'int8', quantization: quant(q.sx, q.zx) },
-      { name: 'weights_feature', shape: [filters, input], dtype: 'int8', data: wf, quantization: quant(q.swf, 0) },
-      { name: 'weights_time', shape: [filters, memory], dtype: stateType, data: wt, quantization: quant(q.swt, 0) },
-      { name: 'activation_state', shape: [batch, memory * filters], dtype: stateType, isVariable: true, quantization: quant(q.ss, q.zs ?? 0) },
-      { name: 'output', shape: [batch, units], dtype: 'int8', quantization: quant(q.so, q.zo) },
-    ];
-    if (bias) tensors.push({ name: 'bias', shape: [units], dtype: 'int32', data: b, quantization: quant(f32(f32(q.ss) * f32(q.swt)), 0) });
-    return buildTfliteModel({
-      tensors,
-      operators: [{ op: 'SVDF', inputs: [0, 1, 2, bias ? 5 : -1, 3], outputs: [4], options: { rank, fused_activation_function: 'RELU' } }],
-      inputs: [0], outputs: [4],
-      description: `kiln SVDF int8 case (${stateType} state)`,
-    });
-  };
-  const inputs = () => Array.from({ length: STEPS }, (_, s) => [{ data: Int8Array.from(ints(batch * input, -128, 127, seed + 10 + s)), shape: [batch, input] }]);
+  const model = () => svdfChain({
+    batch, input, filters, memory, units, rank, chain, act: 'RELU',
+    weights: {
+      wf: { dtype: 'int8', data: wf, quantization: quant(q.swf, 0) },
+      wt: { dtype: stateType, data: wt, quantization: quant(q.swt, 0) },
+      bias: bias ? { dtype: 'int32', data: b, quantization: quant(f32(f32(q.ss) * f32(q.swt)), 0) } : null,
+    },
+    dtypes: {
+      input: { dtype: 'int8', quantization: quant(q.sx, q.zx) },
+      output: { dtype: 'int8', quantization: quant(q.so, q.zo) },
+      state: { dtype: stateType, quantization: quant(q.ss, q.zs ?? 0) },
+    },
+    description: `kiln SVDF int8 case (${stateType} state)`,
+  });
+  const inputs = () => Array.from({ length: STEPS }, (_, s) => Array.from({ length: chain }, (_, k) => (
+    { data: Int8Array.from(ints(batch * input, -128, 127, seed + 10 + chain * s + k)), shape: [batch, input] })));
   // TFLM EvalIntegerSvdfReference, exactly (float32 scale arithmetic as
   // its Prepare computes it).
   const s1 = quantizeMultiplier(f32(f32(f32(q.sx) * f32(q.swf)) / f32(q.ss)));
@@ -160,7 +176,7 @@ function intCase({ batch, input, filters, memory, rank, bias = true, stateType =
   const wrap = (v) => (stateType === 'int16' ? ((v + 32768) & 0xffff) - 32768 : ((v + 128) & 0xff) - 128);
   const expect = (steps) => {
     const state = new Array(batch * filters * memory).fill(zs);
-    return steps.map(([x]) => {
+    return steps.map((group) => group.map((x) => {
       for (let b0 = 0; b0 < batch; b0++)
         for (let f = 0; f < filters; f++) {
           const row = (b0 * filters + f) * memory;
@@ -180,14 +196,16 @@ function intCase({ batch, input, filters, memory, rank, bias = true, stateType =
           if (!Number.isSafeInteger(acc) || Math.abs(acc) >= 2 ** 31) throw new Error('int32 accumulator overflow: pick smaller weights');
           y[b0 * units + u] = Math.min(127, Math.max(-128, q.zo + mbqm(acc, s2)));
         }
-      return [{ data: y, shape: [batch, units] }];
-    });
+      return { data: y, shape: [batch, units] };
+    }));
   };
   return {
     model, inputs, expect, tolerance: 0, stateType,
-    what: `int8 SVDF (${stateType} weights_time and state) batch ${batch}, input ${input}, ${filters} filters, memory ${memory}, rank ${rank}, ${bias ? 'bias' : 'no bias'}; scales input ${q.sx} weights_feature ${q.swf} state ${q.ss} weights_time ${q.swt} output ${q.so}`,
+    what: `int8 SVDF (${stateType} weights_time and state) batch ${batch}, input ${input}, ${filters} filters, memory ${memory}, rank ${rank}, ${bias ? 'bias' : 'no bias'}; scales input ${q.sx} weights_feature ${q.swf} state ${q.ss} weights_time ${q.swt} output ${q.so}${chainText(chain)}`,
   };
 }
+
+const chainText = (chain) => (chain > 1 ? `; ${chain} SVDFs in a row sharing the state (SVDF k reads the state SVDF k-1 left within one invocation)` : '');
 
 const CASES = {
   svdf_float_rank1: floatCase({ batch: 1, input: 6, filters: 4, memory: 3, rank: 1, seed: 100 }),
@@ -214,10 +232,18 @@ const CASES = {
     batch: 1, input: 4, filters: 4, memory: 1, rank: 1, wtRange: 30000, biasRange: 1000000, seed: 1000,
     q: { sx: 0.2, zx: -128, swf: 0.004, ss: 0.002, swt: 0.0001, so: 0.6, zo: -10 },
   }),
+  // Three SVDFs on one state in one invocation: step 0 alone already
+  // checks the shift (outputs 1 and 2 read the columns outputs 0 and 1
+  // wrote).
+  svdf_float_chained3: floatCase({ batch: 2, input: 4, filters: 6, memory: 4, rank: 2, chain: 3, seed: 1200 }),
+  svdf_int8_chained3: intCase({
+    batch: 1, input: 6, filters: 4, memory: 3, rank: 1, wtRange: 2000, biasRange: 200000, chain: 3, seed: 1300,
+    q: { sx: 0.05, zx: 4, swf: 0.01, ss: 0.001, swt: 0.002, so: 0.5, zo: -2 },
+  }),
   // int8 weights_time and state with a non-zero state zero point: TFLM's
   // form; TFLite 2.9 reads both as int16.
   svdf_int8_state8_tflm: intCase({
-    batch: 1, input: 6, filters: 4, memory: 3, rank: 2, stateType: 'int8', wtRange: 127, biasRange: 2000, seed: 1100,
+    batch: 1, input: 6, filters: 4, memory: 3, rank: 2, stateType: 'int8', wtRange: 127, biasRange: 2000, chain: 2, seed: 1100,
     q: { sx: 0.05, zx: -7, swf: 0.01, ss: 0.4, zs: 20, swt: 0.01, so: 0.3, zo: 3 },
   }),
 };
@@ -308,7 +334,7 @@ async function main() {
     const modelPath = path.join(dir, 'model.tflite');
     let tflite = null, tfliteNote;
     try {
-      tflite = native.runNative({ exe: native.exe, model: modelPath, inputs: steps.flat().map((t) => t.data), outputCount: 1, steps: STEPS }).outputs;
+      tflite = native.runNative({ exe: native.exe, model: modelPath, inputs: steps.flat().map((t) => t.data), outputCount: expected[0].length, steps: STEPS }).outputs;
     } catch (e) {
       tfliteNote = `TFLite 2.9 refuses it: ${String(e.message).split('\n')[0].slice(0, 200)}`;
     }
