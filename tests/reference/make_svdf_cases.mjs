@@ -41,11 +41,13 @@
 // Needs the native library for writing (node fetch_models.mjs --bench).
 // Deterministic: two runs give the same files.
 
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { buildTfliteModel } from './tflite_builder.mjs';
+import { Table, parseTflite } from './tflite_flatbuffer.mjs';
 import { encodeNpy, readNpy } from './npy.mjs';
 import { mulberry32 } from './prng.mjs';
 import { mbqm, quantizeMultiplier } from './int8_eval.mjs';
@@ -281,6 +283,170 @@ const REFUSED = {
   },
 };
 
+// --- TFLite Micro's keyword benchmark models ----------------------------------
+//
+// tensorflow/lite/micro/models/keyword_scrambled{,_8bit}.tflite (TFLM
+// commit 90b983c2b3f1, Apache-2.0), stored in tests/data/state/
+// tflm_keyword_scrambled*/source.tflite: an INT16 input [1, 96] QUANTIZEd
+// to int8 (operator 0), 7 SVDFs (rank 1, RELU) and 5 FULLY_CONNECTEDs
+// (operators 1-12), then SOFTMAX to
+// INT16 and QUANTIZE to INT32. Kiln has no INT16 model inputs (the artifact
+// format has no 16-bit element type), nor int8 -> int16 SOFTMAX and int16 ->
+// int32 QUANTIZE, so model.tflite is the model's SVDF / FULLY_CONNECTED
+// stack alone: operators 1 to 12 with their tensors, weights and
+// quantization unchanged, the int8 tensor 0 as input and the last
+// FULLY_CONNECTED's int8 output (tensor 50) as the last output. keyword_scrambled
+// keeps int16 weights_time and state (TFLite 2.9 and TFLM compute it);
+// keyword_scrambled_8bit has int8 weights_time and int8 states of non-zero
+// zero points (TFLM only). Every operator's output is a model output, so
+// each layer is compared (the final [1, 2] alone saturates on most
+// inputs). Inputs are int8 in [-128, -48] (real 0 to 4.7 at scale 0.059,
+// zero point -128).
+
+/// Quantization (scales, zero points) of every tensor of subgraph 0 of the
+/// flatbuffer `bytes`: tensor field 4, QuantizationParameters scale (2)
+/// and zero_point (3).
+function tensorQuantization(bytes) {
+  const buf = Buffer.from(bytes);
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const model = new Table(view, view.getUint32(0, true));
+  return model.tableVec(2)[0].tableVec(0).map((t) => {
+    const q = t.table(4);
+    if (!q || !q.vecLen(2)) return null;
+    const vec = (field, read, size) => {
+      const p = q.indirect(field);
+      return Array.from({ length: q.vecLen(field) }, (_, i) => read(p + 4 + size * i));
+    };
+    return {
+      scale: vec(2, (at) => view.getFloat32(at, true), 4),
+      zeroPoint: vec(3, (at) => Number(view.getBigInt64(at, true)), 8),
+    };
+  });
+}
+
+const KEEP_OPS = [1, 12]; // SVDF #1 .. FULLY_CONNECTED #12
+const KEYWORD_INPUT = 0, KEYWORD_OUTPUT = 50;
+
+/// The SVDF / FULLY_CONNECTED stack of a keyword model (see above).
+function keywordStack(source) {
+  const g = parseTflite(source).subgraphs[0];
+  const quant = tensorQuantization(source);
+  const ops = g.operators.slice(KEEP_OPS[0], KEEP_OPS[1] + 1);
+  const used = [...new Set(ops.flatMap((o) => [...o.inputs, ...o.outputs]).filter((i) => i >= 0))].sort((a, b) => a - b);
+  const renumber = new Map(used.map((t, k) => [t, k]));
+  if (!renumber.has(KEYWORD_INPUT) || !renumber.has(KEYWORD_OUTPUT)) throw new Error('unexpected keyword model layout');
+  const tensors = used.map((i) => {
+    const t = g.tensors[i];
+    return {
+      name: `tensor${i}`, shape: t.shape, dtype: t.dtype,
+      ...(t.data ? { data: t.data } : {}),
+      ...(quant[i] ? { quantization: quant[i] } : {}),
+      ...(t.isVariable ? { isVariable: true } : {}),
+    };
+  });
+  return {
+    parsed: { tensors, operators: ops.map((o) => ({ ...o, inputs: o.inputs.map((i) => (i < 0 ? -1 : renumber.get(i))), outputs: o.outputs.map((i) => renumber.get(i)) })) },
+    model: () => buildTfliteModel({
+      tensors,
+      operators: ops.map((o) => ({
+        op: o.op, version: o.version, ...(o.options && Object.keys(o.options).length ? { options: o.options } : {}),
+        inputs: o.inputs.map((i) => (i < 0 ? -1 : renumber.get(i))), outputs: o.outputs.map((i) => renumber.get(i)),
+      })),
+      inputs: [renumber.get(KEYWORD_INPUT)], outputs: ops.map((o) => renumber.get(o.outputs[0])),
+      description: 'SVDF / FULLY_CONNECTED stack of TFLite Micro keyword_scrambled (operators 1-12)',
+    }),
+  };
+}
+
+/// Evaluates the stack on each step's int8 input, the variable tensors
+/// carried from step to step: SVDF as TFLM's EvalIntegerSvdfReference,
+/// FULLY_CONNECTED as TFLite's integer kernel (int8_fc_eval.mjs's formula:
+/// multiplier double(float(sx * sw)) / double(so), no fused activation).
+function evalKeywordStack({ tensors, operators }, steps) {
+  const values = new Map();
+  const states = new Map();
+  tensors.forEach((t, i) => { if (t.isVariable) states.set(i, new Array(t.shape[0] * t.shape[1]).fill(t.quantization.zeroPoint[0])); });
+  const sc = (i) => f32(tensors[i].quantization.scale[0]);
+  const zp = (i) => tensors[i].quantization.zeroPoint[0];
+  return steps.map((x) => {
+    values.set(operators[0].inputs[0], x);
+    for (const o of operators) {
+      const [xi] = o.inputs;
+      const xin = values.get(xi);
+      if (o.op === 'FULLY_CONNECTED') {
+        const [, wi, bi] = o.inputs;
+        const [units, depth] = tensors[wi].shape;
+        const w = tensors[wi].data, b = bi >= 0 ? tensors[bi].data : null;
+        const m = quantizeMultiplier(f32(sc(xi) * sc(wi)) / sc(o.outputs[0]));
+        if (o.options?.fused_activation_function && o.options.fused_activation_function !== 'NONE') throw new Error('FULLY_CONNECTED activation not modelled');
+        const y = new Int8Array(units);
+        for (let u = 0; u < units; u++) {
+          let acc = b ? b[u] : 0;
+          for (let d = 0; d < depth; d++) acc += w[u * depth + d] * (xin[d] - zp(xi));
+          y[u] = Math.min(127, Math.max(-128, zp(o.outputs[0]) + mbqm(acc, m)));
+        }
+        values.set(o.outputs[0], y);
+        continue;
+      }
+      if (o.op !== 'SVDF') throw new Error(`${o.op} not modelled`);
+      const [, wfi, wti, bi, si] = o.inputs;
+      const [filters, input] = tensors[wfi].shape;
+      const memory = tensors[wti].shape[1];
+      const rank = o.options.rank, units = filters / rank;
+      const int16 = tensors[si].dtype === 'int16';
+      const [tlo, thi] = int16 ? [-32768, 32767] : [-128, 127];
+      const wrap = (v) => (int16 ? ((v + 32768) & 0xffff) - 32768 : ((v + 128) & 0xff) - 128);
+      const wf = tensors[wfi].data, wt = tensors[wti].data, b = bi >= 0 ? tensors[bi].data : null;
+      const state = states.get(si), zs = zp(si);
+      const s1 = quantizeMultiplier(f32(f32(sc(xi) * sc(wfi)) / sc(si)));
+      const s2 = quantizeMultiplier(f32(f32(sc(si) * sc(wti)) / sc(o.outputs[0])));
+      for (let f = 0; f < filters; f++) {
+        for (let m = 0; m + 1 < memory; m++) state[f * memory + m] = state[f * memory + m + 1];
+        let dot = 0;
+        for (let i = 0; i < input; i++) dot += wf[f * input + i] * (xin[i] - zp(xi));
+        state[f * memory + memory - 1] = wrap(zs + Math.min(thi, Math.max(tlo, mbqm(dot, s1))));
+      }
+      const y = new Int8Array(units);
+      for (let u = 0; u < units; u++) {
+        let acc = b ? b[u] : 0;
+        for (let r = 0; r < rank; r++) {
+          const f = u * rank + r;
+          for (let m = 0; m < memory; m++) acc += (state[f * memory + m] - zs) * wt[f * memory + m];
+        }
+        // The kernels accumulate in int32, which these scrambled weights
+        // overflow (int16 x int16 products over 8 steps): the sum wraps
+        // modulo 2^32 (in TFLite's, TFLM's and Kiln's int32 alike).
+        acc |= 0;
+        y[u] = Math.min(127, Math.max(-128, zp(o.outputs[0]) + mbqm(acc, s2)));
+      }
+      values.set(o.outputs[0], y);
+    }
+    return operators.map((o) => values.get(o.outputs[0]));
+  });
+}
+
+const TFLM_MODELS = {
+  tflm_keyword_scrambled: { seed: 2000, tflm: false, sha256: '2335faf0a066193cfbd499ebabcce06629c223ec24afbd1f27aaaf0a4273b1a1' },
+  tflm_keyword_scrambled_8bit: { seed: 2100, tflm: true, sha256: '1d5e0e5c9a7369ca34543fefb46e3047cd6db281adcd8bb8a96aba0a48e88757' },
+};
+
+/// A keyword stack as a case of the driver below.
+function keywordCase(name, { seed, tflm, sha256 }) {
+  const source = fs.readFileSync(path.join(OUT, name, 'source.tflite'));
+  const digest = crypto.createHash('sha256').update(source).digest('hex');
+  if (digest !== sha256) throw new Error(`${name}/source.tflite has sha256 ${digest}, not TFLM's ${sha256}`);
+  const stack = keywordStack(source);
+  return {
+    model: stack.model,
+    inputs: () => Array.from({ length: STEPS }, (_, s) => [{ data: Int8Array.from(ints(96, -128, -48, seed + s)), shape: [1, 96] }]),
+    expect: (steps) => evalKeywordStack(stack.parsed, steps.map(([x]) => x.data)).map((ys) => ys.map((y) => ({ data: y, shape: [1, y.length] }))),
+    tolerance: 0, stateType: tflm ? 'int8' : 'int16',
+    what: `TFLite Micro ${name.slice(5)}.tflite's SVDF / FULLY_CONNECTED stack (operators 1-12: 7 SVDFs with ${tflm ? 'int8' : 'int16'} state, 5 FULLY_CONNECTEDs; int8 [1, 96] in; outputs: every operator's int8 output, the last FULLY_CONNECTED's [1, 2] last)`,
+  };
+}
+for (const [name, m] of Object.entries(TFLM_MODELS))
+  if (fs.existsSync(path.join(OUT, name, 'source.tflite'))) CASES[name] = keywordCase(name, m);
+
 // --- Driver -------------------------------------------------------------------
 
 function close(a, b, tolerance) {
@@ -328,7 +494,10 @@ async function main() {
       }));
       continue;
     }
+    const source = path.join(dir, 'source.tflite');
+    const kept = fs.existsSync(source) ? fs.readFileSync(source) : null;
     fs.rmSync(dir, { recursive: true, force: true });
+    if (kept) { fs.mkdirSync(dir, { recursive: true }); fs.writeFileSync(source, kept); }
     for (let s = 1; s < STEPS; s++) fs.mkdirSync(stepDir(dir, s), { recursive: true });
     for (const [f, bytes] of Object.entries(files)) fs.writeFileSync(path.join(dir, f), bytes);
     const modelPath = path.join(dir, 'model.tflite');
@@ -336,12 +505,14 @@ async function main() {
     try {
       tflite = native.runNative({ exe: native.exe, model: modelPath, inputs: steps.flat().map((t) => t.data), outputCount: expected[0].length, steps: STEPS }).outputs;
     } catch (e) {
-      tfliteNote = `TFLite 2.9 refuses it: ${String(e.message).split('\n')[0].slice(0, 200)}`;
+      tfliteNote = `TFLite 2.9 fails on it: ${String(e.message).split('\n')[0].slice(0, 200)}`;
     }
     const tfliteMatches = tflite !== null && expected.every((group, s) => group.every((e, k) => {
       const bytes = tflite[s * group.length + k];
       const got = new e.data.constructor(Uint8Array.from(bytes).buffer);
-      return close(got, e.data, c.tolerance);
+      const same = close(got, e.data, c.tolerance);
+      if (!same && c.stateType !== 'int8') console.error(`${name} step ${s} output ${k}: TFLite [${Array.from(got)}] vs [${Array.from(e.data)}]`);
+      return same;
     }));
     const tflm = c.stateType === 'int8';
     if (!tflm && !tfliteMatches) problem(`${name}: TFLite 2.9 and the independent evaluation differ${tfliteNote ? ` (${tfliteNote})` : ''}`);
