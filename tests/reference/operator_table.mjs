@@ -9,7 +9,8 @@
 //
 // Kiln's status is derived, never typed: an operator is supported in float32
 // (int8) when a committed op case of tests/data/ops (tests/data/ops_int8;
-// tests/data/control_flow for IF, WHILE, CALL_ONCE) runs it on float
+// tests/data/control_flow for IF, WHILE, CALL_ONCE; tests/data/state for the
+// stateful SVDF) runs it on float
 // (int8/uint8) tensors. Every such folder is a test (OpCaseTest.cpp,
 // OpCaseInt8Test.cpp, ControlFlowTest.cpp list the folders themselves) that must
 // match TFLite 2.9 or the independent evaluator, so a case on the branch is
@@ -82,7 +83,7 @@ function opCases(names) {
     if (!cases.has(op)) cases.set(op, { float: new Set(), int8: new Set() });
     cases.get(op)[column].add(name);
   };
-  for (const rel of ['ops', 'ops_int8', 'control_flow'])
+  for (const rel of ['ops', 'ops_int8', 'control_flow', 'state'])
     for (const name of caseDirs(rel)) {
       const file = path.join(ROOT, 'tests/data', rel, name, 'model.tflite');
       let ops;
@@ -138,10 +139,12 @@ export function importerTables() {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     // Control flow is registered in both tables (its subgraphs' operators
     // pick their own).
-    const into = file.startsWith('TFLiteQuantized') ? [tables.int8]
-      : file === 'TFLiteControlFlowOps.cpp' ? [tables.float, tables.int8] : [tables.float];
-    for (const m of text.matchAll(/^void register\w*Ops\(ConverterTable &\w+\) \{\n([\s\S]*?)^\}/gm))
-      for (const op of m[1].matchAll(/BuiltinOperator::(\w+)/g)) for (const table of into) table.add(op[1]);
+    // A registerQuantized...Ops function fills the int8 table wherever it
+    // is (TFLiteSvdfOps.cpp holds both of SVDF's).
+    const into = (fn) => (file.startsWith('TFLiteQuantized') || fn.startsWith('registerQuantized') ? [tables.int8]
+      : file === 'TFLiteControlFlowOps.cpp' ? [tables.float, tables.int8] : [tables.float]);
+    for (const m of text.matchAll(/^void (register\w*Ops)\(ConverterTable &\w+\) \{\n([\s\S]*?)^\}/gm))
+      for (const op of m[2].matchAll(/BuiltinOperator::(\w+)/g)) for (const table of into(m[1])) table.add(op[1]);
   }
   return tables;
 }

@@ -343,7 +343,10 @@ LogicalResult convertQuantizedSvdf(OpContext &ctx) {
 
 } // namespace
 
-void registerSvdfOps(ConverterTable &table) { table[BuiltinOperator::SVDF] = convertSvdf; }
+void registerSvdfOps(ConverterTable &table) {
+  // float32; the integer SVDF is in the int8 table (registerQuantizedSvdfOps).
+  table[BuiltinOperator::SVDF] = convertSvdf;
+}
 
 void registerQuantizedSvdfOps(ConverterTable &table) {
   table[BuiltinOperator::SVDF] = convertQuantizedSvdf;
