@@ -1,8 +1,8 @@
 //===- SvdfTest.cpp - TFLite SVDF (float32 and int8, stateful) --------------===//
 //
 // The cases of tests/data/state/svdf_* (tests/reference/make_svdf_cases.mjs):
-// one SVDF each, float32 (rank 1 to 3, with and without bias, RELU, batch 2,
-// memory_size 1) and int8 (int16 weights_time and state, several scales,
+// one SVDF each, float32 (rank 1 to 3, with and without bias, RELU, RELU6,
+// TANH, batch 2, memory_size 1) and int8 (int16 weights_time and state, several scales,
 // saturating state columns; and TFLM's int8-state form), and chains of
 // SVDFs sharing one state within an invocation (svdf_*_chained3, so step 0
 // already reads columns an earlier SVDF shifted in). Each folder holds
@@ -60,7 +60,7 @@ INSTANTIATE_TEST_SUITE_P(TFLite, SvdfCase, ::testing::ValuesIn(listCases()),
 
 TEST(Svdf, CasesArePresent) {
   std::vector<std::string> cases = listCases();
-  EXPECT_GE(cases.size(), 15u);
+  EXPECT_GE(cases.size(), 17u);
   for (const std::string &name : cases)
     for (const char *step : {"step_1", "step_2"})
       EXPECT_TRUE(std::filesystem::exists(stateDir() + "/" + name + "/" + step + "/output_0.npy"))

@@ -98,6 +98,12 @@ function svdfChain({ batch, input, filters, memory, units, rank, chain, act, wei
 
 // --- Float cases --------------------------------------------------------------
 
+// Float SVDF's fused activation (ApplyActivationToVector: TANH is tanh).
+const ACTIVATIONS = {
+  NONE: (v) => v, RELU: (v) => Math.max(v, 0), RELU6: (v) => Math.min(Math.max(v, 0), 6),
+  RELU_N1_TO_1: (v) => Math.min(Math.max(v, -1), 1), TANH: Math.tanh,
+};
+
 /// One float SVDF case: sizes, rank, bias or not, fused activation.
 function floatCase({ batch, input, filters, memory, rank, bias = true, act = 'NONE', chain = 1, seed }) {
   const units = filters / rank;
@@ -133,7 +139,7 @@ function floatCase({ batch, input, filters, memory, rank, bias = true, act = 'NO
             const f = u * rank + r;
             for (let m = 0; m < memory; m++) acc += state[(b0 * filters + f) * memory + m] * wt[f * memory + m];
           }
-          y[b0 * units + u] = act === 'RELU' ? Math.max(acc, 0) : acc;
+          y[b0 * units + u] = ACTIVATIONS[act](acc);
         }
       return { data: y, shape: [batch, units] };
     }));
@@ -214,6 +220,8 @@ const CASES = {
   svdf_float_rank2_relu: floatCase({ batch: 1, input: 5, filters: 6, memory: 4, rank: 2, act: 'RELU', seed: 200 }),
   svdf_float_no_bias: floatCase({ batch: 1, input: 4, filters: 3, memory: 2, rank: 1, bias: false, seed: 300 }),
   svdf_float_batch2_rank2: floatCase({ batch: 2, input: 5, filters: 4, memory: 3, rank: 2, seed: 400 }),
+  svdf_float_tanh: floatCase({ batch: 1, input: 5, filters: 4, memory: 3, rank: 1, act: 'TANH', seed: 650 }),
+  svdf_float_relu6_rank2: floatCase({ batch: 1, input: 6, filters: 4, memory: 2, rank: 2, act: 'RELU6', seed: 660 }),
   svdf_float_memory1: floatCase({ batch: 1, input: 4, filters: 4, memory: 1, rank: 1, act: 'RELU', seed: 500 }),
   svdf_float_batch2_no_bias_relu: floatCase({ batch: 2, input: 7, filters: 6, memory: 5, rank: 3, bias: false, act: 'RELU', seed: 600 }),
   // int16 state (TFLite 2.9 and TFLM). s1 ~ 0.5 keeps most columns inside

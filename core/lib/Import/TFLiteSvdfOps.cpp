@@ -14,6 +14,8 @@
 //   state[b, f, :] <- state[b, f, 1:] ++ [sum_i input[b, i] weights_feature[f, i]]
 //   out[b, u] = act(bias[u] + sum_{r < rank} sum_m state[b, u*rank + r, m]
 //                                              weights_time[u*rank + r, m])
+// (float act: NONE, RELU, RELU_N1_TO_1, RELU6 or TANH, the last a real tanh
+// as TFLite's ApplyActivationToVector computes it).
 // Semantics: tensorflow/lite/kernels/svdf.cc and kernels/internal/reference/
 // svdf.h (EvalFloatSVDF, EvalIntegerSVDF; TFLite 2.9 shifts the state before
 // the feature product, as here), and TensorFlow Lite Micro's
@@ -165,8 +167,17 @@ LogicalResult convertSvdf(OpContext &ctx) {
       return failure();
     out = tosa_math::binary<tosa::AddOp>(ctx, out, ctx.reshape(*bias, {1, s.units}));
   }
+  // ApplyActivationToVector (tensor_utils) applies TANH as tanh, unlike the
+  // clamp ranges of other float kernels (OpContext::applyActivation).
   auto act = ctx.options<schema::SVDFOptions>()->fused_activation_function();
-  auto activated = ctx.applyActivation(out, act);
+  FailureOr<Value> activated = out;
+  if (act == schema::ActivationFunctionType::TANH)
+    activated = tosa_math::unary<tosa::TanhOp>(ctx, out);
+  else if (act == schema::ActivationFunctionType::SIGN_BIT)
+    return ctx.fail("fused activation SIGN_BIT is not supported (supported: NONE, RELU, "
+                    "RELU_N1_TO_1, RELU6, TANH)");
+  else
+    activated = ctx.applyActivation(out, act);
   if (failed(activated))
     return failure();
   if (failed(ctx.assignVariable(4, ctx.reshape(next, {s.batch, s.memory * s.filters}))))
