@@ -9,10 +9,11 @@
 //
 // Kiln's status is derived, never typed: an operator is supported in float32
 // (int8) when a committed op case of tests/data/ops (tests/data/ops_int8;
-// tests/data/control_flow for IF, WHILE, CALL_ONCE) runs it on float
-// (int8/uint8) tensors; tests/data/state for the recurrent operators).
-// Every such folder is a test (OpCaseTest.cpp, OpCaseInt8Test.cpp,
-// ControlFlowTest.cpp, RecurrentTest.cpp list the folders themselves) that must
+// tests/data/control_flow for IF, WHILE, CALL_ONCE; tests/data/state for
+// the stateful operators: recurrent layers, SVDF, resource variables) runs
+// it on float (int8/uint8) tensors. Every such folder is a test
+// (OpCaseTest.cpp, OpCaseInt8Test.cpp, ControlFlowTest.cpp, StateTest.cpp
+// list the folders themselves) that must
 // match TFLite 2.9 or the independent evaluator, so a case on the branch is
 // a passing case. The importer's converter tables (the register...Ops
 // functions of core/lib/Import/TFLite*Ops.cpp) are read as a cross-check:
@@ -139,12 +140,15 @@ export function importerTables() {
   for (const file of fs.readdirSync(dir).filter((f) => /^TFLite\w*\.cpp$/.test(f)).sort()) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     // Control flow is registered in both tables (its subgraphs' operators
-    // pick their own), and so is DENSIFY (TFLiteSparsity.cpp: float and
-    // int8 sparse constants).
-    const into = file.startsWith('TFLiteQuantized') ? [tables.int8]
-      : file === 'TFLiteControlFlowOps.cpp' || file === 'TFLiteSparsity.cpp' ? [tables.float, tables.int8] : [tables.float];
-    for (const m of text.matchAll(/^void register\w*Ops\(ConverterTable &\w+\) \{\n([\s\S]*?)^\}/gm))
-      for (const op of m[1].matchAll(/BuiltinOperator::(\w+)/g)) for (const table of into) table.add(op[1]);
+    // pick their own), and so are DENSIFY (TFLiteSparsity.cpp: float and
+    // int8 sparse constants) and the resource variables (TFLiteStateOps.cpp).
+    // A registerQuantized...Ops function fills the int8 table wherever it
+    // is (TFLiteSvdfOps.cpp holds both of SVDF's).
+    const both = ['TFLiteControlFlowOps.cpp', 'TFLiteSparsity.cpp', 'TFLiteStateOps.cpp'];
+    const into = (fn) => (file.startsWith('TFLiteQuantized') || fn.startsWith('registerQuantized') ? [tables.int8]
+      : both.includes(file) ? [tables.float, tables.int8] : [tables.float]);
+    for (const m of text.matchAll(/^void (register\w*Ops)\(ConverterTable &\w+\) \{\n([\s\S]*?)^\}/gm))
+      for (const op of m[2].matchAll(/BuiltinOperator::(\w+)/g)) for (const table of into(m[1])) table.add(op[1]);
   }
   return tables;
 }

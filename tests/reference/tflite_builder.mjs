@@ -51,8 +51,9 @@ export const BUILTIN = {
   PACK: 83, UNPACK: 88, FILL: 94, SPLIT_V: 102, BROADCAST_ARGS: 145, L2_NORMALIZATION: 11, REVERSE_V2: 105,
   GATHER_ND: 107, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
   VAR_HANDLE: 142, READ_VARIABLE: 143, ASSIGN_VARIABLE: 144,
-  IF: 118, WHILE: 119, CALL_ONCE: 129, DENSIFY: 124,
+  DENSIFY: 124,
   UNIDIRECTIONAL_SEQUENCE_RNN: 35, UNIDIRECTIONAL_SEQUENCE_LSTM: 44, BIDIRECTIONAL_SEQUENCE_LSTM: 52,
+  IF: 118, WHILE: 119, CALL_ONCE: 129, SVDF: 27,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -137,6 +138,7 @@ export const OPTIONS = {
     ['asymmetric_quantize_inputs', 'bool']],
   BidirectionalSequenceLSTMOptions: [[ACT, 'i8'], ['cell_clip', 'f32'], ['proj_clip', 'f32'], ['merge_outputs', 'bool'],
     ['time_major', 'bool'], ['asymmetric_quantize_inputs', 'bool']],
+  SVDFOptions: [['rank', 'i32'], [ACT, 'i8'], ['asymmetric_quantize_inputs', 'bool']],
   // Field-less options tables.
   PadOptions: [], PadV2Options: [], TransposeOptions: [], ExpOptions: [], DequantizeOptions: [],
   MaximumMinimumOptions: [], NegOptions: [], SliceOptions: [], ExpandDimsOptions: [], PowOptions: [],
@@ -165,10 +167,10 @@ export const OP_OPTIONS = {
   SPACE_TO_DEPTH: 'SpaceToDepthOptions', LOG_SOFTMAX: 'LogSoftmaxOptions', FILL: 'FillOptions',
   L2_NORMALIZATION: 'L2NormOptions', REVERSE_V2: 'ReverseV2Options', GATHER_ND: 'GatherNdOptions',
   L2_POOL_2D: 'Pool2DOptions', SPACE_TO_BATCH_ND: 'SpaceToBatchNDOptions', BATCH_TO_SPACE_ND: 'BatchToSpaceNDOptions',
-  IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions',
   VAR_HANDLE: 'VarHandleOptions', READ_VARIABLE: 'ReadVariableOptions', ASSIGN_VARIABLE: 'AssignVariableOptions',
   UNIDIRECTIONAL_SEQUENCE_RNN: 'SequenceRNNOptions', UNIDIRECTIONAL_SEQUENCE_LSTM: 'UnidirectionalSequenceLSTMOptions',
   BIDIRECTIONAL_SEQUENCE_LSTM: 'BidirectionalSequenceLSTMOptions',
+  IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions', SVDF: 'SVDFOptions',
 };
 
 // Enum-valued option fields (by field name): name -> value.

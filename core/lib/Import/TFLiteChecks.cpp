@@ -147,9 +147,11 @@ llvm::Error ModelImporter::checkQuantization(int index) {
 }
 
 /// Operator-level type rules of quantized models: 16-bit activations
-/// (16x8 models) and hybrid operators (float activations with int8
-/// weights, dequantized inside the kernel) are refused, naming the operator
-/// and its types (the recurrent operators refuse them in their converter).
+/// (16x8 models; SVDF's int16 weights_time and activation_state, inputs 2
+/// and 4, are the integer SVDF's own types and exempt) and hybrid operators
+/// (float activations with int8 weights, dequantized inside the kernel) are
+/// refused, naming the operator and its types (the recurrent operators
+/// refuse them in their converter).
 llvm::Error ModelImporter::checkOperatorTypes() {
   if (!graph->operators())
     return llvm::Error::success();
@@ -159,16 +161,19 @@ llvm::Error ModelImporter::checkOperatorTypes() {
     std::string types;
     bool int16 = false, floatActivation = false, int8Weight = false;
     bool signedInt8 = false, unsignedInt8 = false;
+    bool svdf = code == BuiltinOperator::SVDF;
     auto scan = [&](const flatbuffers::Vector<int32_t> *list, bool inputs) {
       if (!list)
         return;
-      for (int32_t i : *list) {
+      for (int position = 0; position < static_cast<int>(list->size()); ++position) {
+        int32_t i = list->Get(position);
         if (i < 0)
           continue;
         const schema::Tensor *t = tensor(i);
         schema::TensorType type = t->type();
         types += (types.empty() || types.back() == ' ' ? "" : ", ") + typeName(type);
-        int16 |= type == schema::TensorType::INT16;
+        bool svdfInt16 = svdf && inputs && (position == 2 || position == 4);
+        int16 |= type == schema::TensorType::INT16 && !svdfInt16;
         signedInt8 |= type == schema::TensorType::INT8;
         unsignedInt8 |= type == schema::TensorType::UINT8;
         bool constant = !constantData(i).empty();

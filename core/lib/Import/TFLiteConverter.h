@@ -23,6 +23,7 @@
 //                            BIDIRECTIONAL_SEQUENCE_LSTM
 //                            UNIDIRECTIONAL_SEQUENCE_RNN (float32, unrolled;
 //                            state in variable tensors)
+//   TFLiteSvdfOps.cpp        SVDF, float32 and int8 (int16 or int8 state)
 // and their int8 forms in TFLiteQuantized<Family>Ops.cpp (TFLiteQuantizedOps.h).
 // The importer itself: TFLiteModelImporter.h.
 //
@@ -212,6 +213,8 @@ void registerReductionOps(ConverterTable &table);
 /// DEPTH_TO_SPACE SPACE_TO_DEPTH ARG_MAX ARG_MIN REVERSE_V2 GATHER_ND
 /// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND (TFLiteMovementOps.cpp).
 void registerMovementOps(ConverterTable &table);
+/// SVDF, float32 (TFLiteSvdfOps.cpp).
+void registerSvdfOps(ConverterTable &table);
 /// The int8 converters (TFLiteQuantizedOps.cpp): operators with int8/uint8
 /// tensors, bit-exact with TensorFlow Lite's integer kernels.
 void registerQuantizedOps(ConverterTable &table);

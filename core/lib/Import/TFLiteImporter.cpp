@@ -92,6 +92,7 @@ const ConverterTable &converters() {
     registerReductionOps(t);
     registerMovementOps(t);
     registerRecurrentOps(t);
+    registerSvdfOps(t);
     registerControlFlowOps(t);
     registerStateOps(t);
     registerSparsityOps(t);
@@ -179,6 +180,15 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
       v[i] = static_cast<int8_t>(data[i] ^ flip);
     auto type = RankedTensorType::get(shape, builder.getIntegerType(8));
     attr = DenseElementsAttr::get(type, llvm::ArrayRef<int8_t>(v));
+    break;
+  }
+  case schema::TensorType::INT16: {
+    // SVDF's int16 weights_time (the only operator that admits INT16
+    // tensors, checkOperatorTypes).
+    std::vector<int16_t> v(count);
+    std::memcpy(v.data(), data.data(), 2 * count);
+    auto type = RankedTensorType::get(shape, builder.getIntegerType(16));
+    attr = DenseElementsAttr::get(type, llvm::ArrayRef<int16_t>(v));
     break;
   }
   case schema::TensorType::BOOL: {

@@ -161,10 +161,10 @@ FailureOr<Value> OpContext::input(int i) {
       (t->type() != schema::TensorType::FLOAT32 && t->type() != schema::TensorType::FLOAT16 &&
        t->type() != schema::TensorType::INT32 && t->type() != schema::TensorType::INT64 &&
        t->type() != schema::TensorType::INT8 && t->type() != schema::TensorType::UINT8 &&
-       t->type() != schema::TensorType::BOOL))
+       t->type() != schema::TensorType::BOOL && t->type() != schema::TensorType::INT16))
     return fail("constant '" + tensorName(t, index) + "' has element type " +
                 schema::EnumNameTensorType(t->type()) +
-                "; supported: FLOAT32, FLOAT16, INT32, INT64, INT8, UINT8, BOOL");
+                "; supported: FLOAT32, FLOAT16, INT32, INT64, INT8, UINT8, INT16, BOOL");
   if (data.size() != elementSize * count)
     return fail("constant '" + tensorName(t, index) + "' holds " + llvm::Twine(data.size()) +
                 " bytes, its shape " + shapeString(importer.shapeOf(index)) + " needs " +

@@ -265,6 +265,7 @@ void registerQuantizedOps(ConverterTable &table) {
   registerQuantizedElementwiseOps(table);
   registerQuantizedShapeOps(table);
   registerQuantizedReductionOps(table);
+  registerQuantizedSvdfOps(table);
   // Data movement copies bytes in TFLite (whatever the output's
   // quantization: these kernels' Prepare does not compare it; PACK, which
   // does, is in registerQuantizedShapeOps): the float converters are

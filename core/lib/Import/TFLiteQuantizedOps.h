@@ -14,6 +14,7 @@
 //                                     DEQUANTIZE
 //   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION PACK RESIZE_BILINEAR
 //   TFLiteQuantizedReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
+//   TFLiteSvdfOps.cpp                 SVDF (int16 or int8 state)
 // TFLite's fixed-point arithmetic itself (no MLIR) is in TFLiteQuant.h.
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +35,8 @@ void registerQuantizedConvOps(ConverterTable &table);
 void registerQuantizedElementwiseOps(ConverterTable &table);
 void registerQuantizedShapeOps(ConverterTable &table);
 void registerQuantizedReductionOps(ConverterTable &table);
+/// Integer SVDF (TFLiteSvdfOps.cpp, beside the float one).
+void registerQuantizedSvdfOps(ConverterTable &table);
 
 namespace quant {
 
