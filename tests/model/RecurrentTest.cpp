@@ -5,13 +5,12 @@
 // peephole, projection with clip, layer norm, time_major, cell_clip,
 // RELU/RELU6 activations, batch 2), UNIDIRECTIONAL_SEQUENCE_RNN (TANH,
 // RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs), and
-// TensorFlow Lite Micro's mnist_lstm model. Each folder's first invocation
-// (input_K.npy / output_K.npy at its top level) is compiled and run
-// in-process and compared with TensorFlow Lite 2.9's builtin kernels within
-// 1e-4 x (1 + |reference|); the script checks the stored outputs of all
-// three invocations against its own float64 evaluation. The later
-// invocations (step_1/, step_2/) need the state carried across invocations,
-// which the multi-step runner checks.
+// TensorFlow Lite Micro's mnist_lstm model. Their three invocations each
+// (step 0 at the folder's top, step_1/, step_2/) are run in order on one
+// module and compared with TensorFlow Lite 2.9 by StateTest.cpp
+// (kiln_state_tests), which runs every folder of tests/data/state; the
+// script checks the stored outputs against its own float64 evaluation.
+// Here: the folders are all present with their steps.
 //
 // The refused models (tests/data/state/refused) give one error line naming
 // the operator, the tensor and what is supported.
@@ -38,15 +37,6 @@ std::vector<std::string> listCases() {
   std::sort(cases.begin(), cases.end());
   return cases;
 }
-
-class RecurrentCase : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(RecurrentCase, FirstInvocationMatchesTFLite) {
-  expectFolderMatchesReference(stateDir() + "/" + GetParam(), kiln::CompileOptions());
-}
-
-INSTANTIATE_TEST_SUITE_P(TFLite, RecurrentCase, ::testing::ValuesIn(listCases()),
-                         [](const auto &info) { return info.param; });
 
 TEST(Recurrent, CasesArePresent) {
   std::vector<std::string> cases = listCases();

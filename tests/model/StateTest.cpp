@@ -155,8 +155,8 @@ TEST(State, ReadOnlyVariableIsAConstant) {
 // The state lives in the first invocation's arena: another arena is
 // refused with the numbers, and after a reset it is accepted.
 TEST(State, AnotherArenaIsRefusedUntilReset) {
-  auto artifact =
-      kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite", kiln::CompileOptions());
+  auto artifact = kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite",
+                                        kiln::CompileOptions());
   ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
   std::vector<uint8_t> bytes = *artifact;
   // A 64-byte aligned copy for kiln_module_load.
@@ -193,8 +193,9 @@ TEST(State, AnotherArenaIsRefusedUntilReset) {
   inv.arena = arenas[1].get();
   kiln_status_t s = kiln_module_invoke(module, &inv);
   EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(s.message).find("state variables live in the arena of its first invocation"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(s.message).find("state variables live in the arena of its first invocation"),
+      std::string::npos)
       << s.message;
   ASSERT_EQ(kiln_module_reset_state(module).code, KILN_OK);
   ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK);
