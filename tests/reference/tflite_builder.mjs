@@ -48,7 +48,7 @@ export const BUILTIN = {
   DEPTH_TO_SPACE: 5, SPACE_TO_DEPTH: 26, SPLIT: 49, LOG_SOFTMAX: 50, ARG_MAX: 56, SHAPE: 77, ARG_MIN: 79,
   PACK: 83, UNPACK: 88, FILL: 94, SPLIT_V: 102, BROADCAST_ARGS: 145, L2_NORMALIZATION: 11, REVERSE_V2: 105,
   GATHER_ND: 107, EMBEDDING_LOOKUP: 7, L2_POOL_2D: 12, BATCH_TO_SPACE_ND: 37, SPACE_TO_BATCH_ND: 38,
-  IF: 118, WHILE: 119, CALL_ONCE: 129,
+  IF: 118, WHILE: 119, CALL_ONCE: 129, REDUCE_ALL: 140, DYNAMIC_UPDATE_SLICE: 151,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -151,7 +151,7 @@ export const OP_OPTIONS = {
   SPACE_TO_DEPTH: 'SpaceToDepthOptions', LOG_SOFTMAX: 'LogSoftmaxOptions', FILL: 'FillOptions',
   L2_NORMALIZATION: 'L2NormOptions', REVERSE_V2: 'ReverseV2Options', GATHER_ND: 'GatherNdOptions',
   L2_POOL_2D: 'Pool2DOptions', SPACE_TO_BATCH_ND: 'SpaceToBatchNDOptions', BATCH_TO_SPACE_ND: 'BatchToSpaceNDOptions',
-  IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions',
+  IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions', REDUCE_ALL: 'ReducerOptions',
 };
 
 // Enum-valued option fields (by field name): name -> value.

@@ -14,6 +14,9 @@
 //                                     DEQUANTIZE
 //   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION PACK RESIZE_BILINEAR
 //   TFLiteQuantizedReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
+//   TFLiteQuantizedMicroOps.cpp       ADD_N CUMSUM CAST FILL ZEROS_LIKE
+//                                     EMBEDDING_LOOKUP ELU (TFLite Micro's
+//                                     int8 arithmetic)
 // TFLite's fixed-point arithmetic itself (no MLIR) is in TFLiteQuant.h.
 //
 //===----------------------------------------------------------------------===//
@@ -34,6 +37,7 @@ void registerQuantizedConvOps(ConverterTable &table);
 void registerQuantizedElementwiseOps(ConverterTable &table);
 void registerQuantizedShapeOps(ConverterTable &table);
 void registerQuantizedReductionOps(ConverterTable &table);
+void registerQuantizedMicroOps(ConverterTable &table);
 
 namespace quant {
 
