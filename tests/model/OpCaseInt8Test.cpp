@@ -303,6 +303,9 @@ TEST(OpCasesInt8, RefusesBadOperands) {
                                     "constant; a computed axis is not supported"},
       {"elu_uint8", "operator #0 (ELU): takes an INT8 input and output here (TFLite Micro's "
                     "ELU: FLOAT32 or INT8)"},
+      {"transpose_conv_weight_zero_point",
+       "operator #0 (TRANSPOSE_CONV): the weights have a nonzero zero point; TFLite's int8 "
+       "TRANSPOSE_CONV takes symmetric weights (zero point 0)"},
       {"dynamic_update_slice_update_too_large",
        "operator #0 (DYNAMIC_UPDATE_SLICE): update (input 1) [3,2] must have the rank of "
        "operand [2,4] and fit in it"},

@@ -609,6 +609,31 @@ function dynamicUpdateSlice(g, op, operand, update, start) {
   return out;
 }
 
+// TRANSPOSE_CONV int8 (reference_integer_ops::TransposeConv, TFLite Micro
+// transpose_conv.cc): (x - zx) * w scattered at y * stride - pad + k (pad:
+// CONV_2D's for an input of the output's size), plus the bias, MBQM by
+// s_in * s_w[o] / s_out (double), plus zo, clamped.
+function transposeConv(g, op, x) {
+  const [, W, X, B] = op.inputs.map((i) => (i >= 0 ? g.tensors[i] : null));
+  const O = g.tensors[op.outputs[0]];
+  const o = op.options;
+  const [N, H, Wd, C] = X.shape; const [, OH, OW, OC] = O.shape; const [kh, kw] = [W.shape[1], W.shape[2]];
+  const pad = (inS, outS, k, s) => (o.padding === 'VALID' ? 0 : Math.max(0, Math.floor(((inS - 1) * s + k - outS) / 2)));
+  const [ph, pw] = [pad(H, OH, kh, o.stride_h), pad(Wd, OW, kw, o.stride_w)];
+  const acc = new Array(numel(O.shape)).fill(0);
+  for (let b = 0; b < N; b++) for (let y = 0; y < H; y++) for (let xx = 0; xx < Wd; xx++) for (let ic = 0; ic < C; ic++) {
+    const v = x[((b * H + y) * Wd + xx) * C + ic] - zpOf(X);
+    for (let oc = 0; oc < OC; oc++) for (let a = 0; a < kh; a++) for (let e = 0; e < kw; e++) {
+      const oy = y * o.stride_h - ph + a; const ox = xx * o.stride_w - pw + e;
+      if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+      acc[((b * OH + oy) * OW + ox) * OC + oc] += v * W.data[((oc * kh + a) * kw + e) * C + ic];
+    }
+  }
+  const mult = Array.from({ length: OC }, (_, c) => quantizeMultiplier((scaleOf(X) * scaleOf(W, c)) / scaleOf(O)));
+  const range = activationRange(o.fused_activation_function ?? 'NONE', O);
+  return ARRAY[O.dtype].from(acc, (v, i) => clamp(mbqm(v + (B ? B.data[i % OC] : 0), mult[i % OC]) + zpOf(O), range));
+}
+
 // Operator -> evaluation (values: the input arrays in operator input order).
 const KERNELS = {
   CONV_2D: (g, op, [x]) => conv(g, op, x, false),
@@ -656,6 +681,7 @@ const KERNELS = {
   ELU: (g, op, [x]) => elu(g, op, x),
   PADV2: (g, op, [x, paddings, value]) => padV2(g, op, x, paddings, value),
   DYNAMIC_UPDATE_SLICE: (g, op, [x, u, s]) => dynamicUpdateSlice(g, op, x, u, s),
+  TRANSPOSE_CONV: (g, op, [, , x]) => transposeConv(g, op, x),
 };
 
 export const EVALUATED_OPERATORS = Object.keys(KERNELS);

@@ -243,6 +243,7 @@ export const KNOWN_ENGINE_DIFFERENCES = {
   FULLY_CONNECTED: { maxLsb: 1, kilnLsb: 1, reason: XNNPACK_REQUANT },
   ADD: { maxLsb: 1, kilnLsb: 1, reason: XNNPACK_REQUANT },
   SUB: { maxLsb: 1, kilnLsb: 1, reason: XNNPACK_REQUANT },
+  TRANSPOSE_CONV: { maxLsb: 1, kilnLsb: 0, reason: `${XNNPACK_REQUANT}; Kiln follows the builtin kernels (and int8_eval.mjs) exactly` },
   RESIZE_BILINEAR: { maxLsb: 1, kilnLsb: 1, reason: 'XNNPACK\'s int8 bilinear resize (identical in the wasm build and 2.9 + XNNPACK) '
     + 'interpolates differently from TFLite\'s ResizeBilinearInteger (10-bit fractions, round half away from zero)' },
   BATCH_MATMUL: { maxLsb: 1, kilnLsb: 1, reason: 'the wasm build differs by 1 LSB while TFLite 2.9 builtin and 2.9 + XNNPACK agree; '
@@ -656,6 +657,18 @@ add('dynamic_update_slice_int8', 'DYNAMIC_UPDATE_SLICE int8 operand [4,6,3] with
 add('dynamic_update_slice_int8_computed_start', 'DYNAMIC_UPDATE_SLICE int8 operand [5,7] with update [2,3] at a computed start (int32 graph input in [-2, 7], clamped)',
   single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([5, 7], qm), g.input([2, 3], qm), g.input([2], undefined, { dtype: 'int32', intRange: [-2, 7] })], [5, 7], qm)));
 
+// TRANSPOSE_CONV int8 (per-channel weights along dimension 0, zero point 0).
+function transposeConv(g, x, { cout, k, stride, padding, wScales, out, bias = true, outHW }) {
+  const [n, , , cin] = g.shape(x);
+  const ins = [g.i32('output_shape', [n, outHW[0], outHW[1], cout]), g.weights('filter', [cout, k, k, cin], wScales.length > 1 ? qc(wScales, 0) : q(wScales[0], 0)), x];
+  if (bias) ins.push(g.bias(cout, g.quant(x).scale[0], wScales));
+  return g.op('TRANSPOSE_CONV', ins, [n, outHW[0], outHW[1], cout], out, { padding, stride_w: stride, stride_h: stride }, { version: bias ? 3 : 2, dtype: 'int8' });
+}
+add('transpose_conv_int8_same_stride2_per_channel', 'int8 TRANSPOSE_CONV 3x3 SAME stride 2, [1,4,4,3] -> [1,8,8,4], per-channel weight scales, int32 bias',
+  single((g) => transposeConv(g, g.input([1, 4, 4, 3], q(0.05, -7)), { cout: 4, k: 3, stride: 2, padding: 'SAME', wScales: [0.011, 0.02, 0.007, 0.015], out: q(accScale(0.05, 0.013, 8), 3), outHW: [8, 8] })));
+add('transpose_conv_int8_valid_stride1_no_bias', 'int8 TRANSPOSE_CONV 2x2 VALID stride 1 without bias, [1,3,3,2] -> [1,4,4,3], per-tensor weights',
+  single((g) => transposeConv(g, g.input([1, 3, 3, 2], q(0.04, 12)), { cout: 3, k: 2, stride: 1, padding: 'VALID', wScales: [0.02], out: q(accScale(0.04, 0.02, 6), -5), bias: false, outHW: [4, 4] })));
+
 // Models Kiln refuses (tests/data/ops_int8_refused/<name>.tflite, written by
 // every run, checked byte for byte by --check; not run on TFLite): `error` is
 // the part of Kiln's one-line message tests/model/OpCaseInt8Test.cpp
@@ -694,6 +707,9 @@ export const REFUSALS = [
     build: (g) => g.output(g.op('CUMSUM', [g.input([3, 4], q(0.05, -17)), g.input([], undefined, { dtype: 'int32' })], [3, 4], q(0.2, 0), { exclusive: false, reverse: false }, { dtype: 'int8' })) },
   { name: 'elu_uint8', error: "takes an INT8 input and output here (TFLite Micro's ELU: FLOAT32 or INT8)",
     build: (g) => g.output(g.op('ELU', [g.input([2, 8], q(0.05, 128), { dtype: 'uint8' })], [2, 8], q(0.05, 128))) },
+  { name: 'transpose_conv_weight_zero_point', error: "the weights have a nonzero zero point; TFLite's int8 TRANSPOSE_CONV takes symmetric weights (zero point 0)",
+    build: (g) => g.output(g.op('TRANSPOSE_CONV', [g.i32('output_shape', [1, 4, 4, 2]), g.weights('filter', [2, 2, 2, 3], q(0.02, 5)), g.input([1, 2, 2, 3], q(0.05, 0))],
+      [1, 4, 4, 2], q(0.1, 0), { padding: 'SAME', stride_w: 2, stride_h: 2 }, { version: 2, dtype: 'int8' })) },
   { name: 'dynamic_update_slice_update_too_large', error: 'update (input 1) [3,2] must have the rank of operand [2,4] and fit in it',
     build: (g) => g.output(g.op('DYNAMIC_UPDATE_SLICE', [g.input([2, 4], qm), g.input([3, 2], qm), g.i32('start', [0, 0])], [2, 4], qm)) },
 ];
