@@ -1,6 +1,7 @@
 //===- TFLiteQuantizedConvOps.cpp - int8 products and pools -----------------===//
 //
-// CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL on int8:
+// CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, BATCH_MATMUL and
+// TRANSPOSE_CONV on int8:
 // the TOSA op accumulates in i32 (the input zero point folded into the
 // bias where the weights allow), one tosa.rescale applies TFLite's
 // multiplier per channel, the fused activation clamps. MAX_POOL_2D and

@@ -7,6 +7,7 @@
 // (TFLiteConverter.h):
 //   TFLiteQuantizedConvOps.cpp        CONV_2D DEPTHWISE_CONV_2D
 //                                     FULLY_CONNECTED BATCH_MATMUL pools
+//                                     TRANSPOSE_CONV
 //   TFLiteQuantizedElementwiseOps.cpp unary tables (ABS RSQRT ...), ADD
 //                                     SUB MUL SQUARED_DIFFERENCE MAXIMUM
 //                                     MINIMUM PRELU, the comparisons,
