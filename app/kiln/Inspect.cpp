@@ -185,8 +185,10 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
                << counted(p.schedule.commands.size(), "command", "commands") << " in "
                << counted(p.schedule.waves, "wave", "waves") << ", " << flops << " FLOPs\n"
                << "arena " << p.memory.arenaBytes << " bytes (lower bound "
-               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n"
-               << kiln::formatStateRows(p);
+               << p.memory.lowerBoundBytes << ", " << p.memory.planner << ")\n";
+  // An artifact's description above has listed its state already.
+  if (!description)
+    llvm::outs() << kiln::formatStateRows(p);
   if (planned)
     llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs)
                  << kiln::formatControlFlow(planned->controlFlow);

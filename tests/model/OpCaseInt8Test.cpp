@@ -285,6 +285,30 @@ TEST(OpCasesInt8, RefusesBadOperands) {
        "operator #0 (SELECT_V2): input 2 has scale 0.04 zero point -3, the output scale 0.05 "
        "zero point -3; int8 SELECT copies stored values, so both values must have the "
        "output's scale and zero point"},
+      {"add_n_input_scale_differs",
+       "operator #0 (ADD_N): input 1 has scale 0.04 zero point -17, input 0 scale 0.05 zero "
+       "point -17; int8 ADD_N adds inputs of one scale and zero point (TFLite Micro)"},
+      {"cast_int8_to_bool",
+       "operator #0 (CAST): casts INT8 to BOOL; int8 casts supported (TFLite Micro cast.cc): "
+       "INT8 to INT8, INT32, FLOAT32 and INT32, FLOAT32, BOOL to INT8"},
+      {"zeros_like_uint8", "operator #0 (ZEROS_LIKE): takes UINT8 to UINT8; int8 ZEROS_LIKE "
+                           "supported (TFLite Micro zeros_like.cc): INT8 to INT8"},
+      {"fill_float_value_int8_output",
+       "operator #0 (FILL): fills INT8 with a FLOAT32 value; int8 FILL takes an INT8 value for "
+       "an INT8 output (TFLite Micro fill.cc)"},
+      {"embedding_lookup_hybrid_zero_point",
+       "operator #0 (EMBEDDING_LOOKUP): value (input 1) has scale 0.02 zero point 3; the hybrid "
+       "(FLOAT32 output) EMBEDDING_LOOKUP takes one scale and zero point 0"},
+      {"cumsum_int8_computed_axis", "operator #0 (CUMSUM): the axis (input 1) must be a "
+                                    "constant; a computed axis is not supported"},
+      {"elu_uint8", "operator #0 (ELU): takes an INT8 input and output here (TFLite Micro's "
+                    "ELU: FLOAT32 or INT8)"},
+      {"transpose_conv_weight_zero_point",
+       "operator #0 (TRANSPOSE_CONV): the weights have a nonzero zero point; TFLite's int8 "
+       "TRANSPOSE_CONV takes symmetric weights (zero point 0)"},
+      {"dynamic_update_slice_update_too_large",
+       "operator #0 (DYNAMIC_UPDATE_SLICE): update (input 1) [3,2] must have the rank of "
+       "operand [2,4] and fit in it"},
   };
   for (const auto &[name, what] : cases) {
     SCOPED_TRACE(name);

@@ -154,6 +154,25 @@ TEST(OpCases, CumsumRefusesComputedAxisAndOtherTypes) {
     expectRefused(file, "operator #0 (CUMSUM): ", what);
 }
 
+// REDUCE_ALL of a non-bool tensor and DYNAMIC_UPDATE_SLICE of an element
+// type Kiln does not update or with start indices of the wrong length are
+// refused with one line naming the operator (tests/data/bad/reduce_all_*,
+// dynamic_update_slice_*).
+TEST(OpCases, ReduceAllAndDynamicUpdateSliceRefuseBadOperands) {
+  const std::pair<const char *, const char *> cases[] = {
+      {"reduce_all_float.tflite",
+       "operator #0 (REDUCE_ALL): input 0 has element type float32; REDUCE_ALL takes bool"},
+      {"dynamic_update_slice_bool.tflite",
+       "operator #0 (DYNAMIC_UPDATE_SLICE): operand (input 0) has element type bool; supported: "
+       "float32, int32, int8"},
+      {"dynamic_update_slice_start_rank.tflite",
+       "operator #0 (DYNAMIC_UPDATE_SLICE): start_indices (input 2) must have shape [2] (one "
+       "index per operand dimension), not [3]"},
+  };
+  for (const auto &[file, what] : cases)
+    expectRefused(file, "operator #0 (", what);
+}
+
 // CAST to a type Kiln does not compute (int64 here) is refused with one line
 // naming the operator and the casts it supports (tests/data/bad/
 // cast_through_int64.tflite; TFLite runs it).

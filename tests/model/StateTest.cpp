@@ -16,6 +16,7 @@
 #include "IntegerCompare.h"
 #include "TestSupport.h"
 
+#include "kiln/Artifact.h"
 #include "kiln/Compiler.h"
 #include "kiln/Plan.h"
 #include "kiln/Run.h"
@@ -202,6 +203,32 @@ TEST(State, AnotherArenaIsRefusedUntilReset) {
   EXPECT_FLOAT_EQ(y[0], 1.5f); // initial value again, in the new arena
   EXPECT_EQ(kiln_module_reset_state(nullptr).code, KILN_INVALID_ARGUMENT);
   kiln_module_release(module);
+}
+
+// A stripped artifact (no reflection) still says it has state: the
+// memory_plan section, which every profile keeps, lists the variables.
+TEST(State, StrippedArtifactDescribesItsState) {
+  kiln::CompileOptions options;
+  options.reflection = false;
+  auto artifact =
+      kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite", options);
+  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  auto info = kiln::verifyArtifact(*artifact, "a.kiln");
+  ASSERT_TRUE(static_cast<bool>(info)) << llvm::toString(info.takeError());
+  EXPECT_EQ(info->format_minor, 3u);
+  EXPECT_EQ(info->reflection_json, nullptr);
+  auto d = kiln::artifactDescriptionOf(*info, *artifact, "a.kiln");
+  ASSERT_TRUE(static_cast<bool>(d)) << llvm::toString(d.takeError());
+  ASSERT_EQ(d->state.size(), 1u);
+  EXPECT_EQ(d->state[0].name, "acc");
+  EXPECT_EQ(d->state[0].type, "1x4xf32");
+  EXPECT_EQ(d->state[0].bytes, 16);
+  EXPECT_EQ(d->persistentBytes, 64u);
+  std::string text = kiln::formatArtifactDescription(*d, false);
+  EXPECT_NE(text.find("state     64 bytes persistent (1 variable, carried across invocations)\n"
+                      "  state 0 'acc' 1x4xf32, 16 bytes at arena offset 0\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(State, RefusalsAreOneLineSayingWhy) {

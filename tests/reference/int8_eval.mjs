@@ -16,7 +16,7 @@
 const f32 = Math.fround;
 const INT32_MIN = -(2n ** 31n);
 const RANGE = { int8: [-128, 127], uint8: [0, 255], int32: [-(2 ** 31), 2 ** 31 - 1] };
-const ARRAY = { int8: Int8Array, uint8: Uint8Array, int32: Int32Array, float32: Float32Array };
+const ARRAY = { int8: Int8Array, uint8: Uint8Array, int32: Int32Array, float32: Float32Array, bool: Uint8Array };
 
 // std::round / TfLiteRound: half away from zero.
 export const roundAway = (x) => (x >= 0 ? Math.floor(x + 0.5) : -Math.floor(-x + 0.5));
@@ -506,6 +506,134 @@ function select(g, op, c, x, y) {
   return ARRAY[O.dtype].from({ length: numel(O.shape) }, (_, i) => (c[ic(i)] ? x[ix(i)] : y[iy(i)]));
 }
 
+// ADD_N / CUMSUM int8 (TFLite Micro add_n.cc / cumsum.cc, reference_ops
+// AddN / CumSum int8): every term (x - zp) << 20 times 0.5 (s / 2s), the
+// accumulator starting at the same of -zp (the "x = 0" of the kernels is the
+// input offset), the sum times 2 s / (2^20 so), plus zo, saturated.
+function shiftedSum(X, O) {
+  const half = quantizeMultiplier(0.5);
+  const term = (v) => mbqm((v - zpOf(X)) * 2 ** 20, half);
+  const start = mbqm(-zpOf(X) * 2 ** 20, half);
+  const mo = quantizeMultiplier((2 * scaleOf(X)) / (2 ** 20 * scaleOf(O)));
+  const finish = (acc) => clamp(mbqm(acc, mo) + zpOf(O), RANGE[O.dtype]);
+  return { term, start, finish };
+}
+
+function addN(g, op, xs) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const { term, start, finish } = shiftedSum(X, O);
+  return ARRAY[O.dtype].from({ length: xs[0].length }, (_, i) => finish(xs.reduce((acc, x) => acc + term(x[i]), start)));
+}
+
+function cumsum(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const rank = X.shape.length;
+  let axis = g.tensors[op.inputs[1]].data[0];
+  if (axis < 0) axis += rank;
+  const { exclusive, reverse } = op.options;
+  const { term, start, finish } = shiftedSum(X, O);
+  const outer = numel(X.shape.slice(0, axis)); const depth = X.shape[axis]; const inner = numel(X.shape.slice(axis + 1));
+  const out = new ARRAY[O.dtype](x.length);
+  for (let o = 0; o < outer; o++) for (let k = 0; k < inner; k++) {
+    let acc = start;
+    for (let t = 0; t < depth; t++) {
+      const d = reverse ? depth - 1 - t : t;
+      const idx = (o * depth + d) * inner + k;
+      if (exclusive) { out[idx] = finish(acc); acc += term(x[idx]); } else { acc += term(x[idx]); out[idx] = finish(acc); }
+    }
+  }
+  return out;
+}
+
+// CAST (TFLite Micro cast.cc): static_cast of the stored values; float32 ->
+// int8 truncates toward zero (the cases stay in range), int32 -> int8 keeps
+// the low byte (the typed array's conversion).
+function cast(g, op, x) {
+  const O = g.tensors[op.outputs[0]];
+  return ARRAY[O.dtype].from(x, (v) => (O.dtype === 'float32' ? v : Math.trunc(v)));
+}
+
+// EMBEDDING_LOOKUP (embedding_lookup.cc): rows of value at ids; int8 values
+// with a float32 output are dequantized, scale * q (zero point 0).
+function embeddingLookup(g, op, ids, value) {
+  const V = g.tensors[op.inputs[1]]; const O = g.tensors[op.outputs[0]];
+  const row = numel(V.shape.slice(1));
+  const out = new ARRAY[O.dtype](ids.length * row);
+  ids.forEach((id, k) => {
+    for (let j = 0; j < row; j++) {
+      const q = value[id * row + j];
+      out[k * row + j] = O.dtype === 'float32' ? f32(scaleOf(V) * q) : q;
+    }
+  });
+  return out;
+}
+
+// ELU int8 (elu.cc, TFLite Micro elu.cc PopulateLookupTable): float32
+// f(si (q - zi)), f(v) = v < 0 ? expf(v) - 1 : v, times float32(1 / so),
+// rounded half away from zero, plus zo, saturated.
+function elu(g, op, x) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const inv = f32(1 / scaleOf(O));
+  return ARRAY[O.dtype].from(x, (q) => {
+    const v = f32(scaleOf(X) * (q - zpOf(X)));
+    const y = v < 0 ? f32(f32(Math.exp(v)) - 1) : v;
+    return clamp(roundAway(f32(y * inv)) + zpOf(O), RANGE[O.dtype]);
+  });
+}
+
+// PADV2 (pad.cc): the stored values, padding with the stored constant value.
+function padV2(g, op, x, paddings, value) {
+  const X = g.tensors[op.inputs[0]]; const O = g.tensors[op.outputs[0]];
+  const out = new ARRAY[O.dtype](numel(O.shape)).fill(value[0]);
+  const xs = strides(X.shape); const os = strides(O.shape);
+  for (let i = 0; i < x.length; i++) {
+    let k = 0;
+    for (let d = 0; d < X.shape.length; d++) k += (Math.floor(i / xs[d]) % X.shape[d] + paddings[2 * d]) * os[d];
+    out[k] = x[i];
+  }
+  return out;
+}
+
+// DYNAMIC_UPDATE_SLICE (dynamic_update_slice.cc): the operand with the
+// update written from start, each start clamped to [0, operand - update].
+function dynamicUpdateSlice(g, op, operand, update, start) {
+  const X = g.tensors[op.inputs[0]]; const U = g.tensors[op.inputs[1]];
+  const out = ARRAY[g.tensors[op.outputs[0]].dtype].from(operand);
+  const s = X.shape.map((d, k) => Math.min(Math.max(0, Number(start[k])), d - U.shape[k]));
+  const xs = strides(X.shape); const us = strides(U.shape);
+  for (let i = 0; i < update.length; i++) {
+    let k = 0;
+    for (let d = 0; d < U.shape.length; d++) k += (Math.floor(i / us[d]) % U.shape[d] + s[d]) * xs[d];
+    out[k] = update[i];
+  }
+  return out;
+}
+
+// TRANSPOSE_CONV int8 (reference_integer_ops::TransposeConv, TFLite Micro
+// transpose_conv.cc): (x - zx) * w scattered at y * stride - pad + k (pad:
+// CONV_2D's for an input of the output's size), plus the bias, MBQM by
+// s_in * s_w[o] / s_out (double), plus zo, clamped.
+function transposeConv(g, op, x) {
+  const [, W, X, B] = op.inputs.map((i) => (i >= 0 ? g.tensors[i] : null));
+  const O = g.tensors[op.outputs[0]];
+  const o = op.options;
+  const [N, H, Wd, C] = X.shape; const [, OH, OW, OC] = O.shape; const [kh, kw] = [W.shape[1], W.shape[2]];
+  const pad = (inS, outS, k, s) => (o.padding === 'VALID' ? 0 : Math.max(0, Math.floor(((inS - 1) * s + k - outS) / 2)));
+  const [ph, pw] = [pad(H, OH, kh, o.stride_h), pad(Wd, OW, kw, o.stride_w)];
+  const acc = new Array(numel(O.shape)).fill(0);
+  for (let b = 0; b < N; b++) for (let y = 0; y < H; y++) for (let xx = 0; xx < Wd; xx++) for (let ic = 0; ic < C; ic++) {
+    const v = x[((b * H + y) * Wd + xx) * C + ic] - zpOf(X);
+    for (let oc = 0; oc < OC; oc++) for (let a = 0; a < kh; a++) for (let e = 0; e < kw; e++) {
+      const oy = y * o.stride_h - ph + a; const ox = xx * o.stride_w - pw + e;
+      if (oy < 0 || oy >= OH || ox < 0 || ox >= OW) continue;
+      acc[((b * OH + oy) * OW + ox) * OC + oc] += v * W.data[((oc * kh + a) * kw + e) * C + ic];
+    }
+  }
+  const mult = Array.from({ length: OC }, (_, c) => quantizeMultiplier((scaleOf(X) * scaleOf(W, c)) / scaleOf(O)));
+  const range = activationRange(o.fused_activation_function ?? 'NONE', O);
+  return ARRAY[O.dtype].from(acc, (v, i) => clamp(mbqm(v + (B ? B.data[i % OC] : 0), mult[i % OC]) + zpOf(O), range));
+}
+
 // Operator -> evaluation (values: the input arrays in operator input order).
 const KERNELS = {
   CONV_2D: (g, op, [x]) => conv(g, op, x, false),
@@ -544,6 +672,16 @@ const KERNELS = {
   GREATER_EQUAL: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x >= y),
   LESS: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x < y),
   LESS_EQUAL: (g, op, [a, b]) => comparison(g, op, a, b, (x, y) => x <= y),
+  ADD_N: (g, op, xs) => addN(g, op, xs),
+  CUMSUM: (g, op, [x]) => cumsum(g, op, x),
+  CAST: (g, op, [x]) => cast(g, op, x),
+  FILL: (g, op, [, value]) => new ARRAY[g.tensors[op.outputs[0]].dtype](numel(g.tensors[op.outputs[0]].shape)).fill(value[0]),
+  ZEROS_LIKE: (g, op) => new ARRAY[g.tensors[op.outputs[0]].dtype](numel(g.tensors[op.outputs[0]].shape)),
+  EMBEDDING_LOOKUP: (g, op, [ids, value]) => embeddingLookup(g, op, ids, value),
+  ELU: (g, op, [x]) => elu(g, op, x),
+  PADV2: (g, op, [x, paddings, value]) => padV2(g, op, x, paddings, value),
+  DYNAMIC_UPDATE_SLICE: (g, op, [x, u, s]) => dynamicUpdateSlice(g, op, x, u, s),
+  TRANSPOSE_CONV: (g, op, [, , x]) => transposeConv(g, op, x),
 };
 
 export const EVALUATED_OPERATORS = Object.keys(KERNELS);

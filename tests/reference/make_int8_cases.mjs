@@ -71,6 +71,7 @@ const outDim = (size, k, stride, dil, padding) => {
 const q = (scale, zeroPoint = 0) => ({ scale: [scale], zeroPoint: [zeroPoint], quantizedDimension: 0 });
 const qc = (scales, dim) => ({ scale: scales, zeroPoint: scales.map(() => 0), quantizedDimension: dim });
 const TYPE_RANGE = { int8: [-128, 127], uint8: [0, 255], bool: [0, 1] };
+const TYPE_ID_OF = { float32: 0, int32: 2, uint8: 3, bool: 6, int8: 9 };
 
 // ---------------------------------------------------------------- graph
 
@@ -82,6 +83,7 @@ class QGraph {
     this.inputs = [];
     this.outputs = [];
     this.floatInputRange = {}; // input K -> k of float32(k * x)
+    this.intInputRange = {}; // int32 input K -> [lo, hi] of lo + floor((hi - lo + 1) u)
   }
 
   tensor(name, shape, dtype, quantization, data) {
@@ -93,11 +95,13 @@ class QGraph {
   quant(i) { return this.tensors[i].quantization; }
   dtype(i) { return this.tensors[i].dtype; }
 
-  // A quantized graph input (dtype int8 or uint8), or float32 with range k.
-  input(shape, quantization, { dtype = 'int8', floatRange } = {}) {
+  // A quantized graph input (dtype int8 or uint8), float32 with range k, or
+  // int32 (no quantization) uniform in intRange.
+  input(shape, quantization, { dtype = 'int8', floatRange, intRange } = {}) {
     const name = this.inputs.length ? `input_${this.inputs.length}` : 'input';
-    const i = this.tensor(name, shape, dtype, dtype === 'float32' ? undefined : quantization);
+    const i = this.tensor(name, shape, dtype, dtype === 'float32' || dtype === 'int32' ? undefined : quantization);
     if (dtype === 'float32') this.floatInputRange[this.inputs.length] = floatRange ?? 1;
+    if (dtype === 'int32') this.intInputRange[this.inputs.length] = intRange ?? [0, 3];
     this.inputs.push(i);
     return i;
   }
@@ -239,6 +243,7 @@ export const KNOWN_ENGINE_DIFFERENCES = {
   FULLY_CONNECTED: { maxLsb: 1, kilnLsb: 1, reason: XNNPACK_REQUANT },
   ADD: { maxLsb: 1, kilnLsb: 1, reason: XNNPACK_REQUANT },
   SUB: { maxLsb: 1, kilnLsb: 1, reason: XNNPACK_REQUANT },
+  TRANSPOSE_CONV: { maxLsb: 1, kilnLsb: 0, reason: `${XNNPACK_REQUANT}; Kiln follows the builtin kernels (and int8_eval.mjs) exactly` },
   RESIZE_BILINEAR: { maxLsb: 1, kilnLsb: 1, reason: 'XNNPACK\'s int8 bilinear resize (identical in the wasm build and 2.9 + XNNPACK) '
     + 'interpolates differently from TFLite\'s ResizeBilinearInteger (10-bit fractions, round half away from zero)' },
   BATCH_MATMUL: { maxLsb: 1, kilnLsb: 1, reason: 'the wasm build differs by 1 LSB while TFLite 2.9 builtin and 2.9 + XNNPACK agree; '
@@ -600,6 +605,70 @@ add('equal_uint8', 'uint8 EQUAL of [4,16] inputs with different scales and zero 
 add('less_uint8', 'uint8 LESS of [4,16] inputs with different scales and zero points -> bool',
   single((g) => binaryNoAct(g, 'LESS', g.input([4, 16], q(0.03, 100), { dtype: 'uint8' }), g.input([4, 16], q(0.04, 140), { dtype: 'uint8' }))));
 
+// TFLite Micro operator gaps (int8c): ADD_N, CAST, FILL, ZEROS_LIKE,
+// EMBEDDING_LOOKUP, CUMSUM, ELU, PADV2, DYNAMIC_UPDATE_SLICE. Where TFLite
+// 2.9 has no int8 kernel the reference is int8_eval.mjs written from the
+// TFLite Micro kernel named in evalReference (as div_int8).
+const TFLM_ADD_N = 'TFLite Micro\'s int8 ADD_N (tensorflow/lite/micro/kernels/add_n.cc, reference_ops::AddN int8: the accumulator starts at the rescaled minus input zero point); TFLite 2.9 has ADD_N for float32 and int32 only';
+const TFLM_CUMSUM = 'TFLite Micro\'s int8 CUMSUM (tensorflow/lite/micro/kernels/cumsum.cc, reference_ops::CumSum int8: the accumulator starts at the rescaled minus input zero point); TFLite 2.9 has CUMSUM for float32, int32 and int64 only';
+const TFLM_ZEROS_LIKE = 'TFLite Micro\'s ZEROS_LIKE (tensorflow/lite/micro/kernels/zeros_like.cc: stored zeros for int8); TFLite 2.9 has ZEROS_LIKE for int64, int32 and float32 only';
+add('add_n_int8_three_inputs', 'int8 ADD_N of three [2,3,8] inputs (scale 0.05, zero point -17) to scale 0.12 zero point 3',
+  single((g) => g.op('ADD_N', [g.input([2, 3, 8], q(0.05, -17)), g.input([2, 3, 8], q(0.05, -17)), g.input([2, 3, 8], q(0.05, -17))], [2, 3, 8], q(0.12, 3))),
+  { evalReference: TFLM_ADD_N });
+add('add_n_int8_two_inputs_saturating', 'int8 ADD_N of two [4,16] inputs (scale 0.04, zero point 9) to scale 0.05 zero point -20: sums beyond the range saturate',
+  single((g) => g.op('ADD_N', [g.input([4, 16], q(0.04, 9)), g.input([4, 16], q(0.04, 9))], [4, 16], q(0.05, -20))),
+  { evalReference: TFLM_ADD_N });
+const castTo = (g, x, to, outQuantization) => g.op('CAST', [x], g.shape(x), outQuantization,
+  { in_data_type: TYPE_ID_OF[g.dtype(x)], out_data_type: TYPE_ID_OF[to] }, { dtype: to });
+add('cast_int8_to_int32', 'CAST int8 [3,16] -> int32: the stored values (quantization not applied)',
+  single((g) => castTo(g, g.input([3, 16], q(0.05, -17)), 'int32')));
+add('cast_int8_to_float32', 'CAST int8 [3,16] -> float32: the stored values (not dequantized)',
+  single((g) => castTo(g, g.input([3, 16], q(0.05, -17)), 'float32')));
+add('cast_int32_to_int8', 'CAST int32 [4,16] in [-1000, 1000] -> int8: the low byte (static_cast wraps)',
+  single((g) => castTo(g, g.input([4, 16], undefined, { dtype: 'int32', intRange: [-1000, 1000] }), 'int8', q(0.05, 0))));
+add('cast_float32_to_int8', 'CAST float32 [4,16] in [-100, 100) -> int8: truncated toward zero',
+  single((g) => castTo(g, g.input([4, 16], undefined, { dtype: 'float32', floatRange: 100 }), 'int8', q(0.05, 0))));
+add('cast_bool_to_int8', 'CAST bool [3,10] -> int8: 0 or 1',
+  single((g) => castTo(g, g.input([3, 10], undefined, { dtype: 'bool' }), 'int8', q(0.05, 0))));
+add('fill_int8', 'FILL constant dims [2,3,4] with an int8 scalar graph input (stored value copied)',
+  single((g) => g.op('FILL', [g.i32('dims', [2, 3, 4]), g.input([], q(0.05, -17))], [2, 3, 4], q(0.05, -17), {}, { version: 3, dtype: 'int8' })));
+add('zeros_like_int8', 'ZEROS_LIKE of int8 [3,7] (zero point -17): stored zeros',
+  single((g) => g.op('ZEROS_LIKE', [g.input([3, 7], q(0.05, -17))], [3, 7], q(0.05, -17))),
+  { evalReference: TFLM_ZEROS_LIKE });
+add('embedding_lookup_int8', 'EMBEDDING_LOOKUP ids [4,0,2,4,1] into an int8 value [5,3,4] (graph input): rows copied',
+  single((g) => g.op('EMBEDDING_LOOKUP', [g.i32('ids', [4, 0, 2, 4, 1]), g.input([5, 3, 4], qm)], [5, 3, 4], qm, undefined, { version: 3, dtype: 'int8' })));
+add('embedding_lookup_int8_computed_ids', 'EMBEDDING_LOOKUP with int32 ids [6] (a graph input in [0, 4]) into an int8 value [5,6]',
+  single((g) => g.op('EMBEDDING_LOOKUP', [g.input([6], undefined, { dtype: 'int32', intRange: [0, 4] }), g.input([5, 6], qm)], [6, 6], qm, undefined, { version: 3, dtype: 'int8' })));
+add('embedding_lookup_int8_hybrid', 'EMBEDDING_LOOKUP ids [3,1,3] into a constant int8 value [4,6] (scale 0.02, zero point 0) with a float32 output: rows dequantized',
+  single((g) => g.op('EMBEDDING_LOOKUP', [g.i32('ids', [3, 1, 3]), g.weights('value', [4, 6], q(0.02, 0))], [3, 6], undefined, undefined, { version: 3, dtype: 'float32' })));
+add('cumsum_int8_axis1', 'int8 CUMSUM along axis 1 of [3,9,2] (scale 0.05, zero point -17) to scale 0.2 zero point 4',
+  single((g) => g.op('CUMSUM', [g.input([3, 9, 2], q(0.05, -17)), g.i32('axis', [1], [])], [3, 9, 2], q(0.2, 4), { exclusive: false, reverse: false })),
+  { evalReference: TFLM_CUMSUM });
+add('cumsum_int8_exclusive_reverse', 'int8 CUMSUM exclusive reverse along axis -1 of [4,11] (zero point 6) to scale 0.3 zero point -10',
+  single((g) => g.op('CUMSUM', [g.input([4, 11], q(0.05, 6)), g.i32('axis', [-1], [])], [4, 11], q(0.3, -10), { exclusive: true, reverse: true })),
+  { evalReference: TFLM_CUMSUM });
+add('elu_int8', 'int8 ELU, input scale 0.04 zero point 10, output scale 0.03 zero point -60 (saturates above 5.6)',
+  single((g) => g.op('ELU', [g.input([4, 64], q(0.04, 10))], [4, 64], q(0.03, -60))));
+add('padv2_int8', 'PADV2 int8 [1,3,4,2] by [[0,0],[1,2],[2,1],[0,0]] with the constant int8 value 25 (input quantization)',
+  single((g) => g.op('PADV2', [g.input([1, 3, 4, 2], qm), g.i32('paddings', [0, 0, 1, 2, 2, 1, 0, 0], [4, 2]), g.tensor('constant_values', [], 'int8', qm, Int8Array.from([25]))],
+    [1, 6, 7, 2], qm, {}, { version: 2 })));
+add('dynamic_update_slice_int8', 'DYNAMIC_UPDATE_SLICE int8 operand [4,6,3] with update [2,3,3] at the constant start [1,4,0] (clamped to [1,3,0])',
+  single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([4, 6, 3], qm), g.input([2, 3, 3], qm), g.i32('start', [1, 4, 0])], [4, 6, 3], qm)));
+add('dynamic_update_slice_int8_computed_start', 'DYNAMIC_UPDATE_SLICE int8 operand [5,7] with update [2,3] at a computed start (int32 graph input in [-2, 7], clamped)',
+  single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([5, 7], qm), g.input([2, 3], qm), g.input([2], undefined, { dtype: 'int32', intRange: [-2, 7] })], [5, 7], qm)));
+
+// TRANSPOSE_CONV int8 (per-channel weights along dimension 0, zero point 0).
+function transposeConv(g, x, { cout, k, stride, padding, wScales, out, bias = true, outHW }) {
+  const [n, , , cin] = g.shape(x);
+  const ins = [g.i32('output_shape', [n, outHW[0], outHW[1], cout]), g.weights('filter', [cout, k, k, cin], wScales.length > 1 ? qc(wScales, 0) : q(wScales[0], 0)), x];
+  if (bias) ins.push(g.bias(cout, g.quant(x).scale[0], wScales));
+  return g.op('TRANSPOSE_CONV', ins, [n, outHW[0], outHW[1], cout], out, { padding, stride_w: stride, stride_h: stride }, { version: bias ? 3 : 2, dtype: 'int8' });
+}
+add('transpose_conv_int8_same_stride2_per_channel', 'int8 TRANSPOSE_CONV 3x3 SAME stride 2, [1,4,4,3] -> [1,8,8,4], per-channel weight scales, int32 bias',
+  single((g) => transposeConv(g, g.input([1, 4, 4, 3], q(0.05, -7)), { cout: 4, k: 3, stride: 2, padding: 'SAME', wScales: [0.011, 0.02, 0.007, 0.015], out: q(accScale(0.05, 0.013, 8), 3), outHW: [8, 8] })));
+add('transpose_conv_int8_valid_stride1_no_bias', 'int8 TRANSPOSE_CONV 2x2 VALID stride 1 without bias, [1,3,3,2] -> [1,4,4,3], per-tensor weights',
+  single((g) => transposeConv(g, g.input([1, 3, 3, 2], q(0.04, 12)), { cout: 3, k: 2, stride: 1, padding: 'VALID', wScales: [0.02], out: q(accScale(0.04, 0.02, 6), -5), bias: false, outHW: [4, 4] })));
+
 // Models Kiln refuses (tests/data/ops_int8_refused/<name>.tflite, written by
 // every run, checked byte for byte by --check; not run on TFLite): `error` is
 // the part of Kiln's one-line message tests/model/OpCaseInt8Test.cpp
@@ -624,6 +693,25 @@ export const REFUSALS = [
     build: (g) => g.output(binaryNoAct(g, 'SQUARED_DIFFERENCE', g.input([2, 8], q(0.05, -3)), g.input([2, 8], undefined, { dtype: 'float32' }), q(0.1, -128))) },
   { name: 'prelu_alpha_per_channel', error: 'alpha is quantized per channel',
     build: (g) => g.output(binaryNoAct(g, 'PRELU', g.input([1, 2, 2, 3], q(0.05, -3)), g.weights('alpha', [1, 1, 3], qc([0.004, 0.005, 0.006], 2)), q(0.04, 5), null, 1)) },
+  { name: 'add_n_input_scale_differs', error: 'input 1 has scale 0.04 zero point -17, input 0 scale 0.05 zero point -17; int8 ADD_N adds inputs of one scale and zero point (TFLite Micro)',
+    build: (g) => g.output(g.op('ADD_N', [g.input([2, 8], q(0.05, -17)), g.input([2, 8], q(0.04, -17))], [2, 8], q(0.1, 0))) },
+  { name: 'cast_int8_to_bool', error: 'casts INT8 to BOOL; int8 casts supported (TFLite Micro cast.cc): INT8 to INT8, INT32, FLOAT32 and INT32, FLOAT32, BOOL to INT8',
+    build: (g) => g.output(castTo(g, g.input([2, 8], q(0.05, -17)), 'bool')) },
+  { name: 'zeros_like_uint8', error: 'takes UINT8 to UINT8; int8 ZEROS_LIKE supported (TFLite Micro zeros_like.cc): INT8 to INT8',
+    build: (g) => g.output(g.op('ZEROS_LIKE', [g.input([2, 8], q(0.05, 128), { dtype: 'uint8' })], [2, 8], q(0.05, 128))) },
+  { name: 'fill_float_value_int8_output', error: 'fills INT8 with a FLOAT32 value; int8 FILL takes an INT8 value for an INT8 output (TFLite Micro fill.cc)',
+    build: (g) => g.output(g.op('FILL', [g.i32('dims', [2, 3]), g.input([], undefined, { dtype: 'float32' })], [2, 3], q(0.05, 0), {}, { dtype: 'int8' })) },
+  { name: 'embedding_lookup_hybrid_zero_point', error: 'value (input 1) has scale 0.02 zero point 3; the hybrid (FLOAT32 output) EMBEDDING_LOOKUP takes one scale and zero point 0',
+    build: (g) => g.output(g.op('EMBEDDING_LOOKUP', [g.i32('ids', [1, 0]), g.weights('value', [3, 4], q(0.02, 3))], [2, 4], undefined, undefined, { version: 3, dtype: 'float32' })) },
+  { name: 'cumsum_int8_computed_axis', error: 'the axis (input 1) must be a constant; a computed axis is not supported',
+    build: (g) => g.output(g.op('CUMSUM', [g.input([3, 4], q(0.05, -17)), g.input([], undefined, { dtype: 'int32' })], [3, 4], q(0.2, 0), { exclusive: false, reverse: false }, { dtype: 'int8' })) },
+  { name: 'elu_uint8', error: "takes an INT8 input and output here (TFLite Micro's ELU: FLOAT32 or INT8)",
+    build: (g) => g.output(g.op('ELU', [g.input([2, 8], q(0.05, 128), { dtype: 'uint8' })], [2, 8], q(0.05, 128))) },
+  { name: 'transpose_conv_weight_zero_point', error: "the weights have a nonzero zero point; TFLite's int8 TRANSPOSE_CONV takes symmetric weights (zero point 0)",
+    build: (g) => g.output(g.op('TRANSPOSE_CONV', [g.i32('output_shape', [1, 4, 4, 2]), g.weights('filter', [2, 2, 2, 3], q(0.02, 5)), g.input([1, 2, 2, 3], q(0.05, 0))],
+      [1, 4, 4, 2], q(0.1, 0), { padding: 'SAME', stride_w: 2, stride_h: 2 }, { version: 2, dtype: 'int8' })) },
+  { name: 'dynamic_update_slice_update_too_large', error: 'update (input 1) [3,2] must have the rank of operand [2,4] and fit in it',
+    build: (g) => g.output(g.op('DYNAMIC_UPDATE_SLICE', [g.input([2, 4], qm), g.input([3, 2], qm), g.i32('start', [0, 0])], [2, 4], qm)) },
 ];
 
 function refusalModel(r) {
@@ -738,7 +826,7 @@ function inputDataFor(g) {
       const range = g.floatInputRange[k];
       return Float32Array.from({ length: n }, () => range * (-1 + 2 * u()));
     }
-    const [lo, hi] = TYPE_RANGE[t.dtype];
+    const [lo, hi] = t.dtype === 'int32' ? g.intInputRange[k] : TYPE_RANGE[t.dtype];
     return randInts((SEED + k) >>> 0, n, lo, hi, ARRAY_OF[t.dtype]);
   });
 }
@@ -748,6 +836,8 @@ function inputsSource(g) {
     generator: 'mulberry32', seed: SEED, seed_of_input_k: 'seed + k',
     int8: 'floor(256*u) - 128', uint8: 'floor(256*u)', ...(g.inputs.some((t) => g.tensors[t].dtype === 'bool') ? { bool: 'floor(2*u)' } : {}),
     float32: Object.fromEntries(Object.entries(g.floatInputRange).map(([k, r]) => [k, `float32(${r} * (-1 + 2*u))`])),
+    ...(Object.keys(g.intInputRange).length
+      ? { int32: Object.fromEntries(Object.entries(g.intInputRange).map(([k, [lo, hi]]) => [k, `${lo} + floor(${hi - lo + 1}*u)`])) } : {}),
   };
 }
 
@@ -782,10 +872,14 @@ async function runCase(c, native) {
   const modelFile = path.join(dir, 'model.tflite');
   fs.writeFileSync(modelFile, buildTfliteModel(g.spec()));
   const operators = g.operators.map((o) => o.op);
-  // A float32 output made by DEQUANTIZE gets "lsb": the scale of its input.
+  // A float32 output made by DEQUANTIZE (or a hybrid EMBEDDING_LOOKUP) gets
+  // "lsb": the scale of its int8 input; one made by CAST (stored integers) 1.
   const lsbOf = (ti) => {
     const producer = g.operators.find((o) => o.outputs.includes(ti));
-    return producer?.op === 'DEQUANTIZE' ? Number(Math.fround(g.quant(producer.inputs[0]).scale[0]).toPrecision(9)) : undefined;
+    const scaleOfInput = (k) => Number(Math.fround(g.quant(producer.inputs[k]).scale[0]).toPrecision(9));
+    if (producer?.op === 'DEQUANTIZE') return scaleOfInput(0);
+    if (producer?.op === 'EMBEDDING_LOOKUP') return scaleOfInput(1);
+    return producer?.op === 'CAST' ? 1 : undefined;
   };
   const describe = (ti) => ({
     name: g.tensors[ti].name, shape: g.tensors[ti].shape, dtype: g.tensors[ti].dtype,

@@ -922,6 +922,15 @@ add('depth_to_space_block3_batch2', 'DEPTH_TO_SPACE [2,2,2,18] block 3 -> [2,6,6
   single((g) => g.op('DEPTH_TO_SPACE', [g.input([2, 2, 2, 18])], [2, 6, 6, 2], { block_size: 3 })));
 add('space_to_depth_block2', 'SPACE_TO_DEPTH [1,4,6,3] block 2 -> [1,2,3,12]',
   single((g) => g.op('SPACE_TO_DEPTH', [g.input([1, 4, 6, 3])], [1, 2, 3, 12], { block_size: 2 })));
+add('reduce_all_axis_1', 'REDUCE_ALL over axis 1 of bool [4,2,3], keep_dims false',
+  single((g) => g.op('REDUCE_ALL', [g.input([4, 2, 3], { dtype: 'bool' }), g.i32('axes', [1])], [4, 3], { keep_dims: false }, { dtype: 'bool' })));
+add('reduce_all_axes_0_2_keepdims', 'REDUCE_ALL over axes [0,-1] of bool [2,5,2], keep_dims true',
+  single((g) => g.op('REDUCE_ALL', [g.input([2, 5, 2], { dtype: 'bool' }), g.i32('axes', [0, -1])], [1, 5, 1], { keep_dims: true }, { dtype: 'bool' })));
+add('reduce_all_from_greater', 'REDUCE_ALL over axis -1 of GREATER(input [3,4], -0.6): rows all above or not',
+  single((g) => {
+    const cond = compare(g, 'GREATER', g.input([3, 4]), g.weights('threshold', [], { values: [-0.6] }));
+    return g.op('REDUCE_ALL', [cond, g.i32('axes', [-1])], [3], { keep_dims: false }, { dtype: 'bool' });
+  }));
 add('log_softmax_rank2', 'LOG_SOFTMAX on [3,10] (last axis); input x3',
   single((g) => g.op('LOG_SOFTMAX', [g.input([3, 10], { transform: T.scale(3) })], [3, 10], {})));
 add('log_softmax_rank4', 'LOG_SOFTMAX on [1,2,3,8]; input x3',
@@ -938,6 +947,17 @@ cumsumCase('cumsum_exclusive_reverse', '', [4, 5, 3], -2, { exclusive: true, rev
 cumsumCase('cumsum_exclusive', '', [2, 7], 1, { exclusive: true });
 cumsumCase('cumsum_int32_reverse', ' (inputs in -100..100)', [2, 9], 1, { reverse: true, dtype: 'int32' });
 cumsumCase('cumsum_int32_exclusive_axis0', ' (inputs in -100..100)', [5, 4], 0, { exclusive: true, dtype: 'int32' });
+
+// DYNAMIC_UPDATE_SLICE (start clamped to [0, operand - update]) ---------
+add('dynamic_update_slice_const_start', 'DYNAMIC_UPDATE_SLICE float32 [4,5,3] <- update [2,2,3] at constant start [1,4,0] (clamped to [1,3,0])',
+  single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([4, 5, 3]), g.input([2, 2, 3]), g.i32('start', [1, 4, 0])], [4, 5, 3])));
+add('dynamic_update_slice_negative_start', 'DYNAMIC_UPDATE_SLICE float32 [3,6] <- update [3,2] at constant start [-2,2] (clamped to [0,2])',
+  single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([3, 6]), g.input([3, 2]), g.i32('start', [-2, 2])], [3, 6])));
+add('dynamic_update_slice_computed_start', 'DYNAMIC_UPDATE_SLICE float32 [5,6] <- update [2,3] at a computed start (int32 graph input in -4..4, clamped)',
+  single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([5, 6]), g.input([2, 3]), g.input([2], { dtype: 'int32', transform: T.ints(4) })], [5, 6])));
+add('dynamic_update_slice_int32_computed_start', 'DYNAMIC_UPDATE_SLICE int32 [2,3,4] <- update [1,3,2] at a computed start (int32 graph input in -4..4, clamped)',
+  single((g) => g.op('DYNAMIC_UPDATE_SLICE', [g.input([2, 3, 4], { dtype: 'int32', transform: T.ints(100) }), g.input([1, 3, 2], { dtype: 'int32', transform: T.ints(100) }),
+    g.input([3], { dtype: 'int32', transform: T.ints(4) })], [2, 3, 4], undefined, { dtype: 'int32' })));
 
 // L2_NORMALIZATION / REVERSE_V2 / GATHER_ND --------------------------------
 add('l2_normalization_rank2', 'L2_NORMALIZATION on [3,10] (last axis)',
@@ -1641,6 +1661,23 @@ async function writeBadModels() {
       operators: [{ op: 'CUMSUM', inputs: [0, 1], outputs: [2], options: { exclusive: false, reverse: false } }],
       inputs: [0], outputs: [2], description: 'kiln bad model: CUMSUM of a bool tensor',
     }),
+    'reduce_all_float.tflite': buildTfliteModel({
+      tensors: [f32('input', [2, 5]), { name: 'axes', shape: [1], dtype: 'int32', data: Int32Array.from([1]) }, { name: 'reduce_all', shape: [2], dtype: 'bool' }],
+      operators: [{ op: 'REDUCE_ALL', inputs: [0, 1], outputs: [2], options: { keep_dims: false } }],
+      inputs: [0], outputs: [2], description: 'kiln bad model: REDUCE_ALL of a float32 tensor',
+    }),
+    'dynamic_update_slice_bool.tflite': buildTfliteModel({
+      tensors: [{ name: 'operand', shape: [3, 4], dtype: 'bool' }, { name: 'update', shape: [1, 2], dtype: 'bool' },
+        { name: 'start', shape: [2], dtype: 'int32', data: Int32Array.from([1, 1]) }, { name: 'dynamic_update_slice', shape: [3, 4], dtype: 'bool' }],
+      operators: [{ op: 'DYNAMIC_UPDATE_SLICE', inputs: [0, 1, 2], outputs: [3] }],
+      inputs: [0, 1], outputs: [3], description: 'kiln bad model: DYNAMIC_UPDATE_SLICE of bool tensors',
+    }),
+    'dynamic_update_slice_start_rank.tflite': buildTfliteModel({
+      tensors: [f32('operand', [3, 4]), f32('update', [1, 2]), { name: 'start', shape: [3], dtype: 'int32', data: Int32Array.from([1, 1, 0]) },
+        f32('dynamic_update_slice', [3, 4])],
+      operators: [{ op: 'DYNAMIC_UPDATE_SLICE', inputs: [0, 1, 2], outputs: [3] }],
+      inputs: [0, 1], outputs: [3], description: 'kiln bad model: DYNAMIC_UPDATE_SLICE with 3 start indices for a rank-2 operand',
+    }),
     'broadcast_to_computed_shape.tflite': buildTfliteModel({
       tensors: [f32('input', [3, 1]), { name: 'shape', shape: [2], dtype: 'int32' }, f32('broadcast_to', [3, 4])],
       operators: [{ op: 'BROADCAST_TO', version: 2, inputs: [0, 1], outputs: [2] }],
@@ -1694,6 +1731,9 @@ async function writeBadModels() {
     'arg_max_computed_axis.tflite': 'ARG_MAX (output_type INT32) of [3,5] whose axis (int32 scalar) is a second graph input, not a constant, then GATHER of the constant [10..14] at the indices (a float32 output).',
     'cumsum_computed_axis.tflite': 'CUMSUM of float32 [2,5] whose axis (int32 scalar) is a second graph input, not a constant.',
     'cumsum_bool.tflite': 'CUMSUM of a bool [2,5] input along constant axis 1: Kiln sums float32 and int32 (TFLite: float32, int32, int64).',
+    'reduce_all_float.tflite': 'REDUCE_ALL of a float32 [2,5] input over constant axis 1: REDUCE_ALL takes bool.',
+    'dynamic_update_slice_bool.tflite': 'DYNAMIC_UPDATE_SLICE of a bool [3,4] operand with a bool [1,2] update at constant start [1,1]: Kiln updates float32, int32 and int8.',
+    'dynamic_update_slice_start_rank.tflite': 'DYNAMIC_UPDATE_SLICE of float32 [3,4] by [1,2] with 3 start indices (one per operand dimension needed).',
     'broadcast_to_computed_shape.tflite': 'BROADCAST_TO (version 2) of [3,1] to [3,4] whose shape [2] int32 is a second graph input, not a constant.',
     'truncated.tflite': `the first 100 bytes of a valid ${goodBytes.length}-byte CONV_2D model.`,
     'garbled.tflite': `the first 8 bytes (root offset + "TFL3") of that valid CONV_2D model, then ${goodBytes.length - 8} seeded random bytes (same length, ${goodBytes.length} bytes).`,

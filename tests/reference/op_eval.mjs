@@ -454,6 +454,14 @@ function evalOp(op, ins, o, outShape, outDtype, outShapes) {
     case 'MAX_POOL_2D': return pool(a, o, false);
     case 'AVERAGE_POOL_2D': return pool(a, o, true);
     case 'MEAN': case 'SUM': case 'REDUCE_MAX': case 'REDUCE_MIN': return reduce(a, b, o, op.op, outShape);
+    // REDUCE_ALL (reduce.cc EvalLogic): the AND of bools, the minimum of 0/1.
+    case 'REDUCE_ALL': return reduce(a, b, o, 'REDUCE_MIN', outShape);
+    case 'DYNAMIC_UPDATE_SLICE': {
+      // dynamic_update_slice.cc: start clamped to [0, operand - update] per dimension.
+      const st = a.shape.map((dd, k) => Math.min(Math.max(0, Number(c.data[k])), dd - b.shape[k])); const out = T(a.shape, Float64Array.from(a.data));
+      for (let i = 0; i < b.data.length; i++) { const idx = unravel(i, b.shape).map((q, k) => q + st[k]); out.data[idx.reduce((f, q, k) => f * a.shape[k] + q, 0)] = b.data[i]; }
+      return out;
+    }
     case 'SOFTMAX': return softmax(a, o.beta);
     case 'RESHAPE': case 'SQUEEZE': case 'EXPAND_DIMS': case 'DEQUANTIZE': case 'DENSIFY': return T(outShape, a.data);
     case 'TRANSPOSE': {

@@ -53,7 +53,7 @@ export const BUILTIN = {
   VAR_HANDLE: 142, READ_VARIABLE: 143, ASSIGN_VARIABLE: 144,
   DENSIFY: 124,
   UNIDIRECTIONAL_SEQUENCE_RNN: 35, UNIDIRECTIONAL_SEQUENCE_LSTM: 44, BIDIRECTIONAL_SEQUENCE_LSTM: 52,
-  IF: 118, WHILE: 119, CALL_ONCE: 129, SVDF: 27,
+  IF: 118, WHILE: 119, CALL_ONCE: 129, SVDF: 27, REDUCE_ALL: 140, DYNAMIC_UPDATE_SLICE: 151,
 };
 
 // BuiltinOptions union members, in schema order (union type = position + 1).
@@ -171,6 +171,7 @@ export const OP_OPTIONS = {
   UNIDIRECTIONAL_SEQUENCE_RNN: 'SequenceRNNOptions', UNIDIRECTIONAL_SEQUENCE_LSTM: 'UnidirectionalSequenceLSTMOptions',
   BIDIRECTIONAL_SEQUENCE_LSTM: 'BidirectionalSequenceLSTMOptions',
   IF: 'IfOptions', WHILE: 'WhileOptions', CALL_ONCE: 'CallOnceOptions', SVDF: 'SVDFOptions',
+  REDUCE_ALL: 'ReducerOptions',
 };
 
 // Enum-valued option fields (by field name): name -> value.

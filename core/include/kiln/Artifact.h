@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/Plan.h"
 #include "kiln/TensorTypes.h"
 #include "kiln/runtime.h"
 
@@ -182,6 +183,11 @@ struct ArtifactDescription {
   /// Machine code and weights, bytes.
   uint64_t codeBytes = 0, constantBytes = 0;
   uint64_t arenaBytes = 0, lowerBoundBytes = 0;
+  /// The state variables and their persistent region (format 1.3's
+  /// MemoryPlan.state; StateVariable::buffer is -1 here); empty for a
+  /// stateless artifact.
+  std::vector<StateVariable> state;
+  uint64_t persistentBytes = 0;
   int64_t commands = 0, waves = 0, largestWave = 0;
   std::vector<DispatchRecord> dispatches;
 };

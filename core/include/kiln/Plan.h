@@ -343,6 +343,9 @@ std::string describeOutputWriters(const CompilationPlan &plan, const OutputBindi
 /// 128 bytes persistent (2 variables, carried across invocations)", then
 /// per variable "  state 0 'count' 1xi32, 4 bytes at arena offset 0".
 std::string formatStateRows(const CompilationPlan &plan);
+/// The same rows for `state` in a `persistentBytes`-byte region (an
+/// artifact's memory_plan section, which every profile keeps).
+std::string formatStateRows(const std::vector<StateVariable> &state, int64_t persistentBytes);
 
 const char *toString(BufferKind kind);
 const char *toString(CommandKind kind);

@@ -197,6 +197,13 @@ llvm::Expected<ArtifactDescription> artifactDescriptionOf(const kiln_artifact_in
       d.constantBytes += c->data() ? c->data()->size() : 0;
   d.arenaBytes = info.arena_bytes;
   d.lowerBoundBytes = info.lower_bound_bytes;
+  if (const fb::MemoryPlan *plan = a.memory_plan(); plan && plan->state()) {
+    d.persistentBytes = plan->persistent_bytes();
+    for (const fb::StateVariable *v : *plan->state())
+      d.state.push_back({v->name() ? v->name()->str() : "", -1,
+                         static_cast<int64_t>(v->arena_offset()), static_cast<int64_t>(v->bytes()),
+                         v->type() ? v->type()->str() : ""});
+  }
   d.commands = static_cast<int64_t>(info.command_count);
   d.waves = static_cast<int64_t>(info.wave_count);
   d.largestWave = static_cast<int64_t>(info.largest_wave);
@@ -255,7 +262,8 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
      << d.lowerBoundBytes << "), weights " << d.constantBytes << " bytes in " << d.constants
      << " constants, executables " << d.codeBytes << " bytes (" << d.executables
      << " ELF file" << (d.executables == 1 ? " with its" : "s with their") << " tables, "
-     << d.entryPoints << " entry point" << (d.entryPoints == 1 ? "" : "s") << ")\n";
+     << d.entryPoints << " entry point" << (d.entryPoints == 1 ? "" : "s") << ")\n"
+     << formatStateRows(d.state, static_cast<int64_t>(d.persistentBytes));
   auto count = [](int64_t n, const char *noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : noun[std::strlen(noun) - 1] == 'h' ? "es" : "s");
   };
@@ -337,6 +345,14 @@ llvm::json::Value artifactDescriptionToJson(const ArtifactDescription &d) {
       {"dispatches", std::move(dispatches)}};
   if (!d.fixedInputs.empty())
     out["fixed_values"] = fixedInputsJson(d.fixedInputs);
+  if (!d.state.empty()) {
+    llvm::json::Array state;
+    for (const StateVariable &v : d.state)
+      state.push_back(llvm::json::Object{
+          {"name", v.name}, {"type", v.type}, {"offset", v.offset}, {"bytes", v.bytes}});
+    out["state"] = std::move(state);
+    out["persistent_bytes"] = static_cast<int64_t>(d.persistentBytes);
+  }
   return llvm::json::Value(std::move(out));
 }
 

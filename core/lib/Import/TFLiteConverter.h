@@ -14,11 +14,12 @@
 //                            pad/slice/strided_slice/gather/embedding_lookup/
 //                            resize/dequantize
 //   TFLiteReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX LOG_SOFTMAX
-//                            L2_NORMALIZATION
+//                            L2_NORMALIZATION REDUCE_ALL
 //   TFLiteMovementOps.cpp    pack/unpack/split/split_v/shape/broadcast_to/
 //                            broadcast_args/fill/depth_to_space/
 //                            space_to_depth/arg_max/arg_min/reverse_v2/
-//                            gather_nd/space_to_batch_nd/batch_to_space_nd
+//                            gather_nd/space_to_batch_nd/batch_to_space_nd/
+//                            dynamic_update_slice
 //   TFLiteRecurrentOps.cpp   UNIDIRECTIONAL_SEQUENCE_LSTM
 //                            BIDIRECTIONAL_SEQUENCE_LSTM
 //                            UNIDIRECTIONAL_SEQUENCE_RNN (float32, unrolled;
@@ -211,7 +212,7 @@ void registerShapeOps(ConverterTable &table);
 void registerReductionOps(ConverterTable &table);
 /// PACK UNPACK SPLIT SPLIT_V SHAPE BROADCAST_TO BROADCAST_ARGS FILL
 /// DEPTH_TO_SPACE SPACE_TO_DEPTH ARG_MAX ARG_MIN REVERSE_V2 GATHER_ND
-/// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND (TFLiteMovementOps.cpp).
+/// SPACE_TO_BATCH_ND BATCH_TO_SPACE_ND DYNAMIC_UPDATE_SLICE (TFLiteMovementOps.cpp).
 void registerMovementOps(ConverterTable &table);
 /// SVDF, float32 (TFLiteSvdfOps.cpp).
 void registerSvdfOps(ConverterTable &table);

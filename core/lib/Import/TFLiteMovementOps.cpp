@@ -15,6 +15,7 @@
 #include "Import.h"
 #include "TFLiteConverter.h"
 #include "TFLiteQuantizedOps.h"
+#include "TosaMath.h"
 
 #include <algorithm>
 #include <climits>
@@ -614,6 +615,113 @@ LogicalResult convertBatchToSpaceNd(OpContext &ctx) {
   return bindBlockResult(ctx, *op, v);
 }
 
+/// DYNAMIC_UPDATE_SLICE with start indices computed at run time (operand
+/// shape `os`, update shape `us`, both static): start_d clamped to [0, os_d
+/// - us_d]; r_d = coordinate_d - start_d; an element lies in the update when
+/// every r_d is in [0, us_d) and takes the update element sum_d r_d *
+/// stride_d (r_d clamped so the gather stays in range elsewhere).
+LogicalResult dynamicUpdateSlice(OpContext &ctx, Value operand, Value update,
+                                 llvm::ArrayRef<int64_t> os, llvm::ArrayRef<int64_t> us) {
+  auto start = ctx.input(2);
+  if (failed(start))
+    return failure();
+  Type startElement = start->getType().cast<RankedTensorType>().getElementType();
+  if (!startElement.isInteger(32) && !startElement.isInteger(64))
+    return ctx.fail("start_indices (input 2) must be INT32 or INT64, not " +
+                    typeText(startElement));
+  int64_t rank = os.size();
+  Value starts = *start;
+  if (startElement.isInteger(64))
+    starts = ctx.create<tosa::CastOp>(RankedTensorType::get({rank}, ctx.builder().getI32Type()),
+                                      ctx.clamp(starts, -2147483648.0f, 2147483647.0f));
+  llvm::SmallVector<int64_t> ones(rank, 1);
+  Value inside, flat;
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    Value s = ctx.reshape(ctx.slice(starts, {d}, {1}), ones);
+    s = ctx.clamp(s, 0.0f, static_cast<float>(os[d] - us[d]));
+    Value r = tosa_math::binary<tosa::SubOp>(ctx, ctx.iotaI32(os, d), s);
+    Value low = tosa_math::compare<tosa::GreaterEqualOp>(ctx, r, tosa_math::scalarLike(ctx, 0, r));
+    Value high = tosa_math::compare<tosa::GreaterOp>(ctx, tosa_math::scalarLike(ctx, us[d], r), r);
+    Value here = tosa_math::binary<tosa::LogicalAndOp>(ctx, low, high);
+    inside = inside ? tosa_math::binary<tosa::LogicalAndOp>(ctx, inside, here) : here;
+    Value term = tosa_math::mul(ctx, ctx.clamp(r, 0.0f, static_cast<float>(us[d] - 1)),
+                                tosa_math::scalarLike(ctx, stride, r));
+    flat = flat ? tosa_math::binary<tosa::AddOp>(ctx, flat, term) : term;
+    stride *= us[d];
+  }
+  int64_t total = product(os);
+  Type element = operand.getType().cast<RankedTensorType>().getElementType();
+  Value gathered = ctx.create<tosa::GatherOp>(RankedTensorType::get({1, total, 1}, element),
+                                              ctx.reshape(update, {1, stride, 1}),
+                                              ctx.reshape(flat, {1, total}));
+  return ctx.setOutput(0, tosa_math::select(ctx, inside, ctx.reshape(gathered, os), operand));
+}
+
+/// DYNAMIC_UPDATE_SLICE (inputs: operand, update of the operand's rank and
+/// at most its size per dimension, start_indices [rank] INT32/INT64):
+/// the operand with the update written from start, each start index first
+/// clamped to [0, operand_d - update_d] (dynamic_update_slice.cc,
+/// TFLite Micro dynamic_update_slice.cc). Float32, int32 and int8 (stored
+/// bytes, as TFLite copies them). Start indices known at import give a
+/// static insert: tosa.select of a constant mask between the zero-padded
+/// update and the operand. Computed ones keep the schedule static too:
+/// each operand element's coordinates minus the clamped starts say whether
+/// it lies in the update and which update element it takes (one
+/// tosa.gather of the flattened update), then the same select.
+LogicalResult convertDynamicUpdateSlice(OpContext &ctx) {
+  auto operand = ctx.input(0), update = ctx.input(1);
+  if (failed(operand) || failed(update))
+    return failure();
+  auto type = operand->getType().cast<RankedTensorType>();
+  Type element = type.getElementType();
+  if (!element.isF32() && !element.isInteger(32) && !element.isInteger(8))
+    return ctx.fail("operand (input 0) has element type " + typeText(element) +
+                    "; supported: float32, int32, int8");
+  if (update->getType().cast<RankedTensorType>().getElementType() != element)
+    return ctx.fail("update (input 1) is " + typeText(update->getType().cast<RankedTensorType>()) +
+                    ", operand " + typeText(type) + "; they must have one element type");
+  llvm::SmallVector<int64_t> os(type.getShape()), us(shapeOf(*update));
+  int64_t rank = os.size();
+  bool fits = static_cast<int64_t>(us.size()) == rank;
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = us[d] >= 0 && us[d] <= os[d];
+  if (!fits)
+    return ctx.fail("update (input 1) " + shapeString(us) + " must have the rank of operand " +
+                    shapeString(os) + " and fit in it");
+  if (ctx.inputShape(2) != std::vector<int64_t>{rank})
+    return ctx.fail("start_indices (input 2) must have shape [" + llvm::Twine(rank) +
+                    "] (one index per operand dimension), not " + shapeString(ctx.inputShape(2)));
+  if (product(us) == 0)
+    return ctx.setOutput(0, *operand);
+  if (auto start = ctx.knownInts(2)) {
+    llvm::SmallVector<int64_t> before(rank), after(rank);
+    llvm::SmallVector<bool> mask(product(os), false);
+    for (int64_t d = 0; d < rank; ++d) {
+      before[d] = std::clamp<int64_t>((*start)[d], 0, os[d] - us[d]);
+      after[d] = os[d] - us[d] - before[d];
+    }
+    if (us == os)
+      return ctx.setOutput(0, *update);
+    // The mask: 1 where every coordinate lies in [before_d, before_d + u_d).
+    llvm::SmallVector<int64_t> coord(rank, 0);
+    for (int64_t i = 0; i < static_cast<int64_t>(mask.size()); ++i) {
+      bool inside = true;
+      for (int64_t d = 0; d < rank; ++d)
+        inside = inside && coord[d] >= before[d] && coord[d] < before[d] + us[d];
+      mask[i] = inside;
+      for (int64_t d = rank - 1; d >= 0 && ++coord[d] == os[d]; --d)
+        coord[d] = 0;
+    }
+    auto maskType = RankedTensorType::get(os, ctx.builder().getI1Type());
+    Value maskValue = ctx.create<tosa::ConstOp>(
+        maskType, DenseElementsAttr::get(maskType, llvm::ArrayRef<bool>(mask)));
+    Value padded = ctx.padZeros(*update, before, after);
+    return ctx.setOutput(0, tosa_math::select(ctx, maskValue, padded, *operand));
+  }
+  return dynamicUpdateSlice(ctx, *operand, *update, os, us);
+}
+
 } // namespace
 
 void registerMovementOps(ConverterTable &table) {
@@ -634,6 +742,7 @@ void registerMovementOps(ConverterTable &table) {
   table[BuiltinOperator::CUMSUM] = convertCumsum;
   table[BuiltinOperator::SPACE_TO_BATCH_ND] = convertSpaceToBatchNd;
   table[BuiltinOperator::BATCH_TO_SPACE_ND] = convertBatchToSpaceNd;
+  table[BuiltinOperator::DYNAMIC_UPDATE_SLICE] = convertDynamicUpdateSlice;
 }
 
 } // namespace kiln::tfl

@@ -1,6 +1,7 @@
 //===- TFLiteQuantizedConvOps.cpp - int8 products and pools -----------------===//
 //
-// CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and BATCH_MATMUL on int8:
+// CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, BATCH_MATMUL and
+// TRANSPOSE_CONV on int8:
 // the TOSA op accumulates in i32 (the input zero point folded into the
 // bias where the weights allow), one tosa.rescale applies TFLite's
 // multiplier per channel, the fused activation clamps. MAX_POOL_2D and
@@ -11,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "TFLiteQuantizedOps.h"
 #include "TFLiteWindow.h"
+#include "WindowShape.h"
 
 #include <algorithm>
 #include <cmath>
@@ -288,6 +290,77 @@ LogicalResult convertAvgPool(OpContext &ctx) {
                        ctx.create<tosa::CastOp>(tensorOf(shapeOf(sum), i8Type(ctx)), *activated));
 }
 
+/// TRANSPOSE_CONV int8 (TFLite Micro transpose_conv.cc and TFLite's
+/// reference_integer_ops::TransposeConv; inputs: output_shape [4] constant,
+/// weights [O, KH, KW, I] int8 with zero point 0, per tensor or per channel
+/// along O, input NHWC int8, optional int32 bias [O]): every input element's
+/// (x - zx) * w scattered into an i32 accumulator at CONV_2D's SAME / VALID
+/// padding (as the float TRANSPOSE_CONV), plus the bias, times
+/// s_in * s_w[o] / s_out (double), plus zo, the fused activation's clamp.
+/// TOSA: tosa.transpose_conv2d on i8 with the input zero point in its
+/// quantization_info, accumulating in i32; then finishProduct's rescale.
+LogicalResult convertTransposeConv(OpContext &ctx) {
+  const auto *opts = ctx.options<schema::TransposeConvOptions>();
+  if (!opts)
+    return ctx.fail("missing TransposeConvOptions");
+  auto in = inQuant(ctx, 2), w = inQuant(ctx, 1), out = outQuant(ctx);
+  auto outputShape = ctx.constantInts(0);
+  auto filter = ctx.input(1), input = ctx.input(2);
+  if (failed(in) || failed(w) || failed(out) || failed(outputShape) || failed(filter) ||
+      failed(input))
+    return failure();
+  if ((*w)->perChannel() && (*w)->dimension != 0)
+    return ctx.fail("the weights are quantized per channel along dimension " +
+                    llvm::Twine((*w)->dimension) +
+                    "; TRANSPOSE_CONV's output channels are dimension 0");
+  if (llvm::any_of((*w)->zeroPoints, [](int32_t zp) { return zp != 0; }))
+    return ctx.fail("the weights have a nonzero zero point; TFLite's int8 TRANSPOSE_CONV takes "
+                    "symmetric weights (zero point 0)");
+  auto inShape = ctx.inputShape(2), fShape = ctx.inputShape(1);
+  const std::vector<int64_t> &o = *outputShape;
+  if (inShape.size() != 4 || fShape.size() != 4 || o.size() != 4 || fShape[3] != inShape[3] ||
+      o[0] != inShape[0] || o[3] != fShape[0] || ctx.outputShape(0) != o)
+    return ctx.fail("expects a 4-D NHWC input, a 4-D OHWI filter of its input channels and an "
+                    "output_shape matching the batch, the filter's output channels and the "
+                    "declared output tensor");
+  int64_t sh = opts->stride_h(), sw = opts->stride_w();
+  if (sh <= 0 || sw <= 0)
+    return ctx.fail("strides must be positive");
+  for (int d = 1; d <= 2; ++d) {
+    int64_t s = d == 1 ? sh : sw, k = fShape[d];
+    int64_t forward = opts->padding() == schema::Padding::SAME
+                          ? (o[d] + s - 1) / s
+                          : (o[d] >= k ? (o[d] - k) / s + 1 : 0);
+    if (forward != inShape[d])
+      return ctx.fail(llvm::Twine("output_shape ") + (d == 1 ? "height " : "width ") +
+                      llvm::Twine(o[d]) + " does not match input size " + llvm::Twine(inShape[d]) +
+                      " (supported: output sizes TensorFlow's conv2d_transpose accepts)");
+  }
+  auto bias = biasOrZeros(ctx, 3, fShape[0]);
+  if (failed(bias))
+    return failure();
+  int64_t top, bottom, left, right;
+  computePadding(opts->padding(), o[1], fShape[1], sh, 1, top, bottom);
+  computePadding(opts->padding(), o[2], fShape[2], sw, 1, left, right);
+  TosaTransposeAxis rows = fitTransposeWindow({inShape[1], fShape[1], sh, top, o[1]});
+  TosaTransposeAxis cols = fitTransposeWindow({inShape[2], fShape[2], sw, left, o[2]});
+  // As the float converter: a strided transpose_conv2d gets a zero bias and
+  // the bias is added as [1, 1, 1, O] (MLIR 16's decomposition).
+  bool strided = sh != 1 || sw != 1;
+  Value convBias = strided ? ctx.constI32({fShape[0]}, std::vector<int32_t>(fShape[0], 0)) : *bias;
+  auto b = ctx.builder();
+  auto quantization = tosa::ConvOpQuantizationAttr::get(ctx.context(), (*in)->zeroPoint(), 0);
+  auto accType = tensorOf(o, i32Type(ctx));
+  Value acc = ctx.create<tosa::TransposeConv2DOp>(
+      accType, *input, *filter, convBias,
+      b.getDenseI64ArrayAttr({rows.outPadBegin, rows.outPadEnd, cols.outPadBegin, cols.outPadEnd}),
+      b.getDenseI64ArrayAttr({sh, sw}), b.getDenseI64ArrayAttr(o), quantization);
+  if (strided && ctx.hasInput(3))
+    acc = ctx.create<tosa::AddOp>(accType, acc, ctx.reshape(*bias, {1, 1, 1, fShape[0]}));
+  return finishProduct(ctx, acc, productScales(**in, **w, **out, false), **out,
+                       opts->fused_activation_function());
+}
+
 } // namespace
 
 void registerQuantizedConvOps(ConverterTable &table) {
@@ -297,6 +370,7 @@ void registerQuantizedConvOps(ConverterTable &table) {
   table[BuiltinOperator::MAX_POOL_2D] = convertMaxPool;
   table[BuiltinOperator::AVERAGE_POOL_2D] = convertAvgPool;
   table[BuiltinOperator::BATCH_MATMUL] = convertBatchMatMul;
+  table[BuiltinOperator::TRANSPOSE_CONV] = convertTransposeConv;
 }
 
 } // namespace kiln::tfl

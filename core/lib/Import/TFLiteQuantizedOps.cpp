@@ -266,6 +266,7 @@ void registerQuantizedOps(ConverterTable &table) {
   registerQuantizedShapeOps(table);
   registerQuantizedReductionOps(table);
   registerQuantizedSvdfOps(table);
+  registerQuantizedMicroOps(table);
   // Data movement copies bytes in TFLite (whatever the output's
   // quantization: these kernels' Prepare does not compare it; PACK, which
   // does, is in registerQuantizedShapeOps): the float converters are
@@ -296,7 +297,8 @@ void registerQuantizedOps(ConverterTable &table) {
                              BuiltinOperator::ARG_MAX,
                              BuiltinOperator::ARG_MIN,
                              BuiltinOperator::SELECT,
-                             BuiltinOperator::SELECT_V2})
+                             BuiltinOperator::SELECT_V2,
+                             BuiltinOperator::DYNAMIC_UPDATE_SLICE})
     table[op] = floats.at(op);
 }
 

@@ -7,6 +7,7 @@
 // (TFLiteConverter.h):
 //   TFLiteQuantizedConvOps.cpp        CONV_2D DEPTHWISE_CONV_2D
 //                                     FULLY_CONNECTED BATCH_MATMUL pools
+//                                     TRANSPOSE_CONV
 //   TFLiteQuantizedElementwiseOps.cpp unary tables (ABS RSQRT ...), ADD
 //                                     SUB MUL SQUARED_DIFFERENCE MAXIMUM
 //                                     MINIMUM PRELU, the comparisons,
@@ -15,6 +16,9 @@
 //   TFLiteQuantizedShapeOps.cpp       PAD PADV2 CONCATENATION PACK RESIZE_BILINEAR
 //   TFLiteQuantizedReductionOps.cpp   MEAN SUM REDUCE_MAX REDUCE_MIN SOFTMAX
 //   TFLiteSvdfOps.cpp                 SVDF (int16 or int8 state)
+//   TFLiteQuantizedMicroOps.cpp       ADD_N CUMSUM CAST FILL ZEROS_LIKE
+//                                     EMBEDDING_LOOKUP ELU (TFLite Micro's
+//                                     int8 arithmetic)
 // TFLite's fixed-point arithmetic itself (no MLIR) is in TFLiteQuant.h.
 //
 //===----------------------------------------------------------------------===//
@@ -37,6 +41,7 @@ void registerQuantizedShapeOps(ConverterTable &table);
 void registerQuantizedReductionOps(ConverterTable &table);
 /// Integer SVDF (TFLiteSvdfOps.cpp, beside the float one).
 void registerQuantizedSvdfOps(ConverterTable &table);
+void registerQuantizedMicroOps(ConverterTable &table);
 
 namespace quant {
 

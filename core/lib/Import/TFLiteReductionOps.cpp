@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TFLiteConverter.h"
+#include "TosaMath.h"
 #include "TosaReduce.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -221,6 +222,38 @@ LogicalResult convertL2Normalization(OpContext &ctx) {
   return ctx.setOutput(0, ctx.reshape(mulF32(v, inverse), shape));
 }
 
+/// REDUCE_ALL: logical AND of a bool tensor over the constant axes (input
+/// 1), keep_dims from ReducerOptions (reduce.cc EvalLogic / EvalAllHelper;
+/// TFLite Micro reduce.cc). TOSA: the bools as i32 0/1, tosa.reduce_min per
+/// reduced dimension, != 0. An empty reduction gives true, as AND does.
+LogicalResult convertReduceAll(OpContext &ctx) {
+  auto x = ctx.input(0);
+  if (failed(x))
+    return failure();
+  auto type = x->getType().cast<RankedTensorType>();
+  if (!type.getElementType().isInteger(1))
+    return ctx.fail("input 0 has element type " + typeText(type.getElementType()) +
+                    "; REDUCE_ALL takes bool");
+  auto shape = type.getShape();
+  auto reduced = reducedAxes(ctx, shape.size());
+  if (failed(reduced))
+    return failure();
+  int64_t rank = shape.size();
+  Type i32 = ctx.builder().getI32Type();
+  Value asInt = tosa_math::select(ctx, *x, ctx.scalarOf(i32, 1, rank), ctx.scalarOf(i32, 0, rank));
+  Value min = reduceDims(ctx, asInt, *reduced, Reduction::Min);
+  Value result = tosa_math::compare<tosa::GreaterOp>(ctx, min, tosa_math::scalarLike(ctx, 0, min));
+  llvm::SmallVector<int64_t> squeezed, kept;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (!(*reduced)[i])
+      squeezed.push_back(shape[i]);
+    kept.push_back((*reduced)[i] ? 1 : shape[i]);
+  }
+  const auto *opts = ctx.options<schema::ReducerOptions>();
+  bool keepDims = opts && opts->keep_dims();
+  return ctx.setOutput(0, ctx.reshape(result, keepDims ? kept : squeezed));
+}
+
 } // namespace
 
 void registerReductionOps(ConverterTable &table) {
@@ -231,6 +264,7 @@ void registerReductionOps(ConverterTable &table) {
   table[BuiltinOperator::SOFTMAX] = convertSoftmax;
   table[BuiltinOperator::LOG_SOFTMAX] = convertSoftmax;
   table[BuiltinOperator::L2_NORMALIZATION] = convertL2Normalization;
+  table[BuiltinOperator::REDUCE_ALL] = convertReduceAll;
 }
 
 } // namespace kiln::tfl

@@ -57,14 +57,18 @@ std::string describeOutputWriters(const CompilationPlan &plan, const OutputBindi
 }
 
 std::string formatStateRows(const CompilationPlan &plan) {
-  if (plan.state.empty())
+  return formatStateRows(plan.state, plan.memory.persistentBytes);
+}
+
+std::string formatStateRows(const std::vector<StateVariable> &state, int64_t persistentBytes) {
+  if (state.empty())
     return "";
-  std::string text = "state     " + std::to_string(plan.memory.persistentBytes) +
-                     " bytes persistent (" + std::to_string(plan.state.size()) +
-                     (plan.state.size() == 1 ? " variable" : " variables") +
+  std::string text = "state     " + std::to_string(persistentBytes) + " bytes persistent (" +
+                     std::to_string(state.size()) +
+                     (state.size() == 1 ? " variable" : " variables") +
                      ", carried across invocations)\n";
-  for (size_t k = 0; k < plan.state.size(); ++k) {
-    const StateVariable &v = plan.state[k];
+  for (size_t k = 0; k < state.size(); ++k) {
+    const StateVariable &v = state[k];
     text += "  state " + std::to_string(k) + " '" + v.name + "' " + v.type + ", " +
             std::to_string(v.bytes) + " bytes at arena offset " + std::to_string(v.offset) + "\n";
   }
