@@ -4,8 +4,10 @@
 // make_recurrent_cases.mjs): UNIDIRECTIONAL_SEQUENCE_LSTM (plain, CIFG,
 // peephole, projection with clip, layer norm, time_major, cell_clip,
 // RELU/RELU6 activations, batch 2), UNIDIRECTIONAL_SEQUENCE_RNN (TANH,
-// RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs), and
-// TensorFlow Lite Micro's mnist_lstm model. Each folder's first invocation
+// RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs),
+// TensorFlow Lite Micro's mnist_lstm model (float32 and int8) and its DTLN
+// model (two int8 LSTMs; make_int8_recurrent_cases.mjs; integers compared
+// exactly). Each folder's first invocation
 // (input_K.npy / output_K.npy at its top level) is compiled and run
 // in-process and compared with TensorFlow Lite 2.9's builtin kernels within
 // 1e-4 x (1 + |reference|); the script checks the stored outputs of all
@@ -52,6 +54,11 @@ TEST(Recurrent, CasesArePresent) {
   std::vector<std::string> cases = listCases();
   EXPECT_GE(cases.size(), 20u);
   EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_mnist_lstm"), cases.end());
+  // The integer LSTM (int16 cell state; TFLiteQuantizedRecurrentOps.cpp):
+  // TensorFlow Lite Micro's int8 mnist_lstm, refused until it was converted,
+  // and DTLN; TFLite 2.9's integer arithmetic, compared exactly.
+  EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_mnist_lstm_int8"), cases.end());
+  EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_dtln"), cases.end());
   for (const std::string &c : cases)
     for (const char *step : {"step_1", "step_2"})
       EXPECT_TRUE(std::filesystem::exists(stateDir() + "/" + c + "/" + step + "/output_0.npy"))
@@ -102,10 +109,6 @@ TEST(Recurrent, RefusalsAreOneExactLine) {
        "operator #0 (BIDIRECTIONAL_SEQUENCE_LSTM): the auxiliary input form (inputs 39 to 47; "
        "input 39 (auxiliary 'aux') is given) is not supported; Kiln converts the bidirectional "
        "LSTM without auxiliary input"},
-      // TensorFlow Lite Micro's int8 mnist_lstm (int16 cell state).
-      {"tflm_trained_lstm_int8.tflite",
-       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): int8 LSTM is not supported yet (input 0 is "
-       "INT8; TFLite's integer kernel keeps an int16 cell state); Kiln converts float32 LSTM"},
   };
   TempDir tmp;
   for (const Refusal &r : refusals) {

@@ -1,0 +1,380 @@
+#!/usr/bin/env node
+// int8 UNIDIRECTIONAL_SEQUENCE_LSTM (TFLite's integer 8x8->16 kernel: int8
+// input, weights, output and output state, int16 cell state, int32 biases):
+// the public TensorFlow Lite Micro models of tests/data/state/tflm_mnist_lstm_int8
+// and tests/data/state/tflm_dtln, run by tests/model/StateTest.cpp
+// (kiln_state_tests) over all three steps.
+//
+//   node tests/reference/make_int8_recurrent_cases.mjs [--check]
+//
+// Each folder holds the unmodified public model.tflite (README.md there: its
+// source, sha256 and license), meta.json, the first invocation's
+// input_0.npy / output_0.npy at the top level and the second and third
+// invocation's in step_1/ and step_2/. The stored outputs are TensorFlow Lite
+// 2.9's native library with no delegate, three consecutive invokes of one
+// interpreter (tflite_native_reference.mjs, steps: 3), so the LSTM state
+// carries. The inputs are int8 values drawn uniformly from [-128, 127]
+// (mulberry32 seeds below + step).
+//
+// --check (no TFLite needed; CTest reference_int8_recurrent_data_check):
+// the models' sha256 against their README.md and meta.json, and every step's
+// inputs against what this script draws, and the stored outputs' shapes and
+// types.
+//
+// Needs the native library for writing (node fetch_models.mjs --bench).
+// Deterministic: two runs give the same files.
+
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { encodeNpy, readNpy } from './npy.mjs';
+import { mulberry32 } from './prng.mjs';
+import { parseTflite } from './tflite_flatbuffer.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const OUT = path.join(here, '..', 'data', 'state');
+const STEPS = 3;
+
+/// int8 values uniform in [-128, 127] from mulberry32(seed).
+function int8Uniform(n, seed) {
+  const r = mulberry32(seed);
+  return Int8Array.from({ length: n }, () => Math.min(127, Math.floor(r() * 256) - 128));
+}
+
+const PUBLIC = {
+  tflm_mnist_lstm_int8: {
+    what: "TensorFlow Lite Micro's mnist_lstm example, int8 (trained_lstm_int8.tflite): integer UNIDIRECTIONAL_SEQUENCE_LSTM (int16 cell state) over 28 rows of 28 pixels, then FULLY_CONNECTED and SOFTMAX",
+    sha256: 'a44e4d8a6c051db582414915ee28ee0462bd47e9f150e4a095fb5a126b88d885',
+    seed: 4300,
+    inputShapes: [[1, 28, 28]],
+    outputShapes: [[1, 10]],
+  },
+  tflm_dtln: {
+    what: "TensorFlow Lite Micro's DTLN noise suppression example (dtln_noise_suppression.tflite): two integer UNIDIRECTIONAL_SEQUENCE_LSTMs (int16 cell states) over one frame of 257 int8 features, then FULLY_CONNECTED and LOGISTIC",
+    sha256: '91e94316d1a4747dd3bddcf58423927e97213913a9b4210edca3f9402b2ff0fe',
+    seed: 4400,
+    inputShapes: [[1, 1, 257]],
+    outputShapes: [[1, 1, 257]],
+  },
+};
+
+// ---------------------------------------------------------------------------
+// Independent evaluation: TFLite 2.9's integer arithmetic, written from its
+// kernels (lstm_eval.cc LstmStepInteger8x8_16, portable_tensor_utils.cc,
+// gemmlowp fixedpoint.h int16 logistic/tanh, fully_connected int8,
+// LOGISTIC's float-built int8 table, SOFTMAX in float) over the parsed file.
+
+const f32 = Math.fround;
+
+/// TFLite's QuantizeMultiplier: { m, shift } with real = m 2^(shift - 31).
+function quantizeMultiplier(real) {
+  if (real === 0) return { m: 0, shift: 0 };
+  let shift = Math.floor(Math.log2(real)) + 1;
+  let q = real / 2 ** shift;
+  if (q >= 1) { q /= 2; shift++; }
+  if (q < 0.5) { q *= 2; shift--; }
+  let fixed = Math.round(q * 2 ** 31); // q > 0: half away from zero
+  if (fixed === 2 ** 31) { fixed /= 2; shift++; }
+  if (shift < -31) return { m: 0, shift: 0 };
+  return { m: fixed, shift };
+}
+
+/// gemmlowp's RoundingDivideByPOT on an integer-valued number.
+function divideByPot(x, e) {
+  const mask = 2 ** e - 1;
+  const floor = Math.floor(x / 2 ** e);
+  const remainder = x - floor * 2 ** e;
+  const threshold = Math.floor(mask / 2) + (x < 0 ? 1 : 0);
+  return floor + (remainder > threshold ? 1 : 0);
+}
+
+/// int32 SaturatingRoundingDoublingHighMul.
+function highMul32(a, b) {
+  if (a === b && a === -(2 ** 31)) return 2 ** 31 - 1;
+  const ab = BigInt(a) * BigInt(b);
+  const nudge = ab >= 0n ? 1n << 30n : 1n - (1n << 30n);
+  return Number((ab + nudge) / (1n << 31n)); // BigInt division truncates
+}
+
+/// TFLite's MultiplyByQuantizedMultiplier.
+function mbqm(x, { m, shift }) {
+  const left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const shifted = Math.max(-(2 ** 31), Math.min(2 ** 31 - 1, x * 2 ** left));
+  return divideByPot(highMul32(shifted, m), right);
+}
+
+const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+const wrap16 = (v) => ((((v % 65536) + 65536 + 32768) % 65536) - 32768);
+
+// gemmlowp int16 fixed point (fixedpoint.h), raw values.
+function highMul16(a, b) {
+  if (a === b && a === -32768) return 32767;
+  const ab = a * b;
+  const nudge = ab >= 0 ? 1 << 14 : 1 - (1 << 14);
+  return wrap16(Math.trunc((ab + nudge) / 32768));
+}
+function mulPot16(x, e) {
+  if (e === 0) return x;
+  if (e < 0) return wrap16(divideByPot(x, -e));
+  const threshold = (1 << (15 - e)) - 1;
+  if (x > threshold) return 32767;
+  if (x < -threshold) return -32768;
+  return x * 2 ** e;
+}
+const c16 = (raw32) => wrap16(divideByPot(raw32, 16));
+function expQuarter(a) {
+  const ct = c16(1895147668), third = c16(715827883);
+  const x = wrap16(a + (1 << 12));
+  const x2 = highMul16(x, x), x3 = highMul16(x2, x), x4 = highMul16(x2, x2);
+  const poly = mulPot16(wrap16(highMul16(wrap16(mulPot16(x4, -2) + x3), third) + x2), -1);
+  return clamp(ct + highMul16(ct, wrap16(x + poly)), -32768, 32767);
+}
+function expNegative(a, intBits) {
+  const frac = 15 - intBits;
+  const quarter = 1 << (frac - 2);
+  const modQuarter = wrap16((a & (quarter - 1)) - quarter);
+  let result = expQuarter(mulPot16(modQuarter, intBits));
+  const remainder = wrap16(modQuarter - a);
+  const mults = [1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242];
+  mults.forEach((mult, k) => {
+    const e = k - 2;
+    if (intBits > e && (remainder & (1 << (frac + e)))) result = highMul16(result, c16(mult));
+  });
+  if (intBits > 5 && a < c16(-(2 ** (36 - intBits)))) result = 0;
+  return a === 0 ? 32767 : result;
+}
+function reciprocalOnePlus(a, tanhForm) {
+  const sum = a + 32767;
+  const half = wrap16(Math.trunc((sum + (sum >= 0 ? 1 : -1)) / 2));
+  let x = wrap16(c16(1515870810) + highMul16(half, c16(-1010580540)));
+  for (let k = 0; k < 3; k++) {
+    const oneMinus = wrap16((1 << 13) - highMul16(half, x));
+    x = wrap16(x + mulPot16(highMul16(x, oneMinus), 2));
+  }
+  return tanhForm ? mulPot16(wrap16(x - (1 << 13)), 2) : mulPot16(x, 1);
+}
+function logistic16(a, intBits) {
+  if (a === 0) return c16(1 << 30);
+  const abs = a > 0 ? a : wrap16(-a);
+  const pos = reciprocalOnePlus(expNegative(wrap16(-abs), intBits), false);
+  return a > 0 ? pos : wrap16(32767 - pos);
+}
+function tanh16(a, intBits) {
+  if (a === 0) return 0;
+  const n = a < 0 ? a : wrap16(-a);
+  const t = reciprocalOnePlus(expNegative(n, intBits + 1), true);
+  return a < 0 ? wrap16(-t) : t;
+}
+
+/// Runs a parsed model (UNIDIRECTIONAL_SEQUENCE_LSTM int8, RESHAPE,
+/// FULLY_CONNECTED int8, LOGISTIC int8, SOFTMAX int8) over consecutive
+/// invocations; variables carry. Returns run(inputs: Int8Array[]) -> Int8Array[].
+function int8Evaluator(parsed) {
+  const sg = parsed.subgraphs[0];
+  const T = sg.tensors;
+  const q = (i) => ({ s: T[i].quantization.scale[0], z: T[i].quantization.zeroPoint[0] });
+  const vars = new Map();
+  const sigmoidTable = new Int16Array(65536), tanh3 = new Int16Array(65536);
+  for (let v = -32768; v < 32768; v++) { sigmoidTable[v + 32768] = logistic16(v, 3); tanh3[v + 32768] = tanh16(v, 3); }
+  const lstm = (op, values) => {
+    const inp = op.inputs;
+    const x = values.get(inp[0]);
+    const [B, S, I] = T[inp[0]].shape; // batch major (time_major false)
+    if (op.options.time_major) throw new Error('time_major not evaluated');
+    const N = T[inp[2]].shape[0];
+    const cifg = inp[1] < 0;
+    const sx = q(inp[0]), sh = q(inp[18]);
+    const cellScale = T[inp[19]].quantization.scale[0];
+    const cellPower = Math.round(Math.log2(cellScale));
+    const hidden = q(op.intermediates[4]);
+    const hiddenM = quantizeMultiplier(f32(2 ** -15 / f32(hidden.s) * 2 ** -15));
+    const clip = op.options.cell_clip > 0 ? Math.trunc(clamp(f32(op.options.cell_clip / cellScale), -32768, 32767)) : 0;
+    const tanhCell = (v) => tanh16(v, 15 + cellPower);
+    const gates = [0, 1, 2, 3].map((g) => {
+      if (cifg && g === 0) return null;
+      const w = T[inp[1 + g]].data, r = T[inp[5 + g]].data, b = T[inp[12 + g]].data;
+      return {
+        w, r, b,
+        mx: quantizeMultiplier(f32(f32(T[inp[1 + g]].quantization.scale[0] * sx.s) / f32(2 ** -12))),
+        mh: quantizeMultiplier(f32(f32(T[inp[5 + g]].quantization.scale[0] * sh.s) / f32(2 ** -12))),
+      };
+    });
+    let h = vars.get(inp[18]) ?? new Int8Array(B * N).fill(sh.z);
+    let c = vars.get(inp[19]) ?? new Int16Array(B * N);
+    const out = new Int8Array(B * S * N);
+    for (let t = 0; t < S; t++) {
+      const act = [];
+      for (let g = cifg ? 1 : 0; g < 4; g++) {
+        const G = gates[g];
+        const a = new Int16Array(B * N);
+        for (let bb = 0; bb < B; bb++) for (let n = 0; n < N; n++) {
+          let acc = G.b[n];
+          for (let k = 0; k < I; k++) acc += (x[(bb * S + t) * I + k] - sx.z) * G.w[n * I + k];
+          let v = clamp(mbqm(acc, G.mx), -32768, 32767);
+          let acc2 = 0;
+          for (let k = 0; k < N; k++) acc2 += (h[bb * N + k] - sh.z) * G.r[n * N + k];
+          v = clamp(mbqm(acc2, G.mh) + v, -32768, 32767);
+          a[bb * N + n] = g === 2 ? tanh3[v + 32768] : sigmoidTable[v + 32768];
+        }
+        act[g] = a;
+      }
+      if (cifg) act[0] = act[1].map((f) => 32767 - f);
+      const nh = new Int8Array(B * N), nc = new Int16Array(B * N);
+      for (let e = 0; e < B * N; e++) {
+        let v = divideByPot(act[1][e] * c[e], 15) + divideByPot(act[0][e] * act[2][e], 30 + cellPower);
+        v = clamp(v, -32768, 32767);
+        if (clip) v = clamp(v, -clip, clip);
+        nc[e] = v;
+        nh[e] = clamp(mbqm(act[3][e] * tanhCell(v), hiddenM) - hidden.z, -128, 127);
+      }
+      h = nh; c = nc;
+      for (let bb = 0; bb < B; bb++) for (let n = 0; n < N; n++) out[(bb * S + t) * N + n] = h[bb * N + n];
+    }
+    vars.set(inp[18], h); vars.set(inp[19], c);
+    return out;
+  };
+  const fc = (op, values) => {
+    const [xi, wi, bi] = op.inputs;
+    const x = values.get(xi), w = T[wi].data, b = bi >= 0 ? T[bi].data : null;
+    const [O, K] = T[wi].shape;
+    const rows = x.length / K;
+    const sx = q(xi), sw = q(wi), so = q(op.outputs[0]);
+    const m = quantizeMultiplier(f32(sx.s * sw.s) / so.s);
+    const y = new Int8Array(rows * O);
+    for (let r = 0; r < rows; r++) for (let o = 0; o < O; o++) {
+      let acc = b ? b[o] : 0;
+      for (let k = 0; k < K; k++) acc += (x[r * K + k] - sx.z) * w[o * K + k];
+      y[r * O + o] = clamp(mbqm(acc, m) + so.z, -128, 127);
+    }
+    return y;
+  };
+  const logistic = (op, values) => {
+    const si = q(op.inputs[0]), so = q(op.outputs[0]);
+    const inv = f32(1 / so.s);
+    return values.get(op.inputs[0]).map((v) => {
+      const d = f32(si.s * (v - si.z));
+      const tr = f32(1 / (1 + Math.exp(-d)));
+      const rescaled = Math.round(f32(tr * inv));
+      return clamp(rescaled + so.z, -128, 127);
+    });
+  };
+  const softmax = (op, values) => {
+    const si = q(op.inputs[0]), so = q(op.outputs[0]);
+    const x = values.get(op.inputs[0]);
+    const n = T[op.inputs[0]].shape.at(-1);
+    const y = new Int8Array(x.length);
+    for (let r = 0; r < x.length / n; r++) {
+      const row = Array.from(x.subarray(r * n, r * n + n), (v) => si.s * (v - si.z) * op.options.beta);
+      const mx = Math.max(...row);
+      const e = row.map((v) => Math.exp(v - mx));
+      const sum = e.reduce((a, b) => a + b, 0);
+      e.forEach((v, k) => { y[r * n + k] = clamp(Math.round(v / sum / so.s) + so.z, -128, 127); });
+    }
+    return y;
+  };
+  const ops = { UNIDIRECTIONAL_SEQUENCE_LSTM: lstm, FULLY_CONNECTED: fc, LOGISTIC: logistic, SOFTMAX: softmax, RESHAPE: (op, values) => values.get(op.inputs[0]) };
+  return (inputs) => {
+    const values = new Map();
+    sg.inputs.forEach((t, k) => values.set(t, inputs[k]));
+    for (const op of sg.operators) {
+      if (!ops[op.op]) throw new Error(`${op.op} is not evaluated`);
+      values.set(op.outputs[0], ops[op.op](op, values));
+    }
+    return sg.outputs.map((t) => values.get(t));
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+const stepDir = (dir, step) => (step === 0 ? dir : path.join(dir, `step_${step}`));
+const count = (shape) => shape.reduce((a, b) => a * b, 1);
+
+function sameFile(file, bytes) {
+  return fs.existsSync(file) && Buffer.from(fs.readFileSync(file)).equals(Buffer.from(bytes));
+}
+
+async function main() {
+  const check = process.argv.includes('--check');
+  let failures = 0;
+  const problem = (m) => { console.error(`make_int8_recurrent_cases: ${m}`); failures++; };
+  let native = null;
+  if (!check) {
+    const { buildNative, runNative } = await import('./tflite_native_reference.mjs');
+    native = { exe: buildNative(), runNative };
+  }
+  for (const [name, p] of Object.entries(PUBLIC)) {
+    const dir = path.join(OUT, name);
+    const modelPath = path.join(dir, 'model.tflite');
+    if (!fs.existsSync(modelPath)) { problem(`${name}/model.tflite is missing (README.md there says where it comes from)`); continue; }
+    const sha = crypto.createHash('sha256').update(fs.readFileSync(modelPath)).digest('hex');
+    if (sha !== p.sha256) problem(`${name}/model.tflite has sha256 ${sha}, not the public file's ${p.sha256}`);
+    const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
+    if (!readme.includes(sha)) problem(`${name}/model.tflite has sha256 ${sha}, which its README.md does not give`);
+    const inputs = Array.from({ length: STEPS }, (_, step) =>
+      p.inputShapes.map((shape, k) => ({ data: int8Uniform(count(shape), p.seed + 10 * k + step), shape })));
+    const evaluate = int8Evaluator(parseTflite(fs.readFileSync(modelPath)));
+    const expected = inputs.map((group) => evaluate(group.map((t) => t.data)));
+    // Element-wise differences of `stored` (per step, per output) from the
+    // independent evaluation: { differing, max, where: [step, output, index, stored, evaluated] }.
+    const compare = (stored) => {
+      const r = { differing: 0, max: 0, where: [] };
+      stored.forEach((outs, step) => outs.forEach((got, k) => got.forEach((v, i) => {
+        const e = expected[step][k][i];
+        if (v === e) return;
+        r.differing++;
+        r.max = Math.max(r.max, Math.abs(v - e));
+        r.where.push([step, k, i, v, e]);
+      })));
+      return r;
+    };
+    if (check) {
+      const meta = JSON.parse(fs.readFileSync(path.join(dir, 'meta.json'), 'utf8'));
+      const stored = Array.from({ length: STEPS }, (_, step) => p.outputShapes.map((_, k) => readNpy(path.join(stepDir(dir, step), `output_${k}.npy`)).data));
+      const d = compare(stored);
+      if (JSON.stringify(d.where) !== JSON.stringify(meta.independentDifferences)) problem(`${name}: the stored outputs differ from the independent evaluation at ${JSON.stringify(d.where)}, meta.json records ${JSON.stringify(meta.independentDifferences)}`);
+      for (let step = 0; step < STEPS; step++) {
+        inputs[step].forEach((t, k) => {
+          if (!sameFile(path.join(stepDir(dir, step), `input_${k}.npy`), encodeNpy(t.data, t.shape))) problem(`${name} step ${step} input_${k}.npy is not what this script draws`);
+        });
+        p.outputShapes.forEach((shape, k) => {
+          const stored = readNpy(path.join(stepDir(dir, step), `output_${k}.npy`));
+          if (!(stored.data instanceof Int8Array) || JSON.stringify(stored.shape) !== JSON.stringify(shape)) problem(`${name} step ${step} output_${k}.npy is not int8 of shape ${JSON.stringify(shape)}`);
+        });
+      }
+      if (meta.sha256 !== sha) problem(`${name}/meta.json gives sha256 ${meta.sha256}`);
+      continue;
+    }
+    const outputCount = p.outputShapes.length;
+    const run = native.runNative({ exe: native.exe, model: modelPath, inputs: inputs.flat().map((t) => t.data), outputCount, steps: STEPS });
+    const stored = [];
+    for (let step = 0; step < STEPS; step++) {
+      const d = stepDir(dir, step);
+      stored.push([]);
+      fs.mkdirSync(d, { recursive: true });
+      inputs[step].forEach((t, k) => fs.writeFileSync(path.join(d, `input_${k}.npy`), encodeNpy(t.data, t.shape)));
+      p.outputShapes.forEach((shape, k) => {
+        const b = run.outputs[step * outputCount + k];
+        const got = Int8Array.from(new Int8Array(b.buffer, b.byteOffset, b.byteLength));
+        fs.writeFileSync(path.join(d, `output_${k}.npy`), encodeNpy(got, shape));
+        stored[step].push(got);
+      });
+    }
+    const diff = compare(stored);
+    const total = STEPS * p.outputShapes.reduce((a, sh) => a + count(sh), 0);
+    fs.writeFileSync(path.join(dir, 'meta.json'), `${JSON.stringify({
+      case: name, what: p.what, steps: STEPS, sha256: sha,
+      reference: 'TFLite 2.9 native library, builtin kernels (no delegate), 3 consecutive invokes of one interpreter (state carried); its integer LSTM (kernels/lstm_eval.cc LstmStepInteger8x8_16) uses gemmlowp int16 logistic/tanh, where TFLite Micro 90b983c2b3f1 uses its LUT-based reference_integer_ops Logistic/Tanh: Kiln follows TFLite 2.9',
+      inputs: `int8 uniform in [-128, 127], mulberry32 seeds ${p.seed} + step`,
+      independent: `tests/reference/make_int8_recurrent_cases.mjs int8Evaluator (TFLite 2.9's integer arithmetic: LstmStepInteger8x8_16 with gemmlowp int16 logistic/tanh and its hidden-state zero point subtracted, int8 FULLY_CONNECTED, float-built LOGISTIC table, SOFTMAX in float64 rounded), state carried: equal on ${total - diff.differing} of ${total} values, max |diff| ${diff.max} LSB`,
+      independentDifferences: diff.where,
+      layout: 'step 0 at the top level, steps 1 and 2 in step_1/ and step_2/',
+    }, null, 2)}\n`);
+    console.log(`${name}: wrote ${STEPS} steps; independent evaluation differs on ${diff.differing} of ${total} values (max ${diff.max} LSB)`);
+  }
+  if (failures) process.exit(1);
+  console.log(check ? 'int8 recurrent state cases: all match' : `wrote ${Object.keys(PUBLIC).length} cases to ${OUT}`);
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
