@@ -7,19 +7,34 @@
 //
 //   node tests/reference/make_int8_recurrent_cases.mjs [--check]
 //
-// Each folder holds the unmodified public model.tflite (README.md there: its
-// source, sha256 and license), meta.json, the first invocation's
-// input_0.npy / output_0.npy at the top level and the second and third
-// invocation's in step_1/ and step_2/. The stored outputs are TensorFlow Lite
-// 2.9's native library with no delegate, three consecutive invokes of one
-// interpreter (tflite_native_reference.mjs, steps: 3), so the LSTM state
-// carries. The inputs are int8 values drawn uniformly from [-128, 127]
-// (mulberry32 seeds below + step).
+// Each folder holds the unmodified public source.tflite (README.md there:
+// its source, sha256 and license), model.tflite derived from it here
+// (derivedModel: its operators with tensors, weights, quantization and
+// intermediates unchanged, intermediate results exposed as outputs: the
+// mnist LSTM's output sequence and FULLY_CONNECTED beside the saturating
+// SOFTMAX; DTLN's two LSTMs, without the FULLY_CONNECTED whose optimized
+// TFLite 2.9 kernel rounds ties differently, meta.json note), meta.json,
+// the first invocation's input_0.npy / output_K.npy at the top level and
+// the second and third invocation's in step_1/ and step_2/. The stored
+// outputs are TensorFlow Lite 2.9's native library with no delegate, three
+// consecutive invokes of one interpreter (tflite_native_reference.mjs,
+// steps: 3), so the LSTM state carries. The inputs are int8 values drawn
+// uniformly from [-128, 127] (mulberry32 seeds below + step).
+//
+// Independent evaluation (int8Evaluator): TFLite 2.9's integer arithmetic
+// written from its kernels, over the parsed model.tflite with the state
+// carried; the stored outputs must equal it except where meta.json
+// (independentDifferences) records otherwise (nowhere today). TFLite 2.9's
+// integer LSTM differs from TFLite Micro's (90b983c2b3f1 lstm_eval.cc):
+// gemmlowp's int16 logistic/tanh against TFLM's LUT-based
+// reference_integer_ops Logistic/Tanh, and the hidden zero point subtracted
+// (portable_tensor_utils.cc CwiseMul) against added; Kiln and these cases
+// follow TFLite 2.9.
 //
 // --check (no TFLite needed; CTest reference_int8_recurrent_data_check):
-// the models' sha256 against their README.md and meta.json, and every step's
-// inputs against what this script draws, and the stored outputs' shapes and
-// types.
+// source.tflite's sha256 against README.md and meta.json, model.tflite
+// against what derivedModel builds, every step's inputs against what this
+// script draws, and the stored outputs against the independent evaluation.
 //
 // Needs the native library for writing (node fetch_models.mjs --bench).
 // Deterministic: two runs give the same files.
@@ -31,6 +46,7 @@ import { fileURLToPath } from 'node:url';
 
 import { encodeNpy, readNpy } from './npy.mjs';
 import { mulberry32 } from './prng.mjs';
+import { buildTfliteModel } from './tflite_builder.mjs';
 import { parseTflite } from './tflite_flatbuffer.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,15 +64,20 @@ const PUBLIC = {
     what: "TensorFlow Lite Micro's mnist_lstm example, int8 (trained_lstm_int8.tflite): integer UNIDIRECTIONAL_SEQUENCE_LSTM (int16 cell state) over 28 rows of 28 pixels, then FULLY_CONNECTED and SOFTMAX",
     sha256: 'a44e4d8a6c051db582414915ee28ee0462bd47e9f150e4a095fb5a126b88d885',
     seed: 4300,
+    keepOps: [0, 3],
+    outputTensors: [23, 25, 26], // the LSTM's [1, 28, 20] sequence, FULLY_CONNECTED, SOFTMAX
     inputShapes: [[1, 28, 28]],
-    outputShapes: [[1, 10]],
+    outputShapes: [[1, 28, 20], [1, 10], [1, 10]],
   },
   tflm_dtln: {
     what: "TensorFlow Lite Micro's DTLN noise suppression example (dtln_noise_suppression.tflite): two integer UNIDIRECTIONAL_SEQUENCE_LSTMs (int16 cell states) over one frame of 257 int8 features, then FULLY_CONNECTED and LOGISTIC",
     sha256: '91e94316d1a4747dd3bddcf58423927e97213913a9b4210edca3f9402b2ff0fe',
     seed: 4400,
+    keepOps: [0, 1],
+    outputTensors: [34, 42], // the two LSTMs' outputs
+    note: "The source model's FULLY_CONNECTED and LOGISTIC after the LSTMs are left out: on these inputs TFLite 2.9's optimized int8 FULLY_CONNECTED differs from TFLite's reference MultiplyByQuantizedMultiplier (double rounding, half away from zero; TFLite Micro's arithmetic, and Kiln's) on 3 of 257 values at step 1 and 1 at step 2, each 1 LSB where the rounded high product lands on an exact half (-111.4985, -101.5020, -95.5001, -119.5010 before rounding), giving 1 LSB on output 179 at step 2 of the full model; the LSTM outputs agree exactly",
     inputShapes: [[1, 1, 257]],
-    outputShapes: [[1, 1, 257]],
+    outputShapes: [[1, 1, 128], [1, 1, 128]],
   },
 };
 
@@ -288,6 +309,36 @@ function int8Evaluator(parsed) {
 
 // ---------------------------------------------------------------------------
 
+/// model.tflite: operators keepOps[0]..keepOps[1] of the public
+/// source.tflite with their tensors, weights, quantization and
+/// intermediates unchanged (renumbered), the source's input and
+/// `outputTensors` as outputs.
+function derivedModel(source, { keepOps, outputTensors }) {
+  const g = parseTflite(source).subgraphs[0];
+  const ops = g.operators.slice(keepOps[0], keepOps[1] + 1);
+  const used = [...new Set(ops.flatMap((o) => [...o.inputs, ...o.outputs, ...(o.intermediates ?? [])]).filter((i) => i >= 0))].sort((a, b) => a - b);
+  const renumber = new Map(used.map((t, k) => [t, k]));
+  const map = (i) => (i < 0 ? -1 : renumber.get(i));
+  const tensors = used.map((i) => {
+    const t = g.tensors[i];
+    return {
+      name: t.name, shape: t.shape, dtype: t.dtype,
+      ...(t.data ? { data: t.data } : {}),
+      ...(t.quantization ? { quantization: t.quantization } : {}),
+      ...(t.isVariable ? { isVariable: true } : {}),
+    };
+  });
+  return buildTfliteModel({
+    tensors,
+    operators: ops.map((o) => ({
+      op: o.op, version: o.version, ...(o.options && Object.keys(o.options).length ? { options: o.options } : {}),
+      inputs: o.inputs.map(map), outputs: o.outputs.map(map), ...(o.intermediates ? { intermediates: o.intermediates.map(map) } : {}),
+    })),
+    inputs: g.inputs.map(map), outputs: outputTensors.map(map),
+    description: `operators ${keepOps[0]}-${keepOps[1]} of a TensorFlow Lite Micro example model, intermediate outputs exposed`,
+  });
+}
+
 const stepDir = (dir, step) => (step === 0 ? dir : path.join(dir, `step_${step}`));
 const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
@@ -306,12 +357,19 @@ async function main() {
   }
   for (const [name, p] of Object.entries(PUBLIC)) {
     const dir = path.join(OUT, name);
-    const modelPath = path.join(dir, 'model.tflite');
-    if (!fs.existsSync(modelPath)) { problem(`${name}/model.tflite is missing (README.md there says where it comes from)`); continue; }
-    const sha = crypto.createHash('sha256').update(fs.readFileSync(modelPath)).digest('hex');
-    if (sha !== p.sha256) problem(`${name}/model.tflite has sha256 ${sha}, not the public file's ${p.sha256}`);
+    const sourcePath = path.join(dir, 'source.tflite'), modelPath = path.join(dir, 'model.tflite');
+    if (!fs.existsSync(sourcePath)) { problem(`${name}/source.tflite is missing (README.md there says where it comes from)`); continue; }
+    const source = fs.readFileSync(sourcePath);
+    const sha = crypto.createHash('sha256').update(source).digest('hex');
+    if (sha !== p.sha256) problem(`${name}/source.tflite has sha256 ${sha}, not the public file's ${p.sha256}`);
     const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
-    if (!readme.includes(sha)) problem(`${name}/model.tflite has sha256 ${sha}, which its README.md does not give`);
+    if (!readme.includes(sha)) problem(`${name}/source.tflite has sha256 ${sha}, which its README.md does not give`);
+    const model = derivedModel(source, p);
+    if (check) {
+      if (!sameFile(modelPath, model)) problem(`${name}/model.tflite is not what this script derives from source.tflite`);
+    } else {
+      fs.writeFileSync(modelPath, model);
+    }
     const inputs = Array.from({ length: STEPS }, (_, step) =>
       p.inputShapes.map((shape, k) => ({ data: int8Uniform(count(shape), p.seed + 10 * k + step), shape })));
     const evaluate = int8Evaluator(parseTflite(fs.readFileSync(modelPath)));
@@ -357,6 +415,7 @@ async function main() {
       p.outputShapes.forEach((shape, k) => {
         const b = run.outputs[step * outputCount + k];
         const got = Int8Array.from(new Int8Array(b.buffer, b.byteOffset, b.byteLength));
+        if (got.length !== count(shape)) throw new Error(`${name}: output ${k} has ${got.length} values, expected ${count(shape)}`);
         fs.writeFileSync(path.join(d, `output_${k}.npy`), encodeNpy(got, shape));
         stored[step].push(got);
       });
@@ -365,6 +424,8 @@ async function main() {
     const total = STEPS * p.outputShapes.reduce((a, sh) => a + count(sh), 0);
     fs.writeFileSync(path.join(dir, 'meta.json'), `${JSON.stringify({
       case: name, what: p.what, steps: STEPS, sha256: sha,
+      model: `source.tflite is the public file (sha256 above), unchanged; model.tflite is its operators ${p.keepOps[0]}-${p.keepOps[1]} with tensors ${JSON.stringify(p.outputTensors)} as outputs (make_int8_recurrent_cases.mjs derivedModel)`,
+      ...(p.note ? { note: p.note } : {}),
       reference: 'TFLite 2.9 native library, builtin kernels (no delegate), 3 consecutive invokes of one interpreter (state carried); its integer LSTM (kernels/lstm_eval.cc LstmStepInteger8x8_16) uses gemmlowp int16 logistic/tanh, where TFLite Micro 90b983c2b3f1 uses its LUT-based reference_integer_ops Logistic/Tanh: Kiln follows TFLite 2.9',
       inputs: `int8 uniform in [-128, 127], mulberry32 seeds ${p.seed} + step`,
       independent: `tests/reference/make_int8_recurrent_cases.mjs int8Evaluator (TFLite 2.9's integer arithmetic: LstmStepInteger8x8_16 with gemmlowp int16 logistic/tanh and its hidden-state zero point subtracted, int8 FULLY_CONNECTED, float-built LOGISTIC table, SOFTMAX in float64 rounded), state carried: equal on ${total - diff.differing} of ${total} values, max |diff| ${diff.max} LSB`,
