@@ -202,8 +202,10 @@ function int8Evaluator(parsed) {
   const lstm = (op, values) => {
     const inp = op.inputs;
     const x = values.get(inp[0]);
-    const [B, S, I] = T[inp[0]].shape; // batch major (time_major false)
-    if (op.options.time_major) throw new Error('time_major not evaluated');
+    const tm = !!op.options.time_major;
+    const [d0, d1, I] = T[inp[0]].shape;
+    const [B, S] = tm ? [d1, d0] : [d0, d1];
+    const at = (bb, t) => (tm ? t * B + bb : bb * S + t); // row of x and of the output
     const N = T[inp[2]].shape[0];
     const cifg = inp[1] < 0;
     const sx = q(inp[0]), sh = q(inp[18]);
@@ -232,7 +234,7 @@ function int8Evaluator(parsed) {
         const a = new Int16Array(B * N);
         for (let bb = 0; bb < B; bb++) for (let n = 0; n < N; n++) {
           let acc = G.b[n];
-          for (let k = 0; k < I; k++) acc += (x[(bb * S + t) * I + k] - sx.z) * G.w[n * I + k];
+          for (let k = 0; k < I; k++) acc += (x[at(bb, t) * I + k] - sx.z) * G.w[n * I + k];
           let v = clamp(mbqm(acc, G.mx), -32768, 32767);
           let acc2 = 0;
           for (let k = 0; k < N; k++) acc2 += (h[bb * N + k] - sh.z) * G.r[n * N + k];
@@ -251,7 +253,7 @@ function int8Evaluator(parsed) {
         nh[e] = clamp(mbqm(act[3][e] * tanhCell(v), hiddenM) - hidden.z, -128, 127);
       }
       h = nh; c = nc;
-      for (let bb = 0; bb < B; bb++) for (let n = 0; n < N; n++) out[(bb * S + t) * N + n] = h[bb * N + n];
+      for (let bb = 0; bb < B; bb++) for (let n = 0; n < N; n++) out[at(bb, t) * N + n] = h[bb * N + n];
     }
     vars.set(inp[18], h); vars.set(inp[19], c);
     return out;
@@ -339,6 +341,62 @@ function derivedModel(source, { keepOps, outputTensors }) {
   });
 }
 
+// ---------------------------------------------------------------------------
+// Built int8 LSTMs (tflite_builder.mjs), with the quantization TFLite's
+// converter gives an integer LSTM: symmetric per-tensor int8 weights, int32
+// biases of scale s_x s_W, an int16 cell state of a power-of-two scale, the
+// output state and output of one scale and zero point, and five
+// intermediates (four float32 gate scratch tensors, unused without layer
+// norm, and the int8 hidden state of the output's quantization).
+
+const BUILT = {
+  int8_lstm_cifg_batch2: {
+    what: 'int8 LSTM, CIFG (no input gate), batch 2, 4 steps, input 5, 6 cells, cell state scale 2^-11, output zero point 3 (TFLite 2.9 subtracts it at the hidden state)',
+    B: 2, S: 4, I: 5, N: 6, cifg: true, cellPower: -11, hiddenZp: 3, cellClip: 0, seed: 7100,
+  },
+  int8_lstm_time_major_clip: {
+    what: 'int8 LSTM, time_major [5, 1, 3], 4 cells, cell state scale 2^-12, cell_clip 1.5 (quantized to 6144), output zero point -5',
+    B: 1, S: 5, I: 3, N: 4, timeMajor: true, cellPower: -12, hiddenZp: -5, cellClip: 1.5, seed: 7200,
+  },
+  int8_lstm_cell_scale_2e10: {
+    what: 'int8 LSTM, 6 steps, input 8, 8 cells, cell state scale 2^-10 (tanh of the cell in Q5.10), output zero point 0',
+    B: 1, S: 6, I: 8, N: 8, cellPower: -10, hiddenZp: 0, cellClip: 0, seed: 7300,
+  },
+};
+
+function builtModel(c) {
+  const r = mulberry32(c.seed);
+  const ints = (n, lo, hi) => Int32Array.from({ length: n }, () => lo + Math.floor(r() * (hi - lo + 1)));
+  const sx = 0.05, zx = -7, sh = 0.0078125;
+  const tensors = [];
+  const add = (t) => { tensors.push(t); return tensors.length - 1; };
+  const xShape = c.timeMajor ? [c.S, c.B, c.I] : [c.B, c.S, c.I];
+  const x = add({ name: 'x', shape: xShape, dtype: 'int8', quantization: { scale: [sx], zeroPoint: [zx] } });
+  const weights = (name, rows, cols, scale) => add({ name, shape: [rows, cols], dtype: 'int8', data: Int8Array.from(ints(rows * cols, -127, 127)), quantization: { scale: [scale], zeroPoint: [0] } });
+  const gates = ['input', 'forget', 'cell', 'output'];
+  const ws = gates.map((g, k) => (c.cifg && k === 0 ? null : { w: 0.002 + 0.001 * k, r: 0.004 + 0.001 * k }));
+  const wi = gates.map((g, k) => (ws[k] ? weights(`w_${g}`, c.N, c.I, ws[k].w) : -1));
+  const ri = gates.map((g, k) => (ws[k] ? weights(`r_${g}`, c.N, c.N, ws[k].r) : -1));
+  const bi = gates.map((g, k) => (ws[k] ? add({ name: `b_${g}`, shape: [c.N], dtype: 'int32', data: ints(c.N, -3000, 3000), quantization: { scale: [Math.fround(sx * ws[k].w)], zeroPoint: [0] } }) : -1));
+  const h = add({ name: 'output_state', shape: [c.B, c.N], dtype: 'int8', isVariable: true, quantization: { scale: [sh], zeroPoint: [c.hiddenZp] } });
+  const cs = add({ name: 'cell_state', shape: [c.B, c.N], dtype: 'int16', isVariable: true, quantization: { scale: [2 ** c.cellPower], zeroPoint: [0] } });
+  const y = add({ name: 'y', shape: c.timeMajor ? [c.S, c.B, c.N] : [c.B, c.S, c.N], dtype: 'int8', quantization: { scale: [sh], zeroPoint: [c.hiddenZp] } });
+  const inter = gates.map((g) => add({ name: `${g}_intermediate`, shape: [0], dtype: 'float32' }));
+  inter.push(add({ name: 'hidden_intermediate', shape: [0], dtype: 'int8', quantization: { scale: [sh], zeroPoint: [c.hiddenZp] } }));
+  return buildTfliteModel({
+    tensors,
+    operators: [{
+      op: 'UNIDIRECTIONAL_SEQUENCE_LSTM',
+      inputs: [x, ...wi, ...ri, -1, -1, -1, ...bi, -1, -1, h, cs, -1, -1, -1, -1],
+      outputs: [y], intermediates: inter,
+      options: { fused_activation_function: 'TANH', cell_clip: c.cellClip, proj_clip: 0, time_major: !!c.timeMajor },
+    }],
+    inputs: [x], outputs: [y], description: 'kiln int8 LSTM test model',
+  });
+}
+
+// ---------------------------------------------------------------------------
+
 const stepDir = (dir, step) => (step === 0 ? dir : path.join(dir, `step_${step}`));
 const count = (shape) => shape.reduce((a, b) => a * b, 1);
 
@@ -355,24 +413,36 @@ async function main() {
     const { buildNative, runNative } = await import('./tflite_native_reference.mjs');
     native = { exe: buildNative(), runNative };
   }
-  for (const [name, p] of Object.entries(PUBLIC)) {
+  const built = Object.fromEntries(Object.entries(BUILT).map(([name, c]) => [name, {
+    what: c.what, seed: c.seed + 50, built: c,
+    inputShapes: [c.timeMajor ? [c.S, c.B, c.I] : [c.B, c.S, c.I]],
+    outputShapes: [c.timeMajor ? [c.S, c.B, c.N] : [c.B, c.S, c.N]],
+  }]));
+  for (const [name, p] of Object.entries({ ...PUBLIC, ...built })) {
     const dir = path.join(OUT, name);
-    const sourcePath = path.join(dir, 'source.tflite'), modelPath = path.join(dir, 'model.tflite');
-    if (!fs.existsSync(sourcePath)) { problem(`${name}/source.tflite is missing (README.md there says where it comes from)`); continue; }
-    const source = fs.readFileSync(sourcePath);
-    const sha = crypto.createHash('sha256').update(source).digest('hex');
-    if (sha !== p.sha256) problem(`${name}/source.tflite has sha256 ${sha}, not the public file's ${p.sha256}`);
-    const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
-    if (!readme.includes(sha)) problem(`${name}/source.tflite has sha256 ${sha}, which its README.md does not give`);
-    const model = derivedModel(source, p);
+    const modelPath = path.join(dir, 'model.tflite');
+    let model, sha = null;
+    if (p.built) {
+      model = builtModel(p.built);
+      if (!check) fs.mkdirSync(dir, { recursive: true });
+    } else {
+      const sourcePath = path.join(dir, 'source.tflite');
+      if (!fs.existsSync(sourcePath)) { problem(`${name}/source.tflite is missing (README.md there says where it comes from)`); continue; }
+      const source = fs.readFileSync(sourcePath);
+      sha = crypto.createHash('sha256').update(source).digest('hex');
+      if (sha !== p.sha256) problem(`${name}/source.tflite has sha256 ${sha}, not the public file's ${p.sha256}`);
+      const readme = fs.readFileSync(path.join(dir, 'README.md'), 'utf8');
+      if (!readme.includes(sha)) problem(`${name}/source.tflite has sha256 ${sha}, which its README.md does not give`);
+      model = derivedModel(source, p);
+    }
     if (check) {
-      if (!sameFile(modelPath, model)) problem(`${name}/model.tflite is not what this script derives from source.tflite`);
+      if (!sameFile(modelPath, model)) problem(`${name}/model.tflite is not what this script ${p.built ? 'builds' : 'derives from source.tflite'}`);
     } else {
       fs.writeFileSync(modelPath, model);
     }
     const inputs = Array.from({ length: STEPS }, (_, step) =>
       p.inputShapes.map((shape, k) => ({ data: int8Uniform(count(shape), p.seed + 10 * k + step), shape })));
-    const evaluate = int8Evaluator(parseTflite(fs.readFileSync(modelPath)));
+    const evaluate = int8Evaluator(parseTflite(model));
     const expected = inputs.map((group) => evaluate(group.map((t) => t.data)));
     // Element-wise differences of `stored` (per step, per output) from the
     // independent evaluation: { differing, max, where: [step, output, index, stored, evaluated] }.
@@ -401,7 +471,7 @@ async function main() {
           if (!(stored.data instanceof Int8Array) || JSON.stringify(stored.shape) !== JSON.stringify(shape)) problem(`${name} step ${step} output_${k}.npy is not int8 of shape ${JSON.stringify(shape)}`);
         });
       }
-      if (meta.sha256 !== sha) problem(`${name}/meta.json gives sha256 ${meta.sha256}`);
+      if (!p.built && meta.sha256 !== sha) problem(`${name}/meta.json gives sha256 ${meta.sha256}`);
       continue;
     }
     const outputCount = p.outputShapes.length;
@@ -423,8 +493,11 @@ async function main() {
     const diff = compare(stored);
     const total = STEPS * p.outputShapes.reduce((a, sh) => a + count(sh), 0);
     fs.writeFileSync(path.join(dir, 'meta.json'), `${JSON.stringify({
-      case: name, what: p.what, steps: STEPS, sha256: sha,
-      model: `source.tflite is the public file (sha256 above), unchanged; model.tflite is its operators ${p.keepOps[0]}-${p.keepOps[1]} with tensors ${JSON.stringify(p.outputTensors)} as outputs (make_int8_recurrent_cases.mjs derivedModel)`,
+      case: name, what: p.what, steps: STEPS,
+      ...(p.built ? { model: 'built by make_int8_recurrent_cases.mjs builtModel' } : {
+        sha256: sha,
+        model: `source.tflite is the public file (sha256 above), unchanged; model.tflite is its operators ${p.keepOps[0]}-${p.keepOps[1]} with tensors ${JSON.stringify(p.outputTensors)} as outputs (make_int8_recurrent_cases.mjs derivedModel)`,
+      }),
       ...(p.note ? { note: p.note } : {}),
       reference: 'TFLite 2.9 native library, builtin kernels (no delegate), 3 consecutive invokes of one interpreter (state carried); its integer LSTM (kernels/lstm_eval.cc LstmStepInteger8x8_16) uses gemmlowp int16 logistic/tanh, where TFLite Micro 90b983c2b3f1 uses its LUT-based reference_integer_ops Logistic/Tanh: Kiln follows TFLite 2.9',
       inputs: `int8 uniform in [-128, 127], mulberry32 seeds ${p.seed} + step`,
@@ -435,7 +508,7 @@ async function main() {
     console.log(`${name}: wrote ${STEPS} steps; independent evaluation differs on ${diff.differing} of ${total} values (max ${diff.max} LSB)`);
   }
   if (failures) process.exit(1);
-  console.log(check ? 'int8 recurrent state cases: all match' : `wrote ${Object.keys(PUBLIC).length} cases to ${OUT}`);
+  console.log(check ? 'int8 recurrent state cases: all match' : `wrote ${Object.keys(PUBLIC).length + Object.keys(BUILT).length} cases to ${OUT}`);
 }
 
 main().catch((e) => { console.error(e); process.exit(1); });
