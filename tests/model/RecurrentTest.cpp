@@ -109,6 +109,26 @@ TEST(Recurrent, RefusalsAreOneExactLine) {
        "operator #0 (BIDIRECTIONAL_SEQUENCE_LSTM): the auxiliary input form (inputs 39 to 47; "
        "input 39 (auxiliary 'aux') is given) is not supported; Kiln converts the bidirectional "
        "LSTM without auxiliary input"},
+      // The integer LSTM (make_int8_recurrent_cases.mjs).
+      {"int8_lstm_peephole.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 9 (peephole weights 'cell_to_input') is "
+       "given: the int8 LSTM with peephole is not supported yet"},
+      {"int8_lstm_projection.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 16 (projection 'projection') is given: "
+       "the int8 LSTM with projection is not supported yet"},
+      {"int8_lstm_layer_norm.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 20 (layer-norm coefficients "
+       "'layer_norm_input') is given: the int8 LSTM with layer norm is not supported yet"},
+      {"int8_lstm_relu.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): fused_activation_function RELU is not "
+       "supported by the integer LSTM (TFLite's integer kernel uses TANH)"},
+      {"int8_lstm_cell_scale_not_pot.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 19 (cell state 'cell_state') has scale "
+       "0.0003 and zero point 0; the integer LSTM needs a power-of-two scale (its cell arithmetic "
+       "shifts by the log2) and zero point 0"},
+      {"int8_lstm_no_intermediates.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): has no fifth intermediate tensor; TFLite's "
+       "integer LSTM reads the hidden state's scale and zero point from it"},
   };
   TempDir tmp;
   for (const Refusal &r : refusals) {

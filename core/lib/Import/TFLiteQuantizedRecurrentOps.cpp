@@ -237,9 +237,9 @@ struct IntLstm {
   bool timeMajor = false, cifg = false;
   Gate gate[4];
   const TensorQuant *in = nullptr, *state = nullptr;
-  int cellPower = 0;        // log2 of the cell state's scale
-  int32_t cellClip = 0;     // quantized; 0: none
-  float hiddenScale = 0;    // 2^-15 / s_hidden * 2^-15
+  int cellPower = 0;     // log2 of the cell state's scale
+  int32_t cellClip = 0;  // quantized; 0: none
+  float hiddenScale = 0; // 2^-15 / s_hidden * 2^-15
   int32_t hiddenZp = 0;
 };
 
@@ -253,8 +253,7 @@ LogicalResult readGate(OpContext &ctx, IntLstm &l, int g) {
                          std::pair{ri, gate + "-gate recurrent weights"}}) {
     if (!ctx.hasInput(i) || ctx.inputTensor(i)->type() != schema::TensorType::INT8 ||
         !ctx.isConstant(i))
-      return ctx.fail(label(ctx, i, role) +
-                      " must be a constant INT8 tensor in the integer LSTM");
+      return ctx.fail(label(ctx, i, role) + " must be a constant INT8 tensor in the integer LSTM");
     const TensorQuant *q = ctx.inputQuant(i);
     if (!q || q->perChannel() || q->zeroPoint() != 0)
       return ctx.fail(label(ctx, i, role) +
@@ -341,8 +340,8 @@ LogicalResult readIntLstm(OpContext &ctx, IntLstm &l) {
   using T = schema::TensorType;
   if (ctx.outputTensor(0)->type() != T::INT8)
     return ctx.fail("output 0 must be INT8 in the integer LSTM");
-  for (auto [i, role, type] : {std::tuple{18, "output state", T::INT8},
-                               std::tuple{19, "cell state", T::INT16}}) {
+  for (auto [i, role, type] :
+       {std::tuple{18, "output state", T::INT8}, std::tuple{19, "cell state", T::INT16}}) {
     if (!ctx.hasInput(i) || !ctx.isVariable(i))
       return ctx.fail(label(ctx, i, role) +
                       " must be a variable tensor (is_variable); TFLite keeps the state in one");
@@ -366,8 +365,10 @@ LogicalResult readIntLstm(OpContext &ctx, IntLstm &l) {
     return failure();
   int exponent = 0;
   if (cell->zeroPoint != 0 || std::frexp(cell->scale, &exponent) != 0.5f)
-    return ctx.fail(label(ctx, 19, "cell state") +
-                    " must have a power-of-two scale and zero point 0 (TFLite's integer LSTM)");
+    return ctx.fail(label(ctx, 19, "cell state") + " has scale " + shortNumber(cell->scale) +
+                    " and zero point " + llvm::Twine(cell->zeroPoint) +
+                    "; the integer LSTM needs a power-of-two scale (its cell arithmetic shifts by "
+                    "the log2) and zero point 0");
   l.cellPower = exponent - 1;
   if (15 + l.cellPower > 6 || 15 + l.cellPower < 0)
     return ctx.fail(label(ctx, 19, "cell state") + " has scale 2^" + llvm::Twine(l.cellPower) +
@@ -448,8 +449,8 @@ LogicalResult convertQuantizedUnidirectionalLstm(OpContext &ctx) {
   Value flat = ctx.reshape(seq, {l.steps * b, l.inputs});
   Value xw[4];
   for (int g = l.cifg ? 1 : 0; g < 4; ++g) {
-    auto a = accumulate(ctx, product(ctx, flat, l.gate[g].w, l.gate[g].x, n), l.gate[g].xScale,
-                        Value());
+    auto a =
+        accumulate(ctx, product(ctx, flat, l.gate[g].w, l.gate[g].x, n), l.gate[g].xScale, Value());
     if (failed(a))
       return failure();
     xw[g] = *a;
@@ -465,8 +466,8 @@ LogicalResult convertQuantizedUnidirectionalLstm(OpContext &ctx) {
     Value act[4];
     for (int g = l.cifg ? 1 : 0; g < 4; ++g) {
       Value fromX = ctx.slice(xw[g], {t * b, 0}, {b, n});
-      auto a = accumulate(ctx, product(ctx, h, l.gate[g].r, l.gate[g].h, n), l.gate[g].hScale,
-                          fromX);
+      auto a =
+          accumulate(ctx, product(ctx, h, l.gate[g].r, l.gate[g].h, n), l.gate[g].hScale, fromX);
       if (failed(a))
         return failure();
       act[g] = lookup(ctx, g == 2 ? tanhGate : sigmoid, *a);
@@ -482,8 +483,8 @@ LogicalResult convertQuantizedUnidirectionalLstm(OpContext &ctx) {
     // TFLite 2.9's CwiseMul (portable_tensor_utils.cc) subtracts the
     // hidden zero point where it means to add it; the recurrent product
     // then reads h with the output state's zero point.
-    auto hidden = quant::rescale(ctx, prod, quant::i8Type(ctx), 0, -l.hiddenZp,
-                                 {double(l.hiddenScale)});
+    auto hidden =
+        quant::rescale(ctx, prod, quant::i8Type(ctx), 0, -l.hiddenZp, {double(l.hiddenScale)});
     if (failed(hidden))
       return failure();
     h = *hidden;
