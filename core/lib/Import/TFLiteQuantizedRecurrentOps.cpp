@@ -502,4 +502,11 @@ LogicalResult convertQuantizedUnidirectionalLstm(OpContext &ctx) {
   return success();
 }
 
+void registerQuantizedRecurrentOps(ConverterTable &table) {
+  // Reached through the float table's UNIDIRECTIONAL_SEQUENCE_LSTM
+  // (convertsIntegerForms), which hands int8 inputs here; listed in the
+  // int8 table too, where the operator table looks for it.
+  table[BuiltinOperator::UNIDIRECTIONAL_SEQUENCE_LSTM] = convertQuantizedUnidirectionalLstm;
+}
+
 } // namespace kiln::tfl
