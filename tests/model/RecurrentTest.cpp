@@ -4,13 +4,14 @@
 // make_recurrent_cases.mjs): UNIDIRECTIONAL_SEQUENCE_LSTM (plain, CIFG,
 // peephole, projection with clip, layer norm, time_major, cell_clip,
 // RELU/RELU6 activations, batch 2), UNIDIRECTIONAL_SEQUENCE_RNN (TANH,
-// RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs), and
-// TensorFlow Lite Micro's mnist_lstm model. Their three invocations each
-// (step 0 at the folder's top, step_1/, step_2/) are run in order on one
-// module and compared with TensorFlow Lite 2.9 by StateTest.cpp
-// (kiln_state_tests), which runs every folder of tests/data/state; the
-// script checks the stored outputs against its own float64 evaluation.
-// Here: the folders are all present with their steps.
+// RELU, NONE), BIDIRECTIONAL_SEQUENCE_LSTM (merged and separate outputs),
+// TensorFlow Lite Micro's mnist_lstm model (float32 and int8) and its DTLN
+// model (two int8 LSTMs; make_int8_recurrent_cases.mjs; integers compared
+// exactly). Their three invocations each (step 0 at the folder's top,
+// step_1/, step_2/) are run in order on one module and compared with
+// TensorFlow Lite 2.9 by StateTest.cpp (kiln_state_tests), which runs every
+// folder of tests/data/state; the scripts check the stored outputs against
+// their own evaluations. Here: the folders are all present with their steps.
 //
 // The refused models (tests/data/state/refused) give one error line naming
 // the operator, the tensor and what is supported.
@@ -42,6 +43,11 @@ TEST(Recurrent, CasesArePresent) {
   std::vector<std::string> cases = listCases();
   EXPECT_GE(cases.size(), 20u);
   EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_mnist_lstm"), cases.end());
+  // The integer LSTM (int16 cell state; TFLiteQuantizedRecurrentOps.cpp):
+  // TensorFlow Lite Micro's int8 mnist_lstm, refused until it was converted,
+  // and DTLN; TFLite 2.9's integer arithmetic, compared exactly.
+  EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_mnist_lstm_int8"), cases.end());
+  EXPECT_NE(std::find(cases.begin(), cases.end(), "tflm_dtln"), cases.end());
   for (const std::string &c : cases)
     for (const char *step : {"step_1", "step_2"})
       EXPECT_TRUE(std::filesystem::exists(stateDir() + "/" + c + "/" + step + "/output_0.npy"))
@@ -92,10 +98,26 @@ TEST(Recurrent, RefusalsAreOneExactLine) {
        "operator #0 (BIDIRECTIONAL_SEQUENCE_LSTM): the auxiliary input form (inputs 39 to 47; "
        "input 39 (auxiliary 'aux') is given) is not supported; Kiln converts the bidirectional "
        "LSTM without auxiliary input"},
-      // TensorFlow Lite Micro's int8 mnist_lstm (int16 cell state).
-      {"tflm_trained_lstm_int8.tflite",
-       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): int8 LSTM is not supported yet (input 0 is "
-       "INT8; TFLite's integer kernel keeps an int16 cell state); Kiln converts float32 LSTM"},
+      // The integer LSTM (make_int8_recurrent_cases.mjs).
+      {"int8_lstm_peephole.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 9 (peephole weights 'cell_to_input') is "
+       "given: the int8 LSTM with peephole is not supported yet"},
+      {"int8_lstm_projection.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 16 (projection 'projection') is given: "
+       "the int8 LSTM with projection is not supported yet"},
+      {"int8_lstm_layer_norm.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 20 (layer-norm coefficients "
+       "'layer_norm_input') is given: the int8 LSTM with layer norm is not supported yet"},
+      {"int8_lstm_relu.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): fused_activation_function RELU is not "
+       "supported by the integer LSTM (TFLite's integer kernel uses TANH)"},
+      {"int8_lstm_cell_scale_not_pot.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 19 (cell state 'cell_state') has scale "
+       "0.0003 and zero point 0; the integer LSTM needs a power-of-two scale (its cell arithmetic "
+       "shifts by the log2) and zero point 0"},
+      {"int8_lstm_no_intermediates.tflite",
+       "operator #0 (UNIDIRECTIONAL_SEQUENCE_LSTM): has no fifth intermediate tensor; TFLite's "
+       "integer LSTM reads the hidden state's scale and zero point from it"},
   };
   TempDir tmp;
   for (const Refusal &r : refusals) {

@@ -462,6 +462,9 @@ export function buildTfliteModel({ tensors, operators, inputs, outputs, subgraph
         const { type, table: opt } = optionsTable(o.op, o.options);
         fields.push([3, 'u8', type], [4, 'off', opt]);
       }
+      // Operator.intermediates (field 8): the integer LSTM's gate and
+      // hidden-state quantization tensors.
+      if (o.intermediates) fields.push([8, 'off', vecI32(o.intermediates)]);
       return table(fields);
     });
     return table([

@@ -121,6 +121,20 @@ function readSparsity(sp) {
 // [{name, tensor}], outputs: [...] }] }. `data` is a typed array (float16:
 // the raw Uint16 bits) for tensors with buffer data; `op` is the builtin name
 // (or 'BUILTIN_<code>' for codes tflite_builder.mjs does not name).
+// QuantizationParameters (schema fields 2 scale: [float], 3 zero_point:
+// [long]): { scale, zeroPoint } arrays, or null when neither is given.
+function readQuantization(q) {
+  const vec = (field, size, get) => {
+    const p = q.indirect(field);
+    if (!p) return [];
+    const n = q.v.getUint32(p, true);
+    return Array.from({ length: n }, (_, i) => get(p + 4 + size * i));
+  };
+  const scale = vec(2, 4, (at) => q.v.getFloat32(at, true));
+  const zeroPoint = vec(3, 8, (at) => Number(q.v.getBigInt64(at, true)));
+  return scale.length || zeroPoint.length ? { scale, zeroPoint } : null;
+}
+
 export function parseTflite(bytes) {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -151,6 +165,7 @@ export function parseTflite(bytes) {
         constant: !!b && buffer !== 0 && (b.size > 0 || b.external),
         isVariable: t.bool(5),
         ...(t.has(6) ? { sparsity: readSparsity(t.table(6)) } : {}),
+        ...(t.has(4) ? { quantization: readQuantization(t.table(4)) } : {}),
       };
     }).map((t) => {
       const b = buffers[t.buffer];
@@ -167,7 +182,8 @@ export function parseTflite(bytes) {
       const code = codes[o.u32(0, 0)];
       const type = o.u8(3, 0);
       const options = decodeOptions(type, o.table(4));
-      return { op: code.op, version: code.version, inputs: o.i32Vec(1), outputs: o.i32Vec(2), ...(options ? { options } : {}) };
+      const intermediates = o.i32Vec(8);
+      return { op: code.op, version: code.version, inputs: o.i32Vec(1), outputs: o.i32Vec(2), ...(options ? { options } : {}), ...(intermediates.length ? { intermediates } : {}) };
     });
     return { name: sg.str(4) ?? '', inputs: sg.i32Vec(1), outputs: sg.i32Vec(2), tensors, operators };
   });

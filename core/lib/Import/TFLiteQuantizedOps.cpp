@@ -260,6 +260,9 @@ Value padSpatial(OpContext &ctx, Value input, llvm::ArrayRef<int64_t> pad, int32
 
 } // namespace quant
 
+/// The int8 UNIDIRECTIONAL_SEQUENCE_LSTM (TFLiteQuantizedRecurrentOps.cpp).
+void registerQuantizedRecurrentOps(ConverterTable &table);
+
 void registerQuantizedOps(ConverterTable &table) {
   registerQuantizedConvOps(table);
   registerQuantizedElementwiseOps(table);
@@ -267,6 +270,7 @@ void registerQuantizedOps(ConverterTable &table) {
   registerQuantizedReductionOps(table);
   registerQuantizedSvdfOps(table);
   registerQuantizedMicroOps(table);
+  registerQuantizedRecurrentOps(table);
   // Data movement copies bytes in TFLite (whatever the output's
   // quantization: these kernels' Prepare does not compare it; PACK, which
   // does, is in registerQuantizedShapeOps): the float converters are

@@ -30,7 +30,9 @@
 // TFLite's kernels update them in place. The input projection W x_t (+ b)
 // of all steps is one product per gate; each step adds R h_{t-1}.
 //
-// Refused with one error line: int8/int16 (integer) LSTM, hybrid models
+// The int8 UNIDIRECTIONAL_SEQUENCE_LSTM (int16 cell state) is converted by
+// TFLiteQuantizedRecurrentOps.cpp. Refused with one error line here: the
+// integer bidirectional LSTM and RNN, int16 activations, hybrid models
 // (float32 input, int8 weights), the auxiliary-input form of the
 // bidirectional LSTM, state that is not a variable tensor, activations
 // TFLite's float kernels do not define here, and malformed shapes.
@@ -47,6 +49,12 @@
 using namespace mlir;
 
 namespace kiln::tfl {
+
+/// UNIDIRECTIONAL_SEQUENCE_LSTM with int8 input and an int16 cell state
+/// (TFLiteQuantizedRecurrentOps.cpp); convertUnidirectionalLstm hands int8
+/// models to it.
+LogicalResult convertQuantizedUnidirectionalLstm(OpContext &ctx);
+
 namespace {
 
 using schema::ActivationFunctionType;
@@ -450,6 +458,8 @@ LogicalResult readLstmParams(OpContext &ctx, ActivationFunctionType act, float c
 /// or with layer norm), output [B, S, O] ([S, B, O]); the output and cell
 /// states (inputs 18, 19) are written back.
 LogicalResult convertUnidirectionalLstm(OpContext &ctx) {
+  if (ctx.hasInput(0) && ctx.inputTensor(0)->type() == TensorType::INT8)
+    return convertQuantizedUnidirectionalLstm(ctx);
   if (failed(checkFloat(ctx, "LSTM")))
     return failure();
   const auto *opts = ctx.options<schema::UnidirectionalSequenceLSTMOptions>();
