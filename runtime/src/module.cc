@@ -95,7 +95,7 @@ static kiln_status_t prepareState(kiln_module_t *module, const kiln_invocation_t
   }
   if (module->state_arena != inv->arena)
     return makeStatus(KILN_INVALID_ARGUMENT,
-                      "the module's %u state variables live in the arena of its first invocation "
+                      "the module's %u state variable(s) live in the arena of its first invocation "
                       "(%p), not %p: pass the same arena to every invocation, or call "
                       "kiln_module_reset_state to start over",
                       plan->state()->size(), module->state_arena, inv->arena);
@@ -494,41 +494,9 @@ extern "C" kiln_status_t kiln_module_artifact_info(const kiln_module_t *module,
   return kiln_status_ok();
 }
 
-extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_invocation_t *inv) {
-  if (!module || !inv)
-    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_invoke: null argument");
-  const fb::IOTable *io = module->artifact->io();
-  if (inv->input_count != module->input_count)
-    return makeStatus(KILN_INVALID_ARGUMENT, "the model takes %zu inputs, %zu given",
-                      module->input_count, inv->input_count);
-  if (inv->output_count != module->output_count)
-    return makeStatus(KILN_INVALID_ARGUMENT, "the model has %zu outputs, %zu given",
-                      module->output_count, inv->output_count);
-  for (size_t i = 0; i < inv->input_count; ++i) {
-    const fb::TensorDesc *d = io->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    size_t need = 0;
-    tensorByteSize(d, &need);
-    bool given = inv->inputs && inv->inputs[i] && inv->input_sizes;
-    if (!given || inv->input_sizes[i] != need)
-      return makeStatus(KILN_INVALID_ARGUMENT, "input %zu '%s' needs %zu bytes, %zu given", i,
-                        d->name() ? d->name()->c_str() : "", need, given ? inv->input_sizes[i] : 0);
-  }
-  for (size_t i = 0; i < inv->output_count; ++i) {
-    const fb::TensorDesc *d = io->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
-    size_t need = 0;
-    tensorByteSize(d, &need);
-    bool given = inv->outputs && inv->outputs[i] && inv->output_sizes;
-    if (!given || inv->output_sizes[i] != need)
-      return makeStatus(KILN_INVALID_ARGUMENT, "output %zu '%s' needs %zu bytes, %zu given", i,
-                        d->name() ? d->name()->c_str() : "", need,
-                        given ? inv->output_sizes[i] : 0);
-  }
-  if (module->arena_bytes > 0 && (!inv->arena || inv->arena_size < module->arena_bytes))
-    return makeStatus(KILN_RESOURCE_EXHAUSTED, "arena needs %zu bytes, %zu given",
-                      module->arena_bytes, inv->arena ? inv->arena_size : 0);
-  kiln_status_t stateStatus = prepareState(module, inv);
-  if (stateStatus.code != KILN_OK)
-    return stateStatus;
+/// Replays the command list of `module` on the checked invocation `inv`
+/// (kiln_module_invoke's work after its checks).
+static kiln_status_t replay(kiln_module_t *module, const kiln_invocation_t *inv) {
 
   kiln_device_t inline_device;
   const kiln_device_t *device = inv->device;
@@ -598,4 +566,50 @@ extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_in
     }
   }
   return flush();
+}
+extern "C" kiln_status_t kiln_module_invoke(kiln_module_t *module, const kiln_invocation_t *inv) {
+  if (!module || !inv)
+    return makeStatus(KILN_INVALID_ARGUMENT, "kiln_module_invoke: null argument");
+  const fb::IOTable *io = module->artifact->io();
+  if (inv->input_count != module->input_count)
+    return makeStatus(KILN_INVALID_ARGUMENT, "the model takes %zu inputs, %zu given",
+                      module->input_count, inv->input_count);
+  if (inv->output_count != module->output_count)
+    return makeStatus(KILN_INVALID_ARGUMENT, "the model has %zu outputs, %zu given",
+                      module->output_count, inv->output_count);
+  for (size_t i = 0; i < inv->input_count; ++i) {
+    const fb::TensorDesc *d = io->inputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    size_t need = 0;
+    tensorByteSize(d, &need);
+    bool given = inv->inputs && inv->inputs[i] && inv->input_sizes;
+    if (!given || inv->input_sizes[i] != need)
+      return makeStatus(KILN_INVALID_ARGUMENT, "input %zu '%s' needs %zu bytes, %zu given", i,
+                        d->name() ? d->name()->c_str() : "", need, given ? inv->input_sizes[i] : 0);
+  }
+  for (size_t i = 0; i < inv->output_count; ++i) {
+    const fb::TensorDesc *d = io->outputs()->Get(static_cast<flatbuffers::uoffset_t>(i));
+    size_t need = 0;
+    tensorByteSize(d, &need);
+    bool given = inv->outputs && inv->outputs[i] && inv->output_sizes;
+    if (!given || inv->output_sizes[i] != need)
+      return makeStatus(KILN_INVALID_ARGUMENT, "output %zu '%s' needs %zu bytes, %zu given", i,
+                        d->name() ? d->name()->c_str() : "", need,
+                        given ? inv->output_sizes[i] : 0);
+  }
+  if (module->arena_bytes > 0 && (!inv->arena || inv->arena_size < module->arena_bytes))
+    return makeStatus(KILN_RESOURCE_EXHAUSTED, "arena needs %zu bytes, %zu given",
+                      module->arena_bytes, inv->arena ? inv->arena_size : 0);
+  kiln_status_t stateStatus = prepareState(module, inv);
+  if (stateStatus.code != KILN_OK)
+    return stateStatus;
+  kiln_status_t status = replay(module, inv);
+  // An invocation stopped part way (cancelled, a --check-bounds refusal, a
+  // device error) may have written some state variables and not others:
+  // they start over from their initial values at the next invocation.
+  if (status.code != KILN_OK && module->state_arena) {
+    module->state_arena = nullptr;
+    size_t used = strlen(status.message);
+    snprintf(status.message + used, sizeof(status.message) - used, "; state reset");
+  }
+  return status;
 }

@@ -195,7 +195,7 @@ TEST(State, AnotherArenaIsRefusedUntilReset) {
   kiln_status_t s = kiln_module_invoke(module, &inv);
   EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
   EXPECT_NE(
-      std::string(s.message).find("state variables live in the arena of its first invocation"),
+      std::string(s.message).find("state variable(s) live in the arena of its first invocation"),
       std::string::npos)
       << s.message;
   ASSERT_EQ(kiln_module_reset_state(module).code, KILN_OK);
@@ -210,8 +210,7 @@ TEST(State, AnotherArenaIsRefusedUntilReset) {
 TEST(State, StrippedArtifactDescribesItsState) {
   kiln::CompileOptions options;
   options.reflection = false;
-  auto artifact =
-      kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite", options);
+  auto artifact = kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite", options);
   ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
   auto info = kiln::verifyArtifact(*artifact, "a.kiln");
   ASSERT_TRUE(static_cast<bool>(info)) << llvm::toString(info.takeError());
@@ -229,6 +228,57 @@ TEST(State, StrippedArtifactDescribesItsState) {
                       "  state 0 'acc' 1x4xf32, 16 bytes at arena offset 0\n"),
             std::string::npos)
       << text;
+}
+
+// An invocation cancelled at its last wave (the state's write-back copy
+// not run, the rest done) must not leave half-written state: it is reset,
+// and the next invocation gives the first invocation's output again.
+TEST(State, CancelledInvocationResetsTheState) {
+  auto artifact = kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite",
+                                        kiln::CompileOptions());
+  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
+  size_t size = (artifact->size() + 63) / 64 * 64;
+  std::unique_ptr<uint8_t, decltype(&std::free)> data(
+      static_cast<uint8_t *>(std::aligned_alloc(64, size)), &std::free);
+  std::memcpy(data.get(), artifact->data(), artifact->size());
+  kiln_module_t *module = nullptr;
+  ASSERT_EQ(kiln_module_load(data.get(), artifact->size(), &module).code, KILN_OK);
+  size_t arenaBytes = (kiln_module_arena_bytes(module) + 63) / 64 * 64;
+  std::unique_ptr<uint8_t, decltype(&std::free)> arena(
+      static_cast<uint8_t *>(std::aligned_alloc(64, arenaBytes)), &std::free);
+  float x[4] = {1, 2, 3, 4}, y[4];
+  const void *ins[] = {x};
+  size_t inSizes[] = {sizeof x};
+  void *outs[] = {y};
+  size_t outSizes[] = {sizeof y};
+  struct Counter {
+    int calls = 0, cancelAt = -1;
+  } counter;
+  kiln_invocation_t inv{};
+  inv.inputs = ins;
+  inv.input_sizes = inSizes;
+  inv.input_count = 1;
+  inv.outputs = outs;
+  inv.output_sizes = outSizes;
+  inv.output_count = 1;
+  inv.arena = arena.get();
+  inv.arena_size = arenaBytes;
+  inv.cancelled = [](void *c) -> int {
+    auto *k = static_cast<Counter *>(c);
+    return ++k->calls == k->cancelAt ? 1 : 0;
+  };
+  inv.cancel_context = &counter;
+  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK); // counts the waves
+  EXPECT_FLOAT_EQ(y[0], 1.5f);                               // 0.5 + 1
+  counter.cancelAt = counter.calls;                          // the last wave
+  counter.calls = 0;
+  kiln_status_t s = kiln_module_invoke(module, &inv);
+  EXPECT_EQ(s.code, KILN_CANCELLED);
+  EXPECT_NE(std::string(s.message).find("; state reset"), std::string::npos) << s.message;
+  counter.cancelAt = -1;
+  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK);
+  EXPECT_FLOAT_EQ(y[0], 1.5f); // from the initial value again, not 2.5 or 3.5
+  kiln_module_release(module);
 }
 
 TEST(State, RefusalsAreOneLineSayingWhy) {

@@ -260,9 +260,9 @@ std::string formatArtifactDescription(const ArtifactDescription &d, bool withDis
   os << formatSignature(d.inputs, d.outputs, d.fixedInputs);
   os << llvm::left_justify("arena", 10) << d.arenaBytes << " bytes (lower bound "
      << d.lowerBoundBytes << "), weights " << d.constantBytes << " bytes in " << d.constants
-     << " constants, executables " << d.codeBytes << " bytes (" << d.executables
-     << " ELF file" << (d.executables == 1 ? " with its" : "s with their") << " tables, "
-     << d.entryPoints << " entry point" << (d.entryPoints == 1 ? "" : "s") << ")\n"
+     << " constants, executables " << d.codeBytes << " bytes (" << d.executables << " ELF file"
+     << (d.executables == 1 ? " with its" : "s with their") << " tables, " << d.entryPoints
+     << " entry point" << (d.entryPoints == 1 ? "" : "s") << ")\n"
      << formatStateRows(d.state, static_cast<int64_t>(d.persistentBytes));
   auto count = [](int64_t n, const char *noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : noun[std::strlen(noun) - 1] == 'h' ? "es" : "s");

@@ -263,7 +263,8 @@ std::string writeHeader(const CModule &m) {
   if (spec.state.empty())
     os << " * state; the arena may be reused between calls. Returns 0. */\n";
   else
-    os << " * state: the model's " << spec.state.size() << " state variables live in arena bytes\n"
+    os << " * state: the model's " << spec.state.size()
+       << " state variable(s) live in arena bytes\n"
        << " * [0, " << NAME << "_PERSISTENT_BYTES), which must hold " << name
        << "_reset_state's values\n"
        << " * before the first call and are carried from each call to the next\n"

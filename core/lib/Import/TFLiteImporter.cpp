@@ -284,6 +284,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> ModelImporter::run() {
   setControlFlow(*module, controlFlow);
   if (!densifyNotes.empty())
     addWarnings(*module, densifyNotes);
+  if (!stateNotes.empty())
+    addWarnings(*module, stateNotes);
   return std::move(module);
 }
 

@@ -217,7 +217,12 @@ public:
     /// The value at this point of the invocation (null before any use).
     Value current;
     bool assigned = false;
+    /// A resource read before anything (CALL_ONCE) gave it a value: it
+    /// starts at 0, which TFLite refuses (finishState warns).
+    bool uninitialized = false;
   };
+  /// One warning per variable read uninitialized (finishState).
+  std::vector<std::string> stateNotes;
   std::vector<StateVariable> state;
   /// The variable (key, name) each VAR_HANDLE output names, by (subgraph,
   /// tensor index).

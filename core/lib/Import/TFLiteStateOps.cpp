@@ -104,6 +104,11 @@ llvm::Expected<size_t> ModelImporter::variableTensorState(int index) {
 void ModelImporter::finishState(func::FuncOp func, llvm::SmallVectorImpl<Value> &results) {
   Block &body = func.getBody().front();
   for (StateVariable &var : state) {
+    if (var.argument && var.uninitialized)
+      stateNotes.push_back("variable '" + var.name +
+                           "' is read before anything assigns it (no CALL_ONCE initializer "
+                           "gives it a value): it starts at 0 after load and after "
+                           "kiln_module_reset_state; TFLite refuses to read it");
     if (!var.argument)
       continue; // assigned before every read (or never read): no state
     if (var.assigned && kCarryState) {
@@ -194,9 +199,18 @@ LogicalResult convertReadVariable(OpContext &ctx) {
     return failure();
   ModelImporter &m = ctx.owner();
   RankedTensorType type = ctx.outputType(0);
+  // A read whose recorded shape is dynamic takes the variable's own type.
+  for (const ModelImporter::StateVariable &v : m.state)
+    if (v.key == resource->first && !type.hasStaticShape())
+      type = v.initial.getType().cast<RankedTensorType>();
   if (!type.hasStaticShape())
-    return ctx.fail("reads variable '" + resource->second + "' into a tensor of dynamic shape");
+    return ctx.fail("reads variable '" + resource->second +
+                    "' into a tensor of dynamic shape before anything gives the variable a "
+                    "shape; Kiln's variables have static shapes (a CALL_ONCE initializer sets it)");
+  size_t before = m.state.size();
   size_t id = m.declareState(resource->first, resource->second, zerosOf(type, ctx.builder()));
+  if (m.state.size() > before && !m.initializing)
+    m.state[id].uninitialized = true;
   if (m.state[id].initial.getType() != type)
     return ctx.fail("reads variable '" + resource->second + "' as " + typeText(type) +
                     ", but it holds " +
@@ -223,6 +237,7 @@ LogicalResult convertAssignVariable(OpContext &ctx) {
                       "' with a computed value; Kiln takes initial values that are constants");
     size_t id = m.declareState(resource->first, resource->second, constant);
     m.state[id].initial = constant;
+    m.state[id].uninitialized = false;
     return success();
   }
   size_t id = m.declareState(resource->first, resource->second, zerosOf(type, ctx.builder()));

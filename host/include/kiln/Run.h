@@ -81,7 +81,8 @@ bool withinSpread(const LatencyStats &a, const LatencyStats &b);
 struct RunResult {
   std::vector<IOInfo> inputs;
   std::vector<IOInfo> outputs;
-  /// Output arrays of the last invocation, in signature order.
+  /// Output arrays of the last invocation (of the first, for a model with
+  /// state: see runArtifact), in signature order.
   std::vector<NpyArray> outputValues;
   /// Wall time of each timed invocation, milliseconds (empty without
   /// benchmarking).
@@ -126,7 +127,9 @@ llvm::Expected<NpyArray> parseInputSpec(const std::string &spec);
 /// expected), runs it once on the chosen device (traced if asked and not
 /// benchmarking), then `options.benchmarkRuns` more timed runs, untraced,
 /// summarized in RunResult::latency, then, when tracing a benchmark, one
-/// more traced run.
+/// more traced run. RunResult::outputValues are the last run's, except for
+/// a model with state (CompilationPlan::state), whose later runs start from
+/// the state the first left: its outputs are the first run's.
 llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
                                       const std::vector<NpyArray> &inputs,
                                       const RunOptions &options = {});

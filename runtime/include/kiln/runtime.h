@@ -269,9 +269,12 @@ size_t kiln_module_arena_bytes(const kiln_module_t *module);
  * writes their initial values into the arena it is given; each invocation
  * then leaves their new values there for the next, which must be given the
  * same arena (same address, contents untouched in between): another
- * address is KILN_INVALID_ARGUMENT ("the module's 2 state variables live in
- * the arena of its first invocation ..."). A stateless module has no such
- * requirement. */
+ * address is KILN_INVALID_ARGUMENT ("the module's 2 state variable(s) live
+ * in the arena of its first invocation ..."). An invocation that stops part
+ * way (KILN_CANCELLED, KILN_OUT_OF_RANGE, a device error; the message then
+ * ends "; state reset") may have written some variables and not others, so
+ * the state is reset: the next invocation starts from the initial values. A
+ * stateless module has none of these requirements. */
 
 /* Number of state variables (0 for a stateless or NULL module). */
 size_t kiln_module_state_count(const kiln_module_t *module);
