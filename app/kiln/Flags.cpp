@@ -228,8 +228,9 @@ cl::opt<bool> checkBounds("check-bounds",
                           cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
 cl::opt<std::string> signature("signature",
                                cl::desc("The TFLite signature to compile (a signature_key, "
-                                        "as `kiln inspect MODEL` lists them; default: the "
-                                        "first, or subgraph 0 for a model without any)"),
+                                        "as `kiln inspect MODEL` lists them), its inputs and "
+                                        "outputs named and ordered as it lists them (default: "
+                                        "subgraph 0, with its tensors' names)"),
                                cl::value_desc("name"), cl::sub(compileCmd), cl::sub(exportCmd),
                                cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd),
                                cl::cat(kilnCategory));

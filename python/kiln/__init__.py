@@ -138,9 +138,9 @@ _RECIPE_DOC = """
                           raise KILN_OUT_OF_RANGE naming the dispatch (slow;
                           .kiln artifacts only)                     --check-bounds
       signature: str      the TFLite signature to compile (a signature_key, as
-                          inspect()'s "signatures" lists them; default: the
-                          first, or subgraph 0 without any); its inputs and
-                          outputs, named and ordered as it lists them  --signature
+                          inspect()'s "signatures" lists them); its inputs
+                          and outputs named and ordered as it lists them
+                          (default: subgraph 0, its tensors' names) --signature
       project: path       a .kilnproj file (the workbench's saved settings and
                           model) instead of a model and settings   --project
 """

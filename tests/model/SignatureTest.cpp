@@ -9,8 +9,9 @@
 // subgraph, fed and read through the signature's TensorMaps (stored
 // outputs, which the script checks against its own evaluation) within
 // 1e-4 x (1 + |reference|). Also checked: the artifact's inputs and
-// outputs carry the signature's names in its order, the default is the
-// first signature, an unknown name (and --signature on an ONNX or .mlir
+// outputs carry the signature's names in its order, the default is
+// subgraph 0 with its tensors' names (as before signatures were read), an
+// unknown name (and --signature on an ONNX or .mlir
 // model) is one error line, the setting round-trips through the recipe's
 // text, JSON and .kilnproj forms, and `kiln inspect` lists the signatures.
 //
@@ -91,13 +92,21 @@ TEST_P(SignatureCase, NamesAndOrderAreTheSignatures) {
 INSTANTIATE_TEST_SUITE_P(TFLite, SignatureCase, ::testing::Values("add", "mul", "sub"),
                          [](const auto &info) { return info.param; });
 
-TEST(Signature, DefaultIsTheFirstSignature) {
+TEST(Signature, DefaultIsSubgraph0WithItsTensorNames) {
+  // No --signature: subgraph 0 as before signatures were read, its tensors'
+  // names kept (existing projects and --fix-shape flags name them).
   auto planned = kiln::planOnly(modelPath(), kiln::CompileOptions());
   ASSERT_TRUE(bool(planned)) << llvm::toString(planned.takeError());
-  EXPECT_EQ(namesOf(planned->inputs), (std::vector<std::string>{"x", "y"}));
-  EXPECT_EQ(namesOf(planned->outputs), (std::vector<std::string>{"sum"}));
-  // And it computes 'add' (the stored reference of that signature).
+  EXPECT_EQ(namesOf(planned->inputs),
+            (std::vector<std::string>{"serving_default_x:0", "serving_default_y:0"}));
+  EXPECT_EQ(namesOf(planned->outputs), (std::vector<std::string>{"PartitionedCall:0"}));
+  // It computes subgraph 0, 'add' (whose inputs are in the subgraph's order).
   expectFolderMatchesReference(caseDir("add"), kiln::CompileOptions());
+  auto signatures = kiln::readModelSignatures(modelPath());
+  ASSERT_TRUE(bool(signatures)) << llvm::toString(signatures.takeError());
+  ASSERT_EQ(signatures->size(), 3u);
+  for (const kiln::ModelSignature &s : *signatures)
+    EXPECT_FALSE(s.compiled) << s.key;
 }
 
 TEST(Signature, ModelWithoutSignaturesKeepsTensorNames) {
@@ -191,6 +200,10 @@ TEST(Signature, ProjectFlagCompilesItsSignature) {
 }
 
 TEST(Signature, InspectListsTheSignatures) {
+  CommandResult plain = runCommand(kilnBinary() + " inspect " + shellQuote(modelPath()));
+  ASSERT_EQ(plain.exitCode, 0) << plain.output;
+  EXPECT_NE(plain.output.find("signature none given: subgraph 0 compiled"), std::string::npos)
+      << plain.output;
   CommandResult r = runCommand(kilnBinary() + " inspect " + shellQuote(modelPath()) +
                                " --signature=mul");
   ASSERT_EQ(r.exitCode, 0) << r.output;
@@ -221,11 +234,11 @@ TEST(Signature, InspectListsTheSignatures) {
       compiled.push_back(keys.back());
   }
   EXPECT_EQ(keys, (std::vector<std::string>{"add", "mul", "sub"}));
-  EXPECT_EQ(compiled, (std::vector<std::string>{"add"})); // the default
+  EXPECT_TRUE(compiled.empty()); // the default: subgraph 0, no signature
   const llvm::json::Object *sub = (*signatures)[2].getAsObject();
   EXPECT_EQ(sub->getInteger("subgraph").value_or(-1), 2);
   ASSERT_NE(sub->getArray("outputs"), nullptr);
-  EXPECT_EQ((*sub->getArray("outputs"))[0].getAsString().value_or(""), "scaled");
+  EXPECT_EQ((*sub->getArray("outputs"))[0].getAsString().value_or("").str(), "scaled");
 }
 
 } // namespace

@@ -55,8 +55,13 @@ def test_every_signature_and_the_default():
         got = list(got) if isinstance(got, (list, tuple)) else [got]
         for g, want in zip(got, outputs):
             np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
-    # No signature= is the first one, 'add'.
-    assert kiln.compile(MODEL).bytes == kiln.compile(MODEL, signature="add").bytes
+    # No signature=: subgraph 0 ('add') with its tensors' names.
+    module = kiln.load(kiln.compile(MODEL))
+    assert [t.name for t in module.inputs] == ["serving_default_x:0", "serving_default_y:0"]
+    _, inputs, outputs = case("add")
+    got = module(*inputs)
+    got = got[0] if isinstance(got, (list, tuple)) else got
+    np.testing.assert_allclose(got, outputs[0], rtol=1e-6, atol=1e-6)
 
 
 def test_inspect_lists_the_signatures_as_the_cli():
@@ -65,6 +70,7 @@ def test_inspect_lists_the_signatures_as_the_cli():
     assert got["signatures"] == want["signatures"]
     assert [(s["key"], s["subgraph"], s["compiled"]) for s in got["signatures"]] == [
         ("add", 0, False), ("mul", 1, False), ("sub", 2, True)]
+    assert not any(s["compiled"] for s in kiln.inspect(MODEL)["signatures"])
     assert got["signatures"][2]["outputs"] == ["scaled", "difference"]
 
 

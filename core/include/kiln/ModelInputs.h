@@ -62,8 +62,8 @@ struct ModelInput {
 /// not a model, a .kiln artifact (which has a static signature: see
 /// `kiln inspect`), or the reader's own error. `signature` (--signature)
 /// picks a TFLite model's SignatureDef: its inputs, named and ordered as the
-/// signature lists them ("" = the first one, or subgraph 0's inputs for a
-/// model without signatures); an unknown key is one error listing the
+/// signature lists them ("" = subgraph 0's inputs with their tensors'
+/// names); an unknown key is one error listing the
 /// model's signatures, and a signature for an ONNX or .mlir model is one
 /// error.
 llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path,
@@ -79,7 +79,8 @@ struct ModelSignature {
   /// of the compiled artifact's inputs and outputs).
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
-  /// True for the one `--signature` (or its default, the first) compiles.
+  /// True for the one `--signature` compiles (none without it: subgraph 0
+  /// is compiled with its tensors' names).
   bool compiled = false;
 };
 
@@ -95,7 +96,8 @@ std::string signatureFormatError(llvm::StringRef filename, bool isONNX);
 
 /// `kiln inspect MODEL`'s rows for the signatures, one per signature:
 /// "signature 'mul' (subgraph 1): inputs ('x', 'y') -> outputs ('z')
-/// [compiled]". Empty for none.
+/// [compiled]", then, when none is compiled, "signature none given:
+/// subgraph 0 compiled, with its tensors' names ...". Empty for none.
 std::string formatModelSignatures(const std::vector<ModelSignature> &signatures);
 
 /// The same as `kiln inspect MODEL --json`'s "signatures": [{"key",

@@ -80,7 +80,7 @@ struct BuildRecipe {
   /// Bounds-checked kernels (CompileOptions::checkBounds).
   bool checkBounds = false;
   /// The TFLite SignatureDef compiled (CompileOptions::signature); empty =
-  /// the first one (subgraph 0 without any).
+  /// subgraph 0 with its tensors' names.
   std::string signature;
 
   bool operator==(const BuildRecipe &other) const = default;

@@ -93,10 +93,10 @@ std::vector<ControlFlowDecision> controlFlowOf(mlir::ModuleOp module);
 std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);
 
 /// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs): the
-/// subgraph of the SignatureDef keyed `signature` ("" = the first one;
-/// subgraph 0 for a model without SignatureDefs; tfl::tfliteEntry), its
-/// inputs and outputs named and ordered as the signature's TensorMaps list
-/// them (as TFLite's SignatureRunner exposes them), with the subgraphs its IF, WHILE and CALL_ONCE operators call converted
+/// subgraph of the SignatureDef keyed `signature`, its inputs and outputs
+/// named and ordered as the signature's TensorMaps list them (as TFLite's
+/// SignatureRunner exposes them); "" = subgraph 0 with its tensors' names
+/// (tfl::tfliteEntry); with the subgraphs its IF, WHILE and CALL_ONCE operators call converted
 /// in place (TFLiteControlFlowOps.cpp; each decision in kControlFlowAttr).
 /// `filename` is only used in messages. Errors: not a TFLite file, fails flatbuffers
 /// verification, quantized or non-float tensors on the

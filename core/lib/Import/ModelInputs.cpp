@@ -297,7 +297,7 @@ llvm::Expected<std::vector<ModelSignature>> readModelSignatures(const std::strin
     for (const auto &[name, index] : e.outputs)
       s.outputs.push_back(name);
     // Keys may repeat in a malformed file; the first one is compiled.
-    s.compiled = e.key == compiled->key &&
+    s.compiled = !signature.empty() && e.key == compiled->key &&
                  std::none_of(out.begin(), out.end(), [](const ModelSignature &o) { return o.compiled; });
     out.push_back(std::move(s));
   }
@@ -312,10 +312,16 @@ std::string formatModelSignatures(const std::vector<ModelSignature> &signatures)
       s += (s.empty() ? "'" : ", '") + n + "'";
     return "(" + s + ")";
   };
-  for (const ModelSignature &s : signatures)
+  bool any = false;
+  for (const ModelSignature &s : signatures) {
     text += "signature '" + s.key + "' (subgraph " + std::to_string(s.subgraph) + "): inputs " +
             list(s.inputs) + " -> outputs " + list(s.outputs) +
             (s.compiled ? " [compiled]" : "") + "\n";
+    any |= s.compiled;
+  }
+  if (!signatures.empty() && !any)
+    text += "signature none given: subgraph 0 compiled, with its tensors' names "
+            "(--signature=KEY compiles a signature)\n";
   return text;
 }
 

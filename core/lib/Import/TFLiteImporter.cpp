@@ -625,8 +625,17 @@ llvm::Error ModelImporter::verifyModule(ModuleOp module) {
 void ModelImporter::recordQuantization(ModuleOp module) {
   // Each quantized tensor's scales and zero points, for the plan; 8-bit
   // constants (weights) with the indices of the operators that read them.
+  // The model's inputs and outputs go by the signature's names, as @main's
+  // (the compiler attaches their quantization to the I/O by name).
+  auto nameOf = [&](int i) {
+    for (const auto *list : {&entry.inputs, &entry.outputs})
+      for (const auto &[name, index] : *list)
+        if (index == i)
+          return name;
+    return tensorName(tensor(i), i);
+  };
   setQuantizationAttribute(
-      module, quant, [&](int i) { return tensorName(tensor(i), i); },
+      module, quant, nameOf,
       [&](int i) { return !constantData(i).empty(); },
       [&](int i) {
         std::vector<int64_t> readers;

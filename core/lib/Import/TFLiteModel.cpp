@@ -100,13 +100,18 @@ std::vector<TFLiteEntry> tfliteSignatures(const schema::Model *model) {
 std::optional<TFLiteEntry> tfliteEntry(const schema::Model *model, const std::string &signature,
                                        std::string &error) {
   std::vector<TFLiteEntry> all = tfliteSignatures(model);
-  if (all.empty()) {
-    if (!signature.empty()) {
-      error = "--signature='" + signature +
-              "': the model has no signatures (no SignatureDef); it compiles subgraph 0 "
-              "without --signature";
-      return std::nullopt;
-    }
+  if (all.empty() && !signature.empty()) {
+    error = "--signature='" + signature +
+            "': the model has no signatures (no SignatureDef); it compiles subgraph 0 "
+            "without --signature";
+    return std::nullopt;
+  }
+  // Without --signature: subgraph 0 with its tensors' names, as before
+  // signatures were read, so the names existing models' builds, projects
+  // and --fix-shape flags use stay valid (converter models carry a
+  // 'serving_default' signature renaming 'serving_default_input_1:0' to
+  // 'input_1').
+  if (signature.empty()) {
     const schema::SubGraph *graph = model->subgraphs()->Get(0);
     TFLiteEntry e;
     if (graph && graph->inputs())
@@ -117,20 +122,16 @@ std::optional<TFLiteEntry> tfliteEntry(const schema::Model *model, const std::st
         e.outputs.push_back({nameOf(graph, index), index});
     return e;
   }
-  const TFLiteEntry *chosen = &all.front();
-  if (!signature.empty()) {
-    chosen = nullptr;
-    std::string keys;
-    for (const TFLiteEntry &e : all) {
-      keys += (keys.empty() ? "'" : ", '") + e.key + "'";
-      if (e.key == signature && !chosen)
-        chosen = &e;
-    }
-    if (!chosen) {
-      error = "--signature='" + signature + "' is not a signature of the model (it has " + keys +
-              ")";
-      return std::nullopt;
-    }
+  const TFLiteEntry *chosen = nullptr;
+  std::string keys;
+  for (const TFLiteEntry &e : all) {
+    keys += (keys.empty() ? "'" : ", '") + e.key + "'";
+    if (e.key == signature && !chosen)
+      chosen = &e;
+  }
+  if (!chosen) {
+    error = "--signature='" + signature + "' is not a signature of the model (it has " + keys + ")";
+    return std::nullopt;
   }
   int count = int(model->subgraphs()->size());
   if (chosen->subgraph < 0 || chosen->subgraph >= count) {

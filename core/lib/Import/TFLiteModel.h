@@ -32,7 +32,7 @@ const ::kiln::tflite::Model *readTFLiteModel(const uint8_t *data, size_t size, s
 /// One entry point of a TFLite model: a SignatureDef (schema v3's
 /// signature_defs: a key, the subgraph it runs and its inputs and outputs as
 /// {name, tensor_index} TensorMaps), or subgraph 0 with its tensors' names
-/// when the model has none. `inputs` and `outputs` are (name, tensor index
+/// when none is asked for. `inputs` and `outputs` are (name, tensor index
 /// in `subgraph`) in the order the signature lists them, the order and the
 /// names TFLite's SignatureRunner exposes
 /// (tensorflow/lite/signature_runner.h; the interpreter reads the maps in
@@ -49,8 +49,10 @@ struct TFLiteEntry {
 /// tensor index may name no input; tfliteEntry checks the one compiled).
 std::vector<TFLiteEntry> tfliteSignatures(const ::kiln::tflite::Model *model);
 
-/// The entry point `signature` names: a signature_key, or "" for the first
-/// SignatureDef (subgraph 0 when the model has none). Null with `error`
+/// The entry point `signature` names: a signature_key, or "" for subgraph 0
+/// with its tensors' names (also when the model has SignatureDefs: the
+/// names builds, projects and --fix-shape flags used before signatures
+/// were read stay valid). Null with `error`
 /// set to one line without the file name: an unknown key (listing the
 /// model's signatures), a subgraph index out of range, a TensorMap whose
 /// tensor is not an input (output) of the subgraph, or a signature that
