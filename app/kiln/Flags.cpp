@@ -437,10 +437,11 @@ llvm::Expected<kiln::Project> loadProjectFlag(const std::string &path, std::stri
 }
 
 int projectFlagsError(const std::string &project) {
-  return usage("--project=" + project +
-               " sets the target, profile, format and tuning; edit the project "
-               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape/--fix-value/--signature "
-               "flags");
+  return usage(
+      "--project=" + project +
+      " sets the target, profile, format and tuning; edit the project "
+      "instead of adding --target*/--profile/--tile/--fusion/--fix-shape/--fix-value/--signature "
+      "flags");
 }
 
 std::vector<kiln::OutputFile> dumpFiles(const kiln::CompilationPlan &plan, const std::string &dot,

@@ -377,7 +377,7 @@ static llvm::Error importModel(PipelineRun &run) {
     return err;
   Compilation &c = run.c;
   if (llvm::Error err = c.import(run.path, run.options.fixedShapes, run.options.fixedValues,
-                                     run.options.signature))
+                                 run.options.signature))
     return err;
   // Inputs fixed to values: recorded in the io section, not the signature.
   run.spec.fixedInputs = fixedInputsOf(*c.module);

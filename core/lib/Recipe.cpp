@@ -26,16 +26,16 @@ namespace kiln {
 
 const std::vector<std::string> &recipeKeys() {
   static const std::vector<std::string> keys = {
-      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
-      "reflection", "output-format", "module-name",         "tile",        "fusion",
+      "target",     "target-cpu",    "target-cpu-features", "profile",      "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",         "fusion",
       "no-fusion",  "fix-shape",     "fix-value",           "check-bounds", "signature"};
   return keys;
 }
 
 const std::vector<std::string> &recipeJsonKeys() {
   static const std::vector<std::string> keys = {
-      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
-      "reflection", "output_format", "module_name",         "tiles",       "fusion",
+      "target",     "target_cpu",    "target_cpu_features", "profile",      "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",        "fusion",
       "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds", "signature"};
   return keys;
 }

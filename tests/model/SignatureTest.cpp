@@ -111,7 +111,8 @@ TEST(Signature, DefaultIsSubgraph0WithItsTensorNames) {
 
 TEST(Signature, ModelWithoutSignaturesKeepsTensorNames) {
   // A control-flow case: no SignatureDef, subgraph 0 with its tensor names.
-  std::string path = std::string(KILN_TEST_DATA_DIR) + "/control_flow/if_constant_true/model.tflite";
+  std::string path =
+      std::string(KILN_TEST_DATA_DIR) + "/control_flow/if_constant_true/model.tflite";
   auto signatures = kiln::readModelSignatures(path);
   ASSERT_TRUE(bool(signatures)) << llvm::toString(signatures.takeError());
   EXPECT_TRUE(signatures->empty());
@@ -124,14 +125,14 @@ TEST(Signature, ModelWithoutSignaturesKeepsTensorNames) {
 TEST(Signature, UnknownNameIsOneErrorListingTheSignatures) {
   TempDir tmp;
   const std::string out = " -o " + shellQuote(tmp.file("m.kiln"));
-  EXPECT_TRUE(kilnFailsCleanly("compile " + shellQuote(modelPath()) + " --signature=div" + out,
-                               {"--signature='div' is not a signature of the model",
-                                "'add', 'mul', 'sub'"}));
+  EXPECT_TRUE(kilnFailsCleanly(
+      "compile " + shellQuote(modelPath()) + " --signature=div" + out,
+      {"--signature='div' is not a signature of the model", "'add', 'mul', 'sub'"}));
   EXPECT_TRUE(kilnFailsCleanly("inspect " + shellQuote(modelPath()) + " --signature=div",
                                {"'div' is not a signature", "'add', 'mul', 'sub'"}));
   // An empty name is a usage error (exit status 2), as every flag's.
-  CommandResult empty = runCommand(kilnBinary() + " compile " + shellQuote(modelPath()) +
-                                   " --signature=" + out);
+  CommandResult empty =
+      runCommand(kilnBinary() + " compile " + shellQuote(modelPath()) + " --signature=" + out);
   EXPECT_EQ(empty.exitCode, 2) << empty.output;
   EXPECT_NE(empty.output.find("--signature= needs a value"), std::string::npos) << empty.output;
 }
@@ -185,9 +186,9 @@ TEST(Signature, ProjectFlagCompilesItsSignature) {
   project.model = modelPath();
   llvm::cantFail(kiln::setRecipeOption(project.recipe, "signature", "sub"));
   ASSERT_FALSE(bool(kiln::saveProject(project, tmp.file("m.kilnproj"))));
-  CommandResult c = runCommand(kilnBinary() + " compile --project=" +
-                               shellQuote(tmp.file("m.kilnproj")) + " -o " +
-                               shellQuote(tmp.file("m.kiln")));
+  CommandResult c =
+      runCommand(kilnBinary() + " compile --project=" + shellQuote(tmp.file("m.kilnproj")) +
+                 " -o " + shellQuote(tmp.file("m.kiln")));
   ASSERT_EQ(c.exitCode, 0) << c.output;
   // The artifact's signature is 'sub''s: outputs scaled, difference.
   CommandResult r = runCommand(kilnBinary() + " inspect " + shellQuote(tmp.file("m.kiln")));
@@ -203,15 +204,16 @@ TEST(Signature, InspectListsTheSignatures) {
   ASSERT_EQ(plain.exitCode, 0) << plain.output;
   EXPECT_NE(plain.output.find("signature none given: subgraph 0 compiled"), std::string::npos)
       << plain.output;
-  CommandResult r = runCommand(kilnBinary() + " inspect " + shellQuote(modelPath()) +
-                               " --signature=mul");
+  CommandResult r =
+      runCommand(kilnBinary() + " inspect " + shellQuote(modelPath()) + " --signature=mul");
   ASSERT_EQ(r.exitCode, 0) << r.output;
   EXPECT_NE(r.output.find("signature 'add' (subgraph 0): inputs ('x', 'y') -> outputs ('sum')\n"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find(
-                "signature 'mul' (subgraph 1): inputs ('y', 'x') -> outputs ('product') [compiled]\n"),
-            std::string::npos)
+  EXPECT_NE(
+      r.output.find(
+          "signature 'mul' (subgraph 1): inputs ('y', 'x') -> outputs ('product') [compiled]\n"),
+      std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("signature 'sub' (subgraph 2): inputs ('y', 'x') -> outputs ('scaled', "
                           "'difference')\n"),

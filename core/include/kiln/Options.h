@@ -113,9 +113,8 @@ struct CompileOptions {
   TargetOptions target;
   /// The TFLite SignatureDef compiled (`--signature=KEY`): its subgraph,
   /// with the inputs and outputs named and ordered as the signature lists
-  /// them. Empty = the first SignatureDef, or subgraph 0 for a model
-  /// without any. TFLite models only: set for an ONNX or .mlir model, the
-  /// import fails.
+  /// them. Empty = subgraph 0 with its tensors' names. TFLite models only:
+  /// set for an ONNX or .mlir model, the import fails.
   std::string signature;
   /// Shapes for inputs with dynamic dimensions.
   std::vector<ShapeFix> fixedShapes;

@@ -140,9 +140,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm
     std::vector<FixedInput> fixed;
     llvm::StringRef directory = llvm::sys::path::parent_path(path);
     if (tfliteId || isONNX)
-      if (llvm::Error err =
-              checkModelShapeFixes(bytes, name, directory, isONNX, fixes, values, warnings, fixed,
-                                   signature))
+      if (llvm::Error err = checkModelShapeFixes(bytes, name, directory, isONNX, fixes, values,
+                                                 warnings, fixed, signature))
         return std::move(err);
     auto module = isONNX ? importONNX(context, bytes, name, directory, fixes, fixed)
                          : importTFLite(context, bytes, name, fixes, signature);

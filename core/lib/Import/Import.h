@@ -113,9 +113,8 @@ std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);
 /// NameLoc(<first output tensor name>, FileLineColLoc(<file>, <index>, 0))),
 /// e.g. "CONV_2D#12", so later phases can name the source operator.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
-             llvm::StringRef filename, const std::vector<ShapeFix> &fixes,
-             const std::string &signature = "");
+importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+             const std::vector<ShapeFix> &fixes, const std::string &signature = "");
 
 /// Imports an ONNX ModelProto (IR version <= 8, default-domain opsets 7 to
 /// 17; read, checked and shape-inferred with libonnx 1.12, see ONNXModel.h).
@@ -145,8 +144,7 @@ llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
                                  llvm::StringRef directory, bool isONNX,
                                  const std::vector<ShapeFix> &fixes,
                                  const std::vector<ValueFix> &values,
-                                 std::vector<std::string> &warnings,
-                                 std::vector<FixedInput> &fixed,
+                                 std::vector<std::string> &warnings, std::vector<FixedInput> &fixed,
                                  const std::string &signature = "");
 
 /// "[1,100000,100000,8]": a shape for messages.

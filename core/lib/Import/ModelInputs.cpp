@@ -88,7 +88,8 @@ const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const st
 /// the SignatureDef's inputs, named and ordered as it lists them, or
 /// subgraph 0's); a dimension is dynamic where shape_signature (or, in old
 /// converters' files, shape) holds -1.
-static llvm::Expected<std::vector<ModelInput>> tfliteInputs(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name,
+static llvm::Expected<std::vector<ModelInput>> tfliteInputs(llvm::ArrayRef<uint8_t> bytes,
+                                                            llvm::StringRef name,
                                                             const std::string &signature = "") {
   namespace schema = ::kiln::tflite;
   std::string why;
@@ -254,10 +255,12 @@ static llvm::Expected<ModelFile> readModelFile(const std::string &path) {
 
 std::string signatureFormatError(llvm::StringRef filename, bool isONNX) {
   return filename.str() + ": --signature is for TFLite models (their SignatureDefs); this is " +
-         (isONNX ? "an ONNX model, which has one graph" : "a TOSA .mlir model, which has one @main");
+         (isONNX ? "an ONNX model, which has one graph"
+                 : "a TOSA .mlir model, which has one @main");
 }
 
-llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path, const std::string &signature) {
+llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path,
+                                                        const std::string &signature) {
   auto file = readModelFile(path);
   if (!file)
     return file.takeError();
@@ -297,8 +300,9 @@ llvm::Expected<std::vector<ModelSignature>> readModelSignatures(const std::strin
     for (const auto &[name, index] : e.outputs)
       s.outputs.push_back(name);
     // Keys may repeat in a malformed file; the first one is compiled.
-    s.compiled = !signature.empty() && e.key == compiled->key &&
-                 std::none_of(out.begin(), out.end(), [](const ModelSignature &o) { return o.compiled; });
+    s.compiled =
+        !signature.empty() && e.key == compiled->key &&
+        std::none_of(out.begin(), out.end(), [](const ModelSignature &o) { return o.compiled; });
     out.push_back(std::move(s));
   }
   return out;
@@ -315,8 +319,8 @@ std::string formatModelSignatures(const std::vector<ModelSignature> &signatures)
   bool any = false;
   for (const ModelSignature &s : signatures) {
     text += "signature '" + s.key + "' (subgraph " + std::to_string(s.subgraph) + "): inputs " +
-            list(s.inputs) + " -> outputs " + list(s.outputs) +
-            (s.compiled ? " [compiled]" : "") + "\n";
+            list(s.inputs) + " -> outputs " + list(s.outputs) + (s.compiled ? " [compiled]" : "") +
+            "\n";
     any |= s.compiled;
   }
   if (!signatures.empty() && !any)
@@ -569,8 +573,8 @@ llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
                                  llvm::StringRef directory, bool isONNX,
                                  const std::vector<ShapeFix> &fixes,
                                  const std::vector<ValueFix> &values,
-                                 std::vector<std::string> &warnings,
-                                 std::vector<FixedInput> &fixed, const std::string &signature) {
+                                 std::vector<std::string> &warnings, std::vector<FixedInput> &fixed,
+                                 const std::string &signature) {
   if (fixes.empty() && values.empty())
     return llvm::Error::success();
   auto inputs = isONNX ? onnxInputs(bytes, name, directory) : tfliteInputs(bytes, name, signature);

@@ -479,8 +479,7 @@ llvm::Error ModelImporter::declareSignature(Signature &signature) {
                   " refers to a missing tensor");
     Type element = ioElementType(t->type());
     if (!element)
-      return fail("input '" + name + "' has element type " +
-                  schema::EnumNameTensorType(t->type()) +
+      return fail("input '" + name + "' has element type " + schema::EnumNameTensorType(t->type()) +
                   "; supported input types: FLOAT32, INT32, INT8, UINT8, BOOL");
     auto shape = inputShape(position, index, name);
     if (!shape)
@@ -579,8 +578,7 @@ llvm::Error ModelImporter::returnOutputs(func::FuncOp func, const Signature &sig
     if (!v && !constantData(index).empty())
       v = materializeConstant(index, loc);
     if (!v)
-      return fail("output '" + name +
-                  "' is never computed by any operator");
+      return fail("output '" + name + "' is never computed by any operator");
     if (tensor(index)->type() == schema::TensorType::UINT8)
       v = flipSignBit(v, loc);
     results.push_back(v);
@@ -635,8 +633,7 @@ void ModelImporter::recordQuantization(ModuleOp module) {
     return tensorName(tensor(i), i);
   };
   setQuantizationAttribute(
-      module, quant, nameOf,
-      [&](int i) { return !constantData(i).empty(); },
+      module, quant, nameOf, [&](int i) { return !constantData(i).empty(); },
       [&](int i) {
         std::vector<int64_t> readers;
         schema::TensorType type = tensor(i)->type();
@@ -654,9 +651,8 @@ void ModelImporter::recordQuantization(ModuleOp module) {
 } // namespace tfl
 
 llvm::Expected<OwningOpRef<ModuleOp>>
-importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
-             llvm::StringRef filename, const std::vector<ShapeFix> &fixes,
-             const std::string &signature) {
+importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+             const std::vector<ShapeFix> &fixes, const std::string &signature) {
   tfl::ModelImporter importer(context, bytes, filename, fixes, signature);
   auto module = importer.run();
   if (module || !importer.stoppedAtUnfixed)

@@ -40,10 +40,10 @@ namespace schema = ::kiln::tflite;
 
 /// "tensorN" for a tensor without a name, as the importer names it.
 std::string nameOf(const schema::SubGraph *graph, int index) {
-  const schema::Tensor *t = graph && graph->tensors() && index >= 0 &&
-                                    unsigned(index) < graph->tensors()->size()
-                                ? graph->tensors()->Get(index)
-                                : nullptr;
+  const schema::Tensor *t =
+      graph && graph->tensors() && index >= 0 && unsigned(index) < graph->tensors()->size()
+          ? graph->tensors()->Get(index)
+          : nullptr;
   return t && t->name() && t->name()->size() ? t->name()->str() : "tensor" + std::to_string(index);
 }
 
@@ -140,9 +140,8 @@ std::optional<TFLiteEntry> tfliteEntry(const schema::Model *model, const std::st
     return std::nullopt;
   }
   const schema::SubGraph *graph = model->subgraphs()->Get(chosen->subgraph);
-  for (auto [listed, io, what] :
-       {std::tuple{&chosen->inputs, graph->inputs(), "input"},
-        std::tuple{&chosen->outputs, graph->outputs(), "output"}}) {
+  for (auto [listed, io, what] : {std::tuple{&chosen->inputs, graph->inputs(), "input"},
+                                  std::tuple{&chosen->outputs, graph->outputs(), "output"}}) {
     error = permutationReason(chosen->key, chosen->subgraph, *listed, io, what);
     if (!error.empty())
       return std::nullopt;
