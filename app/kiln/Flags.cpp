@@ -226,6 +226,14 @@ cl::opt<bool> checkBounds("check-bounds",
                                    ".kiln only)"),
                           cl::sub(compileCmd), cl::sub(exportCmd), cl::sub(validateCmd),
                           cl::sub(runCmd), cl::sub(inspectCmd), cl::cat(kilnCategory));
+cl::opt<std::string> signature("signature",
+                               cl::desc("The TFLite signature to compile (a signature_key, "
+                                        "as `kiln inspect MODEL` lists them), its inputs and "
+                                        "outputs named and ordered as it lists them (default: "
+                                        "subgraph 0, with its tensors' names)"),
+                               cl::value_desc("name"), cl::sub(compileCmd), cl::sub(exportCmd),
+                               cl::sub(validateCmd), cl::sub(runCmd), cl::sub(inspectCmd),
+                               cl::cat(kilnCategory));
 cl::list<std::string> fixShapes("fix-shape",
                                 cl::desc("Give a dynamic input a static shape: "
                                          "INPUT=DIMS (name or index), e.g. 0=1x76x32x1"),
@@ -349,6 +357,7 @@ static std::vector<std::pair<std::string, std::string>> recipeFlags() {
   list("fix-shape", fixShapes);
   list("fix-value", fixValues);
   boolean("check-bounds", checkBounds);
+  text("signature", signature);
   return flags;
 }
 
@@ -428,10 +437,11 @@ llvm::Expected<kiln::Project> loadProjectFlag(const std::string &path, std::stri
 }
 
 int projectFlagsError(const std::string &project) {
-  return usage("--project=" + project +
-               " sets the target, profile, format and tuning; edit the project "
-               "instead of adding --target*/--profile/--tile/--fusion/--fix-shape/--fix-value "
-               "flags");
+  return usage(
+      "--project=" + project +
+      " sets the target, profile, format and tuning; edit the project "
+      "instead of adding --target*/--profile/--tile/--fusion/--fix-shape/--fix-value/--signature "
+      "flags");
 }
 
 std::vector<kiln::OutputFile> dumpFiles(const kiln::CompilationPlan &plan, const std::string &dot,

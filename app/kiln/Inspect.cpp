@@ -170,7 +170,7 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
                       const kiln::CompileResult *planned,
                       const std::optional<kiln::ArtifactDescription> &description,
                       const std::optional<std::vector<kiln::ModelInput>> &modelInputs,
-                      bool boundsChecked) {
+                      const std::vector<kiln::ModelSignature> &signatures, bool boundsChecked) {
   if (description)
     llvm::outs() << llvm::sys::path::filename(path) << "\n"
                  << kiln::formatArtifactDescription(*description, false) << "plan\n";
@@ -192,6 +192,8 @@ static void printPlan(const std::string &path, const kiln::CompilationPlan &p,
   if (planned)
     llvm::outs() << kiln::formatSignature(planned->inputs, planned->outputs, planned->fixedInputs)
                  << kiln::formatControlFlow(planned->controlFlow);
+  // A TFLite model's SignatureDefs, the compiled one marked (--signature).
+  llvm::outs() << kiln::formatModelSignatures(signatures);
   if (planned || description)
     printQuantizationRows(planned ? planned->inputs : description->inputs,
                           planned ? planned->outputs : description->outputs, &p);
@@ -244,12 +246,19 @@ int runInspect() {
   // A model's inputs as it declares them, symbolic dimensions included
   // (a file that does not read fails below, with the importer's message).
   std::optional<std::vector<kiln::ModelInput>> modelInputs;
+  std::vector<kiln::ModelSignature> signatures;
   if (!artifact) {
-    auto read = kiln::readModelInputs(path);
+    auto read = kiln::readModelInputs(path, options->signature);
     if (read)
       modelInputs = std::move(*read);
     else
       llvm::consumeError(read.takeError());
+    // An unknown --signature fails below, with the importer's message.
+    auto listed = kiln::readModelSignatures(path, options->signature);
+    if (listed)
+      signatures = std::move(*listed);
+    else
+      llvm::consumeError(listed.takeError());
   }
   // An import stopped by unfixed dynamic inputs lists the inputs first.
   auto failModel = [&](llvm::Error err) {
@@ -313,10 +322,12 @@ int runInspect() {
       return fail(out.takeError());
     if (!description && modelInputs && out->getAsObject())
       out->getAsObject()->insert({"model_inputs", kiln::modelInputsJson(*modelInputs)});
+    if (!description && out->getAsObject())
+      out->getAsObject()->insert({"signatures", kiln::modelSignaturesJson(signatures)});
     llvm::outs() << llvm::formatv("{0:2}", *out) << "\n";
     return 0;
   }
-  printPlan(path, p, planned, description, modelInputs, options->checkBounds);
+  printPlan(path, p, planned, description, modelInputs, signatures, options->checkBounds);
   if (artifact)
     return 0;
   return inspectDeviceMemory(target, *options, *planned, device, *budget);

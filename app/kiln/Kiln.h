@@ -73,6 +73,7 @@ extern cl::opt<bool> fusion;
 extern cl::list<std::string> noFusion;
 extern cl::opt<bool> checkBounds;
 extern cl::list<std::string> fixShapes;
+extern cl::opt<std::string> signature;
 extern cl::list<std::string> fixValues;
 extern cl::opt<std::string> targetTriple;
 extern cl::opt<std::string> targetCpu;

@@ -912,7 +912,7 @@ void ProjectController::discoverInputs() {
     llvm::consumeError(made.takeError());
   futures_.push_back(QtConcurrent::run([this, gen, path, options]() mutable {
     std::vector<DynamicInput> found;
-    auto inputs = kiln::readModelInputs(path);
+    auto inputs = kiln::readModelInputs(path, options.signature);
     if (!inputs)
       llvm::consumeError(inputs.takeError());
     else

@@ -83,9 +83,9 @@ public:
   }
 
   llvm::Error import(const std::string &path, const std::vector<ShapeFix> &fixes,
-                     const std::vector<ValueFix> &values) {
+                     const std::vector<ValueFix> &values, const std::string &signature) {
     source = llvm::sys::path::filename(path).str();
-    auto imported = importModelFile(context, path, fixes, values);
+    auto imported = importModelFile(context, path, fixes, values, signature);
     if (!imported)
       return imported.takeError();
     module = std::move(*imported);
@@ -376,7 +376,8 @@ static llvm::Error importModel(PipelineRun &run) {
   if (llvm::Error err = run.phase(CompilePhase::Import))
     return err;
   Compilation &c = run.c;
-  if (llvm::Error err = c.import(run.path, run.options.fixedShapes, run.options.fixedValues))
+  if (llvm::Error err = c.import(run.path, run.options.fixedShapes, run.options.fixedValues,
+                                 run.options.signature))
     return err;
   // Inputs fixed to values: recorded in the io section, not the signature.
   run.spec.fixedInputs = fixedInputsOf(*c.module);

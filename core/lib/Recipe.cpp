@@ -26,17 +26,17 @@ namespace kiln {
 
 const std::vector<std::string> &recipeKeys() {
   static const std::vector<std::string> keys = {
-      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
-      "reflection", "output-format", "module-name",         "tile",        "fusion",
-      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds"};
+      "target",     "target-cpu",    "target-cpu-features", "profile",      "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",         "fusion",
+      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds", "signature"};
   return keys;
 }
 
 const std::vector<std::string> &recipeJsonKeys() {
   static const std::vector<std::string> keys = {
-      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
-      "reflection", "output_format", "module_name",         "tiles",       "fusion",
-      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds"};
+      "target",     "target_cpu",    "target_cpu_features", "profile",      "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",        "fusion",
+      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds", "signature"};
   return keys;
 }
 
@@ -67,6 +67,16 @@ static std::string profileReason(llvm::StringRef name) {
 
 static std::string formatReason(llvm::StringRef text) {
   return quoted(text) + " is not a format (kiln, c-module)";
+}
+
+/// A signature_key: any text but an empty one given explicitly is refused
+/// (which signatures the model has is the importer's check, tfliteEntry).
+static std::string signatureReason(const std::string &key, bool given) {
+  if (given && key.empty())
+    return "'' is not a signature key (a TFLite signature_key; `kiln inspect MODEL` lists them)";
+  if (key.find_first_of("\n\r") != std::string::npos)
+    return quoted(key) + " is not a signature key (one line)";
+  return "";
 }
 
 /// Empty names are fine (the name comes from the model's file name).
@@ -233,6 +243,7 @@ std::string settingDisplayName(llvm::StringRef key) {
       {"tile", "Tile sizes"},
       {"fix-shape", "Input shape"},
       {"fix-value", "Input value"},
+      {"signature", "Signature"},
   };
   for (const auto &[k, name] : names)
     if (key == k)
@@ -392,6 +403,10 @@ static llvm::Error setScalar(BuildRecipe &recipe, llvm::StringRef key, llvm::Str
     if (llvm::Error err = check(moduleNameReason(value.str())))
       return err;
     recipe.moduleName = value.str();
+  } else if (key == "signature") {
+    if (llvm::Error err = check(signatureReason(value.str(), /*given=*/true)))
+      return err;
+    recipe.signature = value.str();
   } else if (key == "no-fusion") {
     int64_t id;
     if (value.trim().getAsInteger(10, id) || id < 0)
@@ -428,6 +443,8 @@ llvm::Error validateRecipe(const BuildRecipe &recipe) {
   if (llvm::Error err = check("profile", "", profileReason(recipe.profile)))
     return err;
   if (llvm::Error err = check("module-name", "", moduleNameReason(recipe.moduleName)))
+    return err;
+  if (llvm::Error err = check("signature", "", signatureReason(recipe.signature, false)))
     return err;
   for (const auto &[id, sizes] : recipe.tiles) {
     std::string why = dispatchIdReason(id);
@@ -484,6 +501,7 @@ llvm::Expected<CompileOptions> recipeCompileOptions(const BuildRecipe &recipe) {
     options.reflection = *recipe.reflection;
   options.format = recipe.format;
   options.moduleName = recipe.moduleName;
+  options.signature = recipe.signature;
   options.fusion = recipe.fusion;
   options.checkBounds = recipe.checkBounds;
   options.noFusion = recipe.noFusion;
@@ -558,6 +576,8 @@ llvm::json::Object recipeToJson(const BuildRecipe &recipe) {
     json["fusion"] = false;
   if (recipe.checkBounds)
     json["check_bounds"] = true;
+  if (!recipe.signature.empty())
+    json["signature"] = recipe.signature;
   if (!recipe.noFusion.empty())
     json["no_fusion"] = llvm::json::Array(recipe.noFusion);
   if (!recipe.fixedShapes.empty()) {
@@ -733,6 +753,11 @@ llvm::Expected<bool> JsonReader::read(llvm::StringRef key, const llvm::json::Val
     return done(shapes(value));
   if (key == "fixed_values")
     return done(values(value));
+  if (key == "signature") {
+    if (llvm::Error err = string(key, value, recipe.signature))
+      return std::move(err);
+    return done(reason(key, signatureReason(recipe.signature, /*given=*/true)));
+  }
   if (key == "target" || key == "profile" || key == "module_name" || key == "output_format") {
     std::string text;
     if (llvm::Error err = string(key, value, text))
@@ -856,6 +881,8 @@ std::vector<std::string> recipeCommandLine(const BuildRecipe &recipe) {
     add("fusion", "false");
   if (recipe.checkBounds)
     add("check-bounds", "true");
+  if (!recipe.signature.empty())
+    add("signature", recipe.signature);
   for (int64_t id : recipe.noFusion)
     add("no-fusion", std::to_string(id));
   for (const auto &[input, shape] : recipe.fixedShapes)

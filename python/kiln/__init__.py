@@ -103,8 +103,10 @@ _RECIPE_KEYS = {
     "fix_shapes": "fix-shape",
     "fix_values": "fix-value",
     "check_bounds": "check-bounds",
+    "signature": "signature",
 }
-_STRING_KEYS = {"target", "cpu", "features", "profile", "output_format", "module_name"}
+_STRING_KEYS = {"target", "cpu", "features", "profile", "output_format", "module_name",
+                "signature"}
 _BOOL_KEYS = {"debug_symbols", "reflection", "fusion", "check_bounds"}
 
 _RECIPE_DOC = """
@@ -135,6 +137,10 @@ _RECIPE_DOC = """
       check_bounds: bool  bounds-checked kernels: a refused access makes run()
                           raise KILN_OUT_OF_RANGE naming the dispatch (slow;
                           .kiln artifacts only)                     --check-bounds
+      signature: str      the TFLite signature to compile (a signature_key, as
+                          inspect()'s "signatures" lists them); its inputs
+                          and outputs named and ordered as it lists them
+                          (default: subgraph 0, its tensors' names) --signature
       project: path       a .kilnproj file (the workbench's saved settings and
                           model) instead of a model and settings   --project
 """

@@ -151,11 +151,16 @@ std::string inspectModelJson(const Source &source, std::vector<std::string> &war
   // As `kiln inspect MODEL --json`: the inputs the model declares too.
   llvm::json::Value json = unwrap(kiln::inspectModelJson(
       *result.plan, result.inputs, result.outputs, model, result.fixedInputs, result.controlFlow));
-  auto inputs = readModelInputs(model);
+  auto inputs = readModelInputs(model, options.signature);
   if (inputs && json.getAsObject())
     json.getAsObject()->insert({"model_inputs", modelInputsJson(*inputs)});
   else if (!inputs)
     llvm::consumeError(inputs.takeError());
+  auto signatures = readModelSignatures(model, options.signature);
+  if (signatures && json.getAsObject())
+    json.getAsObject()->insert({"signatures", modelSignaturesJson(*signatures)});
+  else if (!signatures)
+    llvm::consumeError(signatures.takeError());
   return jsonText(std::move(json));
 }
 

@@ -30,7 +30,11 @@
 //             int32; sparsity.mjs sparsify writes this form).
 //   model:    subgraphs: [{ tensors, operators, inputs, outputs, name }, ...]
 //             instead of the top-level tensors/operators/inputs/outputs
-//             (buffers and operator codes are shared by all subgraphs).
+//             (buffers and operator codes are shared by all subgraphs),
+//             signatureDefs: [{ key: 'add', subgraph: 0, inputs: [{ name:
+//             'x', tensor: 1 }, ..], outputs: [..] }, ..] (schema v3
+//             SignatureDef: signature_key, subgraph_index, TensorMaps of
+//             {name, tensor_index}, tensor indices within that subgraph).
 
 const TYPE_IDS = { float32: 0, float16: 1, int32: 2, uint8: 3, int64: 4, bool: 6, int16: 7, int8: 9, float64: 10, resource: 13 };
 
@@ -413,7 +417,19 @@ function toBytes(data) {
   return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
-export function buildTfliteModel({ tensors, operators, inputs, outputs, subgraphs, description = 'kiln test model' }) {
+// One SignatureDef (schema.fbs: inputs 0, outputs 1, signature_key 2,
+// deprecated_tag 3, subgraph_index 4; TensorMap: name 0, tensor_index 1).
+function signatureDefTable(def) {
+  const maps = (list) => vecOff(list.map((m) => table([[0, 'off', str(m.name)], [1, 'u32', m.tensor]])));
+  return table([
+    [0, 'off', maps(def.inputs)],
+    [1, 'off', maps(def.outputs)],
+    [2, 'off', str(def.key)],
+    [4, 'u32', def.subgraph ?? 0],
+  ]);
+}
+
+export function buildTfliteModel({ tensors, operators, inputs, outputs, subgraphs, signatureDefs, description = 'kiln test model' }) {
   const graphs = subgraphs ?? [{ tensors, operators, inputs, outputs, name: 'main' }];
   // Operator codes: one per (op, custom code, version), in first-use order.
   const codeKey = (o) => `${o.op}|${o.customCode ?? ''}|${o.version ?? 1}`;
@@ -488,6 +504,7 @@ export function buildTfliteModel({ tensors, operators, inputs, outputs, subgraph
     [2, 'off', vecOff(subgraphTables)],
     [3, 'off', str(description)],
     [4, 'off', vecOff(buffers.map((b) => table([[0, 'off', b]])))],
+    ...(signatureDefs ? [[7, 'off', vecOff(signatureDefs.map(signatureDefTable))]] : []),
   ]);
   const w = new Writer();
   w.u32(0); // root offset, patched below

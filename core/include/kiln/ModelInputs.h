@@ -60,8 +60,49 @@ struct ModelInput {
 /// .mlir; picked as importModelFile picks, by contents and extension),
 /// without importing it. Errors are one line naming the file: unreadable,
 /// not a model, a .kiln artifact (which has a static signature: see
-/// `kiln inspect`), or the reader's own error.
-llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path);
+/// `kiln inspect`), or the reader's own error. `signature` (--signature)
+/// picks a TFLite model's SignatureDef: its inputs, named and ordered as the
+/// signature lists them ("" = subgraph 0's inputs with their tensors'
+/// names); an unknown key is one error listing the
+/// model's signatures, and a signature for an ONNX or .mlir model is one
+/// error.
+llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path,
+                                                        const std::string &signature = "");
+
+/// One entry point of a TFLite model (a SignatureDef of schema v3).
+struct ModelSignature {
+  /// The signature_key (`--signature=KEY`).
+  std::string key;
+  /// The subgraph it runs.
+  int subgraph = 0;
+  /// Its inputs' and outputs' names, in the signature's order (the order
+  /// of the compiled artifact's inputs and outputs).
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  /// True for the one `--signature` compiles (none without it: subgraph 0
+  /// is compiled with its tensors' names).
+  bool compiled = false;
+};
+
+/// The SignatureDefs of the model at `path`, in file order, the one
+/// `signature` picks marked compiled; none for a TFLite model without
+/// signatures and for ONNX and .mlir models. Errors as readModelInputs'.
+llvm::Expected<std::vector<ModelSignature>> readModelSignatures(const std::string &path,
+                                                                const std::string &signature = "");
+
+/// The one error for --signature on a model that is not TFLite
+/// ("m.onnx: --signature is for TFLite models ...").
+std::string signatureFormatError(llvm::StringRef filename, bool isONNX);
+
+/// `kiln inspect MODEL`'s rows for the signatures, one per signature:
+/// "signature 'mul' (subgraph 1): inputs ('x', 'y') -> outputs ('z')
+/// [compiled]", then, when none is compiled, "signature none given:
+/// subgraph 0 compiled, with its tensors' names ...". Empty for none.
+std::string formatModelSignatures(const std::vector<ModelSignature> &signatures);
+
+/// The same as `kiln inspect MODEL --json`'s "signatures": [{"key",
+/// "subgraph", "inputs": [...], "outputs": [...], "compiled"}].
+llvm::json::Array modelSignaturesJson(const std::vector<ModelSignature> &signatures);
 
 /// The files a model at `path` reads besides itself: an ONNX model's
 /// external-data files (each resolved against the model's folder); none for

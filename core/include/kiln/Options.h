@@ -111,6 +111,11 @@ struct CompileOptions {
   /// and fails with "compilation cancelled". Empty = no reporting.
   std::function<bool(CompilePhase)> onPhase;
   TargetOptions target;
+  /// The TFLite SignatureDef compiled (`--signature=KEY`): its subgraph,
+  /// with the inputs and outputs named and ordered as the signature lists
+  /// them. Empty = subgraph 0 with its tensors' names. TFLite models only:
+  /// set for an ONNX or .mlir model, the import fails.
+  std::string signature;
   /// Shapes for inputs with dynamic dimensions.
   std::vector<ShapeFix> fixedShapes;
   /// Inputs fixed to values: constants of the build, not in its signature

@@ -26,7 +26,8 @@
 //     ... the working recipe's keys (recipeToJson): "target", "target_cpu",
 //     "target_cpu_features", "profile", "debug_symbols", "reflection",
 //     "output_format", "module_name", "tiles", "fusion", "no_fusion",
-//     "fixed_shapes", "fixed_values"; settings at their default are not
+//     "fixed_shapes", "fixed_values", "check_bounds", "signature"; settings
+//     at their default are not
 //     written
 //   }
 // Files written before the recipe (every key written, "" and [] for

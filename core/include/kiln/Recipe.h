@@ -30,6 +30,7 @@
 //                        several separated by ',', with or
 //                        without [ ] (1,2,3 or [1,2,3])
 //   check-bounds         true | false (.kiln artifacts only)   ("check_bounds")
+//   signature            a TFLite signature_key                ("signature")
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_RECIPE_H
@@ -78,6 +79,9 @@ struct BuildRecipe {
   std::map<std::string, std::vector<FixedNumber>> fixedValues;
   /// Bounds-checked kernels (CompileOptions::checkBounds).
   bool checkBounds = false;
+  /// The TFLite SignatureDef compiled (CompileOptions::signature); empty =
+  /// subgraph 0 with its tensors' names.
+  std::string signature;
 
   bool operator==(const BuildRecipe &other) const = default;
 };

@@ -4,6 +4,7 @@
 
 #include "kiln/Artifact.h"
 #include "kiln/Error.h"
+#include "kiln/ModelInputs.h"
 #include "kiln/Options.h"
 #include "kiln/Recipe.h"
 #include "kiln/TensorTypes.h"
@@ -97,7 +98,8 @@ std::vector<ControlFlowDecision> controlFlowOf(ModuleOp module) {
 
 llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm::StringRef path,
                                                       const std::vector<ShapeFix> &fixes,
-                                                      const std::vector<ValueFix> &values) {
+                                                      const std::vector<ValueFix> &values,
+                                                      const std::string &signature) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return makeError(path + ": cannot read: " + ec.message());
@@ -130,17 +132,19 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm
   if (isONNX || tfliteId || path.ends_with(".tflite")) {
     if (!isONNX && !values.empty())
       return onnxOnly("TFLite");
+    if (isONNX && !signature.empty())
+      return makeError(signatureFormatError(name, /*isONNX=*/true));
     // --fix-shape and --fix-value are checked once, the same way for every
     // format.
     std::vector<std::string> warnings;
     std::vector<FixedInput> fixed;
     llvm::StringRef directory = llvm::sys::path::parent_path(path);
     if (tfliteId || isONNX)
-      if (llvm::Error err =
-              checkModelShapeFixes(bytes, name, directory, isONNX, fixes, values, warnings, fixed))
+      if (llvm::Error err = checkModelShapeFixes(bytes, name, directory, isONNX, fixes, values,
+                                                 warnings, fixed, signature))
         return std::move(err);
     auto module = isONNX ? importONNX(context, bytes, name, directory, fixes, fixed)
-                         : importTFLite(context, bytes, name, fixes);
+                         : importTFLite(context, bytes, name, fixes, signature);
     if (!module)
       return module.takeError();
     if (llvm::Error err = checkTosaContract(**module, name, /*imported=*/true))
@@ -153,6 +157,8 @@ llvm::Expected<OwningOpRef<ModuleOp>> importModelFile(MLIRContext &context, llvm
   }
   if ((path.ends_with(".mlir") || path.ends_with(".mlirbc")) && !values.empty())
     return onnxOnly("TOSA .mlir");
+  if ((path.ends_with(".mlir") || path.ends_with(".mlirbc")) && !signature.empty())
+    return makeError(signatureFormatError(name, /*isONNX=*/false));
   if (path.ends_with(".mlir") || path.ends_with(".mlirbc")) {
     auto module = importTosaMLIR(context, data, name);
     if (!module)

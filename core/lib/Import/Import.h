@@ -60,10 +60,13 @@ inline constexpr const char *kStateVariablesAttr = "kiln.state_variables";
 /// `values` (--fix-value; ONNX models only, a TFLite or .mlir model is one
 /// error) are checked against the model's inputs (checkValueFixes) and
 /// become constants of the graph; the module then carries them in its
-/// kFixedInputsAttr. Errors name the file and what is supported.
+/// kFixedInputsAttr. `signature` (--signature; TFLite models only, an ONNX
+/// or .mlir model is one error) picks the SignatureDef compiled
+/// (importTFLite). Errors name the file and what is supported.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
 importModelFile(mlir::MLIRContext &context, llvm::StringRef path,
-                const std::vector<ShapeFix> &fixes, const std::vector<ValueFix> &values = {});
+                const std::vector<ShapeFix> &fixes, const std::vector<ValueFix> &values = {},
+                const std::string &signature = "");
 
 /// Module attribute listing the inputs fixed to values (--fix-value): an
 /// array of {name, element_type, shape, value} dictionaries, `value` the
@@ -89,8 +92,11 @@ std::vector<ControlFlowDecision> controlFlowOf(mlir::ModuleOp module);
 /// The fixed inputs a module's kFixedInputsAttr lists (none without it).
 std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);
 
-/// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs): subgraph 0,
-/// with the subgraphs its IF, WHILE and CALL_ONCE operators call converted
+/// Imports a TFLite flatbuffer (schema: core/schema/tflite.fbs): the
+/// subgraph of the SignatureDef keyed `signature`, its inputs and outputs
+/// named and ordered as the signature's TensorMaps list them (as TFLite's
+/// SignatureRunner exposes them); "" = subgraph 0 with its tensors' names
+/// (tfl::tfliteEntry); with the subgraphs its IF, WHILE and CALL_ONCE operators call converted
 /// in place (TFLiteControlFlowOps.cpp; each decision in kControlFlowAttr).
 /// `filename` is only used in messages. Errors: not a TFLite file, fails flatbuffers
 /// verification, quantized or non-float tensors on the
@@ -107,8 +113,8 @@ std::vector<FixedInput> fixedInputsOf(mlir::ModuleOp module);
 /// NameLoc(<first output tensor name>, FileLineColLoc(<file>, <index>, 0))),
 /// e.g. "CONV_2D#12", so later phases can name the source operator.
 llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
-importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
-             llvm::StringRef filename, const std::vector<ShapeFix> &fixes);
+importTFLite(mlir::MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+             const std::vector<ShapeFix> &fixes, const std::string &signature = "");
 
 /// Imports an ONNX ModelProto (IR version <= 8, default-domain opsets 7 to
 /// 17; read, checked and shape-inferred with libonnx 1.12, see ONNXModel.h).
@@ -138,8 +144,8 @@ llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
                                  llvm::StringRef directory, bool isONNX,
                                  const std::vector<ShapeFix> &fixes,
                                  const std::vector<ValueFix> &values,
-                                 std::vector<std::string> &warnings,
-                                 std::vector<FixedInput> &fixed);
+                                 std::vector<std::string> &warnings, std::vector<FixedInput> &fixed,
+                                 const std::string &signature = "");
 
 /// "[1,100000,100000,8]": a shape for messages.
 std::string shapeString(llvm::ArrayRef<int64_t> shape);

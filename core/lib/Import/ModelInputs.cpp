@@ -24,7 +24,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <variant>
 
 namespace kiln {
@@ -82,26 +84,33 @@ const ModelInput *findModelInput(const std::vector<ModelInput> &inputs, const st
 
 // --- Readers ------------------------------------------------------------------
 
-/// TFLite: subgraph 0's inputs; a dimension is dynamic where
-/// shape_signature (or, in old converters' files, shape) holds -1.
-static llvm::Expected<std::vector<ModelInput>> tfliteInputs(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef name) {
+/// TFLite: the inputs of the entry point `signature` names (tfliteEntry:
+/// the SignatureDef's inputs, named and ordered as it lists them, or
+/// subgraph 0's); a dimension is dynamic where shape_signature (or, in old
+/// converters' files, shape) holds -1.
+static llvm::Expected<std::vector<ModelInput>> tfliteInputs(llvm::ArrayRef<uint8_t> bytes,
+                                                            llvm::StringRef name,
+                                                            const std::string &signature = "") {
   namespace schema = ::kiln::tflite;
   std::string why;
   const schema::Model *model = tfl::readTFLiteModel(bytes.data(), bytes.size(), why);
   if (!model)
     return makeError(name + ": " + why);
-  const schema::SubGraph *graph = model->subgraphs()->Get(0);
+  std::optional<tfl::TFLiteEntry> entry = tfl::tfliteEntry(model, signature, why);
+  if (!entry)
+    return makeError(name + ": " + why);
+  const schema::SubGraph *graph = model->subgraphs()->Get(entry->subgraph);
   std::vector<ModelInput> out;
   if (!graph->inputs() || !graph->tensors())
     return out;
-  for (unsigned position = 0; position < graph->inputs()->size(); ++position) {
-    int index = graph->inputs()->Get(position);
+  for (unsigned position = 0; position < entry->inputs.size(); ++position) {
+    int index = entry->inputs[position].second;
     if (index < 0 || unsigned(index) >= graph->tensors()->size())
       return makeError(name + ": model input " + llvm::Twine(position) + " refers to a missing tensor");
     const schema::Tensor *t = graph->tensors()->Get(index);
     ModelInput in;
     in.index = int(position);
-    in.name = t->name() && t->name()->size() ? t->name()->str() : "tensor" + std::to_string(index);
+    in.name = entry->inputs[position].first;
     in.elementType = llvm::StringRef(schema::EnumNameTensorType(t->type())).lower();
     if (t->shape())
       in.shape.assign(t->shape()->begin(), t->shape()->end());
@@ -197,7 +206,18 @@ std::vector<std::string> modelDataFiles(const std::string &path) {
   return files;
 }
 
-llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path) {
+/// The model file at `path`, read whole, with what it is.
+struct ModelFile {
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::string name;
+  enum Kind { TFLite, ONNX, MLIR } kind = TFLite;
+  llvm::ArrayRef<uint8_t> bytes() const {
+    return {reinterpret_cast<const uint8_t *>(buffer->getBufferStart()), buffer->getBufferSize()};
+  }
+};
+
+/// Reads `path` and tells its format as importModelFile does.
+static llvm::Expected<ModelFile> readModelFile(const std::string &path) {
   llvm::sys::fs::file_status status;
   if (std::error_code ec = llvm::sys::fs::status(path, status))
     return makeError(path + ": cannot read: " + ec.message());
@@ -206,25 +226,124 @@ llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path)
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer)
     return makeError(path + ": cannot read: " + buffer.getError().message());
-  llvm::StringRef name = llvm::sys::path::filename(path);
-  llvm::StringRef data = (*buffer)->getBuffer();
-  llvm::ArrayRef<uint8_t> bytes(reinterpret_cast<const uint8_t *>(data.data()), data.size());
+  ModelFile file;
+  file.buffer = std::move(*buffer);
+  file.name = llvm::sys::path::filename(path).str();
+  llvm::StringRef name = file.name;
+  llvm::StringRef data = file.buffer->getBuffer();
   bool tfliteId = data.size() >= 8 && data.substr(4, 4) == "TFL3";
   llvm::StringRef p(path);
-  if (!tfliteId && isArtifact(path, bytes))
+  if (!tfliteId && isArtifact(path, file.bytes()))
     return makeError(name + ": a compiled .kiln artifact, not a model; its signature is static "
                             "(`kiln inspect` lists it)");
-  if (p.ends_with_insensitive(".onnx") && !tfliteId)
-    return onnxInputs(bytes, name, llvm::sys::path::parent_path(path));
+  if (p.ends_with_insensitive(".onnx") && !tfliteId) {
+    file.kind = ModelFile::ONNX;
+    return std::move(file);
+  }
   if (tfliteId || p.ends_with(".tflite")) {
     if (!tfliteId)
       return makeError(name + ": not a TFLite model: the flatbuffer file identifier 'TFL3' is missing");
-    return tfliteInputs(bytes, name);
+    return std::move(file);
   }
-  if (p.ends_with(".mlir") || p.ends_with(".mlirbc"))
-    return mlirInputs(data, name);
+  if (p.ends_with(".mlir") || p.ends_with(".mlirbc")) {
+    file.kind = ModelFile::MLIR;
+    return std::move(file);
+  }
   return makeError(name + ": unrecognized model format (supported: TFLite flatbuffers '.tflite', "
                           "ONNX '.onnx', TOSA MLIR '.mlir')");
+}
+
+std::string signatureFormatError(llvm::StringRef filename, bool isONNX) {
+  return filename.str() + ": --signature is for TFLite models (their SignatureDefs); this is " +
+         (isONNX ? "an ONNX model, which has one graph"
+                 : "a TOSA .mlir model, which has one @main");
+}
+
+llvm::Expected<std::vector<ModelInput>> readModelInputs(const std::string &path,
+                                                        const std::string &signature) {
+  auto file = readModelFile(path);
+  if (!file)
+    return file.takeError();
+  if (file->kind != ModelFile::TFLite && !signature.empty())
+    return makeError(signatureFormatError(file->name, file->kind == ModelFile::ONNX));
+  if (file->kind == ModelFile::ONNX)
+    return onnxInputs(file->bytes(), file->name, llvm::sys::path::parent_path(path));
+  if (file->kind == ModelFile::MLIR)
+    return mlirInputs(file->buffer->getBuffer(), file->name);
+  return tfliteInputs(file->bytes(), file->name, signature);
+}
+
+llvm::Expected<std::vector<ModelSignature>> readModelSignatures(const std::string &path,
+                                                                const std::string &signature) {
+  auto file = readModelFile(path);
+  if (!file)
+    return file.takeError();
+  std::vector<ModelSignature> out;
+  if (file->kind != ModelFile::TFLite) {
+    if (!signature.empty())
+      return makeError(signatureFormatError(file->name, file->kind == ModelFile::ONNX));
+    return out;
+  }
+  std::string why;
+  const auto *model = tfl::readTFLiteModel(file->bytes().data(), file->bytes().size(), why);
+  if (!model)
+    return makeError(file->name + ": " + why);
+  std::optional<tfl::TFLiteEntry> compiled = tfl::tfliteEntry(model, signature, why);
+  if (!compiled)
+    return makeError(file->name + ": " + why);
+  for (const tfl::TFLiteEntry &e : tfl::tfliteSignatures(model)) {
+    ModelSignature s;
+    s.key = e.key;
+    s.subgraph = e.subgraph;
+    for (const auto &[name, index] : e.inputs)
+      s.inputs.push_back(name);
+    for (const auto &[name, index] : e.outputs)
+      s.outputs.push_back(name);
+    // Keys may repeat in a malformed file; the first one is compiled.
+    s.compiled =
+        !signature.empty() && e.key == compiled->key &&
+        std::none_of(out.begin(), out.end(), [](const ModelSignature &o) { return o.compiled; });
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string formatModelSignatures(const std::vector<ModelSignature> &signatures) {
+  std::string text;
+  auto list = [](const std::vector<std::string> &names) {
+    std::string s;
+    for (const std::string &n : names)
+      s += (s.empty() ? "'" : ", '") + n + "'";
+    return "(" + s + ")";
+  };
+  bool any = false;
+  for (const ModelSignature &s : signatures) {
+    text += "signature '" + s.key + "' (subgraph " + std::to_string(s.subgraph) + "): inputs " +
+            list(s.inputs) + " -> outputs " + list(s.outputs) + (s.compiled ? " [compiled]" : "") +
+            "\n";
+    any |= s.compiled;
+  }
+  if (!signatures.empty() && !any)
+    text += "signature none given: subgraph 0 compiled, with its tensors' names "
+            "(--signature=KEY compiles a signature)\n";
+  return text;
+}
+
+llvm::json::Array modelSignaturesJson(const std::vector<ModelSignature> &signatures) {
+  llvm::json::Array out;
+  for (const ModelSignature &s : signatures) {
+    llvm::json::Array inputs, outputs;
+    for (const std::string &n : s.inputs)
+      inputs.push_back(n);
+    for (const std::string &n : s.outputs)
+      outputs.push_back(n);
+    out.push_back(llvm::json::Object{{"key", s.key},
+                                     {"subgraph", s.subgraph},
+                                     {"inputs", std::move(inputs)},
+                                     {"outputs", std::move(outputs)},
+                                     {"compiled", s.compiled}});
+  }
+  return out;
 }
 
 // --- --fix-shape --------------------------------------------------------------
@@ -454,11 +573,11 @@ llvm::Error checkModelShapeFixes(llvm::ArrayRef<uint8_t> bytes, llvm::StringRef 
                                  llvm::StringRef directory, bool isONNX,
                                  const std::vector<ShapeFix> &fixes,
                                  const std::vector<ValueFix> &values,
-                                 std::vector<std::string> &warnings,
-                                 std::vector<FixedInput> &fixed) {
+                                 std::vector<std::string> &warnings, std::vector<FixedInput> &fixed,
+                                 const std::string &signature) {
   if (fixes.empty() && values.empty())
     return llvm::Error::success();
-  auto inputs = isONNX ? onnxInputs(bytes, name, directory) : tfliteInputs(bytes, name);
+  auto inputs = isONNX ? onnxInputs(bytes, name, directory) : tfliteInputs(bytes, name, signature);
   if (!inputs) {
     // A file that does not read is the importer's to explain.
     llvm::consumeError(inputs.takeError());

@@ -131,7 +131,7 @@ llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> byte
   std::string recordedError;
   for (int64_t size : sizes) {
     std::vector<ShapeFix> all = trial(size);
-    ModelImporter attempt(context, bytes, filename, all);
+    ModelImporter attempt(context, bytes, filename, all, failed.signatureName);
     auto module = attempt.run();
     if (module) {
       works = std::vector<ShapeFix>(all.end() - unfixed.size(), all.end());
@@ -154,7 +154,7 @@ llvm::Error unfixedInputError(MLIRContext &context, llvm::ArrayRef<uint8_t> byte
     UnfixedInput u;
     u.input.name = in.name;
     u.input.index = in.position;
-    const schema::Tensor *t = failed.tensor(failed.graph->inputs()->Get(in.position));
+    const schema::Tensor *t = failed.tensor(failed.entry.inputs[in.position].second);
     u.input.elementType = llvm::StringRef(schema::EnumNameTensorType(t->type())).lower();
     for (size_t d = 0; d < in.signature.size(); ++d)
       u.input.shape.push_back(in.signature[d] < 0 || in.shape[d] < 0 ? -1 : in.signature[d]);

@@ -218,16 +218,16 @@ Value ModelImporter::materializeConstant(int index, Location loc) {
   return builder.create<tosa::ConstOp>(loc, attr.getType(), attr).getResult();
 }
 
-/// The static shape of model input `position` (tensor `index`): the recorded
+/// The static shape of model input `position` (tensor `index`, named `name`
+/// as the signature names it): the recorded
 /// one, or the --fix-shape for it (already checked by checkShapeFixes),
 /// which gives every dynamic dimension its own size. An input with dynamic
 /// dimensions and no fix is recorded in `unfixed` (importTFLite then
 /// suggests sizes that compile).
-llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position,
-                                                               int index) {
+llvm::Expected<std::vector<int64_t>> ModelImporter::inputShape(int position, int index,
+                                                               const std::string &name) {
   const schema::Tensor *t = tensor(index);
   std::vector<int64_t> shape = shapeOf(index);
-  std::string name = tensorName(t, index);
   std::vector<int64_t> signature = shape;
   if (t->shape_signature() && t->shape_signature()->size() == shape.size())
     signature.assign(t->shape_signature()->begin(),
@@ -337,10 +337,11 @@ ModelImporter::inlineSubgraph(int index, llvm::ArrayRef<Value> args,
                               std::vector<std::optional<std::vector<int64_t>>> &knownOut,
                               const CallSite &site) {
   int count = model->subgraphs()->size();
-  if (index <= 0 || index >= count)
+  if (index < 0 || index >= count || index == entry.subgraph)
     return makeError("subgraph " + llvm::Twine(index) +
                      ", which does not exist: the model has subgraphs 0 to " +
-                     llvm::Twine(count - 1) + " and subgraph 0 is the model itself");
+                     llvm::Twine(count - 1) + " and subgraph " + llvm::Twine(entry.subgraph) +
+                     " is the model itself");
   if (site.depth > kMaxCallDepth)
     return makeError(subgraphName(index) + " is called through " + llvm::Twine(kMaxCallDepth) +
                      " nested calls (a subgraph that calls itself without end?); Kiln converts "
@@ -440,12 +441,17 @@ llvm::Error ModelImporter::readModel() {
   model = readTFLiteModel(bytes.data(), bytes.size(), why);
   if (!model)
     return fail(why);
-  // Subgraph 0 is the model, as TFLite runs it; the others are converted
+  // The signature's subgraph (subgraph 0 without SignatureDefs) is the
+  // model, as TFLite's SignatureRunner runs it; the others are converted
   // where an IF, WHILE or CALL_ONCE calls them (TFLiteControlFlowOps.cpp).
   if (model->subgraphs()->size() == 0)
     return fail("the model has no subgraphs");
-  graph = model->subgraphs()->Get(0);
-  subgraphIndex = 0;
+  std::optional<TFLiteEntry> chosen = tfliteEntry(model, signatureName, why);
+  if (!chosen)
+    return fail(why);
+  entry = std::move(*chosen);
+  graph = model->subgraphs()->Get(entry.subgraph);
+  subgraphIndex = entry.subgraph;
   if (!graph->inputs() || !graph->outputs() || !graph->tensors())
     return fail("the subgraph has no inputs, outputs or tensors");
   return llvm::Error::success();
@@ -467,19 +473,17 @@ llvm::Error ModelImporter::checkModel() {
 }
 
 llvm::Error ModelImporter::declareSignature(Signature &signature) {
-  for (int position = 0; position < static_cast<int>(graph->inputs()->size());
-       ++position) {
-    int index = graph->inputs()->Get(position);
+  for (int position = 0; position < static_cast<int>(entry.inputs.size()); ++position) {
+    const auto &[name, index] = entry.inputs[position];
     const schema::Tensor *t = tensor(index);
     if (!t)
       return fail("model input " + llvm::Twine(position) +
                   " refers to a missing tensor");
     Type element = ioElementType(t->type());
     if (!element)
-      return fail("input '" + tensorName(t, index) + "' has element type " +
-                  schema::EnumNameTensorType(t->type()) +
+      return fail("input '" + name + "' has element type " + schema::EnumNameTensorType(t->type()) +
                   "; supported input types: FLOAT32, INT32, INT8, UINT8, BOOL");
-    auto shape = inputShape(position, index);
+    auto shape = inputShape(position, index, name);
     if (!shape)
       return shape.takeError();
     signature.inputs.push_back(RankedTensorType::get(*shape, element));
@@ -489,16 +493,15 @@ llvm::Error ModelImporter::declareSignature(Signature &signature) {
     stoppedAtUnfixed = true;
     return fail("input '" + unfixed.front().name + "' has dynamic dimensions");
   }
-  for (int position = 0; position < static_cast<int>(graph->outputs()->size());
-       ++position) {
-    int index = graph->outputs()->Get(position);
+  for (int position = 0; position < static_cast<int>(entry.outputs.size()); ++position) {
+    const auto &[name, index] = entry.outputs[position];
     const schema::Tensor *t = tensor(index);
     if (!t)
       return fail("model output " + llvm::Twine(position) +
                   " refers to a missing tensor");
     Type element = ioElementType(t->type());
     if (!element)
-      return fail("output '" + tensorName(t, index) + "' has element type " +
+      return fail("output '" + name + "' has element type " +
                   schema::EnumNameTensorType(t->type()) +
                   "; supported output types: FLOAT32, INT32, INT8, UINT8, BOOL");
     signature.outputs.push_back(RankedTensorType::get(shapeOf(index), element));
@@ -510,16 +513,14 @@ func::FuncOp ModelImporter::createMain(const Signature &signature, Location loc)
   auto func = builder.create<func::FuncOp>(
       loc, "main", builder.getFunctionType(signature.inputs, signature.outputs));
   for (int position = 0; position < static_cast<int>(signature.inputs.size()); ++position) {
-    int index = graph->inputs()->Get(position);
-    func.setArgAttr(position, kNameAttr,
-                    builder.getStringAttr(tensorName(tensor(index), index)));
+    const auto &[name, index] = entry.inputs[position];
+    func.setArgAttr(position, kNameAttr, builder.getStringAttr(name));
     if (tensor(index)->type() == schema::TensorType::UINT8)
       func.setArgAttr(position, kElementTypeAttr, builder.getStringAttr("u8"));
   }
   for (int position = 0; position < static_cast<int>(signature.outputs.size()); ++position) {
-    int index = graph->outputs()->Get(position);
-    func.setResultAttr(position, kNameAttr,
-                       builder.getStringAttr(tensorName(tensor(index), index)));
+    const auto &[name, index] = entry.outputs[position];
+    func.setResultAttr(position, kNameAttr, builder.getStringAttr(name));
     if (tensor(index)->type() == schema::TensorType::UINT8)
       func.setResultAttr(position, kElementTypeAttr, builder.getStringAttr("u8"));
   }
@@ -527,7 +528,7 @@ func::FuncOp ModelImporter::createMain(const Signature &signature, Location loc)
   Block *body = func.addEntryBlock();
   builder.setInsertionPointToEnd(body);
   for (int position = 0; position < static_cast<int>(signature.inputs.size()); ++position) {
-    int index = graph->inputs()->Get(position);
+    int index = entry.inputs[position].second;
     Value arg = body->getArgument(position);
     // A uint8 input is computed as int8: q - 128 is q with bit 7 flipped.
     values[index] =
@@ -574,13 +575,12 @@ llvm::Error ModelImporter::returnOutputs(func::FuncOp func, const Signature &sig
                                          Location loc) {
   llvm::SmallVector<Value> results;
   for (int position = 0; position < static_cast<int>(signature.outputs.size()); ++position) {
-    int index = graph->outputs()->Get(position);
+    const auto &[name, index] = entry.outputs[position];
     Value v = values[index];
     if (!v && !constantData(index).empty())
       v = materializeConstant(index, loc);
     if (!v)
-      return fail("output '" + tensorName(tensor(index), index) +
-                  "' is never computed by any operator");
+      return fail("output '" + name + "' is never computed by any operator");
     if (tensor(index)->type() == schema::TensorType::UINT8)
       v = flipSignBit(v, loc);
     results.push_back(v);
@@ -625,9 +625,17 @@ llvm::Error ModelImporter::verifyModule(ModuleOp module) {
 void ModelImporter::recordQuantization(ModuleOp module) {
   // Each quantized tensor's scales and zero points, for the plan; 8-bit
   // constants (weights) with the indices of the operators that read them.
+  // The model's inputs and outputs go by the signature's names, as @main's
+  // (the compiler attaches their quantization to the I/O by name).
+  auto nameOf = [&](int i) {
+    for (const auto *list : {&entry.inputs, &entry.outputs})
+      for (const auto &[name, index] : *list)
+        if (index == i)
+          return name;
+    return tensorName(tensor(i), i);
+  };
   setQuantizationAttribute(
-      module, quant, [&](int i) { return tensorName(tensor(i), i); },
-      [&](int i) { return !constantData(i).empty(); },
+      module, quant, nameOf, [&](int i) { return !constantData(i).empty(); },
       [&](int i) {
         std::vector<int64_t> readers;
         schema::TensorType type = tensor(i)->type();
@@ -645,9 +653,9 @@ void ModelImporter::recordQuantization(ModuleOp module) {
 } // namespace tfl
 
 llvm::Expected<OwningOpRef<ModuleOp>>
-importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
-             llvm::StringRef filename, const std::vector<ShapeFix> &fixes) {
-  tfl::ModelImporter importer(context, bytes, filename, fixes);
+importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
+             const std::vector<ShapeFix> &fixes, const std::string &signature) {
+  tfl::ModelImporter importer(context, bytes, filename, fixes, signature);
   auto module = importer.run();
   if (module || !importer.stoppedAtUnfixed)
     return module;
@@ -656,7 +664,7 @@ importTFLite(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes,
   if (auto recorded = tfl::recordedShapeFixes(importer)) {
     std::vector<ShapeFix> all = fixes;
     all.insert(all.end(), recorded->begin(), recorded->end());
-    tfl::ModelImporter atRecorded(context, bytes, filename, all);
+    tfl::ModelImporter atRecorded(context, bytes, filename, all, signature);
     auto sized = atRecorded.run();
     if (sized) {
       addWarnings(**sized, {tfl::recordedShapeWarning(importer)});

@@ -14,7 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln::tfl {
 
@@ -25,6 +28,37 @@ namespace kiln::tfl {
 /// (N bytes; flatbuffers verification failed)", "the model has no
 /// subgraph". The model points into `data`, which must outlive it.
 const ::kiln::tflite::Model *readTFLiteModel(const uint8_t *data, size_t size, std::string &error);
+
+/// One entry point of a TFLite model: a SignatureDef (schema v3's
+/// signature_defs: a key, the subgraph it runs and its inputs and outputs as
+/// {name, tensor_index} TensorMaps), or subgraph 0 with its tensors' names
+/// when none is asked for. `inputs` and `outputs` are (name, tensor index
+/// in `subgraph`) in the order the signature lists them, the order and the
+/// names TFLite's SignatureRunner exposes
+/// (tensorflow/lite/signature_runner.h; the interpreter reads the maps in
+/// tensorflow/lite/interpreter_builder.cc ParseSignatureDefs).
+struct TFLiteEntry {
+  /// The signature_key; empty for a model without SignatureDefs.
+  std::string key;
+  int subgraph = 0;
+  std::vector<std::pair<std::string, int>> inputs;
+  std::vector<std::pair<std::string, int>> outputs;
+};
+
+/// Every SignatureDef of `model` in file order, as read (unchecked: a
+/// tensor index may name no input; tfliteEntry checks the one compiled).
+std::vector<TFLiteEntry> tfliteSignatures(const ::kiln::tflite::Model *model);
+
+/// The entry point `signature` names: a signature_key, or "" for subgraph 0
+/// with its tensors' names (also when the model has SignatureDefs: the
+/// names builds, projects and --fix-shape flags used before signatures
+/// were read stay valid). Null with `error`
+/// set to one line without the file name: an unknown key (listing the
+/// model's signatures), a subgraph index out of range, a TensorMap whose
+/// tensor is not an input (output) of the subgraph, or a signature that
+/// does not list each of the subgraph's inputs (outputs) exactly once.
+std::optional<TFLiteEntry> tfliteEntry(const ::kiln::tflite::Model *model,
+                                       const std::string &signature, std::string &error);
 
 } // namespace kiln::tfl
 

@@ -20,6 +20,7 @@
 
 #include "Import.h"
 #include "TFLiteConverter.h"
+#include "TFLiteModel.h"
 #include "TFLiteQuant.h"
 
 #include "kiln/Error.h"
@@ -64,8 +65,9 @@ std::string operatorList(const ConverterTable &table);
 class ModelImporter {
 public:
   ModelImporter(MLIRContext &context, llvm::ArrayRef<uint8_t> bytes, llvm::StringRef filename,
-                const std::vector<ShapeFix> &fixes)
-      : context(context), bytes(bytes), filename(filename.str()), fixes(fixes), builder(&context) {}
+                const std::vector<ShapeFix> &fixes, llvm::StringRef signature = "")
+      : context(context), bytes(bytes), filename(filename.str()), fixes(fixes),
+        signatureName(signature.str()), builder(&context) {}
 
   llvm::Expected<OwningOpRef<ModuleOp>> run();
 
@@ -74,6 +76,11 @@ public:
   llvm::ArrayRef<uint8_t> bytes;
   std::string filename;
   const std::vector<ShapeFix> &fixes;
+  /// --signature: the SignatureDef compiled ("" = the first, or subgraph 0).
+  std::string signatureName;
+  /// The entry point compiled (readModel): its subgraph, and its inputs and
+  /// outputs named and ordered as the signature lists them.
+  TFLiteEntry entry;
   OpBuilder builder;
   const schema::Model *model = nullptr;
   const schema::SubGraph *graph = nullptr;
@@ -341,7 +348,7 @@ private:
   /// the tensor and the bad field, level, index or segment.
   llvm::Error densifySparseTensors();
   llvm::Error checkRecordedShapes(func::FuncOp func);
-  llvm::Expected<std::vector<int64_t>> inputShape(int position, int index);
+  llvm::Expected<std::vector<int64_t>> inputShape(int position, int index, const std::string &name);
 };
 
 /// The --fix-shape that sizes each of `failed.unfixed` at its recorded
