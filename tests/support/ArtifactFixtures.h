@@ -53,10 +53,11 @@ struct HandCommand {
 /// A whole hand-built artifact. The default passes the gate: input "x" and
 /// output "y" of f32[4] (16 bytes), one executable (64 zero bytes of
 /// placeholder code, entry point "e": it never loads), one dispatch, no
-/// arena, the format version this runtime reads.
+/// arena, format 1.2 (what the writer gives an artifact without state;
+/// this runtime reads it and 1.3).
 struct HandArtifact {
   uint32_t formatMajor = KILN_FORMAT_MAJOR;
-  uint32_t formatMinor = KILN_FORMAT_MINOR;
+  uint32_t formatMinor = 2;
   std::vector<int64_t> inputShape = {4};
   std::vector<int64_t> outputShape = {4};
   std::vector<HandCommand> commands = {HandCommand()};
