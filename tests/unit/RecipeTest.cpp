@@ -177,13 +177,13 @@ TEST(Recipe, CommandLineIsTheDocumentedOne) {
 
 TEST(Recipe, EveryKeyHasItsJsonKey) {
   const std::vector<std::string> keys = {
-      "target",     "target-cpu",    "target-cpu-features", "profile",     "debug-symbols",
-      "reflection", "output-format", "module-name",         "tile",        "fusion",
-      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds"};
+      "target",     "target-cpu",    "target-cpu-features", "profile",      "debug-symbols",
+      "reflection", "output-format", "module-name",         "tile",         "fusion",
+      "no-fusion",  "fix-shape",     "fix-value",           "check-bounds", "signature"};
   const std::vector<std::string> json = {
-      "target",     "target_cpu",    "target_cpu_features", "profile",     "debug_symbols",
-      "reflection", "output_format", "module_name",         "tiles",       "fusion",
-      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds"};
+      "target",     "target_cpu",    "target_cpu_features", "profile",      "debug_symbols",
+      "reflection", "output_format", "module_name",         "tiles",        "fusion",
+      "no_fusion",  "fixed_shapes",  "fixed_values",        "check_bounds", "signature"};
   EXPECT_EQ(kiln::recipeKeys(), keys);
   EXPECT_EQ(kiln::recipeJsonKeys(), json);
 }
