@@ -133,6 +133,9 @@ TEST(ControlFlow, RefusalsAreOneLineSayingWhy) {
       {"refused_if_branches_disagree.tflite",
        {"operator #0 (IF): its condition is computed at run time", "([2,3] and [2,1])",
         "a static schedule cannot branch on data"}},
+      {"refused_call_once_self.tflite",
+       {"operator #0 (CALL_ONCE): its initialization is subgraph 0 'main', the model itself: a "
+        "call cannot run the model it is part of"}},
       {"refused_if_missing_subgraph.tflite",
        {"operator #0 (IF): its else branch is subgraph 7, which does not exist: the model has "
         "subgraphs 0 to 1"}},

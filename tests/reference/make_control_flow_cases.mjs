@@ -370,6 +370,24 @@ const REFUSED = {
     }),
     inputs: () => [{ data: ramp(N, 22), shape: SHAPE }, { data: Uint8Array.from([1]), shape: [], descr: '|b1' }],
   },
+  refused_call_once_self: {
+    what: 'CALL_ONCE whose initialization subgraph is 0, the model itself',
+    model: () => buildTfliteModel({
+      description: 'kiln control flow: CALL_ONCE of subgraph 0',
+      subgraphs: [
+        {
+          name: 'main',
+          tensors: [f32('x', SHAPE), f32('y', SHAPE)],
+          operators: [
+            { op: 'CALL_ONCE', inputs: [], outputs: [], options: { init_subgraph_index: 0 } },
+            { op: 'RELU', inputs: [0], outputs: [1] },
+          ],
+          inputs: [0], outputs: [1],
+        },
+      ],
+    }),
+    inputs: () => [{ data: ramp(N, 23), shape: SHAPE }],
+  },
 };
 
 function npyOf({ data, shape, descr }) {

@@ -337,7 +337,10 @@ ModelImporter::inlineSubgraph(int index, llvm::ArrayRef<Value> args,
                               std::vector<std::optional<std::vector<int64_t>>> &knownOut,
                               const CallSite &site) {
   int count = model->subgraphs()->size();
-  if (index < 0 || index >= count || index == entry.subgraph)
+  if (index == entry.subgraph)
+    return makeError(subgraphName(index) +
+                     ", the model itself: a call cannot run the model it is part of");
+  if (index < 0 || index >= count)
     return makeError("subgraph " + llvm::Twine(index) +
                      ", which does not exist: the model has subgraphs 0 to " +
                      llvm::Twine(count - 1) + " and subgraph " + llvm::Twine(entry.subgraph) +
