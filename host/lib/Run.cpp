@@ -370,6 +370,33 @@ static llvm::Error createDevice(const RunOptions &options, kiln_device_t &device
   return llvm::Error::success();
 }
 
+/// The arena of `bytes` (none for 0), 64-byte aligned.
+static llvm::Expected<AlignedBytes> arenaOf(uint64_t bytes) {
+  if (bytes == 0)
+    return AlignedBytes();
+  return allocateAligned(bytes, "the arena");
+}
+
+/// An invocation over the bound inputs and outputs, `arena` and `device`
+/// (no trace, no cancellation).
+static kiln_invocation_t invocationOf(const std::vector<const void *> &inPtrs,
+                                      const std::vector<size_t> &inSizes,
+                                      const std::vector<void *> &outPtrs,
+                                      const std::vector<size_t> &outSizes, void *arena,
+                                      uint64_t arenaBytes, const kiln_device_t &device) {
+  kiln_invocation_t invocation{};
+  invocation.inputs = inPtrs.data();
+  invocation.input_sizes = inSizes.data();
+  invocation.input_count = inPtrs.size();
+  invocation.outputs = outPtrs.data();
+  invocation.output_sizes = outSizes.data();
+  invocation.output_count = outPtrs.size();
+  invocation.arena = arena;
+  invocation.arena_size = arenaBytes;
+  invocation.device = &device;
+  return invocation;
+}
+
 llvm::Expected<std::vector<std::vector<NpyArray>>>
 runArtifactSteps(llvm::ArrayRef<uint8_t> artifact, const std::vector<std::vector<NpyArray>> &steps,
                  const RunOptions &options, const std::vector<size_t> &resetBefore) {
@@ -380,13 +407,9 @@ runArtifactSteps(llvm::ArrayRef<uint8_t> artifact, const std::vector<std::vector
   auto module = loadModule(bytes->get(), artifact.size(), result);
   if (!module)
     return module.takeError();
-  AlignedBytes arena;
-  if (result.arenaBytes) {
-    auto allocated = allocateAligned(result.arenaBytes, "the arena");
-    if (!allocated)
-      return allocated.takeError();
-    arena = std::move(*allocated);
-  }
+  auto arena = arenaOf(result.arenaBytes);
+  if (!arena)
+    return arena.takeError();
   kiln_device_t device;
   if (llvm::Error err = createDevice(options, device))
     return std::move(err);
@@ -396,7 +419,6 @@ runArtifactSteps(llvm::ArrayRef<uint8_t> artifact, const std::vector<std::vector
   for (size_t k = 0; k < steps.size(); ++k) {
     if (std::find(resetBefore.begin(), resetBefore.end(), k) != resetBefore.end())
       kiln_module_reset_state(module->get());
-    kiln_invocation_t invocation{};
     std::vector<const void *> inPtrs;
     std::vector<size_t> inSizes;
     std::vector<void *> outPtrs;
@@ -406,15 +428,8 @@ runArtifactSteps(llvm::ArrayRef<uint8_t> artifact, const std::vector<std::vector
       return makeError("step " + llvm::Twine(k) + ": " + llvm::toString(std::move(err)));
     if (llvm::Error err = allocateOutputs(result.outputs, values, outPtrs, outSizes))
       return std::move(err);
-    invocation.inputs = inPtrs.data();
-    invocation.input_sizes = inSizes.data();
-    invocation.input_count = inPtrs.size();
-    invocation.outputs = outPtrs.data();
-    invocation.output_sizes = outSizes.data();
-    invocation.output_count = outPtrs.size();
-    invocation.arena = arena.get();
-    invocation.arena_size = result.arenaBytes;
-    invocation.device = &device;
+    kiln_invocation_t invocation =
+        invocationOf(inPtrs, inSizes, outPtrs, outSizes, arena->get(), result.arenaBytes, device);
     kiln_status_t s = kiln_module_invoke(module->get(), &invocation);
     if (s.code != KILN_OK)
       return makeError("step " + llvm::Twine(k) + ": " + s.message);
@@ -458,13 +473,9 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
   std::vector<size_t> outSizes;
   if (llvm::Error err = allocateOutputs(result.outputs, result.outputValues, outPtrs, outSizes))
     return std::move(err);
-  AlignedBytes arena;
-  if (result.arenaBytes) {
-    auto allocated = allocateAligned(result.arenaBytes, "the arena");
-    if (!allocated)
-      return allocated.takeError();
-    arena = std::move(*allocated);
-  }
+  auto arena = arenaOf(result.arenaBytes);
+  if (!arena)
+    return arena.takeError();
   kiln_device_t device;
   if (llvm::Error err = createDevice(options, device))
     return std::move(err);
@@ -479,17 +490,8 @@ llvm::Expected<RunResult> runArtifact(llvm::ArrayRef<uint8_t> artifact,
     trace.events = events.data();
     trace.capacity = events.size();
   }
-  kiln_invocation_t invocation{};
-  invocation.inputs = inPtrs.data();
-  invocation.input_sizes = inSizes.data();
-  invocation.input_count = inPtrs.size();
-  invocation.outputs = outPtrs.data();
-  invocation.output_sizes = outSizes.data();
-  invocation.output_count = outPtrs.size();
-  invocation.arena = arena.get();
-  invocation.arena_size = result.arenaBytes;
-  invocation.device = &device;
-  invocation.trace = nullptr;
+  kiln_invocation_t invocation =
+      invocationOf(inPtrs, inSizes, outPtrs, outSizes, arena->get(), result.arenaBytes, device);
   if (options.cancelled) {
     invocation.cancelled = [](void *context) -> int {
       return (*static_cast<const std::function<bool()> *>(context))() ? 1 : 0;
