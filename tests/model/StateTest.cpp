@@ -153,56 +153,77 @@ TEST(State, ReadOnlyVariableIsAConstant) {
   EXPECT_EQ(plan->memory.persistentBytes, 0);
 }
 
+/// resource_accumulator (acc, initially 0.5 -1 2 0, += x; y = acc) loaded
+/// through the runtime's C API with a 64-byte aligned copy of its artifact,
+/// one arena and x = 1 2 3 4 bound to `inv`.
+struct Accumulator {
+  using Bytes = std::unique_ptr<uint8_t, decltype(&std::free)>;
+  static Bytes aligned(size_t bytes) {
+    return Bytes(static_cast<uint8_t *>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)),
+                 &std::free);
+  }
+  Bytes data{nullptr, &std::free}, arena{nullptr, &std::free};
+  kiln_module_t *module = nullptr;
+  size_t arenaBytes = 0;
+  float x[4] = {1, 2, 3, 4}, y[4] = {};
+  const void *ins[1] = {x};
+  size_t inSizes[1] = {sizeof x};
+  void *outs[1] = {y};
+  size_t outSizes[1] = {sizeof y};
+  kiln_invocation_t inv{};
+
+  /// Compiles and loads the model; false (with a test failure) if it fails.
+  bool load() {
+    auto artifact = kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite",
+                                          kiln::CompileOptions());
+    if (!artifact) {
+      ADD_FAILURE() << llvm::toString(artifact.takeError());
+      return false;
+    }
+    data = aligned(artifact->size());
+    std::memcpy(data.get(), artifact->data(), artifact->size());
+    if (kiln_module_load(data.get(), artifact->size(), &module).code != KILN_OK) {
+      ADD_FAILURE() << "kiln_module_load failed";
+      return false;
+    }
+    arenaBytes = kiln_module_arena_bytes(module);
+    arena = aligned(arenaBytes);
+    inv.inputs = ins;
+    inv.input_sizes = inSizes;
+    inv.input_count = 1;
+    inv.outputs = outs;
+    inv.output_sizes = outSizes;
+    inv.output_count = 1;
+    inv.arena = arena.get();
+    inv.arena_size = arenaBytes;
+    return true;
+  }
+  kiln_status_t invoke() { return kiln_module_invoke(module, &inv); }
+  ~Accumulator() { kiln_module_release(module); }
+};
+
 // The state lives in the first invocation's arena: another arena is
 // refused with the numbers, and after a reset it is accepted.
 TEST(State, AnotherArenaIsRefusedUntilReset) {
-  auto artifact = kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite",
-                                        kiln::CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  std::vector<uint8_t> bytes = *artifact;
-  // A 64-byte aligned copy for kiln_module_load.
-  size_t size = (bytes.size() + 63) / 64 * 64;
-  std::unique_ptr<uint8_t, decltype(&std::free)> data(
-      static_cast<uint8_t *>(std::aligned_alloc(64, size)), &std::free);
-  std::memcpy(data.get(), bytes.data(), bytes.size());
-  kiln_module_t *module = nullptr;
-  ASSERT_EQ(kiln_module_load(data.get(), bytes.size(), &module).code, KILN_OK);
-  EXPECT_EQ(kiln_module_state_count(module), 1u);
-  size_t arenaBytes = kiln_module_arena_bytes(module);
-  std::vector<std::unique_ptr<uint8_t, decltype(&std::free)>> arenas;
-  for (int i = 0; i < 2; ++i)
-    arenas.emplace_back(static_cast<uint8_t *>(std::aligned_alloc(64, (arenaBytes + 63) / 64 * 64)),
-                        &std::free);
-  float x[4] = {1, 2, 3, 4}, y[4];
-  const void *ins[] = {x};
-  size_t inSizes[] = {sizeof x};
-  void *outs[] = {y};
-  size_t outSizes[] = {sizeof y};
-  kiln_invocation_t inv{};
-  inv.inputs = ins;
-  inv.input_sizes = inSizes;
-  inv.input_count = 1;
-  inv.outputs = outs;
-  inv.output_sizes = outSizes;
-  inv.output_count = 1;
-  inv.arena_size = arenaBytes;
-  inv.arena = arenas[0].get();
-  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK);
-  EXPECT_FLOAT_EQ(y[0], 1.5f); // 0.5 + 1
-  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK);
-  EXPECT_FLOAT_EQ(y[0], 2.5f); // 1.5 + 1: carried
-  inv.arena = arenas[1].get();
-  kiln_status_t s = kiln_module_invoke(module, &inv);
+  Accumulator acc;
+  ASSERT_TRUE(acc.load());
+  EXPECT_EQ(kiln_module_state_count(acc.module), 1u);
+  ASSERT_EQ(acc.invoke().code, KILN_OK);
+  EXPECT_FLOAT_EQ(acc.y[0], 1.5f); // 0.5 + 1
+  ASSERT_EQ(acc.invoke().code, KILN_OK);
+  EXPECT_FLOAT_EQ(acc.y[0], 2.5f); // 1.5 + 1: carried
+  Accumulator::Bytes other = Accumulator::aligned(acc.arenaBytes);
+  acc.inv.arena = other.get();
+  kiln_status_t s = acc.invoke();
   EXPECT_EQ(s.code, KILN_INVALID_ARGUMENT);
   EXPECT_NE(
       std::string(s.message).find("state variable(s) live in the arena of its first invocation"),
       std::string::npos)
       << s.message;
-  ASSERT_EQ(kiln_module_reset_state(module).code, KILN_OK);
-  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK);
-  EXPECT_FLOAT_EQ(y[0], 1.5f); // initial value again, in the new arena
+  ASSERT_EQ(kiln_module_reset_state(acc.module).code, KILN_OK);
+  ASSERT_EQ(acc.invoke().code, KILN_OK);
+  EXPECT_FLOAT_EQ(acc.y[0], 1.5f); // initial value again, in the new arena
   EXPECT_EQ(kiln_module_reset_state(nullptr).code, KILN_INVALID_ARGUMENT);
-  kiln_module_release(module);
 }
 
 // A stripped artifact (no reflection) still says it has state: the
@@ -234,51 +255,26 @@ TEST(State, StrippedArtifactDescribesItsState) {
 // not run, the rest done) must not leave half-written state: it is reset,
 // and the next invocation gives the first invocation's output again.
 TEST(State, CancelledInvocationResetsTheState) {
-  auto artifact = kiln::compileArtifact(kStateDir + "/resource_accumulator/model.tflite",
-                                        kiln::CompileOptions());
-  ASSERT_TRUE(static_cast<bool>(artifact)) << llvm::toString(artifact.takeError());
-  size_t size = (artifact->size() + 63) / 64 * 64;
-  std::unique_ptr<uint8_t, decltype(&std::free)> data(
-      static_cast<uint8_t *>(std::aligned_alloc(64, size)), &std::free);
-  std::memcpy(data.get(), artifact->data(), artifact->size());
-  kiln_module_t *module = nullptr;
-  ASSERT_EQ(kiln_module_load(data.get(), artifact->size(), &module).code, KILN_OK);
-  size_t arenaBytes = (kiln_module_arena_bytes(module) + 63) / 64 * 64;
-  std::unique_ptr<uint8_t, decltype(&std::free)> arena(
-      static_cast<uint8_t *>(std::aligned_alloc(64, arenaBytes)), &std::free);
-  float x[4] = {1, 2, 3, 4}, y[4];
-  const void *ins[] = {x};
-  size_t inSizes[] = {sizeof x};
-  void *outs[] = {y};
-  size_t outSizes[] = {sizeof y};
+  Accumulator acc;
+  ASSERT_TRUE(acc.load());
   struct Counter {
     int calls = 0, cancelAt = -1;
   } counter;
-  kiln_invocation_t inv{};
-  inv.inputs = ins;
-  inv.input_sizes = inSizes;
-  inv.input_count = 1;
-  inv.outputs = outs;
-  inv.output_sizes = outSizes;
-  inv.output_count = 1;
-  inv.arena = arena.get();
-  inv.arena_size = arenaBytes;
-  inv.cancelled = [](void *c) -> int {
+  acc.inv.cancelled = [](void *c) -> int {
     auto *k = static_cast<Counter *>(c);
     return ++k->calls == k->cancelAt ? 1 : 0;
   };
-  inv.cancel_context = &counter;
-  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK); // counts the waves
-  EXPECT_FLOAT_EQ(y[0], 1.5f);                               // 0.5 + 1
-  counter.cancelAt = counter.calls;                          // the last wave
+  acc.inv.cancel_context = &counter;
+  ASSERT_EQ(acc.invoke().code, KILN_OK); // counts the waves
+  EXPECT_FLOAT_EQ(acc.y[0], 1.5f);       // 0.5 + 1
+  counter.cancelAt = counter.calls;      // the last wave
   counter.calls = 0;
-  kiln_status_t s = kiln_module_invoke(module, &inv);
+  kiln_status_t s = acc.invoke();
   EXPECT_EQ(s.code, KILN_CANCELLED);
   EXPECT_NE(std::string(s.message).find("; state reset"), std::string::npos) << s.message;
   counter.cancelAt = -1;
-  ASSERT_EQ(kiln_module_invoke(module, &inv).code, KILN_OK);
-  EXPECT_FLOAT_EQ(y[0], 1.5f); // from the initial value again, not 2.5 or 3.5
-  kiln_module_release(module);
+  ASSERT_EQ(acc.invoke().code, KILN_OK);
+  EXPECT_FLOAT_EQ(acc.y[0], 1.5f); // from the initial value again, not 2.5 or 3.5
 }
 
 TEST(State, RefusalsAreOneLineSayingWhy) {
